@@ -1,0 +1,162 @@
+/**
+ * The pipelines file (YAML or JSON), validated with zod. `z.infer` of these
+ * schemas is the only source of the config types. Durations are Spark-style
+ * strings and come out as milliseconds.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { createHash } from "node:crypto";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { parseDuration } from "./duration.js";
+import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
+
+const duration = (what: string) =>
+  z.string({ error: `expected a duration string like "10 minutes" (${what})` }).transform((text, ctx) => {
+    const value = parseDuration(text);
+    if (value === undefined) {
+      ctx.addIssue({ code: "custom", message: `expected a duration like "10 minutes" (${what}), got ${JSON.stringify(text)}` });
+      return z.NEVER;
+    }
+    return value;
+  });
+
+const positiveDuration = (what: string) =>
+  duration(what).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` });
+
+/** Pipeline names appear in folder names and URLs: keep them plain. */
+export const pipelineName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit");
+
+const fieldName = z.string().min(1, "expected a non-empty field name");
+
+const windowSchema = z.discriminatedUnion(
+  "type",
+  [
+    z.strictObject({ type: z.literal("tumbling"), size: positiveDuration("window size"), offset: duration("window start offset").default(0) }),
+    z.strictObject({
+      type: z.literal("sliding"),
+      size: positiveDuration("window size"),
+      slide: positiveDuration("window slide"),
+      offset: duration("window start offset").default(0),
+    }),
+  ],
+  { error: 'expected window.type to be "tumbling" or "sliding"' },
+);
+
+export const pipelineSchema = z
+  .strictObject({
+    name: pipelineName,
+    source: z.strictObject({
+      landingDir: z.string().min(1, "expected a folder path"),
+      format: z.enum(["csv", "jsonl"], { error: 'expected "csv" or "jsonl"' }),
+    }),
+    fields: z.strictObject({
+      eventId: fieldName.optional(),
+      eventTime: fieldName,
+      ingestionTime: fieldName.optional(),
+      groupKey: z.array(fieldName).default([]),
+      value: fieldName.optional(),
+    }),
+    timestamps: z
+      .strictObject({
+        format: z.enum(["iso8601", "epoch_ms", "epoch_s"], { error: 'expected "iso8601", "epoch_ms" or "epoch_s"' }).default("iso8601"),
+        timeZone: z
+          .string()
+          .refine(isValidTimeZone, { message: 'expected an IANA time zone such as "UTC" or "America/New_York"' })
+          .optional(),
+      })
+      .prefault({}),
+    window: windowSchema,
+    watermark: z.strictObject({ delay: duration("watermark delay") }),
+    admission: z
+      .strictObject({
+        maxFutureSkew: duration("max future skew against ingestion time").nullable().default(null),
+        minEventTime: z
+          .string()
+          .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone" })
+          .transform((s) => (parseInstant(s, "iso8601", undefined) as { ms: number }).ms)
+          .optional(),
+        dedupe: z.boolean().default(true),
+      })
+      .prefault({}),
+    trigger: z
+      .strictObject({
+        interval: positiveDuration("trigger interval").default(5000),
+        maxRowsPerBatch: z.number().int().positive().default(100_000),
+      })
+      .prefault({}),
+    replay: z
+      .strictObject({
+        arrivalField: fieldName,
+        batchSpan: positiveDuration("replay micro-batch span of arrival time"),
+      })
+      .optional(),
+    correction: z.strictObject({ schedule: z.string().optional() }).prefault({}),
+  })
+  .superRefine((p, ctx) => {
+    if (p.window.type === "sliding" && p.window.slide > p.window.size) {
+      ctx.addIssue({ code: "custom", path: ["window", "slide"], message: "expected a slide no longer than the window size" });
+    }
+  });
+
+export const pipelinesFileSchema = z.strictObject({
+  pipelines: z.array(pipelineSchema).min(1, "expected at least one pipeline"),
+});
+
+export type PipelineConfig = z.infer<typeof pipelineSchema>;
+
+/** Raised when the pipelines file cannot be read or is invalid; the message names each bad field. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Formats zod issues as `path.to.field: message` lines. */
+export function formatIssues(error: z.ZodError, prefix = ""): string {
+  return error.issues
+    .map((i) => `  ${prefix}${i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "(root)"}: ${i.message}`)
+    .join("\n");
+}
+
+/**
+ * Reads and validates a pipelines file. Relative `landingDir`s are resolved
+ * against the file's folder. Throws `ConfigError` naming every bad field.
+ */
+export function loadPipelines(file: string): PipelineConfig[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new ConfigError(`cannot read pipelines file ${file}: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(`pipelines file ${file} is not valid YAML/JSON: ${(e as Error).message}`);
+  }
+  const parsed = pipelinesFileSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(`invalid pipelines file ${file}:\n${formatIssues(parsed.error)}`);
+  const names = new Set<string>();
+  for (const p of parsed.data.pipelines) {
+    if (names.has(p.name)) throw new ConfigError(`invalid pipelines file ${file}:\n  pipelines.name: duplicate pipeline name "${p.name}"`);
+    names.add(p.name);
+    p.source.landingDir = path.resolve(path.dirname(file), p.source.landingDir);
+  }
+  return parsed.data.pipelines;
+}
+
+/**
+ * A short hash of the rules that classify records (fields, timestamps,
+ * admission): stored with each bronze row so a change of policy is visible.
+ */
+export function policyVersion(p: PipelineConfig): string {
+  return createHash("sha256").update(JSON.stringify([p.fields, p.timestamps, p.admission])).digest("hex").slice(0, 12);
+}
+
+/** The window spec of a pipeline in ms (tumbling: slide = size). */
+export function windowSpecOf(p: PipelineConfig): { sizeMs: number; slideMs: number; offsetMs: number } {
+  const w = p.window;
+  return { sizeMs: w.size, slideMs: w.type === "sliding" ? w.slide : w.size, offsetMs: w.offset };
+}

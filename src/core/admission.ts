@@ -1,0 +1,120 @@
+/**
+ * Admission: classifies one raw record as accepted or quarantined with a
+ * reason (DESIGN §7–8). Pure: the landing time is passed in, the clock is
+ * never read. Duplicates need the ledger and are classified in SQL when the
+ * rows reach bronze (`src/ingest/copyToBronze.ts`).
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import { parseDecimal } from "./decimal.js";
+import { parseInstant } from "./timestamps.js";
+
+/** Why a record was quarantined. Stable strings: dashboards group by them. */
+export const QuarantineReason = {
+  MALFORMED: "MALFORMED", // the line is not a record (bad JSON, wrong CSV field count, missing event id)
+  NULL_TS: "NULL_TS", // no event time
+  PARSE_FAIL: "PARSE_FAIL", // event or ingestion time not a strict timestamp
+  FUTURE_TS: "FUTURE_TS", // event time more than maxFutureSkew after its ingestion time
+  TOO_OLD: "TOO_OLD", // event time before the pipeline's minEventTime
+  INVALID_VALUE: "INVALID_VALUE", // value missing, not a decimal, NaN/Infinity or out of range
+  DUPLICATE: "DUPLICATE", // an accepted record with the same event id is already in bronze
+} as const;
+export type QuarantineReason = (typeof QuarantineReason)[keyof typeof QuarantineReason];
+
+/** A record as a reader produced it: its text, and its fields by name (null = absent or empty). */
+export interface RawRecord {
+  /** 1-based line (or record) number within the source. */
+  line: number;
+  raw: string;
+  fields: Record<string, string | null> | null;
+  /** Why the reader could not make fields of it (then `fields` is null). */
+  parseError?: string;
+  /** Name of the file the record came from, when it is not the landing source itself (replay). */
+  origin?: string;
+}
+
+/** A classified bronze row. Instants are epoch ms; value is a numeric string. */
+export interface BronzeRow {
+  eventId: string;
+  line: number;
+  raw: string;
+  eventTimeMs: number | null;
+  ingestionTimeMs: number;
+  groupKey: string;
+  value: string | null;
+  status: "accepted" | "quarantined";
+  reason: QuarantineReason | null;
+  detail: string | null;
+}
+
+/** The group key of a record: the single key field's text, a JSON array for several fields, `""` for none. */
+export function groupKeyOf(fields: Record<string, string | null> | null, keyFields: string[]): string {
+  if (keyFields.length === 0 || fields === null) return "";
+  const values = keyFields.map((f) => fields[f] ?? "");
+  return values.length === 1 ? values[0]! : JSON.stringify(values);
+}
+
+/**
+ * Classifies one record.
+ * @param source the landing source; event ids are made as `origin-or-source:line` when the data has none
+ * @param landingTimeMs ingestion time to use when the record carries none, epoch ms
+ * @returns the bronze row; never throws
+ */
+export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string, landingTimeMs: number): BronzeRow {
+  const f = rec.fields;
+  const row: BronzeRow = {
+    eventId: `${rec.origin ?? source}:${rec.line}`,
+    line: rec.line,
+    raw: rec.raw,
+    eventTimeMs: null,
+    ingestionTimeMs: landingTimeMs,
+    groupKey: groupKeyOf(f, p.fields.groupKey),
+    value: null,
+    status: "accepted",
+    reason: null,
+    detail: null,
+  };
+  const quarantine = (reason: QuarantineReason, detail: string): BronzeRow => ({ ...row, status: "quarantined", reason, detail });
+
+  if (f === null) return quarantine(QuarantineReason.MALFORMED, rec.parseError ?? "not a record");
+  if (p.fields.eventId !== undefined) {
+    const id = f[p.fields.eventId];
+    if (id === null || id === undefined) return quarantine(QuarantineReason.MALFORMED, `missing event id field "${p.fields.eventId}"`);
+    row.eventId = id;
+  }
+  if (p.fields.value !== undefined) {
+    const v = f[p.fields.value];
+    if (v !== null && v !== undefined) {
+      const parsed = parseDecimal(v);
+      if (parsed.ok) row.value = parsed.value;
+    }
+  }
+  const { format, timeZone } = p.timestamps;
+  if (p.fields.ingestionTime !== undefined) {
+    const it = f[p.fields.ingestionTime];
+    if (it !== null && it !== undefined) {
+      const parsed = parseInstant(it, format, timeZone);
+      if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `ingestion time "${p.fields.ingestionTime}": ${parsed.detail}`);
+      row.ingestionTimeMs = parsed.ms;
+    }
+  }
+  const et = f[p.fields.eventTime];
+  if (et === null || et === undefined) return quarantine(QuarantineReason.NULL_TS, `no event time in field "${p.fields.eventTime}"`);
+  const parsed = parseInstant(et, format, timeZone);
+  if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `event time "${p.fields.eventTime}": ${parsed.detail}`);
+  row.eventTimeMs = parsed.ms;
+
+  const skew = p.admission.maxFutureSkew;
+  if (skew !== null && parsed.ms - row.ingestionTimeMs > skew) {
+    return quarantine(QuarantineReason.FUTURE_TS, `event time is ${parsed.ms - row.ingestionTimeMs} ms after its ingestion time (max ${skew} ms)`);
+  }
+  if (p.admission.minEventTime !== undefined && parsed.ms < p.admission.minEventTime) {
+    return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${new Date(p.admission.minEventTime).toISOString()}`);
+  }
+  if (p.fields.value !== undefined && row.value === null) {
+    const v = f[p.fields.value];
+    if (v === null || v === undefined) return quarantine(QuarantineReason.INVALID_VALUE, `no value in field "${p.fields.value}"`);
+    const bad = parseDecimal(v);
+    return quarantine(QuarantineReason.INVALID_VALUE, `value "${p.fields.value}": ${bad.ok ? "" : bad.detail}`);
+  }
+  return row;
+}

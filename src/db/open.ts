@@ -1,0 +1,47 @@
+/**
+ * Opens the database the environment names — `DATABASE_URL`, or the embedded
+ * PostgreSQL under the data folder when it is unset — and migrates it.
+ */
+import type { Env } from "../config/env.js";
+import type { Logger } from "../log.js";
+import { startEmbeddedPostgres } from "./embedded.js";
+import { runMigrations } from "./migrate.js";
+import { createPool, type Pool } from "./pool.js";
+
+export interface Database {
+  pool: Pool;
+  /** `embedded` or `external`, for logs and `status`. */
+  kind: "embedded" | "external";
+  close(): Promise<void>;
+}
+
+/** Embedded server port (overridable with `STRAGGLER_EMBEDDED_PORT`). */
+const EMBEDDED_PORT = 54329;
+
+export async function openDatabase(env: Env, log: Logger, opts: { migrate?: boolean } = {}): Promise<Database> {
+  let url = env.DATABASE_URL;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (url === undefined) {
+    const port = Number(process.env.STRAGGLER_EMBEDDED_PORT ?? EMBEDDED_PORT);
+    const embedded = await startEmbeddedPostgres(env.STRAGGLER_DATA_DIR, port, log);
+    url = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  const pool = createPool(url);
+  pool.on("error", (e) => log.warn({ err: e }, "idle database connection failed"));
+  try {
+    if (opts.migrate !== false) await runMigrations(pool);
+  } catch (e) {
+    await pool.end();
+    await stopEmbedded?.();
+    throw e;
+  }
+  return {
+    pool,
+    kind: stopEmbedded ? "embedded" : "external",
+    async close() {
+      await pool.end();
+      await stopEmbedded?.();
+    },
+  };
+}

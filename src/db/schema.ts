@@ -1,0 +1,154 @@
+/**
+ * The `straggler` schema (DESIGN "Tables"). drizzle-kit generates the
+ * migrations in `drizzle/` from this file; views live in a custom migration.
+ * Instants are `timestamptz`, values `numeric`, sequence numbers `bigint`.
+ */
+import { sql } from "drizzle-orm";
+import { bigint, bigserial, boolean, doublePrecision, index, integer, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+
+export const straggler = pgSchema("straggler");
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "string", precision: 3 });
+
+/** The raw ledger: every landed record, accepted or quarantined. Immutable. */
+export const bronzeEvents = straggler.table(
+  "bronze_events",
+  {
+    seq: bigserial("seq", { mode: "number" }).primaryKey(),
+    pipeline: text("pipeline").notNull(),
+    eventId: text("event_id").notNull(),
+    raw: text("raw").notNull(),
+    eventTime: tstz("event_time"),
+    ingestionTime: tstz("ingestion_time").notNull(),
+    groupKey: text("group_key").notNull(),
+    value: numeric("value"),
+    status: text("status").notNull(),
+    reason: text("reason"),
+    detail: text("detail"),
+    policyVersion: text("policy_version").notNull(),
+    source: text("source").notNull(),
+    sourceLine: integer("source_line").notNull(),
+    landedAt: tstz("landed_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("bronze_events_pipeline_seq").on(t.pipeline, t.seq),
+    index("bronze_events_pipeline_event_time").on(t.pipeline, t.eventTime).where(sql`status = 'accepted'`),
+    uniqueIndex("bronze_events_accepted_event_id").on(t.pipeline, t.eventId).where(sql`status = 'accepted'`),
+  ],
+);
+
+/** Which files / requests / replay batches have landed, so each lands exactly once. */
+export const landedSources = straggler.table(
+  "landed_sources",
+  {
+    pipeline: text("pipeline").notNull(),
+    source: text("source").notNull(),
+    sha256: text("sha256").notNull(),
+    rows: integer("rows").notNull(),
+    accepted: integer("accepted").notNull(),
+    quarantined: integer("quarantined").notNull(),
+    firstSeq: bigint("first_seq", { mode: "number" }),
+    lastSeq: bigint("last_seq", { mode: "number" }),
+    landedAt: tstz("landed_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.pipeline, t.source] })],
+);
+
+/** Per pipeline: the stream's committed position and watermark. */
+export const checkpoints = straggler.table("checkpoints", {
+  pipeline: text("pipeline").primaryKey(),
+  batchId: bigint("batch_id", { mode: "number" }).notNull().default(-1),
+  lastOffset: bigint("last_offset", { mode: "number" }).notNull().default(0),
+  maxEventTime: tstz("max_event_time"),
+  watermark: tstz("watermark"),
+  updatedAt: tstz("updated_at").notNull().defaultNow(),
+});
+
+/** Gold: one row per (pipeline, group key, window). */
+export const windowResultsTable = straggler.table(
+  "window_results_table",
+  {
+    pipeline: text("pipeline").notNull(),
+    groupKey: text("group_key").notNull(),
+    windowStart: tstz("window_start").notNull(),
+    windowEnd: tstz("window_end").notNull(),
+    eventCount: bigint("event_count", { mode: "number" }).notNull(),
+    valueSum: numeric("value_sum"),
+    valueMin: numeric("value_min"),
+    valueMax: numeric("value_max"),
+    isFinal: boolean("is_final").notNull().default(false),
+    revision: integer("revision").notNull().default(1),
+    corrected: boolean("corrected").notNull().default(false),
+    lastBatchId: bigint("last_batch_id", { mode: "number" }),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    updatedAt: tstz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.pipeline, t.groupKey, t.windowStart, t.windowEnd] }),
+    index("window_results_open_end").on(t.pipeline, t.windowEnd).where(sql`NOT is_final`),
+    index("window_results_pipeline_start").on(t.pipeline, t.windowStart),
+  ],
+);
+
+/** One row per micro-batch: Spark's StreamingQueryProgress fields that apply. */
+export const batchProgress = straggler.table(
+  "batch_progress",
+  {
+    pipeline: text("pipeline").notNull(),
+    batchId: bigint("batch_id", { mode: "number" }).notNull(),
+    trigger: text("trigger").notNull(),
+    startOffset: bigint("start_offset", { mode: "number" }).notNull(),
+    endOffset: bigint("end_offset", { mode: "number" }).notNull(),
+    numInputRows: bigint("num_input_rows", { mode: "number" }).notNull(),
+    numQuarantinedRows: bigint("num_quarantined_rows", { mode: "number" }).notNull(),
+    inputRowsPerSecond: doublePrecision("input_rows_per_second"),
+    processedRowsPerSecond: doublePrecision("processed_rows_per_second"),
+    durationMs: integer("duration_ms").notNull(),
+    eventTimeMin: tstz("event_time_min"),
+    eventTimeMax: tstz("event_time_max"),
+    eventTimeAvg: tstz("event_time_avg"),
+    watermark: tstz("watermark"),
+    nextWatermark: tstz("next_watermark"),
+    numRowsDroppedByWatermark: bigint("num_rows_dropped_by_watermark", { mode: "number" }).notNull(),
+    numLateWindows: integer("num_late_windows").notNull(),
+    numRowsUpdated: integer("num_rows_updated").notNull(),
+    numRowsFinalized: integer("num_rows_finalized").notNull(),
+    numRowsTotal: integer("num_rows_total").notNull(),
+    timestamp: tstz("timestamp").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.pipeline, t.batchId] })],
+);
+
+/** Windows that dropped late (event, window) pairs and await correction. */
+export const lateWindows = straggler.table(
+  "late_windows",
+  {
+    pipeline: text("pipeline").notNull(),
+    groupKey: text("group_key").notNull(),
+    windowStart: tstz("window_start").notNull(),
+    windowEnd: tstz("window_end").notNull(),
+    droppedRows: bigint("dropped_rows", { mode: "number" }).notNull(),
+    maxSeq: bigint("max_seq", { mode: "number" }).notNull(),
+    firstBatchId: bigint("first_batch_id", { mode: "number" }).notNull(),
+    lastBatchId: bigint("last_batch_id", { mode: "number" }).notNull(),
+    registeredAt: tstz("registered_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.pipeline, t.groupKey, t.windowStart, t.windowEnd] })],
+);
+
+/** Every dropped (event, window) pair: which late events a correction recovers. */
+export const lateEvents = straggler.table(
+  "late_events",
+  {
+    pipeline: text("pipeline").notNull(),
+    seq: bigint("seq", { mode: "number" }).notNull(),
+    groupKey: text("group_key").notNull(),
+    windowStart: tstz("window_start").notNull(),
+    windowEnd: tstz("window_end").notNull(),
+    batchId: bigint("batch_id", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.pipeline, t.seq, t.windowStart] }),
+    index("late_events_window").on(t.pipeline, t.groupKey, t.windowStart, t.windowEnd),
+  ],
+);

@@ -1,0 +1,69 @@
+/**
+ * Landing files: one file, a landing folder, or stdin.
+ */
+import { randomUUID } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Pool } from "../db/pool.js";
+import { landRecords, type LandResult } from "./copyToBronze.js";
+import { readRecords } from "./readers.js";
+
+const EXTENSIONS: Record<PipelineConfig["source"]["format"], string[]> = {
+  csv: [".csv"],
+  jsonl: [".json", ".jsonl", ".ndjson"],
+};
+
+/**
+ * Files in the landing folder that a landing pass considers, sorted by name.
+ * Names starting with `.` or `_` are in-progress or private (write a file
+ * under such a name, then rename it, so it is never read half-written).
+ * Only plain files directly in the folder, with the format's extensions.
+ */
+export async function listLandingFiles(p: PipelineConfig): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(p.source.landingDir, { withFileTypes: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw e;
+  }
+  return entries
+    .filter((e) => e.isFile() && !/^[._]/.test(e.name) && EXTENSIONS[p.source.format].includes(path.extname(e.name).toLowerCase()))
+    .map((e) => e.name)
+    .sort();
+}
+
+/**
+ * Lands one file. Its source key is `name` (relative to the landing folder
+ * for landing-folder files), so the same file lands once.
+ * @param landingTimeMs ingestion time for records without one (default: now)
+ */
+export async function landFile(pool: Pool, p: PipelineConfig, file: string, name: string, opts: { landingTimeMs?: number; onProgress?: (n: number) => void } = {}): Promise<LandResult> {
+  await stat(file); // a clear ENOENT before any transaction starts
+  return landRecords(pool, p, name, readRecords(createReadStream(file), p.source.format), {
+    landingTimeMs: opts.landingTimeMs ?? Date.now(),
+    onProgress: opts.onProgress,
+  });
+}
+
+/** Lands every file of the pipeline's landing folder that has not landed yet, in name order. */
+export async function landPendingFiles(pool: Pool, p: PipelineConfig, onLanded?: (r: LandResult) => void): Promise<LandResult[]> {
+  const results: LandResult[] = [];
+  for (const name of await listLandingFiles(p)) {
+    const r = await landFile(pool, p, path.join(p.source.landingDir, name), name);
+    if (!r.alreadyLanded) onLanded?.(r);
+    results.push(r);
+  }
+  return results;
+}
+
+/**
+ * Lands a stream with no stable name (stdin, a request body) under the source
+ * key `<kind>:<uuid>`; made-up event ids are `<kind>:<uuid>:<line>`.
+ */
+export async function landStream(pool: Pool, p: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now()): Promise<LandResult> {
+  return landRecords(pool, p, `${kind}:${randomUUID()}`, readRecords(input, p.source.format), { landingTimeMs });
+}

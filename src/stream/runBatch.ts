@@ -1,0 +1,207 @@
+/**
+ * One micro-batch of one pipeline (DESIGN §2–6), in one transaction:
+ *
+ *   lock results → read checkpoint → pick the next bronze sequence range
+ *   → assign windows → split (event, window) pairs by Spark's late rule
+ *     (window end <= watermark of earlier batches)
+ *   → late pairs: record for correction; on-time pairs: combine per key and
+ *     MERGE into the results (update mode)
+ *   → advance the watermark → finalize windows whose end <= new watermark
+ *   → write checkpoint and progress → commit.
+ *
+ * Because writes, checkpoint and progress commit together, a crash at any
+ * point replays the batch exactly once.
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import { windowSpecOf } from "../config/pipelines.js";
+import { advanceWatermark } from "../core/watermark.js";
+import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
+import type { Pool, PoolClient } from "../db/pool.js";
+import { windowsLateral } from "./windowSql.js";
+
+export type TriggerKind = "interval" | "once" | "available-now" | "replay" | "notify";
+
+/** Progress of one batch, with Spark's StreamingQueryProgress names. Instants are ISO 8601 UTC strings. */
+export interface BatchProgress {
+  pipeline: string;
+  batchId: number;
+  trigger: TriggerKind;
+  timestamp: string;
+  startOffset: number;
+  endOffset: number;
+  /** Accepted rows in the batch's bronze range (quarantined rows are not stream input). */
+  numInputRows: number;
+  numQuarantinedRows: number;
+  inputRowsPerSecond: number | null;
+  processedRowsPerSecond: number | null;
+  durationMs: number;
+  eventTime: { min: string | null; max: string | null; avg: string | null; watermark: string | null };
+  /** Watermark after this batch: what the next batch will use, and what finalized windows. */
+  nextWatermark: string | null;
+  /** Dropped (event, window) pairs — exact, unlike Spark's count of late groups. */
+  numRowsDroppedByWatermark: number;
+  numLateWindows: number;
+  /** Windows MERGEd by this batch. */
+  numRowsUpdated: number;
+  numRowsFinalized: number;
+  /** Open (not final) windows after the batch: Spark's state rows. */
+  numRowsTotal: number;
+}
+
+interface Checkpoint {
+  batch_id: number;
+  last_offset: number;
+  max_event_time: string | null;
+  watermark: string | null;
+}
+
+const ms = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
+const iso = (m: number | null): string | null => (m === null ? null : new Date(m).toISOString());
+
+async function readCheckpoint(c: PoolClient, pipeline: string): Promise<Checkpoint> {
+  await c.query("INSERT INTO straggler.checkpoints (pipeline) VALUES ($1) ON CONFLICT DO NOTHING", [pipeline]);
+  const { rows } = await c.query("SELECT batch_id, last_offset, max_event_time, watermark FROM straggler.checkpoints WHERE pipeline = $1 FOR UPDATE", [pipeline]);
+  return rows[0] as Checkpoint;
+}
+
+/**
+ * Runs the next micro-batch of `p`, if bronze has rows past the checkpoint.
+ * @returns the batch's progress, or null when there was nothing to do (an empty batch changes nothing)
+ * @throws database errors; the transaction is rolled back and the batch will run again
+ */
+export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKind): Promise<BatchProgress | null> {
+  const started = performance.now();
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query(XACT_LOCK_SQL, [LockNamespace.results, p.name]);
+    const cp = await readCheckpoint(client, p.name);
+    const range = await client.query(
+      `SELECT max(seq) AS end_offset FROM (SELECT seq FROM straggler.bronze_events
+        WHERE pipeline = $1 AND seq > $2 ORDER BY seq LIMIT $3) s`,
+      [p.name, cp.last_offset, p.trigger.maxRowsPerBatch],
+    );
+    const endOffset = range.rows[0].end_offset as number | null;
+    if (endOffset === null) {
+      await client.query("COMMIT");
+      return null;
+    }
+    const batchId = cp.batch_id + 1;
+    const watermark = cp.watermark; // from earlier batches only (DESIGN §3)
+    const params = [p.name, cp.last_offset, endOffset];
+    const stats = (
+      await client.query(
+        `SELECT count(*) FILTER (WHERE status = 'accepted')::int AS accepted,
+                count(*) FILTER (WHERE status <> 'accepted')::int AS quarantined,
+                min(event_time) FILTER (WHERE status = 'accepted') AS min_et,
+                max(event_time) FILTER (WHERE status = 'accepted') AS max_et,
+                timestamptz 'epoch' + avg(extract(epoch from event_time)) FILTER (WHERE status = 'accepted') * interval '1 second' AS avg_et
+           FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3`,
+        params,
+      )
+    ).rows[0] as { accepted: number; quarantined: number; min_et: string | null; max_et: string | null; avg_et: string | null };
+
+    await client.query(
+      `CREATE TEMP TABLE batch_pairs ON COMMIT DROP AS
+       SELECT b.seq, b.group_key, b.value, w.window_start, w.window_end,
+              ($4::timestamptz IS NOT NULL AND w.window_end <= $4::timestamptz) AS late
+         FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
+        WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $3 AND b.status = 'accepted'`,
+      [...params, watermark],
+    );
+    const late = (
+      await client.query(
+        `WITH ev AS (
+           INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id)
+           SELECT $1, seq, group_key, window_start, window_end, $2 FROM batch_pairs WHERE late
+           ON CONFLICT DO NOTHING RETURNING 1
+         ), win AS (
+           INSERT INTO straggler.late_windows AS l (pipeline, group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id)
+           SELECT $1, group_key, window_start, window_end, count(*), max(seq), $2, $2
+             FROM batch_pairs WHERE late GROUP BY group_key, window_start, window_end
+           ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
+             SET dropped_rows = l.dropped_rows + excluded.dropped_rows,
+                 max_seq = greatest(l.max_seq, excluded.max_seq),
+                 last_batch_id = excluded.last_batch_id
+           RETURNING 1
+         )
+         SELECT (SELECT count(*) FROM ev)::int AS pairs, (SELECT count(*) FROM win)::int AS windows`,
+        [p.name, batchId],
+      )
+    ).rows[0] as { pairs: number; windows: number };
+
+    // Rows for one key are combined first: a MERGE source may not hold two rows for one target row.
+    const merged = await client.query(
+      `MERGE INTO straggler.window_results_table AS t
+       USING (SELECT group_key, window_start, window_end, count(*) AS n, sum(value) AS s, min(value) AS lo, max(value) AS hi
+                FROM batch_pairs WHERE NOT late GROUP BY group_key, window_start, window_end) AS s
+          ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
+       WHEN MATCHED AND NOT t.is_final THEN
+         UPDATE SET event_count = t.event_count + s.n,
+                    value_sum = CASE WHEN s.s IS NULL THEN t.value_sum ELSE coalesce(t.value_sum, 0) + s.s END,
+                    value_min = least(t.value_min, s.lo),
+                    value_max = greatest(t.value_max, s.hi),
+                    last_batch_id = $2, updated_at = now()
+       WHEN NOT MATCHED THEN
+         INSERT (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
+         VALUES ($1, s.group_key, s.window_start, s.window_end, s.n, s.s, s.lo, s.hi, $2)`,
+      [p.name, batchId],
+    );
+
+    const maxEvent = [ms(cp.max_event_time), ms(stats.max_et)].reduce<number | null>((a, b) => (b === null ? a : a === null ? b : Math.max(a, b)), null);
+    const nextWatermark = iso(advanceWatermark(ms(watermark), maxEvent, p.watermark.delay));
+    const finalized = await client.query(
+      `UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
+        WHERE pipeline = $1 AND NOT is_final AND window_end <= $2`,
+      [p.name, nextWatermark],
+    );
+    const open = (await client.query("SELECT count(*)::int AS n FROM straggler.window_results_table WHERE pipeline = $1 AND NOT is_final", [p.name])).rows[0].n as number;
+    const previous = (await client.query("SELECT max(timestamp) AS t FROM straggler.batch_progress WHERE pipeline = $1", [p.name])).rows[0].t as string | null;
+
+    const durationMs = Math.max(1, Math.round(performance.now() - started));
+    const now = Date.now();
+    const sincePrevious = previous === null ? null : (now - Date.parse(previous)) / 1000;
+    const progress: BatchProgress = {
+      pipeline: p.name,
+      batchId,
+      trigger,
+      timestamp: new Date(now).toISOString(),
+      startOffset: cp.last_offset,
+      endOffset,
+      numInputRows: stats.accepted,
+      numQuarantinedRows: stats.quarantined,
+      inputRowsPerSecond: sincePrevious && sincePrevious > 0 ? stats.accepted / sincePrevious : null,
+      processedRowsPerSecond: (stats.accepted * 1000) / durationMs,
+      durationMs,
+      eventTime: { min: stats.min_et, max: stats.max_et, avg: stats.avg_et, watermark },
+      nextWatermark,
+      numRowsDroppedByWatermark: late.pairs,
+      numLateWindows: late.windows,
+      numRowsUpdated: merged.rowCount ?? 0,
+      numRowsFinalized: finalized.rowCount ?? 0,
+      numRowsTotal: open,
+    };
+    await client.query(
+      `UPDATE straggler.checkpoints SET batch_id = $2, last_offset = $3, max_event_time = $4, watermark = $5, updated_at = now() WHERE pipeline = $1`,
+      [p.name, batchId, endOffset, iso(maxEvent), nextWatermark],
+    );
+    await client.query(
+      `INSERT INTO straggler.batch_progress (pipeline, batch_id, trigger, start_offset, end_offset, num_input_rows, num_quarantined_rows,
+         input_rows_per_second, processed_rows_per_second, duration_ms, event_time_min, event_time_max, event_time_avg, watermark, next_watermark,
+         num_rows_dropped_by_watermark, num_late_windows, num_rows_updated, num_rows_finalized, num_rows_total, timestamp)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`,
+      [
+        p.name, batchId, trigger, cp.last_offset, endOffset, stats.accepted, stats.quarantined,
+        progress.inputRowsPerSecond, progress.processedRowsPerSecond, durationMs, stats.min_et, stats.max_et, stats.avg_et, watermark, nextWatermark,
+        late.pairs, late.windows, progress.numRowsUpdated, progress.numRowsFinalized, open, progress.timestamp,
+      ],
+    );
+    await client.query("COMMIT");
+    return progress;
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}

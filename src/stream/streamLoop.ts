@@ -1,0 +1,88 @@
+/**
+ * The service's loop for one pipeline, in pg-boss style:
+ * `while (!stopping) { try { land pending files → run batches until caught up } catch { log, back off } ; await wake-or-interval }`.
+ * `wake()` cuts the wait short (LISTEN/NOTIFY when rows land), so freshness
+ * is not bound to the trigger interval. `stop()` awaits the iteration in flight.
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Logger } from "../log.js";
+import type { BatchProgress, TriggerKind } from "./runBatch.js";
+
+export interface StreamLoopDeps {
+  /** Lands whatever is waiting in the pipeline's landing folder. */
+  landPending: () => Promise<void>;
+  /** Runs one micro-batch; null when bronze holds nothing new. */
+  runBatch: (trigger: TriggerKind) => Promise<BatchProgress | null>;
+  log: Logger;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+/** Runs batches until one finds nothing to do; returns the progress of each. */
+export async function runUntilCaughtUp(runBatch: StreamLoopDeps["runBatch"], trigger: TriggerKind, onBatch?: (p: BatchProgress) => void): Promise<BatchProgress[]> {
+  const all: BatchProgress[] = [];
+  for (;;) {
+    const progress = await runBatch(trigger);
+    if (progress === null) return all;
+    all.push(progress);
+    onBatch?.(progress);
+  }
+}
+
+export class StreamLoop {
+  private stopping = false;
+  private inFlight: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  private woken = false;
+  private failures = 0;
+
+  constructor(
+    private readonly pipeline: PipelineConfig,
+    private readonly deps: StreamLoopDeps,
+  ) {}
+
+  start(): void {
+    this.inFlight = this.loop();
+  }
+
+  /** Ends the current wait now: rows have landed. */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Stops after the iteration in flight, and waits for it. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wakeUp?.();
+    await this.inFlight;
+  }
+
+  private async loop(): Promise<void> {
+    const log = this.deps.log.child({ pipeline: this.pipeline.name });
+    while (!this.stopping) {
+      let delay = this.pipeline.trigger.interval;
+      try {
+        this.woken = false;
+        await this.deps.landPending();
+        await runUntilCaughtUp(this.deps.runBatch, "interval", (p) =>
+          log.info({ batchId: p.batchId, numInputRows: p.numInputRows, watermark: p.nextWatermark, numRowsDroppedByWatermark: p.numRowsDroppedByWatermark, durationMs: p.durationMs }, "batch committed"),
+        );
+        this.failures = 0;
+      } catch (e) {
+        this.failures++;
+        delay = Math.min(MAX_BACKOFF_MS, this.pipeline.trigger.interval * 2 ** Math.min(this.failures, 10));
+        log.error({ err: e, failures: this.failures, retryInMs: delay }, "stream iteration failed; retrying");
+      }
+      if (this.stopping || (this.woken && this.failures === 0)) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = undefined;
+    }
+  }
+}

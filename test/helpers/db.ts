@@ -1,0 +1,66 @@
+/**
+ * Per-file database: cloned from the migrated template. Dropped at the end
+ * when every test of the file passed; kept (and its name printed) otherwise,
+ * for inspection.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, afterEach, inject } from "vitest";
+import { createPool, type Pool } from "../../src/db/pool.js";
+
+export interface TestDatabase {
+  url: string;
+  pool: Pool;
+  name: string;
+}
+
+function withDatabase(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: inject("adminUrl") });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Creates a database for this test file; call at the top level of the file. */
+export function useTestDatabase(): () => Promise<TestDatabase> {
+  let db: TestDatabase | undefined;
+  let failed = false;
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === "fail") failed = true;
+  });
+  afterAll(async () => {
+    if (!db) return;
+    await db.pool.end();
+    if (failed) {
+      console.log(`[test] kept database ${db.name} for inspection`);
+      return;
+    }
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${db!.name} WITH (FORCE)`));
+  });
+  return async () => {
+    if (db) return db;
+    const name = `straggler_t_${randomBytes(5).toString("hex")}`;
+    // CREATE DATABASE … TEMPLATE fails while another session uses the template: retry briefly.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE straggler_template`));
+        break;
+      } catch (e) {
+        if (attempt > 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const url = withDatabase(inject("adminUrl"), name);
+    db = { url, pool: createPool(url, 5), name };
+    return db;
+  };
+}

@@ -1,0 +1,39 @@
+/** Paths to the shared datasets and pipeline configs built for tests. */
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+/** The shared datasets folder, beside the repository unless `STRAGGLER_SHARED_DATA` says otherwise. */
+export const SHARED_DATA = process.env.STRAGGLER_SHARED_DATA ?? path.resolve(REPO_ROOT, "../shared/data");
+
+export const seedDir = (name: string) => path.join(SHARED_DATA, "seed-examples", name);
+
+/** Builds a validated pipeline config from raw (YAML-shaped) input. */
+export function pipeline(raw: Record<string, unknown>): PipelineConfig {
+  return pipelineSchema.parse(raw);
+}
+
+/** The late-within-delay seed: sum of amount, 10-minute tumbling windows, 10-minute delay, zone-less = UTC. */
+export function lateWithinDelay(name = "late-within-delay"): PipelineConfig {
+  return pipeline({
+    name,
+    source: { landingDir: seedDir("late-within-delay"), format: "jsonl" },
+    fields: { eventTime: "event_time", value: "amount" },
+    timestamps: { format: "iso8601", timeZone: "UTC" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+  });
+}
+
+/** The future-outlier seed: count per 10-minute window, 5-minute delay, producer ingestion time, id RawID. */
+export function futureOutlier(guarded: boolean, name = guarded ? "future-guarded" : "future-control"): PipelineConfig {
+  return pipeline({
+    name,
+    source: { landingDir: seedDir("future-outlier"), format: "csv" },
+    fields: { eventId: "RawID", eventTime: "EventTimestampRaw", ingestionTime: "IngestionTime", value: "Payload" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "5 minutes" },
+    admission: { maxFutureSkew: guarded ? "1 hour" : null },
+  });
+}
