@@ -11,8 +11,8 @@ set -euo pipefail
 
 PG_IMAGE="${STRAGGLER_PG_IMAGE:-straggler/postgres:15-local}"
 # Raw debootstrap rootfs; the Dockerfile adds ENV/CMD/entrypoint on top of it.
-BASE_IMAGE="${PG_IMAGE%:*}-rootfs:${PG_IMAGE##*:}"
-[[ "$PG_IMAGE" == *:* ]] || BASE_IMAGE="${PG_IMAGE}-rootfs:latest"
+if [[ "${PG_IMAGE##*/}" == *:* ]]; then BASE_IMAGE="${PG_IMAGE%:*}-rootfs:${PG_IMAGE##*:}"
+else BASE_IMAGE="${PG_IMAGE}-rootfs:latest"; fi
 SUITE=bookworm
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DOCKERD_LOG=/var/log/dockerd.log

@@ -30,6 +30,6 @@ export function parseDecimal(raw: string): DecimalResult {
   if (!allZero && (intDigits + exp > MAX_INT_DIGITS || fracDigits - exp > MAX_FRAC_DIGITS)) {
     return { ok: false, detail: `outside PostgreSQL's numeric range: ${text.slice(0, 40)}` };
   }
-  if (allZero && Math.abs(exp) > MAX_FRAC_DIGITS) return { ok: true, value: "0" };
+  if (allZero && (Math.abs(exp) > MAX_FRAC_DIGITS || fracDigits - exp > MAX_FRAC_DIGITS)) return { ok: true, value: "0" };
   return { ok: true, value: text };
 }

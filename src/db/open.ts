@@ -10,6 +10,8 @@ import { createPool, type Pool } from "./pool.js";
 
 export interface Database {
   pool: Pool;
+  /** The connection URL (for LISTEN, which needs its own connection). */
+  url: string;
   /** `embedded` or `external`, for logs and `status`. */
   kind: "embedded" | "external";
   close(): Promise<void>;
@@ -38,6 +40,7 @@ export async function openDatabase(env: Env, log: Logger, opts: { migrate?: bool
   }
   return {
     pool,
+    url,
     kind: stopEmbedded ? "embedded" : "external",
     async close() {
       await pool.end();

@@ -8,9 +8,18 @@ import pg from "pg";
 const TIMESTAMPTZ = 1184;
 const INT8 = 20;
 
+/**
+ * PostgreSQL's `2026-10-01 12:00:00.5+00` as ISO 8601 UTC. Read as ISO, not
+ * with `new Date(text)`, which takes years 0001-0099 for 1901-1999.
+ */
+export function parseTimestamptz(v: string): string {
+  const isoText = v.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00");
+  return new Date(isoText).toISOString();
+}
+
 const types = {
   getTypeParser(oid: number, format?: "text" | "binary") {
-    if (oid === TIMESTAMPTZ) return (v: string) => new Date(v).toISOString();
+    if (oid === TIMESTAMPTZ) return parseTimestamptz;
     if (oid === INT8) return (v: string) => Number(v);
     return pg.types.getTypeParser(oid, format);
   },

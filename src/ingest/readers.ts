@@ -16,7 +16,7 @@
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { parse as parseCsvLine } from "csv-parse/sync";
-import { isLosslessNumber, parse as parseJson } from "lossless-json";
+import { isLosslessNumber, parse as parseJson, stringify as stringifyJson } from "lossless-json";
 import type { RawRecord } from "../core/admission.js";
 
 export type SourceFormat = "csv" | "jsonl";
@@ -29,7 +29,7 @@ function fieldText(v: unknown): string | null {
   if (typeof v === "string") return v === "" ? null : v;
   if (isLosslessNumber(v)) return v.toString();
   if (typeof v === "boolean") return String(v);
-  return JSON.stringify(v, (_k, x) => (isLosslessNumber(x) ? x.toString() : x));
+  return stringifyJson(v) ?? null;
 }
 
 function lineProblem(line: string): string | undefined {
@@ -47,7 +47,7 @@ export function jsonFields(line: string): { fields: Record<string, string | null
   } catch (e) {
     return { error: `invalid JSON: ${(e as Error).message.slice(0, 200)}` };
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return { error: "expected a JSON object" };
+  if (value === null || typeof value !== "object" || Array.isArray(value) || isLosslessNumber(value)) return { error: "expected a JSON object" };
   const fields: Record<string, string | null> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) fields[k] = fieldText(v);
   return { fields };
@@ -81,8 +81,8 @@ export async function* readRecords(input: Readable, format: SourceFormat): Async
     if (format === "csv" && header === undefined) {
       const parsed = problem === undefined ? csvFields(line) : { error: problem };
       if (!Array.isArray(parsed)) throw new Error(`CSV header (line ${lineNo}) is unreadable: ${parsed.error}`);
-      if (new Set(parsed).size !== parsed.length) throw new Error(`CSV header (line ${lineNo}) names a column twice`);
       header = parsed.map((h) => h.trim());
+      if (new Set(header).size !== header.length) throw new Error(`CSV header (line ${lineNo}) names a column twice`);
       continue;
     }
     const raw = problem === undefined ? line : line.slice(0, MAX_LINE_CHARS);

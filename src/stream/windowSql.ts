@@ -20,10 +20,12 @@ export function windowsLateral(spec: WindowSpec, alias: string): string {
   const size = int(spec.sizeMs, "window size"), slide = int(spec.slideMs, "window slide"), off = int(spec.offsetMs, "window offset");
   const n = windowsPerEvent(spec);
   const lastStart = `(floor((extract(epoch from ${alias}.event_time) * 1000 - ${off}) / ${slide}) * ${slide} + ${off})`;
+  // Whole days and the remaining ms apart: a single ms * interval product is
+  // computed in floating point and drifts by microseconds far from 1970.
   return `CROSS JOIN LATERAL (
     SELECT ws AS window_start, ws + interval '${size} milliseconds' AS window_end
-      FROM (SELECT timestamptz 'epoch' + (${lastStart} - i * ${slide}) * interval '1 millisecond' AS ws
-              FROM generate_series(0, ${n - 1}) AS i) c
+      FROM (SELECT timestamptz 'epoch' + div(s, 86400000) * interval '24 hours' + mod(s, 86400000) * interval '1 millisecond' AS ws
+              FROM (SELECT ${lastStart} - i * ${slide} AS s FROM generate_series(0, ${n - 1}) AS i) k) c
      WHERE ws <= ${alias}.event_time AND ${alias}.event_time < ws + interval '${size} milliseconds'
   ) w`;
 }

@@ -1,0 +1,256 @@
+#!/usr/bin/env node
+/**
+ * `straggler` — the CLI. Every command builds what it needs from the
+ * validated config in `main()`; nothing runs at import time.
+ */
+import path from "node:path";
+import { Command, Option } from "commander";
+import { loadEnv, type Env } from "../config/env.js";
+import { parseDuration, formatDuration } from "../config/duration.js";
+import { ConfigError, loadPipelines, type PipelineConfig } from "../config/pipelines.js";
+import { openDatabase, type Database } from "../db/open.js";
+import { landFile, landPendingFiles, landStream, listLandingFiles } from "../ingest/landFile.js";
+import type { LandResult } from "../ingest/copyToBronze.js";
+import { createLogger, type Logger } from "../log.js";
+import { replay } from "../replay/replay.js";
+import { runBatch, type BatchProgress } from "../stream/runBatch.js";
+import { pipelineStatus } from "../stream/status.js";
+import { runUntilCaughtUp } from "../stream/streamLoop.js";
+import { startService } from "../service.js";
+import { progressBar } from "./progressBar.js";
+
+class UsageError extends Error {
+  override name = "UsageError";
+}
+
+interface Context {
+  env: Env;
+  log: Logger;
+  pipelines: PipelineConfig[];
+}
+
+function context(configOpt: string | undefined): Context {
+  const env = loadEnv();
+  const log = createLogger(env.LOG_LEVEL);
+  const pipelines = loadPipelines(configOpt ?? env.STRAGGLER_PIPELINES);
+  return { env, log, pipelines };
+}
+
+function pick(ctx: Context, name: string | undefined): PipelineConfig[] {
+  if (name === undefined || name === "all") return ctx.pipelines;
+  const p = ctx.pipelines.find((x) => x.name === name);
+  if (!p) throw new UsageError(`no pipeline named "${name}"; configured: ${ctx.pipelines.map((x) => x.name).join(", ")}`);
+  return [p];
+}
+
+async function withDb<T>(ctx: Context, fn: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase(ctx.env, ctx.log);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+const json = (v: unknown) => process.stdout.write(JSON.stringify(v, null, 2) + "\n");
+
+function printLand(r: LandResult): void {
+  const reasons = Object.entries(r.byReason).map(([k, v]) => `${k}=${v}`).join(" ");
+  console.log(
+    r.alreadyLanded
+      ? `${r.pipeline}: ${r.source} already landed; skipped`
+      : `${r.pipeline}: ${r.source}: landed ${r.landed}, accepted ${r.accepted}, quarantined ${r.quarantined}${reasons ? ` (${reasons})` : ""}`,
+  );
+}
+
+function printBatch(p: BatchProgress): void {
+  console.log(
+    `${p.pipeline} batch ${p.batchId}: ${p.numInputRows} rows in ${p.durationMs} ms (${Math.round(p.processedRowsPerSecond ?? 0)} rows/s), ` +
+      `watermark ${p.nextWatermark ?? "undefined"}, numRowsDroppedByWatermark ${p.numRowsDroppedByWatermark}, ` +
+      `numRowsUpdated ${p.numRowsUpdated}, finalized ${p.numRowsFinalized}, numRowsTotal ${p.numRowsTotal}`,
+  );
+}
+
+async function printSummary(db: Database, p: PipelineConfig, extra: Record<string, unknown> = {}): Promise<void> {
+  const s = await pipelineStatus(db.pool, p.name);
+  const reasons = Object.entries(s.ledger.quarantinedByReason).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
+  const lines = [
+    `Summary for ${p.name}`,
+    ...Object.entries(extra).map(([k, v]) => `  ${k}: ${v}`),
+    `  rows landed:              ${s.ledger.landed}`,
+    `  accepted:                 ${s.ledger.accepted}`,
+    `  quarantined:              ${s.ledger.quarantined} (${reasons})`,
+    `  dropped by watermark:     ${s.numRowsDroppedByWatermark} (event, window) pairs, in ${s.windows.awaitingCorrection} windows awaiting correction`,
+    `  windows open / final:     ${s.windows.open} / ${s.windows.final}${s.windows.corrected ? ` (+${s.windows.corrected} corrected)` : ""}`,
+    `  final watermark:          ${s.checkpoint?.watermark ?? "undefined"}`,
+    `  stream batches:           ${s.checkpoint ? s.checkpoint.batchId + 1 : 0}`,
+  ];
+  console.log(lines.join("\n"));
+}
+
+export function buildCli(): Command {
+  const program = new Command("straggler")
+    .description("Event-time windows in PostgreSQL that stay right when events arrive late")
+    .addOption(new Option("-c, --config <file>", "pipelines file (YAML/JSON)").env("STRAGGLER_PIPELINES"))
+    .showHelpAfterError();
+  const ctxOf = () => context(program.opts().config as string | undefined);
+
+  program
+    .command("serve")
+    .description("run the service: REST API and the stream loop of every pipeline (what `npm start` runs)")
+    .action(async () => {
+      const ctx = ctxOf();
+      const db = await openDatabase(ctx.env, ctx.log);
+      const service = await startService(ctx.env, db, ctx.pipelines, ctx.log);
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+      ctx.log.info("stopping");
+      await service.stop();
+      await db.close();
+    });
+
+  program
+    .command("migrate")
+    .description("apply the database migrations in drizzle/ and exit")
+    .action(async () => {
+      const ctx = ctxOf();
+      await withDb(ctx, async (db) => console.log(`migrations applied (${db.kind} database)`));
+    });
+
+  program
+    .command("ingest")
+    .description("land files (or stdin with '-') in bronze; with no files, land the landing folder's new files")
+    .requiredOption("-p, --pipeline <name>", "pipeline to land into")
+    .argument("[files...]", "files to land; '-' reads stdin")
+    .option("--stream", "run the stream until caught up afterwards")
+    .action(async (files: string[], opts: { pipeline: string; stream?: boolean }) => {
+      const ctx = ctxOf();
+      const [p] = pick(ctx, opts.pipeline);
+      await withDb(ctx, async (db) => {
+        if (files.length === 0) {
+          const pending = await listLandingFiles(p!);
+          if (pending.length === 0) console.log(`${p!.name}: no files in ${p!.source.landingDir}`);
+          for (const r of await landPendingFiles(db.pool, p!)) printLand(r);
+        }
+        for (const f of files) {
+          if (f === "-") printLand(await landStream(db.pool, p!, process.stdin, "stdin"));
+          else {
+            const bar = progressBar(path.basename(f), 0);
+            printLand(await landFile(db.pool, p!, f, path.basename(f), { onProgress: (n) => bar.update(n) }));
+            bar.stop();
+          }
+        }
+        if (opts.stream) for (const b of await runUntilCaughtUp((t) => runBatch(db.pool, p!, t), "available-now")) printBatch(b);
+      });
+    });
+
+  program
+    .command("stream")
+    .description("run micro-batches over bronze: --once runs one, --available-now (default) runs until caught up")
+    .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
+    .addOption(new Option("--once", "run a single micro-batch").conflicts("availableNow"))
+    .option("--available-now", "run micro-batches until bronze is consumed (default)")
+    .action(async (opts: { pipeline: string; once?: boolean }) => {
+      const ctx = ctxOf();
+      await withDb(ctx, async (db) => {
+        for (const p of pick(ctx, opts.pipeline)) {
+          if (opts.once) {
+            const b = await runBatch(db.pool, p, "once");
+            if (b) printBatch(b);
+            else console.log(`${p.name}: nothing new in bronze`);
+          } else {
+            const all = await runUntilCaughtUp((t) => runBatch(db.pool, p, t), "available-now", printBatch);
+            if (all.length === 0) console.log(`${p.name}: nothing new in bronze`);
+          }
+        }
+      });
+    });
+
+  program
+    .command("status")
+    .description("watermark, offsets, ledger and last progress per pipeline (JSON)")
+    .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
+    .action(async (opts: { pipeline: string }) => {
+      const ctx = ctxOf();
+      await withDb(ctx, async (db) => json(await Promise.all(pick(ctx, opts.pipeline).map((p) => pipelineStatus(db.pool, p.name)))));
+    });
+
+  program
+    .command("replay")
+    .description("land a dataset in arrival-time order, in micro-batches of a span of arrival time, streaming after each; then print a summary")
+    .requiredOption("-p, --pipeline <name>", "pipeline to replay into")
+    .argument("[files...]", "files to replay (default: every file of the pipeline's landing folder)")
+    .option("--arrival-field <field>", "column holding each record's arrival time (default: the pipeline's replay.arrivalField)")
+    .option("--batch-span <duration>", 'arrival time per micro-batch, e.g. "1 hour" (default: the pipeline\'s replay.batchSpan)')
+    .action(async (files: string[], opts: { pipeline: string; arrivalField?: string; batchSpan?: string }) => {
+      const ctx = ctxOf();
+      const [p] = pick(ctx, opts.pipeline);
+      const arrivalField = opts.arrivalField ?? p!.replay?.arrivalField;
+      if (!arrivalField) throw new UsageError(`pipeline ${p!.name} has no replay.arrivalField; pass --arrival-field`);
+      const spanText = opts.batchSpan;
+      const batchSpanMs = spanText !== undefined ? parseDuration(spanText) : p!.replay?.batchSpan;
+      if (batchSpanMs === undefined || batchSpanMs <= 0) throw new UsageError(`--batch-span: expected a duration like "1 hour", got ${JSON.stringify(spanText)}`);
+      const paths = files.length > 0 ? files : (await listLandingFiles(p!)).map((f) => path.join(p!.source.landingDir, f));
+      if (paths.length === 0) throw new UsageError(`no files to replay in ${p!.source.landingDir}`);
+      await withDb(ctx, async (db) => {
+        console.log(`Replaying ${paths.length} file(s) into ${p!.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
+        let bar = progressBar("staging", 0);
+        const rssPeak = { mb: 0 };
+        const sample = setInterval(() => (rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20)), 200);
+        let lastBatch: BatchProgress | undefined;
+        try {
+          const summary = await replay(db.pool, p!, {
+            files: paths,
+            arrivalField,
+            batchSpanMs,
+            onStaged: (n) => process.stderr.write(`\rstaged ${n} rows`),
+            onBatch: ({ rowsDone, rowsTotal, batches }) => {
+              if (rowsDone === 0 || bar === undefined) return;
+              if (batches.length > 0) lastBatch = batches[batches.length - 1];
+              if ((bar as { total?: number }).total !== rowsTotal) {
+                bar.stop();
+                process.stderr.write("\n");
+                bar = Object.assign(progressBar("replay", rowsTotal), { total: rowsTotal });
+              }
+              bar.update(rowsDone, lastBatch ? `batch ${lastBatch.batchId}, watermark ${lastBatch.nextWatermark ?? "-"}, dropped ${lastBatch.numRowsDroppedByWatermark}` : "");
+            },
+          });
+          bar.stop();
+          rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20);
+          const rate = Math.round(summary.rowsStaged / (summary.elapsedMs / 1000));
+          if (lastBatch) {
+            console.log("\nLast micro-batch progress:");
+            printBatch(lastBatch);
+          }
+          await printSummary(db, p!, {
+            "replay micro-batches": `${summary.replayBatches} landed${summary.skippedBatches ? `, ${summary.skippedBatches} already landed (resumed)` : ""}; ${summary.streamBatches} stream batches`,
+            "elapsed": `${(summary.elapsedMs / 1000).toFixed(1)} s (${rate} events/s end to end)`,
+            "peak RSS": `${Math.round(rssPeak.mb)} MB`,
+          });
+        } finally {
+          clearInterval(sample);
+        }
+      });
+    });
+
+  return program;
+}
+
+async function main(): Promise<void> {
+  try {
+    await buildCli().parseAsync(process.argv);
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof UsageError) {
+      console.error(`straggler: ${e.message}`);
+      process.exitCode = 2;
+      return;
+    }
+    console.error(`straggler: ${(e as Error).message}`);
+    process.exitCode = 1;
+  }
+}
+
+await main();

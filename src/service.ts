@@ -1,0 +1,81 @@
+/**
+ * The service (`npm start`): REST API, one stream loop per pipeline (woken by
+ * LISTEN/NOTIFY when rows land), graceful stop on SIGINT/SIGTERM.
+ */
+import type { Server } from "node:http";
+import pg from "pg";
+import type { Env } from "./config/env.js";
+import type { PipelineConfig } from "./config/pipelines.js";
+import type { Database } from "./db/open.js";
+import { createApp } from "./http/app.js";
+import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
+import { landPendingFiles } from "./ingest/landFile.js";
+import type { Logger } from "./log.js";
+import { runBatch } from "./stream/runBatch.js";
+import { StreamLoop } from "./stream/streamLoop.js";
+
+export interface Service {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Listens for bronze notifications; reconnects with backoff when the connection drops. */
+function listenForLandings(connectionString: string, onPipeline: (name: string) => void, log: Logger): () => Promise<void> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let attempt = 0;
+  const connect = async (): Promise<void> => {
+    if (stopped) return;
+    const c = new pg.Client({ connectionString });
+    c.on("notification", (n) => n.payload && onPipeline(n.payload));
+    c.on("error", () => undefined);
+    c.on("end", () => {
+      if (!stopped) setTimeout(() => void connect(), Math.min(30_000, 500 * 2 ** attempt++));
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${BRONZE_CHANNEL}`);
+      client = c;
+      attempt = 0;
+    } catch (e) {
+      log.warn({ err: e }, "LISTEN connection failed; the stream falls back to its trigger interval until it reconnects");
+      await c.end().catch(() => undefined);
+    }
+  };
+  void connect();
+  return async () => {
+    stopped = true;
+    await client?.end().catch(() => undefined);
+  };
+}
+
+export async function startService(env: Env, db: Database, pipelines: PipelineConfig[], log: Logger): Promise<Service> {
+  const loops = new Map<string, StreamLoop>();
+  for (const p of pipelines) {
+    const loop = new StreamLoop(p, {
+      landPending: async () => {
+        await landPendingFiles(db.pool, p, (r) => log.info({ pipeline: p.name, source: r.source, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined }, "file landed"));
+      },
+      runBatch: (trigger) => runBatch(db.pool, p, trigger),
+      log,
+    });
+    loops.set(p.name, loop);
+    loop.start();
+  }
+  const stopListening = listenForLandings(db.url, (name) => loops.get(name)?.wake(), log);
+  const app = createApp({ pool: db.pool, pipelines, log });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(env.PORT, () => resolve(s));
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : env.PORT;
+  log.info({ port, pipelines: pipelines.map((p) => p.name), database: db.kind }, "straggler service started");
+  return {
+    port,
+    async stop() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([...loops.values()].map((l) => l.stop()));
+      await stopListening();
+    },
+  };
+}

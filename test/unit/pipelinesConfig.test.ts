@@ -1,0 +1,150 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigError, formatIssues, loadPipelines, pipelinesFileSchema, windowSpecOf } from "../../src/config/pipelines.js";
+
+const valid = () => ({
+  name: "orders",
+  source: { landingDir: "landing/orders", format: "csv" },
+  fields: { eventTime: "ts", value: "amount" },
+  window: { type: "tumbling", size: "10 minutes" } as Record<string, unknown>,
+  watermark: { delay: "5 minutes" },
+});
+
+/** The formatted issues for a pipelines file whose only pipeline is `p`. */
+function issues(p: Record<string, unknown>): string {
+  const parsed = pipelinesFileSchema.safeParse({ pipelines: [p] });
+  if (parsed.success) throw new Error("expected the config to be refused");
+  return formatIssues(parsed.error);
+}
+
+describe("pipelines file validation messages", () => {
+  it("accepts a valid pipeline and turns durations into milliseconds", () => {
+    const parsed = pipelinesFileSchema.parse({ pipelines: [valid()] });
+    const p = parsed.pipelines[0]!;
+    expect(p.window).toEqual({ type: "tumbling", size: 600_000, offset: 0 });
+    expect(p.watermark.delay).toBe(300_000);
+    expect(p.timestamps).toEqual({ format: "iso8601" });
+    expect(p.admission).toEqual({ maxFutureSkew: null, dedupe: true });
+    expect(p.fields.groupKey).toEqual([]);
+    expect(windowSpecOf(p)).toEqual({ sizeMs: 600_000, slideMs: 600_000, offsetMs: 0 });
+  });
+
+  it("names the field path and what was expected for a bad duration", () => {
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "ten minutes" } })).toBe(
+      '  pipelines[0].window.size: expected a duration like "10 minutes" (window size), got "ten minutes"',
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: 600000 } })).toBe(
+      '  pipelines[0].window.size: expected a duration string like "10 minutes" (window size)',
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "0 ms" } })).toBe(
+      "  pipelines[0].window.size: expected a duration greater than zero (window size)",
+    );
+  });
+
+  it("names an unknown window type", () => {
+    expect(issues({ ...valid(), window: { type: "hopping", size: "10 minutes" } })).toBe(
+      '  pipelines[0].window.type: expected window.type to be "tumbling" or "sliding"',
+    );
+  });
+
+  it("names a bad time zone", () => {
+    expect(issues({ ...valid(), timestamps: { timeZone: "Mars/Olympus_Mons" } })).toBe(
+      '  pipelines[0].timestamps.timeZone: expected an IANA time zone such as "UTC" or "America/New_York"',
+    );
+  });
+
+  it("refuses a slide longer than the size, and a minEventTime without a zone", () => {
+    expect(issues({ ...valid(), window: { type: "sliding", size: "10 minutes", slide: "11 minutes" } })).toBe(
+      "  pipelines[0].window.slide: expected a slide no longer than the window size",
+    );
+    expect(issues({ ...valid(), admission: { minEventTime: "2020-01-01 00:00:00" } })).toBe(
+      "  pipelines[0].admission.minEventTime: expected an ISO 8601 instant with a zone",
+    );
+  });
+
+  it("lists every bad field, one per line, with the pipeline's index", () => {
+    const text = issues({ ...valid(), name: "Bad Name", window: { type: "tumbling", size: "ten minutes" } });
+    expect(text.split("\n")).toEqual([
+      "  pipelines[0].name: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit",
+      '  pipelines[0].window.size: expected a duration like "10 minutes" (window size), got "ten minutes"',
+    ]);
+    const second = pipelinesFileSchema.safeParse({ pipelines: [valid(), { ...valid(), name: "b", watermark: { delay: "soon" } }] });
+    expect(second.success).toBe(false);
+    if (!second.success) expect(formatIssues(second.error)).toBe('  pipelines[1].watermark.delay: expected a duration like "10 minutes" (watermark delay), got "soon"');
+  });
+
+  it("refuses an empty list", () => {
+    const parsed = pipelinesFileSchema.safeParse({ pipelines: [] });
+    expect(parsed.success).toBe(false);
+    if (!parsed.success) expect(formatIssues(parsed.error)).toBe("  pipelines: expected at least one pipeline");
+  });
+});
+
+describe("loadPipelines", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "straggler-config-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, text: string) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it("throws ConfigError for a missing file", () => {
+    const missing = path.join(dir, "nope.yaml");
+    expect(() => loadPipelines(missing)).toThrow(ConfigError);
+    expect(() => loadPipelines(missing)).toThrow(`cannot read pipelines file ${missing}`);
+  });
+
+  it("throws ConfigError naming the bad field of an invalid file", () => {
+    const file = write(
+      "bad.yaml",
+      ["pipelines:", "  - name: orders", "    source: { landingDir: in, format: csv }", "    fields: { eventTime: ts }", "    window: { type: tumbling, size: ten minutes }", "    watermark: { delay: 5 minutes }", ""].join("\n"),
+    );
+    let caught: unknown;
+    try {
+      loadPipelines(file);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as Error).message).toBe(
+      `invalid pipelines file ${file}:\n  pipelines[0].window.size: expected a duration like "10 minutes" (window size), got "ten minutes"`,
+    );
+  });
+
+  it("throws ConfigError for text that is not YAML", () => {
+    const file = write("broken.yaml", "pipelines: [\n");
+    expect(() => loadPipelines(file)).toThrow(ConfigError);
+    expect(() => loadPipelines(file)).toThrow(`pipelines file ${file} is not valid YAML/JSON`);
+  });
+
+  it("throws ConfigError for duplicate pipeline names", () => {
+    const one = "  - { name: a, source: { landingDir: in, format: csv }, fields: { eventTime: ts }, window: { type: tumbling, size: 1 minute }, watermark: { delay: 0 ms } }";
+    const file = write("dup.yaml", `pipelines:\n${one}\n${one}\n`);
+    expect(() => loadPipelines(file)).toThrow('duplicate pipeline name "a"');
+  });
+
+  it("loads a valid file and resolves landingDir against the file's folder", () => {
+    const file = write(
+      "ok.yaml",
+      [
+        "pipelines:",
+        "  - name: orders",
+        "    source: { landingDir: landing/orders, format: jsonl }",
+        "    fields: { eventTime: ts, groupKey: [region] }",
+        "    timestamps: { timeZone: America/New_York }",
+        "    window: { type: sliding, size: 10 minutes, slide: 5 minutes, offset: 1 minute }",
+        "    watermark: { delay: 2 minutes }",
+        "",
+      ].join("\n"),
+    );
+    const [p, ...rest] = loadPipelines(file);
+    expect(rest).toEqual([]);
+    expect(p!.source.landingDir).toBe(path.join(dir, "landing/orders"));
+    expect(p!.timestamps).toEqual({ format: "iso8601", timeZone: "America/New_York" });
+    expect(windowSpecOf(p!)).toEqual({ sizeMs: 600_000, slideMs: 300_000, offsetMs: 60_000 });
+    expect(p!.watermark.delay).toBe(120_000);
+  });
+});
