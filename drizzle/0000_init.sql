@@ -107,8 +107,8 @@ CREATE TABLE "straggler"."window_results_table" (
 );
 --> statement-breakpoint
 CREATE INDEX "bronze_events_pipeline_seq" ON "straggler"."bronze_events" USING btree ("pipeline","seq");--> statement-breakpoint
-CREATE INDEX "bronze_events_pipeline_event_time" ON "straggler"."bronze_events" USING btree ("pipeline","event_time") WHERE status = 'accepted';--> statement-breakpoint
-CREATE UNIQUE INDEX "bronze_events_accepted_event_id" ON "straggler"."bronze_events" USING btree ("pipeline","event_id") WHERE status = 'accepted';--> statement-breakpoint
+CREATE INDEX "bronze_events_pipeline_event_time" ON "straggler"."bronze_events" USING btree ("pipeline","event_time");--> statement-breakpoint
+CREATE INDEX "bronze_events_accepted_event_id" ON "straggler"."bronze_events" USING btree ("pipeline","event_id") WHERE status = 'accepted';--> statement-breakpoint
 CREATE INDEX "late_events_window" ON "straggler"."late_events" USING btree ("pipeline","group_key","window_start","window_end");--> statement-breakpoint
 CREATE INDEX "window_results_open_end" ON "straggler"."window_results_table" USING btree ("pipeline","window_end") WHERE NOT is_final;--> statement-breakpoint
 CREATE INDEX "window_results_pipeline_start" ON "straggler"."window_results_table" USING btree ("pipeline","window_start");

@@ -2,6 +2,10 @@
  * Connection pool. Every session runs in UTC; `timestamptz` comes back as an
  * ISO 8601 UTC string, `numeric` as an exact decimal string, `bigint` counts
  * as numbers (sequence numbers stay far below 2^53).
+ *
+ * Prepared statements are planned for their actual parameters every time
+ * (`plan_cache_mode = force_custom_plan`): a generic plan cannot see that a
+ * batch's sequence range is small and may scan a pipeline's whole history.
  */
 import pg from "pg";
 
@@ -30,7 +34,7 @@ export type PoolClient = pg.PoolClient;
 
 /** A pool on `url` with UTC sessions and the type parsers above. */
 export function createPool(url: string, max = 10): pg.Pool {
-  return new pg.Pool({ connectionString: url, max, options: "-c TimeZone=UTC", types: types as pg.CustomTypesConfig });
+  return new pg.Pool({ connectionString: url, max, options: "-c TimeZone=UTC -c plan_cache_mode=force_custom_plan", types: types as pg.CustomTypesConfig });
 }
 
 /** Runs `fn` in one transaction on one client; rolls back and rethrows on error. */

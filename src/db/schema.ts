@@ -4,7 +4,7 @@
  * Instants are `timestamptz`, values `numeric`, sequence numbers `bigint`.
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, doublePrecision, index, integer, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, doublePrecision, index, integer, numeric, pgSchema, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 
 export const straggler = pgSchema("straggler");
 
@@ -32,8 +32,12 @@ export const bronzeEvents = straggler.table(
   },
   (t) => [
     index("bronze_events_pipeline_seq").on(t.pipeline, t.seq),
-    index("bronze_events_pipeline_event_time").on(t.pipeline, t.eventTime).where(sql`status = 'accepted'`),
-    uniqueIndex("bronze_events_accepted_event_id").on(t.pipeline, t.eventId).where(sql`status = 'accepted'`),
+    // Not partial: a partial `status = 'accepted'` index here would match every
+    // stream query's predicate and, before the first ANALYZE, be picked to scan
+    // a pipeline's whole history instead of its sequence range.
+    index("bronze_events_pipeline_event_time").on(t.pipeline, t.eventTime),
+    // Dedupe probe: is an accepted row with this event id already in bronze?
+    index("bronze_events_accepted_event_id").on(t.pipeline, t.eventId).where(sql`status = 'accepted'`),
   ],
 );
 

@@ -12,11 +12,13 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
+import { inChunks } from "../db/copyChunks.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { policyVersion } from "../config/pipelines.js";
 import { classifyRecord, type BronzeRow, type RawRecord } from "../core/admission.js";
 import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import type { Pool, PoolClient } from "../db/pool.js";
+import { prepared } from "../db/prepared.js";
 
 /** Channel notified (payload: pipeline name) when rows land, to wake the stream. */
 export const BRONZE_CHANNEL = "straggler_bronze";
@@ -56,9 +58,11 @@ function copyLine(r: BronzeRow): string {
   return [r.line, r.eventId, r.raw, iso(r.eventTimeMs), iso(r.ingestionTimeMs), r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
 }
 
-const STAGE_DDL = `CREATE TEMP TABLE bronze_stage (
+// Kept per session (pooled connections reuse it) and emptied at every commit:
+// creating a temp table per transaction costs catalog writes on every landing.
+const STAGE_DDL = `CREATE TEMP TABLE IF NOT EXISTS bronze_stage (
   line integer, event_id text, raw text, event_time timestamptz, ingestion_time timestamptz,
-  group_key text, value numeric, status text, reason text, detail text) ON COMMIT DROP`;
+  group_key text, value numeric, status text, reason text, detail text) ON COMMIT DELETE ROWS`;
 
 /**
  * Moves the stage into bronze. A stage row is a DUPLICATE when dedupe is on
@@ -70,8 +74,10 @@ WITH staged AS (
   SELECT s.*,
          s.status = 'accepted' AND $4::boolean AND (
            row_number() OVER (PARTITION BY s.event_id, s.status = 'accepted' ORDER BY s.line) > 1
-           OR EXISTS (SELECT 1 FROM straggler.bronze_events b
-                       WHERE b.pipeline = $1 AND b.event_id = s.event_id AND b.status = 'accepted')
+           -- A scalar subquery with LIMIT stays a per-row index probe; as EXISTS the planner
+           -- may hash-join the (unanalysed) stage against all of the pipeline's bronze.
+           OR (SELECT 1 FROM straggler.bronze_events b
+                WHERE b.pipeline = $1 AND b.event_id = s.event_id AND b.status = 'accepted' LIMIT 1) IS NOT NULL
          ) AS is_duplicate
     FROM bronze_stage s
 ), inserted AS (
@@ -122,11 +128,11 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
         yield copyLine(classifyRecord(rec, p, source, opts.landingTimeMs));
       }
     }
-    await pipe(Readable.from(encode()), client.query(copyFrom("COPY bronze_stage FROM STDIN")));
+    await pipe(Readable.from(inChunks(encode())), client.query(copyFrom("COPY bronze_stage FROM STDIN")));
     const sha256 = hash.digest("hex");
     const key = source;
     await client.query(XACT_LOCK_SQL, [LockNamespace.bronzeAppend, p.name]);
-    const moved = await client.query(MOVE_SQL, [p.name, key, policyVersion(p), p.admission.dedupe]);
+    const moved = await client.query(prepared("move_stage", MOVE_SQL, [p.name, key, policyVersion(p), p.admission.dedupe]));
     const m = moved.rows[0] as { first_seq: number | null; last_seq: number | null; landed: number; accepted: number; by_reason: Record<string, number> };
     const recorded = await client.query(
       `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq)

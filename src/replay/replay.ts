@@ -18,13 +18,13 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
+import { inChunks } from "../db/copyChunks.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import { parseInstant } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { readRecords } from "../ingest/readers.js";
-import { runUntilCaughtUp } from "../stream/streamLoop.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
 
 export interface ReplayOptions {
@@ -66,7 +66,7 @@ async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions)
         yield [parsed?.ok ? parsed.ms : null, origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields].map(copyText).join("\t") + "\n";
       }
     }
-    await pipe(Readable.from(encode()), client.query(copyFrom("COPY replay_rows FROM STDIN")));
+    await pipe(Readable.from(inChunks(encode())), client.query(copyFrom("COPY replay_rows FROM STDIN")));
   }
   opts.onStaged?.(rows);
   await client.query("CREATE INDEX ON replay_rows (arrival_ms NULLS FIRST, origin, line)");
@@ -139,7 +139,14 @@ export async function replay(pool: Pool, p: PipelineConfig, opts: ReplayOptions)
       } else {
         replayBatches++;
       }
-      const batches = await runUntilCaughtUp((t) => runBatch(pool, p, t), "replay");
+      // Stream until this span's rows are consumed (no extra empty batch per span).
+      const batches: BatchProgress[] = [];
+      for (;;) {
+        const b = await runBatch(pool, p, "replay");
+        if (b === null) break;
+        batches.push(b);
+        if (land.lastSeq !== null && b.endOffset >= land.lastSeq) break;
+      }
       streamBatches += batches.length;
       opts.onBatch?.({ rowsDone: done, rowsTotal: total, land, batches });
     }

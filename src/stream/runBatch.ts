@@ -17,6 +17,7 @@ import { windowSpecOf } from "../config/pipelines.js";
 import { advanceWatermark } from "../core/watermark.js";
 import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import type { Pool, PoolClient } from "../db/pool.js";
+import { prepared } from "../db/prepared.js";
 import { windowsLateral } from "./windowSql.js";
 
 export type TriggerKind = "interval" | "once" | "available-now" | "replay" | "notify";
@@ -76,11 +77,9 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
     await client.query("BEGIN");
     await client.query(XACT_LOCK_SQL, [LockNamespace.results, p.name]);
     const cp = await readCheckpoint(client, p.name);
-    const range = await client.query(
-      `SELECT max(seq) AS end_offset FROM (SELECT seq FROM straggler.bronze_events
+    const range = await client.query(prepared("range", `SELECT max(seq) AS end_offset FROM (SELECT seq FROM straggler.bronze_events
         WHERE pipeline = $1 AND seq > $2 ORDER BY seq LIMIT $3) s`,
-      [p.name, cp.last_offset, p.trigger.maxRowsPerBatch],
-    );
+      [p.name, cp.last_offset, p.trigger.maxRowsPerBatch]));
     const endOffset = range.rows[0].end_offset as number | null;
     if (endOffset === null) {
       await client.query("COMMIT");
@@ -90,28 +89,28 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
     const watermark = cp.watermark; // from earlier batches only (DESIGN §3)
     const params = [p.name, cp.last_offset, endOffset];
     const stats = (
-      await client.query(
-        `SELECT count(*) FILTER (WHERE status = 'accepted')::int AS accepted,
+      await client.query(prepared("stats", `SELECT count(*) FILTER (WHERE status = 'accepted')::int AS accepted,
                 count(*) FILTER (WHERE status <> 'accepted')::int AS quarantined,
                 min(event_time) FILTER (WHERE status = 'accepted') AS min_et,
                 max(event_time) FILTER (WHERE status = 'accepted') AS max_et,
                 timestamptz 'epoch' + avg(extract(epoch from event_time)) FILTER (WHERE status = 'accepted') * interval '1 second' AS avg_et
            FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3`,
-        params,
-      )
+        params))
     ).rows[0] as { accepted: number; quarantined: number; min_et: string | null; max_et: string | null; avg_et: string | null };
 
+    // Kept per session and emptied at every commit (no catalog writes per batch).
     await client.query(
-      `CREATE TEMP TABLE batch_pairs ON COMMIT DROP AS
+      `CREATE TEMP TABLE IF NOT EXISTS batch_pairs (seq bigint, group_key text, value numeric,
+         window_start timestamptz, window_end timestamptz, late boolean) ON COMMIT DELETE ROWS`,
+    );
+    await client.query(prepared("batch_pairs", `INSERT INTO batch_pairs
        SELECT b.seq, b.group_key, b.value, w.window_start, w.window_end,
               ($4::timestamptz IS NOT NULL AND w.window_end <= $4::timestamptz) AS late
          FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
         WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $3 AND b.status = 'accepted'`,
-      [...params, watermark],
-    );
+      [...params, watermark]));
     const late = (
-      await client.query(
-        `WITH ev AS (
+      await client.query(prepared("late", `WITH ev AS (
            INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id)
            SELECT $1, seq, group_key, window_start, window_end, $2 FROM batch_pairs WHERE late
            ON CONFLICT DO NOTHING RETURNING 1
@@ -126,13 +125,11 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
            RETURNING 1
          )
          SELECT (SELECT count(*) FROM ev)::int AS pairs, (SELECT count(*) FROM win)::int AS windows`,
-        [p.name, batchId],
-      )
+        [p.name, batchId]))
     ).rows[0] as { pairs: number; windows: number };
 
     // Rows for one key are combined first: a MERGE source may not hold two rows for one target row.
-    const merged = await client.query(
-      `MERGE INTO straggler.window_results_table AS t
+    const merged = await client.query(prepared("merge", `MERGE INTO straggler.window_results_table AS t
        USING (SELECT group_key, window_start, window_end, count(*) AS n, sum(value) AS s, min(value) AS lo, max(value) AS hi
                 FROM batch_pairs WHERE NOT late GROUP BY group_key, window_start, window_end) AS s
           ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
@@ -145,18 +142,15 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
        WHEN NOT MATCHED THEN
          INSERT (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
          VALUES ($1, s.group_key, s.window_start, s.window_end, s.n, s.s, s.lo, s.hi, $2)`,
-      [p.name, batchId],
-    );
+      [p.name, batchId]));
 
     const maxEvent = [ms(cp.max_event_time), ms(stats.max_et)].reduce<number | null>((a, b) => (b === null ? a : a === null ? b : Math.max(a, b)), null);
     const nextWatermark = iso(advanceWatermark(ms(watermark), maxEvent, p.watermark.delay));
-    const finalized = await client.query(
-      `UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
+    const finalized = await client.query(prepared("finalize", `UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
         WHERE pipeline = $1 AND NOT is_final AND window_end <= $2`,
-      [p.name, nextWatermark],
-    );
+      [p.name, nextWatermark]));
     const open = (await client.query("SELECT count(*)::int AS n FROM straggler.window_results_table WHERE pipeline = $1 AND NOT is_final", [p.name])).rows[0].n as number;
-    const previous = (await client.query("SELECT max(timestamp) AS t FROM straggler.batch_progress WHERE pipeline = $1", [p.name])).rows[0].t as string | null;
+    const previous = ((await client.query("SELECT timestamp AS t FROM straggler.batch_progress WHERE pipeline = $1 ORDER BY batch_id DESC LIMIT 1", [p.name])).rows[0]?.t ?? null) as string | null;
 
     const durationMs = Math.max(1, Math.round(performance.now() - started));
     const now = Date.now();
