@@ -4,7 +4,7 @@
  * Instants are `timestamptz`, values `numeric`, sequence numbers `bigint`.
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, doublePrecision, index, integer, numeric, pgSchema, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, doublePrecision, index, integer, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const straggler = pgSchema("straggler");
 
@@ -36,6 +36,8 @@ export const bronzeEvents = straggler.table(
     // stream query's predicate and, before the first ANALYZE, be picked to scan
     // a pipeline's whole history instead of its sequence range.
     index("bronze_events_pipeline_event_time").on(t.pipeline, t.eventTime),
+    // Corrections read one key's events of one window.
+    index("bronze_events_pipeline_key_event_time").on(t.pipeline, t.groupKey, t.eventTime),
     // Dedupe probe: is an accepted row with this event id already in bronze?
     index("bronze_events_accepted_event_id").on(t.pipeline, t.eventId).where(sql`status = 'accepted'`),
   ],
@@ -155,4 +157,58 @@ export const lateEvents = straggler.table(
     primaryKey({ columns: [t.pipeline, t.seq, t.windowStart] }),
     index("late_events_window").on(t.pipeline, t.groupKey, t.windowStart, t.windowEnd),
   ],
+);
+
+/** One correction run: what triggered it, what it examined and changed, how it ended. */
+export const correctionRuns = straggler.table(
+  "correction_runs",
+  {
+    runId: bigserial("run_id", { mode: "number" }).primaryKey(),
+    pipeline: text("pipeline").notNull(),
+    trigger: text("trigger").notNull(),
+    /** For cron runs: the scheduled minute, unique per pipeline, so replicas run each slot once. */
+    cronSlot: tstz("cron_slot"),
+    rangeStart: tstz("range_start"),
+    rangeEnd: tstz("range_end"),
+    groupKeys: text("group_keys").array(),
+    status: text("status").notNull(),
+    bronzeSnapshot: bigint("bronze_snapshot", { mode: "number" }),
+    windowsExamined: integer("windows_examined"),
+    windowsChanged: integer("windows_changed"),
+    eventsRecovered: integer("events_recovered"),
+    startedAt: tstz("started_at").notNull().defaultNow(),
+    finishedAt: tstz("finished_at"),
+    durationMs: integer("duration_ms"),
+    error: text("error"),
+  },
+  (t) => [
+    index("correction_runs_pipeline").on(t.pipeline, t.runId),
+    uniqueIndex("correction_runs_cron_slot").on(t.pipeline, t.cronSlot).where(sql`cron_slot IS NOT NULL`),
+  ],
+);
+
+/** The audit trail: one row per window a correction changed, before and after. */
+export const corrections = straggler.table(
+  "corrections",
+  {
+    runId: bigint("run_id", { mode: "number" }).notNull(),
+    pipeline: text("pipeline").notNull(),
+    groupKey: text("group_key").notNull(),
+    windowStart: tstz("window_start").notNull(),
+    windowEnd: tstz("window_end").notNull(),
+    revisionBefore: integer("revision_before"),
+    revisionAfter: integer("revision_after").notNull(),
+    countBefore: bigint("count_before", { mode: "number" }),
+    sumBefore: numeric("sum_before"),
+    minBefore: numeric("min_before"),
+    maxBefore: numeric("max_before"),
+    countAfter: bigint("count_after", { mode: "number" }).notNull(),
+    sumAfter: numeric("sum_after"),
+    minAfter: numeric("min_after"),
+    maxAfter: numeric("max_after"),
+    lateEventCount: integer("late_event_count").notNull(),
+    lateEventIds: text("late_event_ids").array().notNull(),
+    correctedAt: tstz("corrected_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.groupKey, t.windowStart, t.windowEnd] }), index("corrections_window").on(t.pipeline, t.groupKey, t.windowStart)],
 );

@@ -1,0 +1,246 @@
+/**
+ * The correction job (DESIGN §9–10): recomputes windows the stream had to
+ * leave wrong — every window awaiting correction, and on request every final
+ * window overlapping a time range (optionally only some group keys) — as a
+ * full replacement from accepted bronze rows, never a delta.
+ *
+ * One transaction per run, under the pipeline's results lock (the stream's
+ * batches and correction runs never write at the same time):
+ *
+ *   read the checkpoint: the bronze snapshot is the stream's committed offset,
+ *   the windows it no longer owns are those with end <= its watermark
+ *   → collect target windows → recompute each from bronze rows <= snapshot
+ *   → keep the ones whose value changed → upsert them (final, corrected,
+ *     revision + 1) → audit before/after with the late events that caused it
+ *   → clear "awaiting correction" marks only up to the snapshot.
+ *
+ * Rows that land during a run are beyond its snapshot: the stream registers
+ * them and the next run corrects them. Running twice changes nothing the
+ * second time.
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import { windowSpecOf } from "../config/pipelines.js";
+import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
+import type { Pool, PoolClient } from "../db/pool.js";
+import { withRetry } from "../db/retry.js";
+import { windowsLateral } from "../stream/windowSql.js";
+
+export type CorrectionTrigger = "cron" | "api" | "cli";
+
+export interface CorrectionRequest {
+  trigger: CorrectionTrigger;
+  /** Recompute every final window overlapping `[from, to)` (ISO instants) too. */
+  range?: { from: string; to: string };
+  /** Only these group keys. */
+  keys?: string[];
+  /** Scheduled minute of a cron run (ISO): a slot runs once across replicas. */
+  cronSlot?: string;
+}
+
+export interface Aggregate {
+  count: number;
+  sum: string | null;
+  min: string | null;
+  max: string | null;
+}
+
+export interface WindowChange {
+  groupKey: string;
+  windowStart: string;
+  windowEnd: string;
+  before: Aggregate | null;
+  after: Aggregate;
+  revision: number;
+  lateEventCount: number;
+  lateEventIds: string[];
+}
+
+export interface CorrectionSummary {
+  runId: number | null;
+  pipeline: string;
+  trigger: CorrectionTrigger;
+  /** `skipped`: another replica already ran this cron slot. */
+  status: "succeeded" | "failed" | "skipped";
+  range: { from: string; to: string } | null;
+  keys: string[] | null;
+  bronzeSnapshot: number | null;
+  windowsExamined: number;
+  windowsChanged: number;
+  eventsRecovered: number;
+  durationMs: number;
+  error: string | null;
+  changes: WindowChange[];
+}
+
+/** At most this many late event ids are kept per audit row (the count is always exact). */
+const MAX_IDS_PER_WINDOW = 1000;
+
+async function collectTargets(c: PoolClient, p: PipelineConfig, req: CorrectionRequest, snapshot: number, watermark: string): Promise<number> {
+  await c.query(`CREATE TEMP TABLE IF NOT EXISTS corr_targets (group_key text, window_start timestamptz, window_end timestamptz,
+                  PRIMARY KEY (group_key, window_start, window_end)) ON COMMIT DELETE ROWS`);
+  const keys = req.keys && req.keys.length > 0 ? req.keys : null;
+  const from = req.range?.from ?? null, to = req.range?.to ?? null;
+  // Windows awaiting correction (in the range, when one is given).
+  await c.query(
+    `INSERT INTO corr_targets
+     SELECT group_key, window_start, window_end FROM straggler.late_windows
+      WHERE pipeline = $1 AND window_end <= $2
+        AND ($3::timestamptz IS NULL OR (window_start < $4 AND window_end > $3))
+        AND ($5::text[] IS NULL OR group_key = ANY($5))
+     ON CONFLICT DO NOTHING`,
+    [p.name, watermark, from, to, keys],
+  );
+  if (req.range) {
+    // Every final window in the range: those stored, and those bronze says should exist.
+    await c.query(
+      `INSERT INTO corr_targets
+       SELECT group_key, window_start, window_end FROM straggler.window_results_table
+        WHERE pipeline = $1 AND window_end <= $2 AND window_start < $4 AND window_end > $3
+          AND ($5::text[] IS NULL OR group_key = ANY($5))
+       ON CONFLICT DO NOTHING`,
+      [p.name, watermark, from, to, keys],
+    );
+    const sizeMs = windowSpecOf(p).sizeMs;
+    await c.query(
+      `INSERT INTO corr_targets
+       SELECT DISTINCT b.group_key, w.window_start, w.window_end
+         FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
+        WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq <= $6
+          AND b.event_time >= $3::timestamptz - $7 * interval '1 millisecond' AND b.event_time < $4
+          AND w.window_end <= $2 AND w.window_start < $4 AND w.window_end > $3
+          AND ($5::text[] IS NULL OR b.group_key = ANY($5))
+       ON CONFLICT DO NOTHING`,
+      [p.name, watermark, from, to, keys, snapshot, sizeMs],
+    );
+  }
+  return (await c.query("SELECT count(*)::int AS n FROM corr_targets")).rows[0].n;
+}
+
+/** Recomputes the targets, applies the changed ones, writes the audit, clears marks. Returns the changes. */
+async function applyCorrections(c: PoolClient, p: PipelineConfig, runId: number, snapshot: number): Promise<WindowChange[]> {
+  await c.query(`CREATE TEMP TABLE IF NOT EXISTS corr_changes (group_key text, window_start timestamptz, window_end timestamptz,
+                  rev_before int, n_before bigint, s_before numeric, lo_before numeric, hi_before numeric,
+                  n bigint, s numeric, lo numeric, hi numeric) ON COMMIT DELETE ROWS`);
+  // Full replacement from accepted bronze rows up to the snapshot; only values that differ.
+  await c.query(
+    `INSERT INTO corr_changes
+     SELECT t.group_key, t.window_start, t.window_end, r.revision, r.event_count, r.value_sum, r.value_min, r.value_max, f.n, f.s, f.lo, f.hi
+       FROM corr_targets t
+       CROSS JOIN LATERAL (
+         SELECT count(*) AS n, sum(b.value) AS s, min(b.value) AS lo, max(b.value) AS hi
+           FROM straggler.bronze_events b
+          WHERE b.pipeline = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq <= $2
+            AND b.event_time >= t.window_start AND b.event_time < t.window_end) f
+       LEFT JOIN straggler.window_results_table r
+         ON r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start AND r.window_end = t.window_end
+      WHERE (r.pipeline IS NULL AND f.n > 0)
+         OR (r.pipeline IS NOT NULL AND (r.event_count, r.value_sum, r.value_min, r.value_max) IS DISTINCT FROM (f.n, f.s, f.lo, f.hi))`,
+    [p.name, snapshot],
+  );
+  await c.query(
+    `INSERT INTO straggler.window_results_table AS r
+       (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
+     SELECT $1, group_key, window_start, window_end, n, s, lo, hi, true, true, 1 FROM corr_changes
+     ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
+       SET event_count = excluded.event_count, value_sum = excluded.value_sum, value_min = excluded.value_min,
+           value_max = excluded.value_max, is_final = true, corrected = true, revision = r.revision + 1, updated_at = now()`,
+    [p.name],
+  );
+  const { rows } = await c.query(
+    `INSERT INTO straggler.corrections (run_id, pipeline, group_key, window_start, window_end, revision_before, revision_after,
+        count_before, sum_before, min_before, max_before, count_after, sum_after, min_after, max_after, late_event_count, late_event_ids)
+     SELECT $2, $1, ch.group_key, ch.window_start, ch.window_end, ch.rev_before, coalesce(ch.rev_before + 1, 1),
+            ch.n_before, ch.s_before, ch.lo_before, ch.hi_before, ch.n, ch.s, ch.lo, ch.hi,
+            coalesce(le.n, 0), coalesce(le.ids, '{}')
+       FROM corr_changes ch
+       LEFT JOIN LATERAL (
+         SELECT count(*)::int AS n, (array_agg(b.event_id ORDER BY l.seq))[1:${MAX_IDS_PER_WINDOW}] AS ids
+           FROM straggler.late_events l JOIN straggler.bronze_events b ON b.seq = l.seq
+          WHERE l.pipeline = $1 AND l.group_key = ch.group_key AND l.window_start = ch.window_start
+            AND l.window_end = ch.window_end AND l.seq <= $3) le ON true
+     RETURNING group_key, window_start, window_end, revision_after, count_before, sum_before, min_before, max_before,
+               count_after, sum_after, min_after, max_after, late_event_count, late_event_ids`,
+    [p.name, runId, snapshot],
+  );
+  // Marks are cleared only up to the snapshot this run read.
+  await c.query(
+    `DELETE FROM straggler.late_events l USING corr_targets t
+      WHERE l.pipeline = $1 AND l.group_key = t.group_key AND l.window_start = t.window_start AND l.window_end = t.window_end AND l.seq <= $2`,
+    [p.name, snapshot],
+  );
+  await c.query(
+    `DELETE FROM straggler.late_windows l USING corr_targets t
+      WHERE l.pipeline = $1 AND l.group_key = t.group_key AND l.window_start = t.window_start AND l.window_end = t.window_end AND l.max_seq <= $2`,
+    [p.name, snapshot],
+  );
+  return rows
+    .map((r) => ({
+      groupKey: r.group_key,
+      windowStart: r.window_start,
+      windowEnd: r.window_end,
+      before: r.count_before === null ? null : { count: r.count_before, sum: r.sum_before, min: r.min_before, max: r.max_before },
+      after: { count: r.count_after, sum: r.sum_after, min: r.min_after, max: r.max_after },
+      revision: r.revision_after,
+      lateEventCount: r.late_event_count,
+      lateEventIds: r.late_event_ids,
+    }))
+    .sort((a, b) => (a.groupKey + a.windowStart).localeCompare(b.groupKey + b.windowStart));
+}
+
+/**
+ * Runs one correction of `p`.
+ * @returns the run's summary; a failure is recorded and returned with `status: "failed"`, never thrown,
+ *   except when the run record itself cannot be written (database unreachable), which throws
+ */
+export async function runCorrection(pool: Pool, p: PipelineConfig, req: CorrectionRequest): Promise<CorrectionSummary> {
+  const started = performance.now();
+  const base: CorrectionSummary = {
+    runId: null, pipeline: p.name, trigger: req.trigger, status: "succeeded", range: req.range ?? null, keys: req.keys ?? null,
+    bronzeSnapshot: null, windowsExamined: 0, windowsChanged: 0, eventsRecovered: 0, durationMs: 0, error: null, changes: [],
+  };
+  const inserted = await pool.query(
+    `INSERT INTO straggler.correction_runs (pipeline, trigger, cron_slot, range_start, range_end, group_keys, status)
+     VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT DO NOTHING RETURNING run_id`,
+    [p.name, req.trigger, req.cronSlot ?? null, req.range?.from ?? null, req.range?.to ?? null, req.keys ?? null],
+  );
+  if (inserted.rowCount === 0) return { ...base, status: "skipped" };
+  const runId = inserted.rows[0].run_id as number;
+  let summary: CorrectionSummary;
+  try {
+    summary = await withRetry(async () => {
+      const c = await pool.connect();
+      try {
+        await c.query("BEGIN");
+        await c.query(XACT_LOCK_SQL, [LockNamespace.results, p.name]);
+        const cp = (await c.query("SELECT last_offset, watermark FROM straggler.checkpoints WHERE pipeline = $1", [p.name])).rows[0] as
+          | { last_offset: number; watermark: string | null }
+          | undefined;
+        if (!cp || cp.watermark === null) {
+          await c.query("COMMIT");
+          return { ...base, runId, bronzeSnapshot: cp?.last_offset ?? null };
+        }
+        const examined = await collectTargets(c, p, req, cp.last_offset, cp.watermark);
+        const changes = await applyCorrections(c, p, runId, cp.last_offset);
+        await c.query("COMMIT");
+        return {
+          ...base, runId, bronzeSnapshot: cp.last_offset, windowsExamined: examined, windowsChanged: changes.length,
+          eventsRecovered: changes.reduce((n, ch) => n + ch.lateEventCount, 0), changes,
+        };
+      } catch (e) {
+        await c.query("ROLLBACK").catch(() => undefined);
+        throw e;
+      } finally {
+        c.release();
+      }
+    });
+  } catch (e) {
+    summary = { ...base, runId, status: "failed", error: (e as Error).message };
+  }
+  summary.durationMs = Math.round(performance.now() - started);
+  await pool.query(
+    `UPDATE straggler.correction_runs SET status = $2, bronze_snapshot = $3, windows_examined = $4, windows_changed = $5,
+        events_recovered = $6, finished_at = now(), duration_ms = $7, error = $8 WHERE run_id = $1`,
+    [runId, summary.status, summary.bronzeSnapshot, summary.windowsExamined, summary.windowsChanged, summary.eventsRecovered, summary.durationMs, summary.error],
+  );
+  return summary;
+}
