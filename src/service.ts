@@ -1,12 +1,14 @@
 /**
  * The service (`npm start`): REST API, one stream loop per pipeline (woken by
- * LISTEN/NOTIFY when rows land), graceful stop on SIGINT/SIGTERM.
+ * LISTEN/NOTIFY when rows land), scheduled corrections, graceful stop on
+ * SIGINT/SIGTERM.
  */
 import type { Server } from "node:http";
 import pg from "pg";
 import type { Env } from "./config/env.js";
 import type { PipelineConfig } from "./config/pipelines.js";
 import type { Database } from "./db/open.js";
+import { scheduleCorrections } from "./correction/schedule.js";
 import { createApp } from "./http/app.js";
 import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
 import { landPendingFiles } from "./ingest/landFile.js";
@@ -63,7 +65,8 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     loop.start();
   }
   const stopListening = listenForLandings(db.url, (name) => loops.get(name)?.wake(), log);
-  const app = createApp({ pool: db.pool, pipelines, log });
+  const schedule = scheduleCorrections(db.pool, pipelines, log);
+  const app = createApp({ pool: db.pool, pipelines, log, token: env.STRAGGLER_API_TOKEN });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(env.PORT, () => resolve(s));
   });
@@ -75,6 +78,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all([...loops.values()].map((l) => l.stop()));
+      await schedule.stop();
       await stopListening();
     },
   };

@@ -13,6 +13,9 @@ import { landFile, landPendingFiles, landStream, listLandingFiles } from "../ing
 import type { LandResult } from "../ingest/copyToBronze.js";
 import { createLogger, type Logger } from "../log.js";
 import { replay } from "../replay/replay.js";
+import { runCorrection } from "../correction/correct.js";
+import { reconcile } from "../correction/reconcile.js";
+import { parseInstant } from "../core/timestamps.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
 import { pipelineStatus } from "../stream/status.js";
 import { runUntilCaughtUp } from "../stream/streamLoop.js";
@@ -236,7 +239,78 @@ export function buildCli(): Command {
       });
     });
 
+  program
+    .command("correct")
+    .description("run a correction: windows awaiting correction, plus every final window in [--from, --to) when given; prints the run summary")
+    .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
+    .option("--from <instant>", "range start, ISO 8601 with zone")
+    .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
+    .option("--key <key...>", "only these group keys")
+    .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[] }) => {
+      const ctx = ctxOf();
+      const range = rangeOption(opts);
+      await withDb(ctx, async (db) => {
+        let failed = false;
+        for (const p of pick(ctx, opts.pipeline)) {
+          const s = await runCorrection(db.pool, p, { trigger: "cli", range, keys: opts.key });
+          failed ||= s.status === "failed";
+          console.log(
+            `${p.name}: correction run ${s.runId} ${s.status}: ${s.windowsExamined} windows examined, ${s.windowsChanged} changed, ` +
+              `${s.eventsRecovered} late events recovered, ${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
+          );
+          for (const c of s.changes.slice(0, 20)) {
+            console.log(`  ${c.groupKey || "(no key)"} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
+          }
+          if (s.changes.length > 20) console.log(`  … and ${s.changes.length - 20} more (straggler.corrections, run ${s.runId})`);
+        }
+        if (failed) process.exitCode = 1;
+      });
+    });
+
+  program
+    .command("reconcile")
+    .description("compare every final window (in [--from, --to) when given) with a fresh recompute from bronze and check the ledger; exits 1 on any mismatch")
+    .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
+    .option("--from <instant>", "range start, ISO 8601 with zone")
+    .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
+    .option("--json", "print the full report as JSON")
+    .action(async (opts: { pipeline: string; from?: string; to?: string; json?: boolean }) => {
+      const ctx = ctxOf();
+      const range = rangeOption(opts);
+      await withDb(ctx, async (db) => {
+        let bad = false;
+        for (const p of pick(ctx, opts.pipeline)) {
+          const r = await reconcile(db.pool, p, range);
+          bad ||= !r.ok;
+          if (opts.json) {
+            json(r);
+            continue;
+          }
+          console.log(
+            `${p.name}: ${r.windowsChecked} final windows checked, ${r.mismatches.length} mismatches; ledger landed ${r.ledger.landed} = accepted ${r.ledger.accepted} + quarantined ${r.ledger.quarantined} ` +
+              `(${r.ledger.balanced ? "balanced" : `NOT balanced: landed by source ${r.ledger.landedBySource}`}); backlog ${r.backlogRows} rows`,
+          );
+          for (const m of r.mismatches.slice(0, 50)) {
+            const fmt = (a: typeof m.stored) => (a ? `count ${a.count} sum ${a.sum} min ${a.min} max ${a.max}` : "missing");
+            console.log(`  ${m.groupKey || "(no key)"} [${m.windowStart}, ${m.windowEnd}) stored ${fmt(m.stored)}, expected ${fmt(m.expected)}`);
+          }
+          if (r.mismatches.length > 50) console.log(`  … and ${r.mismatches.length - 50} more (use --json)`);
+        }
+        if (bad) process.exitCode = 1;
+      });
+    });
+
   return program;
+}
+
+function rangeOption(opts: { from?: string; to?: string }): { from: string; to: string } | undefined {
+  if (opts.from === undefined && opts.to === undefined) return undefined;
+  const from = opts.from === undefined ? undefined : parseInstant(opts.from, "iso8601", undefined);
+  const to = opts.to === undefined ? undefined : parseInstant(opts.to, "iso8601", undefined);
+  if (!from?.ok) throw new UsageError(`--from: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.from)}`);
+  if (!to?.ok) throw new UsageError(`--to: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.to)}`);
+  if (from.ms >= to.ms) throw new UsageError("--from must be before --to");
+  return { from: new Date(from.ms).toISOString(), to: new Date(to.ms).toISOString() };
 }
 
 async function main(): Promise<void> {

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { createHash } from "node:crypto";
+import cron from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
@@ -93,7 +94,11 @@ export const pipelineSchema = z
         batchSpan: positiveDuration("replay micro-batch span of arrival time"),
       })
       .optional(),
-    correction: z.strictObject({ schedule: z.string().optional() }).prefault({}),
+    correction: z
+      .strictObject({
+        schedule: z.string().refine((e) => cron.validate(e), { message: 'expected a cron expression such as "*/10 * * * *"' }).optional(),
+      })
+      .prefault({}),
   })
   .superRefine((p, ctx) => {
     if (p.window.type === "sliding" && p.window.slide > p.window.size) {

@@ -52,7 +52,7 @@ export function useTestDatabase(): () => Promise<TestDatabase> {
     // CREATE DATABASE … TEMPLATE fails while another session uses the template: retry briefly.
     for (let attempt = 0; ; attempt++) {
       try {
-        await admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE straggler_template`));
+        await admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${inject("templateDb")}`));
         break;
       } catch (e) {
         if (attempt > 50 || !/being accessed by other users/.test((e as Error).message)) throw e;

@@ -9,11 +9,11 @@ import pg from "pg";
 import { runMigrations } from "../../src/db/migrate.js";
 import { createPool } from "../../src/db/pool.js";
 
-export const TEMPLATE_DB = "straggler_template";
 
 declare module "vitest" {
   export interface ProvidedContext {
     adminUrl: string;
+    templateDb: string;
   }
 }
 
@@ -35,6 +35,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     adminUrl = container.getConnectionUri();
     stopContainer = () => container.stop();
   }
+  // Unique per run: two suites may share one server (the quick loop).
+  const TEMPLATE_DB = `straggler_template_${process.pid}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB}`);
@@ -44,6 +46,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await runMigrations(pool);
   await pool.end();
   project.provide("adminUrl", adminUrl);
+  project.provide("templateDb", TEMPLATE_DB);
   return async () => {
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();

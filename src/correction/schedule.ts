@@ -1,0 +1,54 @@
+/**
+ * Scheduled corrections inside the service (node-cron). Each run is keyed by
+ * its scheduled minute (`cron_slot`, unique per pipeline), so with several
+ * replicas each slot runs once; `noOverlap` keeps a slow run from
+ * overlapping the next tick in this process. `stop()` awaits runs in flight.
+ */
+import cron, { type ScheduledTask } from "node-cron";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Pool } from "../db/pool.js";
+import type { Logger } from "../log.js";
+import { runCorrection, type CorrectionSummary } from "./correct.js";
+
+/** The scheduled minute of a tick, ISO 8601 UTC. */
+export function cronSlotOf(date: Date): string {
+  const d = new Date(date.getTime());
+  d.setUTCSeconds(0, 0);
+  return d.toISOString();
+}
+
+export function logCorrection(log: Logger, s: CorrectionSummary): void {
+  const fields = { pipeline: s.pipeline, runId: s.runId, trigger: s.trigger, windowsExamined: s.windowsExamined, windowsChanged: s.windowsChanged, eventsRecovered: s.eventsRecovered, durationMs: s.durationMs };
+  if (s.status === "failed") log.error({ ...fields, error: s.error }, "correction run failed");
+  else if (s.status === "skipped") log.info(fields, "correction slot already run by another replica");
+  else log.info(fields, "correction run finished");
+}
+
+export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log: Logger): { stop(): Promise<void> } {
+  const tasks: ScheduledTask[] = [];
+  const inFlight = new Set<Promise<unknown>>();
+  for (const p of pipelines) {
+    const expr = p.correction.schedule;
+    if (!expr) continue;
+    const task = cron.schedule(
+      expr,
+      async (ctx) => {
+        const run = runCorrection(pool, p, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) })
+          .then((s) => logCorrection(log, s))
+          .catch((e) => log.error({ err: e, pipeline: p.name }, "correction run could not start"));
+        inFlight.add(run);
+        await run;
+        inFlight.delete(run);
+      },
+      { name: `correction:${p.name}`, noOverlap: true },
+    );
+    tasks.push(task);
+    log.info({ pipeline: p.name, schedule: expr }, "correction scheduled");
+  }
+  return {
+    async stop() {
+      await Promise.all(tasks.map((t) => t.stop()));
+      await Promise.all(inFlight);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+/** HTTP errors as JSON `{ error, message }`: 4xx for the caller's mistakes, 503 while the database is away. */
+import type { NextFunction, Request, Response } from "express";
+import { z } from "zod";
+import type { Logger } from "../log.js";
+
+export class HttpError extends Error {
+  override name = "HttpError";
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Parses `value` with `schema`; throws a 400 naming the bad field (`where.field: message`). */
+export function parseOr400<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (!r.success) {
+    const msg = r.error.issues.map((i) => `${[where, ...i.path.map(String)].join(".")}: ${i.message}`).join("; ");
+    throw new HttpError(400, "invalid_request", msg);
+  }
+  return r.data;
+}
+
+/** Connection-level failures: the database is unreachable or restarting. */
+function isUnavailable(e: unknown): boolean {
+  const code = (e as { code?: string }).code ?? "";
+  const msg = (e as Error).message ?? "";
+  return (
+    ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P02", "57P03", "53300"].includes(code) ||
+    code.startsWith("08") ||
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(msg)
+  );
+}
+
+export function errorHandler(log: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (err instanceof HttpError) {
+      res.status(err.status).json({ error: err.code, message: err.message });
+      return;
+    }
+    const e = err as { type?: string; status?: number; message?: string };
+    // body-parser errors: too large, bad encoding, malformed JSON.
+    if (e.type === "entity.too.large") {
+      res.status(413).json({ error: "payload_too_large", message: "request body is larger than the limit" });
+      return;
+    }
+    if (typeof e.status === "number" && e.status >= 400 && e.status < 500) {
+      res.status(e.status).json({ error: "invalid_request", message: e.message ?? "bad request" });
+      return;
+    }
+    if (isUnavailable(err)) {
+      res.set("Retry-After", "5").status(503).json({ error: "unavailable", message: "the database is unreachable; retry later" });
+      return;
+    }
+    log.error({ err, method: req.method, path: req.path }, "request failed");
+    res.status(500).json({ error: "internal", message: "internal error; see the service log" });
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * Request and response schemas of the REST API (zod). The OpenAPI document
+ * is generated from them (`openapi.ts`), so the two cannot drift apart.
+ */
+import { z } from "zod";
+import { parseInstant } from "../core/timestamps.js";
+
+/** An ISO 8601 instant with a zone, normalised to UTC. */
+export const instant = z
+  .string()
+  .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z" })
+  .transform((s) => new Date((parseInstant(s, "iso8601", undefined) as { ms: number }).ms).toISOString());
+
+const limit = z.coerce.number({ error: "expected a number" }).int().min(1).max(10_000).default(100);
+
+export const rangeQuery = z
+  .object({ from: instant.optional(), to: instant.optional() })
+  .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
+  .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
+
+export const windowsQuery = z.object({
+  from: instant.optional(),
+  to: instant.optional(),
+  key: z.string().optional(),
+  status: z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" }).optional(),
+  limit,
+});
+
+export const runIdParam = z.coerce.number({ error: "expected a run id (integer)" }).int().positive();
+
+export const limitQuery = z.object({ limit });
+export const quarantineQuery = z.object({ reason: z.string().optional(), limit });
+
+export const recomputeBody = z
+  .strictObject({
+    from: instant.optional(),
+    to: instant.optional(),
+    keys: z.array(z.string()).max(10_000).optional(),
+  })
+  .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
+  .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
+
+export const aggregate = z.object({ count: z.number(), sum: z.string().nullable(), min: z.string().nullable(), max: z.string().nullable() });
+
+export const landResponse = z.object({
+  pipeline: z.string(),
+  source: z.string(),
+  landed: z.number(),
+  accepted: z.number(),
+  quarantined: z.number(),
+  byReason: z.record(z.string(), z.number()),
+});
+
+export const correctionSummary = z.object({
+  runId: z.number().nullable(),
+  pipeline: z.string(),
+  trigger: z.enum(["cron", "api", "cli"]),
+  status: z.enum(["succeeded", "failed", "skipped"]),
+  range: z.object({ from: z.string(), to: z.string() }).nullable(),
+  keys: z.array(z.string()).nullable(),
+  bronzeSnapshot: z.number().nullable(),
+  windowsExamined: z.number(),
+  windowsChanged: z.number(),
+  eventsRecovered: z.number(),
+  durationMs: z.number(),
+  error: z.string().nullable(),
+  changes: z.array(
+    z.object({
+      groupKey: z.string(),
+      windowStart: z.string(),
+      windowEnd: z.string(),
+      before: aggregate.nullable(),
+      after: aggregate,
+      revision: z.number(),
+      lateEventCount: z.number(),
+      lateEventIds: z.array(z.string()),
+    }),
+  ),
+});
+
+export const errorResponse = z.object({ error: z.string(), message: z.string() });
