@@ -314,6 +314,11 @@ function rangeOption(opts: { from?: string; to?: string }): { from: string; to: 
 }
 
 async function main(): Promise<void> {
+  // `straggler … | head` closes stdout early: that is not an error.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+    throw e;
+  });
   try {
     await buildCli().parseAsync(process.argv);
   } catch (e) {

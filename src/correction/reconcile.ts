@@ -9,7 +9,7 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
-import type { Pool } from "../db/pool.js";
+import type { Pool, PoolClient } from "../db/pool.js";
 import { windowsLateral } from "../stream/windowSql.js";
 import type { Aggregate } from "./correct.js";
 
@@ -39,6 +39,24 @@ const agg = (n: number | null, s: string | null, lo: string | null, hi: string |
 
 /** Reconciles `p` over `range` (ISO instants, `[from, to)`), or over all time. */
 export async function reconcile(pool: Pool, p: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {
+  // One snapshot for the checkpoint, the comparison and the ledger: the stream
+  // and the correction commit results and checkpoint together, so a single
+  // REPEATABLE READ snapshot is always consistent — and blocks neither writer.
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const report = await reconcileIn(client, p, range);
+    await client.query("COMMIT");
+    return report;
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+async function reconcileIn(pool: PoolClient, p: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {
   const cp = (await pool.query("SELECT last_offset, watermark FROM straggler.checkpoints WHERE pipeline = $1", [p.name])).rows[0] as
     | { last_offset: number; watermark: string | null }
     | undefined;

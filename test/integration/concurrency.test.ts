@@ -198,7 +198,10 @@ describe("concurrency", () => {
         for (let i = 0; !(landerDone && streamerDone); i++) {
           const req: CorrectionRequest = { trigger: "api" };
           if (i % 3 === 1) req.range = everything;
-          if (i % 4 === 2) req.keys = KEYS.filter(() => jitter() < 0.5);
+          if (i % 4 === 2) {
+            const some = KEYS.filter(() => jitter() < 0.5);
+            req.keys = some.length > 0 ? some : [KEYS[i % KEYS.length]!];
+          }
           try {
             const summary = await runCorrection(pool, p, req);
             concurrentRuns++;
