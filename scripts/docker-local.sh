@@ -1,18 +1,39 @@
 #!/usr/bin/env bash
 # Prepare this machine for Docker-based tests with NO container registry:
 # only Debian's apt repository (and npm) can be reached here, so nothing may be
-# pulled from Docker Hub. We install Debian's docker.io, start dockerd by hand
-# (no systemd), and build a PostgreSQL 15 image from Debian packages once.
+# pulled from Docker Hub. We install Debian's docker.io (and docker-compose v1
+# when no compose works), start dockerd by hand (no systemd), and build once:
+#   - a PostgreSQL 15 image from Debian packages,
+#   - a Node 20 image: a Debian rootfs plus this machine's own node and npm
+#     (Debian's nodejs is 18, too old),
+# then (re)build the service image from the repository's Dockerfile on top of
+# the Node image (Docker's layer cache makes an unchanged repo a no-op).
 # Idempotent: a second run only checks and reuses what is already there.
 #
 # Usage: scripts/docker-local.sh   (as root)
-# Env:   STRAGGLER_PG_IMAGE  image to build (default straggler/postgres:15-local)
+# Env:   STRAGGLER_PG_IMAGE     PostgreSQL image (default straggler/postgres:15-local)
+#        STRAGGLER_NODE_IMAGE   Node image       (default straggler/node:20-local)
+#        STRAGGLER_IMAGE        service image    (default straggler/service:local)
+#        STRAGGLER_BUILD_NETWORK  `docker build --network` for the service image
+#                               (default: the bridge; set "host" if `npm ci` cannot
+#                               reach the registry from the bridge network)
+#        STRAGGLER_CA_BUNDLE    CA bundle copied into the Node image
+#                               (default /etc/ssl/certs/ca-certificates.crt)
 set -euo pipefail
 
 PG_IMAGE="${STRAGGLER_PG_IMAGE:-straggler/postgres:15-local}"
-# Raw debootstrap rootfs; the Dockerfile adds ENV/CMD/entrypoint on top of it.
-if [[ "${PG_IMAGE##*/}" == *:* ]]; then BASE_IMAGE="${PG_IMAGE%:*}-rootfs:${PG_IMAGE##*:}"
-else BASE_IMAGE="${PG_IMAGE}-rootfs:latest"; fi
+NODE_IMAGE="${STRAGGLER_NODE_IMAGE:-straggler/node:20-local}"
+SERVICE_IMAGE="${STRAGGLER_IMAGE:-straggler/service:local}"
+BUILD_NETWORK="${STRAGGLER_BUILD_NETWORK:-}"
+CA_BUNDLE="${STRAGGLER_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}"
+# Raw debootstrap rootfs of an image: "a/b:tag" -> "a/b-rootfs:tag". The
+# Dockerfile in docker/<name>/ adds ENV/CMD/entrypoint on top of it.
+rootfs_of() {
+  if [[ "${1##*/}" == *:* ]]; then printf '%s\n' "${1%:*}-rootfs:${1##*:}"
+  else printf '%s\n' "${1}-rootfs:latest"; fi
+}
+BASE_IMAGE="$(rootfs_of "$PG_IMAGE")"
+NODE_BASE_IMAGE="$(rootfs_of "$NODE_IMAGE")"
 SUITE=bookworm
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DOCKERD_LOG=/var/log/dockerd.log
@@ -31,8 +52,9 @@ step() {
 }
 
 [[ $EUID -eq 0 ]] || die "must run as root (apt-get, dockerd, debootstrap)"
-ROOTFS_DIR=""
-trap '[[ -z "$ROOTFS_DIR" ]] || rm -rf "$ROOTFS_DIR"' EXIT
+# Temporary folders (rootfs, build contexts, logs): removed on exit, also when a step fails.
+CLEANUP=()
+trap 'rm -rf ${CLEANUP[@]+"${CLEANUP[@]}"}' EXIT
 
 install_packages() {
   local missing=() cmd pkg
@@ -46,6 +68,17 @@ install_packages() {
   log "installing: ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# `docker compose` (v2 plugin) or `docker-compose` (v1): Debian has only v1.
+install_compose() {
+  if docker compose version >/dev/null 2>&1; then log "docker compose (v2) available"; return; fi
+  if command -v docker-compose >/dev/null 2>&1 && docker-compose version >/dev/null 2>&1; then
+    log "docker-compose (v1) available"; return
+  fi
+  log "installing: docker-compose"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
 }
 
 start_dockerd() {
@@ -98,25 +131,45 @@ apt_mirror() {
   done
 }
 
-build_base_image() {
-  if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then log "reusing $BASE_IMAGE"; return; fi
-  local mirror arch dir
+# debootstrap a minbase $SUITE rootfs with extra packages and import it as an image.
+# Usage: build_rootfs_image IMAGE PACKAGES(comma-separated)
+build_rootfs_image() {
+  local image="$1" include="$2" mirror arch dir
+  if docker image inspect "$image" >/dev/null 2>&1; then log "reusing $image"; return; fi
   mirror="$(apt_mirror | head -n 1)"
   [[ -n "$mirror" ]] || die "no apt source for '$SUITE main' in /etc/apt/sources.list{,.d}"
   arch="$(dpkg --print-architecture)"
-  dir="$(mktemp -d /var/tmp/straggler-pg-rootfs.XXXXXX)"
-  ROOTFS_DIR="$dir"  # removed by the EXIT trap, also when a step fails
-  log "debootstrap $SUITE ($arch) + postgresql-15 from $mirror"
-  debootstrap --variant=minbase --arch="$arch" --include=postgresql-15 \
+  dir="$(mktemp -d /var/tmp/straggler-rootfs.XXXXXX)"
+  CLEANUP+=("$dir" "$dir.log")
+  log "debootstrap $SUITE ($arch) + $include from $mirror"
+  debootstrap --variant=minbase --arch="$arch" --include="$include" \
     "$SUITE" "$dir" "$mirror" >"$dir.log" 2>&1 \
     || { tail -n 30 "$dir.log" >&2; die "debootstrap failed (full log: $dir.log)"; }
-  rm -f "$dir.log"
   # Slim the image: package caches, lists and docs are not needed at run time.
   rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/* \
     "$dir"/usr/share/doc/* "$dir"/usr/share/man/* "$dir"/usr/share/locale/*
-  log "importing rootfs as $BASE_IMAGE"
-  tar -C "$dir" -c . | docker import - "$BASE_IMAGE" >/dev/null
-  rm -rf "$dir"; ROOTFS_DIR=""
+  log "importing rootfs as $image"
+  tar -C "$dir" -c . | docker import - "$image" >/dev/null
+  rm -rf "$dir" "$dir.log"
+}
+
+build_base_image() { build_rootfs_image "$BASE_IMAGE" postgresql-15; }
+
+# Legacy builder: it uses a local FROM image as-is and never contacts a
+# registry (BuildKit may try to resolve the base image remotely). The build
+# log is shown only on failure (with a "legacy builder is deprecated" notice).
+# The outdated image this build untagged is removed (kept if a container uses it).
+# Usage: docker_build IMAGE CONTEXT [docker build options...]
+docker_build() {
+  local image="$1" context="$2" out old; shift 2
+  out="$(mktemp /var/tmp/straggler-build.XXXXXX)"; CLEANUP+=("$out")
+  old="$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)"
+  if ! DOCKER_BUILDKIT=0 docker build --force-rm "$@" -t "$image" "$context" >"$out" 2>&1; then
+    tail -n 40 "$out" >&2; die "docker build of $image failed"
+  fi
+  if [[ -n "$old" && "$old" != "$(docker image inspect -f '{{.Id}}' "$image")" ]]; then
+    docker rmi "$old" >/dev/null 2>&1 || true
+  fi
 }
 
 # Hash of docker/postgres/*, stored as an image label, so that an edited
@@ -129,27 +182,56 @@ pg_image_current() {
 }
 
 build_pg_image() {
-  # Legacy builder: it uses the local FROM image as-is and never contacts a
-  # registry (BuildKit may try to resolve the base image remotely).
-  # Its stderr (a "legacy builder is deprecated" notice) is shown only on failure.
-  local err old; err="$(mktemp)"
-  old="$(docker image inspect -f '{{.Id}}' "$PG_IMAGE" 2>/dev/null || true)"
-  if ! DOCKER_BUILDKIT=0 docker build -q --build-arg "BASE_IMAGE=$BASE_IMAGE" \
-    --label "straggler.recipe=$RECIPE_HASH" \
-    -t "$PG_IMAGE" "$REPO_ROOT/docker/postgres" >/dev/null 2>"$err"; then
-    cat "$err" >&2; rm -f "$err"; die "docker build of $PG_IMAGE failed"
-  fi
-  rm -f "$err"
-  # Drop the outdated image this build untagged (kept if a container uses it).
-  if [[ -n "$old" && "$old" != "$(docker image inspect -f '{{.Id}}' "$PG_IMAGE")" ]]; then
-    docker rmi "$old" >/dev/null 2>&1 || true
-  fi
+  docker_build "$PG_IMAGE" "$REPO_ROOT/docker/postgres" \
+    --build-arg "BASE_IMAGE=$BASE_IMAGE" --label "straggler.recipe=$RECIPE_HASH"
   log "built $PG_IMAGE"
+}
+
+# The Node image: docker/node/Dockerfile over a minbase rootfs, with the
+# host's node binary, npm and CA bundle. Its recipe hash covers all four, so a
+# node upgrade on the host (or a new CA) rebuilds the cheap top layer.
+NODE_BIN="$(command -v node || true)"
+[[ -n "$NODE_BIN" ]] || die "no node on PATH: the local Node image copies the host's Node 20"
+NODE_BIN="$(readlink -f "$NODE_BIN")"
+NODE_MAJOR="$("$NODE_BIN" -p 'process.versions.node.split(".")[0]')"
+((NODE_MAJOR >= 20)) || die "host node is $("$NODE_BIN" -v); Node 20 or later is needed"
+NPM_DIR="$(readlink -f "$(dirname "$NODE_BIN")/../lib/node_modules/npm" || true)"
+[[ -f "$NPM_DIR/bin/npm-cli.js" ]] || NPM_DIR="$(readlink -f "$(npm root -g)/npm")"
+[[ -f "$NPM_DIR/bin/npm-cli.js" ]] || die "npm not found next to $NODE_BIN"
+[[ -r "$CA_BUNDLE" ]] || die "CA bundle $CA_BUNDLE not readable (set STRAGGLER_CA_BUNDLE)"
+NODE_RECIPE_HASH="$({ cat "$REPO_ROOT"/docker/node/*; sha256sum "$NODE_BIN" "$CA_BUNDLE" | cut -d' ' -f1
+  cat "$NPM_DIR/package.json"; } | sha256sum | cut -c1-16)"
+node_image_current() {
+  [[ "$(docker image inspect -f '{{index .Config.Labels "straggler.recipe"}}' \
+    "$NODE_IMAGE" 2>/dev/null)" == "$NODE_RECIPE_HASH" ]]
+}
+
+build_node_base_image() { build_rootfs_image "$NODE_BASE_IMAGE" ca-certificates; }
+
+build_node_image() {
+  local ctx; ctx="$(mktemp -d /var/tmp/straggler-node-ctx.XXXXXX)"; CLEANUP+=("$ctx")
+  cp "$REPO_ROOT"/docker/node/* "$ctx"/
+  cp "$NODE_BIN" "$ctx/node"
+  cp -a "$NPM_DIR" "$ctx/npm"
+  cp "$CA_BUNDLE" "$ctx/ca-certificates.crt"
+  docker_build "$NODE_IMAGE" "$ctx" \
+    --build-arg "BASE_IMAGE=$NODE_BASE_IMAGE" --label "straggler.recipe=$NODE_RECIPE_HASH"
+  rm -rf "$ctx"
+  log "built $NODE_IMAGE (node $("$NODE_BIN" -v), npm $("$NODE_BIN" -p "require('$NPM_DIR/package.json').version"))"
+}
+
+# The service image from the repository's Dockerfile (`.dockerignore` keeps
+# the context to the runtime files). Always run: cached layers make it quick.
+build_service_image() {
+  docker_build "$SERVICE_IMAGE" "$REPO_ROOT" --build-arg "NODE_IMAGE=$NODE_IMAGE" \
+    ${BUILD_NETWORK:+--network "$BUILD_NETWORK"}
+  log "built $SERVICE_IMAGE ($(docker image inspect -f '{{.Id}}' "$SERVICE_IMAGE" | cut -c8-19))"
 }
 
 T0=$(date +%s.%N)
 step "install docker.io + debootstrap" install_packages
 step "start dockerd" start_dockerd
+step "docker compose" install_compose
 # If the final image is current the base is not needed (it may be pruned).
 if pg_image_current; then
   log "reusing $PG_IMAGE (recipe $RECIPE_HASH)"
@@ -157,4 +239,11 @@ else
   step "build base rootfs image" build_base_image
   step "build $PG_IMAGE" build_pg_image
 fi
-log "all done in $(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1fs", b-a}'); image: $PG_IMAGE"
+if node_image_current; then
+  log "reusing $NODE_IMAGE (recipe $NODE_RECIPE_HASH)"
+else
+  step "build Node base rootfs image" build_node_base_image
+  step "build $NODE_IMAGE" build_node_image
+fi
+step "build $SERVICE_IMAGE" build_service_image
+log "all done in $(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1fs", b-a}'); images: $PG_IMAGE $NODE_IMAGE $SERVICE_IMAGE"

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # Runs the test suite through Testcontainers on a machine that can reach no
-# container registry: installs and starts Docker and builds the PostgreSQL
-# image from Debian packages (scripts/docker-local.sh), then runs vitest
-# against that image. Extra arguments go to vitest.
+# container registry: installs and starts Docker and builds the PostgreSQL,
+# Node and service images from Debian packages and the host's Node
+# (scripts/docker-local.sh), then runs vitest against those images, then the
+# end-to-end tests (`npm run test:e2e`: service container, docker-compose).
+# Extra arguments go to the main vitest run. Exits non-zero if either fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/docker-local.sh
 export STRAGGLER_TEST_PG_IMAGE="${STRAGGLER_PG_IMAGE:-straggler/postgres:15-local}"
+# The service image docker-local.sh built (the e2e tests use it as is).
+export STRAGGLER_IMAGE="${STRAGGLER_IMAGE:-straggler/service:local}"
 # Ryuk (the reaper) is an image from Docker Hub; the suite stops its own container.
 export TESTCONTAINERS_RYUK_DISABLED=true
 # Keep test traffic on loopback and skip the in-container gateway probe (it pulls an image).
 export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
 unset TEST_DATABASE_URL
-exec npx vitest run "$@"
+main=0 e2e=0
+npx vitest run "$@" || main=$?
+npm run test:e2e || e2e=$?
+if ((main != 0 || e2e != 0)); then
+  echo "test-here: main suite exit $main, e2e exit $e2e" >&2
+  exit 1
+fi

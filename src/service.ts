@@ -14,6 +14,7 @@ import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
 import { landPendingFiles } from "./ingest/landFile.js";
 import type { Logger } from "./log.js";
 import { runBatch } from "./stream/runBatch.js";
+import { analyzeIfStale } from "./db/statistics.js";
 import { StreamLoop } from "./stream/streamLoop.js";
 
 export interface Service {
@@ -59,6 +60,9 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
         await landPendingFiles(db.pool, p, (r) => log.info({ pipeline: p.name, source: r.source, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined }, "file landed"));
       },
       runBatch: (trigger) => runBatch(db.pool, p, trigger),
+      afterCaughtUp: async () => {
+        await analyzeIfStale(db.pool);
+      },
       log,
     });
     loops.set(p.name, loop);

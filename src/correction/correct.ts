@@ -23,6 +23,7 @@ import { windowSpecOf } from "../config/pipelines.js";
 import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";
+import { analyzeIfStale } from "../db/statistics.js";
 import { windowsLateral } from "../stream/windowSql.js";
 
 export type CorrectionTrigger = "cron" | "api" | "cli";
@@ -72,6 +73,13 @@ export interface CorrectionSummary {
   changes: WindowChange[];
 }
 
+/*
+ * `b.seq + 0 <= snapshot`: the snapshot bound must not be usable as an index
+ * range on the sequence key — without fresh statistics the planner takes it
+ * and scans a pipeline's whole history once per window. The (pipeline, group
+ * key, event time) index is the access path a correction's cost should follow.
+ */
+
 /** At most this many late event ids are kept per audit row (the count is always exact). */
 const MAX_IDS_PER_WINDOW = 1000;
 
@@ -105,7 +113,7 @@ async function collectTargets(c: PoolClient, p: PipelineConfig, req: CorrectionR
       `INSERT INTO corr_targets
        SELECT DISTINCT b.group_key, w.window_start, w.window_end
          FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
-        WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq <= $6
+        WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $6
           AND b.event_time >= $3::timestamptz - $7 * interval '1 millisecond' AND b.event_time < $4
           AND w.window_end <= $2 AND w.window_start < $4 AND w.window_end > $3
           AND ($5::text[] IS NULL OR b.group_key = ANY($5))
@@ -129,7 +137,7 @@ async function applyCorrections(c: PoolClient, p: PipelineConfig, runId: number,
        CROSS JOIN LATERAL (
          SELECT count(*) AS n, sum(b.value) AS s, min(b.value) AS lo, max(b.value) AS hi
            FROM straggler.bronze_events b
-          WHERE b.pipeline = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq <= $2
+          WHERE b.pipeline = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2
             AND b.event_time >= t.window_start AND b.event_time < t.window_end) f
        LEFT JOIN straggler.window_results_table r
          ON r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start AND r.window_end = t.window_end
@@ -207,6 +215,7 @@ export async function runCorrection(pool: Pool, p: PipelineConfig, req: Correcti
   const runId = inserted.rows[0].run_id as number;
   let summary: CorrectionSummary;
   try {
+    await analyzeIfStale(pool);
     summary = await withRetry(async () => {
       const c = await pool.connect();
       try {

@@ -11,6 +11,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { windowsLateral } from "../stream/windowSql.js";
+import { analyzeIfStale } from "../db/statistics.js";
 import type { Aggregate } from "./correct.js";
 
 export interface Mismatch {
@@ -42,6 +43,7 @@ export async function reconcile(pool: Pool, p: PipelineConfig, range?: { from: s
   // One snapshot for the checkpoint, the comparison and the ledger: the stream
   // and the correction commit results and checkpoint together, so a single
   // REPEATABLE READ snapshot is always consistent — and blocks neither writer.
+  await analyzeIfStale(pool);
   const client = await pool.connect();
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -68,7 +70,7 @@ async function reconcileIn(pool: PoolClient, p: PipelineConfig, range?: { from: 
     `WITH fresh AS (
        SELECT b.group_key, w.window_start, w.window_end, count(*) AS n, sum(b.value) AS s, min(b.value) AS lo, max(b.value) AS hi
          FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
-        WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq <= $2
+        WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2 -- not an index range (see correct.ts)
           AND ($4::timestamptz IS NULL OR (b.event_time >= $4::timestamptz - $6 * interval '1 millisecond' AND b.event_time < $5))
         GROUP BY 1, 2, 3
      ), expected AS (

@@ -153,10 +153,10 @@ export const lateEvents = straggler.table(
     windowEnd: tstz("window_end").notNull(),
     batchId: bigint("batch_id", { mode: "number" }).notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.pipeline, t.seq, t.windowStart] }),
-    index("late_events_window").on(t.pipeline, t.groupKey, t.windowStart, t.windowEnd),
-  ],
+  // Keyed by window first: corrections read and clear one window's late events.
+  // (A key led by seq would match every `seq <= snapshot` filter and, before
+  // the first ANALYZE, be picked to scan the whole table once per window.)
+  (t) => [primaryKey({ columns: [t.pipeline, t.groupKey, t.windowStart, t.windowEnd, t.seq] })],
 );
 
 /** One correction run: what triggered it, what it examined and changed, how it ended. */

@@ -26,6 +26,7 @@ import type { Pool, PoolClient } from "../db/pool.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { readRecords } from "../ingest/readers.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
+import { analyzeIfStale } from "../db/statistics.js";
 
 export interface ReplayOptions {
   files: string[];
@@ -148,6 +149,7 @@ export async function replay(pool: Pool, p: PipelineConfig, opts: ReplayOptions)
         if (land.lastSeq !== null && b.endOffset >= land.lastSeq) break;
       }
       streamBatches += batches.length;
+      if ((replayBatches + skipped) % 100 === 0) await analyzeIfStale(pool);
       opts.onBatch?.({ rowsDone: done, rowsTotal: total, land, batches });
     }
     await client.query("COMMIT");

@@ -13,6 +13,8 @@ export interface StreamLoopDeps {
   landPending: () => Promise<void>;
   /** Runs one micro-batch; null when bronze holds nothing new. */
   runBatch: (trigger: TriggerKind) => Promise<BatchProgress | null>;
+  /** Maintenance after the stream caught up (planner statistics). */
+  afterCaughtUp?: () => Promise<void>;
   log: Logger;
 }
 
@@ -68,6 +70,7 @@ export class StreamLoop {
         await runUntilCaughtUp(this.deps.runBatch, "interval", (p) =>
           log.info({ batchId: p.batchId, numInputRows: p.numInputRows, watermark: p.nextWatermark, numRowsDroppedByWatermark: p.numRowsDroppedByWatermark, durationMs: p.durationMs }, "batch committed"),
         );
+        await this.deps.afterCaughtUp?.();
         this.failures = 0;
       } catch (e) {
         this.failures++;

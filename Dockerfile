@@ -1,0 +1,42 @@
+# The Straggler service: REST API + stream loops (`straggler serve`).
+#
+#   docker build -t straggler/service:local .
+#   docker run -e DATABASE_URL=postgres://… -e STRAGGLER_API_TOKEN=… -p 8080:8080 straggler/service:local
+#
+# The sources run as TypeScript through tsx (bin/straggler.mjs), a runtime
+# dependency, so there is no build stage: a production install plus the
+# sources is the whole image. NODE_IMAGE defaults to the official image; where
+# no registry is reachable scripts/docker-local.sh builds a local stand-in
+# (straggler/node:20-local) and passes it here. Written for both BuildKit and
+# the legacy builder (no RUN --mount).
+ARG NODE_IMAGE=node:20-bookworm-slim
+FROM ${NODE_IMAGE}
+
+ENV NODE_ENV=production \
+    PORT=8080 \
+    STRAGGLER_DATA_DIR=/app/.straggler
+WORKDIR /app
+
+# Dependencies first: this layer is reused until package*.json change.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund --loglevel=warn \
+ && npm cache clean --force
+
+# Sources (owned by root, read-only for the service user).
+COPY tsconfig.json ./
+COPY bin ./bin
+COPY drizzle ./drizzle
+COPY jobs ./jobs
+COPY pipelines ./pipelines
+COPY src ./src
+
+# The embedded PostgreSQL (used only when DATABASE_URL is unset) writes its
+# data under STRAGGLER_DATA_DIR; landing folders are mounted under /data.
+RUN mkdir -p /app/.straggler /data/landing && chown node:node /app/.straggler
+
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# node is PID 1 and handles SIGTERM itself: the service stops gracefully.
+CMD ["node", "bin/straggler.mjs", "serve"]
