@@ -4,7 +4,7 @@
  * validated config in `main()`; nothing runs at import time.
  */
 import path from "node:path";
-import { Command, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { loadEnv, type Env } from "../config/env.js";
 import { parseDuration, formatDuration } from "../config/duration.js";
 import { ConfigError, loadPipelines, type PipelineConfig } from "../config/pipelines.js";
@@ -95,7 +95,8 @@ export function buildCli(): Command {
   const program = new Command("straggler")
     .description("Event-time windows in PostgreSQL that stay right when events arrive late")
     .addOption(new Option("-c, --config <file>", "pipelines file (YAML/JSON)").env("STRAGGLER_PIPELINES"))
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .exitOverride(); // inherited by the commands below: usage errors exit 2, not 1
   const ctxOf = () => context(program.opts().config as string | undefined);
 
   program
@@ -200,7 +201,9 @@ export function buildCli(): Command {
       if (paths.length === 0) throw new UsageError(`no files to replay in ${p!.source.landingDir}`);
       await withDb(ctx, async (db) => {
         console.log(`Replaying ${paths.length} file(s) into ${p!.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
-        let bar = progressBar("staging", 0);
+        let bar: ReturnType<typeof progressBar> | undefined;
+        let staged = 0;
+        let dropped = 0;
         const rssPeak = { mb: 0 };
         const sample = setInterval(() => (rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20)), 200);
         let lastBatch: BatchProgress | undefined;
@@ -209,19 +212,22 @@ export function buildCli(): Command {
             files: paths,
             arrivalField,
             batchSpanMs,
-            onStaged: (n) => process.stderr.write(`\rstaged ${n} rows`),
+            onStaged: (n) => {
+              staged = n;
+              if (process.stderr.isTTY) process.stderr.write(`\rstaged ${n} rows`);
+            },
             onBatch: ({ rowsDone, rowsTotal, batches }) => {
-              if (rowsDone === 0 || bar === undefined) return;
+              for (const b of batches) dropped += b.numRowsDroppedByWatermark;
+              if (rowsDone === 0) return;
               if (batches.length > 0) lastBatch = batches[batches.length - 1];
-              if ((bar as { total?: number }).total !== rowsTotal) {
-                bar.stop();
-                process.stderr.write("\n");
-                bar = Object.assign(progressBar("replay", rowsTotal), { total: rowsTotal });
+              if (bar === undefined) {
+                process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}staged ${staged} rows in arrival order\n`);
+                bar = progressBar("replay", rowsTotal);
               }
-              bar.update(rowsDone, lastBatch ? `batch ${lastBatch.batchId}, watermark ${lastBatch.nextWatermark ?? "-"}, dropped ${lastBatch.numRowsDroppedByWatermark}` : "");
+              bar.update(rowsDone, lastBatch ? `batch ${lastBatch.batchId}, watermark ${lastBatch.nextWatermark ?? "-"}, dropped so far ${dropped}` : "");
             },
           });
-          bar.stop();
+          bar?.stop();
           rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20);
           const rate = Math.round(summary.rowsStaged / (summary.elapsedMs / 1000));
           if (lastBatch) {
@@ -322,6 +328,11 @@ async function main(): Promise<void> {
   try {
     await buildCli().parseAsync(process.argv);
   } catch (e) {
+    if (e instanceof CommanderError) {
+      // commander has printed its message; help and version are not errors.
+      process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
     if (e instanceof ConfigError || e instanceof UsageError) {
       console.error(`straggler: ${e.message}`);
       process.exitCode = 2;
@@ -333,3 +344,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// Exit now with our code: a library's leftover handle must not keep a finished command alive.
+process.exit(process.exitCode ?? 0);

