@@ -113,6 +113,7 @@ export function createApp(deps: ApiDeps): express.Express {
       const r = await landRecords(pool, p, source, readRecords(Readable.from([bodyAsLines(text)]), "jsonl"), { landingTimeMs: Date.now() });
       res.status(r.alreadyLanded ? 200 : 201).json({
         pipeline: p.name, source: r.source, alreadyLanded: r.alreadyLanded, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason,
+        firstSeq: r.firstSeq, lastSeq: r.lastSeq,
       });
     }),
   );

@@ -49,6 +49,9 @@ export const landResponse = z.object({
   accepted: z.number(),
   quarantined: z.number(),
   byReason: z.record(z.string(), z.number()),
+  /** Bronze sequence numbers of the landed rows: the stream has applied them once `checkpoint.lastOffset >= lastSeq`. */
+  firstSeq: z.number().nullable(),
+  lastSeq: z.number().nullable(),
 });
 
 export const correctionSummary = z.object({
