@@ -6,6 +6,7 @@
  * Prepared statements are planned for their actual parameters every time
  * (`plan_cache_mode = force_custom_plan`): a generic plan cannot see that a
  * batch's sequence range is small and may scan a pipeline's whole history.
+ * JIT is off: compiling a micro-batch's statements costs more than running them.
  */
 import pg from "pg";
 
@@ -34,7 +35,7 @@ export type PoolClient = pg.PoolClient;
 
 /** A pool on `url` with UTC sessions and the type parsers above. */
 export function createPool(url: string, max = 10): pg.Pool {
-  return new pg.Pool({ connectionString: url, max, options: "-c TimeZone=UTC -c plan_cache_mode=force_custom_plan", types: types as pg.CustomTypesConfig });
+  return new pg.Pool({ connectionString: url, max, options: "-c TimeZone=UTC -c plan_cache_mode=force_custom_plan -c jit=off", types: types as pg.CustomTypesConfig });
 }
 
 /** Runs `fn` in one transaction on one client; rolls back and rethrows on error. */
