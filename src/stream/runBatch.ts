@@ -18,7 +18,7 @@ import { advanceWatermark } from "../core/watermark.js";
 import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { prepared } from "../db/prepared.js";
-import { windowsLateral } from "./windowSql.js";
+import { msToTimestamptz, windowsLateralMs } from "./windowSql.js";
 
 export type TriggerKind = "interval" | "once" | "available-now" | "replay" | "notify";
 
@@ -86,6 +86,9 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
       return null;
     }
     const batchId = cp.batch_id + 1;
+    const spec = windowSpecOf(p);
+    const size = spec.sizeMs;
+    const winStart = msToTimestamptz("ws_ms"), winEnd = msToTimestamptz(`ws_ms + ${size}`);
     const watermark = cp.watermark; // from earlier batches only (DESIGN §3)
     const params = [p.name, cp.last_offset, endOffset];
     const stats = (
@@ -98,26 +101,27 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
         params))
     ).rows[0] as { accepted: number; quarantined: number; min_et: string | null; max_et: string | null; avg_et: string | null };
 
-    // Kept per session and emptied at every commit (no catalog writes per batch).
+    // (event, window) pairs as bigint window starts; kept per session and emptied
+    // at every commit (no catalog writes per batch).
     await client.query(
-      `CREATE TEMP TABLE IF NOT EXISTS batch_pairs (seq bigint, group_key text, value numeric,
-         window_start timestamptz, window_end timestamptz, late boolean) ON COMMIT DELETE ROWS`,
+      `CREATE TEMP TABLE IF NOT EXISTS batch_pairs_ms (seq bigint, group_key text, value numeric,
+         ws_ms bigint, late boolean) ON COMMIT DELETE ROWS`,
     );
-    await client.query(prepared("batch_pairs", `INSERT INTO batch_pairs
-       SELECT b.seq, b.group_key, b.value, w.window_start, w.window_end,
-              ($4::timestamptz IS NOT NULL AND w.window_end <= $4::timestamptz) AS late
-         FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
+    await client.query(prepared("batch_pairs", `INSERT INTO batch_pairs_ms
+       SELECT b.seq, b.group_key, b.value, w.ws_ms,
+              ($4::bigint IS NOT NULL AND w.ws_ms + ${size} <= $4::bigint) AS late
+         FROM straggler.bronze_events b ${windowsLateralMs(spec, "b")}
         WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $3 AND b.status = 'accepted'`,
-      [...params, watermark]));
+      [...params, ms(watermark)]));
     const late = (
       await client.query(prepared("late", `WITH ev AS (
            INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id)
-           SELECT $1, seq, group_key, window_start, window_end, $2 FROM batch_pairs WHERE late
+           SELECT $1, seq, group_key, ${winStart}, ${winEnd}, $2 FROM batch_pairs_ms WHERE late
            ON CONFLICT DO NOTHING RETURNING 1
          ), win AS (
            INSERT INTO straggler.late_windows AS l (pipeline, group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id)
-           SELECT $1, group_key, window_start, window_end, count(*), max(seq), $2, $2
-             FROM batch_pairs WHERE late GROUP BY group_key, window_start, window_end
+           SELECT $1, group_key, ${winStart}, ${winEnd}, count(*), max(seq), $2, $2
+             FROM batch_pairs_ms WHERE late GROUP BY group_key, ws_ms
            ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
              SET dropped_rows = l.dropped_rows + excluded.dropped_rows,
                  max_seq = greatest(l.max_seq, excluded.max_seq),
@@ -130,8 +134,9 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
 
     // Rows for one key are combined first: a MERGE source may not hold two rows for one target row.
     const merged = await client.query(prepared("merge", `MERGE INTO straggler.window_results_table AS t
-       USING (SELECT group_key, window_start, window_end, count(*) AS n, sum(value) AS s, min(value) AS lo, max(value) AS hi
-                FROM batch_pairs WHERE NOT late GROUP BY group_key, window_start, window_end) AS s
+       USING (SELECT group_key, ${winStart} AS window_start, ${winEnd} AS window_end,
+                     count(*) AS n, sum(value) AS s, min(value) AS lo, max(value) AS hi
+                FROM batch_pairs_ms WHERE NOT late GROUP BY group_key, ws_ms) AS s
           ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
        WHEN MATCHED AND NOT t.is_final THEN
          UPDATE SET event_count = t.event_count + s.n,

@@ -103,33 +103,35 @@ async function batches(): Promise<[number, number, string | null, string | null,
   return rows.map((r) => [Number(r.batch_id), Number(r.num_input_rows), r.wm, r.next_wm, Number(r.dropped)]);
 }
 
-/** POSTs one seed file as NDJSON and waits until the stream has consumed everything landed. */
+/** POSTs one seed file as NDJSON and waits until the stream has applied the landed rows. */
 async function postAndStream(file: string): Promise<void> {
   const body = seed(file);
   const lines = body.trim().split("\n").length;
+  const source = `http:seed:${file}`;
   const r = await fetch(`${api}/pipelines/${PIPELINE}/events`, {
     method: "POST",
     headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-ndjson", "idempotency-key": `seed:${file}` },
     body,
   });
-  expect([r.status, await r.json()]).toEqual([
+  const landed = await r.json();
+  // The answer's sequence range is exactly the bronze rows of this source.
+  const [range] = await query<{ first: number; last: number; n: number }>(
+    "SELECT min(seq)::int AS first, max(seq)::int AS last, count(*)::int AS n FROM straggler.bronze WHERE pipeline = $1 AND source = $2",
+    [PIPELINE, source],
+  );
+  expect(range!.n).toBe(lines);
+  expect([r.status, landed]).toEqual([
     201,
-    { pipeline: PIPELINE, source: `http:seed:${file}`, alreadyLanded: false, landed: lines, accepted: lines, quarantined: 0, byReason: {} },
+    { pipeline: PIPELINE, source, alreadyLanded: false, landed: lines, accepted: lines, quarantined: 0, byReason: {}, firstSeq: range!.first, lastSeq: range!.last },
   ]);
-  // The POST committed its rows; the service's stream (woken by NOTIFY) picks
-  // them up. Streamed = the last batch's end offset reached the last landed seq.
+  // The service's stream (woken by NOTIFY) applies them: its checkpoint offset reaches lastSeq.
   const t0 = Date.now();
   await waitFor(
     `${file} streamed`,
-    () =>
-      query<{ landed: string | null; streamed: string | null }>(
-        `SELECT (SELECT max(seq) FROM straggler.bronze WHERE pipeline = $1)::text AS landed,
-                (SELECT max(end_offset) FROM straggler.stream_progress WHERE pipeline = $1)::text AS streamed`,
-        [PIPELINE],
-      ).then((rows) => rows[0]!),
-    (v) => v.landed !== null && v.streamed !== null && Number(v.streamed) >= Number(v.landed),
+    () => query<{ last_offset: number }>("SELECT last_offset::int FROM straggler.checkpoints WHERE pipeline = $1", [PIPELINE]).then((rows) => rows[0]?.last_offset ?? 0),
+    (offset) => offset >= landed.lastSeq,
   );
-  console.log(`[e2e] ${file}: ${lines} events POSTed and streamed in ${since(t0)} ms`);
+  console.log(`[e2e] ${file}: ${lines} events POSTed (seq ${landed.firstSeq}-${landed.lastSeq}) and streamed in ${since(t0)} ms`);
 }
 
 describe("service and PostgreSQL in containers (Testcontainers)", () => {
