@@ -10,7 +10,7 @@ import { parseInstant } from "./timestamps.js";
 
 /** Why a record was quarantined. Stable strings: dashboards group by them. */
 export const QuarantineReason = {
-  MALFORMED: "MALFORMED", // the line is not a record (bad JSON, wrong CSV field count, missing event id)
+  MALFORMED: "MALFORMED", // the line is not a record (bad JSON, wrong CSV field count, missing or unstorable event id or group key)
   NULL_TS: "NULL_TS", // no event time
   PARSE_FAIL: "PARSE_FAIL", // event or ingestion time not a strict timestamp
   FUTURE_TS: "FUTURE_TS", // event time more than maxFutureSkew after its ingestion time
@@ -54,6 +54,27 @@ export function groupKeyOf(fields: Record<string, string | null> | null, keyFiel
 }
 
 /**
+ * Longest group key and event id, in UTF-8 bytes. Both are indexed (btree rows
+ * hold at most ~2.7 kB): a longer one would fail its whole source's landing.
+ */
+export const MAX_KEY_BYTES = 2048;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Why `text` cannot be stored verbatim as a key or id: a NUL (PostgreSQL text
+ * has none), a lone surrogate (from a JSON escape; it would be stored as
+ * U+FFFD), or too many bytes for an index.
+ */
+function unstorable(text: string, what: string): string | undefined {
+  if (text.includes("\u0000")) return `${what} contains a NUL character`;
+  if (LONE_SURROGATE.test(text)) return `${what} is not valid Unicode (lone surrogate)`;
+  // At most 3 UTF-8 bytes per UTF-16 code unit: short strings need no count.
+  if (text.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(text, "utf8") > MAX_KEY_BYTES) return `${what} longer than ${MAX_KEY_BYTES} bytes (UTF-8)`;
+  return undefined;
+}
+
+/**
  * Classifies one record.
  * @param source the landing source; event ids are made as `origin-or-source:line` when the data has none
  * @param landingTimeMs ingestion time to use when the record carries none, epoch ms
@@ -76,9 +97,13 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
   const quarantine = (reason: QuarantineReason, detail: string): BronzeRow => ({ ...row, status: "quarantined", reason, detail });
 
   if (f === null) return quarantine(QuarantineReason.MALFORMED, rec.parseError ?? "not a record");
+  const badKey = unstorable(row.groupKey, "group key");
+  if (badKey !== undefined) return { ...quarantine(QuarantineReason.MALFORMED, badKey), groupKey: "" };
   if (p.fields.eventId !== undefined) {
     const id = f[p.fields.eventId];
     if (id === null || id === undefined) return quarantine(QuarantineReason.MALFORMED, `missing event id field "${p.fields.eventId}"`);
+    const badId = unstorable(id, "event id");
+    if (badId !== undefined) return quarantine(QuarantineReason.MALFORMED, badId); // keeps the made-up id
     row.eventId = id;
   }
   if (p.fields.value !== undefined) {

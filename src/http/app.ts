@@ -12,7 +12,7 @@ import { runCorrection, type CorrectionSummary } from "../correction/correct.js"
 import { reconcile } from "../correction/reconcile.js";
 import type { Pool } from "../db/pool.js";
 import { landRecords } from "../ingest/copyToBronze.js";
-import { readRecords } from "../ingest/readers.js";
+import { jsonDeeperThan, MAX_JSON_DEPTH, readRecords } from "../ingest/readers.js";
 import type { Logger } from "../log.js";
 import { pipelineStatus } from "../stream/status.js";
 import { requireToken } from "./auth.js";
@@ -40,6 +40,10 @@ const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
 function bodyAsLines(text: string): string {
   const trimmed = text.trimStart();
   if (!trimmed.startsWith("[")) return text;
+  // Parsing and re-serialising recurse: refuse depth first, so a deep body is a 400, not a stack overflow.
+  if (jsonDeeperThan(trimmed, MAX_JSON_DEPTH + 1)) {
+    throw new HttpError(400, "invalid_request", `body: invalid JSON array: an element is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   let value: unknown;
   try {
     value = parseJson(trimmed);

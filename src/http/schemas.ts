@@ -11,7 +11,10 @@ export const instant = z
   .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z" })
   .transform((s) => new Date((parseInstant(s, "iso8601", undefined) as { ms: number }).ms).toISOString());
 
-const limit = z.coerce.number({ error: "expected a number" }).int().min(1).max(10_000).default(100);
+/** Free text compared in SQL (a key, a reason): PostgreSQL text cannot hold NUL, so one is a 400, not a database error. */
+const sqlText = z.string().refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" });
+
+const limit = z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000).default(100);
 
 export const rangeQuery = z
   .object({ from: instant.optional(), to: instant.optional() })
@@ -21,7 +24,7 @@ export const rangeQuery = z
 export const windowsQuery = z.object({
   from: instant.optional(),
   to: instant.optional(),
-  key: z.string().optional(),
+  key: sqlText.optional(),
   status: z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" }).optional(),
   limit,
 });
@@ -29,13 +32,13 @@ export const windowsQuery = z.object({
 export const runIdParam = z.coerce.number({ error: "expected a run id (integer)" }).int().positive();
 
 export const limitQuery = z.object({ limit });
-export const quarantineQuery = z.object({ reason: z.string().optional(), limit });
+export const quarantineQuery = z.object({ reason: sqlText.optional(), limit });
 
 export const recomputeBody = z
   .strictObject({
     from: instant.optional(),
     to: instant.optional(),
-    keys: z.array(z.string()).max(10_000).optional(),
+    keys: z.array(sqlText).max(10_000).optional(),
   })
   .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
   .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });

@@ -2,11 +2,12 @@
  * Landing files: one file, a landing folder, or stdin.
  */
 import { randomUUID } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, open, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import type { PipelineConfig } from "../config/pipelines.js";
+import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
 import { landRecords, type LandResult } from "./copyToBronze.js";
 import { readRecords } from "./readers.js";
@@ -20,7 +21,9 @@ const EXTENSIONS: Record<PipelineConfig["source"]["format"], string[]> = {
  * Files in the landing folder that a landing pass considers, sorted by name.
  * Names starting with `.` or `_` are in-progress or private (write a file
  * under such a name, then rename it, so it is never read half-written).
- * Only plain files directly in the folder, with the format's extensions.
+ * Only plain files directly in the folder, with the format's extensions:
+ * not folders, not symlinks (`Dirent.isFile()` is false for a symlink), so a
+ * landing pass never reads outside its folder.
  */
 export async function listLandingFiles(p: PipelineConfig): Promise<string[]> {
   let entries;
@@ -40,20 +43,45 @@ export async function listLandingFiles(p: PipelineConfig): Promise<string[]> {
  * Lands one file. Its source key is `name` (relative to the landing folder
  * for landing-folder files), so the same file lands once.
  * @param landingTimeMs ingestion time for records without one (default: now)
+ * @param noFollow refuse a symlink (landing-folder files: the folder's writer must not make the service read elsewhere)
  */
-export async function landFile(pool: Pool, p: PipelineConfig, file: string, name: string, opts: { landingTimeMs?: number; onProgress?: (n: number) => void } = {}): Promise<LandResult> {
-  await stat(file); // a clear ENOENT before any transaction starts
-  return landRecords(pool, p, name, readRecords(createReadStream(file), p.source.format), {
+export async function landFile(
+  pool: Pool,
+  p: PipelineConfig,
+  file: string,
+  name: string,
+  opts: { landingTimeMs?: number; onProgress?: (n: number) => void; noFollow?: boolean } = {},
+): Promise<LandResult> {
+  // A clear ENOENT before any transaction starts. With `noFollow` (landing-folder files) a
+  // symlink is refused, also when one replaced the file after it was listed (O_NOFOLLOW).
+  if (opts.noFollow && !(await lstat(file)).isFile()) throw new Error(`${file} is not a plain file`);
+  if (!opts.noFollow) await stat(file);
+  const flags = opts.noFollow ? constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) : "r";
+  return landRecords(pool, p, name, fileRecords(file, flags, p.source.format), {
     landingTimeMs: opts.landingTimeMs ?? Date.now(),
     onProgress: opts.onProgress,
   });
+}
+
+/**
+ * The records of `file`, opened only when read: a source that has landed
+ * before is never read, and its file must not stay open (every landing pass
+ * visits every file of the folder). Closed when reading ends or stops.
+ */
+async function* fileRecords(file: string, flags: string | number, format: PipelineConfig["source"]["format"]): AsyncGenerator<RawRecord> {
+  const stream = (await open(file, flags)).createReadStream(); // autoClose: destroying it closes the file
+  try {
+    yield* readRecords(stream, format);
+  } finally {
+    stream.destroy();
+  }
 }
 
 /** Lands every file of the pipeline's landing folder that has not landed yet, in name order. */
 export async function landPendingFiles(pool: Pool, p: PipelineConfig, onLanded?: (r: LandResult) => void): Promise<LandResult[]> {
   const results: LandResult[] = [];
   for (const name of await listLandingFiles(p)) {
-    const r = await landFile(pool, p, path.join(p.source.landingDir, name), name);
+    const r = await landFile(pool, p, path.join(p.source.landingDir, name), name, { noFollow: true });
     if (!r.alreadyLanded) onLanded?.(r);
     results.push(r);
   }

@@ -39,8 +39,34 @@ function lineProblem(line: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Deepest nesting of JSON arrays and objects in a record (the record object is
+ * level 1). The parser and serialiser recurse: without a limit, whether a deep
+ * line parses would depend on the stack left, and a replay could classify it
+ * differently.
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/** True when `text` nests JSON arrays/objects deeper than `max` levels (strings skipped). Linear, no recursion. */
+export function jsonDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
 /** Parses one JSON line into fields. */
 export function jsonFields(line: string): { fields: Record<string, string | null> } | { error: string } {
+  if (jsonDeeperThan(line, MAX_JSON_DEPTH)) return { error: `invalid JSON: nested deeper than ${MAX_JSON_DEPTH} levels` };
   let value: unknown;
   try {
     value = parseJson(line);
