@@ -22,24 +22,38 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Listens for bronze notifications; reconnects with backoff when the connection drops. */
-function listenForLandings(connectionString: string, onPipeline: (name: string) => void, log: Logger): () => Promise<void> {
+/** Longest wait between two LISTEN reconnection attempts: each attempt is cheap, and until it succeeds no landing wakes the stream. */
+const MAX_LISTEN_BACKOFF_MS = 5_000;
+
+/**
+ * Listens for bronze notifications; reconnects with backoff when the connection drops.
+ * `onConnected` runs after every successful LISTEN: notifications sent while the
+ * connection was down are lost, so the stream must look for itself.
+ */
+function listenForLandings(connectionString: string, onPipeline: (name: string) => void, onConnected: () => void, log: Logger): () => Promise<void> {
   let client: pg.Client | undefined;
   let stopped = false;
   let attempt = 0;
+  let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
+    retry = undefined;
     if (stopped) return;
     const c = new pg.Client({ connectionString });
     c.on("notification", (n) => n.payload && onPipeline(n.payload));
     c.on("error", () => undefined);
     c.on("end", () => {
-      if (!stopped) setTimeout(() => void connect(), Math.min(30_000, 500 * 2 ** attempt++));
+      if (!stopped) retry = setTimeout(() => void connect(), Math.min(MAX_LISTEN_BACKOFF_MS, 500 * 2 ** attempt++));
     });
     try {
       await c.connect();
       await c.query(`LISTEN ${BRONZE_CHANNEL}`);
+      if (stopped) {
+        await c.end().catch(() => undefined);
+        return;
+      }
       client = c;
       attempt = 0;
+      onConnected();
     } catch (e) {
       log.warn({ err: e }, "LISTEN connection failed; the stream falls back to its trigger interval until it reconnects");
       await c.end().catch(() => undefined);
@@ -48,6 +62,7 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
   void connect();
   return async () => {
     stopped = true;
+    clearTimeout(retry); // a pending reconnection would keep the process alive
     await client?.end().catch(() => undefined);
   };
 }
@@ -68,7 +83,12 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     loops.set(p.name, loop);
     loop.start();
   }
-  const stopListening = listenForLandings(db.url, (name) => loops.get(name)?.wake(), log);
+  const stopListening = listenForLandings(
+    db.url,
+    (name) => loops.get(name)?.wake(),
+    () => loops.forEach((l) => l.wake()),
+    log,
+  );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
   const app = createApp({ pool: db.pool, pipelines, log, token: env.STRAGGLER_API_TOKEN });
   const server: Server = await new Promise((resolve) => {

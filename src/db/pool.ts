@@ -35,7 +35,13 @@ export type PoolClient = pg.PoolClient;
 
 /** A pool on `url` with UTC sessions and the type parsers above. */
 export function createPool(url: string, max = 10): pg.Pool {
-  return new pg.Pool({ connectionString: url, max, options: "-c TimeZone=UTC -c plan_cache_mode=force_custom_plan -c jit=off", types: types as pg.CustomTypesConfig });
+  const pool = new pg.Pool({ connectionString: url, max, options: "-c TimeZone=UTC -c plan_cache_mode=force_custom_plan -c jit=off", types: types as pg.CustomTypesConfig });
+  // pg-pool listens for errors only on idle clients. A checked-out client whose
+  // connection dies (the server stops or restarts) emits 'error' with no
+  // listener, which would crash the process. Its query in flight rejects anyway,
+  // and the pool discards the broken client on release: the event can be ignored.
+  pool.on("connect", (client) => client.on("error", () => undefined));
+  return pool;
 }
 
 /** Runs `fn` in one transaction on one client; rolls back and rethrows on error. */

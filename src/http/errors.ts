@@ -29,9 +29,10 @@ function isUnavailable(e: unknown): boolean {
   const code = (e as { code?: string }).code ?? "";
   const msg = (e as Error).message ?? "";
   return (
-    ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P02", "57P03", "53300"].includes(code) ||
+    ["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P02", "57P03", "53300"].includes(code) ||
     code.startsWith("08") ||
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(msg)
+    // node-postgres' own messages for a client whose connection died mid-request (no code).
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|is not queryable/i.test(msg)
   );
 }
 
