@@ -18,7 +18,15 @@ const INT8 = 20;
  * with `new Date(text)`, which takes years 0001-0099 for 1901-1999.
  */
 export function parseTimestamptz(v: string): string {
-  const isoText = v.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00");
+  // Years outside 0000-9999 (a window ending at 10000-01-01, one starting before 0001)
+  // need ISO's expanded form: +010000-… / -000001-… (astronomical: 1 BC is year 0).
+  const m = /^(\d{4,})(-.*?)( BC)?$/.exec(v);
+  let text = v;
+  if (m && (m[1]!.length > 4 || m[3])) {
+    const year = m[3] ? 1 - Number(m[1]) : Number(m[1]);
+    text = `${year < 0 ? "-" : "+"}${String(Math.abs(year)).padStart(6, "0")}${m[2]}`;
+  }
+  const isoText = text.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00");
   return new Date(isoText).toISOString();
 }
 
