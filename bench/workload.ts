@@ -1,19 +1,11 @@
 /**
  * The benchmark workload: 100 group keys, events arriving in order of
  * arrival with event-time lateness drawn from a Pareto (heavy-tailed)
- * distribution, scaled so that about 5 % of events land after a 10-minute
- * watermark on 10-minute windows.
+ * distribution (Pareto, scale 45 s, shape 1), so that a few percent of
+ * events land after a 10-minute watermark on 10-minute windows (2.3 % of
+ * (event, window) pairs at scale 0.3; the issue asked for about 5 %).
  */
-
-/** Deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../test/helpers/prng.js";
 
 export const KEYS = 100;
 const START = Date.parse("2026-01-01T00:00:00Z");

@@ -9,7 +9,7 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
-import type { Pool, PoolClient } from "../db/pool.js";
+import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { windowsLateral } from "../stream/windowSql.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import type { Aggregate } from "./correct.js";
@@ -44,18 +44,7 @@ export async function reconcile(pool: Pool, p: PipelineConfig, range?: { from: s
   // and the correction commit results and checkpoint together, so a single
   // REPEATABLE READ snapshot is always consistent — and blocks neither writer.
   await analyzeIfStale(pool);
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const report = await reconcileIn(client, p, range);
-    await client.query("COMMIT");
-    return report;
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+  return withTransaction(pool, (client) => reconcileIn(client, p, range), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
 }
 
 async function reconcileIn(pool: PoolClient, p: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {

@@ -52,11 +52,14 @@ export function createPool(url: string, max = 10): pg.Pool {
   return pool;
 }
 
-/** Runs `fn` in one transaction on one client; rolls back and rethrows on error. */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` in one transaction on one client; rolls back and rethrows on error.
+ * @param begin the statement that opens it, e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
+ */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query("BEGIN");
+    await client.query(begin);
     const result = await fn(client);
     await client.query("COMMIT");
     return result;

@@ -11,15 +11,7 @@ import net from "node:net";
 import path from "node:path";
 import { REPO_ROOT } from "./fixtures.js";
 
-/** Deterministic PRNG (mulberry32): a float in [0, 1). */
-export function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from "./prng.js";
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

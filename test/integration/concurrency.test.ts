@@ -18,6 +18,7 @@ import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 import { checkpoint, ledger } from "../helpers/results.js";
+import { prng } from "../helpers/prng.js";
 
 const getDb = useTestDatabase();
 
@@ -33,17 +34,6 @@ const LATE_SHARE = 0.15;
 /** Share of the late events that are resends of an earlier round's event id. */
 const DUPLICATE_SHARE_OF_LATE = 0.3;
 
-/** mulberry32: a small deterministic PRNG, [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Integer cents as a 2-decimal literal: -5 → "-0.05". */
 function decimalOf(cents: number): string {

@@ -16,18 +16,10 @@ import { describe, expect, it } from "vitest";
 import type { Pool } from "../../src/db/pool.js";
 import { runCli, startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
+import { prng } from "../helpers/prng.js";
 
 const getDb = useTestDatabase();
 
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Three JSONL files of 1500 events; event time trails arrival by up to 40 minutes, so some are late. */
 function writeDataset(dir: string): void {
