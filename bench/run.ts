@@ -23,7 +23,7 @@ import { loadEnv } from "../src/config/env.js";
 import { pipelineSchema, type PipelineConfig } from "../src/config/pipelines.js";
 import { runCorrection } from "../src/correction/correct.js";
 import { assignWindows } from "../src/core/windows.js";
-import { inChunks } from "../src/db/copyChunks.js";
+import { copyText, inChunks } from "../src/db/copyText.js";
 import { openDatabase } from "../src/db/open.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { createPool, type Pool } from "../src/db/pool.js";
@@ -93,14 +93,13 @@ function* readFileChunks(file: string): Generator<Buffer> {
 }
 
 async function prepareCopyFile(file: string, count: number): Promise<void> {
-  const esc = (s: string) => s.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n");
   async function* lines() {
     let i = 0;
     for (const e of events(count)) {
       i++;
       const raw = toJsonLine(e).trimEnd();
       const t = new Date(e.t).toISOString();
-      yield `bench-copy\t${e.id}\t${esc(raw)}\t${t}\t${t}\t${e.k}\t${e.v}\taccepted\t\\N\t\\N\tbench\tevents.jsonl\t${i}\n`;
+      yield ["bench-copy", e.id, raw, t, t, e.k, e.v, "accepted", null, null, "bench", "events.jsonl", i].map(copyText).join("\t") + "\n";
     }
   }
   await pipe(Readable.from(inChunks(lines())), createWriteStream(file));

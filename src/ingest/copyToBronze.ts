@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
-import { inChunks } from "../db/copyChunks.js";
+import { copyText, inChunks } from "../db/copyText.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { policyVersion } from "../config/pipelines.js";
 import { classifyRecord, type BronzeRow, type RawRecord } from "../core/admission.js";
@@ -42,12 +42,6 @@ export interface LandOptions {
   /** Called every `progressEvery` records with the count so far. */
   onProgress?: (records: number) => void;
   progressEvery?: number;
-}
-
-/** Escapes one value for COPY's text format; null becomes `\N`. */
-function copyText(v: string | number | null): string {
-  if (v === null) return "\\N";
-  return String(v).replace(/[\\\n\r\t\u0000]/g, (c) => ({ "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\u0000": "\\\\u0000" })[c]!);
 }
 
 function iso(ms: number | null): string | null {

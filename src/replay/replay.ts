@@ -20,7 +20,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
-import { inChunks } from "../db/copyChunks.js";
+import { copyText, inChunks } from "../db/copyText.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import { parseInstant } from "../core/timestamps.js";
@@ -48,11 +48,6 @@ export interface ReplaySummary {
 }
 
 const FETCH = 5000;
-
-function copyText(v: string | number | null): string {
-  if (v === null) return "\\N";
-  return String(v).replace(/[\\\n\r\t]/g, (c) => ({ "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" })[c]!);
-}
 
 async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions): Promise<number> {
   await client.query(`CREATE TEMP TABLE replay_rows (arrival_ms bigint, origin text, line integer, raw text, parse_error text, fields jsonb)`);

@@ -1,4 +1,14 @@
 /**
+ * COPY text format helpers: escaping one value, and chunking lines.
+ */
+
+/** Escapes one value for COPY's text format; null becomes `\N`, a NUL (which text cannot hold) the six characters `\u0000`. */
+export function copyText(v: string | number | null): string {
+  if (v === null) return "\\N";
+  return String(v).replace(/[\\\n\r\t\u0000]/g, (c) => ({ "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\u0000": "\\\\u0000" })[c]!);
+}
+
+/**
  * Groups COPY text lines into chunks of about 64 KiB: pg-copy-streams sends
  * every chunk it is given as its own message (a socket write each), so one
  * write per row would cost more than the rows.
