@@ -21,7 +21,7 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
 import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
-import type { Pool, PoolClient } from "../db/pool.js";
+import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import { windowsLateral } from "../stream/windowSql.js";
@@ -216,32 +216,21 @@ export async function runCorrection(pool: Pool, p: PipelineConfig, req: Correcti
   let summary: CorrectionSummary;
   try {
     await analyzeIfStale(pool);
-    summary = await withRetry(async () => {
-      const c = await pool.connect();
-      try {
-        await c.query("BEGIN");
+    summary = await withRetry(() =>
+      withTransaction(pool, async (c) => {
         await c.query(XACT_LOCK_SQL, [LockNamespace.results, p.name]);
         const cp = (await c.query("SELECT last_offset, watermark FROM straggler.checkpoints WHERE pipeline = $1", [p.name])).rows[0] as
           | { last_offset: number; watermark: string | null }
           | undefined;
-        if (!cp || cp.watermark === null) {
-          await c.query("COMMIT");
-          return { ...base, runId, bronzeSnapshot: cp?.last_offset ?? null };
-        }
+        if (!cp || cp.watermark === null) return { ...base, runId, bronzeSnapshot: cp?.last_offset ?? null };
         const examined = await collectTargets(c, p, req, cp.last_offset, cp.watermark);
         const changes = await applyCorrections(c, p, runId, cp.last_offset);
-        await c.query("COMMIT");
         return {
           ...base, runId, bronzeSnapshot: cp.last_offset, windowsExamined: examined, windowsChanged: changes.length,
           eventsRecovered: changes.reduce((n, ch) => n + ch.lateEventCount, 0), changes,
         };
-      } catch (e) {
-        await c.query("ROLLBACK").catch(() => undefined);
-        throw e;
-      } finally {
-        c.release();
-      }
-    });
+      }),
+    );
   } catch (e) {
     summary = { ...base, runId, status: "failed", error: (e as Error).message };
   }

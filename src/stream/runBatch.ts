@@ -16,7 +16,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
 import { advanceWatermark } from "../core/watermark.js";
 import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
-import type { Pool, PoolClient } from "../db/pool.js";
+import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { prepared } from "../db/prepared.js";
 import { msToTimestamptz, windowsLateralMs } from "./windowSql.js";
 
@@ -72,19 +72,14 @@ async function readCheckpoint(c: PoolClient, pipeline: string): Promise<Checkpoi
  */
 export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKind): Promise<BatchProgress | null> {
   const started = performance.now();
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return withTransaction(pool, async (client) => {
     await client.query(XACT_LOCK_SQL, [LockNamespace.results, p.name]);
     const cp = await readCheckpoint(client, p.name);
     const range = await client.query(prepared("range", `SELECT max(seq) AS end_offset FROM (SELECT seq FROM straggler.bronze_events
         WHERE pipeline = $1 AND seq > $2 ORDER BY seq LIMIT $3) s`,
       [p.name, cp.last_offset, p.trigger.maxRowsPerBatch]));
     const endOffset = range.rows[0].end_offset as number | null;
-    if (endOffset === null) {
-      await client.query("COMMIT");
-      return null;
-    }
+    if (endOffset === null) return null;
     const batchId = cp.batch_id + 1;
     const spec = windowSpecOf(p);
     const size = spec.sizeMs;
@@ -195,12 +190,6 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
         late.pairs, late.windows, progress.numRowsUpdated, progress.numRowsFinalized, open, progress.timestamp,
       ],
     );
-    await client.query("COMMIT");
     return progress;
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }
