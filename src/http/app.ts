@@ -183,7 +183,7 @@ export function createApp(deps: ApiDeps): express.Express {
     wrap(async (req, res) => {
       const p = pipelineOf(req);
       const q = parseOr400(limitQuery, req.query, "query");
-      const { rows } = await pool.query("SELECT * FROM straggler.correction_runs WHERE pipeline = $1 ORDER BY run_id DESC LIMIT $2", [p.name, q.limit]);
+      const { rows } = await pool.query("SELECT * FROM straggler.correction_history WHERE pipeline = $1 ORDER BY run_id DESC LIMIT $2", [p.name, q.limit]);
       res.json(rows);
     }),
   );
@@ -193,9 +193,9 @@ export function createApp(deps: ApiDeps): express.Express {
     wrap(async (req, res) => {
       const p = pipelineOf(req);
       const runId = parseOr400(runIdParam, req.params.runId, "path.runId");
-      const run = await pool.query("SELECT * FROM straggler.correction_runs WHERE pipeline = $1 AND run_id = $2", [p.name, runId]);
+      const run = await pool.query("SELECT * FROM straggler.correction_history WHERE pipeline = $1 AND run_id = $2", [p.name, runId]);
       if (run.rowCount === 0) throw new HttpError(404, "not_found", `no correction run ${runId} for pipeline ${p.name}`);
-      const changes = await pool.query("SELECT * FROM straggler.corrections WHERE run_id = $1 ORDER BY group_key, window_start", [runId]);
+      const changes = await pool.query("SELECT * FROM straggler.correction_audit WHERE run_id = $1 ORDER BY group_key, window_start", [runId]);
       res.json({ run: run.rows[0], changes: changes.rows });
     }),
   );
