@@ -1,12 +1,18 @@
 /**
  * Lands classified records in bronze, exactly once per source, through COPY.
  *
- * One transaction per source: rows are COPYed into a temporary stage while
- * they stream in, then — under the pipeline's bronze-append lock, so that
- * sequence order equals commit order (DESIGN §10) — moved into
- * `bronze_events` with duplicates classified, and the source recorded in
+ * One transaction per source, under the pipeline's bronze-append lock taken
+ * before the first row is written, so that sequence order equals commit
+ * order (DESIGN §10): rows are COPYed straight into `bronze_events` while
+ * they are read and classified, then the accepted rows whose event id was
+ * already accepted earlier in bronze are turned into DUPLICATE quarantine
+ * (one UPDATE, rarely touching any row), and the source is recorded in
  * `landed_sources`. A crash anywhere rolls the whole source back; landing it
  * again later is safe. Accepted + quarantined = landed, per source.
+ *
+ * The lock is held while the records are read, so they must come from a
+ * source that does not stall (a file, a buffered request body, a replay
+ * cursor); `landStream` spools a stream to a temporary file first.
  */
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
@@ -48,47 +54,36 @@ function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
-function copyLine(r: BronzeRow): string {
-  return [r.line, r.eventId, r.raw, iso(r.eventTimeMs), iso(r.ingestionTimeMs), r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
+const COPY_SQL = `COPY straggler.bronze_events
+  (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
+
+/** One COPY text line; `prefix` holds the escaped pipeline, policy version and source, the same on every row. */
+function copyLine(prefix: string, r: BronzeRow): string {
+  return prefix + [r.line, r.eventId, r.raw, iso(r.eventTimeMs), iso(r.ingestionTimeMs), r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
 }
 
-// Kept per session (pooled connections reuse it) and emptied at every commit:
-// creating a temp table per transaction costs catalog writes on every landing.
-const STAGE_DDL = `CREATE TEMP TABLE IF NOT EXISTS bronze_stage (
-  line integer, event_id text, raw text, event_time timestamptz, ingestion_time timestamptz,
-  group_key text, value numeric, status text, reason text, detail text) ON COMMIT DELETE ROWS`;
-
 /**
- * Moves the stage into bronze. A stage row is a DUPLICATE when dedupe is on
- * and an accepted row with its event id is already in bronze or earlier in
- * this stage. Params: $1 pipeline, $2 source, $3 policy version, $4 dedupe.
+ * Turns into DUPLICATE quarantine each accepted row of this landing (seq > $2)
+ * whose event id was accepted at a lower seq: in bronze before, or earlier in
+ * this source (the statement sees the rows as they were before it, so of n
+ * copies the first stays accepted). Params: $1 pipeline, $2 last seq before
+ * this landing. Returns one row per duplicate.
+ *
+ * Written so the plan does not depend on statistics (bronze is often not yet
+ * analysed): `status || ''` keeps the partial event-id index out of the outer
+ * scan (it would read the pipeline's whole history), so the outer scan is the
+ * (pipeline, seq) range of this landing; the probe is a scalar subquery with
+ * LIMIT, which stays one index probe per row (as EXISTS the planner may make it
+ * a join that scans the history once per row).
  */
-const MOVE_SQL = `
-WITH staged AS (
-  SELECT s.*,
-         s.status = 'accepted' AND $4::boolean AND (
-           row_number() OVER (PARTITION BY s.event_id, s.status = 'accepted' ORDER BY s.line) > 1
-           -- A scalar subquery with LIMIT stays a per-row index probe; as EXISTS the planner
-           -- may hash-join the (unanalysed) stage against all of the pipeline's bronze.
-           OR (SELECT 1 FROM straggler.bronze_events b
-                WHERE b.pipeline = $1 AND b.event_id = s.event_id AND b.status = 'accepted' LIMIT 1) IS NOT NULL
-         ) AS is_duplicate
-    FROM bronze_stage s
-), inserted AS (
-  INSERT INTO straggler.bronze_events
-    (pipeline, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail, policy_version, source, source_line)
-  SELECT $1, event_id, raw, event_time, ingestion_time, group_key, value,
-         CASE WHEN is_duplicate THEN 'quarantined' ELSE status END,
-         CASE WHEN is_duplicate THEN 'DUPLICATE' ELSE reason END,
-         CASE WHEN is_duplicate THEN 'an accepted record with this event id is already in bronze' ELSE detail END,
-         $3, $2, line
-    FROM staged ORDER BY line
-  RETURNING seq, status, reason
-)
-SELECT min(seq) AS first_seq, max(seq) AS last_seq, count(*)::int AS landed,
-       count(*) FILTER (WHERE status = 'accepted')::int AS accepted,
-       coalesce(jsonb_object_agg(reason, n) FILTER (WHERE reason IS NOT NULL), '{}') AS by_reason
-  FROM (SELECT seq, status, reason, count(*) OVER (PARTITION BY reason) AS n FROM inserted) i`;
+const DEDUPE_SQL = `
+UPDATE straggler.bronze_events b
+   SET status = 'quarantined', reason = 'DUPLICATE',
+       detail = 'an accepted record with this event id is already in bronze'
+ WHERE b.pipeline = $1 AND b.seq > $2 AND b.status || '' = 'accepted'
+   AND (SELECT 1 FROM straggler.bronze_events o
+         WHERE o.pipeline = $1 AND o.event_id = b.event_id AND o.status = 'accepted' AND o.seq < b.seq LIMIT 1) IS NOT NULL
+RETURNING b.seq`;
 
 async function alreadyLanded(client: PoolClient, pipeline: string, source: string): Promise<boolean> {
   const { rowCount } = await client.query("SELECT 1 FROM straggler.landed_sources WHERE pipeline = $1 AND source = $2", [pipeline, source]);
@@ -110,24 +105,39 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
       await client.query("ROLLBACK");
       return empty;
     }
-    await client.query(STAGE_DDL);
+    await client.query(XACT_LOCK_SQL, [LockNamespace.bronzeAppend, p.name]);
+    const before = await client.query(prepared("bronze_last_seq", "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events WHERE pipeline = $1", [p.name]));
+    const lastSeqBefore = before.rows[0].seq as number;
     const hash = createHash("sha256");
-    let count = 0;
+    const prefix = [p.name, policyVersion(p), source].map(copyText).join("\t") + "\t";
+    const byReason: Record<string, number> = {};
+    let count = 0, accepted = 0;
     const every = opts.progressEvery ?? 10_000;
     async function* encode(): AsyncGenerator<string> {
       for await (const rec of records) {
         hash.update(rec.raw).update("\n");
         count++;
         if (opts.onProgress && count % every === 0) opts.onProgress(count);
-        yield copyLine(classifyRecord(rec, p, source, opts.landingTimeMs));
+        const row = classifyRecord(rec, p, source, opts.landingTimeMs);
+        if (row.status === "accepted") accepted++;
+        else if (row.reason !== null) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
+        yield copyLine(prefix, row);
       }
     }
-    await pipe(Readable.from(inChunks(encode())), client.query(copyFrom("COPY bronze_stage FROM STDIN")));
+    await pipe(Readable.from(inChunks(encode())), client.query(copyFrom(COPY_SQL)));
     const sha256 = hash.digest("hex");
+    if (p.admission.dedupe && accepted > 0) {
+      const dups = (await client.query(prepared("bronze_dedupe", DEDUPE_SQL, [p.name, lastSeqBefore]))).rowCount ?? 0;
+      if (dups > 0) {
+        accepted -= dups;
+        byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + dups;
+      }
+    }
+    const range = await client.query(
+      prepared("bronze_landed_range", "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2", [p.name, lastSeqBefore]),
+    );
+    const m = { landed: count, accepted, first_seq: range.rows[0].first_seq as number | null, last_seq: range.rows[0].last_seq as number | null };
     const key = source;
-    await client.query(XACT_LOCK_SQL, [LockNamespace.bronzeAppend, p.name]);
-    const moved = await client.query(prepared("move_stage", MOVE_SQL, [p.name, key, policyVersion(p), p.admission.dedupe]));
-    const m = moved.rows[0] as { first_seq: number | null; last_seq: number | null; landed: number; accepted: number; by_reason: Record<string, number> };
     const recorded = await client.query(
       `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
@@ -148,7 +158,7 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
       landed: m.landed,
       accepted: m.accepted,
       quarantined: m.landed - m.accepted,
-      byReason: m.by_reason,
+      byReason,
       firstSeq: m.first_seq,
       lastSeq: m.last_seq,
     };

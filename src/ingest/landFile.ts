@@ -2,10 +2,12 @@
  * Landing files: one file, a landing folder, or stdin.
  */
 import { randomUUID } from "node:crypto";
-import { constants } from "node:fs";
-import { lstat, open, readdir, stat } from "node:fs/promises";
+import { constants, createWriteStream } from "node:fs";
+import { lstat, mkdtemp, open, readdir, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
+import { pipeline as pipe } from "node:stream/promises";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
@@ -89,9 +91,22 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, onLanded?:
 }
 
 /**
- * Lands a stream with no stable name (stdin, a request body) under the source
- * key `<kind>:<uuid>`; made-up event ids are `<kind>:<uuid>:<line>`.
+ * Lands a stream with no stable name (stdin) under the source key
+ * `<kind>:<uuid>`; made-up event ids are `<kind>:<uuid>:<line>`.
+ *
+ * The stream is first spooled to a temporary file (removed afterwards):
+ * landing holds the pipeline's append lock while it reads, and a producer
+ * that pauses (`tail -f | straggler ingest -`) must not hold up every other
+ * landing of the pipeline meanwhile.
+ * @throws the stream's read error or a database error; nothing is landed then
  */
 export async function landStream(pool: Pool, p: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now()): Promise<LandResult> {
-  return landRecords(pool, p, `${kind}:${randomUUID()}`, readRecords(input, p.source.format), { landingTimeMs });
+  const dir = await mkdtemp(path.join(tmpdir(), "straggler-spool-"));
+  try {
+    const file = path.join(dir, "input");
+    await pipe(input, createWriteStream(file, { mode: 0o600 }));
+    return await landRecords(pool, p, `${kind}:${randomUUID()}`, fileRecords(file, "r", p.source.format), { landingTimeMs });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

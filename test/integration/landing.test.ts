@@ -1,0 +1,97 @@
+/**
+ * Landing straight into bronze under the pipeline's append lock: the rows of
+ * one source take one contiguous run of the pipeline's sequence, concurrent
+ * landings never interleave, and a producer that stalls (stdin) is spooled
+ * first, so it holds up no other landing.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { landFile, landStream } from "../../src/ingest/landFile.js";
+import { useTestDatabase } from "../helpers/db.js";
+import { pipeline } from "../helpers/fixtures.js";
+
+const getDb = useTestDatabase();
+const dir = mkdtempSync(path.join(os.tmpdir(), "straggler-landing-test-"));
+
+const jsonl = (name: string) =>
+  pipeline({
+    name,
+    source: { landingDir: dir, format: "jsonl" },
+    fields: { eventId: "id", eventTime: "t", value: "v" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+  });
+
+function writeEvents(name: string, prefix: string, n: number): string {
+  const file = path.join(dir, name);
+  const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${prefix}${i}`, t: "2026-10-01T12:00:00Z", v: 1 }));
+  writeFileSync(file, lines.join("\n") + "\n");
+  return file;
+}
+
+describe("landing into bronze", () => {
+  it("three concurrent landings of one pipeline each take one contiguous, non-interleaved run of its sequence, in commit order", async () => {
+    const { pool } = await getDb();
+    const p = jsonl("contiguous");
+    const files = ["a", "b", "c"].map((x) => writeEvents(`${x}.jsonl`, x, 20_000));
+    const results = await Promise.all(files.map((f) => landFile(pool, p, f, path.basename(f))));
+    expect(results.map((r) => r.landed)).toEqual([20_000, 20_000, 20_000]);
+    const { rows } = await pool.query(
+      `SELECT source, min(seq) AS first, max(seq) AS last, count(*)::int AS n, min(source_line) AS first_line, max(source_line) AS last_line
+         FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY source ORDER BY min(seq)`,
+      [p.name],
+    );
+    expect(rows).toHaveLength(3);
+    for (const r of rows) {
+      expect(r.last - r.first + 1).toBe(20_000);
+      expect([r.n, r.first_line, r.last_line]).toEqual([20_000, 1, 20_000]);
+      const ledger = results.find((x) => x.source === r.source)!;
+      expect([ledger.firstSeq, ledger.lastSeq]).toEqual([r.first, r.last]);
+    }
+    expect(rows[1].first).toBeGreaterThan(rows[0].last);
+    expect(rows[2].first).toBeGreaterThan(rows[1].last);
+    // Lines are in sequence order within each source.
+    const disorder = await pool.query(
+      `SELECT count(*)::int AS n FROM (SELECT source_line - lag(source_line) OVER (PARTITION BY source ORDER BY seq) AS d
+         FROM straggler.bronze_events WHERE pipeline = $1) x WHERE d <> 1`,
+      [p.name],
+    );
+    expect(disorder.rows[0].n).toBe(0);
+  });
+
+  it("a stalled stream (stdin) is spooled first: another landing of the same pipeline completes while it waits", async () => {
+    const { pool } = await getDb();
+    const p = jsonl("spooled");
+    const stdin = new PassThrough();
+    stdin.write(JSON.stringify({ id: "s1", t: "2026-10-01T12:00:00Z", v: 1 }) + "\n");
+    let streamDone = false;
+    const streamed = landStream(pool, p, stdin, "stdin").finally(() => (streamDone = true));
+    const other = await landFile(pool, p, writeEvents("other.jsonl", "o", 3), "other.jsonl");
+    expect([other.landed, other.accepted, streamDone]).toEqual([3, 3, false]);
+    stdin.end(JSON.stringify({ id: "s2", t: "2026-10-01T12:00:00Z", v: 2 }) + "\n");
+    const s = await streamed;
+    expect([s.landed, s.accepted, s.quarantined]).toEqual([2, 2, 0]);
+    expect(s.firstSeq).toBeGreaterThan(other.lastSeq!);
+    expect(s.lastSeq! - s.firstSeq!).toBe(1);
+  });
+
+  it("duplicates across and within landings: counts in the result and the ledger match bronze", async () => {
+    const { pool } = await getDb();
+    const p = jsonl("dedupe-counts");
+    await landFile(pool, p, writeEvents("first.jsonl", "d", 5), "first.jsonl"); // d0..d4
+    const file = path.join(dir, "second.jsonl");
+    writeFileSync(file, ["d3", "x1", "x1", "d4", "x2", "x1"].map((id) => JSON.stringify({ id, t: "2026-10-01T12:00:00Z", v: 1 })).join("\n") + "\n");
+    const r = await landFile(pool, p, file, "second.jsonl");
+    expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([6, 2, 4, { DUPLICATE: 4 }]);
+    const { rows } = await pool.query(
+      "SELECT source_line, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source = 'second.jsonl' ORDER BY seq",
+      [p.name],
+    );
+    expect(rows.map((x) => `${x.source_line}:${x.reason ?? x.status}`)).toEqual(["1:DUPLICATE", "2:accepted", "3:DUPLICATE", "4:DUPLICATE", "5:accepted", "6:DUPLICATE"]);
+    const ledger = await pool.query("SELECT rows, accepted, quarantined FROM straggler.landed_sources WHERE pipeline = $1 AND source = 'second.jsonl'", [p.name]);
+    expect(ledger.rows[0]).toEqual({ rows: 6, accepted: 2, quarantined: 4 });
+  });
+});
