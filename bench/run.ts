@@ -337,19 +337,25 @@ async function main(): Promise<void> {
   const small = Math.round(1_000_000 * scale), big = Math.round(10_000_000 * scale);
   await buildHistory(pool, "hist-small", small);
   await buildHistory(pool, "hist-big", big);
+  // Round 0 is the first run after the bulk load: it ANALYZEs the loaded tables (analyzeIfStale), a
+  // one-time cost reported on its own. The measured rounds follow, alternating, at least 5 of them.
   const corr = { small: [] as number[], big: [] as number[] };
-  for (let r = 0; r < rounds; r++) {
+  const first = { small: 0, big: 0 };
+  const corrRounds = Math.max(5, rounds);
+  for (let r = 0; r <= corrRounds; r++) {
     for (const [which, name] of [["small", "hist-small"], ["big", "hist-big"]] as const) {
       const p = benchPipeline(name, 2_000_000);
       await touchWindows(pool, p, r);
       const s = await runCorrection(pool, p, { trigger: "cli" });
       if (s.windowsChanged !== 100) throw new Error(`expected 100 windows changed, got ${s.windowsChanged}: ${s.error}`);
-      corr[which].push(s.durationMs);
-      say(`correction round ${r} ${name}: ${s.durationMs} ms`);
+      if (r === 0) first[which] = s.durationMs;
+      else corr[which].push(s.durationMs);
+      say(`correction round ${r} ${name}: ${s.durationMs} ms${r === 0 ? " (first after the bulk load)" : ""}`);
     }
   }
   const cs = stat(corr.small), cb = stat(corr.big);
-  row(`correction of 100 touched windows, bronze ${big.toLocaleString("en-US")} rows`, fmtStat(cb, " ms"), `itself at ${small.toLocaleString("en-US")} rows: ${fmtStat(cs, " ms")}`, `${(cb.median / cs.median).toFixed(2)} × (10× history)`, "≤ 1 s and ≤ 1.5 ×");
+  row(`correction of 100 touched windows, bronze ${big.toLocaleString("en-US")} rows`, `${fmtStat(cb, " ms")}; first run after the bulk load (with ANALYZE) ${fmt(first.big)} ms`,
+    `itself at ${small.toLocaleString("en-US")} rows: ${fmtStat(cs, " ms")}; first run ${fmt(first.small)} ms`, `${(cb.median / cs.median).toFixed(2)} × (10× history)`, "≤ 1 s and ≤ 1.5 ×");
 
   // 6. Memory: peak RSS of the replaying process at 1× and 10×.
   const memSmall = path.join(tmp, "mem-small", "events.jsonl"), memBig = path.join(tmp, "mem-big", "events.jsonl");
