@@ -73,9 +73,12 @@ async function resetStream(pool: Pool, pipeline: string): Promise<void> {
   }
 }
 
-/** Plain COPY of prepared bronze-shaped rows into an identical table: the machine's landing limit. */
+/**
+ * Plain COPY of prepared bronze-shaped rows into an identical table: the
+ * machine's landing limit. The table is never emptied: measured beside
+ * bronze (A, B, A, B …), both hold the same number of rows at each step.
+ */
 async function plainCopy(pool: Pool, copyFile: string): Promise<number> {
-  await pool.query("TRUNCATE bench_bronze_copy");
   const c = await pool.connect();
   try {
     const t0 = now();
@@ -275,17 +278,18 @@ async function main(): Promise<void> {
   }
 
   // 3. End to end: file in → results committed.
-  const e2e: number[] = [];
+  const e2e: number[] = [], e2eLimit: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const p = benchPipeline(`e2e-${r}`);
     const t0 = now();
     await landFile(pool, p, file, `e2e-${r}.jsonl`);
     await runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");
     e2e.push(N / ((now() - t0) / 1000));
-    say(`end-to-end round ${r}: ${fmt(e2e[r]!)} events/s`);
+    e2eLimit.push(N / (await plainCopy(pool, copyFile)));
+    say(`end-to-end round ${r}: ${fmt(e2e[r]!)} vs COPY ${fmt(e2eLimit[r]!)} events/s`);
   }
-  const e2eS = stat(e2e);
-  row("end to end (file in → results committed)", fmtStat(e2eS, " ev/s"), `plain COPY ${fmtStat(limitS, " ev/s")}`, `${(e2eS.median / limitS.median).toFixed(2)} × limit`, "≥ 0.5 × limit");
+  const e2eS = stat(e2e), e2eLimitS = stat(e2eLimit);
+  row("end to end (file in → results committed)", fmtStat(e2eS, " ev/s"), `plain COPY ${fmtStat(e2eLimitS, " ev/s")}`, `${(e2eS.median / e2eLimitS.median).toFixed(2)} × limit`, "≥ 0.5 × limit");
 
   }
   // 4. Freshness: POST over HTTP → applied by the stream (visible in window_results), at ~1k events/s:

@@ -1,2 +1,2 @@
 DROP INDEX "straggler"."bronze_events_accepted_event_id";--> statement-breakpoint
-CREATE INDEX "bronze_events_accepted_event_id_seq" ON "straggler"."bronze_events" USING btree ("pipeline","event_id","seq") WHERE status = 'accepted';
+CREATE INDEX "bronze_events_accepted_event_id_seq" ON "straggler"."bronze_events" USING btree ("event_id","pipeline","seq") WHERE status = 'accepted';

@@ -38,9 +38,10 @@ export const bronzeEvents = straggler.table(
     index("bronze_events_pipeline_event_time").on(t.pipeline, t.eventTime),
     // Corrections read one key's events of one window.
     index("bronze_events_pipeline_key_event_time").on(t.pipeline, t.groupKey, t.eventTime),
-    // Dedupe probe: is an accepted row with this event id earlier in bronze? With
-    // `seq` in the key, a probe for a new id ends in the index, without a heap visit.
-    index("bronze_events_accepted_event_id_seq").on(t.pipeline, t.eventId, t.seq).where(sql`status = 'accepted'`),
+    // Dedupe probe: is an accepted row with this event id at a lower seq in this
+    // pipeline? event_id leads, so no other index can serve the probe (see the
+    // landing's DEDUPE_SQL); pipeline and seq are read from the index itself.
+    index("bronze_events_accepted_event_id_seq").on(t.eventId, t.pipeline, t.seq).where(sql`status = 'accepted'`),
   ],
 );
 

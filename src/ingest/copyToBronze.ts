@@ -63,26 +63,30 @@ function copyLine(prefix: string, r: BronzeRow): string {
 }
 
 /**
- * Turns into DUPLICATE quarantine each accepted row of this landing (seq > $2)
- * whose event id was accepted at a lower seq: in bronze before, or earlier in
- * this source (the statement sees the rows as they were before it, so of n
- * copies the first stays accepted). Params: $1 pipeline, $2 last seq before
- * this landing. Returns one row per duplicate.
+ * Turns into DUPLICATE quarantine each accepted row of this landing (seq > $2,
+ * pipeline $1) whose event id was accepted at a lower seq in this pipeline: in
+ * bronze before, or earlier in this source (the statement sees the rows as
+ * they were before it, so of n copies the first stays accepted). Params: $1
+ * pipeline, $2 the table's highest seq before this landing. Returns one row
+ * per duplicate.
  *
- * Written so the plan does not depend on statistics (bronze is often not yet
- * analysed): `status || ''` keeps the partial event-id index out of the outer
- * scan (it would read the pipeline's whole history), so the outer scan is the
- * (pipeline, seq) range of this landing; the probe is a scalar subquery with
- * LIMIT, which stays one index probe per row (as EXISTS the planner may make it
- * a join that scans the history once per row).
+ * Written so the plan cannot depend on statistics. Bronze is usually not
+ * analysed since the rows just landed, and a pipeline that is new since the
+ * last ANALYZE is estimated at ~0 rows, so every index leading with
+ * `pipeline` looks free — which once made the probe scan a whole pipeline per
+ * row. Here `pipeline || ''` is a condition no index can use: the outer scan
+ * can only be the primary-key range `seq > $2` (this landing, plus any
+ * concurrent landing of another pipeline), and the probe only the event-id
+ * index. The probe is a scalar subquery with LIMIT, which stays one index
+ * probe per row (as EXISTS the planner may turn it into a join).
  */
-const DEDUPE_SQL = `
+export const DEDUPE_SQL = `
 UPDATE straggler.bronze_events b
    SET status = 'quarantined', reason = 'DUPLICATE',
        detail = 'an accepted record with this event id is already in bronze'
- WHERE b.pipeline = $1 AND b.seq > $2 AND b.status || '' = 'accepted'
+ WHERE b.seq > $2 AND b.pipeline || '' = $1 AND b.status = 'accepted'
    AND (SELECT 1 FROM straggler.bronze_events o
-         WHERE o.pipeline = $1 AND o.event_id = b.event_id AND o.status = 'accepted' AND o.seq < b.seq LIMIT 1) IS NOT NULL
+         WHERE o.event_id = b.event_id AND o.pipeline || '' = $1 AND o.seq < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL
 RETURNING b.seq`;
 
 async function alreadyLanded(client: PoolClient, pipeline: string, source: string): Promise<boolean> {
@@ -106,8 +110,9 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
       return empty;
     }
     await client.query(XACT_LOCK_SQL, [LockNamespace.bronzeAppend, p.name]);
-    const before = await client.query(prepared("bronze_last_seq", "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events WHERE pipeline = $1", [p.name]));
-    const lastSeqBefore = before.rows[0].seq as number;
+    // Every row this landing writes gets a seq above the table's highest one now.
+    const before = await client.query(prepared("bronze_max_seq", "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events", []));
+    const maxSeqBefore = before.rows[0].seq as number;
     const hash = createHash("sha256");
     const prefix = [p.name, policyVersion(p), source].map(copyText).join("\t") + "\t";
     const byReason: Record<string, number> = {};
@@ -127,14 +132,14 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
     await pipe(Readable.from(inChunks(encode())), client.query(copyFrom(COPY_SQL)));
     const sha256 = hash.digest("hex");
     if (p.admission.dedupe && accepted > 0) {
-      const dups = (await client.query(prepared("bronze_dedupe", DEDUPE_SQL, [p.name, lastSeqBefore]))).rowCount ?? 0;
+      const dups = (await client.query(prepared("bronze_dedupe", DEDUPE_SQL, [p.name, maxSeqBefore]))).rowCount ?? 0;
       if (dups > 0) {
         accepted -= dups;
         byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + dups;
       }
     }
     const range = await client.query(
-      prepared("bronze_landed_range", "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2", [p.name, lastSeqBefore]),
+      prepared("bronze_landed_range", "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE seq > $2 AND pipeline || '' = $1", [p.name, maxSeqBefore]),
     );
     const m = { landed: count, accepted, first_seq: range.rows[0].first_seq as number | null, last_seq: range.rows[0].last_seq as number | null };
     const key = source;

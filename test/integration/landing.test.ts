@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { DEDUPE_SQL } from "../../src/ingest/copyToBronze.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
@@ -93,5 +94,22 @@ describe("landing into bronze", () => {
     expect(rows.map((x) => `${x.source_line}:${x.reason ?? x.status}`)).toEqual(["1:DUPLICATE", "2:accepted", "3:DUPLICATE", "4:DUPLICATE", "5:accepted", "6:DUPLICATE"]);
     const ledger = await pool.query("SELECT rows, accepted, quarantined FROM straggler.landed_sources WHERE pipeline = $1 AND source = 'second.jsonl'", [p.name]);
     expect(ledger.rows[0]).toEqual({ rows: 6, accepted: 2, quarantined: 4 });
+  });
+});
+
+describe("the duplicate probe's plan", () => {
+  it("does not depend on statistics: with bronze analysed before a new pipeline landed, the update scans the primary-key range and probes the event-id index once per row", async () => {
+    const { pool } = await getDb();
+    const old = jsonl("probe-old");
+    await landFile(pool, old, writeEvents("probe-old.jsonl", "p", 5_000), "probe-old.jsonl");
+    await pool.query("ANALYZE straggler.bronze_events");
+    const fresh = jsonl("probe-new");
+    await landFile(pool, fresh, writeEvents("probe-new.jsonl", "q", 5_000), "probe-new.jsonl");
+    const { rows } = await pool.query(`EXPLAIN (FORMAT JSON) ${DEDUPE_SQL}`, [fresh.name, 5_000]);
+    const plan = JSON.stringify(rows[0]["QUERY PLAN"]);
+    const scans = [...plan.matchAll(/"Index Name":"([^"]+)"/g)].map((m) => m[1]);
+    expect(scans).toEqual(["bronze_events_pkey", "bronze_events_accepted_event_id_seq"]);
+    expect(plan).toContain('"Index Cond":"((event_id = b.event_id) AND (seq < b.seq))"');
+    expect(plan).not.toContain("Seq Scan");
   });
 });
