@@ -17,8 +17,9 @@ import { pipeline } from "../helpers/fixtures.js";
 const getDb = useTestDatabase();
 const dir = mkdtempSync(path.join(os.tmpdir(), "straggler-landing-test-"));
 
-const jsonl = (name: string) =>
+const jsonl = (name: string, extra: Record<string, unknown> = {}) =>
   pipeline({
+    ...extra,
     name,
     source: { landingDir: dir, format: "jsonl" },
     fields: { eventId: "id", eventTime: "t", value: "v" },
@@ -97,8 +98,8 @@ describe("landing into bronze", () => {
   });
 });
 
-describe("the duplicate probe's plan", () => {
-  it("does not depend on statistics: with bronze analysed before a new pipeline landed, the update scans the primary-key range and probes the event-id index once per row", async () => {
+describe("plans after a bulk landing", () => {
+  it("the duplicate probe does not depend on statistics: with bronze analysed before a new pipeline landed, the update scans the primary-key range and probes the event-id index once per row", async () => {
     const { pool } = await getDb();
     const old = jsonl("probe-old");
     await landFile(pool, old, writeEvents("probe-old.jsonl", "p", 5_000), "probe-old.jsonl");
@@ -111,5 +112,21 @@ describe("the duplicate probe's plan", () => {
     expect(scans).toEqual(["bronze_events_pkey", "bronze_events_accepted_event_id_seq"]);
     expect(plan).toContain('"Index Cond":"((event_id = b.event_id) AND (seq < b.seq))"');
     expect(plan).not.toContain("Seq Scan");
+  });
+
+  it("a landing larger than one micro-batch refreshes bronze's pipeline statistics before it commits; a smaller one does not", async () => {
+    const { pool } = await getDb();
+    const small = (name: string) => jsonl(name, { trigger: { maxRowsPerBatch: 1_000 } });
+    await landFile(pool, small("stats-old"), writeEvents("stats-old.jsonl", "s", 500), "stats-old.jsonl");
+    await pool.query("ANALYZE straggler.bronze_events");
+    const mcv = async () =>
+      (await pool.query("SELECT most_common_vals::text::text[] AS v FROM pg_stats WHERE schemaname = 'straggler' AND tablename = 'bronze_events' AND attname = 'pipeline'")).rows[0].v;
+    // The test database is shared by this file's tests: look only at this test's pipelines.
+    const ours = async () => ((await mcv()) as string[]).filter((v) => v.startsWith("stats-")).sort();
+    expect(await ours()).toEqual(["stats-old"]);
+    await landFile(pool, small("stats-few"), writeEvents("stats-few.jsonl", "f", 999), "stats-few.jsonl");
+    expect(await ours()).toEqual(["stats-old"]);
+    await landFile(pool, small("stats-many"), writeEvents("stats-many.jsonl", "m", 1_000), "stats-many.jsonl");
+    expect(await ours()).toEqual(["stats-few", "stats-many", "stats-old"]);
   });
 });
