@@ -76,7 +76,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       },
       runBatch: (trigger) => runBatch(db.pool, p, trigger),
       afterCaughtUp: async () => {
-        await analyzeIfStale(db.pool);
+        await analyzeIfStale(db.pool, p.name);
       },
       log,
     });

@@ -19,6 +19,7 @@ import { parseInstant } from "../core/timestamps.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
 import { pipelineStatus } from "../stream/status.js";
 import { runUntilCaughtUp } from "../stream/streamLoop.js";
+import { analyzeIfStale } from "../db/statistics.js";
 import { startService } from "../service.js";
 import { progressBar } from "./progressBar.js";
 
@@ -147,7 +148,10 @@ export function buildCli(): Command {
             bar.stop();
           }
         }
-        if (opts.stream) for (const b of await runUntilCaughtUp((t) => runBatch(db.pool, p!, t), "available-now")) printBatch(b);
+        if (opts.stream) {
+          await analyzeIfStale(db.pool, p!.name);
+          for (const b of await runUntilCaughtUp((t) => runBatch(db.pool, p!, t), "available-now")) printBatch(b);
+        }
       });
     });
 
@@ -166,6 +170,7 @@ export function buildCli(): Command {
             if (b) printBatch(b);
             else console.log(`${p.name}: nothing new in bronze`);
           } else {
+            await analyzeIfStale(db.pool, p.name);
             const all = await runUntilCaughtUp((t) => runBatch(db.pool, p, t), "available-now", printBatch);
             if (all.length === 0) console.log(`${p.name}: nothing new in bronze`);
           }

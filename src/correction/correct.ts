@@ -215,7 +215,7 @@ export async function runCorrection(pool: Pool, p: PipelineConfig, req: Correcti
   const runId = inserted.rows[0].run_id as number;
   let summary: CorrectionSummary;
   try {
-    await analyzeIfStale(pool);
+    await analyzeIfStale(pool, p.name);
     summary = await withRetry(() =>
       withTransaction(pool, async (c) => {
         await c.query(XACT_LOCK_SQL, [LockNamespace.results, p.name]);

@@ -43,7 +43,7 @@ export async function reconcile(pool: Pool, p: PipelineConfig, range?: { from: s
   // One snapshot for the checkpoint, the comparison and the ledger: the stream
   // and the correction commit results and checkpoint together, so a single
   // REPEATABLE READ snapshot is always consistent — and blocks neither writer.
-  await analyzeIfStale(pool);
+  await analyzeIfStale(pool, p.name);
   return withTransaction(pool, (client) => reconcileIn(client, p, range), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
 }
 

@@ -146,7 +146,7 @@ export async function replay(pool: Pool, p: PipelineConfig, opts: ReplayOptions)
         if (land.lastSeq !== null && b.endOffset >= land.lastSeq) break;
       }
       streamBatches += batches.length;
-      if ((replayBatches + skipped) % 100 === 0) await analyzeIfStale(pool);
+      if ((replayBatches + skipped) % 100 === 0) await analyzeIfStale(pool, p.name);
       opts.onBatch?.({ rowsDone: done, rowsTotal: total, land, batches });
     }
     await client.query("COMMIT");

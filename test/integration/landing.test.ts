@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { analyzeIfStale } from "../../src/db/statistics.js";
 import { DEDUPE_SQL } from "../../src/ingest/copyToBronze.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -128,5 +129,18 @@ describe("plans after a bulk landing", () => {
     expect(await ours()).toEqual(["stats-old"]);
     await landFile(pool, small("stats-many"), writeEvents("stats-many.jsonl", "m", 1_000), "stats-many.jsonl");
     expect(await ours()).toEqual(["stats-few", "stats-many", "stats-old"]);
+  });
+
+  it("a pipeline estimated at ~0 rows that has 10,000 or more gets its statistics refreshed by analyzeIfStale; the table-wide 10 % rule alone would miss it", async () => {
+    const { pool } = await getDb();
+    await landFile(pool, jsonl("under-old"), writeEvents("under-old.jsonl", "u", 100_000), "under-old.jsonl");
+    await pool.query("ANALYZE straggler.bronze_events");
+    const fresh = jsonl("under-new");
+    const landBatch = async (i: number) => landFile(pool, fresh, writeEvents(`under-new-${i}.jsonl`, `n${i}-`, 1_000), `under-new-${i}.jsonl`);
+    for (let i = 0; i < 9; i++) await landBatch(i);
+    expect(await analyzeIfStale(pool, fresh.name)).toEqual([]);
+    await landBatch(9);
+    expect(await analyzeIfStale(pool, fresh.name)).toEqual(["straggler.bronze_events (pipeline, seq)"]);
+    expect(await analyzeIfStale(pool, fresh.name)).toEqual([]);
   });
 });
