@@ -69,15 +69,24 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
 
 export async function startService(env: Env, db: Database, pipelines: PipelineConfig[], log: Logger): Promise<Service> {
   const loops = new Map<string, StreamLoop>();
+  // Statistics refreshes run beside the stream, never in front of its next
+  // micro-batch: an ANALYZE of a large bronze takes up to a second, which a
+  // waiting micro-batch would add to the freshness of every event behind it.
+  const analyzing = new Map<string, Promise<void>>();
+  const refreshStatistics = (pipeline: string) => {
+    if (analyzing.has(pipeline)) return;
+    const run = analyzeIfStale(db.pool, pipeline)
+      .then(() => undefined, (e) => log.warn({ pipeline, err: (e as Error).message }, "statistics refresh failed; retried after the next catch-up"))
+      .finally(() => analyzing.delete(pipeline));
+    analyzing.set(pipeline, run);
+  };
   for (const p of pipelines) {
     const loop = new StreamLoop(p, {
       landPending: async () => {
         await landPendingFiles(db.pool, p, (r) => log.info({ pipeline: p.name, source: r.source, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined }, "file landed"));
       },
       runBatch: (trigger) => runBatch(db.pool, p, trigger),
-      afterCaughtUp: async () => {
-        await analyzeIfStale(db.pool, p.name);
-      },
+      afterCaughtUp: async () => refreshStatistics(p.name),
       log,
     });
     loops.set(p.name, loop);
@@ -102,6 +111,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all([...loops.values()].map((l) => l.stop()));
+      await Promise.all(analyzing.values());
       await schedule.stop();
       await stopListening();
     },
