@@ -44,7 +44,18 @@ export function useTestDatabase(): () => Promise<TestDatabase> {
       console.log(`[test] kept database ${db.name} for inspection`);
       return;
     }
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${db!.name} WITH (FORCE)`));
+    // pool.end() resolves before its connections have closed. A FORCE drop now would
+    // terminate them mid-close, and pg raises the server's FATAL as an uncaught
+    // error. Wait for them to go (a drop without FORCE fails while any remain).
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin((c) => c.query(`DROP DATABASE IF EXISTS ${db!.name}${attempt >= 50 ? " WITH (FORCE)" : ""}`));
+        break;
+      } catch (e) {
+        if (attempt >= 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   });
   return async () => {
     if (db) return db;
