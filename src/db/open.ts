@@ -30,7 +30,12 @@ export async function openDatabase(env: Env, log: Logger, opts: { migrate?: bool
     stopEmbedded = embedded.stop;
   }
   const pool = createPool(url);
-  pool.on("error", (e) => log.warn({ err: e }, "idle database connection failed"));
+  let closing = false;
+  // pool.end() resolves before its connections have closed, so stopping the embedded
+  // server right after it terminates them mid-close: expected then, not worth a warning.
+  pool.on("error", (e) => {
+    if (!closing) log.warn({ code: (e as { code?: string }).code, error: e.message }, "idle database connection failed");
+  });
   try {
     if (opts.migrate !== false) await runMigrations(pool);
   } catch (e) {
@@ -43,6 +48,7 @@ export async function openDatabase(env: Env, log: Logger, opts: { migrate?: bool
     url,
     kind: stopEmbedded ? "embedded" : "external",
     async close() {
+      closing = true;
       await pool.end();
       await stopEmbedded?.();
     },
