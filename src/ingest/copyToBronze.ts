@@ -25,6 +25,7 @@ import { classifyRecord, type BronzeRow, type RawRecord } from "../core/admissio
 import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { prepared } from "../db/prepared.js";
+import { analyzePipelineColumns } from "../db/statistics.js";
 
 /** Channel notified (payload: pipeline name) when rows land, to wake the stream. */
 export const BRONZE_CHANNEL = "straggler_bronze";
@@ -67,8 +68,8 @@ function copyLine(prefix: string, r: BronzeRow): string {
  * pipeline $1) whose event id was accepted at a lower seq in this pipeline: in
  * bronze before, or earlier in this source (the statement sees the rows as
  * they were before it, so of n copies the first stays accepted). Params: $1
- * pipeline, $2 the table's highest seq before this landing. Returns one row
- * per duplicate.
+ * pipeline, $2 the table's highest seq before this landing. Its row count is
+ * the number of duplicates.
  *
  * Written so the plan cannot depend on statistics. Bronze is usually not
  * analysed since the rows just landed, and a pipeline that is new since the
@@ -86,8 +87,7 @@ UPDATE straggler.bronze_events b
        detail = 'an accepted record with this event id is already in bronze'
  WHERE b.seq > $2 AND b.pipeline || '' = $1 AND b.status = 'accepted'
    AND (SELECT 1 FROM straggler.bronze_events o
-         WHERE o.event_id = b.event_id AND o.pipeline || '' = $1 AND o.seq < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL
-RETURNING b.seq`;
+         WHERE o.event_id = b.event_id AND o.pipeline || '' = $1 AND o.seq < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL`;
 
 async function alreadyLanded(client: PoolClient, pipeline: string, source: string): Promise<boolean> {
   const { rowCount } = await client.query("SELECT 1 FROM straggler.landed_sources WHERE pipeline = $1 AND source = $2", [pipeline, source]);
@@ -141,41 +141,31 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
     const range = await client.query(
       prepared("bronze_landed_range", "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE seq > $2 AND pipeline || '' = $1", [p.name, maxSeqBefore]),
     );
-    const m = { landed: count, accepted, first_seq: range.rows[0].first_seq as number | null, last_seq: range.rows[0].last_seq as number | null };
-    const key = source;
+    const result: LandResult = {
+      pipeline: p.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason,
+      firstSeq: range.rows[0].first_seq as number | null, lastSeq: range.rows[0].last_seq as number | null,
+    };
     const recorded = await client.query(
       `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-      [p.name, key, sha256, m.landed, m.accepted, m.landed - m.accepted, m.first_seq, m.last_seq],
+      [p.name, source, sha256, result.landed, result.accepted, result.quarantined, result.firstSeq, result.lastSeq],
     );
     if (recorded.rowCount === 0) {
       // Another process landed the same source meanwhile: ours must not land twice.
       await client.query("ROLLBACK");
-      return { ...empty, source: key };
+      return empty;
     }
     if (count >= p.trigger.maxRowsPerBatch) {
       // A landing larger than one micro-batch refreshes bronze's statistics before the
-      // stream sees it (ANALYZE counts this transaction's own rows). Without them, a
-      // pipeline new since the last ANALYZE is estimated at ~0 rows and every index
-      // leading with pipeline looks free: micro-batches then scan the whole pipeline.
-      // Only the columns those plans read (a quarter of a full ANALYZE's time); the
-      // rest follows in analyzeIfStale.
-      await client.query("ANALYZE straggler.bronze_events (pipeline, seq)");
+      // stream sees it. Without them, a pipeline new since the last ANALYZE is estimated
+      // at ~0 rows and every index leading with pipeline looks free: micro-batches then
+      // scan the whole pipeline. The other columns follow in analyzeIfStale.
+      await analyzePipelineColumns(client);
     }
     await client.query("SELECT pg_notify($1, $2)", [BRONZE_CHANNEL, p.name]);
     await client.query("COMMIT");
     opts.onProgress?.(count);
-    return {
-      pipeline: p.name,
-      source: key,
-      alreadyLanded: false,
-      landed: m.landed,
-      accepted: m.accepted,
-      quarantined: m.landed - m.accepted,
-      byReason,
-      firstSeq: m.first_seq,
-      lastSeq: m.last_seq,
-    };
+    return result;
   } catch (e) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw e;
