@@ -30,6 +30,22 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Runs `fn` until it no longer fails with "being accessed by other users":
+ * every 100 ms, 50 retries at most; `last` is true on the final attempt.
+ */
+async function whileInUse(fn: (last: boolean) => Promise<unknown>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await fn(attempt === 50);
+      return;
+    } catch (e) {
+      if (attempt === 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 /** Creates a database for this test file; call at the top level of the file. */
 export function useTestDatabase(): () => Promise<TestDatabase> {
   let db: TestDatabase | undefined;
@@ -47,29 +63,13 @@ export function useTestDatabase(): () => Promise<TestDatabase> {
     // pool.end() resolves before its connections have closed. A FORCE drop now would
     // terminate them mid-close, and pg raises the server's FATAL as an uncaught
     // error. Wait for them to go (a drop without FORCE fails while any remain).
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await admin((c) => c.query(`DROP DATABASE IF EXISTS ${db!.name}${attempt >= 50 ? " WITH (FORCE)" : ""}`));
-        break;
-      } catch (e) {
-        if (attempt >= 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await whileInUse((last) => admin((c) => c.query(`DROP DATABASE IF EXISTS ${db!.name}${last ? " WITH (FORCE)" : ""}`)));
   });
   return async () => {
     if (db) return db;
     const name = `straggler_t_${randomBytes(5).toString("hex")}`;
     // CREATE DATABASE … TEMPLATE fails while another session uses the template: retry briefly.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${inject("templateDb")}`));
-        break;
-      } catch (e) {
-        if (attempt > 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await whileInUse(() => admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${inject("templateDb")}`)));
     const url = withDatabase(inject("adminUrl"), name);
     db = { url, pool: createPool(url, 5), name };
     return db;
