@@ -37,3 +37,19 @@ export function futureOutlier(guarded: boolean, name = guarded ? "future-guarded
     admission: { maxFutureSkew: guarded ? "1 hour" : null },
   });
 }
+
+/**
+ * One YAML list item for the service-process tests (crash soak, database outage):
+ * JSONL with id / t / k / v, 1-minute windows, 30-second delay, a fast trigger and
+ * small micro-batches so that kills and outages land mid-work.
+ */
+export function servicePipelineYaml(name: string, landingDir: string): string {
+  return `
+  - name: ${name}
+    source: { landingDir: ${JSON.stringify(landingDir)}, format: jsonl }
+    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }
+    window: { type: tumbling, size: 1 minute }
+    watermark: { delay: 30 seconds }
+    trigger: { interval: 200 milliseconds, maxRowsPerBatch: 300 }
+`;
+}

@@ -24,6 +24,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it, onTestFailed } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
+import { servicePipelineYaml } from "../helpers/fixtures.js";
 import { freePort, killAndReap, prng, sleep, startServe, waitFor, type ServeProcess } from "../helpers/service.js";
 
 const getDb = useTestDatabase();
@@ -103,17 +104,6 @@ function makeDataset(seed: number): Dataset {
   return { files, records };
 }
 
-function pipelineYaml(name: string, landingDir: string): string {
-  return `
-  - name: ${name}
-    source: { landingDir: ${JSON.stringify(landingDir)}, format: jsonl }
-    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }
-    window: { type: tumbling, size: 1 minute }
-    watermark: { delay: 30 seconds }
-    trigger: { interval: 200 milliseconds, maxRowsPerBatch: 300 }
-`;
-}
-
 /** Windows a plain in-memory aggregation of the accepted records gives. */
 function oracle(records: DatasetRecord[]) {
   const by = new Map<string, { group_key: string; window_start: string; window_end: string; event_count: number; sum: number; min: number; max: number }>();
@@ -163,8 +153,8 @@ describe("crash soak", () => {
       for (const f of data.files) writeFileSync(path.join(all, f.name), f.text);
       const soakConfig = path.join(dir, "soak.yaml");
       const refConfig = path.join(dir, "reference.yaml");
-      writeFileSync(soakConfig, `pipelines:${pipelineYaml(PIPELINE, landing)}`);
-      writeFileSync(refConfig, `pipelines:${pipelineYaml(REFERENCE, all)}`);
+      writeFileSync(soakConfig, `pipelines:${servicePipelineYaml(PIPELINE, landing)}`);
+      writeFileSync(refConfig, `pipelines:${servicePipelineYaml(REFERENCE, all)}`);
 
       // The uninterrupted run, by the CLI, meanwhile (its own pipeline, same database).
       const refEnv = { DATABASE_URL: url, STRAGGLER_PIPELINES: refConfig };

