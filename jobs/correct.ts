@@ -1,25 +1,53 @@
 /**
  * One scheduled correction, for the system's cron or a Kubernetes CronJob:
  *
- *   node --import tsx jobs/correct.ts [pipeline|all]
+ *   node --import tsx jobs/correct.ts [pipeline|all] [--slot 2026-10-01T12:00:00Z]
  *
  * Runs as trigger `cron` keyed by the current minute, so several hosts
- * running the same crontab correct each pipeline once per minute slot.
- * Exit status: 0 all runs succeeded (or were already run by another host),
- * 1 a run failed, 2 bad configuration or pipeline name.
+ * running the same crontab correct each pipeline once per minute slot; a slot
+ * whose run failed or was abandoned (its lease expired) runs again on a retry.
+ * Exit status: 0 every run succeeded, or its slot is held by a run that
+ * succeeded or is running (another host's: "skipped"); 1 a run failed or the
+ * database could not be reached (each pipeline is still tried); 2 bad
+ * configuration, pipeline name or slot. `--slot` runs a given minute's slot
+ * instead of the current one (to retry a slot by hand after its minute).
  */
+import { Command, CommanderError } from "commander";
 import { loadEnv } from "../src/config/env.js";
 import { ConfigError, loadPipelines } from "../src/config/pipelines.js";
 import { runCorrection } from "../src/correction/correct.js";
-import { cronSlotOf, logCorrection } from "../src/correction/schedule.js";
+import { cronSlotOf, logCorrection, skippedMessage } from "../src/correction/schedule.js";
 import { openDatabase } from "../src/db/open.js";
 import { createLogger } from "../src/log.js";
 
+/** The slot option: an ISO 8601 instant with a zone on a whole minute, as ISO UTC; undefined when invalid. */
+function slotOption(text: string): string | undefined {
+  const ms = /(Z|[+-]\d\d:?\d\d)$/.test(text) ? Date.parse(text) : NaN;
+  return Number.isFinite(ms) && ms % 60_000 === 0 ? new Date(ms).toISOString() : undefined;
+}
+
 async function main(): Promise<number> {
+  const program = new Command("jobs/correct")
+    .argument("[pipeline]", "pipeline, or 'all'", "all")
+    .option("--slot <instant>", "the scheduled minute to run (ISO 8601 with zone, on a whole minute); default: the current minute")
+    .exitOverride()
+    .configureOutput({ writeErr: (t) => process.stderr.write(t) });
+  try {
+    program.parse(process.argv);
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    throw e;
+  }
+  const name = program.args[0] ?? "all";
+  const slotText = program.opts<{ slot?: string }>().slot;
+  const slot = slotText === undefined ? cronSlotOf(new Date()) : slotOption(slotText);
+  if (slot === undefined) {
+    console.error(`jobs/correct: --slot: expected an ISO 8601 instant with a zone on a whole minute, such as 2026-10-01T12:00:00Z; got ${JSON.stringify(slotText)}`);
+    return 2;
+  }
   const env = loadEnv();
   const log = createLogger(env.LOG_LEVEL);
   const pipelines = loadPipelines(env.STRAGGLER_PIPELINES);
-  const name = process.argv[2] ?? "all";
   const chosen = name === "all" ? pipelines : pipelines.filter((p) => p.name === name);
   if (chosen.length === 0) {
     console.error(`jobs/correct: no pipeline named "${name}"; configured: ${pipelines.map((p) => p.name).join(", ")}`);
@@ -27,13 +55,18 @@ async function main(): Promise<number> {
   }
   const db = await openDatabase(env, log);
   try {
-    const slot = cronSlotOf(new Date());
     let failed = false;
     for (const p of chosen) {
-      const s = await runCorrection(db.pool, p, { trigger: "cron", cronSlot: slot });
-      logCorrection(log, s);
-      console.log(`${p.name}: ${s.status}, ${s.windowsChanged} windows changed, ${s.eventsRecovered} late events recovered`);
-      failed ||= s.status === "failed";
+      try {
+        const s = await runCorrection(db.pool, p, { trigger: "cron", cronSlot: slot });
+        logCorrection(log, s);
+        if (s.status === "skipped") console.log(`${p.name}: skipped: ${skippedMessage(s)}`);
+        else console.log(`${p.name}: run ${s.runId} ${s.status}, ${s.windowsChanged} windows changed, ${s.eventsRecovered} late events recovered${s.error ? ` — ${s.error}` : ""}`);
+        failed ||= s.status === "failed";
+      } catch (e) {
+        console.error(`jobs/correct: ${p.name}: ${(e as Error).message}`);
+        failed = true;
+      }
     }
     return failed ? 1 : 0;
   } finally {

@@ -8,6 +8,7 @@ import pg from "pg";
 import type { Env } from "./config/env.js";
 import type { PipelineConfig } from "./config/pipelines.js";
 import type { Database } from "./db/open.js";
+import { sweepExpiredRuns } from "./correction/runLease.js";
 import { scheduleCorrections } from "./correction/schedule.js";
 import { createApp } from "./http/app.js";
 import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
@@ -97,6 +98,11 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     (name) => loops.get(name)?.wake(),
     () => loops.forEach((l) => l.wake()),
     log,
+  );
+  // Correction runs a previous process left behind: abandoned once their lease has expired.
+  await sweepExpiredRuns(db.pool).then(
+    (ids) => ids.length > 0 && log.warn({ runIds: ids }, "correction runs marked abandoned: their lease expired (the process running them stopped or lost the database)"),
+    (e) => log.warn({ err: (e as Error).message }, "could not sweep abandoned correction runs; the next run of each pipeline does"),
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
   const app = createApp({ pool: db.pool, pipelines, log, token: env.STRAGGLER_API_TOKEN });

@@ -25,6 +25,23 @@ const duration = (what: string) =>
 const positiveDuration = (what: string) =>
   duration(what).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` });
 
+/** Default lease of a correction run (ms): renewed every third of it while the run works. */
+export const DEFAULT_LEASE_MS = 60_000;
+const MIN_LEASE_MS = 1_000;
+
+/**
+ * A 5-field cron expression (minute hour day month weekday). A run is keyed by
+ * its scheduled minute (`cron_slot`), so node-cron's optional seconds field is
+ * refused rather than silently run once a minute.
+ */
+const cronSchedule = z
+  .string()
+  .refine((e) => e.trim().split(/\s+/).length !== 6, {
+    message: "expected a 5-field cron expression (minute hour day month weekday); seconds are not supported: each run is keyed by its scheduled minute",
+    abort: true,
+  })
+  .refine((e) => e.trim().split(/\s+/).length === 5 && cron.validate(e), { message: 'expected a 5-field cron expression such as "*/10 * * * *"' });
+
 /** Pipeline names appear in folder names and URLs: keep them plain. */
 export const pipelineName = z
   .string()
@@ -96,7 +113,10 @@ export const pipelineSchema = z
       .optional(),
     correction: z
       .strictObject({
-        schedule: z.string().refine((e) => cron.validate(e), { message: 'expected a cron expression such as "*/10 * * * *"' }).optional(),
+        schedule: cronSchedule.optional(),
+        lease: duration("correction run lease")
+          .refine((v) => v >= MIN_LEASE_MS, { message: `expected a lease of at least 1 second: a run renews it every third of it` })
+          .default(DEFAULT_LEASE_MS),
       })
       .prefault({}),
   })

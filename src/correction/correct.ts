@@ -25,6 +25,7 @@ import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import { windowsLateral } from "../stream/windowSql.js";
+import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
 
 export type CorrectionTrigger = "cron" | "api" | "cli";
 
@@ -34,7 +35,7 @@ export interface CorrectionRequest {
   range?: { from: string; to: string };
   /** Only these group keys. */
   keys?: string[];
-  /** Scheduled minute of a cron run (ISO): a slot runs once across replicas. */
+  /** Scheduled minute of a cron run (ISO): a slot runs once across replicas; a failed or abandoned slot can run again. */
   cronSlot?: string;
 }
 
@@ -60,8 +61,10 @@ export interface CorrectionSummary {
   runId: number | null;
   pipeline: string;
   trigger: CorrectionTrigger;
-  /** `skipped`: another replica already ran this cron slot. */
+  /** `skipped`: the cron slot is held by a run that succeeded or is running (another replica's, or an earlier try's). */
   status: "succeeded" | "failed" | "skipped";
+  /** For `skipped`: the run holding the slot. */
+  heldBy?: SlotHolder;
   range: { from: string; to: string } | null;
   keys: string[] | null;
   bronzeSnapshot: number | null;
@@ -195,50 +198,91 @@ async function applyCorrections(c: PoolClient, p: PipelineConfig, runId: number,
     .sort((a, b) => (a.groupKey + a.windowStart).localeCompare(b.groupKey + b.windowStart));
 }
 
+/** Seams of a run's lease, for tests and tools; production takes the pipeline's `correction.lease`. */
+export interface CorrectionOptions {
+  /** Lease length, ms (default: the pipeline's `correction.lease`, 60 s unless configured). */
+  leaseMs?: number;
+  /** How often the lease is renewed, ms (default: a third of the lease). */
+  heartbeatMs?: number;
+}
+
 /**
- * Runs one correction of `p`.
- * @returns the run's summary; a failure is recorded and returned with `status: "failed"`, never thrown,
- *   except when the run record itself cannot be written (database unreachable), which throws
+ * Raised when a run failed and its outcome could not be recorded either (the
+ * database is away). Carries the database error's `code`. The run's row stays
+ * `running` until its lease expires and it is abandoned.
  */
-export async function runCorrection(pool: Pool, p: PipelineConfig, req: CorrectionRequest): Promise<CorrectionSummary> {
+export class RunNotRecordedError extends Error {
+  override name = "RunNotRecordedError";
+  readonly code: string | undefined;
+  constructor(message: string, cause: unknown) {
+    super(message, { cause });
+    this.code = (cause as { code?: string }).code;
+  }
+}
+
+/**
+ * Runs one correction of `p`: claims the run under a lease (src/correction/runLease.ts),
+ * renews it while working, and commits its changes together with status `succeeded`.
+ * @returns the run's summary: `skipped` (with `heldBy`) when `req.cronSlot` is held by a run that
+ *   succeeded or is running; a failure is recorded and returned with `status: "failed"`, never thrown
+ * @throws the database's error when the run cannot be claimed (database unreachable), and
+ *   RunNotRecordedError when it failed and the failure cannot be recorded
+ */
+export async function runCorrection(pool: Pool, p: PipelineConfig, req: CorrectionRequest, opts: CorrectionOptions = {}): Promise<CorrectionSummary> {
   const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
   const base: CorrectionSummary = {
     runId: null, pipeline: p.name, trigger: req.trigger, status: "succeeded", range: req.range ?? null, keys: req.keys ?? null,
     bronzeSnapshot: null, windowsExamined: 0, windowsChanged: 0, eventsRecovered: 0, durationMs: 0, error: null, changes: [],
   };
-  const inserted = await pool.query(
-    `INSERT INTO straggler.correction_runs (pipeline, trigger, cron_slot, range_start, range_end, group_keys, status)
-     VALUES ($1, $2, $3, $4, $5, $6, 'running') ON CONFLICT DO NOTHING RETURNING run_id`,
-    [p.name, req.trigger, req.cronSlot ?? null, req.range?.from ?? null, req.range?.to ?? null, req.keys ?? null],
-  );
-  if (inserted.rowCount === 0) return { ...base, status: "skipped" };
-  const runId = inserted.rows[0].run_id as number;
-  let summary: CorrectionSummary;
+  const leaseMs = opts.leaseMs ?? p.correction.lease;
+  const claim = await claimRun(pool, {
+    pipeline: p.name, trigger: req.trigger, cronSlot: req.cronSlot ?? null, range: req.range ?? null, keys: req.keys ?? null, leaseMs,
+  });
+  if (claim.heldBy) return { ...base, status: "skipped", heldBy: claim.heldBy, durationMs: elapsed() };
+  const runId = claim.runId;
+  const heartbeat = startHeartbeat(pool, runId, leaseMs, opts.heartbeatMs);
   try {
     await analyzeIfStale(pool, p.name);
-    summary = await withRetry(() =>
+    return await withRetry(() =>
       withTransaction(pool, async (c) => {
         await c.query(XACT_LOCK_SQL, [LockNamespace.results, p.name]);
         const cp = (await c.query("SELECT last_offset, watermark FROM straggler.checkpoints WHERE pipeline = $1", [p.name])).rows[0] as
           | { last_offset: number; watermark: string | null }
           | undefined;
-        if (!cp || cp.watermark === null) return { ...base, runId, bronzeSnapshot: cp?.last_offset ?? null };
-        const examined = await collectTargets(c, p, req, cp.last_offset, cp.watermark);
-        const changes = await applyCorrections(c, p, runId, cp.last_offset);
-        return {
-          ...base, runId, bronzeSnapshot: cp.last_offset, windowsExamined: examined, windowsChanged: changes.length,
-          eventsRecovered: changes.reduce((n, ch) => n + ch.lateEventCount, 0), changes,
-        };
+        let summary: CorrectionSummary = { ...base, runId, bronzeSnapshot: cp?.last_offset ?? null };
+        if (cp && cp.watermark !== null) {
+          const examined = await collectTargets(c, p, req, cp.last_offset, cp.watermark);
+          const changes = await applyCorrections(c, p, runId, cp.last_offset);
+          summary = {
+            ...summary, windowsExamined: examined, windowsChanged: changes.length,
+            eventsRecovered: changes.reduce((n, ch) => n + ch.lateEventCount, 0), changes,
+          };
+        }
+        summary.durationMs = elapsed();
+        await finishRun(c, runId, summary); // commits with the changes, or throws when the lease was lost
+        return summary;
       }),
     );
   } catch (e) {
-    summary = { ...base, runId, status: "failed", error: (e as Error).message };
+    const error = (e as Error).message;
+    let row: Awaited<ReturnType<typeof recordFailure>>;
+    try {
+      row = await recordFailure(pool, runId, error, elapsed());
+    } catch (e2) {
+      throw new RunNotRecordedError(
+        `correction run ${runId} of ${p.name} failed (${error}) and its outcome could not be recorded (${(e2 as Error).message}); ` +
+          `it stays 'running' until its lease expires (within ${leaseMs / 1000} s) and is then marked abandoned: straggler.correction_history tells its outcome`,
+        e2,
+      );
+    }
+    if (row.status === "succeeded") {
+      // The COMMIT went through although its answer was lost: the run's changes are in, their list is not at hand.
+      return { ...base, runId, status: "succeeded", bronzeSnapshot: row.bronzeSnapshot ?? null, windowsExamined: row.windowsExamined ?? 0,
+        windowsChanged: row.windowsChanged ?? 0, eventsRecovered: row.eventsRecovered ?? 0, durationMs: row.durationMs ?? elapsed() };
+    }
+    return { ...base, runId, status: "failed", error, durationMs: elapsed() };
+  } finally {
+    await heartbeat.stop();
   }
-  summary.durationMs = Math.round(performance.now() - started);
-  await pool.query(
-    `UPDATE straggler.correction_runs SET status = $2, bronze_snapshot = $3, windows_examined = $4, windows_changed = $5,
-        events_recovered = $6, finished_at = now(), duration_ms = $7, error = $8 WHERE run_id = $1`,
-    [runId, summary.status, summary.bronzeSnapshot, summary.windowsExamined, summary.windowsChanged, summary.eventsRecovered, summary.durationMs, summary.error],
-  );
-  return summary;
 }

@@ -1,8 +1,10 @@
 /**
  * Scheduled corrections inside the service (node-cron). Each run is keyed by
- * its scheduled minute (`cron_slot`, unique per pipeline), so with several
- * replicas each slot runs once; `noOverlap` keeps a slow run from
+ * its scheduled minute (`cron_slot`, unique per pipeline among runs that
+ * succeeded or are running), so with several replicas each slot runs once and
+ * a failed or abandoned slot can run again; `noOverlap` keeps a slow run from
  * overlapping the next tick in this process. `stop()` awaits runs in flight.
+ * Expressions have 5 fields (config validation refuses a seconds field).
  */
 import cron, { type ScheduledTask } from "node-cron";
 import type { PipelineConfig } from "../config/pipelines.js";
@@ -17,10 +19,20 @@ export function cronSlotOf(date: Date): string {
   return d.toISOString();
 }
 
+/** Why a cron run was skipped, in words: the run that holds its slot. */
+export function skippedMessage(s: CorrectionSummary): string {
+  const h = s.heldBy;
+  if (!h) return "correction slot held by another run";
+  return h.status === "succeeded"
+    ? `correction slot already run: run ${h.runId} succeeded`
+    : `correction slot being run by run ${h.runId} (lease until ${h.leaseUntil})`;
+}
+
+/** Logs a run's summary: error for `failed`, info otherwise. */
 export function logCorrection(log: Logger, s: CorrectionSummary): void {
   const fields = { pipeline: s.pipeline, runId: s.runId, trigger: s.trigger, windowsExamined: s.windowsExamined, windowsChanged: s.windowsChanged, eventsRecovered: s.eventsRecovered, durationMs: s.durationMs };
   if (s.status === "failed") log.error({ ...fields, error: s.error }, "correction run failed");
-  else if (s.status === "skipped") log.info(fields, "correction slot already run by another replica");
+  else if (s.status === "skipped") log.info({ ...fields, heldBy: s.heldBy }, skippedMessage(s));
   else log.info(fields, "correction run finished");
 }
 
@@ -35,7 +47,7 @@ export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log
       async (ctx) => {
         const run = runCorrection(pool, p, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) })
           .then((s) => logCorrection(log, s))
-          .catch((e) => log.error({ err: e, pipeline: p.name }, "correction run could not start"));
+          .catch((e) => log.error({ err: e, pipeline: p.name }, "correction run could not start or record its outcome (database unreachable)"));
         inFlight.add(run);
         await run;
         inFlight.delete(run);

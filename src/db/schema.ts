@@ -168,11 +168,12 @@ export const correctionRuns = straggler.table(
     runId: bigserial("run_id", { mode: "number" }).primaryKey(),
     pipeline: text("pipeline").notNull(),
     trigger: text("trigger").notNull(),
-    /** For cron runs: the scheduled minute, unique per pipeline, so replicas run each slot once. */
+    /** For cron runs: the scheduled minute. Unique per pipeline among runs that succeeded or are running, so replicas run each slot once and a failed or abandoned slot can run again. */
     cronSlot: tstz("cron_slot"),
     rangeStart: tstz("range_start"),
     rangeEnd: tstz("range_end"),
     groupKeys: text("group_keys").array(),
+    /** `running`, `succeeded`, `failed` or `abandoned` (its lease expired: the process stopped or lost the database). */
     status: text("status").notNull(),
     bronzeSnapshot: bigint("bronze_snapshot", { mode: "number" }),
     windowsExamined: integer("windows_examined"),
@@ -182,10 +183,13 @@ export const correctionRuns = straggler.table(
     finishedAt: tstz("finished_at"),
     durationMs: integer("duration_ms"),
     error: text("error"),
+    /** A `running` run renews this while it works; once it has passed, the run is `abandoned` (src/correction/runLease.ts). */
+    leaseUntil: tstz("lease_until"),
   },
   (t) => [
     index("correction_runs_pipeline").on(t.pipeline, t.runId),
-    uniqueIndex("correction_runs_cron_slot").on(t.pipeline, t.cronSlot).where(sql`cron_slot IS NOT NULL`),
+    uniqueIndex("correction_runs_cron_slot").on(t.pipeline, t.cronSlot).where(sql`cron_slot IS NOT NULL AND status IN ('running', 'succeeded')`),
+    index("correction_runs_running").on(t.pipeline, t.leaseUntil).where(sql`status = 'running'`),
   ],
 );
 

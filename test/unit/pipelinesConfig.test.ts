@@ -43,6 +43,25 @@ describe("pipelines file validation messages", () => {
     );
   });
 
+  it("correction: a 5-field schedule and a lease; a seconds field, other field counts and too short a lease are refused", () => {
+    const p = pipelinesFileSchema.parse({ pipelines: [{ ...valid(), correction: { schedule: "*/10 * * * *" } }] }).pipelines[0]!;
+    expect(p.correction).toEqual({ schedule: "*/10 * * * *", lease: 60_000 });
+    expect(pipelinesFileSchema.parse({ pipelines: [{ ...valid(), correction: { lease: "5 seconds" } }] }).pipelines[0]!.correction).toEqual({ lease: 5_000 });
+    const seconds = "  pipelines[0].correction.schedule: expected a 5-field cron expression (minute hour day month weekday); seconds are not supported: each run is keyed by its scheduled minute";
+    expect(issues({ ...valid(), correction: { schedule: "*/5 * * * * *" } })).toBe(seconds);
+    expect(issues({ ...valid(), correction: { schedule: "0 */10 * * * *" } })).toBe(seconds);
+    const fields = '  pipelines[0].correction.schedule: expected a 5-field cron expression such as "*/10 * * * *"';
+    expect(issues({ ...valid(), correction: { schedule: "* * * *" } })).toBe(fields);
+    expect(issues({ ...valid(), correction: { schedule: "61 * * * *" } })).toBe(fields);
+    expect(issues({ ...valid(), correction: { schedule: "every minute" } })).toBe(fields);
+    expect(issues({ ...valid(), correction: { lease: "500 ms" } })).toBe(
+      "  pipelines[0].correction.lease: expected a lease of at least 1 second: a run renews it every third of it",
+    );
+    expect(issues({ ...valid(), correction: { lease: "0 ms" } })).toBe(
+      "  pipelines[0].correction.lease: expected a lease of at least 1 second: a run renews it every third of it",
+    );
+  });
+
   it("names an unknown window type", () => {
     expect(issues({ ...valid(), window: { type: "hopping", size: "10 minutes" } })).toBe(
       '  pipelines[0].window.type: expected window.type to be "tumbling" or "sliding"',
