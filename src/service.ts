@@ -12,7 +12,8 @@ import { sweepExpiredRuns } from "./correction/runLease.js";
 import { scheduleCorrections } from "./correction/schedule.js";
 import { createApp } from "./http/app.js";
 import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
-import { landPendingFiles } from "./ingest/landFile.js";
+import { LandingDirMissing } from "./ingest/errors.js";
+import { landPendingFiles } from "./ingest/landingFolder.js";
 import type { Logger } from "./log.js";
 import { runBatch } from "./stream/runBatch.js";
 import { analyzeIfStale } from "./db/statistics.js";
@@ -82,9 +83,19 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     analyzing.set(pipeline, run);
   };
   for (const p of pipelines) {
+    // A missing landing folder is reported once (and again once it has come back and gone).
+    let dirMissing = false;
     const loop = new StreamLoop(p, {
       landPending: async () => {
-        await landPendingFiles(db.pool, p, (r) => log.info({ pipeline: p.name, source: r.source, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined }, "file landed"));
+        if (p.source.landingDir === undefined) return;
+        try {
+          await landPendingFiles(db.pool, p, { log });
+          dirMissing = false;
+        } catch (e) {
+          if (!(e instanceof LandingDirMissing)) throw e;
+          if (!dirMissing) log.warn({ pipeline: p.name, landingDir: e.dir }, `pipeline ${p.name}: ${e.message}; no files land until it exists`);
+          dirMissing = true;
+        }
       },
       runBatch: (trigger) => runBatch(db.pool, p, trigger),
       afterCaughtUp: async () => refreshStatistics(p.name),

@@ -3,13 +3,16 @@
  * `straggler` — the CLI. Every command builds what it needs from the
  * validated config in `main()`; nothing runs at import time.
  */
+import { statSync } from "node:fs";
 import path from "node:path";
 import { Command, CommanderError, Option } from "commander";
 import { loadEnv, type Env } from "../config/env.js";
 import { parseDuration, formatDuration } from "../config/duration.js";
 import { ConfigError, loadPipelines, type PipelineConfig } from "../config/pipelines.js";
 import { openDatabase, type Database } from "../db/open.js";
-import { landFile, landPendingFiles, landStream, listLandingFiles } from "../ingest/landFile.js";
+import { LandingDirMissing, SourceRefused } from "../ingest/errors.js";
+import { landFile, landStream } from "../ingest/landFile.js";
+import { landPendingFiles, listLandingFiles } from "../ingest/landingFolder.js";
 import type { LandResult } from "../ingest/copyToBronze.js";
 import { createLogger, type Logger } from "../log.js";
 import { replay } from "../replay/replay.js";
@@ -17,7 +20,7 @@ import { runCorrection } from "../correction/correct.js";
 import { reconcile } from "../correction/reconcile.js";
 import { parseInstant } from "../core/timestamps.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
-import { pipelineStatus } from "../stream/status.js";
+import { pipelineStatus, sourceCounts } from "../stream/status.js";
 import { runUntilCaughtUp } from "../stream/streamLoop.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import { startService } from "../service.js";
@@ -134,23 +137,70 @@ export function buildCli(): Command {
     .action(async (files: string[], opts: { pipeline: string; stream?: boolean }) => {
       const ctx = ctxOf();
       const [p] = pick(ctx, opts.pipeline);
+      checkInputFiles(files);
+      if (files.length === 0) await landingFolderOf(p!);
       await withDb(ctx, async (db) => {
+        let refused = 0;
         if (files.length === 0) {
-          const pending = await listLandingFiles(p!);
-          if (pending.length === 0) console.log(`${p!.name}: no files in ${p!.source.landingDir}`);
-          for (const r of await landPendingFiles(db.pool, p!)) printLand(r);
+          const pass = await landPendingFiles(db.pool, p!);
+          for (const r of pass.landed) printLand(r);
+          for (const r of pass.refused) console.error(`${p!.name}: ${r.name} refused: ${r.reason}`);
+          for (const name of pass.changed) console.error(`${p!.name}: ${name} changed after landing; not landed again (see straggler sources)`);
+          for (const name of pass.waiting) console.log(`${p!.name}: ${name} waits to settle (modified less than ${formatDuration(p!.source.settle)} ago)`);
+          refused += pass.refused.length;
+          if (pass.landed.length + pass.refused.length + pass.changed.length + pass.waiting.length === 0) console.log(`${p!.name}: no new files in ${p!.source.landingDir}`);
         }
         for (const f of files) {
-          if (f === "-") printLand(await landStream(db.pool, p!, process.stdin, "stdin"));
-          else {
-            const bar = progressBar(path.basename(f), 0);
-            printLand(await landFile(db.pool, p!, f, path.basename(f), { onProgress: (n) => bar.update(n) }));
-            bar.stop();
+          try {
+            if (f === "-") printLand(await landStream(db.pool, p!, process.stdin, "stdin"));
+            else {
+              const bar = progressBar(path.basename(f), 0);
+              try {
+                printLand(await landFile(db.pool, p!, f, path.basename(f), { onProgress: (n) => bar.update(n) }));
+              } finally {
+                bar.stop();
+              }
+            }
+          } catch (e) {
+            if (!(e instanceof SourceRefused)) throw e;
+            refused++;
+            console.error(`${p!.name}: ${f} refused: ${e.message}`);
           }
         }
         if (opts.stream) {
           await analyzeIfStale(db.pool, p!.name);
           for (const b of await runUntilCaughtUp((t) => runBatch(db.pool, p!, t), "available-now")) printBatch(b);
+        }
+        if (refused > 0) process.exitCode = 1;
+      });
+    });
+
+  program
+    .command("sources")
+    .description("every source of a pipeline (files, requests, stdin, replay micro-batches) with its state: landed, refused (and why), changed_after_landing, waiting_to_settle")
+    .requiredOption("-p, --pipeline <name>", "pipeline")
+    .option("--state <state>", "only sources in this state")
+    .option("--limit <n>", "at most this many, most recently seen first", "100")
+    .option("--json", "print JSON")
+    .action(async (opts: { pipeline: string; state?: string; limit: string; json?: boolean }) => {
+      const ctx = ctxOf();
+      const [p] = pick(ctx, opts.pipeline);
+      const states = ["landed", "refused", "changed_after_landing", "waiting_to_settle"];
+      if (opts.state !== undefined && !states.includes(opts.state)) throw new UsageError(`--state: expected one of ${states.join(", ")}, got ${JSON.stringify(opts.state)}`);
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit: expected a positive integer, got ${JSON.stringify(opts.limit)}`);
+      await withDb(ctx, async (db) => {
+        const counts = await sourceCounts(db.pool, p!.name);
+        const { rows } = await db.pool.query(
+          `SELECT source, kind, state, reason, size_bytes, rows, accepted, quarantined, last_seen FROM straggler.sources
+            WHERE pipeline = $1 AND ($2::text IS NULL OR state = $2) ORDER BY last_seen DESC, source LIMIT $3`,
+          [p!.name, opts.state ?? null, limit],
+        );
+        if (opts.json) return json({ pipeline: p!.name, byState: counts, rows });
+        console.log(`${p!.name}: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+        for (const r of rows) {
+          const size = r.size_bytes === null ? "" : `, ${r.size_bytes} bytes`;
+          console.log(`  ${r.state.padEnd(21)} ${r.kind.padEnd(6)} ${r.source}: ${r.rows} rows (${r.accepted} accepted, ${r.quarantined} quarantined)${size}${r.reason ? ` — ${r.reason}` : ""}`);
         }
       });
     });
@@ -202,7 +252,8 @@ export function buildCli(): Command {
       const spanText = opts.batchSpan;
       const batchSpanMs = spanText !== undefined ? parseDuration(spanText) : p!.replay?.batchSpan;
       if (batchSpanMs === undefined || batchSpanMs <= 0) throw new UsageError(`--batch-span: expected a duration like "1 hour", got ${JSON.stringify(spanText)}`);
-      const paths = files.length > 0 ? files : (await listLandingFiles(p!)).map((f) => path.join(p!.source.landingDir, f));
+      checkInputFiles(files);
+      const paths = files.length > 0 ? files : (await listLandingFiles(await landingFolderOf(p!))).map((f) => path.join(p!.source.landingDir, f));
       if (paths.length === 0) throw new UsageError(`no files to replay in ${p!.source.landingDir}`);
       await withDb(ctx, async (db) => {
         console.log(`Replaying ${paths.length} file(s) into ${p!.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
@@ -221,6 +272,7 @@ export function buildCli(): Command {
               staged = n;
               if (process.stderr.isTTY) process.stderr.write(`\rstaged ${n} rows`);
             },
+            onRefused: (file, reason) => console.error(`${p!.name}: ${file} refused (left out of the replay): ${reason}`),
             onBatch: ({ rowsDone, rowsTotal, batches }) => {
               for (const b of batches) dropped += b.numRowsDroppedByWatermark;
               if (rowsDone === 0) return;
@@ -243,7 +295,9 @@ export function buildCli(): Command {
             "replay micro-batches": `${summary.replayBatches} landed${summary.skippedBatches ? `, ${summary.skippedBatches} already landed (resumed)` : ""}; ${summary.streamBatches} stream batches`,
             "elapsed": `${(summary.elapsedMs / 1000).toFixed(1)} s (${rate} events/s end to end)`,
             "peak RSS": `${Math.round(rssPeak.mb)} MB`,
+            ...(summary.refused.length > 0 ? { "files refused": summary.refused.map((r) => path.basename(r.file)).join(", ") } : {}),
           });
+          if (summary.refused.length > 0) process.exitCode = 1;
         } finally {
           clearInterval(sample);
         }
@@ -312,6 +366,32 @@ export function buildCli(): Command {
     });
 
   return program;
+}
+
+/** Named input files must exist and be files: a plain usage error (exit 2), not a raw ENOENT. */
+function checkInputFiles(files: string[]): void {
+  for (const f of files) {
+    if (f === "-") continue;
+    let st;
+    try {
+      st = statSync(f);
+    } catch (e) {
+      throw new UsageError((e as NodeJS.ErrnoException).code === "ENOENT" ? `no such file: ${f}` : `cannot read ${f}: ${(e as Error).message}`);
+    }
+    if (st.isDirectory()) throw new UsageError(`${f} is a folder; name the files to land (with no files, the pipeline's landing folder lands)`);
+  }
+}
+
+/** The pipeline, once its landing folder is known to exist: a missing one is a usage error (exit 2), not "no files". */
+async function landingFolderOf(p: PipelineConfig): Promise<PipelineConfig> {
+  if (p.source.landingDir === undefined) throw new UsageError(`pipeline ${p.name} has no source.landingDir; name the files to land`);
+  try {
+    await listLandingFiles(p);
+  } catch (e) {
+    if (e instanceof LandingDirMissing) throw new UsageError(`pipeline ${p.name}: ${e.message}`);
+    throw e;
+  }
+  return p;
 }
 
 function rangeOption(opts: { from?: string; to?: string }): { from: string; to: string } | undefined {

@@ -42,6 +42,25 @@ const cronSchedule = z
   })
   .refine((e) => e.trim().split(/\s+/).length === 5 && cron.validate(e), { message: 'expected a 5-field cron expression such as "*/10 * * * *"' });
 
+/** Largest `source.maxRecordBytes`: a record is held whole in memory while it is parsed. */
+export const MAX_RECORD_BYTES_LIMIT = 64 * 1024 * 1024;
+
+const oneChar = (what: string) => z.string().length(1, `expected a single character (${what})`);
+
+/** CSV dialect options, mapped onto csv-parse's (see src/ingest/csvRecords.ts). */
+const csvDialectSchema = z
+  .strictObject({
+    delimiter: z.string().min(1, "expected a delimiter").max(8, "expected a delimiter of at most 8 characters").default(","),
+    quote: oneChar("quote").default('"'),
+    escape: oneChar("escape inside quotes").default('"'),
+    relaxQuotes: z.boolean().default(false),
+    multiline: z.boolean().default(false),
+    trim: z.boolean().default(false),
+    comment: oneChar("comment line start").optional(),
+    headerCase: z.enum(["exact", "insensitive"], { error: 'expected "exact" or "insensitive"' }).default("exact"),
+  })
+  .prefault({});
+
 /** Pipeline names appear in folder names and URLs: keep them plain. */
 export const pipelineName = z
   .string()
@@ -69,6 +88,15 @@ export const pipelineSchema = z
     source: z.strictObject({
       landingDir: z.string().min(1, "expected a folder path"),
       format: z.enum(["csv", "jsonl"], { error: 'expected "csv" or "jsonl"' }),
+      settle: duration("how long a landing-folder file must be unchanged before it lands").default(2000),
+      appendOnly: z.boolean().default(false),
+      maxRecordBytes: z
+        .number()
+        .int()
+        .min(1024, "expected at least 1024 bytes")
+        .max(MAX_RECORD_BYTES_LIMIT, `expected at most ${MAX_RECORD_BYTES_LIMIT} bytes`)
+        .default(1_048_576),
+      csv: csvDialectSchema,
     }),
     fields: z.strictObject({
       eventId: fieldName.optional(),

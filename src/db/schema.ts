@@ -4,7 +4,7 @@
  * Instants are `timestamptz`, values `numeric`, sequence numbers `bigint`.
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, doublePrecision, index, integer, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, check, doublePrecision, index, integer, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const straggler = pgSchema("straggler");
 
@@ -60,6 +60,36 @@ export const landedSources = straggler.table(
     landedAt: tstz("landed_at").notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.pipeline, t.source] })],
+);
+
+/**
+ * What became of every file a pipeline has seen (view `straggler.sources`):
+ * state `landed`, `refused` (with `reason`), `changed_after_landing` or
+ * `waiting_to_settle`; size, modification time and SHA-256 of its bytes as
+ * last read; for append-only files the bytes and lines landed so far.
+ */
+export const sourceFiles = straggler.table(
+  "source_files",
+  {
+    pipeline: text("pipeline").notNull(),
+    name: text("name").notNull(),
+    state: text("state").notNull(),
+    reason: text("reason"),
+    sizeBytes: bigint("size_bytes", { mode: "number" }),
+    mtime: tstz("mtime"),
+    sha256: text("sha256"),
+    configHash: text("config_hash"),
+    landedBytes: bigint("landed_bytes", { mode: "number" }).notNull().default(0),
+    landedLines: integer("landed_lines").notNull().default(0),
+    rows: integer("rows").notNull().default(0),
+    accepted: integer("accepted").notNull().default(0),
+    quarantined: integer("quarantined").notNull().default(0),
+    firstSeen: tstz("first_seen").notNull().defaultNow(),
+    lastSeen: tstz("last_seen").notNull().defaultNow(),
+    stateSince: tstz("state_since").notNull().defaultNow(),
+    landedAt: tstz("landed_at"),
+  },
+  (t) => [primaryKey({ columns: [t.pipeline, t.name] }), check("source_files_state", sql`${t.state} IN ('landed', 'refused', 'changed_after_landing', 'waiting_to_settle')`)],
 );
 
 /** Per pipeline: the stream's committed position and watermark. */

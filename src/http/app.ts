@@ -12,13 +12,13 @@ import { runCorrection, type CorrectionSummary } from "../correction/correct.js"
 import { reconcile } from "../correction/reconcile.js";
 import type { Pool } from "../db/pool.js";
 import { landRecords } from "../ingest/copyToBronze.js";
-import { jsonDeeperThan, MAX_JSON_DEPTH, readRecords } from "../ingest/readers.js";
+import { jsonDeeperThan, MAX_JSON_DEPTH, readOptionsFor, readRecords } from "../ingest/readers.js";
 import type { Logger } from "../log.js";
-import { pipelineStatus } from "../stream/status.js";
+import { pipelineStatus, sourceCounts } from "../stream/status.js";
 import { requireToken } from "./auth.js";
 import { errorHandler, HttpError, parseOr400 } from "./errors.js";
 import { openApiDocument } from "./openapi.js";
-import { limitQuery, quarantineQuery, rangeQuery, recomputeBody, runIdParam, windowsQuery } from "./schemas.js";
+import { limitQuery, quarantineQuery, rangeQuery, recomputeBody, runIdParam, sourcesQuery, windowsQuery } from "./schemas.js";
 
 export interface ApiDeps {
   pool: Pool;
@@ -98,6 +98,7 @@ export function createApp(deps: ApiDeps): express.Express {
           ledger: s.ledger,
           windows: s.windows,
           numRowsDroppedByWatermark: s.numRowsDroppedByWatermark,
+          sources: s.sources,
         })),
       );
     }),
@@ -114,7 +115,7 @@ export function createApp(deps: ApiDeps): express.Express {
       const key = req.get("idempotency-key");
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HttpError(400, "invalid_request", "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -");
       const source = `http:${key ?? crypto.randomUUID()}`;
-      const r = await landRecords(pool, p, source, readRecords(Readable.from([bodyAsLines(text)]), "jsonl"), { landingTimeMs: Date.now() });
+      const r = await landRecords(pool, p, source, readRecords(Readable.from([bodyAsLines(text)]), "jsonl", readOptionsFor(p)), { landingTimeMs: Date.now() });
       res.status(r.alreadyLanded ? 200 : 201).json({
         pipeline: p.name, source: r.source, alreadyLanded: r.alreadyLanded, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason,
         firstSeq: r.firstSeq, lastSeq: r.lastSeq,
@@ -175,6 +176,24 @@ export function createApp(deps: ApiDeps): express.Express {
         ),
       ]);
       res.json({ byReason: Object.fromEntries(counts.rows.map((r) => [r.reason, r.n])), rows: rows.rows });
+    }),
+  );
+
+  app.get(
+    "/pipelines/:pipeline/sources",
+    wrap(async (req, res) => {
+      const p = pipelineOf(req);
+      const q = parseOr400(sourcesQuery, req.query, "query");
+      const [counts, rows] = await Promise.all([
+        sourceCounts(pool, p.name),
+        pool.query(
+          `SELECT source, kind, state, reason, size_bytes, mtime, sha256, rows, accepted, quarantined, landed_bytes, first_seen, last_seen, state_since, landed_at
+             FROM straggler.sources WHERE pipeline = $1 AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR kind = $3)
+            ORDER BY last_seen DESC, source LIMIT $4`,
+          [p.name, q.state ?? null, q.kind ?? null, q.limit],
+        ),
+      ]);
+      res.json({ byState: counts, rows: rows.rows });
     }),
   );
 

@@ -3,7 +3,7 @@
  * schemas the routes validate with (`z.toJSONSchema`).
  */
 import { z } from "zod";
-import { correctionSummary, errorResponse, landResponse, limitQuery, quarantineQuery, rangeQuery, recomputeBody, windowsQuery } from "./schemas.js";
+import { correctionSummary, errorResponse, landResponse, limitQuery, quarantineQuery, rangeQuery, recomputeBody, sourcesQuery, sourcesResponse, windowsQuery } from "./schemas.js";
 
 const json = (schema: z.ZodType, io: "input" | "output" = "output") => ({ "application/json": { schema: z.toJSONSchema(schema, { io, unrepresentable: "any" }) } });
 
@@ -28,7 +28,7 @@ export function openApiDocument(): object {
     components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
     paths: {
       "/health": { get: { summary: "Database reachable?", responses: { ...ok("healthy"), "503": { description: "database unreachable" } } } },
-      "/pipelines": { get: { summary: "Pipelines with watermark, lag, ledger and window counts", responses: ok("pipelines") } },
+      "/pipelines": { get: { summary: "Pipelines with watermark, lag, ledger, window counts and sources by state", responses: ok("pipelines") } },
       "/pipelines/{pipeline}/events": {
         post: {
           summary: "Land events (JSON array or NDJSON) in bronze",
@@ -51,6 +51,13 @@ export function openApiDocument(): object {
       "/pipelines/{pipeline}/windows": { get: { summary: "Window results", parameters: [pipelineParam, ...queryParams(windowsQuery)], responses: { ...ok("windows"), ...errors } } },
       "/pipelines/{pipeline}/progress": { get: { summary: "Latest micro-batch progress", parameters: [pipelineParam, ...queryParams(limitQuery)], responses: { ...ok("batches"), ...errors } } },
       "/pipelines/{pipeline}/quarantine": { get: { summary: "Quarantined rows, by reason", parameters: [pipelineParam, ...queryParams(quarantineQuery)], responses: { ...ok("rows"), ...errors } } },
+      "/pipelines/{pipeline}/sources": {
+        get: {
+          summary: "Every source (file, request, stdin, replay micro-batch) with its state: landed, refused (with its reason), changed_after_landing, waiting_to_settle",
+          parameters: [pipelineParam, ...queryParams(sourcesQuery)],
+          responses: { ...ok("counts by state, and the sources most recently seen first", json(sourcesResponse)), ...errors },
+        },
+      },
       "/pipelines/{pipeline}/corrections": { get: { summary: "Correction runs", parameters: [pipelineParam, ...queryParams(limitQuery)], responses: { ...ok("runs"), ...errors } } },
       "/pipelines/{pipeline}/corrections/{runId}": {
         get: { summary: "One correction run and the windows it changed (before/after)", parameters: [pipelineParam, { name: "runId", in: "path", required: true, schema: { type: "integer" } }], responses: { ...ok("run"), ...errors } },

@@ -34,6 +34,38 @@ export const runIdParam = z.coerce.number({ error: "expected a run id (integer)"
 export const limitQuery = z.object({ limit });
 export const quarantineQuery = z.object({ reason: sqlText.optional(), limit });
 
+/** States of a source (view `straggler.sources`). */
+export const SOURCE_STATES = ["landed", "refused", "changed_after_landing", "waiting_to_settle"] as const;
+
+export const sourcesQuery = z.object({
+  state: z.enum(SOURCE_STATES, { error: "expected landed, refused, changed_after_landing or waiting_to_settle" }).optional(),
+  kind: z.enum(["file", "http", "stdin", "replay"], { error: "expected file, http, stdin or replay" }).optional(),
+  limit,
+});
+
+export const sourcesResponse = z.object({
+  byState: z.object({ landed: z.number(), refused: z.number(), changed_after_landing: z.number(), waiting_to_settle: z.number() }),
+  rows: z.array(
+    z.object({
+      source: z.string(),
+      kind: z.enum(["file", "http", "stdin", "replay"]),
+      state: z.enum(SOURCE_STATES),
+      reason: z.string().nullable(),
+      size_bytes: z.number().nullable(),
+      mtime: z.string().nullable(),
+      sha256: z.string().nullable(),
+      rows: z.number(),
+      accepted: z.number(),
+      quarantined: z.number(),
+      landed_bytes: z.number().nullable(),
+      first_seen: z.string(),
+      last_seen: z.string(),
+      state_since: z.string(),
+      landed_at: z.string().nullable(),
+    }),
+  ),
+});
+
 export const recomputeBody = z
   .strictObject({
     from: instant.optional(),

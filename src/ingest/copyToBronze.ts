@@ -49,6 +49,8 @@ export interface LandOptions {
   /** Called every `progressEvery` records with the count so far. */
   onProgress?: (records: number) => void;
   progressEvery?: number;
+  /** Runs inside the landing's transaction, after the source is recorded and before COMMIT (e.g. to record the file it came from). */
+  beforeCommit?: (client: PoolClient, result: LandResult) => Promise<void>;
 }
 
 function iso(ms: number | null): string | null {
@@ -155,6 +157,7 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
       await client.query("ROLLBACK");
       return empty;
     }
+    await opts.beforeCommit?.(client, result);
     if (count >= p.trigger.maxRowsPerBatch) {
       // A landing larger than one micro-batch refreshes bronze's statistics before the
       // stream sees it. Without them, a pipeline new since the last ANALYZE is estimated

@@ -1,9 +1,10 @@
 /**
- * Landing files: one file, a landing folder, or stdin.
+ * Landing files: one named file, an opened landing-folder file (or the new
+ * piece of an append-only one), or stdin.
  */
-import { randomUUID } from "node:crypto";
-import { constants, createWriteStream } from "node:fs";
-import { lstat, mkdtemp, open, readdir, rm, stat } from "node:fs/promises";
+import { createHash, randomUUID } from "node:crypto";
+import { constants, createWriteStream, type Stats } from "node:fs";
+import { lstat, mkdtemp, open, rm, type FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
@@ -12,40 +13,142 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
 import { landRecords, type LandResult } from "./copyToBronze.js";
-import { readRecords } from "./readers.js";
+import type { CsvColumns } from "./csvRecords.js";
+import { SourceRefused } from "./errors.js";
+import { readOptionsFor, readRecords } from "./readers.js";
+import { markSourceFile, recordFileLanding, type SourceFileRecord } from "./sourceFiles.js";
 
-const EXTENSIONS: Record<PipelineConfig["source"]["format"], string[]> = {
-  csv: [".csv"],
-  jsonl: [".json", ".jsonl", ".ndjson"],
-};
-
-/**
- * Files in the landing folder that a landing pass considers, sorted by name.
- * Names starting with `.` or `_` are in-progress or private (write a file
- * under such a name, then rename it, so it is never read half-written).
- * Only plain files directly in the folder, with the format's extensions:
- * not folders, not symlinks (`Dirent.isFile()` is false for a symlink), so a
- * landing pass never reads outside its folder.
- */
-export async function listLandingFiles(p: PipelineConfig): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(p.source.landingDir, { withFileTypes: true });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw e;
-  }
-  return entries
-    .filter((e) => e.isFile() && !/^[._]/.test(e.name) && EXTENSIONS[p.source.format].includes(path.extname(e.name).toLowerCase()))
-    .map((e) => e.name)
-    .sort();
+/** What kind of thing `st` is, for a refusal message. */
+export function fileKind(st: Stats): string {
+  if (st.isFIFO()) return "a FIFO";
+  if (st.isSocket()) return "a socket";
+  if (st.isDirectory()) return "a directory";
+  if (st.isSymbolicLink()) return "a symbolic link";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
+  return "not a regular file";
 }
 
 /**
- * Lands one file. Its source key is `name` (relative to the landing folder
- * for landing-folder files), so the same file lands once.
+ * Opens a file to land it and checks what was opened.
+ * With `landingFolder`, the open never blocks and never follows a symlink
+ * (O_NONBLOCK | O_NOFOLLOW), and the opened descriptor must be a regular
+ * file: whatever replaced the listed file meanwhile (FIFO, socket, device,
+ * directory, symlink) is refused, not read.
+ * @returns the open handle and its fstat; null when the file no longer exists (landing folder only)
+ * @throws SourceRefused when it cannot be opened or is not a regular file
+ */
+export async function openSourceFile(file: string, landingFolder: boolean): Promise<{ fh: FileHandle; st: Stats } | null> {
+  const flags = landingFolder ? constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0) : constants.O_RDONLY;
+  let fh: FileHandle;
+  try {
+    fh = await open(file, flags);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" && landingFolder) return null;
+    if (code === "ELOOP") throw new SourceRefused("not a regular file: a symbolic link");
+    if (code === "ENXIO") throw new SourceRefused("not a regular file: a socket");
+    throw new SourceRefused(`cannot open: ${(e as Error).message}`);
+  }
+  const st = await fh.stat();
+  if (!st.isFile() && landingFolder) {
+    await fh.close();
+    throw new SourceRefused(`not a regular file: ${fileKind(st)}`);
+  }
+  return { fh, st };
+}
+
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The bytes of `fh` from `start` to its end, in fresh 64 KiB chunks (read at
+ * explicit positions: several readers may share the handle). A read error
+ * becomes SourceRefused (the file's fault, not the database's). The handle
+ * stays open.
+ */
+export async function* fileChunks(fh: FileHandle, start: number): AsyncGenerator<Buffer> {
+  let position = start;
+  for (;;) {
+    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    let n: number;
+    try {
+      n = (await fh.read(buf, 0, CHUNK_BYTES, position)).bytesRead;
+    } catch (e) {
+      throw new SourceRefused(`cannot read: ${(e as Error).message}`);
+    }
+    if (n === 0) return;
+    position += n;
+    yield n === CHUNK_BYTES ? buf : buf.subarray(0, n);
+  }
+}
+
+/** The CSV header of an open file (read from its start), for the later pieces of an append-only file. */
+async function readCsvHeader(fh: FileHandle, p: PipelineConfig): Promise<CsvColumns | undefined> {
+  let columns: CsvColumns | undefined;
+  for await (const _ of readRecords(fileChunks(fh, 0), "csv", { ...readOptionsFor(p), unterminated: "hold", onHeader: (c) => (columns = c) })) break;
+  return columns;
+}
+
+/** SHA-256 and line count of all of `fh`'s bytes. */
+export async function hashFile(fh: FileHandle): Promise<{ sha256: string; lines: number; bytes: number }> {
+  const h = createHash("sha256");
+  let lines = 0, bytes = 0;
+  for await (const chunk of fileChunks(fh, 0)) {
+    h.update(chunk);
+    bytes += chunk.length;
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
+  }
+  return { sha256: h.digest("hex"), lines, bytes };
+}
+
+export interface LandOpenOptions {
+  landingTimeMs?: number;
+  onProgress?: (n: number) => void;
+  /** The file's record when an append-only file lands its next piece: reading starts at its landed bytes. */
+  continueFrom?: SourceFileRecord;
+}
+
+/**
+ * Lands an open file (from its start, or the next piece of an append-only
+ * file) and records it in `source_files` in the same transaction. The source
+ * key is `name`, or `name@<offset>` for a later piece; made-up event ids are
+ * `name:<line>` either way. In append-only mode a final line without its
+ * newline waits for it; otherwise it is a record.
+ * @throws SourceRefused (bad header, read error: nothing landed), or a database error
+ */
+export async function landOpenFile(pool: Pool, p: PipelineConfig, fh: FileHandle, st: Stats, name: string, opts: LandOpenOptions = {}): Promise<LandResult> {
+  const from = opts.continueFrom;
+  const offset = from?.landedBytes ?? 0;
+  const header = p.source.format === "csv" && offset > 0 ? await readCsvHeader(fh, p) : undefined;
+  const hash = offset === 0 ? createHash("sha256") : undefined;
+  const position = { offset, line: from?.landedLines ?? 0 };
+  const source = offset === 0 ? name : `${name}@${offset}`;
+  async function* records(): AsyncGenerator<RawRecord> {
+    const input = readRecords(fileChunks(fh, offset), p.source.format, {
+      ...readOptionsFor(p),
+      unterminated: p.source.appendOnly ? "hold" : "record",
+      header,
+      startOffset: offset,
+      firstLine: position.line + 1,
+      position,
+      onChunk: hash ? (c) => hash.update(c) : undefined,
+    });
+    for await (const rec of input) yield offset === 0 ? rec : { ...rec, origin: name };
+  }
+  return landRecords(pool, p, source, records(), {
+    landingTimeMs: opts.landingTimeMs ?? Date.now(),
+    onProgress: opts.onProgress,
+    beforeCommit: (client, result) =>
+      recordFileLanding(client, p, name, { sizeBytes: st.size, mtimeMs: st.mtimeMs, sha256: hash?.digest("hex") ?? null, landedBytes: position.offset, landedLines: position.line }, result),
+  });
+}
+
+/**
+ * Lands one named file (`straggler ingest -p P file…`, tests, the benchmark)
+ * under the source key `name`, so the same file lands once. No settle
+ * period: naming a file says it is complete.
  * @param landingTimeMs ingestion time for records without one (default: now)
- * @param noFollow refuse a symlink (landing-folder files: the folder's writer must not make the service read elsewhere)
+ * @param noFollow open as a landing-folder file: no symlink, only a regular file
+ * @throws SourceRefused when the file cannot be landed (recorded as refused), or a database error
  */
 export async function landFile(
   pool: Pool,
@@ -54,40 +157,20 @@ export async function landFile(
   name: string,
   opts: { landingTimeMs?: number; onProgress?: (n: number) => void; noFollow?: boolean } = {},
 ): Promise<LandResult> {
-  // A clear ENOENT before any transaction starts. With `noFollow` (landing-folder files) a
-  // symlink is refused, also when one replaced the file after it was listed (O_NOFOLLOW).
-  if (opts.noFollow && !(await lstat(file)).isFile()) throw new Error(`${file} is not a plain file`);
-  if (!opts.noFollow) await stat(file);
-  const flags = opts.noFollow ? constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) : "r";
-  return landRecords(pool, p, name, fileRecords(file, flags, p.source.format), {
-    landingTimeMs: opts.landingTimeMs ?? Date.now(),
-    onProgress: opts.onProgress,
-  });
-}
-
-/**
- * The records of `file`, opened only when read: a source that has landed
- * before is never read, and its file must not stay open (every landing pass
- * visits every file of the folder). Closed when reading ends or stops.
- */
-async function* fileRecords(file: string, flags: string | number, format: PipelineConfig["source"]["format"]): AsyncGenerator<RawRecord> {
-  const stream = (await open(file, flags)).createReadStream(); // autoClose: destroying it closes the file
+  let opened: Awaited<ReturnType<typeof openSourceFile>> | undefined;
   try {
-    yield* readRecords(stream, format);
+    opened = await openSourceFile(file, opts.noFollow ?? false);
+    if (opened === null) throw new SourceRefused(`no such file: ${file}`);
+    return await landOpenFile(pool, p, opened.fh, opened.st, name, opts);
+  } catch (e) {
+    if (e instanceof SourceRefused) {
+      const st = opened?.st ?? (await lstat(file).catch(() => undefined));
+      await markSourceFile(pool, p, name, "refused", { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }, e.message);
+    }
+    throw e;
   } finally {
-    stream.destroy();
+    await opened?.fh.close();
   }
-}
-
-/** Lands every file of the pipeline's landing folder that has not landed yet, in name order. */
-export async function landPendingFiles(pool: Pool, p: PipelineConfig, onLanded?: (r: LandResult) => void): Promise<LandResult[]> {
-  const results: LandResult[] = [];
-  for (const name of await listLandingFiles(p)) {
-    const r = await landFile(pool, p, path.join(p.source.landingDir, name), name, { noFollow: true });
-    if (!r.alreadyLanded) onLanded?.(r);
-    results.push(r);
-  }
-  return results;
 }
 
 /**
@@ -98,14 +181,19 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, onLanded?:
  * landing holds the pipeline's append lock while it reads, and a producer
  * that pauses (`tail -f | straggler ingest -`) must not hold up every other
  * landing of the pipeline meanwhile.
- * @throws the stream's read error or a database error; nothing is landed then
+ * @throws the stream's read error, SourceRefused (bad CSV header) or a database error; nothing is landed then
  */
 export async function landStream(pool: Pool, p: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now()): Promise<LandResult> {
   const dir = await mkdtemp(path.join(tmpdir(), "straggler-spool-"));
   try {
     const file = path.join(dir, "input");
     await pipe(input, createWriteStream(file, { mode: 0o600 }));
-    return await landRecords(pool, p, `${kind}:${randomUUID()}`, fileRecords(file, "r", p.source.format), { landingTimeMs });
+    const fh = await open(file, "r");
+    try {
+      return await landRecords(pool, p, `${kind}:${randomUUID()}`, readRecords(fileChunks(fh, 0), p.source.format, readOptionsFor(p)), { landingTimeMs });
+    } finally {
+      await fh.close();
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

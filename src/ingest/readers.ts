@@ -1,28 +1,38 @@
 /**
- * Readers turn a byte stream into `RawRecord`s, one per physical line, never
- * holding the whole input in memory. A line that is not a record becomes a
- * record with `fields: null` and a `parseError`; it never stops the input.
+ * Readers turn a byte stream into `RawRecord`s, never holding the whole
+ * input, nor a whole line longer than the record limit, in memory. A line
+ * that is not a record becomes a record with `fields: null` and a
+ * `parseError`; it never stops the input.
  *
  * - `jsonl`: one JSON object per line, parsed losslessly (`lossless-json`):
  *   numbers keep their exact text, so `0.1` stays `0.1` and `1e400` stays
  *   `1e400` for the decimal check to refuse.
- * - `csv`: a header line, then one record per line, read by header name with
- *   `csv-parse`. A record may not span lines (a quoted line break makes the
- *   line malformed); quoting, commas in quotes and CRLF are handled.
+ * - `csv`: a header line, then one record per line (or per several lines
+ *   with `source.csv.multiline`, for quoted fields that span lines), read by
+ *   header name with `csv-parse` in the configured dialect (src/ingest/csvRecords.ts).
  *
- * Blank lines carry no record and are skipped. A UTF-8 BOM is removed.
- * Invalid UTF-8 (decoded as U+FFFD) and NUL bytes make a line malformed.
+ * Lines are split on bytes (src/ingest/lineSplitter.ts): a line (or
+ * multi-line record) longer than `maxRecordBytes` (default 1 MiB) is
+ * MALFORMED ("longer than … bytes"), its raw text cut to that many bytes,
+ * and reading goes on with the next line. Blank lines carry no record and are
+ * skipped. A UTF-8 BOM is removed. Invalid UTF-8 (decoded as U+FFFD) and NUL
+ * bytes make a line malformed. A final line without a newline is a record
+ * unless `unterminated: "hold"` (append-only files), where it waits for its
+ * newline.
  */
-import { createInterface } from "node:readline";
-import type { Readable } from "node:stream";
-import { parse as parseCsvLine } from "csv-parse/sync";
 import { isLosslessNumber, parse as parseJson, stringify as stringifyJson } from "lossless-json";
+import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
+import { csvColumns, csvFields, csvParseOptions, csvRecordFields, DEFAULT_CSV_DIALECT, quoteOpenAtEnd, requiredColumns, type CsvColumns, type CsvDialect, type RequiredColumn } from "./csvRecords.js";
+import { SourceRefused } from "./errors.js";
+import { splitLines, utf8Prefix, type SplitLine } from "./lineSplitter.js";
+
+export { csvFields } from "./csvRecords.js";
 
 export type SourceFormat = "csv" | "jsonl";
 
-/** Lines longer than this (in UTF-16 code units) are quarantined, their raw text cut to this length. */
-export const MAX_LINE_CHARS = 1_048_576;
+/** Default record limit, bytes (`source.maxRecordBytes`): a longer line is quarantined, its raw text cut to this many bytes. */
+export const MAX_RECORD_BYTES = 1_048_576;
 
 function fieldText(v: unknown): string | null {
   if (v === null || v === undefined) return null;
@@ -32,10 +42,9 @@ function fieldText(v: unknown): string | null {
   return stringifyJson(v) ?? null;
 }
 
-function lineProblem(line: string): string | undefined {
-  if (line.length > MAX_LINE_CHARS) return `line longer than ${MAX_LINE_CHARS} characters`;
-  if (line.includes("\uFFFD")) return "invalid UTF-8";
-  if (line.includes("\u0000")) return "contains a NUL character";
+function textProblem(text: string): string | undefined {
+  if (text.includes("\uFFFD")) return "invalid UTF-8";
+  if (text.includes("\u0000")) return "contains a NUL character";
   return undefined;
 }
 
@@ -79,57 +88,124 @@ export function jsonFields(line: string): { fields: Record<string, string | null
   return { fields };
 }
 
-/** Parses one CSV line into its field texts. */
-export function csvFields(line: string): string[] | { error: string } {
-  try {
-    const rows = parseCsvLine(line, { relax_column_count: true }) as string[][];
-    if (rows.length !== 1) return { error: "a CSV record may not span lines" };
-    return rows[0]!;
-  } catch (e) {
-    return { error: `invalid CSV: ${(e as Error).message.slice(0, 200)}` };
-  }
+export interface ReadOptions {
+  /** CSV dialect (default: comma, double quotes, strict). */
+  csv?: CsvDialect;
+  /** Columns a CSV header must name; none by default. */
+  required?: RequiredColumn[];
+  /** Longest record, bytes (default MAX_RECORD_BYTES). */
+  maxRecordBytes?: number;
+  /** A final line without a newline: a record (default) or held back (`hold`). */
+  unterminated?: "record" | "hold";
+  /** The CSV header, already read (the later pieces of an append-only file): the input holds records only. */
+  header?: CsvColumns;
+  /** Offset of the input's first byte in its file, and its first line number (append-only pieces). */
+  startOffset?: number;
+  firstLine?: number;
+  /** Updated as records complete: the byte offset just after the last complete record, and its last line. */
+  position?: { offset: number; line: number };
+  /** Sees every chunk of input bytes (to hash them). */
+  onChunk?: (chunk: Buffer) => void;
+  /** Receives the CSV header's columns once read. */
+  onHeader?: (columns: CsvColumns) => void;
 }
+
+/** Reader options for pipeline `p`: its dialect, the columns it reads and its record limit. */
+export function readOptionsFor(p: PipelineConfig): ReadOptions {
+  return { csv: p.source.csv, required: requiredColumns(p), maxRecordBytes: p.source.maxRecordBytes };
+}
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**
  * Reads records from `input`.
  * @returns an async iterable of records; for CSV the header line is consumed, not yielded
- * @throws Error when a CSV input has no header line or a header with duplicate names
+ * @throws SourceRefused when a CSV input's header is unreadable, names a column twice or misses a column the pipeline reads
  */
-export async function* readRecords(input: Readable, format: SourceFormat): AsyncGenerator<RawRecord> {
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  let lineNo = 0;
-  let header: string[] | undefined;
-  for await (let line of lines) {
-    lineNo++;
-    if (lineNo === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
-    if (line.trim() === "") continue;
-    const problem = lineProblem(line);
-    if (format === "csv" && header === undefined) {
-      const parsed = problem === undefined ? csvFields(line) : { error: problem };
-      if (!Array.isArray(parsed)) throw new Error(`CSV header (line ${lineNo}) is unreadable: ${parsed.error}`);
-      header = parsed.map((h) => h.trim());
-      if (new Set(header).size !== header.length) throw new Error(`CSV header (line ${lineNo}) names a column twice`);
+export async function* readRecords(input: AsyncIterable<Buffer | string>, format: SourceFormat, opts: ReadOptions = {}): AsyncGenerator<RawRecord> {
+  const max = opts.maxRecordBytes ?? MAX_RECORD_BYTES;
+  const dialect = opts.csv ?? DEFAULT_CSV_DIALECT;
+  const parseOptions = csvParseOptions(dialect);
+  const position = opts.position ?? { offset: opts.startOffset ?? 0, line: (opts.firstLine ?? 1) - 1 };
+  let columns = opts.header;
+  // A multi-line CSV record in progress: its first line, texts, bytes so far.
+  let pending: { line: number; texts: string[]; bytes: number } | undefined;
+  const lines = splitLines(input, { maxBytes: max, unterminated: opts.unterminated ?? "record", startOffset: opts.startOffset, firstLine: opts.firstLine, onChunk: opts.onChunk });
+  const done = (l: SplitLine) => {
+    position.offset = l.endOffset;
+    position.line = l.line;
+  };
+  const tooLong = (line: number, raw: string): RawRecord => ({ line, raw, fields: null, parseError: `longer than ${max} bytes` });
+
+  for await (const l of lines) {
+    let bytes = l.bytes;
+    if (l.line === 1 && (opts.startOffset ?? 0) === 0 && bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3);
+    if (pending !== undefined) {
+      // Inside a quoted field that spans lines: this line continues the record.
+      const text = bytes.toString("utf8");
+      pending.bytes += l.length + 1;
+      if (l.tooLong || pending.bytes > max) {
+        const raw = utf8Prefix(Buffer.from(pending.texts.join("\n"), "utf8"), max);
+        pending = undefined;
+        done(l);
+        yield tooLong(l.line, raw);
+        continue;
+      }
+      pending.texts.push(text);
+      if (quoteOpenAtEnd(text, dialect, true)) continue;
+      const record = pending.texts.join("\n");
+      const first = pending.line;
+      pending = undefined;
+      done(l);
+      yield csvRecord(first, record, columns!, parseOptions);
       continue;
     }
-    const raw = problem === undefined ? line : line.slice(0, MAX_LINE_CHARS);
+    if (l.tooLong) {
+      if (format === "csv" && columns === undefined) throw new SourceRefused(`CSV header (line ${l.line}) is longer than ${max} bytes`);
+      done(l);
+      yield tooLong(l.line, utf8Prefix(bytes, max));
+      continue;
+    }
+    const text = bytes.toString("utf8");
+    if (text.trim() === "" || (format === "csv" && dialect.comment !== undefined && text.startsWith(dialect.comment))) {
+      done(l);
+      continue;
+    }
+    const problem = textProblem(text);
+    if (format === "csv" && columns === undefined) {
+      const parsed = problem === undefined ? csvFields(text, parseOptions) : { error: problem };
+      if (!Array.isArray(parsed)) throw new SourceRefused(`CSV header (line ${l.line}) is unreadable: ${parsed.error}`);
+      columns = csvColumns(parsed, l.line, opts.required ?? [], dialect.headerCase);
+      opts.onHeader?.(columns);
+      done(l);
+      continue;
+    }
     if (problem !== undefined) {
-      yield { line: lineNo, raw, fields: null, parseError: problem };
+      done(l);
+      yield { line: l.line, raw: text, fields: null, parseError: problem };
       continue;
     }
     if (format === "jsonl") {
-      const parsed = jsonFields(line);
-      yield "error" in parsed ? { line: lineNo, raw, fields: null, parseError: parsed.error } : { line: lineNo, raw, fields: parsed.fields };
+      const parsed = jsonFields(text);
+      done(l);
+      yield "error" in parsed ? { line: l.line, raw: text, fields: null, parseError: parsed.error } : { line: l.line, raw: text, fields: parsed.fields };
       continue;
     }
-    const values = csvFields(line);
-    if (!Array.isArray(values)) {
-      yield { line: lineNo, raw, fields: null, parseError: values.error };
-    } else if (values.length !== header!.length) {
-      yield { line: lineNo, raw, fields: null, parseError: `expected ${header!.length} fields, got ${values.length}` };
-    } else {
-      const fields: Record<string, string | null> = {};
-      header!.forEach((h, i) => (fields[h] = values[i] === "" ? null : values[i]!));
-      yield { line: lineNo, raw, fields };
+    if (dialect.multiline && quoteOpenAtEnd(text, dialect, false)) {
+      pending = { line: l.line, texts: [text], bytes: l.length };
+      continue;
     }
+    done(l);
+    yield csvRecord(l.line, text, columns!, parseOptions);
   }
+  if (pending !== undefined && (opts.unterminated ?? "record") === "record") {
+    yield { line: pending.line, raw: utf8Prefix(Buffer.from(pending.texts.join("\n"), "utf8"), max), fields: null, parseError: "a quoted field is not closed at the end of the input" };
+  }
+}
+
+function csvRecord(line: number, text: string, columns: CsvColumns, parseOptions: ReturnType<typeof csvParseOptions>): RawRecord {
+  const values = csvFields(text, parseOptions);
+  if (!Array.isArray(values)) return { line, raw: text, fields: null, parseError: values.error };
+  const mapped = csvRecordFields(values, columns);
+  return "error" in mapped ? { line, raw: text, fields: null, parseError: mapped.error } : { line, raw: text, fields: mapped.fields };
 }

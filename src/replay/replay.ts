@@ -26,7 +26,8 @@ import type { RawRecord } from "../core/admission.js";
 import { parseInstant } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
-import { readRecords } from "../ingest/readers.js";
+import { SourceRefused } from "../ingest/errors.js";
+import { readOptionsFor, readRecords } from "../ingest/readers.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
 import { analyzeIfStale } from "../db/statistics.js";
 
@@ -36,6 +37,8 @@ export interface ReplayOptions {
   /** Span of arrival time per micro-batch, ms. */
   batchSpanMs: number;
   onStaged?: (rows: number) => void;
+  /** A file left out: its header is refused (src/ingest/csvRecords.ts). */
+  onRefused?: (file: string, reason: string) => void;
   onBatch?: (info: { rowsDone: number; rowsTotal: number; land: LandResult; batches: BatchProgress[] }) => void;
 }
 
@@ -45,17 +48,25 @@ export interface ReplaySummary {
   skippedBatches: number;
   streamBatches: number;
   elapsedMs: number;
+  /** Files left out, with the reason. */
+  refused: { file: string; reason: string }[];
 }
 
 const FETCH = 5000;
 
-async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions): Promise<number> {
+/**
+ * Stages every file's records in a temporary table. A file that is refused
+ * (a bad CSV header: checked before any of its rows is staged) is left out
+ * and reported; the others go on.
+ */
+async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions, refused: ReplaySummary["refused"]): Promise<number> {
   await client.query(`CREATE TEMP TABLE replay_rows (arrival_ms bigint, origin text, line integer, raw text, parse_error text, fields jsonb)`);
   let rows = 0;
   for (const file of opts.files) {
     const origin = path.basename(file);
+    let header = true;
     async function* encode(): AsyncGenerator<string> {
-      for await (const rec of readRecords(createReadStream(file), p.source.format)) {
+      for await (const rec of readRecords(createReadStream(file), p.source.format, { ...readOptionsFor(p), onHeader: () => (header = false) })) {
         const at = rec.fields?.[opts.arrivalField];
         const parsed = at ? parseInstant(at, p.timestamps.format, p.timestamps.timeZone) : undefined;
         rows++;
@@ -64,7 +75,14 @@ async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions)
         yield [parsed?.ok ? parsed.ms : null, origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields].map(copyText).join("\t") + "\n";
       }
     }
-    await pipe(Readable.from(inChunks(encode())), client.query(copyFrom("COPY replay_rows FROM STDIN")));
+    try {
+      await pipe(Readable.from(inChunks(encode())), client.query(copyFrom("COPY replay_rows FROM STDIN")));
+    } catch (e) {
+      // Only a refusal of the header (nothing of the file staged yet) is the file's alone.
+      if (!(e instanceof SourceRefused) || !header) throw e;
+      refused.push({ file, reason: e.message });
+      opts.onRefused?.(file, e.message);
+    }
   }
   opts.onStaged?.(rows);
   await client.query("CREATE INDEX ON replay_rows (arrival_ms NULLS FIRST, origin, line)");
@@ -98,7 +116,8 @@ export async function replay(pool: Pool, p: PipelineConfig, opts: ReplayOptions)
   const id = await datasetId(opts.files);
   const client = await pool.connect();
   try {
-    const total = await stage(client, p, opts);
+    const refused: ReplaySummary["refused"] = [];
+    const total = await stage(client, p, opts, refused);
     await client.query("BEGIN");
     await client.query("DECLARE replay_cursor NO SCROLL CURSOR FOR SELECT * FROM replay_rows ORDER BY arrival_ms NULLS FIRST, origin, line");
     const span = opts.batchSpanMs;
@@ -153,13 +172,14 @@ export async function replay(pool: Pool, p: PipelineConfig, opts: ReplayOptions)
     // The files are now in bronze: the landing folder must not land them again.
     // They are recorded with 0 rows (their rows count under the replay:… sources).
     for (const file of opts.files) {
+      if (refused.some((r) => r.file === file)) continue;
       await pool.query(
         `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined)
          VALUES ($1, $2, $3, 0, 0, 0) ON CONFLICT DO NOTHING`,
         [p.name, path.basename(file), `replay:${id}`],
       );
     }
-    return { rowsStaged: total, replayBatches, skippedBatches: skipped, streamBatches, elapsedMs: Date.now() - started };
+    return { rowsStaged: total, replayBatches, skippedBatches: skipped, streamBatches, elapsedMs: Date.now() - started, refused };
   } finally {
     await client.query("ROLLBACK").catch(() => undefined);
     await client.query("DROP TABLE IF EXISTS replay_rows").catch(() => undefined);

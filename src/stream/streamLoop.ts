@@ -1,6 +1,7 @@
 /**
  * The service's loop for one pipeline, in pg-boss style:
- * `while (!stopping) { try { land pending files → run batches until caught up } catch { log, back off } ; await wake-or-interval }`.
+ * `while (!stopping) { try { land pending files (a failure is logged) → run batches until caught up } catch { log, back off } ; await wake-or-interval }`.
+ * The batches run even when the landing pass failed; the loop then backs off.
  * `wake()` cuts the wait short (LISTEN/NOTIFY when rows land), so freshness
  * is not bound to the trigger interval. `stop()` awaits the iteration in flight.
  */
@@ -64,13 +65,20 @@ export class StreamLoop {
     const log = this.deps.log.child({ pipeline: this.pipeline.name });
     while (!this.stopping) {
       let delay = this.pipeline.trigger.interval;
+      let landingFailed: unknown;
       try {
         this.woken = false;
-        await this.deps.landPending();
+        // A landing pass that fails (the database, one file) must not hold up the
+        // rows already in bronze: the batches run whatever the landing did.
+        await this.deps.landPending().catch((e: unknown) => {
+          landingFailed = e;
+          log.error({ err: e }, "landing pass failed; the stream goes on with what is in bronze");
+        });
         await runUntilCaughtUp(this.deps.runBatch, "interval", (p) =>
           log.info({ batchId: p.batchId, numInputRows: p.numInputRows, watermark: p.nextWatermark, numRowsDroppedByWatermark: p.numRowsDroppedByWatermark, durationMs: p.durationMs }, "batch committed"),
         );
         await this.deps.afterCaughtUp?.();
+        if (landingFailed !== undefined) throw landingFailed;
         this.failures = 0;
       } catch (e) {
         this.failures++;

@@ -24,7 +24,7 @@ import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.
 import { reconcile } from "../../src/correction/reconcile.js";
 import { createApp } from "../../src/http/app.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
-import { MAX_LINE_CHARS } from "../../src/ingest/readers.js";
+import { MAX_RECORD_BYTES } from "../../src/ingest/readers.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -245,14 +245,14 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("CSV rows with too many fields are MALFORMED", async () => {
+  it("CSV rows with too many fields are MALFORMED; an extra empty field (a trailing delimiter) carries no value and is ignored", async () => {
     await runCase({
       format: "csv",
       batches: [csv(`a,${TS},1,k`, `b,${TS},1,k,extra`, `c,${TS},1,k,`, `d,${TS},1,"k,still one field"`)],
       rows: [
         { line: 2 },
         { line: 3, reason: "MALFORMED", detail: "expected 4 fields, got 5" },
-        { line: 4, reason: "MALFORMED", detail: "expected 4 fields, got 5" },
+        { line: 4, key: "k" },
         { line: 5, key: "k,still one field" },
       ],
     });
@@ -746,14 +746,14 @@ describe("hostile and broken input: records", () => {
 
   it("a line longer than 1 MiB is MALFORMED with its raw text cut at the limit; a line of exactly the limit is a record", async () => {
     const head = `{"id":"long","ts":"${TS}","amount":1,"key":"k","pad":"`;
-    const tooLong = head + "x".repeat(MAX_LINE_CHARS + 10 - head.length) + '"}';
-    const atLimit = `{"id":"edge","ts":"${TS}","amount":1,"key":"k","pad":"` + "y".repeat(MAX_LINE_CHARS - head.length - 2) + '"}';
-    expect([MAX_LINE_CHARS, atLimit.length, tooLong.length]).toEqual([1_048_576, 1_048_576, 1_048_588]);
+    const tooLong = head + "x".repeat(MAX_RECORD_BYTES + 10 - head.length) + '"}';
+    const atLimit = `{"id":"edge","ts":"${TS}","amount":1,"key":"k","pad":"` + "y".repeat(MAX_RECORD_BYTES - head.length - 2) + '"}';
+    expect([MAX_RECORD_BYTES, atLimit.length, tooLong.length]).toEqual([1_048_576, 1_048_576, 1_048_588]);
     await runCase({
       batches: [lines(ev("before"), tooLong, atLimit, ev("after"))],
       rows: [
         { line: 1, eventId: "before" },
-        { line: 2, reason: "MALFORMED", detail: "line longer than 1048576 characters", raw: tooLong.slice(0, MAX_LINE_CHARS) },
+        { line: 2, reason: "MALFORMED", detail: "longer than 1048576 bytes", raw: tooLong.slice(0, MAX_RECORD_BYTES) },
         { line: 3, eventId: "edge", raw: atLimit },
         { line: 4, eventId: "after" },
       ],
@@ -840,7 +840,7 @@ describe("hostile and broken input: records", () => {
     const p = basePipeline(pipelineName(), "csv");
     const file = path.join(DIR, `${p.name}.csv`);
     writeFileSync(file, `id,ts,id,amount\na,${TS},b,1\n`);
-    await expect(landFile(pool, p, file, "dup-header.csv", { landingTimeMs: LANDED })).rejects.toThrow("CSV header (line 1) names a column twice");
+    await expect(landFile(pool, p, file, "dup-header.csv", { landingTimeMs: LANDED })).rejects.toThrow('CSV header (line 1) names column "id" twice');
     const n = await pool.query("SELECT (SELECT count(*)::int FROM straggler.bronze WHERE pipeline = $1) AS bronze, (SELECT count(*)::int FROM straggler.landed_sources WHERE pipeline = $1) AS sources", [p.name]);
     expect(n.rows[0]).toEqual({ bronze: 0, sources: 0 });
   });

@@ -20,7 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pipelineName } from "../../src/config/pipelines.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { createApp, type ApiDeps } from "../../src/http/app.js";
-import { landFile, landPendingFiles, landStream, listLandingFiles } from "../../src/ingest/landFile.js";
+import { landFile, landStream } from "../../src/ingest/landFile.js";
+import { landPendingFiles, listLandingFiles } from "../../src/ingest/landingFolder.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -34,7 +35,7 @@ const LIMIT = 32 * 1024;
 
 const sec = pipeline({
   name: "sec",
-  source: { landingDir: path.join(DIR, "landing"), format: "jsonl" },
+  source: { landingDir: path.join(DIR, "landing"), format: "jsonl", settle: "0 seconds" },
   fields: { eventId: "id", eventTime: "ts", value: "amount", groupKey: ["key"] },
   window: { type: "tumbling", size: "1 hour" },
   watermark: { delay: "1 hour" },
@@ -444,10 +445,18 @@ describe("the landing folder cannot reach outside itself", () => {
 
   it("a landing pass lands only those files: nothing from outside, below, hidden or in progress", async () => {
     const { pool } = await getDb();
-    const landed = await landPendingFiles(pool, sec);
-    expect(landed.map((r) => [r.source, r.landed])).toEqual([
+    const pass = await landPendingFiles(pool, sec);
+    expect(pass.landed.map((r) => [r.source, r.landed])).toEqual([
       ["B.JSONL", 1],
       ["a.jsonl", 1],
+    ]);
+    // Whatever is not a plain file is refused by name, never read.
+    expect(pass.refused).toEqual([
+      { name: "link-inside.jsonl", reason: "not a regular file: a symbolic link" },
+      { name: "link-to-dir.jsonl", reason: "not a regular file: a symbolic link" },
+      { name: "link-to-file.jsonl", reason: "not a regular file: a symbolic link" },
+      { name: "relative-link.jsonl", reason: "not a regular file: a symbolic link" },
+      { name: "sub.jsonl", reason: "not a regular file: a directory" },
     ]);
     const ids = (await pool.query("SELECT event_id FROM straggler.bronze WHERE pipeline = 'sec' AND source NOT LIKE 'security:%' AND source NOT LIKE 'http:%' ORDER BY event_id")).rows.map((r) => r.event_id);
     expect(ids).toEqual(["plain-a", "plain-b"]);
@@ -458,7 +467,7 @@ describe("the landing folder cannot reach outside itself", () => {
   it("a file replaced by a symlink after listing is refused when opened (no-follow), and nothing lands", async () => {
     const { pool } = await getDb();
     const before = await counts(pool);
-    await expect(landFile(pool, sec, path.join(landing, "link-to-file.jsonl"), "link-to-file.jsonl", { noFollow: true })).rejects.toThrow("is not a plain file");
+    await expect(landFile(pool, sec, path.join(landing, "link-to-file.jsonl"), "link-to-file.jsonl", { noFollow: true })).rejects.toThrow("not a regular file: a symbolic link");
     expect(await counts(pool)).toEqual(before);
   });
 
@@ -470,7 +479,7 @@ describe("the landing folder cannot reach outside itself", () => {
     const fds = () => readdirSync("/proc/self/fd").length;
     await landPendingFiles(pool, sec); // warm: the pool's connections are open
     const before = fds();
-    for (let pass = 0; pass < 20; pass++) expect((await landPendingFiles(pool, sec)).every((r) => r.alreadyLanded)).toBe(true);
+    for (let pass = 0; pass < 20; pass++) expect((await landPendingFiles(pool, sec)).landed).toEqual([]);
     expect(fds() - before).toBeLessThan(5); // slack for a pool connection opened meanwhile, never 40
   });
 

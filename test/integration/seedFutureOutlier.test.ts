@@ -38,7 +38,8 @@ describe("seed future-outlier", () => {
 
   it("a skew of exactly the guard is accepted (the boundary is inclusive)", async () => {
     const { pool } = await getDb();
-    const p = { ...futureOutlier(true, "future-boundary"), source: { landingDir: "", format: "jsonl" as const } };
+    const base = futureOutlier(true, "future-boundary");
+    const p = { ...base, source: { ...base.source, landingDir: "", format: "jsonl" as const } };
     const { Readable } = await import("node:stream");
     const { landStream } = await import("../../src/ingest/landFile.js");
     const body = [

@@ -63,11 +63,11 @@ describe("readRecords csv", () => {
   });
 
   it("refuses a header that names a column twice", async () => {
-    await expect(read("a,a\n1,2\n", "csv")).rejects.toThrow("CSV header (line 1) names a column twice");
+    await expect(read("a,a\n1,2\n", "csv")).rejects.toThrow('CSV header (line 1) names column "a" twice');
   });
 
   it("refuses a header whose names are duplicates after trimming", async () => {
-    await expect(read("a, a\n1,2\n", "csv")).rejects.toThrow("CSV header (line 1) names a column twice");
+    await expect(read("a, a\n1,2\n", "csv")).rejects.toThrow('CSV header (line 1) names column "a" twice');
   });
 });
 

@@ -1,0 +1,202 @@
+/**
+ * A landing pass over a pipeline's landing folder. Each file is its own
+ * source, and one bad file never blocks another:
+ *
+ * - a file lands once it has been quiet for `source.settle` (its
+ *   modification time at least that long ago); until then it is
+ *   `waiting_to_settle`;
+ * - a file that cannot be landed (unreadable, a bad CSV header, not a regular
+ *   file) is `refused` with its reason, logged once, and tried again only when
+ *   its size or modification time, or the pipeline's source or fields config,
+ *   changes;
+ * - a landed file whose size or modification time changes is hashed; when its
+ *   bytes differ it is `changed_after_landing`, logged once, and not landed
+ *   again. With `source.appendOnly`, a file that grows lands its new complete
+ *   lines instead (no settle period: a line without its newline waits for
+ *   it), and a file that shrinks is `changed_after_landing`;
+ * - a database error on one file is logged with its name and the pass goes
+ *   on; the pass then throws, so the caller backs off.
+ */
+import { lstat, readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Pool } from "../db/pool.js";
+import type { Logger } from "../log.js";
+import type { LandResult } from "./copyToBronze.js";
+import { LandingDirMissing, SourceRefused } from "./errors.js";
+import { fileChunks, fileKind, hashFile, landOpenFile, openSourceFile } from "./landFile.js";
+import { markSourceFile, readSourceFiles, recordFileLanding, sourceConfigHash, type SourceFileRecord } from "./sourceFiles.js";
+
+const EXTENSIONS: Record<PipelineConfig["source"]["format"], string[]> = {
+  csv: [".csv"],
+  jsonl: [".json", ".jsonl", ".ndjson"],
+};
+
+/** The folder of `p`'s landing folder, checked. @throws LandingDirMissing when it does not exist or is not a folder */
+async function landingDirOf(p: PipelineConfig): Promise<string> {
+  const dir = p.source.landingDir;
+  try {
+    if (!(await stat(dir)).isDirectory()) throw new LandingDirMissing(dir, "is not a folder");
+  } catch (e) {
+    if (e instanceof LandingDirMissing) throw e;
+    throw new LandingDirMissing(dir, (e as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : `cannot be read: ${(e as Error).message}`);
+  }
+  return dir;
+}
+
+/**
+ * Entries of the landing folder that a landing pass considers, sorted by
+ * name: the format's extensions, not starting with `.` or `_` (in-progress or
+ * private: write a file under such a name, then rename it). `regular` is
+ * false for anything that is not a plain file (folder, symlink, FIFO, socket,
+ * device): those are refused, never read, so a pass never reads outside the
+ * folder and never blocks.
+ * @throws LandingDirMissing
+ */
+export async function scanLandingDir(p: PipelineConfig): Promise<{ name: string; regular: boolean }[]> {
+  const entries = await readdir(await landingDirOf(p), { withFileTypes: true });
+  return entries
+    .filter((e) => !/^[._]/.test(e.name) && EXTENSIONS[p.source.format].includes(path.extname(e.name).toLowerCase()))
+    .map((e) => ({ name: e.name, regular: e.isFile() }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Names of the plain files a landing pass considers, sorted. @throws LandingDirMissing */
+export async function listLandingFiles(p: PipelineConfig): Promise<string[]> {
+  return (await scanLandingDir(p)).filter((e) => e.regular).map((e) => e.name);
+}
+
+export interface LandingPass {
+  landed: LandResult[];
+  refused: { name: string; reason: string }[];
+  waiting: string[];
+  changed: string[];
+  /** Files whose landing failed for another reason (the database): tried again next pass. */
+  failed: { name: string; error: string }[];
+}
+
+export interface LandingPassOptions {
+  log?: Logger;
+  /** The clock, epoch ms (tests). */
+  nowMs?: () => number;
+}
+
+/** True when `file` holds a newline at or after `offset`. */
+async function hasNewlineAfter(file: string, offset: number): Promise<boolean> {
+  const opened = await openSourceFile(file, true);
+  if (opened === null) return false;
+  try {
+    for await (const chunk of fileChunks(opened.fh, offset)) if (chunk.includes(0x0a)) return true;
+    return false;
+  } finally {
+    await opened.fh.close();
+  }
+}
+
+/**
+ * Lands every file of the pipeline's landing folder that is new, settled, or
+ * (append-only) has grown, in name order; records and logs (once) every
+ * refused, changed and waiting file.
+ * @throws LandingDirMissing; an Error after the pass when a file failed for another reason than itself
+ */
+export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: LandingPassOptions = {}): Promise<LandingPass> {
+  const entries = await scanLandingDir(p);
+  const known = await readSourceFiles(pool, p.name);
+  const pass: LandingPass = { landed: [], refused: [], waiting: [], changed: [], failed: [] };
+  const log = opts.log?.child({ pipeline: p.name });
+  const config = sourceConfigHash(p);
+  const now = opts.nowMs ?? Date.now;
+
+  const refuse = async (name: string, reason: string, facts: { sizeBytes: number; mtimeMs: number }) => {
+    await markSourceFile(pool, p, name, "refused", facts, reason);
+    pass.refused.push({ name, reason });
+    log?.warn({ file: name, reason }, `file ${name} refused: ${reason}`);
+  };
+
+  for (const entry of entries) {
+    const name = entry.name;
+    const file = path.join(p.source.landingDir, name);
+    try {
+      const st = await lstat(file).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? null : Promise.reject(e)));
+      if (st === null) continue; // gone since the listing
+      const row = known.get(name);
+      const facts = { sizeBytes: st.size, mtimeMs: st.mtimeMs };
+      const same = row !== undefined && row.sizeBytes === st.size && row.mtimeMs === Math.floor(st.mtimeMs);
+      if (row?.state === "refused" && same && row.configHash === config) continue;
+      if (!entry.regular || !st.isFile()) {
+        if (row?.state !== "refused" || !same) await refuse(name, `not a regular file: ${fileKind(st)}`, facts);
+        continue;
+      }
+      if (row?.state === "changed_after_landing") {
+        if (!same) await markSourceFile(pool, p, name, "changed_after_landing", facts, row.reason);
+        continue;
+      }
+      if (row?.state === "landed") {
+        if (p.source.appendOnly && st.size > row.landedBytes) {
+          if (await hasNewlineAfter(file, row.landedBytes)) await landOne(name, file, row);
+        } else if (p.source.appendOnly && st.size < row.landedBytes) {
+          await changed(name, facts, `shrank from ${row.landedBytes} landed bytes to ${st.size} bytes`);
+        } else if (!same && !p.source.appendOnly) {
+          await checkLanded(name, file, row, facts);
+        }
+        continue;
+      }
+      // New, waiting, or refused and changed since.
+      if (!p.source.appendOnly && now() - Math.floor(st.mtimeMs) < p.source.settle) {
+        if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, p, name, "waiting_to_settle", facts);
+        if (row?.state !== "waiting_to_settle") log?.info({ file: name, settleMs: p.source.settle }, `file ${name} waits to settle`);
+        pass.waiting.push(name);
+        continue;
+      }
+      if (p.source.appendOnly && !(await hasNewlineAfter(file, 0))) continue;
+      await landOne(name, file, undefined);
+    } catch (e) {
+      if (e instanceof SourceRefused) {
+        const st = await lstat(file).catch(() => undefined);
+        await refuse(name, e.message, { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }).catch((err) => pass.failed.push({ name, error: (err as Error).message }));
+      } else {
+        pass.failed.push({ name, error: (e as Error).message });
+        log?.error({ file: name, err: e }, `landing ${name} failed; tried again next pass`);
+      }
+    }
+  }
+  if (pass.failed.length > 0) throw Object.assign(new Error(`landing failed for ${pass.failed.map((f) => `${f.name} (${f.error})`).join(", ")}`), { pass });
+  return pass;
+
+  async function landOne(name: string, file: string, continueFrom: SourceFileRecord | undefined): Promise<void> {
+    const opened = await openSourceFile(file, true);
+    if (opened === null) return;
+    try {
+      const r = await landOpenFile(pool, p, opened.fh, opened.st, name, { continueFrom });
+      if (r.alreadyLanded) {
+        // Landed before this record of files existed (or by a replay): adopt it as it is now.
+        const h = await hashFile(opened.fh);
+        await recordFileLanding(pool, p, name, { sizeBytes: opened.st.size, mtimeMs: opened.st.mtimeMs, sha256: h.sha256, landedBytes: h.bytes, landedLines: h.lines }, r);
+        return;
+      }
+      pass.landed.push(r);
+      log?.info({ file: name, source: r.source, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined }, "file landed");
+    } finally {
+      await opened.fh.close();
+    }
+  }
+
+  async function changed(name: string, facts: { sizeBytes: number; mtimeMs: number }, how: string): Promise<void> {
+    const reason = `changed after landing: ${how}; not landed again`;
+    await markSourceFile(pool, p, name, "changed_after_landing", facts, reason);
+    pass.changed.push(name);
+    log?.warn({ file: name, reason }, `file ${name} ${reason}`);
+  }
+
+  async function checkLanded(name: string, file: string, row: SourceFileRecord, facts: { sizeBytes: number; mtimeMs: number }): Promise<void> {
+    const opened = await openSourceFile(file, true);
+    if (opened === null) return;
+    try {
+      const h = await hashFile(opened.fh);
+      if (h.sha256 === row.sha256) await markSourceFile(pool, p, name, "landed", facts); // touched, same bytes
+      else await changed(name, facts, `size ${row.sizeBytes} -> ${h.bytes} bytes, SHA-256 ${String(row.sha256).slice(0, 12)}… -> ${h.sha256.slice(0, 12)}…`);
+    } finally {
+      await opened.fh.close();
+    }
+  }
+}
