@@ -134,7 +134,8 @@ export function buildCli(): Command {
     .requiredOption("-p, --pipeline <name>", "pipeline to land into")
     .argument("[files...]", "files to land; '-' reads stdin")
     .option("--stream", "run the stream until caught up afterwards")
-    .action(async (files: string[], opts: { pipeline: string; stream?: boolean }) => {
+    .option("--no-wait", "landing folder: do not wait for files modified less than source.settle ago")
+    .action(async (files: string[], opts: { pipeline: string; stream?: boolean; wait?: boolean }) => {
       const ctx = ctxOf();
       const [p] = pick(ctx, opts.pipeline);
       checkInputFiles(files);
@@ -142,13 +143,26 @@ export function buildCli(): Command {
       await withDb(ctx, async (db) => {
         let refused = 0;
         if (files.length === 0) {
-          const pass = await landPendingFiles(db.pool, p!);
-          for (const r of pass.landed) printLand(r);
-          for (const r of pass.refused) console.error(`${p!.name}: ${r.name} refused: ${r.reason}`);
-          for (const name of pass.changed) console.error(`${p!.name}: ${name} changed after landing; not landed again (see straggler sources)`);
-          for (const name of pass.waiting) console.log(`${p!.name}: ${name} waits to settle (modified less than ${formatDuration(p!.source.settle)} ago)`);
-          refused += pass.refused.length;
-          if (pass.landed.length + pass.refused.length + pass.changed.length + pass.waiting.length === 0) console.log(`${p!.name}: no new files in ${p!.source.landingDir}`);
+          // Files modified less than source.settle ago may still be being written: wait for
+          // them to settle (passes every 200 ms), unless --no-wait.
+          const told = new Set<string>();
+          for (let first = true; ; first = false) {
+            const pass = await landPendingFiles(db.pool, p!);
+            for (const r of pass.landed) printLand(r);
+            for (const r of pass.refused) console.error(`${p!.name}: ${r.name} refused: ${r.reason}`);
+            for (const name of pass.changed) console.error(`${p!.name}: ${name} changed after landing; not landed again (see straggler sources)`);
+            if (first) for (const name of pass.unchanged) console.log(`${p!.name}: ${name} already landed; skipped`);
+            refused += pass.refused.length;
+            if (first && pass.landed.length + pass.refused.length + pass.changed.length + pass.waiting.length + pass.unchanged.length === 0) {
+              console.log(`${p!.name}: no new files in ${p!.source.landingDir}`);
+            }
+            for (const name of pass.waiting.filter((n) => !told.has(n))) {
+              told.add(name);
+              console.log(`${p!.name}: ${name} waits to settle (modified less than ${formatDuration(p!.source.settle)} ago)${opts.wait === false ? "; not landed (--no-wait)" : ""}`);
+            }
+            if (pass.waiting.length === 0 || opts.wait === false) break;
+            await new Promise((r) => setTimeout(r, 200));
+          }
         }
         for (const f of files) {
           try {

@@ -71,6 +71,8 @@ export interface LandingPass {
   refused: { name: string; reason: string }[];
   waiting: string[];
   changed: string[];
+  /** Files landed before and unchanged: nothing to do. */
+  unchanged: string[];
   /** Files whose landing failed for another reason (the database): tried again next pass. */
   failed: { name: string; error: string }[];
 }
@@ -102,7 +104,7 @@ async function hasNewlineAfter(file: string, offset: number): Promise<boolean> {
 export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: LandingPassOptions = {}): Promise<LandingPass> {
   const entries = await scanLandingDir(p);
   const known = await readSourceFiles(pool, p.name);
-  const pass: LandingPass = { landed: [], refused: [], waiting: [], changed: [], failed: [] };
+  const pass: LandingPass = { landed: [], refused: [], waiting: [], changed: [], unchanged: [], failed: [] };
   const log = opts.log?.child({ pipeline: p.name });
   const config = sourceConfigHash(p);
   const now = opts.nowMs ?? Date.now;
@@ -138,6 +140,8 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
           await changed(name, facts, `shrank from ${row.landedBytes} landed bytes to ${st.size} bytes`);
         } else if (!same && !p.source.appendOnly) {
           await checkLanded(name, file, row, facts);
+        } else {
+          pass.unchanged.push(name);
         }
         continue;
       }
@@ -193,8 +197,10 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
     if (opened === null) return;
     try {
       const h = await hashFile(opened.fh);
-      if (h.sha256 === row.sha256) await markSourceFile(pool, p, name, "landed", facts); // touched, same bytes
-      else await changed(name, facts, `size ${row.sizeBytes} -> ${h.bytes} bytes, SHA-256 ${String(row.sha256).slice(0, 12)}… -> ${h.sha256.slice(0, 12)}…`);
+      if (h.sha256 === row.sha256) {
+        await markSourceFile(pool, p, name, "landed", facts); // touched, same bytes
+        pass.unchanged.push(name);
+      } else await changed(name, facts, `size ${row.sizeBytes} -> ${h.bytes} bytes, SHA-256 ${String(row.sha256).slice(0, 12)}… -> ${h.sha256.slice(0, 12)}…`);
     } finally {
       await opened.fh.close();
     }
