@@ -4,7 +4,7 @@
  * Instants are `timestamptz`, values `numeric`, sequence numbers `bigint`.
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, check, doublePrecision, index, integer, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, check, doublePrecision, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const straggler = pgSchema("straggler");
 
@@ -58,6 +58,10 @@ export const landedSources = straggler.table(
     firstSeq: bigint("first_seq", { mode: "number" }),
     lastSeq: bigint("last_seq", { mode: "number" }),
     landedAt: tstz("landed_at").notNull().defaultNow(),
+    /** HTTP landings: SHA-256 (hex) of the request body after Content-Encoding is removed (Idempotency-Key check). */
+    requestSha256: text("request_sha256"),
+    /** Quarantined rows by reason, as first answered. */
+    byReason: jsonb("by_reason").$type<Record<string, number>>(),
   },
   (t) => [primaryKey({ columns: [t.pipeline, t.source] })],
 );

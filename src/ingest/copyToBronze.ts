@@ -11,8 +11,9 @@
  * again later is safe. Accepted + quarantined = landed, per source.
  *
  * The lock is held while the records are read, so they must come from a
- * source that does not stall (a file, a buffered request body, a replay
- * cursor); `landStream` spools a stream to a temporary file first.
+ * source that does not stall (a file, a spooled request body, a replay
+ * cursor); `landStream` spools a stream to a temporary file first. Waiting
+ * for the lock holds no connection (`appendLock.ts`).
  */
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
@@ -22,10 +23,11 @@ import { copyText, inChunks } from "../db/copyText.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { policyVersion } from "../config/pipelines.js";
 import { classifyRecord, type BronzeRow, type RawRecord } from "../core/admission.js";
-import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { prepared } from "../db/prepared.js";
 import { analyzePipelineColumns } from "../db/statistics.js";
+import { acquireAppendLock, inAppendQueue } from "./appendLock.js";
+import { commitOutcome } from "./commitOutcome.js";
 
 /** Channel notified (payload: pipeline name) when rows land, to wake the stream. */
 export const BRONZE_CHANNEL = "straggler_bronze";
@@ -51,6 +53,12 @@ export interface LandOptions {
   progressEvery?: number;
   /** Runs inside the landing's transaction, after the source is recorded and before COMMIT (e.g. to record the file it came from). */
   beforeCommit?: (client: PoolClient, result: LandResult) => Promise<void>;
+  /**
+   * SHA-256 (hex) of the request body the records come from (HTTP). Recorded
+   * with the source; a later landing of the same source with another hash is
+   * refused (`SourceConflictError`).
+   */
+  requestSha256?: string;
 }
 
 function iso(ms: number | null): string | null {
@@ -91,27 +99,68 @@ UPDATE straggler.bronze_events b
    AND (SELECT 1 FROM straggler.bronze_events o
          WHERE o.event_id = b.event_id AND o.pipeline || '' = $1 AND o.seq < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL`;
 
-async function alreadyLanded(client: PoolClient, pipeline: string, source: string): Promise<boolean> {
-  const { rowCount } = await client.query("SELECT 1 FROM straggler.landed_sources WHERE pipeline = $1 AND source = $2", [pipeline, source]);
-  return (rowCount ?? 0) > 0;
+/** A source key used again for a different request body (HTTP `Idempotency-Key`): nothing was landed. */
+export class SourceConflictError extends Error {
+  override name = "SourceConflictError";
+  constructor(readonly source: string) {
+    super(`${source} has already landed with a different request body; nothing was landed`);
+  }
+}
+
+/**
+ * The landing recorded for `source`, answered as it was first answered
+ * (`alreadyLanded: true`), or undefined when the source has not landed.
+ * @throws SourceConflictError when `requestSha256` is given and differs from the recorded one
+ */
+async function landedBefore(db: Pool | PoolClient, pipeline: string, source: string, requestSha256: string | undefined): Promise<LandResult | undefined> {
+  const { rows } = await db.query(
+    "SELECT rows, accepted, quarantined, first_seq, last_seq, by_reason, request_sha256 FROM straggler.landed_sources WHERE pipeline = $1 AND source = $2",
+    [pipeline, source],
+  );
+  const r = rows[0];
+  if (r === undefined) return undefined;
+  // A landing recorded before request hashes were kept (request_sha256 null) cannot be compared: it answers as a retry.
+  if (requestSha256 !== undefined && r.request_sha256 !== null && r.request_sha256 !== requestSha256) throw new SourceConflictError(source);
+  return {
+    pipeline, source, alreadyLanded: true, landed: r.rows, accepted: r.accepted, quarantined: r.quarantined, byReason: r.by_reason ?? {},
+    firstSeq: r.first_seq, lastSeq: r.last_seq,
+  };
 }
 
 /**
  * Lands one source's records in bronze.
- * @param source stable name of the source (file path relative to the landing folder, `replay:…`, …)
- * @returns counts per outcome; `alreadyLanded` when the source had landed before
+ *
+ * A source that has landed before is answered from its record, without
+ * waiting for the append lock and without reading `records`. Otherwise the
+ * landing waits its turn without holding a connection (`appendLock.ts`),
+ * then runs in one transaction. When the connection drops after COMMIT was
+ * sent, the outcome is looked up on another connection (`commitOutcome.ts`)
+ * and the truth returned: the result if it committed, the connection error
+ * if it did not.
+ * @param source stable name of the source (file path relative to the landing folder, `replay:…`, `http:<key or uuid>`, …); recorded before COMMIT is sent
+ * @returns counts per outcome and the bronze sequence range; `alreadyLanded` with the recorded counts when the source had landed before
+ * @throws SourceConflictError when `opts.requestSha256` differs from the one recorded for an earlier landing of `source`
+ * @throws CommitOutcomeUnknownError when the connection dropped after COMMIT and the database could not be asked within 10 s
  * @throws database errors (the transaction is rolled back, nothing is written)
  */
 export async function landRecords(pool: Pool, p: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
-  const empty: LandResult = { pipeline: p.name, source, alreadyLanded: true, landed: 0, accepted: 0, quarantined: 0, byReason: {}, firstSeq: null, lastSeq: null };
-  const client = await pool.connect();
+  const earlier = await landedBefore(pool, p.name, source, opts.requestSha256);
+  if (earlier) return earlier;
+  return inAppendQueue(pool, p.name, () => landLocked(pool, p, source, records, opts));
+}
+
+async function landLocked(pool: Pool, p: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
+  const client = await acquireAppendLock(pool, p.name);
+  let txid: string | undefined;
+  let result: LandResult | undefined;
+  let released = false;
   try {
-    await client.query("BEGIN");
-    if (await alreadyLanded(client, p.name, source)) {
+    // Under the lock: a landing of the same source by another process has committed or never will.
+    const earlier = await landedBefore(client, p.name, source, opts.requestSha256);
+    if (earlier) {
       await client.query("ROLLBACK");
-      return empty;
+      return earlier;
     }
-    await client.query(XACT_LOCK_SQL, [LockNamespace.bronzeAppend, p.name]);
     // Every row this landing writes gets a seq above the table's highest one now.
     const before = await client.query(prepared("bronze_max_seq", "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events", []));
     const maxSeqBefore = before.rows[0].seq as number;
@@ -143,19 +192,23 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
     const range = await client.query(
       prepared("bronze_landed_range", "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE seq > $2 AND pipeline || '' = $1", [p.name, maxSeqBefore]),
     );
-    const result: LandResult = {
+    result = {
       pipeline: p.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason,
       firstSeq: range.rows[0].first_seq as number | null, lastSeq: range.rows[0].last_seq as number | null,
     };
+    // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
     const recorded = await client.query(
-      `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-      [p.name, source, sha256, result.landed, result.accepted, result.quarantined, result.firstSeq, result.lastSeq],
+      `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq, request_sha256, by_reason)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+      [p.name, source, sha256, result.landed, result.accepted, result.quarantined, result.firstSeq, result.lastSeq, opts.requestSha256 ?? null, JSON.stringify(byReason)],
     );
     if (recorded.rowCount === 0) {
-      // Another process landed the same source meanwhile: ours must not land twice.
+      // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
       await client.query("ROLLBACK");
-      return empty;
+      result = undefined;
+      const other = await landedBefore(pool, p.name, source, opts.requestSha256);
+      if (other) return other;
+      throw new Error(`${source}: recorded by another landing that then disappeared`);
     }
     await opts.beforeCommit?.(client, result);
     if (count >= p.trigger.maxRowsPerBatch) {
@@ -165,14 +218,28 @@ export async function landRecords(pool: Pool, p: PipelineConfig, source: string,
       // scan the whole pipeline. The other columns follow in analyzeIfStale.
       await analyzePipelineColumns(client);
     }
-    await client.query("SELECT pg_notify($1, $2)", [BRONZE_CHANNEL, p.name]);
+    txid = (await client.query("SELECT pg_notify($1, $2), txid_current()::text AS txid", [BRONZE_CHANNEL, p.name])).rows[0].txid as string;
     await client.query("COMMIT");
     opts.onProgress?.(count);
     return result;
   } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw e;
+    if (txid === undefined || result === undefined) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw e;
+    }
+    // COMMIT was sent and no answer came: find out on another connection.
+    client.release(e as Error);
+    released = true;
+    const outcome = await commitOutcome(pool, txid, (client as unknown as { processID?: number }).processID, source);
+    if (outcome === "aborted") throw e;
+    if (outcome === "unknown") {
+      // txid_status cannot tell: the source record, written in the same transaction, can.
+      const recorded = await landedBefore(pool, p.name, source, undefined);
+      if (!recorded) throw e;
+    }
+    opts.onProgress?.(result.landed);
+    return result;
   } finally {
-    client.release();
+    if (!released) client.release();
   }
 }

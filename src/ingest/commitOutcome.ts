@@ -1,0 +1,57 @@
+/**
+ * What became of a transaction whose COMMIT was sent but whose answer never
+ * came back (the connection dropped in between): it may have committed or
+ * not, and only the database knows. Asked on another connection with
+ * `txid_status` (PostgreSQL 10+); while the old session is still alive with
+ * the transaction open, it is terminated, which decides the outcome
+ * (committed if the COMMIT had arrived, aborted otherwise).
+ */
+import type { Pool } from "../db/pool.js";
+
+/** The landing's outcome could not be found out (the database stayed unreachable). */
+export class CommitOutcomeUnknownError extends Error {
+  override name = "CommitOutcomeUnknownError";
+  constructor(
+    readonly source: string,
+    /** The last error met while asking. */
+    readonly lookupError: unknown,
+  ) {
+    super(`the connection dropped after the landing of ${source} was committed or not; its outcome could not be found out`);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How long to keep asking, ms: a database that restarts answers within this. */
+const DEADLINE_MS = 10_000;
+/** After this long in progress, the old session is terminated, ms. */
+const TERMINATE_AFTER_MS = 1_000;
+
+/**
+ * Resolves the outcome of transaction `txid` (text of a `txid_current()`).
+ * @param backendPid the process id of the lost session (`pg.Client.processID`), terminated if it still holds the transaction open
+ * @returns `committed` or `aborted`; `unknown` when `txid_status` cannot tell (the id is too old: never within seconds)
+ * @throws CommitOutcomeUnknownError when no connection answered within 10 s
+ */
+export async function commitOutcome(pool: Pool, txid: string, backendPid: number | undefined, source: string): Promise<"committed" | "aborted" | "unknown"> {
+  const started = Date.now();
+  let lastError: unknown;
+  let terminated = false;
+  for (let attempt = 0; Date.now() - started < DEADLINE_MS; attempt++) {
+    try {
+      const { rows } = await pool.query("SELECT txid_status($1::bigint) AS status", [txid]);
+      const status = rows[0].status as string | null;
+      if (status === "committed" || status === "aborted") return status;
+      if (status === null) return "unknown";
+      // In progress: the old session has not noticed its connection is gone yet.
+      if (!terminated && backendPid !== undefined && Date.now() - started >= TERMINATE_AFTER_MS) {
+        await pool.query("SELECT pg_terminate_backend($1)", [backendPid]);
+        terminated = true;
+      }
+    } catch (e) {
+      lastError = e;
+    }
+    await sleep(Math.min(500, 25 * 2 ** attempt));
+  }
+  throw new CommitOutcomeUnknownError(source, lastError);
+}
