@@ -10,6 +10,7 @@ import type { PipelineConfig } from "./config/pipelines.js";
 import type { Database } from "./db/open.js";
 import { sweepExpiredRuns } from "./correction/runLease.js";
 import { scheduleCorrections } from "./correction/schedule.js";
+import { createPool } from "./db/pool.js";
 import { createApp } from "./http/app.js";
 import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
 import { LandingDirMissing } from "./ingest/errors.js";
@@ -69,7 +70,44 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
   };
 }
 
+/** `/health`'s longest wait for a connection of its own, ms: over it, the database counts as unreachable. */
+const HEALTH_TIMEOUT_MS = 2_000;
+
+/**
+ * Starts listening on `port` (0: any free port).
+ * @throws Error naming the port and the reason (e.g. `port 8080 is already in use (EADDRINUSE)`) when it cannot listen
+ */
+function listen(app: ReturnType<typeof createApp>, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const s = app.listen(port);
+    s.once("listening", () => resolve(s));
+    s.once("error", (e: NodeJS.ErrnoException) => {
+      const why = e.code === "EADDRINUSE" ? "is already in use" : e.code === "EACCES" ? "needs privileges this process does not have" : `cannot be listened on: ${e.message}`;
+      reject(new Error(`port ${port} ${why}${e.code ? ` (${e.code})` : ""}`));
+    });
+  });
+}
+
+/**
+ * Starts the service: listens on `env.PORT`, then starts a stream loop per
+ * pipeline, the LISTEN connection and the correction schedule.
+ * @throws Error when the port cannot be listened on (nothing is left running then)
+ */
 export async function startService(env: Env, db: Database, pipelines: PipelineConfig[], log: Logger): Promise<Service> {
+  // Listen first: a port that cannot be had stops start-up before anything else runs.
+  // /health gets connections of its own, so it answers while every pooled one is busy.
+  const healthPool = createPool(db.url, 2, HEALTH_TIMEOUT_MS);
+  healthPool.on("error", () => undefined); // an idle health connection that dies is replaced on the next probe
+  const app = createApp({ pool: db.pool, healthPool, pipelines, log, token: env.STRAGGLER_API_TOKEN });
+  let server: Server;
+  try {
+    server = await listen(app, env.PORT);
+  } catch (e) {
+    await healthPool.end();
+    throw e;
+  }
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : env.PORT;
   const loops = new Map<string, StreamLoop>();
   // Statistics refreshes run beside the stream, never in front of its next
   // micro-batch: an ANALYZE of a large bronze takes up to a second, which a
@@ -116,12 +154,6 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     (e) => log.warn({ err: (e as Error).message }, "could not sweep abandoned correction runs; the next run of each pipeline does"),
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
-  const app = createApp({ pool: db.pool, pipelines, log, token: env.STRAGGLER_API_TOKEN });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(env.PORT, () => resolve(s));
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : env.PORT;
   log.info({ port, pipelines: pipelines.map((p) => p.name), database: db.kind }, "straggler service started");
   return {
     port,
@@ -131,6 +163,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       await Promise.all(analyzing.values());
       await schedule.stop();
       await stopListening();
+      await healthPool.end();
     },
   };
 }

@@ -109,7 +109,14 @@ export function buildCli(): Command {
     .action(async () => {
       const ctx = ctxOf();
       const db = await openDatabase(ctx.env, ctx.log);
-      const service = await startService(ctx.env, db, ctx.pipelines, ctx.log);
+      let service;
+      try {
+        service = await startService(ctx.env, db, ctx.pipelines, ctx.log);
+      } catch (e) {
+        // e.g. the port is in use: exit 1 with the reason, never a service that serves nothing.
+        await db.close();
+        throw e;
+      }
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once("SIGINT", stop);

@@ -41,9 +41,19 @@ const types = {
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
 
-/** A pool on `url` with UTC sessions and the type parsers above. */
-export function createPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, options: "-c TimeZone=UTC -c plan_cache_mode=force_custom_plan -c jit=off", types: types as pg.CustomTypesConfig });
+/** Default longest wait for a pooled connection, ms (then pg-pool fails with "timeout exceeded when trying to connect"; the API answers 503 `busy`). */
+export const POOL_ACQUIRE_TIMEOUT_MS = 5_000;
+
+/**
+ * A pool on `url` with UTC sessions and the type parsers above.
+ * @param max connections at most
+ * @param acquireTimeoutMs longest wait for a free connection (or for a new one to connect), ms
+ */
+export function createPool(url: string, max = 10, acquireTimeoutMs = POOL_ACQUIRE_TIMEOUT_MS): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url, max, connectionTimeoutMillis: acquireTimeoutMs,
+    options: "-c TimeZone=UTC -c plan_cache_mode=force_custom_plan -c jit=off", types: types as pg.CustomTypesConfig,
+  });
   // pg-pool listens for errors only on idle clients. A checked-out client whose
   // connection dies (the server stops or restarts) emits 'error' with no
   // listener, which would crash the process. Its query in flight rejects anyway,

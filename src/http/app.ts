@@ -4,18 +4,18 @@
  * database is away), never a stack trace. Mutating routes need the bearer
  * token. `GET /openapi.json` describes every route.
  */
-import { Readable } from "node:stream";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { isLosslessNumber, parse as parseJson, stringify as stringifyJson } from "lossless-json";
+import { z } from "zod";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { runCorrection, type CorrectionSummary } from "../correction/correct.js";
 import { reconcile } from "../correction/reconcile.js";
 import type { Pool } from "../db/pool.js";
-import { landRecords } from "../ingest/copyToBronze.js";
-import { jsonDeeperThan, MAX_JSON_DEPTH, readOptionsFor, readRecords } from "../ingest/readers.js";
+import { landRecords, SourceConflictError } from "../ingest/copyToBronze.js";
+import { readOptionsFor } from "../ingest/readers.js";
 import type { Logger } from "../log.js";
 import { pipelineStatus, sourceCounts } from "../stream/status.js";
 import { requireToken } from "./auth.js";
+import { spoolBody } from "./body.js";
 import { errorHandler, HttpError, parseOr400 } from "./errors.js";
 import { openApiDocument } from "./openapi.js";
 import { limitQuery, quarantineQuery, rangeQuery, recomputeBody, runIdParam, sourcesQuery, windowsQuery } from "./schemas.js";
@@ -27,6 +27,8 @@ export interface ApiDeps {
   token: string | undefined;
   /** Largest accepted request body, bytes. */
   maxBodyBytes?: number;
+  /** Connections for `GET /health` only (the service gives it a pool of its own); default `pool`. */
+  healthPool?: Pool;
   /** Runs a correction (the service serialises it with its schedule). */
   correct?: (p: PipelineConfig, req: Parameters<typeof runCorrection>[2]) => Promise<CorrectionSummary>;
 }
@@ -34,26 +36,35 @@ export interface ApiDeps {
 type Handler = (req: Request, res: Response) => Promise<void>;
 const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => h(req, res).catch(next);
 
+/** `GET /health` answers 503 when `SELECT 1` takes longer, ms. */
+const HEALTH_QUERY_TIMEOUT_MS = 2_000;
+
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** A request body (JSON array or NDJSON) as JSON lines, numbers kept exactly. */
-function bodyAsLines(text: string): string {
-  const trimmed = text.trimStart();
-  if (!trimmed.startsWith("[")) return text;
-  // Parsing and re-serialising recurse: refuse depth first, so a deep body is a 400, not a stack overflow.
-  if (jsonDeeperThan(trimmed, MAX_JSON_DEPTH + 1)) {
-    throw new HttpError(400, "invalid_request", `body: invalid JSON array: an element is nested deeper than ${MAX_JSON_DEPTH} levels`);
+/** Media types an events body may be sent as (JSON array or NDJSON); none at all is read as both. */
+const EVENT_TYPES = ["application/json", "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines", "application/jsonlines", "text/plain"];
+
+/** 415 unless the events body's Content-Type is one of EVENT_TYPES (or `…+json`) in UTF-8. */
+function checkEventsType(req: Request): void {
+  const header = req.get("content-type");
+  if (header === undefined) return;
+  const [type = "", ...params] = header.split(";").map((x) => x.trim().toLowerCase());
+  if (!EVENT_TYPES.includes(type) && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    throw new HttpError(415, "unsupported_media_type", `Content-Type ${JSON.stringify(header.slice(0, 100))}: expected a JSON array (application/json) or NDJSON (application/x-ndjson)`);
   }
-  let value: unknown;
-  try {
-    value = parseJson(trimmed);
-  } catch (e) {
-    throw new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`);
+  const charset = params.find((x) => x.startsWith("charset="))?.slice(8).replace(/"/g, "");
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+    throw new HttpError(415, "unsupported_media_type", `Content-Type charset ${JSON.stringify(charset.slice(0, 40))}: events bodies are read as UTF-8`);
   }
-  if (!Array.isArray(value)) throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON");
-  // Each element becomes one line; a non-object element lands as a MALFORMED record.
-  return value.map((v) => (isLosslessNumber(v) ? v.toString() : (stringifyJson(v) ?? "null"))).join("\n");
 }
+
+/** True when the request carries a body (a non-zero Content-Length, or a chunked one). */
+function hasBody(req: Request): boolean {
+  return req.get("transfer-encoding") !== undefined || (req.get("content-length") !== undefined && req.get("content-length") !== "0");
+}
+
+/** A route without query parameters: one given is a 400, never silently ignored. */
+const noQuery = z.strictObject({});
 
 export function createApp(deps: ApiDeps): express.Express {
   const { pool, log } = deps;
@@ -70,9 +81,16 @@ export function createApp(deps: ApiDeps): express.Express {
   const correct = deps.correct ?? ((p, r) => runCorrection(pool, p, r));
   const limitBytes = deps.maxBodyBytes ?? 16 * 1024 * 1024;
 
+  // Health has its own connections: it answers while every pooled one is busy.
+  const healthPool = deps.healthPool ?? pool;
   app.get("/health", async (_req, res) => {
     try {
-      await pool.query("SELECT 1");
+      // A database that accepts connections but does not answer is unreachable too.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        healthPool.query("SELECT 1").finally(() => clearTimeout(timer)),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("health query timed out")), HEALTH_QUERY_TIMEOUT_MS))),
+      ]);
       res.json({ status: "ok", database: "reachable" });
     } catch {
       res.set("Retry-After", "5").status(503).json({ status: "unhealthy", database: "unreachable" });
@@ -85,7 +103,8 @@ export function createApp(deps: ApiDeps): express.Express {
 
   app.get(
     "/pipelines",
-    wrap(async (_req, res) => {
+    wrap(async (req, res) => {
+      parseOr400(noQuery, req.query, "query");
       const all = await Promise.all(deps.pipelines.map((p) => pipelineStatus(pool, p.name)));
       res.json(
         all.map((s) => ({
@@ -107,28 +126,51 @@ export function createApp(deps: ApiDeps): express.Express {
   app.post(
     "/pipelines/:pipeline/events",
     auth,
-    express.text({ type: () => true, limit: limitBytes }),
     wrap(async (req, res) => {
       const p = pipelineOf(req);
-      const text = typeof req.body === "string" ? req.body : "";
-      if (text.trim() === "") throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON, got an empty body");
+      parseOr400(noQuery, req.query, "query");
       const key = req.get("idempotency-key");
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HttpError(400, "invalid_request", "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -");
-      const source = `http:${key ?? crypto.randomUUID()}`;
-      const r = await landRecords(pool, p, source, readRecords(Readable.from([bodyAsLines(text)]), "jsonl", readOptionsFor(p)), { landingTimeMs: Date.now() });
-      res.status(r.alreadyLanded ? 200 : 201).json({
-        pipeline: p.name, source: r.source, alreadyLanded: r.alreadyLanded, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason,
-        firstSeq: r.firstSeq, lastSeq: r.lastSeq,
-      });
+      checkEventsType(req);
+      const body = await spoolBody(req, limitBytes, readOptionsFor(p));
+      try {
+        // Without a key the source is made up here, before anything lands, so that a lost
+        // answer to COMMIT can be looked up by it.
+        const source = `http:${key ?? crypto.randomUUID()}`;
+        const r = await landRecords(pool, p, source, body.records(), { landingTimeMs: Date.now(), requestSha256: body.sha256 }).catch((e: unknown) => {
+          if (e instanceof SourceConflictError) {
+            throw new HttpError(
+              422,
+              "idempotency_key_reused",
+              `Idempotency-Key ${JSON.stringify(key)} was already used in pipeline ${p.name} with a different request body; nothing landed. A retry must send the same body; new events need a new key`,
+            );
+          }
+          throw e;
+        });
+        res.status(r.alreadyLanded ? 200 : 201).json({
+          pipeline: p.name, source: r.source, alreadyLanded: r.alreadyLanded, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason,
+          firstSeq: r.firstSeq, lastSeq: r.lastSeq,
+        });
+      } finally {
+        await body.remove();
+      }
     }),
   );
 
   app.post(
     "/pipelines/:pipeline/recompute",
     auth,
+    (req, _res, next) => {
+      // A body in another type would be skipped by the JSON parser and the range silently ignored.
+      if (hasBody(req) && !req.is("application/json")) {
+        const type = req.get("content-type");
+        next(new HttpError(415, "unsupported_media_type", `Content-Type ${type === undefined ? "missing" : JSON.stringify(type.slice(0, 100))}: a recompute body must be application/json`));
+      } else next();
+    },
     express.json({ limit: "64kb" }),
     wrap(async (req, res) => {
       const p = pipelineOf(req);
+      parseOr400(noQuery, req.query, "query");
       const body = parseOr400(recomputeBody, req.body ?? {}, "body");
       const summary = await correct(p, { trigger: "api", range: body.from && body.to ? { from: body.from, to: body.to } : undefined, keys: body.keys });
       res.status(summary.status === "failed" ? 500 : 200).json(summary);
@@ -212,6 +254,7 @@ export function createApp(deps: ApiDeps): express.Express {
     wrap(async (req, res) => {
       const p = pipelineOf(req);
       const runId = parseOr400(runIdParam, req.params.runId, "path.runId");
+      parseOr400(noQuery, req.query, "query");
       const run = await pool.query("SELECT * FROM straggler.correction_history WHERE pipeline = $1 AND run_id = $2", [p.name, runId]);
       if (run.rowCount === 0) throw new HttpError(404, "not_found", `no correction run ${runId} for pipeline ${p.name}`);
       const changes = await pool.query("SELECT * FROM straggler.correction_audit WHERE run_id = $1 ORDER BY group_key, window_start", [runId]);

@@ -1,6 +1,12 @@
-/** HTTP errors as JSON `{ error, message }`: 4xx for the caller's mistakes, 503 while the database is away. */
+/**
+ * HTTP errors as JSON `{ error, message }`: 4xx for the caller's mistakes;
+ * 503 with `Retry-After` while the database is away, while no pooled
+ * connection becomes free within the pool's acquisition timeout (`busy`),
+ * and when a landing's outcome could not be found out (`outcome_unknown`).
+ */
 import type { NextFunction, Request, Response } from "express";
 import { z } from "zod";
+import { CommitOutcomeUnknownError } from "../ingest/commitOutcome.js";
 import type { Logger } from "../log.js";
 
 export class HttpError extends Error {
@@ -36,6 +42,11 @@ function isUnavailable(e: unknown): boolean {
   );
 }
 
+/** pg-pool's error when no connection became free within `connectionTimeoutMillis`. */
+export function isPoolTimeout(e: unknown): boolean {
+  return /^timeout exceeded when trying to connect$/.test((e as Error)?.message ?? "");
+}
+
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (err instanceof HttpError) {
@@ -50,6 +61,17 @@ export function errorHandler(log: Logger) {
     }
     if (typeof e.status === "number" && e.status >= 400 && e.status < 500) {
       res.status(e.status).json({ error: "invalid_request", message: e.message ?? "bad request" });
+      return;
+    }
+    if (err instanceof CommitOutcomeUnknownError) {
+      res.set("Retry-After", "5").status(503).json({
+        error: "outcome_unknown",
+        message: "the database connection dropped while the landing was committing and the database could not be asked since: it may have landed. Retry with the same Idempotency-Key: it lands once",
+      });
+      return;
+    }
+    if (isPoolTimeout(err)) {
+      res.set("Retry-After", "1").status(503).json({ error: "busy", message: "no database connection became free in time (the service is busy); retry later" });
       return;
     }
     if (isUnavailable(err)) {

@@ -17,11 +17,11 @@ const sqlText = z.string().refine((s) => !s.includes("\u0000"), { message: "expe
 const limit = z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000).default(100);
 
 export const rangeQuery = z
-  .object({ from: instant.optional(), to: instant.optional() })
+  .strictObject({ from: instant.optional(), to: instant.optional() })
   .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
   .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
 
-export const windowsQuery = z.object({
+export const windowsQuery = z.strictObject({
   from: instant.optional(),
   to: instant.optional(),
   key: sqlText.optional(),
@@ -31,13 +31,13 @@ export const windowsQuery = z.object({
 
 export const runIdParam = z.coerce.number({ error: "expected a run id (integer)" }).int().positive();
 
-export const limitQuery = z.object({ limit });
-export const quarantineQuery = z.object({ reason: sqlText.optional(), limit });
+export const limitQuery = z.strictObject({ limit });
+export const quarantineQuery = z.strictObject({ reason: sqlText.optional(), limit });
 
 /** States of a source (view `straggler.sources`). */
 export const SOURCE_STATES = ["landed", "refused", "changed_after_landing", "waiting_to_settle"] as const;
 
-export const sourcesQuery = z.object({
+export const sourcesQuery = z.strictObject({
   state: z.enum(SOURCE_STATES, { error: "expected landed, refused, changed_after_landing or waiting_to_settle" }).optional(),
   kind: z.enum(["file", "http", "stdin", "replay"], { error: "expected file, http, stdin or replay" }).optional(),
   limit,
@@ -70,7 +70,7 @@ export const recomputeBody = z
   .strictObject({
     from: instant.optional(),
     to: instant.optional(),
-    keys: z.array(sqlText).max(10_000).optional(),
+    keys: z.array(sqlText).min(1, { message: "expected at least one key; leave keys out for every key" }).max(10_000).optional(),
   })
   .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
   .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });

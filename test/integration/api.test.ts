@@ -54,8 +54,12 @@ describe("REST API", () => {
       201,
       { pipeline: p.name, source: "http:batch-42", alreadyLanded: false, landed: 2, accepted: 1, quarantined: 1, byReason: { PARSE_FAIL: 1 }, firstSeq: undefined, lastSeq: undefined },
     ]);
-    const retry = await fetch(`${base}/pipelines/${p.name}/events`, { method: "POST", headers: { ...auth, "idempotency-key": "batch-42" }, body: "[]" });
-    expect([retry.status, (await retry.json()).alreadyLanded]).toEqual([200, true]);
+    const retry = await fetch(`${base}/pipelines/${p.name}/events`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json", "idempotency-key": "batch-42" },
+      body: '[{"event_time":"2026-10-01 12:45:00","amount":2.50},{"event_time":"not a time","amount":1}]',
+    });
+    expect([retry.status, await retry.json()]).toEqual([200, { ...arrBody, alreadyLanded: true }]);
 
     // Without a token, and with a wrong one: 401, nothing runs.
     const none = await fetch(`${base}/pipelines/${p.name}/recompute`, { method: "POST" });
