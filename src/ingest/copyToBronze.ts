@@ -45,6 +45,9 @@ export interface LandResult {
   lastSeq: number | null;
 }
 
+/** Longest stretch a landing classifies records without letting the event loop run, ms. */
+const YIELD_EVERY_MS = 10;
+
 export interface LandOptions {
   /** Ingestion time for records that carry none, epoch ms (set once per source). */
   landingTimeMs: number;
@@ -169,8 +172,15 @@ async function landLocked(pool: Pool, p: PipelineConfig, source: string, records
     const byReason: Record<string, number> = {};
     let count = 0, accepted = 0;
     const every = opts.progressEvery ?? 10_000;
+    let lastYield = performance.now();
     async function* encode(): AsyncGenerator<string> {
       for await (const rec of records) {
+        // Records already buffered are read in microtasks, which never let the event loop run:
+        // give it a turn every ~10 ms, so the process keeps answering while a large source lands.
+        if ((count & 255) === 0 && performance.now() - lastYield >= YIELD_EVERY_MS) {
+          await new Promise((r) => setImmediate(r));
+          lastYield = performance.now();
+        }
         hash.update(rec.raw).update("\n");
         count++;
         if (opts.onProgress && count % every === 0) opts.onProgress(count);
