@@ -22,6 +22,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import { loadEnv } from "../src/config/env.js";
 import { loadPipelines, pipelineSchema, type PipelineConfig } from "../src/config/pipelines.js";
 import { runCorrection } from "../src/correction/correct.js";
+import { formatInstant, isoToUs } from "../src/core/timestamps.js";
 import { assignWindows } from "../src/core/windows.js";
 import { copyText, inChunks } from "../src/db/copyText.js";
 import { openDatabase } from "../src/db/open.js";
@@ -119,12 +120,12 @@ async function naiveStream(pool: Pool, pipeline: string, limit: number): Promise
   try {
     const t0 = now();
     for (const r of rows) {
-      const w = assignWindows(Date.parse(r.event_time), { sizeMs: 600_000, slideMs: 600_000, offsetMs: 0 })[0]!;
+      const w = assignWindows(isoToUs(r.event_time), { sizeMs: 600_000, slideMs: 600_000, offsetMs: 0 })[0]!;
       await c.query(
         `INSERT INTO bench_naive_results (group_key, window_start, window_end, event_count, value_sum) VALUES ($1, $2, $3, 1, $4)
          ON CONFLICT (group_key, window_start, window_end) DO UPDATE
            SET event_count = bench_naive_results.event_count + 1, value_sum = bench_naive_results.value_sum + excluded.value_sum`,
-        [r.group_key, new Date(w.startMs).toISOString(), new Date(w.endMs).toISOString(), r.value],
+        [r.group_key, formatInstant(w.startUs), formatInstant(w.endUs), r.value],
       );
     }
     return { seconds: (now() - t0) / 1000, rows: rows.length };

@@ -18,7 +18,7 @@ import { createLogger, type Logger } from "../log.js";
 import { replay } from "../replay/replay.js";
 import { runCorrection } from "../correction/correct.js";
 import { reconcile } from "../correction/reconcile.js";
-import { parseInstant } from "../core/timestamps.js";
+import { formatInstant, parseInstant } from "../core/timestamps.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
 import { pipelineStatus, sourceCounts } from "../stream/status.js";
 import { runUntilCaughtUp } from "../stream/streamLoop.js";
@@ -274,7 +274,7 @@ export function buildCli(): Command {
       const batchSpanMs = spanText !== undefined ? parseDuration(spanText) : p!.replay?.batchSpan;
       if (batchSpanMs === undefined || batchSpanMs <= 0) throw new UsageError(`--batch-span: expected a duration like "1 hour", got ${JSON.stringify(spanText)}`);
       checkInputFiles(files);
-      const paths = files.length > 0 ? files : (await listLandingFiles(await landingFolderOf(p!))).map((f) => path.join(p!.source.landingDir, f));
+      const paths = files.length > 0 ? files : (await listLandingFiles(await landingFolderOf(p!))).map((f) => path.join(p!.source.landingDir!, f));
       if (paths.length === 0) throw new UsageError(`no files to replay in ${p!.source.landingDir}`);
       await withDb(ctx, async (db) => {
         console.log(`Replaying ${paths.length} file(s) into ${p!.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
@@ -421,8 +421,8 @@ function rangeOption(opts: { from?: string; to?: string }): { from: string; to: 
   const to = opts.to === undefined ? undefined : parseInstant(opts.to, "iso8601", undefined);
   if (!from?.ok) throw new UsageError(`--from: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.from)}`);
   if (!to?.ok) throw new UsageError(`--to: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.to)}`);
-  if (from.ms >= to.ms) throw new UsageError("--from must be before --to");
-  return { from: new Date(from.ms).toISOString(), to: new Date(to.ms).toISOString() };
+  if (from.us >= to.us) throw new UsageError("--from must be before --to");
+  return { from: formatInstant(from.us), to: formatInstant(to.us) };
 }
 
 async function main(): Promise<void> {

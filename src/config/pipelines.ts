@@ -9,17 +9,17 @@ import { createHash } from "node:crypto";
 import cron from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { parseDuration } from "./duration.js";
+import { readDuration } from "./duration.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
 
 const duration = (what: string) =>
-  z.string({ error: `expected a duration string like "10 minutes" (${what})` }).transform((text, ctx) => {
-    const value = parseDuration(text);
-    if (value === undefined) {
-      ctx.addIssue({ code: "custom", message: `expected a duration like "10 minutes" (${what}), got ${JSON.stringify(text)}` });
+  z.unknown().transform((input, ctx) => {
+    const read = readDuration(input);
+    if (!read.ok) {
+      ctx.addIssue({ code: "custom", message: `${read.message} (${what})` });
       return z.NEVER;
     }
-    return value;
+    return read.ms;
   });
 
 const positiveDuration = (what: string) =>
@@ -61,6 +61,9 @@ const csvDialectSchema = z
   })
   .prefault({});
 
+/** The future-skew guard every pipeline has unless it says `maxFutureSkew: null`: 1 hour, in ms. */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 3_600_000;
+
 /** Pipeline names appear in folder names and URLs: keep them plain. */
 export const pipelineName = z
   .string()
@@ -86,7 +89,8 @@ export const pipelineSchema = z
   .strictObject({
     name: pipelineName,
     source: z.strictObject({
-      landingDir: z.string().min(1, "expected a folder path"),
+      /** Optional: a pipeline fed only over HTTP or stdin has no landing folder. */
+      landingDir: z.string().min(1, "expected a folder path").optional(),
       format: z.enum(["csv", "jsonl"], { error: 'expected "csv" or "jsonl"' }),
       settle: duration("how long a landing-folder file must be unchanged before it lands").default(2000),
       appendOnly: z.boolean().default(false),
@@ -102,12 +106,17 @@ export const pipelineSchema = z
       eventId: fieldName.optional(),
       eventTime: fieldName,
       ingestionTime: fieldName.optional(),
-      groupKey: z.array(fieldName).default([]),
+      /** One field may be written as a plain string: `groupKey: region` is `[region]`. */
+      groupKey: z.union([fieldName.transform((f) => [f]), z.array(fieldName)], { error: "expected a field name or a list of field names" }).default([]),
       value: fieldName.optional(),
     }),
     timestamps: z
       .strictObject({
-        format: z.enum(["iso8601", "epoch_ms", "epoch_s"], { error: 'expected "iso8601", "epoch_ms" or "epoch_s"' }).default("iso8601"),
+        format: z
+          .enum(["iso8601", "epoch_s", "epoch_ms", "epoch_us", "epoch_ns"], { error: 'expected "iso8601", "epoch_s", "epoch_ms", "epoch_us" or "epoch_ns"' })
+          .default("iso8601"),
+        /** A non-zero fraction finer than 1 µs: refuse (PARSE_FAIL; the default when unset) or truncate. */
+        subMicrosecond: z.enum(["refuse", "truncate"], { error: 'expected "refuse" or "truncate"' }).optional(),
         timeZone: z
           .string()
           .refine(isValidTimeZone, { message: 'expected an IANA time zone such as "UTC" or "America/New_York"' })
@@ -118,11 +127,12 @@ export const pipelineSchema = z
     watermark: z.strictObject({ delay: duration("watermark delay") }),
     admission: z
       .strictObject({
-        maxFutureSkew: duration("max future skew against ingestion time").nullable().default(null),
+        /** Default 1 hour (README "Admission"); `null` turns the guard off. */
+        maxFutureSkew: duration("max future skew against ingestion time").nullable().default(DEFAULT_MAX_FUTURE_SKEW_MS),
         minEventTime: z
           .string()
           .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone" })
-          .transform((s) => (parseInstant(s, "iso8601", undefined) as { ms: number }).ms)
+          .transform((s) => (parseInstant(s, "iso8601", undefined) as { us: bigint }).us) // epoch µs
           .optional(),
         dedupe: z.boolean().default(true),
       })
@@ -195,7 +205,7 @@ export function loadPipelines(file: string): PipelineConfig[] {
   for (const p of parsed.data.pipelines) {
     if (names.has(p.name)) throw new ConfigError(`invalid pipelines file ${file}:\n  pipelines.name: duplicate pipeline name "${p.name}"`);
     names.add(p.name);
-    p.source.landingDir = path.resolve(path.dirname(file), p.source.landingDir);
+    if (p.source.landingDir !== undefined) p.source.landingDir = path.resolve(path.dirname(file), p.source.landingDir);
   }
   return parsed.data.pipelines;
 }
@@ -205,7 +215,8 @@ export function loadPipelines(file: string): PipelineConfig[] {
  * admission): stored with each bronze row so a change of policy is visible.
  */
 export function policyVersion(p: PipelineConfig): string {
-  return createHash("sha256").update(JSON.stringify([p.fields, p.timestamps, p.admission])).digest("hex").slice(0, 12);
+  const text = JSON.stringify([p.fields, p.timestamps, p.admission], (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  return createHash("sha256").update(text).digest("hex").slice(0, 12);
 }
 
 /** The window spec of a pipeline in ms (tumbling: slide = size). */

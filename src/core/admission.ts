@@ -6,7 +6,7 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { parseDecimal } from "./decimal.js";
-import { parseInstant } from "./timestamps.js";
+import { formatInstant, parseInstant, usOfMs } from "./timestamps.js";
 
 /** Why a record was quarantined. Stable strings: dashboards group by them. */
 export const QuarantineReason = {
@@ -32,13 +32,13 @@ export interface RawRecord {
   origin?: string;
 }
 
-/** A classified bronze row. Instants are epoch ms; value is a numeric string. */
+/** A classified bronze row. Instants are epoch µs; value is a numeric string. */
 export interface BronzeRow {
   eventId: string;
   line: number;
   raw: string;
-  eventTimeMs: number | null;
-  ingestionTimeMs: number;
+  eventTimeUs: bigint | null;
+  ingestionTimeUs: bigint;
   groupKey: string;
   value: string | null;
   status: "accepted" | "quarantined";
@@ -74,6 +74,12 @@ function unstorable(text: string, what: string): string | undefined {
   return undefined;
 }
 
+/** Microseconds as a decimal number of ms: `3600000`, `3600000.001`. */
+function msText(us: bigint): string {
+  const whole = us / 1000n, rest = us % 1000n;
+  return rest === 0n ? whole.toString() : `${whole}.${String(rest).padStart(3, "0").replace(/0+$/, "")}`;
+}
+
 /**
  * Classifies one record.
  * @param source the landing source; event ids are made as `origin-or-source:line` when the data has none
@@ -86,8 +92,8 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
     eventId: `${rec.origin ?? source}:${rec.line}`,
     line: rec.line,
     raw: rec.raw,
-    eventTimeMs: null,
-    ingestionTimeMs: landingTimeMs,
+    eventTimeUs: null,
+    ingestionTimeUs: usOfMs(landingTimeMs),
     groupKey: groupKeyOf(f, p.fields.groupKey),
     value: null,
     status: "accepted",
@@ -113,27 +119,28 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
       if (parsed.ok) row.value = parsed.value;
     }
   }
-  const { format, timeZone } = p.timestamps;
+  const { format, timeZone, subMicrosecond } = p.timestamps;
   if (p.fields.ingestionTime !== undefined) {
     const it = f[p.fields.ingestionTime];
     if (it !== null && it !== undefined) {
-      const parsed = parseInstant(it, format, timeZone);
+      const parsed = parseInstant(it, format, timeZone, subMicrosecond);
       if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `ingestion time "${p.fields.ingestionTime}": ${parsed.detail}`);
-      row.ingestionTimeMs = parsed.ms;
+      row.ingestionTimeUs = parsed.us;
     }
   }
   const et = f[p.fields.eventTime];
   if (et === null || et === undefined) return quarantine(QuarantineReason.NULL_TS, `no event time in field "${p.fields.eventTime}"`);
-  const parsed = parseInstant(et, format, timeZone);
+  const parsed = parseInstant(et, format, timeZone, subMicrosecond);
   if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `event time "${p.fields.eventTime}": ${parsed.detail}`);
-  row.eventTimeMs = parsed.ms;
+  row.eventTimeUs = parsed.us;
 
   const skew = p.admission.maxFutureSkew;
-  if (skew !== null && parsed.ms - row.ingestionTimeMs > skew) {
-    return quarantine(QuarantineReason.FUTURE_TS, `event time is ${parsed.ms - row.ingestionTimeMs} ms after its ingestion time (max ${skew} ms)`);
+  const ahead = parsed.us - row.ingestionTimeUs;
+  if (skew !== null && ahead > usOfMs(skew)) {
+    return quarantine(QuarantineReason.FUTURE_TS, `event time is ${msText(ahead)} ms after its ingestion time (max ${skew} ms)`);
   }
-  if (p.admission.minEventTime !== undefined && parsed.ms < p.admission.minEventTime) {
-    return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${new Date(p.admission.minEventTime).toISOString()}`);
+  if (p.admission.minEventTime !== undefined && parsed.us < p.admission.minEventTime) {
+    return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${formatInstant(p.admission.minEventTime)}`);
   }
   if (p.fields.value !== undefined && row.value === null) {
     const v = f[p.fields.value];

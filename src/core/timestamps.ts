@@ -1,34 +1,93 @@
 /**
  * Strict timestamp parsing (DESIGN §7). Pure: no clock, no process time zone.
  *
- * - `iso8601`: `YYYY-MM-DD[T ]HH:MM[:SS[.fraction]][Z|±HH[:MM]]`. A string
+ * Instants are integers of microseconds since the Unix epoch (`bigint`: a JS
+ * number holds epoch µs exactly only up to year 2255), PostgreSQL's
+ * `timestamptz` resolution. Years outside 0001–9999 (UTC) are refused.
+ *
+ * - `iso8601`: RFC 3339 and the common export forms, each accepted or refused
+ *   by a written rule (README "Timestamps"): `YYYY-MM-DD`, then `T`, `t` or a
+ *   space, `HH:MM[:SS[(.|,)fraction]]`, then `Z`/`z`, `±HH:MM`, `±HHMM`, `±HH`,
+ *   ` UTC` or ` GMT` (any case), or nothing. `-00:00` is UTC. A string
  *   without a zone is read in the pipeline's configured IANA time zone, and
  *   refused when none is configured. A local time that does not exist (DST
- *   spring-forward gap) is refused; an ambiguous one (DST fall-back) resolves
- *   to the earlier instant, as PostgreSQL and java.time do — give an offset to
- *   choose the other one.
- * - `epoch_ms` / `epoch_s`: integer or decimal numbers of ms / s since the epoch.
+ *   spring-forward gap) is refused; an ambiguous one (DST fall-back)
+ *   resolves to the earlier instant, as PostgreSQL and java.time do. Refused
+ *   with a message: a leap second (`:60`), week dates, ordinal dates, the
+ *   basic (compact) form, slashed dates, zone abbreviations.
+ * - `epoch_s` / `epoch_ms` / `epoch_us` / `epoch_ns`: integer or decimal
+ *   numbers of s / ms / µs / ns since the epoch.
  *
- * Instants are epoch milliseconds; a fraction finer than 1 ms that is not zero
- * is refused rather than rounded. Years outside 0001–9999 are refused.
+ * A non-zero fraction finer than a microsecond follows `subMicrosecond`:
+ * `refuse` (the default) or `truncate` (the digits after the microsecond
+ * are dropped; for a negative epoch number that moves the instant toward 1970).
  */
 import { DateTime, IANAZone } from "luxon";
 
-export type TimestampFormat = "iso8601" | "epoch_ms" | "epoch_s";
+export type TimestampFormat = "iso8601" | "epoch_s" | "epoch_ms" | "epoch_us" | "epoch_ns";
+export type SubMicrosecond = "refuse" | "truncate";
 
-export type InstantResult = { ok: true; ms: number } | { ok: false; detail: string };
+export type InstantResult = { ok: true; us: bigint } | { ok: false; detail: string };
 
 const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:\s*(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?|((?:UTC|GMT))))?$/i;
 const EPOCH = /^[+-]?\d+(?:\.\d+)?$/;
 
-/** Smallest and largest instants accepted: 0001-01-01T00:00Z and 9999-12-31T23:59:59.999Z. */
-const MIN_MS = (() => {
+/** Forms refused on purpose, with the message that says what to write instead. */
+const REFUSED_FORMS: [RegExp, string][] = [
+  [/^\d{4}-?W\d{2}/i, "ISO week dates are not accepted: write a calendar date YYYY-MM-DD"],
+  [/^\d{4}-\d{3}(?:$|[T ])/i, "ordinal dates (YYYY-DDD) are not accepted: write a calendar date YYYY-MM-DD"],
+  [/^\d{8}(?:T\d{2,6}|$)/i, "the basic (compact) ISO 8601 form is not accepted: write YYYY-MM-DDTHH:MM:SS"],
+  [/^\d{1,4}[/.]\d{1,2}[/.]\d{1,4}/, "slashed or dotted dates are ambiguous (day and month order): write YYYY-MM-DD"],
+  [/\d(?::\d{2})?(?:[.,]\d+)?\s*(?!UTC$|GMT$)[A-Za-z]{3,5}$/, "zone abbreviations are ambiguous: write an offset such as +01:00, or Z"],
+  [/^[+-]\d{5,}-/, "expanded years (+YYYYYY) are not accepted: years are 0001-9999"],
+];
+
+/** Smallest and largest instants accepted, epoch µs: 0001-01-01T00:00Z and 9999-12-31T23:59:59.999999Z. */
+const MIN_US = (() => {
   const d = new Date(Date.UTC(2000, 0, 1));
   d.setUTCFullYear(1);
-  return d.getTime();
+  return BigInt(d.getTime()) * 1000n;
 })();
-const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const MAX_US = BigInt(Date.UTC(9999, 11, 31, 23, 59, 59, 999)) * 1000n + 999n;
+
+/** Floor division of bigints (rounds toward −∞, unlike `/`). */
+export function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+}
+
+/**
+ * An instant as ISO 8601 UTC: 3 fraction digits when its microseconds are
+ * zero (`2024-01-15T12:00:00.000Z`), 6 otherwise (`…12:00:00.000001Z`).
+ * Years outside 0000–9999 take ISO's expanded form (`+010000-…`), as `Date` writes them.
+ * @param us epoch microseconds
+ */
+export function formatInstant(us: bigint): string {
+  const ms = floorDiv(us, 1000n);
+  const micro = Number(us - ms * 1000n);
+  const text = new Date(Number(ms)).toISOString();
+  return micro === 0 ? text : `${text.slice(0, -1)}${String(micro).padStart(3, "0")}Z`;
+}
+
+/**
+ * Epoch µs of an ISO 8601 UTC string as `formatInstant` and the pool's
+ * `timestamptz` parser write them (`…:00.000Z`, `…:00.000001Z`, `+010000-…`,
+ * year 0000). Not for user input: use `parseInstant`.
+ * @throws RangeError for any other text
+ */
+export function isoToUs(iso: string): bigint {
+  const m = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d{1,3})(\d{0,3}))?Z$/.exec(iso);
+  const ms = m ? Date.parse(`${m[1]}.${(m[2] ?? "").padEnd(3, "0")}Z`) : NaN;
+  if (!m || Number.isNaN(ms)) throw new RangeError(`not an ISO 8601 UTC instant: ${JSON.stringify(iso)}`);
+  return BigInt(ms) * 1000n + BigInt((m[3] ?? "").padEnd(3, "0"));
+}
+
+/** Epoch µs of an epoch-ms number (a `Date.now()` or a landing time). */
+export const usOfMs = (ms: number): bigint => BigInt(ms) * 1000n;
+
+/** Epoch ms of an instant, rounded toward −∞ (for clocks and logs, never for window math). */
+export const msOfUs = (us: bigint): number => Number(floorDiv(us, 1000n));
 
 /** True when `zone` is an IANA time zone name Luxon (ICU) knows, e.g. `America/New_York`, `UTC`. */
 export function isValidTimeZone(zone: string): boolean {
@@ -80,9 +139,38 @@ export function localToInstant(wallUtcMs: number, zone: string): number | null {
   return instantsForWallTime(wallUtcMs, zone)[0] ?? null;
 }
 
-function inRange(ms: number): InstantResult {
-  if (!Number.isFinite(ms) || ms < MIN_MS || ms > MAX_MS) return { ok: false, detail: "instant outside years 0001-9999" };
-  return { ok: true, ms };
+function inRange(us: bigint): InstantResult {
+  if (us < MIN_US || us > MAX_US) return { ok: false, detail: "instant outside years 0001-9999" };
+  return { ok: true, us };
+}
+
+const SUB_US = "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)";
+
+/** Digits of `frac` beyond `keep` that are not all zero are finer than the unit kept: refuse or drop them. */
+function finer(frac: string, keep: number, rule: SubMicrosecond): string | undefined {
+  return rule === "refuse" && /[1-9]/.test(frac.slice(keep)) ? SUB_US : undefined;
+}
+
+/** Decimal digits after the point that are still whole microseconds, per epoch unit. */
+const EPOCH_SHIFT: Record<Exclude<TimestampFormat, "iso8601">, number> = { epoch_s: 6, epoch_ms: 3, epoch_us: 0, epoch_ns: -3 };
+
+function parseEpoch(text: string, format: Exclude<TimestampFormat, "iso8601">, rule: SubMicrosecond): InstantResult {
+  if (!EPOCH.test(text)) return { ok: false, detail: `not an epoch number: ${JSON.stringify(text.slice(0, 40))}` };
+  const negative = text.startsWith("-");
+  const [whole = "", frac = ""] = text.replace(/^[+-]/, "").split(".");
+  const shift = EPOCH_SHIFT[format];
+  let us: bigint;
+  if (shift >= 0) {
+    const bad = finer(frac, shift, rule);
+    if (bad) return { ok: false, detail: bad };
+    us = BigInt(whole) * 10n ** BigInt(shift) + BigInt(frac.slice(0, shift).padEnd(shift, "0") || "0");
+  } else {
+    // epoch_ns: the last three integer digits and any fraction are finer than a microsecond.
+    const bad = finer(whole.slice(-3) + frac, 0, rule);
+    if (bad) return { ok: false, detail: bad };
+    us = BigInt(whole.slice(0, -3) || "0");
+  }
+  return inRange(negative ? -us : us);
 }
 
 /**
@@ -90,43 +178,40 @@ function inRange(ms: number): InstantResult {
  * @param raw the field as text (numbers from JSON arrive as their literal text)
  * @param format how the pipeline's timestamps are written
  * @param timeZone IANA zone for zone-less ISO strings, or undefined to refuse them
- * @returns epoch ms, or `{ ok: false, detail }` saying why (never throws)
+ * @param subMicrosecond what a non-zero fraction finer than 1 µs does (default `refuse`)
+ * @returns epoch µs, or `{ ok: false, detail }` saying why (never throws)
  */
-export function parseInstant(raw: string, format: TimestampFormat, timeZone: string | undefined): InstantResult {
+export function parseInstant(raw: string, format: TimestampFormat, timeZone: string | undefined, subMicrosecond: SubMicrosecond = "refuse"): InstantResult {
   const text = raw.trim();
-  if (format !== "iso8601") {
-    if (!EPOCH.test(text)) return { ok: false, detail: `not an epoch number: ${JSON.stringify(text.slice(0, 40))}` };
-    const negative = text.startsWith("-");
-    const [whole = "", frac = ""] = text.replace(/^[+-]/, "").split(".");
-    const shift = format === "epoch_ms" ? 0 : 3; // decimal digits that are whole milliseconds
-    if (/[1-9]/.test(frac.slice(shift))) return { ok: false, detail: "sub-millisecond precision is not supported" };
-    const abs = Number(whole) * 10 ** shift + Number(frac.slice(0, shift).padEnd(shift, "0") || "0");
-    return inRange(negative ? -abs : abs);
-  }
+  if (format !== "iso8601") return parseEpoch(text, format, subMicrosecond);
   const m = ISO.exec(text);
-  if (!m) return { ok: false, detail: `not an ISO 8601 timestamp: ${JSON.stringify(text.slice(0, 40))}` };
-  const [, y, mo, d, h = "00", mi = "00", s = "00", frac = "", zone] = m;
-  if (/[1-9]/.test(frac.slice(3))) return { ok: false, detail: "sub-millisecond precision is not supported" };
+  if (!m) {
+    for (const [form, detail] of REFUSED_FORMS) if (form.test(text)) return { ok: false, detail: `${detail}: ${JSON.stringify(text.slice(0, 40))}` };
+    return { ok: false, detail: `not an ISO 8601 timestamp: ${JSON.stringify(text.slice(0, 40))}` };
+  }
+  const [, y, mo, d, h = "00", mi = "00", s = "00", frac = "", z, sign, oh = "", om = "", named] = m;
+  const bad = finer(frac, 6, subMicrosecond);
+  if (bad) return { ok: false, detail: bad };
   const year = Number(y), month = Number(mo), day = Number(d), hour = Number(h), minute = Number(mi), second = Number(s);
-  const milli = Number(frac.slice(0, 3).padEnd(3, "0"));
+  if (second === 60 && minute === 59) return { ok: false, detail: `a leap second (:60) has no instant of its own (PostgreSQL and POSIX time have none): ${text}` };
   if (year < 1 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) {
     return { ok: false, detail: `field out of range: ${text}` };
   }
+  const milli = Number(frac.slice(0, 3).padEnd(3, "0"));
+  const micro = BigInt(frac.slice(3, 6).padEnd(3, "0"));
   const wall = new Date(0);
   wall.setUTCFullYear(year, month - 1, day);
   wall.setUTCHours(hour, minute, second, milli);
   if (wall.getUTCDate() !== day) return { ok: false, detail: `no such date: ${y}-${mo}-${d}` };
   const wallMs = wall.getTime();
-  if (zone !== undefined) {
-    if (zone === "Z" || zone === "z") return inRange(wallMs);
-    const sign = zone[0] === "-" ? -1 : 1;
-    const digits = zone.slice(1).replace(":", "");
-    const oh = Number(digits.slice(0, 2)), om = Number(digits.slice(2) || "0");
-    if (oh > 18 || om > 59) return { ok: false, detail: `offset out of range: ${zone}` };
-    return inRange(wallMs - sign * (oh * 60 + om) * 60_000);
+  if (z !== undefined || named !== undefined) return inRange(usOfMs(wallMs) + micro);
+  if (sign !== undefined) {
+    const offH = Number(oh), offM = Number(om || "0");
+    if (offH > 18 || offM > 59) return { ok: false, detail: `offset out of range: ${text.slice(text.lastIndexOf(sign))}` };
+    return inRange(usOfMs(wallMs - (sign === "-" ? -1 : 1) * (offH * 60 + offM) * 60_000) + micro);
   }
   if (timeZone === undefined) return { ok: false, detail: "timestamp has no zone and the pipeline configures no timeZone" };
   const instant = localToInstant(wallMs, timeZone);
   if (instant === null) return { ok: false, detail: `local time does not exist in ${timeZone} (DST gap): ${text}` };
-  return inRange(instant);
+  return inRange(usOfMs(instant) + micro);
 }

@@ -1,6 +1,6 @@
 /**
  * Watermark and late rule, as Spark Structured Streaming defines them
- * (DESIGN §3–4).
+ * (DESIGN §3–4). Instants are epoch microseconds (`bigint`), as stored.
  *
  * - The watermark used while processing batch N is
  *   `max(previous watermark, max accepted event time of batches < N − delay)`.
@@ -10,18 +10,18 @@
  */
 
 /**
- * Watermark after a batch, in epoch ms (or `null` while still undefined).
- * @param previousMs watermark before the batch, epoch ms, or null
- * @param maxEventMs max accepted event time seen so far (this batch included), epoch ms, or null
- * @param delayMs watermark delay, ms (>= 0)
+ * Watermark after a batch, in epoch µs (or `null` while still undefined).
+ * @param previousUs watermark before the batch, epoch µs, or null
+ * @param maxEventUs max accepted event time seen so far (this batch included), epoch µs, or null
+ * @param delayMs watermark delay, whole ms (>= 0), applied in µs
  */
-export function advanceWatermark(previousMs: number | null, maxEventMs: number | null, delayMs: number): number | null {
-  if (maxEventMs === null) return previousMs;
-  const candidate = maxEventMs - delayMs;
-  return previousMs === null ? candidate : Math.max(previousMs, candidate);
+export function advanceWatermark(previousUs: bigint | null, maxEventUs: bigint | null, delayMs: number): bigint | null {
+  if (maxEventUs === null) return previousUs;
+  const candidate = maxEventUs - BigInt(delayMs) * 1000n;
+  return previousUs === null || candidate > previousUs ? candidate : previousUs;
 }
 
-/** Spark's late rule: `windowEndMs <= watermarkMs`. Nothing is late while the watermark is undefined. */
-export function isLate(windowEndMs: number, watermarkMs: number | null): boolean {
-  return watermarkMs !== null && windowEndMs <= watermarkMs;
+/** Spark's late rule: `windowEndUs <= watermarkUs` (epoch µs). Nothing is late while the watermark is undefined. */
+export function isLate(windowEndUs: bigint, watermarkUs: bigint | null): boolean {
+  return watermarkUs !== null && windowEndUs <= watermarkUs;
 }

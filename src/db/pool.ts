@@ -14,8 +14,10 @@ const TIMESTAMPTZ = 1184;
 const INT8 = 20;
 
 /**
- * PostgreSQL's `2026-10-01 12:00:00.5+00` as ISO 8601 UTC. Read as ISO, not
- * with `new Date(text)`, which takes years 0001-0099 for 1901-1999.
+ * PostgreSQL's `2026-10-01 12:00:00.123456+00` as ISO 8601 UTC, microseconds
+ * kept: 3 fraction digits when the µs part is zero (`…12:00:00.500Z`), 6
+ * otherwise (`…12:00:00.123456Z`), as `formatInstant` writes instants. Read
+ * as ISO, not with `new Date(text)`, which takes years 0001-0099 for 1901-1999.
  */
 export function parseTimestamptz(v: string): string {
   // Years outside 0000-9999 (a window ending at 10000-01-01, one starting before 0001)
@@ -26,8 +28,13 @@ export function parseTimestamptz(v: string): string {
     const year = m[3] ? 1 - Number(m[1]) : Number(m[1]);
     text = `${year < 0 ? "-" : "+"}${String(Math.abs(year)).padStart(6, "0")}${m[2]}`;
   }
-  const isoText = text.replace(" ", "T").replace(/([+-]\d\d)$/, "$1:00");
-  return new Date(isoText).toISOString();
+  // Date keeps milliseconds only: the fraction's digits 4-6 are put back afterwards.
+  // An offset shifts whole minutes, so it never changes the sub-millisecond digits.
+  const fraction = /:\d\d\.(\d+)/.exec(text)?.[1] ?? "";
+  const micro = fraction.slice(3, 6).padEnd(3, "0");
+  const isoText = text.replace(" ", "T").replace(/(:\d\d\.\d{1,3})\d*/, "$1").replace(/([+-]\d\d)$/, "$1:00");
+  const iso = new Date(isoText).toISOString();
+  return micro === "000" ? iso : `${iso.slice(0, -1)}${micro}Z`;
 }
 
 const types = {

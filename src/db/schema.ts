@@ -1,14 +1,14 @@
 /**
  * The `straggler` schema (DESIGN "Tables"). drizzle-kit generates the
  * migrations in `drizzle/` from this file; views live in a custom migration.
- * Instants are `timestamptz`, values `numeric`, sequence numbers `bigint`.
+ * Instants are `timestamptz` (microseconds, PostgreSQL's full precision), values `numeric`, sequence numbers `bigint`.
  */
 import { sql } from "drizzle-orm";
 import { bigint, bigserial, boolean, check, doublePrecision, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const straggler = pgSchema("straggler");
 
-const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "string", precision: 3 });
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "string", precision: 6 });
 
 /** The raw ledger: every landed record, accepted or quarantined. Immutable. */
 export const bronzeEvents = straggler.table(

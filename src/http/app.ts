@@ -9,6 +9,7 @@ import { z } from "zod";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { runCorrection, type CorrectionSummary } from "../correction/correct.js";
 import { reconcile } from "../correction/reconcile.js";
+import { isoToUs } from "../core/timestamps.js";
 import type { Pool } from "../db/pool.js";
 import { landRecords, SourceConflictError } from "../ingest/copyToBronze.js";
 import { readOptionsFor } from "../ingest/readers.js";
@@ -111,8 +112,8 @@ export function createApp(deps: ApiDeps): express.Express {
           pipeline: s.pipeline,
           watermark: s.checkpoint?.watermark ?? null,
           maxEventTime: s.checkpoint?.maxEventTime ?? null,
-          /** How far the watermark trails the newest event, ms. */
-          watermarkLagMs: s.checkpoint?.watermark && s.checkpoint.maxEventTime ? Date.parse(s.checkpoint.maxEventTime) - Date.parse(s.checkpoint.watermark) : null,
+          /** How far the watermark trails the newest event, ms (a decimal when microseconds differ). */
+          watermarkLagMs: s.checkpoint?.watermark && s.checkpoint.maxEventTime ? Number(isoToUs(s.checkpoint.maxEventTime) - isoToUs(s.checkpoint.watermark)) / 1000 : null,
           backlogRows: s.backlogRows,
           ledger: s.ledger,
           windows: s.windows,

@@ -3,13 +3,13 @@
  * is generated from them (`openapi.ts`), so the two cannot drift apart.
  */
 import { z } from "zod";
-import { parseInstant } from "../core/timestamps.js";
+import { formatInstant, parseInstant } from "../core/timestamps.js";
 
 /** An ISO 8601 instant with a zone, normalised to UTC. */
 export const instant = z
   .string()
   .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z" })
-  .transform((s) => new Date((parseInstant(s, "iso8601", undefined) as { ms: number }).ms).toISOString());
+  .transform((s) => formatInstant((parseInstant(s, "iso8601", undefined) as { us: bigint }).us));
 
 /** Free text compared in SQL (a key, a reason): PostgreSQL text cannot hold NUL, so one is a 400, not a database error. */
 const sqlText = z.string().refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" });

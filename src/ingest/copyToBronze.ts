@@ -23,6 +23,7 @@ import { copyText, inChunks } from "../db/copyText.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { policyVersion } from "../config/pipelines.js";
 import { classifyRecord, type BronzeRow, type RawRecord } from "../core/admission.js";
+import { formatInstant } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { prepared } from "../db/prepared.js";
 import { analyzePipelineColumns } from "../db/statistics.js";
@@ -64,8 +65,8 @@ export interface LandOptions {
   requestSha256?: string;
 }
 
-function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
+function iso(us: bigint | null): string | null {
+  return us === null ? null : formatInstant(us);
 }
 
 const COPY_SQL = `COPY straggler.bronze_events
@@ -73,7 +74,7 @@ const COPY_SQL = `COPY straggler.bronze_events
 
 /** One COPY text line; `prefix` holds the escaped pipeline, policy version and source, the same on every row. */
 function copyLine(prefix: string, r: BronzeRow): string {
-  return prefix + [r.line, r.eventId, r.raw, iso(r.eventTimeMs), iso(r.ingestionTimeMs), r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
+  return prefix + [r.line, r.eventId, r.raw, iso(r.eventTimeUs), iso(r.ingestionTimeUs), r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
 }
 
 /**

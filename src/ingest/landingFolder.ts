@@ -32,9 +32,13 @@ const EXTENSIONS: Record<PipelineConfig["source"]["format"], string[]> = {
   jsonl: [".json", ".jsonl", ".ndjson"],
 };
 
-/** The folder of `p`'s landing folder, checked. @throws LandingDirMissing when it does not exist or is not a folder */
-async function landingDirOf(p: PipelineConfig): Promise<string> {
+/**
+ * The folder of `p`'s landing folder, checked; undefined for a pipeline without one (fed over HTTP or stdin).
+ * @throws LandingDirMissing when it is configured but does not exist or is not a folder
+ */
+async function landingDirOf(p: PipelineConfig): Promise<string | undefined> {
   const dir = p.source.landingDir;
+  if (dir === undefined) return undefined;
   try {
     if (!(await stat(dir)).isDirectory()) throw new LandingDirMissing(dir, "is not a folder");
   } catch (e) {
@@ -54,7 +58,9 @@ async function landingDirOf(p: PipelineConfig): Promise<string> {
  * @throws LandingDirMissing
  */
 export async function scanLandingDir(p: PipelineConfig): Promise<{ name: string; regular: boolean }[]> {
-  const entries = await readdir(await landingDirOf(p), { withFileTypes: true });
+  const dir = await landingDirOf(p);
+  if (dir === undefined) return []; // no landing folder: a landing pass has nothing to do
+  const entries = await readdir(dir, { withFileTypes: true });
   return entries
     .filter((e) => !/^[._]/.test(e.name) && EXTENSIONS[p.source.format].includes(path.extname(e.name).toLowerCase()))
     .map((e) => ({ name: e.name, regular: e.isFile() }))
@@ -117,7 +123,7 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
 
   for (const entry of entries) {
     const name = entry.name;
-    const file = path.join(p.source.landingDir, name);
+    const file = path.join(p.source.landingDir!, name); // entries exist only when the folder does
     try {
       const st = await lstat(file).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? null : Promise.reject(e)));
       if (st === null) continue; // gone since the listing

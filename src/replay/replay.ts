@@ -23,7 +23,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import { copyText, inChunks } from "../db/copyText.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
-import { parseInstant } from "../core/timestamps.js";
+import { msOfUs, parseInstant, usOfMs } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { SourceRefused } from "../ingest/errors.js";
@@ -60,7 +60,7 @@ const FETCH = 5000;
  * and reported; the others go on.
  */
 async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions, refused: ReplaySummary["refused"]): Promise<number> {
-  await client.query(`CREATE TEMP TABLE replay_rows (arrival_ms bigint, origin text, line integer, raw text, parse_error text, fields jsonb)`);
+  await client.query(`CREATE TEMP TABLE replay_rows (arrival_ms bigint, arrival_sub_ms integer, origin text, line integer, raw text, parse_error text, fields jsonb)`);
   let rows = 0;
   for (const file of opts.files) {
     const origin = path.basename(file);
@@ -72,7 +72,7 @@ async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions,
         rows++;
         if (rows % 10_000 === 0) opts.onStaged?.(rows);
         const fields = rec.fields === null ? null : JSON.stringify(rec.fields).replace(/\\u0000/g, "");
-        yield [parsed?.ok ? parsed.ms : null, origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields].map(copyText).join("\t") + "\n";
+        yield [...(parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : [null, null]), origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields].map(copyText).join("\t") + "\n";
       }
     }
     try {
@@ -85,7 +85,7 @@ async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions,
     }
   }
   opts.onStaged?.(rows);
-  await client.query("CREATE INDEX ON replay_rows (arrival_ms NULLS FIRST, origin, line)");
+  await client.query("CREATE INDEX ON replay_rows (arrival_ms NULLS FIRST, arrival_sub_ms, origin, line)");
   await client.query("ANALYZE replay_rows");
   return rows;
 }
@@ -99,6 +99,8 @@ async function datasetId(files: string[]): Promise<string> {
 
 interface Row {
   arrival_ms: number | null;
+  /** The arrival time's microseconds within its millisecond (0-999): orders events within one ms. */
+  arrival_sub_ms: number | null;
   origin: string;
   line: number;
   raw: string;
@@ -119,7 +121,7 @@ export async function replay(pool: Pool, p: PipelineConfig, opts: ReplayOptions)
     const refused: ReplaySummary["refused"] = [];
     const total = await stage(client, p, opts, refused);
     await client.query("BEGIN");
-    await client.query("DECLARE replay_cursor NO SCROLL CURSOR FOR SELECT * FROM replay_rows ORDER BY arrival_ms NULLS FIRST, origin, line");
+    await client.query("DECLARE replay_cursor NO SCROLL CURSOR FOR SELECT * FROM replay_rows ORDER BY arrival_ms NULLS FIRST, arrival_sub_ms, origin, line");
     const span = opts.batchSpanMs;
     let buffer: Row[] = [];
     let exhausted = false;

@@ -18,7 +18,8 @@ import { advanceWatermark } from "../core/watermark.js";
 import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { prepared } from "../db/prepared.js";
-import { msToTimestamptz, windowsLateralMs } from "./windowSql.js";
+import { formatInstant, isoToUs } from "../core/timestamps.js";
+import { usToTimestamptz, windowSizeUs, windowsLateralUs } from "./windowSql.js";
 
 export type TriggerKind = "interval" | "once" | "available-now" | "replay" | "notify";
 
@@ -56,8 +57,9 @@ interface Checkpoint {
   watermark: string | null;
 }
 
-const ms = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
-const iso = (m: number | null): string | null => (m === null ? null : new Date(m).toISOString());
+/** Instants travel as ISO strings (µs kept) and are compared as epoch µs. */
+const us = (iso: string | null): bigint | null => (iso === null ? null : isoToUs(iso));
+const iso = (u: bigint | null): string | null => (u === null ? null : formatInstant(u));
 
 async function readCheckpoint(c: PoolClient, pipeline: string): Promise<Checkpoint> {
   await c.query("INSERT INTO straggler.checkpoints (pipeline) VALUES ($1) ON CONFLICT DO NOTHING", [pipeline]);
@@ -82,8 +84,8 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
     if (endOffset === null) return null;
     const batchId = cp.batch_id + 1;
     const spec = windowSpecOf(p);
-    const size = spec.sizeMs;
-    const winStart = msToTimestamptz("ws_ms"), winEnd = msToTimestamptz(`ws_ms + ${size}`);
+    const size = windowSizeUs(spec);
+    const winStart = usToTimestamptz("ws_us"), winEnd = usToTimestamptz(`ws_us + ${size}`);
     const watermark = cp.watermark; // from earlier batches only (DESIGN §3)
     const params = [p.name, cp.last_offset, endOffset];
     const stats = (
@@ -96,27 +98,27 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
         params))
     ).rows[0] as { accepted: number; quarantined: number; min_et: string | null; max_et: string | null; avg_et: string | null };
 
-    // (event, window) pairs as bigint window starts; kept per session and emptied
-    // at every commit (no catalog writes per batch).
+    // (event, window) pairs as bigint window starts (epoch µs); kept per session and
+    // emptied at every commit (no catalog writes per batch).
     await client.query(
-      `CREATE TEMP TABLE IF NOT EXISTS batch_pairs_ms (seq bigint, group_key text, value numeric,
-         ws_ms bigint, late boolean) ON COMMIT DELETE ROWS`,
+      `CREATE TEMP TABLE IF NOT EXISTS batch_pairs_us (seq bigint, group_key text, value numeric,
+         ws_us bigint, late boolean) ON COMMIT DELETE ROWS`,
     );
-    await client.query(prepared("batch_pairs", `INSERT INTO batch_pairs_ms
-       SELECT b.seq, b.group_key, b.value, w.ws_ms,
-              ($4::bigint IS NOT NULL AND w.ws_ms + ${size} <= $4::bigint) AS late
-         FROM straggler.bronze_events b ${windowsLateralMs(spec, "b")}
+    await client.query(prepared("batch_pairs", `INSERT INTO batch_pairs_us
+       SELECT b.seq, b.group_key, b.value, w.ws_us,
+              ($4::bigint IS NOT NULL AND w.ws_us + ${size} <= $4::bigint) AS late
+         FROM straggler.bronze_events b ${windowsLateralUs(spec, "b")}
         WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $3 AND b.status = 'accepted'`,
-      [...params, ms(watermark)]));
+      [...params, us(watermark)?.toString() ?? null]));
     const late = (
       await client.query(prepared("late", `WITH ev AS (
            INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id)
-           SELECT $1, seq, group_key, ${winStart}, ${winEnd}, $2 FROM batch_pairs_ms WHERE late
+           SELECT $1, seq, group_key, ${winStart}, ${winEnd}, $2 FROM batch_pairs_us WHERE late
            ON CONFLICT DO NOTHING RETURNING 1
          ), win AS (
            INSERT INTO straggler.late_windows AS l (pipeline, group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id)
            SELECT $1, group_key, ${winStart}, ${winEnd}, count(*), max(seq), $2, $2
-             FROM batch_pairs_ms WHERE late GROUP BY group_key, ws_ms
+             FROM batch_pairs_us WHERE late GROUP BY group_key, ws_us
            ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
              SET dropped_rows = l.dropped_rows + excluded.dropped_rows,
                  max_seq = greatest(l.max_seq, excluded.max_seq),
@@ -131,7 +133,7 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
     const merged = await client.query(prepared("merge", `MERGE INTO straggler.window_results_table AS t
        USING (SELECT group_key, ${winStart} AS window_start, ${winEnd} AS window_end,
                      count(*) AS n, sum(value) AS s, min(value) AS lo, max(value) AS hi
-                FROM batch_pairs_ms WHERE NOT late GROUP BY group_key, ws_ms) AS s
+                FROM batch_pairs_us WHERE NOT late GROUP BY group_key, ws_us) AS s
           ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
        WHEN MATCHED AND NOT t.is_final THEN
          UPDATE SET event_count = t.event_count + s.n,
@@ -144,8 +146,8 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
          VALUES ($1, s.group_key, s.window_start, s.window_end, s.n, s.s, s.lo, s.hi, $2)`,
       [p.name, batchId]));
 
-    const maxEvent = [ms(cp.max_event_time), ms(stats.max_et)].reduce<number | null>((a, b) => (b === null ? a : a === null ? b : Math.max(a, b)), null);
-    const nextWatermark = iso(advanceWatermark(ms(watermark), maxEvent, p.watermark.delay));
+    const maxEvent = [us(cp.max_event_time), us(stats.max_et)].reduce<bigint | null>((a, b) => (b === null ? a : a === null || b > a ? b : a), null);
+    const nextWatermark = iso(advanceWatermark(us(watermark), maxEvent, p.watermark.delay));
     const finalized = await client.query(prepared("finalize", `UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
         WHERE pipeline = $1 AND NOT is_final AND window_end <= $2`,
       [p.name, nextWatermark]));

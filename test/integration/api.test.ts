@@ -25,7 +25,7 @@ async function start(token: string | undefined): Promise<string> {
   });
 }
 
-const seed = (f: string) => readFileSync(path.join(lateWithinDelay().source.landingDir, f), "utf8");
+const seed = (f: string) => readFileSync(path.join(lateWithinDelay().source.landingDir!, f), "utf8");
 
 describe("REST API", () => {
   it("lands events, streams, and recomputes with a token; refuses without one", async () => {

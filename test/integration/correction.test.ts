@@ -15,7 +15,7 @@ const getDb = useTestDatabase();
 
 async function landAndStream(pool: Pool, p: PipelineConfig, files: string[]): Promise<void> {
   for (const f of files) {
-    await landFile(pool, p, path.join(p.source.landingDir, f), f);
+    await landFile(pool, p, path.join(p.source.landingDir!, f), f);
     await runBatch(pool, p, "once");
   }
 }

@@ -69,7 +69,7 @@ describe("one bad file never blocks another (issue 10.1)", () => {
   it("a spreadsheet export with empty header names lands, b-feed.csv lands, the posted event lands: the window is 60; a real duplicate name is refused by name and logged once", async () => {
     const { pool } = await getDb();
     const p = orders("export");
-    const dir = p.source.landingDir;
+    const dir = p.source.landingDir!;
     write(dir, "a-export.csv", "event_time,amount,,\r\n2024-01-15T12:01:00Z,10,,\r\n");
     write(dir, "b-feed.csv", "event_time,amount\n2024-01-15T12:02:00Z,20\n");
     write(dir, "c-dup.csv", "event_time,amount,amount\n2024-01-15T12:05:00Z,1000,1\n");
@@ -106,7 +106,7 @@ describe("half-written files wait to settle; landed files that change are report
   it("a file cut mid-value is not landed until quiet for the settle period: 162.50 from 4 events, never 42.00", async () => {
     const { pool } = await getDb();
     const p = orders("settle", { settle: "2 seconds" });
-    const dir = p.source.landingDir;
+    const dir = p.source.landingDir!;
     const head = "event_time,amount\n2024-01-15T12:01:00Z,10.00\n2024-01-15T12:02:00Z,20.00\n2024-01-15T12:03:00Z,12";
     write(dir, "orders.csv", head, T);
     const first = await landPendingFiles(pool, p, at(T + 1_000));
@@ -124,7 +124,7 @@ describe("half-written files wait to settle; landed files that change are report
   it("a landed file whose bytes change is changed_after_landing, logged once, not landed again; a touch with the same bytes is not a change", async () => {
     const { pool } = await getDb();
     const p = orders("changed");
-    const dir = p.source.landingDir;
+    const dir = p.source.landingDir!;
     write(dir, "a.csv", "event_time,amount\n2024-01-15T12:01:00Z,10\n", T);
     write(dir, "touched.csv", "event_time,amount\n2024-01-15T12:02:00Z,20\n", T);
     expect((await landPendingFiles(pool, p)).landed.map((r) => r.source)).toEqual(["a.csv", "touched.csv"]);
@@ -148,7 +148,7 @@ describe("half-written files wait to settle; landed files that change are report
   it("a settled file whose last line has no newline lands that line (the file has been quiet for the settle period)", async () => {
     const { pool } = await getDb();
     const p = orders("no-final-newline");
-    write(p.source.landingDir, "x.csv", "event_time,amount\n2024-01-15T12:01:00Z,10\n2024-01-15T12:02:00Z,2.5");
+    write(p.source.landingDir!, "x.csv", "event_time,amount\n2024-01-15T12:01:00Z,10\n2024-01-15T12:02:00Z,2.5");
     expect((await landPendingFiles(pool, p)).landed.map((r) => r.landed)).toEqual([2]);
     await stream(pool, p);
     expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=12.5 open"]);
@@ -157,7 +157,7 @@ describe("half-written files wait to settle; landed files that change are report
   it("source.appendOnly: a growing log lands only its new complete lines, the header read from the start; a line without its newline waits; a log that shrinks is changed", async () => {
     const { pool } = await getDb();
     const p = orders("append", { appendOnly: true });
-    const file = write(p.source.landingDir, "log.csv", "event_time,amount\n2024-01-15T12:01:00Z,10.00\n2024-01-15T12:02:00Z,20.00\n2024-01-15T12:03:00Z,12");
+    const file = write(p.source.landingDir!, "log.csv", "event_time,amount\n2024-01-15T12:01:00Z,10.00\n2024-01-15T12:02:00Z,20.00\n2024-01-15T12:03:00Z,12");
     expect((await landPendingFiles(pool, p)).landed.map((r) => [r.source, r.landed])).toEqual([["log.csv", 2]]);
     expect((await landPendingFiles(pool, p)).landed).toEqual([]); // only a partial line is new
     appendFileSync(file, "5.50\n2024-01-15T12:04:00Z,7.00\n");
@@ -178,7 +178,7 @@ describe("a header that does not name the configured fields (issue 10.3)", () =>
   it("is refused before any row lands, not recorded as landed, named with the missing and present columns; after the config is fixed it lands: 60", async () => {
     const { pool } = await getDb();
     const p = orders("header");
-    write(p.source.landingDir, "orders.csv", "Event_Time,Amount\n2024-01-15T12:01:00Z,10\n2024-01-15T12:02:00Z,20\n2024-01-15T12:03:00Z,30\n");
+    write(p.source.landingDir!, "orders.csv", "Event_Time,Amount\n2024-01-15T12:01:00Z,10\n2024-01-15T12:02:00Z,20\n2024-01-15T12:03:00Z,30\n");
     const pass = await landPendingFiles(pool, p);
     const reason =
       'CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime), "amount" (fields.value); it names: "Event_Time", "Amount"; they differ only in case: set source.csv.headerCase: insensitive';
@@ -201,7 +201,7 @@ describe("special files in the landing folder (issue 11.7)", () => {
   it("a FIFO and a socket are refused without blocking, and the regular file beside them lands", async () => {
     const { pool } = await getDb();
     const p = orders("special");
-    const dir = p.source.landingDir;
+    const dir = p.source.landingDir!;
     execFileSync("mkfifo", [path.join(dir, "a-fifo.csv")]);
     const server = net.createServer();
     await new Promise<void>((r) => server.listen(path.join(dir, "b-socket.csv"), r));
@@ -221,7 +221,7 @@ describe("special files in the landing folder (issue 11.7)", () => {
   it("one swapped in after the listing is refused when opened (O_NONBLOCK | O_NOFOLLOW, then fstat): a FIFO with no writer never blocks the open", async () => {
     const { pool } = await getDb();
     const p = orders("swapped");
-    const fifo = path.join(p.source.landingDir, "swap.csv");
+    const fifo = path.join(p.source.landingDir!, "swap.csv");
     execFileSync("mkfifo", [fifo]);
     await expect(openSourceFile(fifo, true)).rejects.toThrow(new SourceRefused("not a regular file: a FIFO"));
     await expect(landFile(pool, p, fifo, "swap.csv", { noFollow: true })).rejects.toThrow("not a regular file: a FIFO");

@@ -133,7 +133,7 @@ describe("load", () => {
       const seeded = await fetch(`${base}/pipelines/other/events`, { method: "POST", headers: auth, body: Array.from({ length: 100 }, (_, i) => `{"t":"2026-01-01T00:${String(i % 60).padStart(2, "0")}:00Z","k":"k${i % 5}","v":1}`).join("\n") });
       expect(seeded.status).toBe(201);
       // The large file is written beside the landing folder and renamed into it, so it lands whole.
-      mkdirSync(busy.source.landingDir, { recursive: true });
+      mkdirSync(busy.source.landingDir!, { recursive: true });
       const staged = path.join(dir, "big.jsonl");
       const out = createWriteStream(staged);
       for (let i = 0; i < BIG_ROWS; i++) {
@@ -158,7 +158,7 @@ describe("load", () => {
         }
       })();
       const landStarted = performance.now();
-      renameSync(staged, path.join(busy.source.landingDir, "big.jsonl"));
+      renameSync(staged, path.join(busy.source.landingDir!, "big.jsonl"));
       let landMs = 0;
       const landed = (async () => {
         for (;;) {

@@ -13,7 +13,7 @@ const getDb = useTestDatabase();
 async function runAll(pool: Pool, p: PipelineConfig): Promise<BatchProgress[]> {
   const out: BatchProgress[] = [];
   for (const file of ["batch1.csv", "batch2.csv", "batch3.csv"]) {
-    await landFile(pool, p, path.join(p.source.landingDir, file), file);
+    await landFile(pool, p, path.join(p.source.landingDir!, file), file);
     out.push((await runBatch(pool, p, "once"))!);
   }
   return out;

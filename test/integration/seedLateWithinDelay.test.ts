@@ -13,7 +13,7 @@ describe("seed late-within-delay (each file one micro-batch)", () => {
     const { pool } = await getDb();
     const p = lateWithinDelay();
     const step = async (file: string) => {
-      const landed = await landFile(pool, p, path.join(p.source.landingDir, file), file);
+      const landed = await landFile(pool, p, path.join(p.source.landingDir!, file), file);
       expect(landed.quarantined).toBe(0);
       const progress = await runBatch(pool, p, "once");
       expect(await runBatch(pool, p, "once")).toBeNull(); // one file = one batch

@@ -42,7 +42,7 @@ describe("a line over the record limit (issue 11.2)", () => {
   it("a 64 MiB line in a landing-folder file is MALFORMED, its raw cut at 1 MiB, and the next line lands", async () => {
     const { pool } = await getDb();
     const p = orders("huge-file", "jsonl");
-    const file = path.join(p.source.landingDir, "huge.jsonl");
+    const file = path.join(p.source.landingDir!, "huge.jsonl");
     const fd = openSync(file, "w");
     writeSync(fd, '{"event_time":"2024-01-15T12:01:00Z","amount":1,"pad":"');
     const block = Buffer.alloc(1024 * 1024, 0x78);
@@ -74,7 +74,7 @@ describe("CSV dialects (issue 10.8)", () => {
   it("semicolons, a BOM, CRLF, a quoted note spanning lines and a stray quote in an unused column: both events count, 30", async () => {
     const { pool } = await getDb();
     const p = orders("dialect", "csv", { csv: { delimiter: ";", multiline: true, relaxQuotes: true } });
-    const file = path.join(p.source.landingDir, "export.csv");
+    const file = path.join(p.source.landingDir!, "export.csv");
     writeFileSync(file, '\uFEFFevent_time;amount;note\r\n2024-01-15T12:01:00Z;10;"two\r\nlines; one note"\r\n2024-01-15T12:02:00Z;20;27" screen\r\n');
     const r = await landFile(pool, p, file, "export.csv");
     expect([r.landed, r.accepted]).toEqual([2, 2]);
@@ -92,8 +92,8 @@ describe("replay: one refused file never blocks the others", () => {
   it("a file whose header misses the event-time column is left out and reported; the other replays", async () => {
     const { pool } = await getDb();
     const p = orders("replay-iso");
-    const good = path.join(p.source.landingDir, "good.csv");
-    const bad = path.join(p.source.landingDir, "bad.csv");
+    const good = path.join(p.source.landingDir!, "good.csv");
+    const bad = path.join(p.source.landingDir!, "bad.csv");
     writeFileSync(good, "event_time,amount\n2024-01-15T12:01:00Z,10\n2024-01-15T12:02:00Z,20\n");
     writeFileSync(bad, "time,amount\n2024-01-15T12:03:00Z,30\n");
     const summary = await replay(pool, p, { files: [bad, good], arrivalField: "event_time", batchSpanMs: 3_600_000 });

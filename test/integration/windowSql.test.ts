@@ -3,10 +3,13 @@
  * rule (`assignWindows`) for every instant PostgreSQL may see: random instants
  * across years 0001-9999, around the epoch (negative ms), recent years, and on
  * or next to each spec's window boundaries, for tumbling and sliding specs with
- * and without start offsets. Bounds are read back as exact epoch milliseconds
+ * and without start offsets. Instants are epoch microseconds: each millisecond
+ * instant also comes with a microsecond neighbour, and boundaries are probed
+ * one microsecond either side. Bounds are read back as exact epoch µs
  * (`extract(epoch …)` is numeric), so a microsecond of drift is a failure.
  */
 import { describe, expect, it } from "vitest";
+import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
 import { assignWindows, type WindowSpec } from "../../src/core/windows.js";
 import { windowsLateral } from "../../src/stream/windowSql.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -49,13 +52,21 @@ function instants(seed: number): number[] {
   return out;
 }
 
-/** 3 × `count` instants on and next to window starts of `spec` (start − 1 ms, start, start + 1 ms) in [lo, hi]. */
-function boundaries(spec: WindowSpec, count: number, lo: number, hi: number, seed: number): number[] {
+/** Epoch µs of epoch ms. */
+const us = (ms: number): bigint => BigInt(ms) * 1000n;
+
+/** Each ms instant as µs, and beside it the same instant plus 1-999 µs (never past 9999). */
+function withMicros(ms: number[]): bigint[] {
+  return ms.flatMap((m, k) => (m >= MAX_MS ? [us(m)] : [us(m), us(m) + BigInt(1 + ((k * 7919) % 999))]));
+}
+
+/** 5 × `count` instants on and next to window starts of `spec` (start − 1 ms, − 1 µs, start, + 1 µs, + 1 ms) in [lo, hi], epoch µs. */
+function boundaries(spec: WindowSpec, count: number, lo: number, hi: number, seed: number): bigint[] {
   const between = betweenWith(prng(seed));
-  const out: number[] = [];
+  const out: bigint[] = [];
   for (let n = 0; n < count; n++) {
-    const start = Math.floor((between(lo + spec.sizeMs, hi - spec.sizeMs) - spec.offsetMs) / spec.slideMs) * spec.slideMs + spec.offsetMs;
-    out.push(start - 1, start, start + 1);
+    const start = us(Math.floor((between(lo + spec.sizeMs, hi - spec.sizeMs) - spec.offsetMs) / spec.slideMs) * spec.slideMs + spec.offsetMs);
+    out.push(start - 1000n, start - 1n, start, start + 1n, start + 1000n);
   }
   return out;
 }
@@ -84,33 +95,33 @@ const FINE_SPECS: Record<string, WindowSpec> = {
 };
 
 
-type Win = [startMs: number, endMs: number];
+type Win = [startUs: bigint, endUs: bigint];
 type Query = (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
 
-/** Windows per instant, as the SQL assigns them, bounds as exact epoch ms. */
-async function sqlWindows(query: Query, spec: WindowSpec, events: number[]): Promise<Win[][]> {
+/** Windows per instant, as the SQL assigns them, bounds as exact epoch µs. */
+async function sqlWindows(query: Query, spec: WindowSpec, events: bigint[]): Promise<Win[][]> {
   const { rows } = await query(
     `SELECT e.i::int AS i,
-            extract(epoch FROM w.window_start) * 1000 AS start_ms,
-            extract(epoch FROM w.window_end) * 1000 AS end_ms
+            (extract(epoch FROM w.window_start) * 1000000)::bigint::text AS start_us,
+            (extract(epoch FROM w.window_end) * 1000000)::bigint::text AS end_us
        FROM (SELECT u.i, u.t AS event_time FROM unnest($1::timestamptz[]) WITH ORDINALITY AS u(t, i)) e
        ${windowsLateral(spec, "e")}
       ORDER BY e.i, w.window_start`,
-    [events.map((ms) => new Date(ms).toISOString())],
+    [events.map(formatInstant)],
   );
   const out: Win[][] = events.map(() => []);
-  for (const r of rows) out[(r.i as number) - 1]!.push([Number(r.start_ms), Number(r.end_ms)]);
+  for (const r of rows) out[(r.i as number) - 1]!.push([BigInt(r.start_us as string), BigInt(r.end_us as string)]);
   return out;
 }
 
+const text = (ws: Win[] | undefined) => (ws ?? []).map(([a, b]) => `[${a},${b})`).join(" ");
+
 /** One line per instant where SQL and `assignWindows` differ. */
-function mismatches(spec: WindowSpec, events: number[], got: Win[][]): string[] {
+function mismatches(spec: WindowSpec, events: bigint[], got: Win[][]): string[] {
   const bad: string[] = [];
-  events.forEach((ms, k) => {
-    const expected = assignWindows(ms, spec).map((w): Win => [w.startMs, w.endMs]);
-    if (JSON.stringify(expected) !== JSON.stringify(got[k])) {
-      bad.push(`${new Date(ms).toISOString()} (${ms}): sql ${JSON.stringify(got[k])} vs core ${JSON.stringify(expected)}`);
-    }
+  events.forEach((t, k) => {
+    const expected = assignWindows(t, spec).map((w): Win => [w.startUs, w.endUs]);
+    if (text(expected) !== text(got[k])) bad.push(`${formatInstant(t)} (${t}): sql ${text(got[k])} vs core ${text(expected)}`);
   });
   return bad;
 }
@@ -128,7 +139,7 @@ describe("windowsLateral agrees with assignWindows", () => {
   Object.entries(SPECS).forEach(([name, spec], n) => {
     it(`${name}: same windows for every instant and boundary`, async () => {
       const { pool } = await getDb();
-      const evts = [...events, ...boundaries(spec, 20, MIN_MS, MAX_MS, 1000 + n)];
+      const evts = [...withMicros(events), ...boundaries(spec, 20, MIN_MS, MAX_MS, 1000 + n)];
       const got = await sqlWindows((text, values) => pool.query(text, values), spec, evts);
       expect(mismatches(spec, evts, got)).toEqual([]);
       // Not vacuous: every instant got ceil(size/slide) windows, or one fewer but at least one.
@@ -141,7 +152,7 @@ describe("windowsLateral agrees with assignWindows", () => {
     it(`${name}: same windows for every instant and boundary within ±285 years of 1970`, async () => {
       const { pool } = await getDb();
       const near = events.filter((ms) => Math.abs(ms) < FLOAT_EXACT_MS);
-      const evts = [...near, ...boundaries(spec, 30, -FLOAT_EXACT_MS + 1, FLOAT_EXACT_MS - 1, 2000 + n)];
+      const evts = [...withMicros(near), ...boundaries(spec, 30, -FLOAT_EXACT_MS + 1, FLOAT_EXACT_MS - 1, 2000 + n)];
       expect(evts.length).toBeGreaterThan(150);
       const got = await sqlWindows((text, values) => pool.query(text, values), spec, evts);
       expect(mismatches(spec, evts, got)).toEqual([]);
@@ -149,7 +160,7 @@ describe("windowsLateral agrees with assignWindows", () => {
 
     it(`${name}: same windows for every instant and boundary, far from 1970 too`, async () => {
       const { pool } = await getDb();
-      const evts = [...events, ...boundaries(spec, 30, MIN_MS, MAX_MS, 3000 + n)];
+      const evts = [...withMicros(events), ...boundaries(spec, 30, MIN_MS, MAX_MS, 3000 + n)];
       const got = await sqlWindows((text, values) => pool.query(text, values), spec, evts);
       expect(mismatches(spec, evts, got)).toEqual([]);
     });
@@ -159,10 +170,10 @@ describe("windowsLateral agrees with assignWindows", () => {
   it("an event exactly on a window start in year 4656 gets that window", async () => {
     const { pool } = await getDb();
     const spec = FINE_SPECS["tumbling 7s offset 3ms"]!;
-    const at = Date.parse("4656-05-19T23:42:21.003Z");
-    expect(assignWindows(at, spec)).toEqual([{ startMs: at, endMs: at + 7_000 }]);
-    const got = await sqlWindows((text, values) => pool.query(text, values), spec, [at]);
-    expect(got).toEqual([[[at, at + 7_000]]]);
+    const at = isoToUs("4656-05-19T23:42:21.003Z");
+    expect(assignWindows(at, spec)).toEqual([{ startUs: at, endUs: at + 7_000_000n }]);
+    const got = await sqlWindows((text, values) => pool.query(text, values), spec, [at, at - 1n]);
+    expect(got).toEqual([[[at, at + 7_000_000n]], [[at - 7_000_000n, at]]]);
   });
 
   it("does not depend on the session time zone (DST days included)", async () => {
@@ -172,7 +183,7 @@ describe("windowsLateral agrees with assignWindows", () => {
       await client.query("BEGIN");
       await client.query("SET LOCAL TimeZone = 'America/New_York'");
       const dst = [Date.UTC(2020, 2, 8, 6, 59, 59, 999), Date.UTC(2020, 2, 8, 7), Date.UTC(2020, 10, 1, 5, 30), Date.UTC(2020, 10, 1, 6, 30)];
-      const evts = [...dst, ...events];
+      const evts = withMicros([...dst, ...events]);
       for (const spec of [SPECS["tumbling 1d offset -5h"]!, SPECS["sliding 1h/7m offset 13m"]!]) {
         const got = await sqlWindows((text, values) => client.query(text, values), spec, evts);
         expect(mismatches(spec, evts, got)).toEqual([]);
@@ -186,12 +197,13 @@ describe("windowsLateral agrees with assignWindows", () => {
   it("spot check: boundaries are half-open in SQL, before 1970 too", async () => {
     const { pool } = await getDb();
     const spec = SPECS["tumbling 10m"]!;
-    const evts = [Date.parse("2024-05-01T12:10:00.000Z"), Date.parse("2024-05-01T12:09:59.999Z"), -1, -600_000];
+    const evts = [isoToUs("2024-05-01T12:10:00.000000Z"), isoToUs("2024-05-01T12:09:59.999999Z"), isoToUs("2024-05-01T12:09:59.999Z"), -1n, -600_000_000n];
     expect(await sqlWindows((text, values) => pool.query(text, values), spec, evts)).toEqual([
-      [[Date.parse("2024-05-01T12:10:00.000Z"), Date.parse("2024-05-01T12:20:00.000Z")]],
-      [[Date.parse("2024-05-01T12:00:00.000Z"), Date.parse("2024-05-01T12:10:00.000Z")]],
-      [[-600_000, 0]],
-      [[-600_000, 0]],
+      [[isoToUs("2024-05-01T12:10:00.000Z"), isoToUs("2024-05-01T12:20:00.000Z")]],
+      [[isoToUs("2024-05-01T12:00:00.000Z"), isoToUs("2024-05-01T12:10:00.000Z")]],
+      [[isoToUs("2024-05-01T12:00:00.000Z"), isoToUs("2024-05-01T12:10:00.000Z")]],
+      [[-600_000_000n, 0n]],
+      [[-600_000_000n, 0n]],
     ]);
   });
 

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
 import { classifyRecord, groupKeyOf, type BronzeRow, type RawRecord } from "../../src/core/admission.js";
 
-const LANDED = Date.UTC(2024, 4, 1, 13, 0); // landing time passed in by the caller
+const LANDED = Date.UTC(2024, 4, 1, 13, 0); // landing time passed in by the caller, epoch ms
+/** Epoch µs of epoch ms: rows carry instants in µs. */
+const U = (ms: number) => BigInt(ms) * 1000n;
 const SOURCE = "batch-7.csv";
 
 /** A pipeline built through the real schema; `over` replaces top-level sections. */
@@ -30,8 +32,8 @@ const accepted = (r: RawRecord, over: Partial<BronzeRow>): BronzeRow => ({
   eventId: `${SOURCE}:${r.line}`,
   line: r.line,
   raw: r.raw,
-  eventTimeMs: null,
-  ingestionTimeMs: LANDED,
+  eventTimeUs: null,
+  ingestionTimeUs: U(LANDED),
   groupKey: "",
   value: null,
   status: "accepted",
@@ -44,7 +46,7 @@ describe("classifyRecord: accepted records", () => {
   it("parses event time, value and key, makes the event id source:line and uses the landing time", () => {
     const r = rec({ ts: "2024-05-01T12:10:00Z", amount: "9.75", region: "eu" });
     expect(classifyRecord(r, pipeline(), SOURCE, LANDED)).toEqual(
-      accepted(r, { eventTimeMs: Date.UTC(2024, 4, 1, 12, 10), groupKey: "eu", value: "9.75" }),
+      accepted(r, { eventTimeUs: U(Date.UTC(2024, 4, 1, 12, 10)), groupKey: "eu", value: "9.75" }),
     );
   });
 
@@ -62,14 +64,14 @@ describe("classifyRecord: accepted records", () => {
   it("accepts a count-only pipeline (no value field) with value null", () => {
     const p = pipeline({ fields: { eventTime: "ts" } });
     const r = rec({ ts: "2024-05-01T12:10:00Z", amount: "NaN" });
-    expect(classifyRecord(r, p, SOURCE, LANDED)).toEqual(accepted(r, { eventTimeMs: Date.UTC(2024, 4, 1, 12, 10) }));
+    expect(classifyRecord(r, p, SOURCE, LANDED)).toEqual(accepted(r, { eventTimeUs: U(Date.UTC(2024, 4, 1, 12, 10)) }));
   });
 
   it("reads zone-less times in the configured zone and epoch formats", () => {
     const ny = pipeline({ timestamps: { format: "iso8601", timeZone: "America/New_York" } });
-    expect(classifyRecord(rec({ ts: "2024-05-01 08:10:00", amount: "1" }), ny, SOURCE, LANDED).eventTimeMs).toBe(Date.UTC(2024, 4, 1, 12, 10));
+    expect(classifyRecord(rec({ ts: "2024-05-01 08:10:00", amount: "1" }), ny, SOURCE, LANDED).eventTimeUs).toBe(U(Date.UTC(2024, 4, 1, 12, 10)));
     const secs = pipeline({ timestamps: { format: "epoch_s" } });
-    expect(classifyRecord(rec({ ts: "1700000000.5", amount: "1" }), secs, SOURCE, LANDED).eventTimeMs).toBe(1_700_000_000_500);
+    expect(classifyRecord(rec({ ts: "1700000000.5", amount: "1" }), secs, SOURCE, LANDED).eventTimeUs).toBe(U(1_700_000_000_500));
   });
 });
 
@@ -105,13 +107,13 @@ describe("classifyRecord: ingestion time", () => {
 
   it("comes from the record when the producer supplies it", () => {
     const row = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", ingested: "2024-05-01T12:11:00Z", amount: "1" }), p, SOURCE, LANDED);
-    expect(row.ingestionTimeMs).toBe(Date.UTC(2024, 4, 1, 12, 11));
+    expect(row.ingestionTimeUs).toBe(U(Date.UTC(2024, 4, 1, 12, 11)));
     expect(row.status).toBe("accepted");
   });
 
   it("falls back to the landing time when the record's field is empty", () => {
     const row = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", ingested: null, amount: "1" }), p, SOURCE, LANDED);
-    expect(row.ingestionTimeMs).toBe(LANDED);
+    expect(row.ingestionTimeUs).toBe(U(LANDED));
     expect(row.status).toBe("accepted");
   });
 });
@@ -153,7 +155,7 @@ describe("classifyRecord: quarantine reasons", () => {
     ]);
     // Zone-less without a configured time zone.
     const row = classifyRecord(rec({ ts: "2024-05-01 12:10:00", amount: "1" }), pipeline(), SOURCE, LANDED);
-    expect([row.reason, row.eventTimeMs]).toEqual(["PARSE_FAIL", null]);
+    expect([row.reason, row.eventTimeUs]).toEqual(["PARSE_FAIL", null]);
   });
 
   it("PARSE_FAIL for an ingestion time that is not a strict timestamp", () => {
@@ -171,7 +173,16 @@ describe("classifyRecord: quarantine reasons", () => {
 
     it("accepts an event exactly maxFutureSkew after its ingestion time", () => {
       const row = at("2024-05-01T13:11:00.000Z", "2024-05-01T12:11:00.000Z");
-      expect([row.status, row.reason, row.eventTimeMs]).toEqual(["accepted", null, Date.UTC(2024, 4, 1, 13, 11)]);
+      expect([row.status, row.reason, row.eventTimeUs]).toEqual(["accepted", null, U(Date.UTC(2024, 4, 1, 13, 11))]);
+    });
+
+    it("quarantines one microsecond beyond, saying by how much in ms", () => {
+      expect(quarantined(at("2024-05-01T13:11:00.000001Z", "2024-05-01T12:11:00.000Z"))).toEqual([
+        "quarantined",
+        "FUTURE_TS",
+        "event time is 3600000.001 ms after its ingestion time (max 3600000 ms)",
+      ]);
+      expect(at("2024-05-01T13:11:00.000001Z", "2024-05-01T12:11:00.000001Z").status).toBe("accepted");
     });
 
     it("quarantines one millisecond beyond", () => {
@@ -187,8 +198,11 @@ describe("classifyRecord: quarantine reasons", () => {
       expect(at("2024-05-01T14:00:00.001Z", null).reason).toBe("FUTURE_TS");
     });
 
-    it("does not check without a maxFutureSkew", () => {
-      const open = pipeline({ fields: { eventTime: "ts", value: "amount" } });
+    it("checks 1 hour by default, and not at all with maxFutureSkew: null", () => {
+      const byDefault = pipeline({ fields: { eventTime: "ts", value: "amount" } });
+      expect(classifyRecord(rec({ ts: "2024-05-01T14:00:00Z", amount: "1" }), byDefault, SOURCE, LANDED).status).toBe("accepted");
+      expect(classifyRecord(rec({ ts: "2024-05-01T14:00:00.001Z", amount: "1" }), byDefault, SOURCE, LANDED).reason).toBe("FUTURE_TS");
+      const open = pipeline({ fields: { eventTime: "ts", value: "amount" }, admission: { maxFutureSkew: null } });
       expect(classifyRecord(rec({ ts: "2099-01-01T00:00:00Z", amount: "1" }), open, SOURCE, LANDED).status).toBe("accepted");
     });
   });
@@ -211,12 +225,12 @@ describe("classifyRecord: quarantine reasons", () => {
 
   it("INVALID_VALUE for NaN, Infinity and out-of-range values, keeping the parsed event time", () => {
     const nan = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "NaN" }), pipeline(), SOURCE, LANDED);
-    expect([nan.status, nan.reason, nan.detail, nan.value, nan.eventTimeMs]).toEqual([
+    expect([nan.status, nan.reason, nan.detail, nan.value, nan.eventTimeUs]).toEqual([
       "quarantined",
       "INVALID_VALUE",
       'value "amount": not a decimal number: "NaN"',
       null,
-      Date.UTC(2024, 4, 1, 12, 10),
+      U(Date.UTC(2024, 4, 1, 12, 10)),
     ]);
     expect(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "Infinity" }), pipeline(), SOURCE, LANDED).reason).toBe("INVALID_VALUE");
     expect(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1e200000" }), pipeline(), SOURCE, LANDED).reason).toBe("INVALID_VALUE");

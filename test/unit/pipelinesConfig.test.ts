@@ -26,19 +26,20 @@ describe("pipelines file validation messages", () => {
     expect(p.window).toEqual({ type: "tumbling", size: 600_000, offset: 0 });
     expect(p.watermark.delay).toBe(300_000);
     expect(p.timestamps).toEqual({ format: "iso8601" });
-    expect(p.admission).toEqual({ maxFutureSkew: null, dedupe: true });
+    expect(p.admission).toEqual({ maxFutureSkew: 3_600_000, dedupe: true }); // the default guard: 1 hour
     expect(p.fields.groupKey).toEqual([]);
     expect(windowSpecOf(p)).toEqual({ sizeMs: 600_000, slideMs: 600_000, offsetMs: 0 });
   });
 
   it("names the field path and what was expected for a bad duration", () => {
     expect(issues({ ...valid(), window: { type: "tumbling", size: "ten minutes" } })).toBe(
-      '  pipelines[0].window.size: expected a duration like "10 minutes" (window size), got "ten minutes"',
+      '  pipelines[0].window.size: expected a duration like "10 minutes", got "ten minutes" (window size)',
     );
     expect(issues({ ...valid(), window: { type: "tumbling", size: 600000 } })).toBe(
-      '  pipelines[0].window.size: expected a duration string like "10 minutes" (window size)',
+      '  pipelines[0].window.size: a number without a unit: write "600000 seconds" (or minutes, hours, ...) (window size)',
     );
-    expect(issues({ ...valid(), window: { type: "tumbling", size: "0 ms" } })).toBe(
+    expect(issues({ ...valid(), window: { type: "tumbling" } })).toBe('  pipelines[0].window.size: expected a duration like "10 minutes" (window size)');
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "0 seconds" } })).toBe(
       "  pipelines[0].window.size: expected a duration greater than zero (window size)",
     );
   });
@@ -87,11 +88,57 @@ describe("pipelines file validation messages", () => {
     const text = issues({ ...valid(), name: "Bad Name", window: { type: "tumbling", size: "ten minutes" } });
     expect(text.split("\n")).toEqual([
       "  pipelines[0].name: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit",
-      '  pipelines[0].window.size: expected a duration like "10 minutes" (window size), got "ten minutes"',
+      '  pipelines[0].window.size: expected a duration like "10 minutes", got "ten minutes" (window size)',
     ]);
     const second = pipelinesFileSchema.safeParse({ pipelines: [valid(), { ...valid(), name: "b", watermark: { delay: "soon" } }] });
     expect(second.success).toBe(false);
-    if (!second.success) expect(formatIssues(second.error)).toBe('  pipelines[1].watermark.delay: expected a duration like "10 minutes" (watermark delay), got "soon"');
+    if (!second.success) expect(formatIssues(second.error)).toBe('  pipelines[1].watermark.delay: expected a duration like "10 minutes", got "soon" (watermark delay)');
+  });
+
+  it("refuses durations Spark would not read, or that have no fixed length, saying what to write", () => {
+    expect(issues({ ...valid(), watermark: { delay: "10" } })).toBe(
+      '  pipelines[0].watermark.delay: a number without a unit: write "10 seconds" (or minutes, hours, ...) (watermark delay)',
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1 year" } })).toBe(
+      '  pipelines[0].window.size: years have no fixed length: write a fixed length such as "365 days" (a calendar-aligned window is not available) (window size)',
+    );
+    expect(issues({ ...valid(), window: { type: "sliding", size: "1 day", slide: "1 month" } })).toBe(
+      '  pipelines[0].window.slide: months have no fixed length: write a fixed length such as "30 days" (a calendar-aligned window is not available) (window slide)',
+    );
+    expect(issues({ ...valid(), admission: { maxFutureSkew: "2 min" } })).toBe(
+      '  pipelines[0].admission.maxFutureSkew: unit "min" is not one Spark reads: write "2 minutes" (max future skew against ingestion time)',
+    );
+    expect(issues({ ...valid(), trigger: { interval: "100 microseconds" } })).toBe(
+      '  pipelines[0].trigger.interval: durations are whole milliseconds: "100 microseconds" is not (trigger interval)',
+    );
+  });
+
+  it("reads Spark's multi-unit and interval forms", () => {
+    const p = pipelinesFileSchema.parse({
+      pipelines: [{ ...valid(), window: { type: "sliding", size: "interval 1 hour 30 minutes", slide: "1 minute 30 seconds", offset: "500 milliseconds" }, watermark: { delay: "1 week" } }],
+    }).pipelines[0]!;
+    expect(windowSpecOf(p)).toEqual({ sizeMs: 5_400_000, slideMs: 90_000, offsetMs: 500 });
+    expect(p.watermark.delay).toBe(604_800_000);
+  });
+
+  it("accepts a one-field groupKey as a plain string, and a list", () => {
+    const parse = (groupKey: unknown) => pipelinesFileSchema.parse({ pipelines: [{ ...valid(), fields: { eventTime: "ts", groupKey } }] }).pipelines[0]!.fields.groupKey;
+    expect(parse("region")).toEqual(["region"]);
+    expect(parse(["region", "store"])).toEqual(["region", "store"]);
+    expect(issues({ ...valid(), fields: { eventTime: "ts", groupKey: 7 } })).toBe("  pipelines[0].fields.groupKey: expected a field name or a list of field names");
+  });
+
+  it("guards against future-dated events by default; null turns the guard off", () => {
+    const skew = (admission: unknown) => pipelinesFileSchema.parse({ pipelines: [{ ...valid(), admission }] }).pipelines[0]!.admission.maxFutureSkew;
+    expect(skew(undefined)).toBe(3_600_000);
+    expect(skew({})).toBe(3_600_000);
+    expect(skew({ maxFutureSkew: null })).toBeNull();
+    expect(skew({ maxFutureSkew: "5 minutes" })).toBe(300_000);
+  });
+
+  it("takes a pipeline without a landing folder (fed over HTTP or stdin)", () => {
+    const p = pipelinesFileSchema.parse({ pipelines: [{ ...valid(), source: { format: "jsonl" } }] }).pipelines[0]!;
+    expect(p.source).toEqual({ format: "jsonl" });
   });
 
   it("refuses an empty list", () => {
@@ -129,7 +176,7 @@ describe("loadPipelines", () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as Error).message).toBe(
-      `invalid pipelines file ${file}:\n  pipelines[0].window.size: expected a duration like "10 minutes" (window size), got "ten minutes"`,
+      `invalid pipelines file ${file}:\n  pipelines[0].window.size: expected a duration like "10 minutes", got "ten minutes" (window size)`,
     );
   });
 
@@ -140,9 +187,19 @@ describe("loadPipelines", () => {
   });
 
   it("throws ConfigError for duplicate pipeline names", () => {
-    const one = "  - { name: a, source: { landingDir: in, format: csv }, fields: { eventTime: ts }, window: { type: tumbling, size: 1 minute }, watermark: { delay: 0 ms } }";
+    const one = "  - { name: a, source: { landingDir: in, format: csv }, fields: { eventTime: ts }, window: { type: tumbling, size: 1 minute }, watermark: { delay: 0 seconds } }";
     const file = write("dup.yaml", `pipelines:\n${one}\n${one}\n`);
     expect(() => loadPipelines(file)).toThrow('duplicate pipeline name "a"');
+  });
+
+  it("loads a pipeline without a landingDir and leaves it undefined", () => {
+    const file = write(
+      "http-only.yaml",
+      ["pipelines:", "  - name: posted", "    source: { format: jsonl }", "    fields: { eventTime: ts, groupKey: region }", "    window: { type: tumbling, size: 1 minute }", "    watermark: { delay: 0 seconds }", ""].join("\n"),
+    );
+    const [p] = loadPipelines(file);
+    expect(p!.source.landingDir).toBeUndefined();
+    expect(p!.fields.groupKey).toEqual(["region"]);
   });
 
   it("loads a valid file and resolves landingDir against the file's folder", () => {
@@ -165,5 +222,16 @@ describe("loadPipelines", () => {
     expect(p!.timestamps).toEqual({ format: "iso8601", timeZone: "America/New_York" });
     expect(windowSpecOf(p!)).toEqual({ sizeMs: 600_000, slideMs: 300_000, offsetMs: 60_000 });
     expect(p!.watermark.delay).toBe(120_000);
+  });
+});
+
+describe("the shipped pipeline files", () => {
+  const repo = path.resolve(__dirname, "../..");
+  const skews = (file: string) => Object.fromEntries(loadPipelines(path.join(repo, file)).map((p) => [p.name, p.admission.maxFutureSkew]));
+
+  it("load, and each states or inherits the future-skew guard it means", () => {
+    expect(skews("pipelines/pipelines.yaml")).toEqual({ "nyc-taxi": 3_600_000, "usgs-earthquakes": 3_600_000 });
+    expect(skews("pipelines/seed-examples.yaml")).toEqual({ "late-within-delay": 3_600_000, "future-outlier": 3_600_000, "future-outlier-unguarded": null });
+    expect(skews("docker/compose-pipelines.yaml")).toEqual({ events: 3_600_000 });
   });
 });

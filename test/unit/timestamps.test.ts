@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { isValidTimeZone, parseInstant, type InstantResult } from "../../src/core/timestamps.js";
+import { formatInstant, isoToUs, isValidTimeZone, parseInstant, type InstantResult } from "../../src/core/timestamps.js";
 import { assignWindows } from "../../src/core/windows.js";
 
 const HOUR = 3_600_000;
-const ok = (ms: number): InstantResult => ({ ok: true, ms });
+/** An accepted instant given in epoch ms (plus µs within the ms). */
+const ok = (ms: number, micro = 0): InstantResult => ({ ok: true, us: BigInt(ms) * 1000n + BigInt(micro) });
 const iso = (raw: string, timeZone?: string) => parseInstant(raw, "iso8601", timeZone);
 /** The instant as ISO UTC, or the refusal detail prefixed by "ERR ". */
-const show = (r: InstantResult) => (r.ok ? new Date(r.ms).toISOString() : `ERR ${r.detail}`);
+const show = (r: InstantResult) => (r.ok ? formatInstant(r.us) : `ERR ${r.detail}`);
 
 describe("parseInstant iso8601: zones and offsets", () => {
   it("reads Z (either case)", () => {
@@ -75,10 +76,11 @@ describe("parseInstant iso8601: DST fall-back with explicit offsets", () => {
     expect(edt).toEqual(ok(Date.UTC(2020, 10, 1, 5, 30)));
     expect(est).toEqual(ok(Date.UTC(2020, 10, 1, 6, 30)));
     if (!edt.ok || !est.ok) throw new Error("unreachable");
-    expect(est.ms - edt.ms).toBe(HOUR);
+    expect(est.us - edt.us).toBe(BigInt(HOUR) * 1000n);
     const hourly = { sizeMs: HOUR, slideMs: HOUR, offsetMs: 0 };
-    expect(assignWindows(edt.ms, hourly)).toEqual([{ startMs: Date.UTC(2020, 10, 1, 5), endMs: Date.UTC(2020, 10, 1, 6) }]);
-    expect(assignWindows(est.ms, hourly)).toEqual([{ startMs: Date.UTC(2020, 10, 1, 6), endMs: Date.UTC(2020, 10, 1, 7) }]);
+    const us = (ms: number) => BigInt(ms) * 1000n;
+    expect(assignWindows(edt.us, hourly)).toEqual([{ startUs: us(Date.UTC(2020, 10, 1, 5)), endUs: us(Date.UTC(2020, 10, 1, 6)) }]);
+    expect(assignWindows(est.us, hourly)).toEqual([{ startUs: us(Date.UTC(2020, 10, 1, 6)), endUs: us(Date.UTC(2020, 10, 1, 7)) }]);
   });
 });
 
@@ -99,6 +101,8 @@ describe("parseInstant iso8601: calendar and range", () => {
   it("accepts years 0001 and 9999 and refuses 0000 and 10000", () => {
     expect(iso("0001-01-01T00:00:00Z")).toEqual(ok(-62_135_596_800_000));
     expect(iso("9999-12-31T23:59:59.999Z")).toEqual(ok(253_402_300_799_999));
+    expect(iso("9999-12-31T23:59:59.999999Z")).toEqual({ ok: true, us: 253_402_300_799_999_999n });
+    expect(iso("0001-01-01T00:00:00.000001Z")).toEqual({ ok: true, us: -62_135_596_799_999_999n });
     expect(iso("10000-01-01T00:00:00Z").ok).toBe(false);
     expect(iso("0000-12-31T23:59:59Z").ok).toBe(false);
     // An offset that pushes the instant outside 0001-9999 is refused too.
@@ -106,12 +110,23 @@ describe("parseInstant iso8601: calendar and range", () => {
     expect(iso("9999-12-31T23:30:00-01:00")).toEqual({ ok: false, detail: "instant outside years 0001-9999" });
   });
 
-  it("refuses a non-zero fraction finer than a millisecond, accepts trailing zeros", () => {
+  it("keeps microseconds exactly; a non-zero fraction finer than a microsecond is refused by default", () => {
     expect(iso("2024-05-01T12:00:00.123000Z")).toEqual(ok(Date.UTC(2024, 4, 1, 12, 0, 0, 123)));
     expect(iso("2024-05-01T12:00:00.123000000Z")).toEqual(ok(Date.UTC(2024, 4, 1, 12, 0, 0, 123)));
-    expect(iso("2024-05-01T12:00:00.1234Z")).toEqual({ ok: false, detail: "sub-millisecond precision is not supported" });
-    expect(iso("2024-05-01T12:00:00.123000001Z").ok).toBe(false);
+    expect(iso("2024-05-01T12:00:00.1234Z")).toEqual(ok(Date.UTC(2024, 4, 1, 12, 0, 0, 123), 400));
+    expect(iso("2024-05-01T12:00:00.123456Z")).toEqual(ok(Date.UTC(2024, 4, 1, 12, 0, 0, 123), 456));
+    expect(iso("2024-05-01T12:00:00.123456000Z")).toEqual(ok(Date.UTC(2024, 4, 1, 12, 0, 0, 123), 456));
+    expect(iso("2024-05-01T12:00:00.123000001Z")).toEqual({ ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" });
+    expect(iso("2024-05-01T12:00:00.1234567Z")).toEqual({ ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" });
     expect(iso("2024-05-01T12:00:00.5Z")).toEqual(ok(Date.UTC(2024, 4, 1, 12, 0, 0, 500)));
+  });
+
+  it("subMicrosecond: truncate drops the digits after the microsecond", () => {
+    expect(parseInstant("2024-05-01T12:00:00.123456789Z", "iso8601", undefined, "truncate")).toEqual(ok(Date.UTC(2024, 4, 1, 12, 0, 0, 123), 456));
+    expect(parseInstant("2024-01-15T12:09:59.9999999Z", "iso8601", undefined, "truncate")).toEqual(ok(Date.UTC(2024, 0, 15, 12, 9, 59, 999), 999));
+    expect(parseInstant("1700000000123456789", "epoch_ns", undefined, "truncate")).toEqual(ok(1_700_000_000_123, 456));
+    expect(parseInstant("-1.0000005", "epoch_s", undefined, "truncate")).toEqual(ok(-1_000)); // toward 1970 for negative epochs
+    expect(parseInstant("1700000000.1234567", "epoch_s", undefined, "refuse")).toEqual({ ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" });
   });
 
   it("refuses text that is not a timestamp", () => {
@@ -127,16 +142,34 @@ describe("parseInstant epoch formats", () => {
     expect(parseInstant("-1", "epoch_ms", undefined)).toEqual(ok(-1));
     expect(parseInstant(" 12 ", "epoch_ms", undefined)).toEqual(ok(12));
     expect(parseInstant("1700000000000.000", "epoch_ms", undefined)).toEqual(ok(1_700_000_000_000));
-    expect(parseInstant("1700000000000.5", "epoch_ms", undefined)).toEqual({ ok: false, detail: "sub-millisecond precision is not supported" });
+    expect(parseInstant("1700000000000.5", "epoch_ms", undefined)).toEqual(ok(1_700_000_000_000, 500));
+    expect(parseInstant("1700000000000.123", "epoch_ms", undefined)).toEqual(ok(1_700_000_000_000, 123));
+    expect(parseInstant("1700000000000.1234", "epoch_ms", undefined)).toEqual({ ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" });
+    expect(parseInstant("-0.001", "epoch_ms", undefined)).toEqual({ ok: true, us: -1n });
   });
 
-  it("epoch_s: integers and fractional seconds down to the millisecond", () => {
+  it("epoch_s: integers and fractional seconds down to the microsecond (Python's time.time())", () => {
+    expect(parseInstant("1705320599.999999", "epoch_s", undefined)).toEqual({ ok: true, us: 1_705_320_599_999_999n });
+    expect(parseInstant("1700000000.0005", "epoch_s", undefined)).toEqual(ok(1_700_000_000_000, 500));
     expect(parseInstant("1700000000", "epoch_s", undefined)).toEqual(ok(1_700_000_000_000));
     expect(parseInstant("1700000000.5", "epoch_s", undefined)).toEqual(ok(1_700_000_000_500));
     expect(parseInstant("1700000000.123", "epoch_s", undefined)).toEqual(ok(1_700_000_000_123));
     expect(parseInstant("1700000000.1230", "epoch_s", undefined)).toEqual(ok(1_700_000_000_123));
     expect(parseInstant("-1.5", "epoch_s", undefined)).toEqual(ok(-1_500));
-    expect(parseInstant("1700000000.0005", "epoch_s", undefined)).toEqual({ ok: false, detail: "sub-millisecond precision is not supported" });
+    expect(parseInstant("1700000000.0000005", "epoch_s", undefined)).toEqual({ ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" });
+  });
+
+  it("epoch_us and epoch_ns", () => {
+    expect(parseInstant("1705320599999999", "epoch_us", undefined)).toEqual({ ok: true, us: 1_705_320_599_999_999n });
+    expect(parseInstant("-1", "epoch_us", undefined)).toEqual({ ok: true, us: -1n });
+    expect(parseInstant("253402300799999999", "epoch_us", undefined)).toEqual({ ok: true, us: 253_402_300_799_999_999n });
+    expect(parseInstant("253402300800000000", "epoch_us", undefined)).toEqual({ ok: false, detail: "instant outside years 0001-9999" });
+    expect(parseInstant("1.000", "epoch_us", undefined)).toEqual({ ok: true, us: 1n });
+    expect(parseInstant("1.5", "epoch_us", undefined)).toEqual({ ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" });
+    expect(parseInstant("1705320599999999000", "epoch_ns", undefined)).toEqual({ ok: true, us: 1_705_320_599_999_999n });
+    expect(parseInstant("1705320599999999001", "epoch_ns", undefined)).toEqual({ ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" });
+    expect(parseInstant("999", "epoch_ns", undefined, "truncate")).toEqual({ ok: true, us: 0n });
+    expect(parseInstant("-5000", "epoch_ns", undefined)).toEqual({ ok: true, us: -5n });
   });
 
   it("refuses garbage, NaN, exponents and out-of-range numbers", () => {
@@ -147,6 +180,74 @@ describe("parseInstant epoch formats", () => {
     expect(parseInstant("NaN", "epoch_s", undefined)).toEqual({ ok: false, detail: 'not an epoch number: "NaN"' });
     expect(parseInstant("253402300800", "epoch_s", undefined)).toEqual({ ok: false, detail: "instant outside years 0001-9999" });
     expect(parseInstant("253402300799.999", "epoch_s", undefined)).toEqual(ok(253_402_300_799_999));
+  });
+});
+
+describe("parseInstant iso8601: the forms table (README \"Timestamps\")", () => {
+  const noon = "2024-01-15T12:00:00.000Z";
+  it.each([
+    ["2024-01-15T12:00:00Z", noon],
+    ["2024-01-15t12:00:00z", noon],
+    ["2024-01-15 12:00:00Z", noon],
+    ["2024-01-15T12:00Z", noon],
+    ["2024-01-15T12:00:00.000000Z", noon],
+    ["2024-01-15T12:00:00,5Z", "2024-01-15T12:00:00.500Z"],
+    ["2024-01-15T12:00:00.123456Z", "2024-01-15T12:00:00.123456Z"],
+    ["2024-01-15T12:00:00.123456+00:00", "2024-01-15T12:00:00.123456Z"], // Python isoformat() of an aware datetime
+    ["2024-01-15 12:00:00.123456+00", "2024-01-15T12:00:00.123456Z"], // PostgreSQL text output
+    ["2024-01-15T13:00:00+01:00", noon],
+    ["2024-01-15T13:00:00+0100", noon],
+    ["2024-01-15T13:00:00+01", noon],
+    ["2024-01-15T06:30:00-05:30", noon],
+    ["2024-01-15T12:00:00-00:00", noon],
+    ["2024-01-15T12:00:00 +00:00", noon],
+    ["2024-01-15 12:00:00 UTC", noon],
+    ["2024-01-15 12:00:00 GMT", noon],
+    ["2024-01-15 12:00:00.123456 utc", "2024-01-15T12:00:00.123456Z"],
+    ["2024-01-15T12:00:00UTC", noon],
+    ["  2024-01-15T12:00:00Z\t", noon],
+  ])("accepts %j as %s", (raw, expected) => {
+    expect(show(iso(raw))).toBe(expected);
+  });
+
+  it.each([
+    ["2024-01-15T23:59:60Z", "a leap second (:60) has no instant of its own (PostgreSQL and POSIX time have none): 2024-01-15T23:59:60Z"],
+    ["2024-W03-1T12:00:00Z", 'ISO week dates are not accepted: write a calendar date YYYY-MM-DD: "2024-W03-1T12:00:00Z"'],
+    ["2024W031", 'ISO week dates are not accepted: write a calendar date YYYY-MM-DD: "2024W031"'],
+    ["2024-015T12:00:00Z", 'ordinal dates (YYYY-DDD) are not accepted: write a calendar date YYYY-MM-DD: "2024-015T12:00:00Z"'],
+    ["20240115T120000Z", 'the basic (compact) ISO 8601 form is not accepted: write YYYY-MM-DDTHH:MM:SS: "20240115T120000Z"'],
+    ["01/15/2024 12:00:00", 'slashed or dotted dates are ambiguous (day and month order): write YYYY-MM-DD: "01/15/2024 12:00:00"'],
+    ["15.01.2024 12:00", 'slashed or dotted dates are ambiguous (day and month order): write YYYY-MM-DD: "15.01.2024 12:00"'],
+    ["2024-01-15 12:00:00 EST", 'zone abbreviations are ambiguous: write an offset such as +01:00, or Z: "2024-01-15 12:00:00 EST"'],
+    ["2024-01-15 12:00:00 CEST", 'zone abbreviations are ambiguous: write an offset such as +01:00, or Z: "2024-01-15 12:00:00 CEST"'],
+    ["+002024-01-15T12:00:00Z", 'expanded years (+YYYYYY) are not accepted: years are 0001-9999: "+002024-01-15T12:00:00Z"'],
+    ["2024-01-15T12:00:00 Europe/Paris", 'not an ISO 8601 timestamp: "2024-01-15T12:00:00 Europe/Paris"'],
+    ["2024-01-15T12:00:00+1", 'not an ISO 8601 timestamp: "2024-01-15T12:00:00+1"'],
+    ["2024-01-15T12:00:00+05:30:00", 'not an ISO 8601 timestamp: "2024-01-15T12:00:00+05:30:00"'],
+    ["2024-01-15T24:00:00Z", "field out of range: 2024-01-15T24:00:00Z"],
+    ["2024-01-15T12:00:00.1234567890Z", 'not an ISO 8601 timestamp: "2024-01-15T12:00:00.1234567890Z"'],
+    ["2024-01-15T12:00:00+19:00", "offset out of range: +19:00"],
+  ])("refuses %j", (raw, detail) => {
+    expect(iso(raw, "UTC")).toEqual({ ok: false, detail });
+  });
+});
+
+describe("formatInstant and isoToUs", () => {
+  it("write 3 fraction digits when the microseconds are zero, 6 otherwise, and read them back", () => {
+    for (const [us, text] of [
+      [0n, "1970-01-01T00:00:00.000Z"],
+      [1n, "1970-01-01T00:00:00.000001Z"],
+      [-1n, "1969-12-31T23:59:59.999999Z"],
+      [1_705_320_599_999_999n, "2024-01-15T12:09:59.999999Z"],
+      [1_705_320_600_000_000n, "2024-01-15T12:10:00.000Z"],
+      [1_705_320_600_120_000n, "2024-01-15T12:10:00.120Z"],
+      [253_402_300_799_999_999n, "9999-12-31T23:59:59.999999Z"],
+      [253_402_300_800_000_000n, "+010000-01-01T00:00:00.000Z"],
+      [-62_135_596_800_000_001n, "0000-12-31T23:59:59.999999Z"],
+    ] as const) {
+      expect(formatInstant(us)).toBe(text);
+      expect(isoToUs(text)).toBe(us);
+    }
   });
 });
 

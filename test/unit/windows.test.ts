@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
 import { assignWindows, windowsPerEvent, type WindowSpec } from "../../src/core/windows.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-const t = (iso: string) => {
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) throw new Error(`bad test instant ${iso}`);
-  return ms;
-};
+/** Epoch µs of an ISO UTC instant. */
+const t = (iso: string) => isoToUs(iso);
+/** Epoch µs of a number of ms. */
+const us = (ms: number) => BigInt(ms) * 1000n;
 /** Windows rendered as ISO pairs, for readable expectations. */
-const iso = (ws: { startMs: number; endMs: number }[]) => ws.map((w) => [new Date(w.startMs).toISOString(), new Date(w.endMs).toISOString()]);
+const iso = (ws: { startUs: bigint; endUs: bigint }[]) => ws.map((w) => [formatInstant(w.startUs), formatInstant(w.endUs)]);
 const tumbling = (sizeMs: number, offsetMs = 0): WindowSpec => ({ sizeMs, slideMs: sizeMs, offsetMs });
 const sliding = (sizeMs: number, slideMs: number, offsetMs = 0): WindowSpec => ({ sizeMs, slideMs, offsetMs });
 
@@ -20,21 +20,30 @@ describe("assignWindows: tumbling", () => {
     expect(iso(assignWindows(t("2024-05-01T12:10:00.000Z"), spec))).toEqual([["2024-05-01T12:10:00.000Z", "2024-05-01T12:20:00.000Z"]]);
   });
 
+  it("puts the last microsecond before a boundary into the earlier window, the boundary itself into the next", () => {
+    expect(iso(assignWindows(t("2024-01-15T12:09:59.999999Z"), spec))).toEqual([["2024-01-15T12:00:00.000Z", "2024-01-15T12:10:00.000Z"]]);
+    expect(iso(assignWindows(t("2024-01-15T12:10:00.000000Z"), spec))).toEqual([["2024-01-15T12:10:00.000Z", "2024-01-15T12:20:00.000Z"]]);
+    expect(assignWindows(-1n, spec)).toEqual([{ startUs: -600_000_000n, endUs: 0n }]);
+    expect(assignWindows(599_999_999n, spec)).toEqual([{ startUs: 0n, endUs: 600_000_000n }]);
+    // Year 9999: epoch µs beyond 2^53, exact as bigint.
+    expect(iso(assignWindows(t("9999-12-31T23:59:59.999999Z"), spec))).toEqual([["9999-12-31T23:50:00.000Z", "+010000-01-01T00:00:00.000Z"]]);
+  });
+
   it("puts the last millisecond before a boundary into the earlier window", () => {
     expect(iso(assignWindows(t("2024-05-01T12:09:59.999Z"), spec))).toEqual([["2024-05-01T12:00:00.000Z", "2024-05-01T12:10:00.000Z"]]);
     expect(iso(assignWindows(t("2024-05-01T12:19:59.999Z"), spec))).toEqual([["2024-05-01T12:10:00.000Z", "2024-05-01T12:20:00.000Z"]]);
   });
 
-  it("returns plain epoch milliseconds", () => {
-    expect(assignWindows(1_000, spec)).toEqual([{ startMs: 0, endMs: 600_000 }]);
-    expect(assignWindows(600_000, spec)).toEqual([{ startMs: 600_000, endMs: 1_200_000 }]);
-    expect(assignWindows(0, spec)).toEqual([{ startMs: 0, endMs: 600_000 }]);
+  it("returns epoch microseconds", () => {
+    expect(assignWindows(us(1_000), spec)).toEqual([{ startUs: us(0), endUs: us(600_000) }]);
+    expect(assignWindows(us(600_000), spec)).toEqual([{ startUs: us(600_000), endUs: us(1_200_000) }]);
+    expect(assignWindows(us(0), spec)).toEqual([{ startUs: us(0), endUs: us(600_000) }]);
   });
 
   it("floors negative epoch times (before 1970) towards minus infinity", () => {
-    expect(assignWindows(-1, spec)).toEqual([{ startMs: -600_000, endMs: 0 }]);
-    expect(assignWindows(-600_000, spec)).toEqual([{ startMs: -600_000, endMs: 0 }]);
-    expect(assignWindows(-600_001, spec)).toEqual([{ startMs: -1_200_000, endMs: -600_000 }]);
+    expect(assignWindows(us(-1), spec)).toEqual([{ startUs: us(-600_000), endUs: us(0) }]);
+    expect(assignWindows(us(-600_000), spec)).toEqual([{ startUs: us(-600_000), endUs: us(0) }]);
+    expect(assignWindows(us(-600_001), spec)).toEqual([{ startUs: us(-1_200_000), endUs: us(-600_000) }]);
     expect(iso(assignWindows(t("1969-07-20T20:17:40.000Z"), spec))).toEqual([["1969-07-20T20:10:00.000Z", "1969-07-20T20:20:00.000Z"]]);
     expect(iso(assignWindows(t("0001-01-01T00:00:00.000Z"), tumbling(HOUR)))).toEqual([["0001-01-01T00:00:00.000Z", "0001-01-01T01:00:00.000Z"]]);
     expect(iso(assignWindows(t("1900-02-28T23:59:59.999Z"), tumbling(24 * HOUR)))).toEqual([["1900-02-28T00:00:00.000Z", "1900-03-01T00:00:00.000Z"]]);
@@ -73,9 +82,9 @@ describe("assignWindows: sliding", () => {
       ["2024-05-01T11:55:00.000Z", "2024-05-01T12:05:00.000Z"],
       ["2024-05-01T12:00:00.000Z", "2024-05-01T12:10:00.000Z"],
     ]);
-    expect(assignWindows(-1, spec)).toEqual([
-      { startMs: -600_000, endMs: 0 },
-      { startMs: -300_000, endMs: 300_000 },
+    expect(assignWindows(us(-1), spec)).toEqual([
+      { startUs: us(-600_000), endUs: us(0) },
+      { startUs: us(-300_000), endUs: us(300_000) },
     ]);
   });
 
@@ -123,12 +132,15 @@ describe("assignWindows: sliding", () => {
     const specs = [sliding(10 * MIN, 3 * MIN, 7_000), sliding(HOUR, 7 * MIN, -13 * MIN), sliding(7, 2, 1), sliding(10 * MIN, 5 * MIN), tumbling(15 * MIN, 5 * MIN)];
     for (const spec of specs) {
       for (let n = 0; n < 300; n++) {
-        const event = Math.round((next() - 0.5) * 4e12);
-        const expected: { startMs: number; endMs: number }[] = [];
-        const k0 = Math.floor((event - spec.sizeMs - spec.offsetMs) / spec.slideMs);
-        for (let k = k0; k <= k0 + Math.ceil(spec.sizeMs / spec.slideMs) + 2; k++) {
-          const start = k * spec.slideMs + spec.offsetMs;
-          if (start <= event && event < start + spec.sizeMs) expected.push({ startMs: start, endMs: start + spec.sizeMs });
+        // Microsecond instants over ±63 years around 1970, and some whole milliseconds.
+        const event = BigInt(Math.round((next() - 0.5) * 4e15)) * (n % 3 === 0 ? 1000n : 1n);
+        const size = us(spec.sizeMs), slide = us(spec.slideMs), offset = us(spec.offsetMs);
+        const expected: { startUs: bigint; endUs: bigint }[] = [];
+        const d = event - size - offset;
+        const k0 = d / slide - (d % slide < 0n ? 1n : 0n);
+        for (let k = k0; k <= k0 + BigInt(Math.ceil(spec.sizeMs / spec.slideMs)) + 2n; k++) {
+          const start = k * slide + offset;
+          if (start <= event && event < start + size) expected.push({ startUs: start, endUs: start + size });
         }
         expect(assignWindows(event, spec), `event ${event} spec ${JSON.stringify(spec)}`).toEqual(expected);
       }
@@ -146,15 +158,15 @@ describe("windowsPerEvent", () => {
 
 describe("assignWindows: invalid specs", () => {
   it("refuses a slide larger than the size", () => {
-    expect(() => assignWindows(0, sliding(5 * MIN, 10 * MIN))).toThrow(RangeError);
-    expect(() => assignWindows(0, sliding(5 * MIN, 10 * MIN))).toThrow("window slide must be <= window size");
+    expect(() => assignWindows(us(0), sliding(5 * MIN, 10 * MIN))).toThrow(RangeError);
+    expect(() => assignWindows(us(0), sliding(5 * MIN, 10 * MIN))).toThrow("window slide must be <= window size");
   });
 
   it("refuses a zero, negative or NaN size or slide", () => {
-    expect(() => assignWindows(0, tumbling(0))).toThrow(RangeError);
-    expect(() => assignWindows(0, sliding(0, 0))).toThrow("window size and slide must be > 0 ms");
-    expect(() => assignWindows(0, sliding(10 * MIN, 0))).toThrow(RangeError);
-    expect(() => assignWindows(0, tumbling(-MIN))).toThrow(RangeError);
-    expect(() => assignWindows(0, tumbling(Number.NaN))).toThrow(RangeError);
+    expect(() => assignWindows(us(0), tumbling(0))).toThrow(RangeError);
+    expect(() => assignWindows(us(0), sliding(0, 0))).toThrow("window size and slide must be > 0 ms");
+    expect(() => assignWindows(us(0), sliding(10 * MIN, 0))).toThrow(RangeError);
+    expect(() => assignWindows(us(0), tumbling(-MIN))).toThrow(RangeError);
+    expect(() => assignWindows(us(0), tumbling(Number.NaN))).toThrow(RangeError);
   });
 });
