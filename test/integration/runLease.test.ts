@@ -25,7 +25,7 @@ const getDb = useTestDatabase();
 async function seeded(pool: Pool, name: string): Promise<PipelineConfig> {
   const p = lateWithinDelay(name);
   for (const f of ["1.json", "2.json", "3.json"]) {
-    await landFile(pool, p, path.join(p.source.landingDir, f), f);
+    await landFile(pool, p, path.join(p.source.landingDir!, f), f);
     await runBatch(pool, p, "once");
   }
   return p;

@@ -53,7 +53,7 @@ async function setup(pool: Pool, name: string): Promise<string> {
   );
   const p = loadPipelines(file)[0]!;
   for (const f of ["1.json", "2.json", "3.json"]) {
-    await landFile(pool, p, path.join(p.source.landingDir, f), f);
+    await landFile(pool, p, path.join(p.source.landingDir!, f), f);
     await runBatch(pool, p, "once");
   }
   expect(await windowSummary(pool, name)).toEqual(WINDOWS_BEFORE);
