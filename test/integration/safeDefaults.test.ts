@@ -1,8 +1,12 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { landStream } from "../../src/ingest/landFile.js";
 import { landPendingFiles } from "../../src/ingest/landingFolder.js";
 import { runBatch } from "../../src/stream/runBatch.js";
+import { startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 import { checkpoint, ledger, windowSummary } from "../helpers/results.js";
@@ -60,5 +64,26 @@ describe("safe by default: the future-skew guard", () => {
     expect(await landPendingFiles(pool, p)).toEqual({ landed: [], refused: [], waiting: [], changed: [], unchanged: [], failed: [] });
     const landed = await landStream(pool, p, Readable.from(['{"t":"2024-01-15T12:02:00Z","k":"b","v":5}']), "stdin", LANDED_AT);
     expect(landed.accepted).toBe(1);
+  });
+});
+
+describe("the CLI with a pipeline that has no landing folder, and a bad --batch-span", () => {
+  it("exits 2 with a plain message instead of reading a folder that is not configured or a duration it cannot read", async () => {
+    const { url } = await getDb();
+    const dir = mkdtempSync(path.join(tmpdir(), "straggler-no-landing-"));
+    const config = path.join(dir, "pipelines.yaml");
+    writeFileSync(config, "pipelines:\n  - { name: posted, source: { format: jsonl }, fields: { eventTime: t, groupKey: k }, window: { type: tumbling, size: 1 minute }, watermark: { delay: 0 seconds } }\n");
+    const data = path.join(dir, "events.jsonl");
+    writeFileSync(data, '{"t":"2024-01-15T12:00:00Z","k":"a"}\n');
+    const env = { DATABASE_URL: url, STRAGGLER_PIPELINES: config };
+
+    const ingest = await startCli(["ingest", "-p", "posted"], env).done;
+    expect([ingest.code, ingest.stderr.trim()]).toEqual([2, "straggler: pipeline posted has no source.landingDir; name the files to land"]);
+    const replay = await startCli(["replay", "-p", "posted", "--arrival-field", "t", "--batch-span", "1 hour"], env).done;
+    expect([replay.code, replay.stderr.trim()]).toEqual([2, "straggler: pipeline posted has no source.landingDir; name the files to land"]);
+    const span = await startCli(["replay", "-p", "posted", data, "--arrival-field", "t", "--batch-span", "10"], env).done;
+    expect([span.code, span.stderr.trim()]).toEqual([2, 'straggler: --batch-span: a number without a unit: write "10 seconds" (or minutes, hours, ...)']);
+    const landed = await startCli(["ingest", "-p", "posted", data], env).done;
+    expect([landed.code, landed.stdout]).toMatchObject([0, expect.stringContaining("posted")]);
   });
 });

@@ -215,6 +215,13 @@ describe("classifyRecord: quarantine reasons", () => {
       "event time before minEventTime 2000-01-01T00:00:00.000Z",
     ]);
     expect(classifyRecord(rec({ ts: "2000-01-01T00:00:00.000Z", amount: "1" }), p, SOURCE, LANDED).status).toBe("accepted");
+    const micro = pipeline({ admission: { minEventTime: "2000-01-01T00:00:00.000001Z" } });
+    expect(quarantined(classifyRecord(rec({ ts: "2000-01-01T00:00:00Z", amount: "1" }), micro, SOURCE, LANDED))).toEqual([
+      "quarantined",
+      "TOO_OLD",
+      "event time before minEventTime 2000-01-01T00:00:00.000001Z",
+    ]);
+    expect(classifyRecord(rec({ ts: "2000-01-01T00:00:00.000001Z", amount: "1" }), micro, SOURCE, LANDED).status).toBe("accepted");
   });
 
   it("INVALID_VALUE for a missing value", () => {

@@ -55,10 +55,10 @@ describe("pipelines file validation messages", () => {
     expect(issues({ ...valid(), correction: { schedule: "* * * *" } })).toBe(fields);
     expect(issues({ ...valid(), correction: { schedule: "61 * * * *" } })).toBe(fields);
     expect(issues({ ...valid(), correction: { schedule: "every minute" } })).toBe(fields);
-    expect(issues({ ...valid(), correction: { lease: "500 ms" } })).toBe(
+    expect(issues({ ...valid(), correction: { lease: "500 milliseconds" } })).toBe(
       "  pipelines[0].correction.lease: expected a lease of at least 1 second: a run renews it every third of it",
     );
-    expect(issues({ ...valid(), correction: { lease: "0 ms" } })).toBe(
+    expect(issues({ ...valid(), correction: { lease: "0 seconds" } })).toBe(
       "  pipelines[0].correction.lease: expected a lease of at least 1 second: a run renews it every third of it",
     );
   });
