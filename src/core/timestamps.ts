@@ -64,11 +64,16 @@ export function floorDiv(a: bigint, b: bigint): bigint {
  * @param us epoch microseconds
  */
 export function formatInstant(us: bigint): string {
+  // One entry of memory: a landing writes the same ingestion time on every row of a source.
+  if (us === lastFormatted.us) return lastFormatted.text;
   const ms = floorDiv(us, 1000n);
   const micro = Number(us - ms * 1000n);
-  const text = new Date(Number(ms)).toISOString();
-  return micro === 0 ? text : `${text.slice(0, -1)}${String(micro).padStart(3, "0")}Z`;
+  const iso = new Date(Number(ms)).toISOString();
+  const text = micro === 0 ? iso : `${iso.slice(0, -1)}${String(micro).padStart(3, "0")}Z`;
+  lastFormatted = { us, text };
+  return text;
 }
+let lastFormatted = { us: 0n, text: "1970-01-01T00:00:00.000Z" };
 
 /**
  * Epoch µs of an ISO 8601 UTC string as `formatInstant` and the pool's

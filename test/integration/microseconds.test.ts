@@ -95,4 +95,19 @@ describe("microsecond precision end to end", () => {
     const ranged = (await (await fetch(`${base}/pipelines/${p.name}/windows?from=2024-01-15T12:10:00.000001Z&to=2024-01-15T12:20:00Z`)).json()) as Record<string, unknown>[];
     expect(ranged.map((w) => [w.window_start, w.window_end])).toEqual([["2024-01-15T12:10:00.000Z", "2024-01-15T12:20:00.000Z"]]);
   });
+
+  it("every instant column of the schema holds microseconds, and the read-model views survived the widening", async () => {
+    const { pool } = await getDb();
+    const narrow = await pool.query(
+      `SELECT table_name, column_name, datetime_precision FROM information_schema.columns
+        WHERE table_schema = 'straggler' AND data_type = 'timestamp with time zone' AND datetime_precision <> 6`,
+    );
+    expect(narrow.rows).toEqual([]);
+    const views = await pool.query("SELECT table_name FROM information_schema.views WHERE table_schema = 'straggler' ORDER BY 1");
+    expect(views.rows.map((r) => r.table_name)).toEqual(
+      expect.arrayContaining(["bronze", "correction_audit", "correction_history", "ledger", "quarantine", "sources", "stream_progress", "window_results", "windows_awaiting_correction"]),
+    );
+    const { rows } = await pool.query("SELECT $1::timestamptz AS t", ["2024-01-15T12:09:59.999999Z"]);
+    expect(rows).toEqual([{ t: "2024-01-15T12:09:59.999999Z" }]);
+  });
 });

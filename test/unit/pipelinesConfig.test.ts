@@ -138,7 +138,7 @@ describe("pipelines file validation messages", () => {
 
   it("takes a pipeline without a landing folder (fed over HTTP or stdin)", () => {
     const p = pipelinesFileSchema.parse({ pipelines: [{ ...valid(), source: { format: "jsonl" } }] }).pipelines[0]!;
-    expect(p.source).toEqual({ format: "jsonl" });
+    expect([p.source.landingDir, p.source.format]).toEqual([undefined, "jsonl"]);
   });
 
   it("refuses an empty list", () => {
