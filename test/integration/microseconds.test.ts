@@ -3,13 +3,17 @@
  * to windows in integer µs, moving the watermark by µs, finalizing and
  * dropping by µs, corrected from bronze, and written out by the REST API.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCorrection } from "../../src/correction/correct.js";
 import { createApp } from "../../src/http/app.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
+import { replay } from "../../src/replay/replay.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
@@ -19,13 +23,14 @@ let server: Server | undefined;
 afterAll(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
 
 const LANDED_AT = Date.parse("2024-01-15T13:00:00Z");
-const p = pipeline({
+const RAW = {
   name: "micro",
   source: { format: "jsonl" },
   fields: { eventId: "id", eventTime: "t", value: "v" },
   window: { type: "tumbling", size: "10 minutes" },
   watermark: { delay: "10 minutes" },
-});
+};
+const p = pipeline(RAW);
 const body = (...events: [string, string, number][]) => events.map(([id, t, v]) => JSON.stringify({ id, t, v })).join("\n");
 
 describe("microsecond precision end to end", () => {
@@ -109,5 +114,27 @@ describe("microsecond precision end to end", () => {
     );
     const { rows } = await pool.query("SELECT $1::timestamptz AS t", ["2024-01-15T12:09:59.999999Z"]);
     expect(rows).toEqual([{ t: "2024-01-15T12:09:59.999999Z" }]);
+  });
+
+  it("replay orders arrivals within one millisecond by their microseconds and windows µs event times exactly", async () => {
+    const { pool } = await getDb();
+    const rp = pipeline({ ...RAW, name: "micro-replay" });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "straggler-micro-")), "arrivals.jsonl");
+    writeFileSync(file, [
+      '{"id":"second","a":"2024-01-15T12:00:00.000002Z","t":"2024-01-15T11:59:59.999999Z","v":1}',
+      '{"id":"first","a":"2024-01-15T12:00:00.000001Z","t":"2024-01-15T12:00:00.000000Z","v":2}',
+    ].join("\n") + "\n");
+    const summary = await replay(pool, rp, { files: [file], arrivalField: "a", batchSpanMs: 3_600_000 });
+    expect([summary.rowsStaged, summary.replayBatches]).toEqual([2, 1]);
+    const order = await pool.query("SELECT event_id, event_time FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [rp.name]);
+    expect(order.rows).toEqual([
+      { event_id: "first", event_time: "2024-01-15T12:00:00.000Z" },
+      { event_id: "second", event_time: "2024-01-15T11:59:59.999999Z" },
+    ]);
+    const w = await pool.query("SELECT window_start, value_sum FROM straggler.window_results WHERE pipeline = $1 ORDER BY window_start", [rp.name]);
+    expect(w.rows).toEqual([
+      { window_start: "2024-01-15T11:50:00.000Z", value_sum: "1" },
+      { window_start: "2024-01-15T12:00:00.000Z", value_sum: "2" },
+    ]);
   });
 });
