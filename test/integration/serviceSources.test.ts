@@ -48,6 +48,12 @@ describe("the service with bad, half-written and good files while events are POS
     window: { type: tumbling, size: 10 minutes }
     watermark: { delay: 10 minutes }
     trigger: { interval: 200 milliseconds }
+  - name: no-folder
+    source: { landingDir: ${JSON.stringify(path.join(DIR, "no-such-folder"))}, format: csv }
+    fields: { eventTime: event_time }
+    window: { type: tumbling, size: 10 minutes }
+    watermark: { delay: 10 minutes }
+    trigger: { interval: 200 milliseconds }
 `,
     );
     service = startServe(await freePort(), { DATABASE_URL: url, STRAGGLER_PIPELINES: config, STRAGGLER_API_TOKEN: TOKEN, LOG_LEVEL: "info" });
@@ -94,6 +100,11 @@ describe("the service with bad, half-written and good files while events are POS
     expect(ledger.rows[0]).toEqual({ landed: 9, accepted: 8, quarantined: 1 });
     const warned = service.output().split("\n").filter((l) => l.includes('"level":40') && l.includes("c-bad.csv"));
     expect(warned).toHaveLength(1);
+    // A landing folder that does not exist is warned about once, not every pass.
+    const missing = service.output().split("\n").filter((l) => l.includes('"level":40') && l.includes("no-such-folder"));
+    expect(missing.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual([
+      `pipeline no-folder: landing folder ${path.join(DIR, "no-such-folder")} does not exist; no files land until it exists`,
+    ]);
     expect(service.errorLines()).toEqual([]);
   });
 });

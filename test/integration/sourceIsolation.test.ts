@@ -175,5 +175,16 @@ describe("straggler ingest (issue 10.9)", () => {
       { source: "bad.csv", state: "refused" },
       { source: "good2.csv", state: "landed" },
     ]);
+    // `straggler sources` names each source with its state and reason; --state filters.
+    const listed = await cli("sources", "-p", "cli-orders", "--state", "refused");
+    expect([listed.code, listed.stdout.split("\n")[0]]).toEqual([0, "cli-orders: landed 1, refused 1, changed_after_landing 0, waiting_to_settle 0"]);
+    expect(listed.stdout.split("\n")[1]).toBe(
+      '  refused               file   bad.csv: 0 rows (0 accepted, 0 quarantined), 42 bytes — CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime), "amount" (fields.value); it names: "Event_Time", "Amount"; they differ only in case: set source.csv.headerCase: insensitive',
+    );
+    const asJson = JSON.parse((await cli("sources", "-p", "cli-orders", "--json")).stdout) as { byState: object; rows: { source: string; state: string }[] };
+    expect([asJson.byState, asJson.rows.map((r) => [r.source, r.state]).sort()]).toEqual([
+      { landed: 1, refused: 1, changed_after_landing: 0, waiting_to_settle: 0 },
+      [["bad.csv", "refused"], ["good2.csv", "landed"]],
+    ]);
   });
 });
