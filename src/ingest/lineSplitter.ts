@@ -43,14 +43,17 @@ export interface SplitOptions {
 }
 
 const LF = 0x0a;
+const EMPTY = Buffer.alloc(0);
 const CR = 0x0d;
 
 /**
  * Splits `input` into lines.
  * @param input chunks of bytes (strings are read as UTF-8)
- * @returns an async iterable of lines, in order; never throws by itself (errors of `input` pass through)
+ * @returns an async iterable of the lines completed by each input chunk (one
+ *   array per chunk, never empty: one await per chunk, not per line), in order;
+ *   never throws by itself (errors of `input` pass through)
  */
-export async function* splitLines(input: AsyncIterable<Buffer | string>, opts: SplitOptions): AsyncGenerator<SplitLine> {
+export async function* splitLines(input: AsyncIterable<Buffer | string>, opts: SplitOptions): AsyncGenerator<SplitLine[]> {
   const max = opts.maxBytes;
   let parts: Buffer[] = [];
   let kept = 0; // bytes held in parts (<= max)
@@ -58,12 +61,11 @@ export async function* splitLines(input: AsyncIterable<Buffer | string>, opts: S
   let offset = opts.startOffset ?? 0; // offset of the current line's first byte
   let line = opts.firstLine ?? 1;
 
-  // The line(s) held so far. A lone CR (old Mac line ending) also ends a line: a
-  // line is split at each CR not followed by LF (rare: found with one indexOf).
-  const take = (terminated: boolean): SplitLine[] => {
-    let bytes = parts.length === 1 ? parts[0]! : parts.length === 0 ? Buffer.alloc(0) : Buffer.concat(parts, kept);
+  // The line(s) held so far, onto `out`. A lone CR (old Mac line ending) also ends a
+  // line: a line is split at each CR not followed by LF (rare: found with one indexOf).
+  const take = (terminated: boolean, out: SplitLine[]): void => {
+    let bytes = parts.length === 1 ? parts[0]! : parts.length === 0 ? EMPTY : Buffer.concat(parts, kept);
     const tooLong = length > max;
-    const out: SplitLine[] = [];
     if (!tooLong) {
       let cr = bytes.indexOf(CR);
       while (cr !== -1 && cr < bytes.length - 1) {
@@ -81,12 +83,12 @@ export async function* splitLines(input: AsyncIterable<Buffer | string>, opts: S
     parts = [];
     kept = 0;
     length = 0;
-    return out;
   };
 
   for await (const chunk of input) {
     const buf = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
     opts.onChunk?.(buf);
+    const batch: SplitLine[] = [];
     let pos = 0;
     while (pos < buf.length) {
       const nl = buf.indexOf(LF, pos);
@@ -100,11 +102,16 @@ export async function* splitLines(input: AsyncIterable<Buffer | string>, opts: S
       }
       length += piece;
       if (nl === -1) break;
-      yield* take(true);
+      take(true, batch);
       pos = nl + 1;
     }
+    if (batch.length > 0) yield batch;
   }
-  if (length > 0 && opts.unterminated === "record") yield* take(false);
+  if (length > 0 && opts.unterminated === "record") {
+    const last: SplitLine[] = [];
+    take(false, last);
+    yield last;
+  }
 }
 
 /**

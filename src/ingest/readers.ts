@@ -137,7 +137,7 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
   };
   const tooLong = (line: number, raw: string): RawRecord => ({ line, raw, fields: null, parseError: `longer than ${max} bytes` });
 
-  for await (const l of lines) {
+  for await (const batch of lines) for (const l of batch) {
     let bytes = l.bytes;
     if (l.line === 1 && (opts.startOffset ?? 0) === 0 && bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3);
     if (pending !== undefined) {
@@ -157,7 +157,7 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
       const first = pending.line;
       pending = undefined;
       done(l);
-      yield csvRecord(first, record, columns!, parseOptions);
+      yield csvRecord(first, record, columns!, parseOptions, dialect);
       continue;
     }
     if (l.tooLong) {
@@ -196,15 +196,17 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
       continue;
     }
     done(l);
-    yield csvRecord(l.line, text, columns!, parseOptions);
+    yield csvRecord(l.line, text, columns!, parseOptions, dialect);
   }
   if (pending !== undefined && (opts.unterminated ?? "record") === "record") {
     yield { line: pending.line, raw: utf8Prefix(Buffer.from(pending.texts.join("\n"), "utf8"), max), fields: null, parseError: "a quoted field is not closed at the end of the input" };
   }
 }
 
-function csvRecord(line: number, text: string, columns: CsvColumns, parseOptions: ReturnType<typeof csvParseOptions>): RawRecord {
-  const values = csvFields(text, parseOptions);
+function csvRecord(line: number, text: string, columns: CsvColumns, parseOptions: ReturnType<typeof csvParseOptions>, dialect: CsvDialect): RawRecord {
+  // Without a quote character (and without trim) a record is its text split on the
+  // delimiter, exactly what csv-parse returns for it: that case skips the parser.
+  const values = !dialect.trim && !text.includes(dialect.quote) ? text.split(dialect.delimiter) : csvFields(text, parseOptions);
   if (!Array.isArray(values)) return { line, raw: text, fields: null, parseError: values.error };
   const mapped = csvRecordFields(values, columns);
   return "error" in mapped ? { line, raw: text, fields: null, parseError: mapped.error } : { line, raw: text, fields: mapped.fields };

@@ -3,7 +3,7 @@ import { splitLines, utf8Prefix, type SplitLine } from "../../src/ingest/lineSpl
 
 async function split(chunks: (Buffer | string)[], maxBytes: number, unterminated: "record" | "hold" = "record"): Promise<SplitLine[]> {
   const out: SplitLine[] = [];
-  for await (const l of splitLines((async function* () { yield* chunks; })(), { maxBytes, unterminated })) out.push(l);
+  for await (const batch of splitLines((async function* () { yield* chunks; })(), { maxBytes, unterminated })) out.push(...batch);
   return out;
 }
 const texts = (lines: SplitLine[]) => lines.map((l) => [l.line, l.bytes.toString(), l.tooLong, l.terminated, l.endOffset]);
@@ -45,7 +45,7 @@ describe("splitLines", () => {
     }
     const rssBefore = process.memoryUsage().rss;
     const out: SplitLine[] = [];
-    for await (const l of splitLines(input(), { maxBytes: LIMIT, unterminated: "record" })) out.push(l);
+    for await (const batch of splitLines(input(), { maxBytes: LIMIT, unterminated: "record" })) out.push(...batch);
     const grew = process.memoryUsage().rss - rssBefore;
     expect(out.map((l) => [l.line, l.bytes.length, l.tooLong, l.length])).toEqual([
       [1, LIMIT, true, count * chunk.length],
