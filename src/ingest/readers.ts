@@ -157,7 +157,8 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
       const first = pending.line;
       pending = undefined;
       done(l);
-      yield csvRecord(first, record, columns!, parseOptions, dialect);
+      const problem = textProblem(record);
+      yield problem === undefined ? csvRecord(first, record, columns!, parseOptions, dialect) : { line: first, raw: record, fields: null, parseError: problem };
       continue;
     }
     if (l.tooLong) {

@@ -72,6 +72,16 @@ describe("CSV dialects (source.csv)", () => {
     ]);
   });
 
+  it("invalid UTF-8 on a continuation line makes the multi-line record MALFORMED", async () => {
+    const bytes = Buffer.concat([Buffer.from('t,amount,note\n2024-01-15T12:01:00Z,10,"a\n'), Buffer.from([0xff]), Buffer.from('"\n2024-01-15T12:02:00Z,20,b\n')]);
+    const out: RawRecord[] = [];
+    for await (const r of readRecords(Readable.from([bytes]), "csv", { csv: { ...DEFAULT_CSV_DIALECT, multiline: true } })) out.push(r);
+    expect(brief(out)).toEqual([
+      [2, "invalid UTF-8"],
+      [4, { t: "2024-01-15T12:02:00Z", amount: "20", note: "b" }],
+    ]);
+  });
+
   it("a quoted field that never closes is bounded by maxRecordBytes: MALFORMED, cut, and the lines after it are read again", async () => {
     const long = Array.from({ length: 30 }, (_, i) => `line ${i} of an unclosed field padding padding`).join("\n");
     const text = `t,amount,note\n2024-01-15T12:01:00Z,10,"${long}\n`;
