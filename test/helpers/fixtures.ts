@@ -41,9 +41,10 @@ export function futureOutlier(guarded: boolean, name = guarded ? "future-guarded
 /**
  * One YAML list item for the service-process tests (crash soak, database outage):
  * JSONL with id / t / k / v, 1-minute windows, 30-second delay, a fast trigger and
- * small micro-batches so that kills and outages land mid-work.
+ * small micro-batches so that kills and outages land mid-work. `extraLines` are
+ * further settings of the item (e.g. `correction: { lease: 5 seconds }`).
  */
-export function servicePipelineYaml(name: string, landingDir: string): string {
+export function servicePipelineYaml(name: string, landingDir: string, extraLines: string[] = []): string {
   return `
   - name: ${name}
     source: { landingDir: ${JSON.stringify(landingDir)}, format: jsonl }
@@ -51,5 +52,5 @@ export function servicePipelineYaml(name: string, landingDir: string): string {
     window: { type: tumbling, size: 1 minute }
     watermark: { delay: 30 seconds }
     trigger: { interval: 200 milliseconds, maxRowsPerBatch: 300 }
-`;
+${extraLines.map((l) => `    ${l}\n`).join("")}`;
 }

@@ -14,6 +14,13 @@
  * which are also those a plain in-memory aggregation of the dataset gives.
  * `reconcile` must be clean, and SIGTERM must stop it with exit code 0.
  *
+ * Once, halfway, the kill lands in the middle of a correction run for sure:
+ * a REST recompute is held at its audit insert (after it has rewritten its
+ * windows inside its open transaction) and the service is killed there. That
+ * run must end `abandoned` (its 5-second lease expired) with nothing of it
+ * written, and be redone: the final results are the uninterrupted run's. No
+ * run may be left `running` or end `failed`.
+ *
  * Knobs (env): STRAGGLER_SOAK_SEED (default: random, printed),
  * STRAGGLER_SOAK_KILLS (20), STRAGGLER_SOAK_FILES (24), STRAGGLER_SOAK_LINES
  * (lines per file, 1000). A long run: STRAGGLER_SOAK_KILLS=200 STRAGGLER_SOAK_FILES=120.
@@ -25,6 +32,7 @@ import { afterAll, describe, expect, it, onTestFailed } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { servicePipelineYaml } from "../helpers/fixtures.js";
+import { holdLock } from "../helpers/locks.js";
 import { freePort, killAndReap, prng, sleep, startServe, waitFor, type ServeProcess } from "../helpers/service.js";
 
 const getDb = useTestDatabase();
@@ -44,6 +52,8 @@ const TOKEN = "soak-token-0123456789abcdef";
 const PIPELINE = "soak";
 const REFERENCE = "soak-ref";
 const WINDOW_MS = 60_000;
+/** Lease of the soak pipeline's correction runs. */
+const LEASE_S = 5;
 
 interface DatasetRecord {
   id: string;
@@ -153,7 +163,7 @@ describe("crash soak", () => {
       for (const f of data.files) writeFileSync(path.join(all, f.name), f.text);
       const soakConfig = path.join(dir, "soak.yaml");
       const refConfig = path.join(dir, "reference.yaml");
-      writeFileSync(soakConfig, `pipelines:${servicePipelineYaml(PIPELINE, landing)}`);
+      writeFileSync(soakConfig, `pipelines:${servicePipelineYaml(PIPELINE, landing, [`correction: { lease: ${LEASE_S} seconds }`])}`);
       writeFileSync(refConfig, `pipelines:${servicePipelineYaml(REFERENCE, all)}`);
 
       // The uninterrupted run, by the CLI, meanwhile (its own pipeline, same database).
@@ -198,8 +208,35 @@ describe("crash soak", () => {
       await current.waitHealthy();
       let kills = 0;
       const restartMs: number[] = [];
+      let killedRunId: number | undefined;
       for (let k = 0; k < KILLS; k++) {
         phase = `soak loop, iteration ${k + 1} of ${KILLS} (${dropped} files dropped)`;
+        if (k === Math.floor(KILLS / 2)) {
+          // This kill lands mid-correction for sure: the run is held at its audit insert.
+          phase += ", killing a correction run mid-run";
+          // (A run before the stream's first watermark has no window to correct and never reaches the audit.)
+          await waitFor("the stream's first watermark", async () =>
+            (await pool.query("SELECT watermark FROM straggler.checkpoints WHERE pipeline = $1", [PIPELINE])).rows[0]?.watermark ?? undefined, 60_000, 100);
+          const audit = await holdLock(pool, "LOCK TABLE straggler.corrections IN EXCLUSIVE MODE");
+          const cut = current.request("POST", `/pipelines/${PIPELINE}/recompute`, { headers: auth, body: "{}", timeoutMs: 60_000 });
+          cut.catch(() => undefined); // the kill cuts it
+          await waitFor("the service's correction run blocked at its audit insert", async () => {
+            const { rows } = await pool.query(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'straggler-soak'
+                  AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO straggler.corrections%'`,
+            );
+            return rows.length > 0 ? true : undefined;
+          }, 60_000);
+          killedRunId = (await pool.query("SELECT max(run_id)::int AS id FROM straggler.correction_runs WHERE pipeline = $1 AND status = 'running'", [PIPELINE])).rows[0].id as number;
+          expect(killedRunId).toBeGreaterThan(0);
+          const killed = await killAndReap(current, "SIGKILL");
+          expect(killed.exit.signal).toBe("SIGKILL");
+          await audit.release();
+          kills++;
+          errorLines.push(...current.errorLines());
+          current = startServe(port, env);
+          await current.waitHealthy();
+        }
         // Sometimes a recompute over REST: half of them awaited, the others left running into the kill.
         if (schedule() < 0.35) {
           recomputes.sent++;
@@ -317,7 +354,25 @@ describe("crash soak", () => {
       const [soakLate, refLate] = [await late(PIPELINE), await late(REFERENCE)];
       expect(refLate).toBeGreaterThan(0);
       const batches = (await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [PIPELINE])).rows[0].n as number;
-      const stuckRuns = (await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = $1 AND status = 'running'", [PIPELINE])).rows[0].n as number;
+      // No run left in limbo: once the last lease has expired, every run succeeded or was abandoned.
+      phase = "checking correction runs";
+      const runs = await waitFor(
+        "every correction run's lease to end",
+        async () => {
+          const { rows } = await pool.query("SELECT status, count(*)::int AS n FROM straggler.correction_history WHERE pipeline = $1 GROUP BY status ORDER BY status", [PIPELINE]);
+          return rows.some((r) => r.status === "running") ? undefined : (Object.fromEntries(rows.map((r) => [r.status, r.n])) as Record<string, number>);
+        },
+        (LEASE_S + 10) * 1000,
+        200,
+      );
+      expect(Object.keys(runs).filter((st) => st !== "succeeded" && st !== "abandoned")).toEqual([]);
+      // The run killed mid-correction: abandoned with its reason (written by a later run's sweep), nothing of it kept.
+      if (killedRunId !== undefined) {
+        const killedRun = (await pool.query("SELECT status, error FROM straggler.correction_runs WHERE run_id = $1", [killedRunId])).rows[0];
+        expect(killedRun.status).toBe("abandoned");
+        expect(killedRun.error).toMatch(/^lease expired at \S+Z: the process running it stopped or lost the database before it finished; its changes were rolled back$/);
+        expect((await pool.query("SELECT count(*)::int AS n FROM straggler.corrections WHERE run_id = $1", [killedRunId])).rows[0].n).toBe(0);
+      }
 
       const avg = (xs: number[]) => (xs.length ? Math.round(xs.reduce((a, b) => a + b, 0) / xs.length) : 0);
       console.log(
@@ -326,7 +381,7 @@ describe("crash soak", () => {
           `dropped pairs ${soakLate} (reference ${refLate}); recomputes sent ${recomputes.sent}: ${recomputes.succeeded} succeeded, ` +
           `${recomputes.interrupted} cut by a kill, ${recomputes.failed} failed, ${recomputes.other} other (succeeded in avg ${avg(recomputeMs)} ms); ` +
           `soak loop ${(loopMs / 1000).toFixed(1)} s, catch-up ${(catchUpMs / 1000).toFixed(1)} s; ` +
-          `correction runs left 'running' by kills: ${stuckRuns}; child processes seen (all ended with it): ${[...childCommands].join(", ") || "none"}; error log lines: ${errorLines.length}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
+          `correction runs: ${Object.entries(runs).map(([st, n]) => `${n} ${st}`).join(", ")} (run ${killedRunId ?? "-"} killed mid-correction on purpose); child processes seen (all ended with it): ${[...childCommands].join(", ") || "none"}; error log lines: ${errorLines.length}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
       for (const l of errorLines.slice(0, 10)) console.log(`[soak] service error: ${l.slice(0, 500)}`);
       expect(kills).toBeGreaterThanOrEqual(KILLS);
