@@ -263,8 +263,11 @@ describe("database outage", () => {
       const refused = posts.filter((p) => p.result!.status === 503);
       for (const p of refused) {
         expect(p.result!.headers["retry-after"]).toMatch(/^\d+$/);
-        expect(p.result!.json).toEqual({ error: "unavailable", message: expect.any(String) });
+        // `outcome_unknown`: the database went away after COMMIT was sent and before its
+        // answer, and could not be asked since. The landing may have committed.
+        expect(p.result!.json).toEqual({ error: expect.stringMatching(/^(unavailable|outcome_unknown)$/), message: expect.any(String) });
       }
+      const unknown = new Set(refused.filter((p) => (p.result!.json as { error: string }).error === "outcome_unknown").map((p) => p.key));
       const acknowledged = posts.filter((p) => p.result!.status === 201);
       for (const p of acknowledged) expect(p.result!.json).toMatchObject({ alreadyLanded: false, landed: EVENTS_PER_POST });
 
@@ -273,15 +276,21 @@ describe("database outage", () => {
         (await query<{ event_id: string; n: number }>(url, "SELECT event_id, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 AND event_id LIKE 'batch-%' GROUP BY event_id", [PIPELINE])).map((r) => [r.event_id, r.n]),
       );
       expect(acknowledged.flatMap((p) => p.ids).filter((id) => counts.get(id) !== 1)).toEqual([]);
-      expect(refused.flatMap((p) => p.ids).filter((id) => counts.has(id))).toEqual([]);
-      expect(counts.size).toBe(acknowledged.length * EVENTS_PER_POST);
+      expect(refused.filter((p) => !unknown.has(p.key)).flatMap((p) => p.ids).filter((id) => counts.has(id))).toEqual([]);
+      // An unknown outcome is all or nothing: each of its events is in bronze once, or none is.
+      const committedUnknown = refused.filter((p) => unknown.has(p.key) && counts.has(p.ids[0]!));
+      for (const p of refused.filter((r) => unknown.has(r.key))) {
+        expect([p.key, p.ids.map((id) => counts.get(id) ?? 0)]).toEqual([p.key, p.ids.map(() => (committedUnknown.includes(p) ? 1 : 0))]);
+      }
+      expect(counts.size).toBe((acknowledged.length + committedUnknown.length) * EVENTS_PER_POST);
 
       // The clients retry what was refused, with the same Idempotency-Key: it lands once.
       const retries = [...refused];
       const retrier = async () => {
         for (let p = retries.shift(); p !== undefined; p = retries.shift()) {
           const again = await service!.request("POST", `/pipelines/${PIPELINE}/events`, { headers: { ...auth, "idempotency-key": p.key }, body: p.body });
-          expect([p.key, again.status]).toEqual([p.key, 201]);
+          // A landing whose outcome was unknown and did commit answers its first answer again.
+          expect([p.key, again.status]).toEqual([p.key, committedUnknown.includes(p) ? 200 : 201]);
           const twice = await service!.request("POST", `/pipelines/${PIPELINE}/events`, { headers: { ...auth, "idempotency-key": p.key }, body: p.body });
           expect([p.key, twice.status, (twice.json as { alreadyLanded: boolean }).alreadyLanded]).toEqual([p.key, 200, true]);
         }
