@@ -78,7 +78,13 @@ export function readDuration(input: unknown): DurationResult {
       return fail(`${unit}s have no fixed length: write a fixed length such as "${unit === "month" ? "30 days" : "365 days"}" (a calendar-aligned window is not available)`);
     }
     const [, whole, frac] = m;
-    if (frac !== undefined && unit !== "second") return fail(`only seconds take a fraction (as in Spark): write "${value} ${word}" in whole smaller units, e.g. "1 hour 30 minutes"`);
+    if (frac !== undefined && unit !== "second") {
+      // The same length in whole smaller units, when it is whole milliseconds ("1.5 minutes" -> "1 minute 30 seconds").
+      const us = BigInt(whole || "0") * UNIT_US[unit]! + (BigInt(frac) * UNIT_US[unit]!) / 10n ** BigInt(frac.length);
+      const exact = (BigInt(frac) * UNIT_US[unit]!) % 10n ** BigInt(frac.length) === 0n && us % 1000n === 0n;
+      const example = exact ? `, e.g. "${formatDuration(Number(us / 1000n))}"` : "";
+      return fail(`only seconds take a fraction (as in Spark): write "${value} ${word}" in whole smaller units${example}`);
+    }
     totalUs += BigInt(whole || "0") * UNIT_US[unit]!;
     if (frac !== undefined) {
       if (/[1-9]/.test(frac.slice(6))) return fail(`a fraction of a second finer than a microsecond: ${JSON.stringify(input)}`);
