@@ -101,7 +101,9 @@ export const pipelineSchema = z
         .max(MAX_RECORD_BYTES_LIMIT, `expected at most ${MAX_RECORD_BYTES_LIMIT} bytes`)
         .default(1_048_576),
       csv: csvDialectSchema,
-    }),
+    })
+      // A pipeline fed only over HTTP (JSON bodies) needs no source block at all.
+      .prefault({ format: "jsonl" }),
     fields: z.strictObject({
       eventId: fieldName.optional(),
       eventTime: fieldName,

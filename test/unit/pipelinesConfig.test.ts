@@ -141,6 +141,12 @@ describe("pipelines file validation messages", () => {
     expect([p.source.landingDir, p.source.format]).toEqual([undefined, "jsonl"]);
   });
 
+  it("takes a pipeline with no source block at all: JSON lines, no landing folder, the source defaults", () => {
+    const { source: _omitted, ...rest } = valid();
+    const p = pipelinesFileSchema.parse({ pipelines: [rest] }).pipelines[0]!;
+    expect([p.source.landingDir, p.source.format, p.source.settle, p.source.appendOnly]).toEqual([undefined, "jsonl", 2000, false]);
+  });
+
   it("refuses an empty list", () => {
     const parsed = pipelinesFileSchema.safeParse({ pipelines: [] });
     expect(parsed.success).toBe(false);
