@@ -139,6 +139,12 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
   if (skew !== null && ahead > usOfMs(skew)) {
     return quarantine(QuarantineReason.FUTURE_TS, `event time is ${msText(ahead)} ms after its ingestion time (max ${skew} ms)`);
   }
+  // A producer-supplied ingestion time is itself a claim: one far after the landing time would
+  // carry its event time past the guard above (a year-9999 event with a year-9999 ingestion time).
+  const ingestedAhead = row.ingestionTimeUs - usOfMs(landingTimeMs);
+  if (skew !== null && ingestedAhead > usOfMs(skew)) {
+    return quarantine(QuarantineReason.FUTURE_TS, `ingestion time is ${msText(ingestedAhead)} ms after the landing time (max ${skew} ms)`);
+  }
   if (p.admission.minEventTime !== undefined && parsed.us < p.admission.minEventTime) {
     return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${formatInstant(p.admission.minEventTime)}`);
   }

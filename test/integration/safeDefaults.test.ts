@@ -48,6 +48,34 @@ describe("safe by default: the future-skew guard", () => {
     expect(await windowSummary(pool, p.name)).toEqual(["a [12:00,12:10)=10 final", "a [13:30,13:40)=2 open"]);
   });
 
+  it("also holds when the record supplies its own ingestion time: one far after the landing time is FUTURE_TS", async () => {
+    const { pool } = await getDb();
+    const p = pipeline({
+      name: "guarded-ingestion-field",
+      source: { format: "jsonl" },
+      fields: { eventTime: "t", ingestionTime: "r", groupKey: "k", value: "v" },
+      window: { type: "tumbling", size: "10 minutes" },
+      watermark: { delay: "10 minutes" },
+    });
+    const input = [
+      { t: "2024-01-15T12:01:00Z", r: "2024-01-15T12:02:00Z", k: "a", v: 10 },
+      { t: "9999-12-31T23:00:00Z", r: "9999-12-31T23:00:00Z", k: "a", v: 2 }, // both claims in year 9999
+      { t: "2024-01-15T13:30:00Z", r: "2024-01-15T13:30:00Z", k: "a", v: 4 }, // ingestion exactly 1 hour after landing: accepted
+      { t: "2024-01-15T13:30:00Z", r: "2024-01-15T13:30:00.000001Z", k: "a", v: 8 }, // 1 µs more: quarantined
+      { t: "2024-01-15T12:20:00Z", r: "2024-01-15T12:21:00Z", k: "a", v: 7 },
+    ].map((r) => JSON.stringify(r)).join("\n");
+    const landed = await landStream(pool, p, Readable.from([input]), "http", LANDED_AT);
+    expect([landed.accepted, landed.quarantined]).toEqual([3, 2]);
+    const reasons = await pool.query("SELECT reason, detail FROM straggler.quarantine WHERE pipeline = $1 ORDER BY source_line", [p.name]);
+    expect(reasons.rows).toEqual([
+      { reason: "FUTURE_TS", detail: "ingestion time is 251696975400000 ms after the landing time (max 3600000 ms)" },
+      { reason: "FUTURE_TS", detail: "ingestion time is 3600000.001 ms after the landing time (max 3600000 ms)" },
+    ]);
+    await runBatch(pool, p, "once");
+    expect((await checkpoint(pool, p.name)).watermark).toBe("2024-01-15T13:20:00.000Z");
+    expect(await windowSummary(pool, p.name)).toEqual(["a [12:00,12:10)=10 final", "a [12:20,12:30)=7 final", "a [13:30,13:40)=4 open"]);
+  });
+
   it("lets the year-9999 event through only with an explicit maxFutureSkew: null", async () => {
     const { pool } = await getDb();
     const p = plain("unguarded", { maxFutureSkew: null });
