@@ -152,6 +152,13 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
         continue;
       }
       // New, waiting, or refused and changed since.
+      if (st.size === 0) {
+        // An empty file is one being created (`: > f`, then written): landing it now as 0 rows would
+        // make its content a change after landing that never lands. It waits for content.
+        if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, p, name, "waiting_to_settle", facts, "empty: waits for content");
+        pass.waiting.push(name);
+        continue;
+      }
       if (!p.source.appendOnly && now() - Math.floor(st.mtimeMs) < p.source.settle) {
         if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, p, name, "waiting_to_settle", facts);
         if (row?.state !== "waiting_to_settle") log?.info({ file: name, settleMs: p.source.settle }, `file ${name} waits to settle`);

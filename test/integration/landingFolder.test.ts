@@ -121,6 +121,21 @@ describe("half-written files wait to settle; landed files that change are report
     expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=162.50 open"]);
   });
 
+  it("an empty file (created, then written) waits for content however long it stays empty, then lands its rows", async () => {
+    const { pool } = await getDb();
+    const p = orders("empty-first", { settle: "2 seconds" });
+    const dir = p.source.landingDir!;
+    write(dir, "later.csv", "", T);
+    const first = await landPendingFiles(pool, p, at(T + 60_000));
+    expect([first.landed, first.waiting]).toEqual([[], ["later.csv"]]);
+    expect(await sources(pool, p.name)).toEqual([{ source: "later.csv", kind: "file", state: "waiting_to_settle", reason: "empty: waits for content", rows: 0 }]);
+    write(dir, "later.csv", "event_time,amount\n2024-01-15T12:05:00Z,30.00\n", T + 70_000);
+    const landed = await landPendingFiles(pool, p, at(T + 73_000));
+    expect(landed.landed.map((r) => [r.source, r.landed, r.accepted])).toEqual([["later.csv", 1, 1]]);
+    await stream(pool, p);
+    expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=30.00 open"]);
+  });
+
   it("a landed file whose bytes change is changed_after_landing, logged once, not landed again; a touch with the same bytes is not a change", async () => {
     const { pool } = await getDb();
     const p = orders("changed");
