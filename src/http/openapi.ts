@@ -14,9 +14,9 @@ function queryParams(schema: z.ZodType): object[] {
 
 const pipelineParam = { name: "pipeline", in: "path", required: true, schema: { type: "string" } };
 const errors = {
-  "400": { description: "invalid request; the message names the bad field", content: json(errorResponse) },
+  "400": { description: "invalid request (an unknown query parameter included); the message names the bad field", content: json(errorResponse) },
   "404": { description: "no such pipeline", content: json(errorResponse) },
-  "503": { description: "database unreachable; retry after the Retry-After header", content: json(errorResponse) },
+  "503": { description: "database unreachable (`unavailable`), or no pooled connection free in time (`busy`); retry after the Retry-After header", content: json(errorResponse) },
 };
 const authErrors = { "401": { description: "missing or wrong bearer token, or no token configured", content: json(errorResponse) } };
 const ok = (description: string, content?: object) => ({ "200": content ? { description, content } : { description } });
@@ -32,11 +32,22 @@ export function openApiDocument(): object {
       "/pipelines/{pipeline}/events": {
         post: {
           summary: "Land events (JSON array or NDJSON) in bronze",
-          description: "Each event is classified (accepted or quarantined with a reason). Send an Idempotency-Key header to make retries land once.",
+          description:
+            "Each event is classified (accepted or quarantined with a reason). Send an Idempotency-Key header to make retries land once: the key names one body " +
+            "(SHA-256 of its bytes after Content-Encoding); the same key and body again answers 200 with the first answer, another body 422. " +
+            "A 503 `outcome_unknown` means the landing may have committed: retry with the same key.",
           security: [{ bearer: [] }],
           parameters: [pipelineParam, { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" } }],
           requestBody: { required: true, content: { "application/json": { schema: { type: "array", items: { type: "object" } } }, "application/x-ndjson": { schema: { type: "string" } } } },
-          responses: { "201": { description: "landed", content: json(landResponse) }, "200": { description: "already landed (same Idempotency-Key)" }, "413": { description: "body too large" }, ...authErrors, ...errors },
+          responses: {
+            "201": { description: "landed", content: json(landResponse) },
+            "200": { description: "already landed: the same Idempotency-Key and body; the first answer again", content: json(landResponse) },
+            "413": { description: "body too large (counted after decompression)", content: json(errorResponse) },
+            "415": { description: "a Content-Type that is not JSON or NDJSON in UTF-8, or an unsupported Content-Encoding", content: json(errorResponse) },
+            "422": { description: "the Idempotency-Key was already used with a different body; nothing landed", content: json(errorResponse) },
+            ...authErrors,
+            ...errors,
+          },
         },
       },
       "/pipelines/{pipeline}/recompute": {
@@ -45,7 +56,7 @@ export function openApiDocument(): object {
           security: [{ bearer: [] }],
           parameters: [pipelineParam],
           requestBody: { required: false, content: json(recomputeBody, "input") },
-          responses: { ...ok("the run summary", json(correctionSummary)), ...authErrors, ...errors },
+          responses: { ...ok("the run summary", json(correctionSummary)), "415": { description: "a body that is not application/json", content: json(errorResponse) }, ...authErrors, ...errors },
         },
       },
       "/pipelines/{pipeline}/windows": { get: { summary: "Window results", parameters: [pipelineParam, ...queryParams(windowsQuery)], responses: { ...ok("windows"), ...errors } } },

@@ -79,7 +79,10 @@ export const aggregate = z.object({ count: z.number(), sum: z.string().nullable(
 
 export const landResponse = z.object({
   pipeline: z.string(),
+  /** `http:<Idempotency-Key>`, or `http:<uuid>` made up for a request without a key. */
   source: z.string(),
+  /** True when this answers a retry: the same key and body landed before, and nothing was written now. */
+  alreadyLanded: z.boolean(),
   landed: z.number(),
   accepted: z.number(),
   quarantined: z.number(),
