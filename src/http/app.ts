@@ -138,7 +138,7 @@ export function createApp(deps: ApiDeps): express.Express {
         // Without a key the source is made up here, before anything lands, so that a lost
         // answer to COMMIT can be looked up by it.
         const source = `http:${key ?? crypto.randomUUID()}`;
-        const r = await landRecords(pool, p, source, body.records(), { landingTimeMs: Date.now(), requestSha256: body.sha256 }).catch((e: unknown) => {
+        const r = await landRecords(pool, p, source, body.records(), { landingTimeMs: Date.now(), requestSha256: body.sha256, newSource: key === undefined }).catch((e: unknown) => {
           if (e instanceof SourceConflictError) {
             throw new HttpError(
               422,

@@ -63,6 +63,8 @@ export interface LandOptions {
    * refused (`SourceConflictError`).
    */
   requestSha256?: string;
+  /** The source key was made up for this landing (`http:<uuid>`, `stdin:<uuid>`): no earlier landing to look up. */
+  newSource?: boolean;
 }
 
 function iso(us: bigint | null): string | null {
@@ -148,7 +150,7 @@ async function landedBefore(db: Pool | PoolClient, pipeline: string, source: str
  * @throws database errors (the transaction is rolled back, nothing is written)
  */
 export async function landRecords(pool: Pool, p: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
-  const earlier = await landedBefore(pool, p.name, source, opts.requestSha256);
+  const earlier = opts.newSource ? undefined : await landedBefore(pool, p.name, source, opts.requestSha256);
   if (earlier) return earlier;
   return inAppendQueue(pool, p.name, () => landLocked(pool, p, source, records, opts));
 }
@@ -160,7 +162,7 @@ async function landLocked(pool: Pool, p: PipelineConfig, source: string, records
   let released = false;
   try {
     // Under the lock: a landing of the same source by another process has committed or never will.
-    const earlier = await landedBefore(client, p.name, source, opts.requestSha256);
+    const earlier = opts.newSource ? undefined : await landedBefore(client, p.name, source, opts.requestSha256);
     if (earlier) {
       await client.query("ROLLBACK");
       return earlier;

@@ -190,7 +190,7 @@ export async function landStream(pool: Pool, p: PipelineConfig, input: Readable,
     await pipe(input, createWriteStream(file, { mode: 0o600 }));
     const fh = await open(file, "r");
     try {
-      return await landRecords(pool, p, `${kind}:${randomUUID()}`, readRecords(fileChunks(fh, 0), p.source.format, readOptionsFor(p)), { landingTimeMs });
+      return await landRecords(pool, p, `${kind}:${randomUUID()}`, readRecords(fileChunks(fh, 0), p.source.format, readOptionsFor(p)), { landingTimeMs, newSource: true });
     } finally {
       await fh.close();
     }
