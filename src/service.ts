@@ -12,6 +12,7 @@ import { sweepExpiredRuns } from "./correction/runLease.js";
 import { scheduleCorrections } from "./correction/schedule.js";
 import { createPool } from "./db/pool.js";
 import { createApp } from "./http/app.js";
+import { appendQueuesIdle } from "./ingest/appendLock.js";
 import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
@@ -159,6 +160,8 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     port,
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // A request whose client has gone may still be landing: let it finish before the loops stop.
+      await appendQueuesIdle(db.pool);
       await Promise.all([...loops.values()].map((l) => l.stop()));
       await Promise.all(analyzing.values());
       await schedule.stop();

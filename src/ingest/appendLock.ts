@@ -39,6 +39,15 @@ export function inAppendQueue<T>(pool: Pool, pipeline: string, fn: () => Promise
   return run;
 }
 
+/** Resolves once every landing queued on `pool` so far has finished (for a graceful stop). */
+export async function appendQueuesIdle(pool: Pool): Promise<void> {
+  for (;;) {
+    const pending = [...(queues.get(pool)?.values() ?? [])];
+    if (pending.length === 0) return;
+    await Promise.all(pending);
+  }
+}
+
 const TRY_LOCK_SQL = "SELECT pg_try_advisory_xact_lock($1::int, hashtext($2)) AS locked";
 const MAX_BACKOFF_MS = 1_000;
 
