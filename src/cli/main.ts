@@ -334,20 +334,22 @@ export function buildCli(): Command {
     .option("--from <instant>", "range start, ISO 8601 with zone")
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
     .option("--key <key...>", "only these group keys")
-    .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[] }) => {
+    .option("--null-key", "only the null group (with --key: it too)")
+    .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[]; nullKey?: boolean }) => {
       const ctx = ctxOf();
       const range = rangeOption(opts);
       await withDb(ctx, async (db) => {
         let failed = false;
         for (const p of pick(ctx, opts.pipeline)) {
-          const s = await runCorrection(db.pool, p, { trigger: "cli", range, keys: opts.key });
+          const keys = opts.nullKey ? [...(opts.key ?? []), null] : opts.key;
+          const s = await runCorrection(db.pool, p, { trigger: "cli", range, keys });
           failed ||= s.status === "failed";
           console.log(
             `${p.name}: correction run ${s.runId} ${s.status}: ${s.windowsExamined} windows examined, ${s.windowsChanged} changed, ` +
               `${s.eventsRecovered} late events recovered, ${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
           );
           for (const c of s.changes.slice(0, 20)) {
-            console.log(`  ${c.groupKey || "(no key)"} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
+            console.log(`  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
           }
           if (s.changes.length > 20) console.log(`  … and ${s.changes.length - 20} more (straggler.corrections, run ${s.runId})`);
         }
@@ -380,7 +382,7 @@ export function buildCli(): Command {
           );
           for (const m of r.mismatches.slice(0, 50)) {
             const fmt = (a: typeof m.stored) => (a ? `count ${a.count} sum ${a.sum} min ${a.min} max ${a.max}` : "missing");
-            console.log(`  ${m.groupKey || "(no key)"} [${m.windowStart}, ${m.windowEnd}) stored ${fmt(m.stored)}, expected ${fmt(m.expected)}`);
+            console.log(`  ${keyLabel(m.groupKey)} [${m.windowStart}, ${m.windowEnd}) stored ${fmt(m.stored)}, expected ${fmt(m.expected)}`);
           }
           if (r.mismatches.length > 50) console.log(`  … and ${r.mismatches.length - 50} more (use --json)`);
         }
@@ -415,6 +417,11 @@ async function landingFolderOf(p: PipelineConfig): Promise<PipelineConfig> {
     throw e;
   }
   return p;
+}
+
+/** A group key as the CLI prints it: `(null)` for the null group, `""` for the empty key. */
+function keyLabel(key: string | null): string {
+  return key === null ? "(null)" : key === "" ? "\"\"" : key;
 }
 
 function rangeOption(opts: { from?: string; to?: string }): { from: string; to: string } | undefined {

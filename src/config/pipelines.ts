@@ -11,6 +11,24 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { readDuration } from "./duration.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
+import { compareAbs, decimalParts, MAX_ABS_VALUE_DEFAULT, parseDecimal } from "../core/decimal.js";
+
+/**
+ * `admission.maxAbsValue`: a positive decimal (string or number), at most the
+ * default 1e131000, which leaves numeric room for any sum (see `MAX_ABS_VALUE_DEFAULT`).
+ */
+const maxAbsValue = z
+  .union([z.string(), z.number()], { error: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_DEFAULT}` })
+  .transform((v, ctx) => {
+    const text = String(v).trim();
+    const parsed = parseDecimal(text);
+    const parts = parsed.ok ? decimalParts(parsed.value) : undefined;
+    if (parts === undefined || parts.negative || parts.digits === "" || compareAbs(parts, decimalParts(MAX_ABS_VALUE_DEFAULT)!) > 0) {
+      ctx.addIssue({ code: "custom", message: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_DEFAULT} (larger values could make a sum overflow numeric), got ${JSON.stringify(String(v)).slice(0, 60)}` });
+      return z.NEVER;
+    }
+    return text;
+  });
 
 const duration = (what: string) =>
   z.unknown().transform((input, ctx) => {
@@ -137,6 +155,8 @@ export const pipelineSchema = z
           .transform((s) => (parseInstant(s, "iso8601", undefined) as { us: bigint }).us) // epoch µs
           .optional(),
         dedupe: z.boolean().default(true),
+        maxAbsValue: maxAbsValue.default(MAX_ABS_VALUE_DEFAULT),
+        missingKey: z.enum(["group", "quarantine"], { error: 'expected "group" (null and absent keys form the null group) or "quarantine" (MISSING_KEY)' }).default("group"),
       })
       .prefault({}),
     trigger: z

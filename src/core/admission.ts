@@ -5,27 +5,37 @@
  * rows reach bronze (`src/ingest/copyToBronze.ts`).
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import { parseDecimal } from "./decimal.js";
+import { canonicalNumber, compareAbs, decimalParts, parseDecimal, type DecimalParts } from "./decimal.js";
+import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
 import { formatInstant, parseInstant, usOfMs } from "./timestamps.js";
+
+export { groupKeyOf } from "./keys.js";
 
 /** Why a record was quarantined. Stable strings: dashboards group by them. */
 export const QuarantineReason = {
   MALFORMED: "MALFORMED", // the line is not a record (bad JSON, wrong CSV field count, missing or unstorable event id or group key)
+  MISSING_KEY: "MISSING_KEY", // a group key field is null or absent and admission.missingKey is "quarantine"
   NULL_TS: "NULL_TS", // no event time
   PARSE_FAIL: "PARSE_FAIL", // event or ingestion time not a strict timestamp
   FUTURE_TS: "FUTURE_TS", // event time more than maxFutureSkew after its ingestion time
   TOO_OLD: "TOO_OLD", // event time before the pipeline's minEventTime
-  INVALID_VALUE: "INVALID_VALUE", // value missing, not a decimal, NaN/Infinity or out of range
+  INVALID_VALUE: "INVALID_VALUE", // value missing, not a decimal, NaN/Infinity, above admission.maxAbsValue; or its window's aggregate failed (stream/correction)
   DUPLICATE: "DUPLICATE", // an accepted record with the same event id is already in bronze
 } as const;
 export type QuarantineReason = (typeof QuarantineReason)[keyof typeof QuarantineReason];
 
-/** A record as a reader produced it: its text, and its fields by name (null = absent or empty). */
+/**
+ * A record as a reader produced it: its text, and its fields by name. A field
+ * is absent (not a property), null (JSON null, an empty CSV field) or its text
+ * (a JSON `""` stays `""`; admission reads it as missing everywhere but in a key).
+ */
 export interface RawRecord {
   /** 1-based line (or record) number within the source. */
   line: number;
   raw: string;
   fields: Record<string, string | null> | null;
+  /** Names of the fields whose JSON value was a number: as a key or id they are canonicalised. */
+  numbers?: string[];
   /** Why the reader could not make fields of it (then `fields` is null). */
   parseError?: string;
   /** Name of the file the record came from, when it is not the landing source itself (replay). */
@@ -46,11 +56,15 @@ export interface BronzeRow {
   detail: string | null;
 }
 
-/** The group key of a record: the single key field's text, a JSON array for several fields, `""` for none. */
-export function groupKeyOf(fields: Record<string, string | null> | null, keyFields: string[]): string {
-  if (keyFields.length === 0 || fields === null) return "";
-  const values = keyFields.map((f) => fields[f] ?? "");
-  return values.length === 1 ? values[0]! : JSON.stringify(values);
+/** A field's text when it holds one: absent, null and `""` are missing. */
+const present = (v: string | null | undefined): v is string => v !== null && v !== undefined && v !== "";
+
+const limits = new Map<string, DecimalParts>();
+/** `admission.maxAbsValue` as parts, parsed once per distinct text (validated by the config schema). */
+function limitParts(text: string): DecimalParts {
+  let parts = limits.get(text);
+  if (parts === undefined) limits.set(text, (parts = decimalParts(text.trim())!));
+  return parts;
 }
 
 /**
@@ -94,7 +108,7 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
     raw: rec.raw,
     eventTimeUs: null,
     ingestionTimeUs: usOfMs(landingTimeMs),
-    groupKey: groupKeyOf(f, p.fields.groupKey),
+    groupKey: groupKeyOf(f, p.fields.groupKey, rec.numbers),
     value: null,
     status: "accepted",
     reason: null,
@@ -103,33 +117,45 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
   const quarantine = (reason: QuarantineReason, detail: string): BronzeRow => ({ ...row, status: "quarantined", reason, detail });
 
   if (f === null) return quarantine(QuarantineReason.MALFORMED, rec.parseError ?? "not a record");
-  const badKey = unstorable(row.groupKey, "group key");
+  const keyFields = p.fields.groupKey;
+  const badKey = holdsReservedKeyText(f, keyFields)
+    ? `group key contains U+FFFF, a Unicode noncharacter reserved for the null key`
+    : unstorable(row.groupKey, "group key");
   if (badKey !== undefined) return { ...quarantine(QuarantineReason.MALFORMED, badKey), groupKey: "" };
   if (p.fields.eventId !== undefined) {
     const id = f[p.fields.eventId];
-    if (id === null || id === undefined) return quarantine(QuarantineReason.MALFORMED, `missing event id field "${p.fields.eventId}"`);
+    if (!present(id)) return quarantine(QuarantineReason.MALFORMED, `missing event id field "${p.fields.eventId}"`);
     const badId = unstorable(id, "event id");
     if (badId !== undefined) return quarantine(QuarantineReason.MALFORMED, badId); // keeps the made-up id
-    row.eventId = id;
+    row.eventId = rec.numbers?.includes(p.fields.eventId) ? canonicalNumber(id) : id;
   }
+  if (p.admission.missingKey === "quarantine" && keyFields.length > 0) {
+    const missing = nullKeyFields(f, keyFields);
+    if (missing.length > 0) return quarantine(QuarantineReason.MISSING_KEY, `no group key in field${missing.length > 1 ? "s" : ""} ${missing.map((m) => `"${m}"`).join(", ")}`);
+  }
+  let valueProblem: string | undefined;
   if (p.fields.value !== undefined) {
     const v = f[p.fields.value];
-    if (v !== null && v !== undefined) {
+    if (!present(v)) valueProblem = `no value in field "${p.fields.value}"`;
+    else {
       const parsed = parseDecimal(v);
-      if (parsed.ok) row.value = parsed.value;
+      if (!parsed.ok) valueProblem = `value "${p.fields.value}": ${parsed.detail}`;
+      else if (compareAbs(decimalParts(parsed.value.trim())!, limitParts(p.admission.maxAbsValue)) > 0) {
+        valueProblem = `value "${p.fields.value}": magnitude above admission.maxAbsValue ${p.admission.maxAbsValue}: ${v.trim().slice(0, 40)}`;
+      } else row.value = parsed.value;
     }
   }
   const { format, timeZone, subMicrosecond } = p.timestamps;
   if (p.fields.ingestionTime !== undefined) {
     const it = f[p.fields.ingestionTime];
-    if (it !== null && it !== undefined) {
+    if (present(it)) {
       const parsed = parseInstant(it, format, timeZone, subMicrosecond);
       if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `ingestion time "${p.fields.ingestionTime}": ${parsed.detail}`);
       row.ingestionTimeUs = parsed.us;
     }
   }
   const et = f[p.fields.eventTime];
-  if (et === null || et === undefined) return quarantine(QuarantineReason.NULL_TS, `no event time in field "${p.fields.eventTime}"`);
+  if (!present(et)) return quarantine(QuarantineReason.NULL_TS, `no event time in field "${p.fields.eventTime}"`);
   const parsed = parseInstant(et, format, timeZone, subMicrosecond);
   if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `event time "${p.fields.eventTime}": ${parsed.detail}`);
   row.eventTimeUs = parsed.us;
@@ -148,11 +174,6 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
   if (p.admission.minEventTime !== undefined && parsed.us < p.admission.minEventTime) {
     return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${formatInstant(p.admission.minEventTime)}`);
   }
-  if (p.fields.value !== undefined && row.value === null) {
-    const v = f[p.fields.value];
-    if (v === null || v === undefined) return quarantine(QuarantineReason.INVALID_VALUE, `no value in field "${p.fields.value}"`);
-    const bad = parseDecimal(v);
-    return quarantine(QuarantineReason.INVALID_VALUE, `value "${p.fields.value}": ${bad.ok ? "" : bad.detail}`);
-  }
+  if (valueProblem !== undefined) return quarantine(QuarantineReason.INVALID_VALUE, valueProblem);
   return row;
 }

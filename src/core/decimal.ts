@@ -33,3 +33,81 @@ export function parseDecimal(raw: string): DecimalResult {
   if (allZero && (Math.abs(exp) > MAX_FRAC_DIGITS || fracDigits - exp > MAX_FRAC_DIGITS)) return { ok: true, value: "0" };
   return { ok: true, value: text };
 }
+
+/**
+ * A decimal literal as `sign × digits × 10^exp`, `digits` without leading or
+ * trailing zeros (`""` for zero, then `negative` is false). The exponent is a
+ * bigint: a key's or id's text is not range-checked, and two exponents that
+ * differ only beyond 2^53 must not read as one.
+ */
+export interface DecimalParts {
+  negative: boolean;
+  digits: string;
+  exp: bigint;
+}
+
+/** Splits a decimal literal into `DecimalParts`; undefined when `text` is not one (see `parseDecimal`). */
+export function decimalParts(text: string): DecimalParts | undefined {
+  const m = DECIMAL.exec(text);
+  if (!m || (m[2] === undefined && (m[3] === undefined || m[3] === ""))) return undefined;
+  const frac = m[3] ?? "";
+  const all = (m[2] ?? "") + frac;
+  const lead = all.search(/[1-9]/);
+  if (lead < 0) return { negative: false, digits: "", exp: 0n };
+  let end = all.length;
+  while (all.charCodeAt(end - 1) === 0x30) end--;
+  const exp = (m[4] === undefined ? 0n : BigInt(m[4])) - BigInt(frac.length) + BigInt(all.length - end);
+  return { negative: m[1] === "-", digits: all.slice(lead, end), exp };
+}
+
+/** Longest canonical number written in plain decimal notation; longer ones are written in scientific notation. */
+export const MAX_PLAIN_NUMBER_CHARS = 2048;
+
+/**
+ * The one text of a JSON number used as a group key or an event id, so that
+ * `7`, `7.0`, `7.00` and `0.7e1` are one key and one id (values are never
+ * canonicalised: their text, and so a sum's scale, is the producer's).
+ *
+ * Rule: plain decimal, no exponent, no leading zeros, no trailing fractional
+ * zeros, no `+`, `-0` → `0` (`1.50E+2` → `150`, `-0.0` → `0`, `1e-3` →
+ * `0.001`). A number whose plain form would be longer than
+ * `MAX_PLAIN_NUMBER_CHARS` characters is written `d[.ddd]e<exp>` instead
+ * (`1e5000`, `-1.5e-3000`): still one text per value, and never expanded into
+ * megabytes. Returns `text` unchanged when it is not a decimal literal.
+ */
+export function canonicalNumber(text: string): string {
+  if (/^(?:0|-?[1-9]\d*)$/.test(text)) return text; // the common case: an integer already canonical
+  const p = decimalParts(text);
+  if (p === undefined) return text;
+  if (p.digits === "") return "0";
+  const sign = p.negative ? "-" : "";
+  const n = BigInt(p.digits.length);
+  const plainLength = p.exp >= 0n ? n + p.exp : (-p.exp >= n ? -p.exp + 2n : n + 1n);
+  if (plainLength > BigInt(MAX_PLAIN_NUMBER_CHARS)) {
+    const mantissa = p.digits.length === 1 ? p.digits : `${p.digits[0]}.${p.digits.slice(1)}`;
+    return `${sign}${mantissa}e${p.exp + n - 1n}`;
+  }
+  const e = Number(p.exp), d = p.digits;
+  if (e >= 0) return sign + d + "0".repeat(e);
+  if (-e < d.length) return `${sign}${d.slice(0, d.length + e)}.${d.slice(d.length + e)}`;
+  return `${sign}0.${"0".repeat(-e - d.length)}${d}`;
+}
+
+/** -1, 0 or 1 as |a| is less than, equal to or greater than |b|. */
+export function compareAbs(a: DecimalParts, b: DecimalParts): number {
+  if (a.digits === "" || b.digits === "") return a.digits === b.digits ? 0 : a.digits === "" ? -1 : 1;
+  // Position of the leading digit decides; then the digits, left-aligned.
+  const ma = BigInt(a.digits.length) + a.exp, mb = BigInt(b.digits.length) + b.exp;
+  if (ma !== mb) return ma < mb ? -1 : 1;
+  const len = Math.max(a.digits.length, b.digits.length);
+  const da = a.digits.padEnd(len, "0"), db = b.digits.padEnd(len, "0");
+  return da === db ? 0 : da < db ? -1 : 1;
+}
+
+/**
+ * Default and largest `admission.maxAbsValue`. With every accepted |value| <=
+ * 1e131000, a sum of up to 2^63 rows stays below 1e131019, inside numeric's
+ * 131072 integer digits: no sum, average, minimum or maximum of accepted rows
+ * can overflow.
+ */
+export const MAX_ABS_VALUE_DEFAULT = "1e131000";

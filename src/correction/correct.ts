@@ -26,6 +26,7 @@ import { withRetry } from "../db/retry.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import { windowsLateral } from "../stream/windowSql.js";
 import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
+import { keyIn, keyOut } from "../core/keys.js";
 
 export type CorrectionTrigger = "cron" | "api" | "cli";
 
@@ -33,8 +34,8 @@ export interface CorrectionRequest {
   trigger: CorrectionTrigger;
   /** Recompute every final window overlapping `[from, to)` (ISO instants) too. */
   range?: { from: string; to: string };
-  /** Only these group keys. */
-  keys?: string[];
+  /** Only these group keys, as clients name them (null = the null group). */
+  keys?: (string | null)[];
   /** Scheduled minute of a cron run (ISO): a slot runs once across replicas; a failed or abandoned slot can run again. */
   cronSlot?: string;
 }
@@ -47,7 +48,8 @@ export interface Aggregate {
 }
 
 export interface WindowChange {
-  groupKey: string;
+  /** null for the null group. */
+  groupKey: string | null;
   windowStart: string;
   windowEnd: string;
   before: Aggregate | null;
@@ -66,7 +68,7 @@ export interface CorrectionSummary {
   /** For `skipped`: the run holding the slot. */
   heldBy?: SlotHolder;
   range: { from: string; to: string } | null;
-  keys: string[] | null;
+  keys: (string | null)[] | null;
   bronzeSnapshot: number | null;
   windowsExamined: number;
   windowsChanged: number;
@@ -89,7 +91,7 @@ const MAX_IDS_PER_WINDOW = 1000;
 async function collectTargets(c: PoolClient, p: PipelineConfig, req: CorrectionRequest, snapshot: number, watermark: string): Promise<number> {
   await c.query(`CREATE TEMP TABLE IF NOT EXISTS corr_targets (group_key text, window_start timestamptz, window_end timestamptz,
                   PRIMARY KEY (group_key, window_start, window_end)) ON COMMIT DELETE ROWS`);
-  const keys = req.keys && req.keys.length > 0 ? req.keys : null;
+  const keys = req.keys && req.keys.length > 0 ? req.keys.map(keyIn) : null;
   const from = req.range?.from ?? null, to = req.range?.to ?? null;
   // Windows awaiting correction (in the range, when one is given).
   await c.query(
@@ -186,7 +188,7 @@ async function applyCorrections(c: PoolClient, p: PipelineConfig, runId: number,
   );
   return rows
     .map((r) => ({
-      groupKey: r.group_key,
+      groupKey: keyOut(r.group_key),
       windowStart: r.window_start,
       windowEnd: r.window_end,
       before: r.count_before === null ? null : { count: r.count_before, sum: r.sum_before, min: r.min_before, max: r.max_before },
@@ -195,7 +197,7 @@ async function applyCorrections(c: PoolClient, p: PipelineConfig, runId: number,
       lateEventCount: r.late_event_count,
       lateEventIds: r.late_event_ids,
     }))
-    .sort((a, b) => (a.groupKey + a.windowStart).localeCompare(b.groupKey + b.windowStart));
+    .sort((a, b) => (keyIn(a.groupKey) + a.windowStart).localeCompare(keyIn(b.groupKey) + b.windowStart));
 }
 
 /** Seams of a run's lease, for tests and tools; production takes the pipeline's `correction.lease`. */

@@ -13,9 +13,11 @@ import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { windowsLateral } from "../stream/windowSql.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import type { Aggregate } from "./correct.js";
+import { keyIn, keyOut } from "../core/keys.js";
 
 export interface Mismatch {
-  groupKey: string;
+  /** null for the null group. */
+  groupKey: string | null;
   windowStart: string;
   windowEnd: string;
   stored: Aggregate | null;
@@ -82,13 +84,13 @@ async function reconcileIn(pool: PoolClient, p: PipelineConfig, range?: { from: 
   const mismatches: Mismatch[] = rows
     .filter((r) => r.differs)
     .map((r) => ({
-      groupKey: r.group_key,
+      groupKey: keyOut(r.group_key),
       windowStart: r.window_start,
       windowEnd: r.window_end,
       stored: agg(r.s_n, r.s_s, r.s_lo, r.s_hi),
       expected: agg(r.e_n, r.e_s, r.e_lo, r.e_hi),
     }))
-    .sort((a, b) => (a.windowStart + a.groupKey).localeCompare(b.windowStart + b.groupKey));
+    .sort((a, b) => (a.windowStart + keyIn(a.groupKey)).localeCompare(b.windowStart + keyIn(b.groupKey)));
   const l = (
     await pool.query(
       `SELECT (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1) AS landed,

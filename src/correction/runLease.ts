@@ -56,7 +56,8 @@ export interface RunClaim {
   /** Scheduled minute of a cron run (ISO 8601). */
   cronSlot: string | null;
   range: { from: string; to: string } | null;
-  keys: string[] | null;
+  /** As the client named them: null for the null group. */
+  keys: (string | null)[] | null;
   /** Lease length, ms. */
   leaseMs: number;
 }

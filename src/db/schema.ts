@@ -252,3 +252,29 @@ export const corrections = straggler.table(
   },
   (t) => [primaryKey({ columns: [t.runId, t.groupKey, t.windowStart, t.windowEnd] }), index("corrections_window").on(t.pipeline, t.groupKey, t.windowStart)],
 );
+
+/**
+ * Windows whose aggregate failed with a data exception (SQLSTATE class 22, e.g.
+ * a sum overflowing numeric): the stream or correction quarantined the rows
+ * that caused it and went on. Read through the view `straggler.failed_windows`.
+ * `group_key` is stored as everywhere else (`NULL_KEY` for the null group).
+ */
+export const windowFailures = straggler.table(
+  "window_failures",
+  {
+    failureId: bigserial("failure_id", { mode: "number" }).primaryKey(),
+    pipeline: text("pipeline").notNull(),
+    groupKey: text("group_key").notNull(),
+    windowStart: timestamp("window_start", { withTimezone: true, mode: "string" }).notNull(),
+    windowEnd: timestamp("window_end", { withTimezone: true, mode: "string" }).notNull(),
+    /** `stream` or `correction`. */
+    phase: text("phase").notNull(),
+    batchId: bigint("batch_id", { mode: "number" }),
+    runId: bigint("run_id", { mode: "number" }),
+    sqlstate: text("sqlstate").notNull(),
+    error: text("error").notNull(),
+    quarantinedRows: integer("quarantined_rows").notNull(),
+    failedAt: timestamp("failed_at", { withTimezone: true, mode: "string" }).notNull().defaultNow(),
+  },
+  (t) => [index("window_failures_pipeline").on(t.pipeline, t.failureId)],
+);

@@ -187,9 +187,9 @@ export function createApp(deps: ApiDeps): express.Express {
         `SELECT group_key, window_start, window_end, event_count, value_sum, value_min, value_max, value_avg, status, revision, updated_at, awaiting_correction
            FROM straggler.window_results
           WHERE pipeline = $1 AND ($2::timestamptz IS NULL OR window_end > $2) AND ($3::timestamptz IS NULL OR window_start < $3)
-            AND ($4::text IS NULL OR group_key = $4) AND ($5::text IS NULL OR status = $5)
+            AND ($4::text IS NULL OR group_key = $4) AND ($5::text IS NULL OR status = $5) AND (NOT $7 OR group_key IS NULL)
           ORDER BY window_start, group_key LIMIT $6`,
-        [p.name, q.from ?? null, q.to ?? null, q.key ?? null, q.status ?? null, q.limit],
+        [p.name, q.from ?? null, q.to ?? null, q.key ?? null, q.status ?? null, q.limit, q.nullKey === true],
       );
       res.json(rows);
     }),

@@ -14,6 +14,9 @@ export const instant = z
 /** Free text compared in SQL (a key, a reason): PostgreSQL text cannot hold NUL, so one is a 400, not a database error. */
 const sqlText = z.string().refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" });
 
+/** A group key as a client names it: U+FFFF is the stored text of the null group, which clients name null (or nullKey=true). */
+const keyText = sqlText.refine((s) => !s.includes("\uFFFF"), { message: "expected a key without U+FFFF (the null group is named null, or nullKey=true)" });
+
 const limit = z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000).default(100);
 
 export const rangeQuery = z
@@ -21,13 +24,17 @@ export const rangeQuery = z
   .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
   .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
 
-export const windowsQuery = z.strictObject({
-  from: instant.optional(),
-  to: instant.optional(),
-  key: sqlText.optional(),
-  status: z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" }).optional(),
-  limit,
-});
+export const windowsQuery = z
+  .strictObject({
+    from: instant.optional(),
+    to: instant.optional(),
+    key: keyText.optional(),
+    /** `true`: only the null group (a key field null or absent); a query string cannot carry a null `key`. */
+    nullKey: z.enum(["true", "false"], { error: "expected true or false" }).transform((v) => v === "true").optional(),
+    status: z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" }).optional(),
+    limit,
+  })
+  .refine((q) => !(q.nullKey && q.key !== undefined), { message: "give key or nullKey=true, not both", path: ["nullKey"], when: (c) => c.issues.length === 0 });
 
 export const runIdParam = z.coerce.number({ error: "expected a run id (integer)" }).int().positive();
 
@@ -70,7 +77,8 @@ export const recomputeBody = z
   .strictObject({
     from: instant.optional(),
     to: instant.optional(),
-    keys: z.array(sqlText).min(1, { message: "expected at least one key; leave keys out for every key" }).max(10_000).optional(),
+    /** Group keys; `null` names the null group. */
+    keys: z.array(keyText.nullable()).min(1, { message: "expected at least one key; leave keys out for every key" }).max(10_000).optional(),
   })
   .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
   .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
@@ -98,7 +106,7 @@ export const correctionSummary = z.object({
   trigger: z.enum(["cron", "api", "cli"]),
   status: z.enum(["succeeded", "failed", "skipped"]),
   range: z.object({ from: z.string(), to: z.string() }).nullable(),
-  keys: z.array(z.string()).nullable(),
+  keys: z.array(z.string().nullable()).nullable(),
   bronzeSnapshot: z.number().nullable(),
   windowsExamined: z.number(),
   windowsChanged: z.number(),
@@ -107,7 +115,7 @@ export const correctionSummary = z.object({
   error: z.string().nullable(),
   changes: z.array(
     z.object({
-      groupKey: z.string(),
+      groupKey: z.string().nullable(),
       windowStart: z.string(),
       windowEnd: z.string(),
       before: aggregate.nullable(),

@@ -34,9 +34,10 @@ export type SourceFormat = "csv" | "jsonl";
 /** Default record limit, bytes (`source.maxRecordBytes`): a longer line is quarantined, its raw text cut to this many bytes. */
 export const MAX_RECORD_BYTES = 1_048_576;
 
+/** A top-level JSON value as field text: null stays null, `""` stays `""` (a key of its own), numbers keep their exact text. */
 function fieldText(v: unknown): string | null {
   if (v === null || v === undefined) return null;
-  if (typeof v === "string") return v === "" ? null : v;
+  if (typeof v === "string") return v;
   if (isLosslessNumber(v)) return v.toString();
   if (typeof v === "boolean") return String(v);
   return stringifyJson(v) ?? null;
@@ -73,8 +74,12 @@ export function jsonDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-/** Parses one JSON line into fields. */
-export function jsonFields(line: string): { fields: Record<string, string | null> } | { error: string } {
+/**
+ * Parses one JSON line into fields, and the names of the fields whose value is
+ * a JSON number (`numbers`, absent when none): a number used as a key or id is
+ * canonicalised by admission, a string never is.
+ */
+export function jsonFields(line: string): { fields: Record<string, string | null>; numbers?: string[] } | { error: string } {
   if (jsonDeeperThan(line, MAX_JSON_DEPTH)) return { error: `invalid JSON: nested deeper than ${MAX_JSON_DEPTH} levels` };
   let value: unknown;
   try {
@@ -84,8 +89,12 @@ export function jsonFields(line: string): { fields: Record<string, string | null
   }
   if (value === null || typeof value !== "object" || Array.isArray(value) || isLosslessNumber(value)) return { error: "expected a JSON object" };
   const fields: Record<string, string | null> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) fields[k] = fieldText(v);
-  return { fields };
+  let numbers: string[] | undefined;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    fields[k] = fieldText(v);
+    if (isLosslessNumber(v)) (numbers ??= []).push(k);
+  }
+  return numbers === undefined ? { fields } : { fields, numbers };
 }
 
 export interface ReadOptions {
@@ -189,7 +198,7 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
     if (format === "jsonl") {
       const parsed = jsonFields(text);
       done(l);
-      yield "error" in parsed ? { line: l.line, raw: text, fields: null, parseError: parsed.error } : { line: l.line, raw: text, fields: parsed.fields };
+      yield "error" in parsed ? { line: l.line, raw: text, fields: null, parseError: parsed.error } : { line: l.line, raw: text, ...parsed };
       continue;
     }
     if (dialect.multiline && quoteOpenAtEnd(text, dialect, false)) {

@@ -60,7 +60,7 @@ const FETCH = 5000;
  * and reported; the others go on.
  */
 async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions, refused: ReplaySummary["refused"]): Promise<number> {
-  await client.query(`CREATE TEMP TABLE replay_rows (arrival_ms bigint, arrival_sub_ms integer, origin text, line integer, raw text, parse_error text, fields jsonb)`);
+  await client.query(`CREATE TEMP TABLE replay_rows (arrival_ms bigint, arrival_sub_ms integer, origin text, line integer, raw text, parse_error text, fields jsonb, numbers text[])`);
   let rows = 0;
   for (const file of opts.files) {
     const origin = path.basename(file);
@@ -72,7 +72,8 @@ async function stage(client: PoolClient, p: PipelineConfig, opts: ReplayOptions,
         rows++;
         if (rows % 10_000 === 0) opts.onStaged?.(rows);
         const fields = rec.fields === null ? null : JSON.stringify(rec.fields).replace(/\\u0000/g, "");
-        yield [...(parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : [null, null]), origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields].map(copyText).join("\t") + "\n";
+        const numbers = rec.numbers === undefined ? null : `{${rec.numbers.map((n) => `"${n.replace(/\u0000/g, "").replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+        yield [...(parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : [null, null]), origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields, numbers].map(copyText).join("\t") + "\n";
       }
     }
     try {
@@ -106,6 +107,7 @@ interface Row {
   raw: string;
   parse_error: string | null;
   fields: Record<string, string | null> | null;
+  numbers: string[] | null;
 }
 
 /**
@@ -145,7 +147,7 @@ export async function replay(pool: Pool, p: PipelineConfig, opts: ReplayOptions)
           done++;
           yield r.fields === null
             ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
-            : { line: r.line, raw: r.raw, fields: r.fields, origin: r.origin };
+            : { line: r.line, raw: r.raw, fields: r.fields, origin: r.origin, ...(r.numbers === null ? {} : { numbers: r.numbers }) };
         }
       }
       const label = current === null ? "no-arrival-time" : new Date(current).toISOString();

@@ -62,8 +62,8 @@ interface Case {
   /** One landing per element (a file or a stream each). */
   batches: Input[];
   rows: Row[];
-  /** Expected `straggler.window_results` after one micro-batch: [group key, event count, value sum], any order. */
-  windows?: Array<[string, number, string | null]>;
+  /** Expected `straggler.window_results` after one micro-batch: [group key (null: the null group), event count, value sum], any order. */
+  windows?: Array<[string | null, number, string | null]>;
 }
 
 const HEADER = "id,ts,amount,key";
@@ -170,12 +170,13 @@ async function runCase(c: Case): Promise<PipelineConfig> {
   expect(rec.ok).toBe(true);
 
   if (c.windows) {
-    const w = await pool.query<{ group_key: string; event_count: number; value_sum: string | null }>(
+    const w = await pool.query<{ group_key: string | null; event_count: number; value_sum: string | null }>(
       "SELECT group_key, event_count, value_sum FROM straggler.window_results WHERE pipeline = $1",
       [p.name],
     );
-    const byKey = (a: [string, number, string | null], b: [string, number, string | null]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
-    expect(w.rows.map((r) => [r.group_key, Number(r.event_count), r.value_sum] as [string, number, string | null]).sort(byKey)).toEqual([...c.windows].sort(byKey));
+    type W = [string | null, number, string | null];
+    const byKey = (a: W, b: W) => (String(a[0]) < String(b[0]) ? -1 : String(a[0]) > String(b[0]) ? 1 : 0);
+    expect(w.rows.map((r) => [r.group_key, Number(r.event_count), r.value_sum] as W).sort(byKey)).toEqual([...c.windows].sort(byKey));
   }
   return p;
 }
@@ -524,16 +525,18 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("numeric's exact limits: 131072 integer digits and 16383 fraction digits are accepted, one more is not", async () => {
+  it("the limits: |value| up to admission.maxAbsValue (default 1e131000) and 16383 fraction digits are accepted, beyond is not", async () => {
+    // 1e131071 fits numeric but two of them do not sum: the default bound leaves room for any sum.
     await runCase({
-      batches: [lines(`{"id":"a","ts":"${TS}","amount":1e131071}`, `{"id":"b","ts":"${TS}","amount":1e131072}`, `{"id":"c","ts":"${TS}","amount":1e-16383}`, `{"id":"d","ts":"${TS}","amount":1e-16384}`)],
+      batches: [lines(`{"id":"a","ts":"${TS}","amount":1e131000}`, `{"id":"b","ts":"${TS}","amount":1e131072}`, `{"id":"c","ts":"${TS}","amount":1e-16383}`, `{"id":"d","ts":"${TS}","amount":1e-16384}`, `{"id":"e","ts":"${TS}","amount":-1e131071}`)],
       rows: [
-        { line: 1, value: "1" + "0".repeat(131071) },
+        { line: 1, value: "1" + "0".repeat(131000) },
         { line: 2, reason: "INVALID_VALUE", detail: `value "amount": outside PostgreSQL's numeric range: 1e131072` },
         { line: 3, value: "0." + "0".repeat(16382) + "1" },
         { line: 4, reason: "INVALID_VALUE", detail: `value "amount": outside PostgreSQL's numeric range: 1e-16384` },
+        { line: 5, reason: "INVALID_VALUE", detail: `value "amount": magnitude above admission.maxAbsValue 1e131000: -1e131071` },
       ],
-      windows: [["", 2, "1" + "0".repeat(131071) + "." + "0".repeat(16382) + "1"]],
+      windows: [[null, 2, "1" + "0".repeat(131000) + "." + "0".repeat(16382) + "1"]], // no key field: the null group
     });
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
 import { classifyRecord, groupKeyOf, type BronzeRow, type RawRecord } from "../../src/core/admission.js";
+import { NULL_KEY } from "../../src/core/keys.js";
 
 const LANDED = Date.UTC(2024, 4, 1, 13, 0); // landing time passed in by the caller, epoch ms
 /** Epoch µs of epoch ms: rows carry instants in µs. */
@@ -90,10 +91,33 @@ describe("classifyRecord: group key", () => {
     expect(classifyRecord(rec(r), pipeline({ fields: { eventTime: "ts" } }), SOURCE, LANDED).groupKey).toBe("");
   });
 
-  it('uses "" for a missing key field', () => {
-    expect(groupKeyOf({ region: null }, ["region"])).toBe("");
-    expect(groupKeyOf({ region: "eu" }, ["region", "shop"])).toBe('["eu",""]');
+  it("stores a null or absent single key as NULL_KEY, keeps \"\" as the empty string, and keeps null inside a composite key", () => {
+    expect(groupKeyOf({ region: null }, ["region"])).toBe(NULL_KEY);
+    expect(groupKeyOf({}, ["region"])).toBe(NULL_KEY);
+    expect(groupKeyOf({ region: "" }, ["region"])).toBe("");
+    expect(groupKeyOf({ region: "eu" }, ["region", "shop"])).toBe('["eu",null]');
+    expect(groupKeyOf({ region: "", shop: "x" }, ["region", "shop"])).toBe('["","x"]');
+    expect(groupKeyOf({ region: null, shop: "x" }, ["region", "shop"])).toBe('[null,"x"]');
     expect(groupKeyOf(null, ["region"])).toBe("");
+  });
+
+  it("canonicalises a key field only when its JSON value was a number", () => {
+    expect(groupKeyOf({ store: "7.0" }, ["store"], ["store"])).toBe("7");
+    expect(groupKeyOf({ store: "7.0" }, ["store"])).toBe("7.0");
+    expect(groupKeyOf({ store: "7.0", r: "1E1" }, ["store", "r"], ["r", "store"])).toBe('["7","10"]');
+  });
+
+  it("quarantines a key holding U+FFFF (reserved for the null key) as MALFORMED", () => {
+    const row = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1", region: "\uFFFF" }), pipeline(), SOURCE, LANDED);
+    expect([row.status, row.reason, row.detail, row.groupKey]).toEqual(["quarantined", "MALFORMED", "group key contains U+FFFF, a Unicode noncharacter reserved for the null key", ""]);
+  });
+
+  it("missingKey: quarantine makes a null or absent key field MISSING_KEY, naming the fields; \"\" is a key", () => {
+    const p = pipeline({ fields: { eventTime: "ts", value: "amount", groupKey: ["region", "shop"] }, admission: { missingKey: "quarantine" } });
+    const one = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1", region: null }), p, SOURCE, LANDED);
+    expect([one.status, one.reason, one.detail]).toEqual(["quarantined", "MISSING_KEY", 'no group key in fields "region", "shop"']);
+    const empty = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1", region: "", shop: "s" }), p, SOURCE, LANDED);
+    expect([empty.status, empty.groupKey]).toEqual(["accepted", '["","s"]']);
   });
 
   it("keeps a key that looks like JSON distinct from a composite key", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDecimal } from "../../src/core/decimal.js";
+import { canonicalNumber, compareAbs, decimalParts, parseDecimal } from "../../src/core/decimal.js";
 
 describe("parseDecimal", () => {
   it("accepts plain and exponent decimals unchanged (PostgreSQL does the arithmetic)", () => {
@@ -47,5 +47,32 @@ describe("parseDecimal", () => {
     expect(parseDecimal("0.0e-16383")).toEqual({ ok: true, value: "0" });
     expect(parseDecimal(`0.${"0".repeat(16384)}`)).toEqual({ ok: true, value: "0" });
     expect(parseDecimal(`0.${"0".repeat(16383)}`)).toEqual({ ok: true, value: `0.${"0".repeat(16383)}` });
+  });
+});
+
+describe("canonicalNumber (keys and ids)", () => {
+  it("writes one plain decimal per value: no exponent, no leading or trailing zeros, -0 is 0", () => {
+    const cases: Array<[string, string]> = [
+      ["7", "7"], ["7.0", "7"], ["7.00", "7"], ["0.7e1", "7"], ["70e-1", "7"], ["-7.0", "-7"], ["-0", "0"], ["-0.0e5", "0"], ["0e-999999999999999999999", "0"],
+      ["1.50E+2", "150"], ["1e-3", "0.001"], ["-12.340", "-12.34"], ["007", "7"], ["1e3", "1000"], ["123456789012345678901234567890", "123456789012345678901234567890"],
+    ];
+    for (const [text, canonical] of cases) expect(canonicalNumber(text), text).toBe(canonical);
+  });
+
+  it("bounds the expansion: a plain form longer than 2048 characters is written d.ddde<exp>, still one text per value", () => {
+    expect(canonicalNumber("1e2047")).toBe("1" + "0".repeat(2047));
+    expect(canonicalNumber("1e2048")).toBe("1e2048");
+    expect(canonicalNumber("10e2047")).toBe("1e2048");
+    expect(canonicalNumber("-1.50e999999999999")).toBe("-1.5e999999999999");
+    expect(canonicalNumber("1e-3000")).toBe("1e-3000");
+    expect(canonicalNumber("1e100000000000000000001")).toBe("1e100000000000000000001");
+    expect(canonicalNumber("1e100000000000000000000")).toBe("1e100000000000000000000");
+  });
+});
+
+describe("compareAbs", () => {
+  const cmp = (a: string, b: string) => compareAbs(decimalParts(a)!, decimalParts(b)!);
+  it("orders magnitudes exactly, sign ignored", () => {
+    expect([cmp("1e38", "100000000000000000000000000000000000000"), cmp("-1e38", "1e38"), cmp("100000000000000000000000000000000000000.1", "1e38"), cmp("9.99e37", "1e38"), cmp("0", "1e-9"), cmp("0.0", "-0")]).toEqual([0, 0, 1, -1, -1, 0]);
   });
 });

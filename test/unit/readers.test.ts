@@ -80,9 +80,15 @@ describe("readRecords jsonl", () => {
     ]);
   });
 
-  it("maps null and empty strings to null, booleans and nested strings to text", async () => {
+  it("keeps null as null and an empty string as an empty string; booleans and nested values become text", async () => {
     const [r] = await read('{"a":null,"b":"","c":true,"d":{"x":"y"},"e":["y",null]}\n', "jsonl");
-    expect(r!.fields).toEqual({ a: null, b: null, c: "true", d: '{"x":"y"}', e: '["y",null]' });
+    expect(r!.fields).toEqual({ a: null, b: "", c: "true", d: '{"x":"y"}', e: '["y",null]' });
+    expect(r!.numbers).toBeUndefined();
+  });
+
+  it("names the fields whose value is a JSON number, not a string holding one", async () => {
+    const [r] = await read('{"id":2.0,"store":"7.0","n":-0,"d":{"x":1}}\n', "jsonl");
+    expect([r!.fields, r!.numbers]).toEqual([{ id: "2.0", store: "7.0", n: "-0", d: '{"x":1}' }, ["id", "n"]]);
   });
 
   it("keeps numbers inside nested values as JSON numbers with their exact text", async () => {
