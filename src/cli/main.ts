@@ -346,7 +346,7 @@ export function buildCli(): Command {
           failed ||= s.status === "failed";
           console.log(
             `${p.name}: correction run ${s.runId} ${s.status}: ${s.windowsExamined} windows examined, ${s.windowsChanged} changed, ` +
-              `${s.eventsRecovered} late events recovered, ${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
+              `${s.eventsRecovered} late events recovered, ${s.windowsFailed ? `${s.windowsFailed} failed (straggler.failed_windows), ` : ""}${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
           );
           for (const c of s.changes.slice(0, 20)) {
             console.log(`  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
@@ -385,6 +385,9 @@ export function buildCli(): Command {
             console.log(`  ${keyLabel(m.groupKey)} [${m.windowStart}, ${m.windowEnd}) stored ${fmt(m.stored)}, expected ${fmt(m.expected)}`);
           }
           if (r.mismatches.length > 50) console.log(`  … and ${r.mismatches.length - 50} more (use --json)`);
+          for (const f of r.failedWindows) {
+            console.log(`  ${keyLabel(f.groupKey)} [${f.windowStart}, ${f.windowEnd}) cannot be recomputed: ${f.error} (SQLSTATE ${f.sqlstate}); a correction run quarantines its late rows`);
+          }
         }
         if (bad) process.exitCode = 1;
       });

@@ -27,6 +27,7 @@ import { analyzeIfStale } from "../db/statistics.js";
 import { windowsLateral } from "../stream/windowSql.js";
 import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
 import { keyIn, keyOut } from "../core/keys.js";
+import { recomputeGuarded } from "./isolateTargets.js";
 
 export type CorrectionTrigger = "cron" | "api" | "cli";
 
@@ -72,6 +73,8 @@ export interface CorrectionSummary {
   bronzeSnapshot: number | null;
   windowsExamined: number;
   windowsChanged: number;
+  /** Windows whose recompute failed (a data exception): recorded in `straggler.failed_windows`, their late rows quarantined. */
+  windowsFailed: number;
   eventsRecovered: number;
   durationMs: number;
   error: string | null;
@@ -135,7 +138,8 @@ async function applyCorrections(c: PoolClient, p: PipelineConfig, runId: number,
                   rev_before int, n_before bigint, s_before numeric, lo_before numeric, hi_before numeric,
                   n bigint, s numeric, lo numeric, hi numeric) ON COMMIT DELETE ROWS`);
   // Full replacement from accepted bronze rows up to the snapshot; only values that differ.
-  await c.query(
+  // A window whose recompute fails (a data exception) is isolated, never stops the run.
+  await recomputeGuarded(c, p, runId, snapshot, () => c.query(
     `INSERT INTO corr_changes
      SELECT t.group_key, t.window_start, t.window_end, r.revision, r.event_count, r.value_sum, r.value_min, r.value_max, f.n, f.s, f.lo, f.hi
        FROM corr_targets t
@@ -149,7 +153,7 @@ async function applyCorrections(c: PoolClient, p: PipelineConfig, runId: number,
       WHERE (r.pipeline IS NULL AND f.n > 0)
          OR (r.pipeline IS NOT NULL AND (r.event_count, r.value_sum, r.value_min, r.value_max) IS DISTINCT FROM (f.n, f.s, f.lo, f.hi))`,
     [p.name, snapshot],
-  );
+  ));
   await c.query(
     `INSERT INTO straggler.window_results_table AS r
        (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
@@ -235,7 +239,7 @@ export async function runCorrection(pool: Pool, p: PipelineConfig, req: Correcti
   const elapsed = () => Math.round(performance.now() - started);
   const base: CorrectionSummary = {
     runId: null, pipeline: p.name, trigger: req.trigger, status: "succeeded", range: req.range ?? null, keys: req.keys ?? null,
-    bronzeSnapshot: null, windowsExamined: 0, windowsChanged: 0, eventsRecovered: 0, durationMs: 0, error: null, changes: [],
+    bronzeSnapshot: null, windowsExamined: 0, windowsChanged: 0, windowsFailed: 0, eventsRecovered: 0, durationMs: 0, error: null, changes: [],
   };
   const leaseMs = opts.leaseMs ?? p.correction.lease;
   const claim = await claimRun(pool, {
@@ -256,8 +260,9 @@ export async function runCorrection(pool: Pool, p: PipelineConfig, req: Correcti
         if (cp && cp.watermark !== null) {
           const examined = await collectTargets(c, p, req, cp.last_offset, cp.watermark);
           const changes = await applyCorrections(c, p, runId, cp.last_offset);
+          const failed = (await c.query("SELECT count(*)::int AS n FROM straggler.window_failures WHERE run_id = $1", [runId])).rows[0].n as number;
           summary = {
-            ...summary, windowsExamined: examined, windowsChanged: changes.length,
+            ...summary, windowsExamined: examined, windowsChanged: changes.length, windowsFailed: failed,
             eventsRecovered: changes.reduce((n, ch) => n + ch.lateEventCount, 0), changes,
           };
         }

@@ -14,6 +14,7 @@ import { windowsLateral } from "../stream/windowSql.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import type { Aggregate } from "./correct.js";
 import { keyIn, keyOut } from "../core/keys.js";
+import { isDataException, isolateFailing } from "../db/windowFailures.js";
 
 export interface Mismatch {
   /** null for the null group. */
@@ -31,10 +32,27 @@ export interface ReconcileReport {
   bronzeSnapshot: number;
   windowsChecked: number;
   mismatches: Mismatch[];
+  /** Windows whose recompute from bronze fails (a data exception): not compared; a correction run quarantines their late rows. */
+  failedWindows: FailedWindow[];
   ledger: { landed: number; accepted: number; quarantined: number; landedBySource: number; balanced: boolean };
   /** Rows in bronze the stream has not read yet (not part of the comparison). */
   backlogRows: number;
   ok: boolean;
+}
+
+/** A window reconcile could not recompute. */
+export interface FailedWindow {
+  groupKey: string | null;
+  windowStart: string;
+  windowEnd: string;
+  sqlstate: string;
+  error: string;
+}
+
+/** A window by stored key and start (ISO). */
+interface WindowId {
+  k: string;
+  s: string;
 }
 
 const agg = (n: number | null, s: string | null, lo: string | null, hi: string | null): Aggregate | null =>
@@ -57,12 +75,15 @@ async function reconcileIn(pool: PoolClient, p: PipelineConfig, range?: { from: 
   const watermark = cp?.watermark ?? null;
   const from = range?.from ?? null, to = range?.to ?? null;
   const sizeMs = windowSpecOf(p).sizeMs;
-  const { rows } = await pool.query(
+  // $7/$8: only these (key, window start)s (a trial of the failure path); $9/$10: all but these (windows that fail).
+  const compare = (only: WindowId[] | null, skip: WindowId[] | null) => pool.query(
     `WITH fresh AS (
        SELECT b.group_key, w.window_start, w.window_end, count(*) AS n, sum(b.value) AS s, min(b.value) AS lo, max(b.value) AS hi
          FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
         WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2 -- not an index range (see correct.ts)
           AND ($4::timestamptz IS NULL OR (b.event_time >= $4::timestamptz - $6 * interval '1 millisecond' AND b.event_time < $5))
+          AND ($7::text[] IS NULL OR (b.group_key, w.window_start) IN (SELECT * FROM unnest($7::text[], $8::timestamptz[])))
+          AND ($9::text[] IS NULL OR (b.group_key, w.window_start) NOT IN (SELECT * FROM unnest($9::text[], $10::timestamptz[])))
         GROUP BY 1, 2, 3
      ), expected AS (
        SELECT * FROM fresh
@@ -78,9 +99,35 @@ async function reconcileIn(pool: PoolClient, p: PipelineConfig, range?: { from: 
             s.n AS s_n, s.s AS s_s, s.lo AS s_lo, s.hi AS s_hi, e.n AS e_n, e.s AS e_s, e.lo AS e_lo, e.hi AS e_hi,
             -- numeric equality: 9.3 and 9.30 are the same value
             (s.n, s.s, s.lo, s.hi) IS DISTINCT FROM (e.n, e.s, e.lo, e.hi) AS differs
-       FROM expected e FULL JOIN stored s USING (group_key, window_start, window_end)`,
-    [p.name, snapshot, watermark, from, to, sizeMs],
+       FROM expected e FULL JOIN stored s USING (group_key, window_start, window_end)
+      WHERE $9::text[] IS NULL OR (group_key, window_start) NOT IN (SELECT * FROM unnest($9::text[], $10::timestamptz[]))`,
+    [p.name, snapshot, watermark, from, to, sizeMs, only?.map((w) => w.k) ?? null, only?.map((w) => w.s) ?? null, skip?.map((w) => w.k) ?? null, skip?.map((w) => w.s) ?? null],
   );
+  // A window whose recompute fails (a data exception, e.g. late rows whose sum overflows numeric, not yet
+  // quarantined by a correction run) is reported as failed; the others are compared.
+  const failedWindows: FailedWindow[] = [];
+  let rows;
+  await pool.query("SAVEPOINT straggler_reconcile");
+  try {
+    rows = (await compare(null, null)).rows;
+  } catch (e) {
+    if (!isDataException(e)) throw e;
+    await pool.query("ROLLBACK TO SAVEPOINT straggler_reconcile");
+    const ids = (
+      await pool.query(
+        `SELECT DISTINCT b.group_key AS k, w.window_start AS s, w.window_end AS e
+           FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
+          WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2
+            AND ($3::timestamptz IS NULL OR (b.event_time >= $3::timestamptz - $5 * interval '1 millisecond' AND b.event_time < $4))
+          ORDER BY 1, 2`,
+        [p.name, snapshot, from, to, sizeMs],
+      )
+    ).rows as Array<WindowId & { e: string }>;
+    const failing = await isolateFailing(pool, ids, e, (subset) => compare(subset, null));
+    if (failing.length === 0) throw e;
+    for (const f of failing) failedWindows.push({ groupKey: keyOut(f.item.k), windowStart: f.item.s, windowEnd: f.item.e, sqlstate: f.sqlstate, error: f.error });
+    rows = (await compare(null, failing.map((f) => f.item))).rows;
+  }
   const mismatches: Mismatch[] = rows
     .filter((r) => r.differs)
     .map((r) => ({
@@ -109,8 +156,9 @@ async function reconcileIn(pool: PoolClient, p: PipelineConfig, range?: { from: 
     bronzeSnapshot: snapshot,
     windowsChecked: rows.length,
     mismatches,
+    failedWindows,
     ledger: { landed: l.landed, accepted: l.accepted, quarantined: l.quarantined, landedBySource: l.by_source, balanced },
     backlogRows: l.backlog,
-    ok: mismatches.length === 0 && balanced,
+    ok: mismatches.length === 0 && failedWindows.length === 0 && balanced,
   };
 }

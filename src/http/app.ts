@@ -119,6 +119,7 @@ export function createApp(deps: ApiDeps): express.Express {
           windows: s.windows,
           numRowsDroppedByWatermark: s.numRowsDroppedByWatermark,
           sources: s.sources,
+          failedWindows: s.failedWindows,
         })),
       );
     }),
@@ -237,6 +238,16 @@ export function createApp(deps: ApiDeps): express.Express {
         ),
       ]);
       res.json({ byState: counts, rows: rows.rows });
+    }),
+  );
+
+  app.get(
+    "/pipelines/:pipeline/failed-windows",
+    wrap(async (req, res) => {
+      const p = pipelineOf(req);
+      const q = parseOr400(limitQuery, req.query, "query");
+      const { rows } = await pool.query("SELECT * FROM straggler.failed_windows WHERE pipeline = $1 ORDER BY failure_id DESC LIMIT $2", [p.name, q.limit]);
+      res.json(rows);
     }),
   );
 

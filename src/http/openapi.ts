@@ -69,6 +69,13 @@ export function openApiDocument(): object {
           responses: { ...ok("counts by state, and the sources most recently seen first", json(sourcesResponse)), ...errors },
         },
       },
+      "/pipelines/{pipeline}/failed-windows": {
+        get: {
+          summary: "Windows whose aggregate failed (a data exception such as a numeric overflow): their rows were quarantined as INVALID_VALUE and the pipeline went on",
+          parameters: [pipelineParam, ...queryParams(limitQuery)],
+          responses: { ...ok("failed windows, latest first; group_key null for the null group"), ...errors },
+        },
+      },
       "/pipelines/{pipeline}/corrections": { get: { summary: "Correction runs", parameters: [pipelineParam, ...queryParams(limitQuery)], responses: { ...ok("runs"), ...errors } } },
       "/pipelines/{pipeline}/corrections/{runId}": {
         get: { summary: "One correction run and the windows it changed (before/after)", parameters: [pipelineParam, { name: "runId", in: "path", required: true, schema: { type: "integer" } }], responses: { ...ok("run"), ...errors } },

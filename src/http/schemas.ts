@@ -110,6 +110,7 @@ export const correctionSummary = z.object({
   bronzeSnapshot: z.number().nullable(),
   windowsExamined: z.number(),
   windowsChanged: z.number(),
+  windowsFailed: z.number(),
   eventsRecovered: z.number(),
   durationMs: z.number(),
   error: z.string().nullable(),

@@ -20,6 +20,7 @@ import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { prepared } from "../db/prepared.js";
 import { formatInstant, isoToUs } from "../core/timestamps.js";
 import { usToTimestamptz, windowSizeUs, windowsLateralUs } from "./windowSql.js";
+import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
 
 export type TriggerKind = "interval" | "once" | "available-now" | "replay" | "notify";
 
@@ -69,10 +70,27 @@ async function readCheckpoint(c: PoolClient, pipeline: string): Promise<Checkpoi
 
 /**
  * Runs the next micro-batch of `p`, if bronze has rows past the checkpoint.
+ * A window whose MERGE fails with a data exception (SQLSTATE class 22) does
+ * not stop the pipeline: its rows in the batch are quarantined
+ * (`INVALID_VALUE`), the window is recorded in `straggler.failed_windows`, and
+ * the batch runs without them (`src/stream/isolateWindows.ts`).
  * @returns the batch's progress, or null when there was nothing to do (an empty batch changes nothing)
  * @throws database errors; the transaction is rolled back and the batch will run again
  */
 export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKind): Promise<BatchProgress | null> {
+  for (;;) {
+    try {
+      return await runBatchOnce(pool, p, trigger);
+    } catch (e) {
+      // A window whose MERGE fails (e.g. a sum overflowing numeric): quarantine its rows, record it, run the batch again.
+      if (!(e instanceof FailingWindowsError)) throw e;
+      // Every round quarantines rows (or finds the batch taken): it cannot loop without progress.
+      if ((await quarantineFailingWindows(pool, p, e)) === 0) throw e;
+    }
+  }
+}
+
+async function runBatchOnce(pool: Pool, p: PipelineConfig, trigger: TriggerKind): Promise<BatchProgress | null> {
   const started = performance.now();
   return withTransaction(pool, async (client) => {
     await client.query(XACT_LOCK_SQL, [LockNamespace.results, p.name]);
@@ -130,7 +148,8 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
     ).rows[0] as { pairs: number; windows: number };
 
     // Rows for one key are combined first: a MERGE source may not hold two rows for one target row.
-    const merged = await client.query(prepared("merge", `MERGE INTO straggler.window_results_table AS t
+    const pairs = { table: "batch_pairs_us", window: "ws_us", windowStart: winStart, windowEnd: winEnd };
+    const merged = await mergeGuarded(client, pairs, { lastOffset: cp.last_offset, batchId }, () => client.query(prepared("merge", `MERGE INTO straggler.window_results_table AS t
        USING (SELECT group_key, ${winStart} AS window_start, ${winEnd} AS window_end,
                      count(*) AS n, sum(value) AS s, min(value) AS lo, max(value) AS hi
                 FROM batch_pairs_us WHERE NOT late GROUP BY group_key, ws_us) AS s
@@ -144,7 +163,7 @@ export async function runBatch(pool: Pool, p: PipelineConfig, trigger: TriggerKi
        WHEN NOT MATCHED THEN
          INSERT (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
          VALUES ($1, s.group_key, s.window_start, s.window_end, s.n, s.s, s.lo, s.hi, $2)`,
-      [p.name, batchId]));
+      [p.name, batchId])));
 
     const maxEvent = [us(cp.max_event_time), us(stats.max_et)].reduce<bigint | null>((a, b) => (b === null ? a : a === null || b > a ? b : a), null);
     const nextWatermark = iso(advanceWatermark(us(watermark), maxEvent, p.watermark.delay));

@@ -11,6 +11,8 @@ export interface PipelineStatus {
   /** Rows in bronze past the checkpoint: what the stream still has to read. */
   backlogRows: number;
   numRowsDroppedByWatermark: number;
+  /** Windows recorded in `straggler.failed_windows` (an aggregate failed; their rows were quarantined). */
+  failedWindows: number;
   windows: { open: number; final: number; corrected: number; awaitingCorrection: number };
   lastProgress: Record<string, unknown> | null;
   /** Sources (files, requests, replay micro-batches) by state: landed, refused, changed_after_landing, waiting_to_settle. */
@@ -33,7 +35,7 @@ export async function sourceCounts(pool: Pool, pipeline: string): Promise<Source
 
 /** Reads the status of `pipeline` (all counts are rows; instants ISO 8601 UTC). */
 export async function pipelineStatus(pool: Pool, pipeline: string): Promise<PipelineStatus> {
-  const [ledger, reasons, cp, dropped, win, awaiting, last, sources] = await Promise.all([
+  const [ledger, reasons, cp, dropped, win, awaiting, last, sources, failed] = await Promise.all([
     pool.query("SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1", [pipeline]),
     pool.query("SELECT reason, count(*)::int AS n FROM straggler.quarantine WHERE pipeline = $1 GROUP BY reason ORDER BY reason", [pipeline]),
     pool.query("SELECT batch_id, last_offset, max_event_time, watermark FROM straggler.checkpoints WHERE pipeline = $1", [pipeline]),
@@ -42,6 +44,7 @@ export async function pipelineStatus(pool: Pool, pipeline: string): Promise<Pipe
     pool.query("SELECT count(*)::int AS n FROM straggler.late_windows WHERE pipeline = $1", [pipeline]),
     pool.query("SELECT * FROM straggler.stream_progress WHERE pipeline = $1 ORDER BY batch_id DESC LIMIT 1", [pipeline]),
     sourceCounts(pool, pipeline),
+    pool.query("SELECT count(*)::int AS n FROM straggler.window_failures WHERE pipeline = $1", [pipeline]),
   ]);
   const c = cp.rows[0];
   const backlog = await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2", [pipeline, c?.last_offset ?? 0]);
@@ -55,6 +58,7 @@ export async function pipelineStatus(pool: Pool, pipeline: string): Promise<Pipe
     checkpoint: c ? { batchId: c.batch_id, lastOffset: c.last_offset, maxEventTime: c.max_event_time, watermark: c.watermark } : null,
     backlogRows: backlog.rows[0].n,
     numRowsDroppedByWatermark: dropped.rows[0].n,
+    failedWindows: failed.rows[0].n,
     windows: { open: byStatus.open ?? 0, final: byStatus.final ?? 0, corrected: byStatus.corrected ?? 0, awaitingCorrection: awaiting.rows[0].n },
     lastProgress: last.rows[0] ?? null,
     sources,

@@ -4,10 +4,15 @@
  * numeric; a window whose aggregate still fails (rows accepted under an older
  * policy, any data exception) is isolated by the stream and the correction.
  */
+import type { Server } from "node:http";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { PipelineConfig } from "../../src/config/pipelines.js";
+import { runCorrection } from "../../src/correction/correct.js";
+import { reconcile } from "../../src/correction/reconcile.js";
+import { createApp } from "../../src/http/app.js";
 import { landStream } from "../../src/ingest/landFile.js";
+import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
@@ -63,5 +68,123 @@ describe("admission.maxAbsValue", () => {
       expect(() => orders("values-bad", { maxAbsValue: bad }), bad).toThrow(/expected a positive decimal such as .{1,4}1e38.{1,4}, at most 1e131000 \(larger values could make a sum overflow numeric\)/);
     }
     expect(orders("values-num", { maxAbsValue: 1e38 }).admission.maxAbsValue).toBe("1e+38");
+  });
+});
+
+/** Rows in bronze as an older policy (no value bound) accepted them, with their landed-source record so the ledger balances. */
+async function acceptedUnderOldPolicy(p: PipelineConfig, source: string, rows: Array<{ id: string; k: string; t: string; v: string }>): Promise<void> {
+  const { pool } = await getDb();
+  for (const [i, r] of rows.entries()) {
+    await pool.query(
+      `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status)
+       VALUES ($1, 'old-policy', $2, $3, $4, $5, $6, $7, $8, $9, 'accepted')`,
+      [p.name, source, i + 1, r.id, JSON.stringify(r), `2024-01-15T${r.t}:00Z`, new Date(LANDED).toISOString(), r.k, r.v],
+    );
+  }
+  await pool.query("INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined) VALUES ($1, $2, 'x', $3, $3, 0)", [p.name, source, rows.length]);
+}
+
+const land = async (p: PipelineConfig, ...lines: string[]) => landStream((await getDb()).pool, p, Readable.from([lines.join("\n") + "\n"]), "t", LANDED);
+const evk = (id: string, k: string, t: string, amount: string) => `{"id":"${id}","k":"${k}","event_time":"2024-01-15T${t}:00Z","amount":${amount}}`;
+
+async function results(p: PipelineConfig): Promise<string[]> {
+  const { rows } = await (await getDb()).pool.query(
+    "SELECT group_key, to_char(window_start, 'HH24:MI') AS ws, event_count, value_sum::text AS s, status FROM straggler.window_results WHERE pipeline = $1 ORDER BY group_key, window_start",
+    [p.name],
+  );
+  return rows.map((r) => `${r.group_key} ${r.ws} n=${r.event_count} sum=${r.s} ${r.status}`);
+}
+
+async function failedWindows(p: PipelineConfig) {
+  const { rows } = await (await getDb()).pool.query(
+    "SELECT group_key, to_char(window_start, 'HH24:MI') AS ws, to_char(window_end, 'HH24:MI') AS we, phase, batch_id, run_id, sqlstate, error, quarantined_rows FROM straggler.failed_windows WHERE pipeline = $1 ORDER BY failure_id",
+    [p.name],
+  );
+  return rows;
+}
+
+const OVERFLOW = "value overflows numeric format";
+const detail = (phase: "micro-batch" | "correction", rows: "batch" | "late events") =>
+  `the ${phase} could not aggregate window [2024-01-15T12:00:00.000Z, 2024-01-15T12:10:00.000Z) of this key: ${OVERFLOW} (SQLSTATE 22003); its rows of the ${rows} are quarantined`;
+
+describe("a window whose aggregate fails cannot stop the pipeline", () => {
+  it('two accepted "9e131071" in one batch: their window is recorded failed, its batch rows quarantined, the rest of the batch and every later batch apply', async () => {
+    const { pool } = await getDb();
+    const p = orders("fail-stream");
+    await acceptedUnderOldPolicy(p, "old", [{ id: "big1", k: "a", t: "12:01", v: "9e131071" }, { id: "big2", k: "a", t: "12:02", v: "9e131071" }]);
+    await land(p, evk("b1", "b", "12:03", "30"), evk("a2", "a", "12:15", "7"));
+    const first = await runBatch(pool, p, "once");
+    expect([first?.batchId, first?.numInputRows, first?.numQuarantinedRows]).toEqual([0, 2, 2]);
+    expect(await results(p)).toEqual(["a 12:10 n=1 sum=7 open", "b 12:00 n=1 sum=30 open"]);
+    expect(await failedWindows(p)).toEqual([
+      { group_key: "a", ws: "12:00", we: "12:10", phase: "stream", batch_id: 0, run_id: null, sqlstate: "22003", error: OVERFLOW, quarantined_rows: 2 },
+    ]);
+    const q = await pool.query("SELECT event_id, reason, detail FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [p.name]);
+    expect(q.rows).toEqual([
+      { event_id: "big1", reason: "INVALID_VALUE", detail: detail("micro-batch", "batch") },
+      { event_id: "big2", reason: "INVALID_VALUE", detail: detail("micro-batch", "batch") },
+    ]);
+    // Acknowledged events after it reach the results.
+    await land(p, evk("b2", "b", "12:04", "20"));
+    expect((await runBatch(pool, p, "once"))?.numInputRows).toBe(1);
+    expect(await results(p)).toEqual(["a 12:10 n=1 sum=7 open", "b 12:00 n=2 sum=50 open"]);
+    const rec = await reconcile(pool, p);
+    expect([rec.ok, rec.ledger, rec.failedWindows]).toEqual([true, { landed: 5, accepted: 3, quarantined: 2, landedBySource: 5, balanced: true }, []]);
+  });
+
+  it("a stored sum plus a later batch's value that overflows: only the later batch's rows of that window are quarantined", async () => {
+    const { pool } = await getDb();
+    const p = orders("fail-stored");
+    await acceptedUnderOldPolicy(p, "old-1", [{ id: "big1", k: "a", t: "12:01", v: "9e131071" }]);
+    await runBatch(pool, p, "once");
+    await acceptedUnderOldPolicy(p, "old-2", [{ id: "big2", k: "a", t: "12:02", v: "9e131071" }]);
+    await land(p, evk("a3", "a", "12:03", "1"), evk("c1", "c", "12:03", "2"));
+    await runBatch(pool, p, "once");
+    const big = "9" + "0".repeat(131071);
+    expect(await results(p)).toEqual([`a 12:00 n=1 sum=${big} open`, "c 12:00 n=1 sum=2 open"]);
+    expect((await failedWindows(p)).map((f) => [f.group_key, f.ws, f.phase, f.batch_id, f.quarantined_rows])).toEqual([["a", "12:00", "stream", 1, 2]]);
+    expect((await pool.query("SELECT event_id FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [p.name])).rows).toEqual([{ event_id: "big2" }, { event_id: "a3" }]);
+    expect((await reconcile(pool, p)).ok).toBe(true);
+  });
+
+  it("arriving late: reconcile reports the window failed, the REST recompute answers 200 and isolates it, recovers the other late window, and reconcile is clean", async () => {
+    const { pool } = await getDb();
+    const p = orders("fail-late");
+    await land(p, evk("a1", "a", "12:01", "5"), evk("x1", "a", "12:30", "1"));
+    await runBatch(pool, p, "once");
+    await land(p, evk("x2", "a", "12:31", "1"));
+    await runBatch(pool, p, "once"); // watermark 12:20: [12:00, 12:10) is final
+    await acceptedUnderOldPolicy(p, "old", [{ id: "big1", k: "a", t: "12:01", v: "9e131071" }, { id: "big2", k: "a", t: "12:02", v: "9e131071" }]);
+    await land(p, evk("c1", "c", "12:02", "4"));
+    const late = await runBatch(pool, p, "once");
+    expect([late?.numRowsDroppedByWatermark, late?.numLateWindows]).toEqual([3, 2]);
+
+    const before = await reconcile(pool, p);
+    expect(before.failedWindows).toEqual([{ groupKey: "a", windowStart: "2024-01-15T12:00:00.000Z", windowEnd: "2024-01-15T12:10:00.000Z", sqlstate: "22003", error: OVERFLOW }]);
+    expect([before.ok, before.mismatches.map((m) => [m.groupKey, m.expected?.sum])]).toEqual([false, [["c", "4"]]]);
+
+    const TOKEN = "test-token-0123456789abcdef";
+    const app = createApp({ pool, pipelines: [p], log: createLogger("silent"), token: TOKEN });
+    const server = await new Promise<Server>((r) => { const s = app.listen(0, "127.0.0.1", () => r(s)); });
+    try {
+      const port = (server.address() as { port: number }).port;
+      const res = await fetch(`http://127.0.0.1:${port}/pipelines/${p.name}/recompute`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+      const s = await res.json();
+      expect([res.status, s.status, s.windowsFailed, s.windowsChanged, s.changes.map((c: { groupKey: string; after: { sum: string } }) => [c.groupKey, c.after.sum])]).toEqual([200, "succeeded", 1, 1, [["c", "4"]]]);
+      expect((await failedWindows(p)).map((f) => [f.group_key, f.ws, f.we, f.phase, f.run_id === s.runId, f.sqlstate, f.quarantined_rows])).toEqual([["a", "12:00", "12:10", "correction", true, "22003", 2]]);
+      const fw = await (await fetch(`http://127.0.0.1:${port}/pipelines/${p.name}/failed-windows`)).json();
+      expect(fw.map((f: { group_key: string; phase: string; error: string; quarantined_rows: number }) => [f.group_key, f.phase, f.error, f.quarantined_rows])).toEqual([["a", "correction", OVERFLOW, 2]]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+    expect((await pool.query("SELECT event_id, detail FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [p.name])).rows).toEqual([
+      { event_id: "big1", detail: detail("correction", "late events") },
+      { event_id: "big2", detail: detail("correction", "late events") },
+    ]);
+    expect(await results(p)).toEqual(["a 12:00 n=1 sum=5 final", "a 12:30 n=2 sum=2 open", "c 12:00 n=1 sum=4 corrected"]);
+    const after = await reconcile(pool, p);
+    expect([after.ok, after.failedWindows, after.mismatches]).toEqual([true, [], []]);
+    const again = await runCorrection(pool, p, { trigger: "cli" });
+    expect([again.status, again.windowsFailed, again.windowsChanged]).toEqual(["succeeded", 0, 0]);
   });
 });
