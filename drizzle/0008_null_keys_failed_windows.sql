@@ -3,6 +3,8 @@
 -- correction and reconcile); the null group of a one-field key is stored as U+FFFF,
 -- a text admission never lets into a key (src/core/keys.ts NULL_KEY). key_out is the
 -- one SQL expression that decodes it; every read-model view shows it as NULL.
+-- (correction_runs.group_keys holds the keys a run was asked for as the client named
+-- them: text[] elements can be NULL, so it needs no decoding.)
 CREATE FUNCTION straggler.key_out(stored text) RETURNS text
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   RETURN nullif(stored, U&'\FFFF');
@@ -55,12 +57,6 @@ SELECT seq, pipeline, event_id, event_time, ingestion_time, straggler.key_out(gr
 CREATE OR REPLACE VIEW straggler.windows_awaiting_correction AS
 SELECT pipeline, straggler.key_out(group_key) AS group_key, window_start, window_end, dropped_rows, first_batch_id, last_batch_id, registered_at
   FROM straggler.late_windows;
---> statement-breakpoint
-CREATE OR REPLACE VIEW straggler.correction_history AS
-SELECT run_id, pipeline, trigger, cron_slot, range_start, range_end,
-       CASE WHEN group_keys IS NOT NULL THEN ARRAY(SELECT straggler.key_out(k) FROM unnest(group_keys) WITH ORDINALITY AS u(k, i) ORDER BY i) END AS group_keys,
-       status, bronze_snapshot, windows_examined, windows_changed, events_recovered, started_at, finished_at, duration_ms, error
-  FROM straggler.correction_runs;
 --> statement-breakpoint
 CREATE OR REPLACE VIEW straggler.correction_audit AS
 SELECT run_id, pipeline, straggler.key_out(group_key) AS group_key, window_start, window_end, revision_before, revision_after,

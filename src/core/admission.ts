@@ -59,12 +59,27 @@ export interface BronzeRow {
 /** A field's text when it holds one: absent, null and `""` are missing. */
 const present = (v: string | null | undefined): v is string => v !== null && v !== undefined && v !== "";
 
-const limits = new Map<string, DecimalParts>();
-/** `admission.maxAbsValue` as parts, parsed once per distinct text (validated by the config schema). */
-function limitParts(text: string): DecimalParts {
-  let parts = limits.get(text);
-  if (parts === undefined) limits.set(text, (parts = decimalParts(text.trim())!));
-  return parts;
+/** `admission.maxAbsValue` as parts, and `shorter`: a value literal without exponent shorter than this is below it. */
+interface Limit {
+  parts: DecimalParts;
+  shorter: number;
+}
+const limits = new Map<string, Limit>();
+/** The limit of `text`, parsed once per distinct text (validated by the config schema: positive, at most 1e131000). */
+function limitOf(text: string): Limit {
+  let limit = limits.get(text);
+  if (limit === undefined) {
+    const parts = decimalParts(text.trim())!;
+    // limit >= 10^(m-1) with m its integer digits; a literal of fewer than m characters is below 10^(m-1).
+    limits.set(text, (limit = { parts, shorter: Number(BigInt(parts.digits.length) + parts.exp) }));
+  }
+  return limit;
+}
+
+/** True when the decimal literal `v` (already valid) has a magnitude above `limit`. */
+function aboveLimit(v: string, limit: Limit): boolean {
+  if (v.length < limit.shorter && !/[eE]/.test(v)) return false; // the common case, no parsing
+  return compareAbs(decimalParts(v)!, limit.parts) > 0;
 }
 
 /**
@@ -140,7 +155,7 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
     else {
       const parsed = parseDecimal(v);
       if (!parsed.ok) valueProblem = `value "${p.fields.value}": ${parsed.detail}`;
-      else if (compareAbs(decimalParts(parsed.value.trim())!, limitParts(p.admission.maxAbsValue)) > 0) {
+      else if (aboveLimit(parsed.value.trim(), limitOf(p.admission.maxAbsValue))) {
         valueProblem = `value "${p.fields.value}": magnitude above admission.maxAbsValue ${p.admission.maxAbsValue}: ${v.trim().slice(0, 40)}`;
       } else row.value = parsed.value;
     }
