@@ -90,6 +90,8 @@ describe("null, absent and empty-string group keys", () => {
     expect(await get("?key=north")).toEqual([["north", "1000"]]);
     const both = await fetch(`${base}/pipelines/${p.name}/windows?key=north&nullKey=true`);
     expect([both.status, await both.json()]).toEqual([400, { error: "invalid_request", message: "query.nullKey: give key or nullKey=true, not both" }]);
+    const reserved = await fetch(`${base}/pipelines/${p.name}/windows?key=${encodeURIComponent(NULL_KEY)}`);
+    expect([reserved.status, await reserved.json()]).toEqual([400, { error: "invalid_request", message: "query.key: expected a key without U+FFFF (the null group is named null, or nullKey=true)" }]);
     expect((await reconcile(pool, p)).ok).toBe(true);
   });
 

@@ -142,6 +142,9 @@ describe("a window whose aggregate fails cannot stop the pipeline", () => {
     await runBatch(pool, p, "once");
     const big = "9" + "0".repeat(131071);
     expect(await results(p)).toEqual([`a 12:00 n=1 sum=${big} open`, "c 12:00 n=1 sum=2 open"]);
+    // A single huge value: its average (the view's sum / count) computes too.
+    const avg = await pool.query("SELECT value_avg::text AS a FROM straggler.window_results WHERE pipeline = $1 AND group_key = 'a'", [p.name]);
+    expect(avg.rows[0].a === big).toBe(true);
     expect((await failedWindows(p)).map((f) => [f.group_key, f.ws, f.phase, f.batch_id, f.quarantined_rows])).toEqual([["a", "12:00", "stream", 1, 2]]);
     expect((await pool.query("SELECT event_id FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [p.name])).rows).toEqual([{ event_id: "big2" }, { event_id: "a3" }]);
     expect((await reconcile(pool, p)).ok).toBe(true);
