@@ -2,7 +2,7 @@
  * Group keys: how a record's key fields become the one text stored in
  * `group_key` (bronze, results, late windows, audit), and how the null group
  * is stored and shown. Pure; the SQL side is `straggler.key_out(text)`
- * (migration 0008), the only place SQL decodes a stored key.
+ * (migration 0012), the only place SQL decodes a stored key.
  *
  * Rules (as SQL's GROUP BY and Spark group them):
  * - a key field that is absent, JSON `null`, or an empty CSV field (quoted or
