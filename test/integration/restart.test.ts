@@ -11,11 +11,12 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type pg from "pg";
 import { describe, expect, it } from "vitest";
 import type { Pool } from "../../src/db/pool.js";
 import { runCli, startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
+import { blockedOn, holdLock } from "../helpers/locks.js";
+import { waitFor } from "../helpers/service.js";
 import { prng } from "../helpers/prng.js";
 
 const getDb = useTestDatabase();
@@ -59,40 +60,6 @@ async function snapshot(pool: Pool, pipeline: string) {
     dropped: await q(`SELECT sum(num_rows_dropped_by_watermark)::int AS n, sum(num_input_rows)::int AS input FROM straggler.batch_progress WHERE pipeline = $1`),
     ledger: await q(`SELECT landed, accepted, quarantined FROM straggler.ledger WHERE pipeline = $1`),
   };
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Holds `lockSql` in an open transaction on its own connection until `release()`. */
-async function holdLock(pool: Pool, lockSql: string, params: unknown[] = []): Promise<{ release: () => Promise<void> }> {
-  const c: pg.PoolClient = await pool.connect();
-  await c.query("BEGIN");
-  await c.query(lockSql, params);
-  return {
-    release: async () => {
-      await c.query("ROLLBACK");
-      c.release();
-    },
-  };
-}
-
-/** Waits until a session of this database is blocked on a lock while running a statement matching `like`. */
-function blockedOn(pool: Pool, like: string) {
-  return waitFor(`a session blocked on ${like}`, async () => {
-    const { rows } = await pool.query(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
-      [like],
-    );
-    return rows.length > 0 ? true : undefined;
-  });
 }
 
 async function batchesCommitted(pool: Pool, pipeline: string): Promise<number> {
