@@ -13,7 +13,7 @@ import { createPool, type Pool } from "../../src/db/pool.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
-import { startCuttingProxy, type CuttingProxy } from "../helpers/cuttingProxy.js";
+import { startProxy, type TcpProxy } from "../helpers/tcpProxy.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 
@@ -29,7 +29,7 @@ const p = pipeline({
 });
 const BODY = '[{"event_time":"2024-01-15T12:01:00Z","amount":10},{"event_time":"2024-01-15T12:02:00Z","amount":20}]';
 
-let proxy: CuttingProxy | undefined;
+let proxy: TcpProxy | undefined;
 let proxied: Pool | undefined;
 let api: RunningApi | undefined;
 afterAll(async () => {
@@ -41,7 +41,7 @@ afterAll(async () => {
 async function setup() {
   const db = await getDb();
   if (!api) {
-    proxy = await startCuttingProxy(db.url);
+    proxy = await startProxy(db.url);
     proxied = createPool(proxy.url, 3);
     proxied.on("error", () => undefined);
     api = await startApi({ pool: proxied, pipelines: [p], log: createLogger("silent"), token: TOKEN });

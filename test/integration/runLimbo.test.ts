@@ -20,7 +20,7 @@ import type { Pool } from "../../src/db/pool.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { runCli, startCli } from "../helpers/cli.js";
-import { startCutProxy } from "../helpers/cutProxy.js";
+import { startProxy } from "../helpers/tcpProxy.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { REPO_ROOT, seedDir } from "../helpers/fixtures.js";
 import { backendGone, blockedOn, holdLock } from "../helpers/locks.js";
@@ -119,7 +119,7 @@ describe("correction runs left in limbo", () => {
   it("a correction that loses the database mid-run exits 1 naming the run and its lease; it is abandoned and redone", async () => {
     const { pool, url } = await getDb();
     const env = { DATABASE_URL: url, STRAGGLER_PIPELINES: await setup(pool, "outage") };
-    const proxy = await startCutProxy(url);
+    const proxy = await startProxy(url);
     const lock = await holdLock(pool, AUDIT_LOCK);
     const cli = startCli(["correct", "-p", "outage"], { ...env, DATABASE_URL: proxy.url });
     const pid = await blockedOn(pool, AUDIT_INSERT);
