@@ -14,6 +14,21 @@ export function pipeline(raw: Record<string, unknown>): PipelineConfig {
   return pipelineSchema.parse(raw);
 }
 
+/**
+ * The issues' common pipeline, fed over HTTP: JSON lines with `event_time` (ISO 8601) and
+ * `amount`, sum of amount per 10-minute tumbling window, 10-minute delay.
+ */
+export function postedOrders(name: string): PipelineConfig {
+  return pipeline({
+    name,
+    source: { format: "jsonl" },
+    fields: { eventTime: "event_time", value: "amount" },
+    timestamps: { format: "iso8601" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+  });
+}
+
 /** The late-within-delay seed: sum of amount, 10-minute tumbling windows, 10-minute delay, zone-less = UTC. */
 export function lateWithinDelay(name = "late-within-delay"): PipelineConfig {
   return pipeline({

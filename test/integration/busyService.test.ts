@@ -19,21 +19,13 @@ import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { postedOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 const TOKEN = "busy-token-0123456789abcdef";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-const orders = (name: string) =>
-  pipeline({
-    name,
-    source: { landingDir: "unused", format: "jsonl" },
-    fields: { eventTime: "event_time", value: "amount" },
-    timestamps: { format: "iso8601" },
-    window: { type: "tumbling", size: "10 minutes" },
-    watermark: { delay: "10 minutes" },
-  });
-const pipelines = [orders("slow"), orders("other"), orders("big")];
+
+const pipelines = ["slow", "other", "big"].map(postedOrders);
 const event = (minute: number, amount: string) => `{"event_time":"2024-01-15T12:${String(minute).padStart(2, "0")}:00Z","amount":${amount}}`;
 
 const closers: Array<() => Promise<unknown>> = [];

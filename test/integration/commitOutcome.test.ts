@@ -15,18 +15,11 @@ import { createLogger } from "../../src/log.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
 import { startProxy, type TcpProxy } from "../helpers/tcpProxy.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { postedOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 const TOKEN = "commit-token-0123456789abcdef";
-const p = pipeline({
-  name: "orders",
-  source: { landingDir: "unused", format: "jsonl" },
-  fields: { eventTime: "event_time", value: "amount" },
-  timestamps: { format: "iso8601" },
-  window: { type: "tumbling", size: "10 minutes" },
-  watermark: { delay: "10 minutes" },
-});
+const p = postedOrders("orders");
 const BODY = '[{"event_time":"2024-01-15T12:01:00Z","amount":10},{"event_time":"2024-01-15T12:02:00Z","amount":20}]';
 
 let proxy: TcpProxy | undefined;

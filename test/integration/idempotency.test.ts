@@ -11,23 +11,15 @@ import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { postedOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 const TOKEN = "idem-token-0123456789abcdef";
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 /** The issue's common pipeline: 10-minute tumbling windows, 10-minute delay, sum of amount. */
-const orders = (name: string) =>
-  pipeline({
-    name,
-    source: { landingDir: "unused", format: "jsonl" },
-    fields: { eventTime: "event_time", value: "amount" },
-    timestamps: { format: "iso8601" },
-    window: { type: "tumbling", size: "10 minutes" },
-    watermark: { delay: "10 minutes" },
-  });
-const pipelines = ["orders", "orders-b", "race-same", "race-diff"].map(orders);
+
+const pipelines = ["orders", "orders-b", "race-same", "race-diff"].map(postedOrders);
 
 const e = (minute: number, amount: number) => ({ event_time: `2024-01-15T12:${String(minute).padStart(2, "0")}:00Z`, amount });
 const e1 = JSON.stringify([e(1, 10)]);
