@@ -97,12 +97,6 @@ export function readDuration(input: unknown): DurationResult {
   return { ok: true, ms: Number(ms) };
 }
 
-/** Milliseconds in `text`, or undefined when it is not a duration `readDuration` accepts. */
-export function parseDuration(text: string): number | undefined {
-  const r = readDuration(text);
-  return r.ok ? r.ms : undefined;
-}
-
 const FORMAT_UNITS: [string, number][] = [
   ["day", 86_400_000],
   ["hour", 3_600_000],
