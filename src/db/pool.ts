@@ -47,6 +47,8 @@ const types = {
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
+/** Anything that runs a query: a pool, a pooled client or a plain client. */
+export type Queryable = pg.Pool | pg.PoolClient | pg.Client;
 
 /** Default longest wait for a pooled connection, ms (then pg-pool fails with "timeout exceeded when trying to connect"; the API answers 503 `busy`). */
 export const POOL_ACQUIRE_TIMEOUT_MS = 5_000;
