@@ -29,39 +29,19 @@ const BATCHES = [
 ];
 
 describe("DelaySimulation", () => {
-  it("applies the watermark of earlier batches: delay 5 minutes", () => {
-    const sim = new DelaySimulation(5 * MIN, TUMBLING_10.sizeMs);
+  // Delay 5 minutes. Batch 2 runs under 0:25 − 5 = 0:20: [0:00,0:10) and [0:10,0:20) "b" are late (2 pairs).
+  // Batch 3 runs under 0:41 − 5 = 0:36: [0:10,0:20) "k" is late. Finals: [0:00,0:10) after batch 1 (wm 0:20,
+  // clock 0:26): 16 min; [0:20,0:30) after batch 2 (wm 0:36, clock 0:42): 12 min. Open after each batch:
+  // {[0:20,0:30)}; {[0:40,0:50)}; {[0:40,0:50)}.
+  const FIVE = { droppedPairs: 3, droppedWindows: 3, eventsAffected: 3, dropShare: 3 / 7, timeToFinal: { windows: 2, medianMs: 12 * MIN, p99Ms: 16 * MIN }, openWindows: { max: 1, mean: 1 } };
+  // Delay 30 minutes. Batch 2 under 0:25 − 30 = −0:05: nothing late. Batch 3 under 0:11: 0:12 is in [0:10,0:20), on time.
+  // Finals: after batch 2 (wm 0:11) [0:00,0:10) k at clock 0:42: 32 min. Open: batch 1 [0:00) k, [0:20) k = 2;
+  // batch 2 adds [0:10) b, [0:40) k = 4, then [0:00) is final = 3; batch 3 adds [0:10) k = 4.
+  const THIRTY = { droppedPairs: 0, droppedWindows: 0, eventsAffected: 0, dropShare: 0, timeToFinal: { windows: 1, medianMs: 32 * MIN, p99Ms: 32 * MIN }, openWindows: { max: 4, mean: 3 } };
+  it.each([[5 * MIN, FIVE], [30 * MIN, THIRTY]])("applies the watermark of earlier batches (delay %d ms)", (delayMs, expected) => {
+    const sim = new DelaySimulation(delayMs, TUMBLING_10.sizeMs);
     feed(BATCHES, sim);
-    // Batch 2 runs under 0:25 − 5 = 0:20: [0:00,0:10) and [0:10,0:20) "b" are late (2 pairs).
-    // Batch 3 runs under 0:41 − 5 = 0:36: [0:10,0:20) "k" is late.
-    expect(sim.result()).toEqual({
-      delayMs: 5 * MIN,
-      droppedPairs: 3,
-      droppedWindows: 3,
-      eventsAffected: 3,
-      dropShare: 3 / 7,
-      // [0:00,0:10) final after batch 1 (wm 0:20, clock 0:26): 16 min; [0:20,0:30) after batch 2 (wm 0:36, clock 0:42): 12 min.
-      timeToFinal: { windows: 2, medianMs: 12 * MIN, p99Ms: 16 * MIN },
-      // Open after each batch: {[0:20,0:30)}; {[0:40,0:50)}; {[0:40,0:50)}.
-      openWindows: { max: 1, mean: 1 },
-    });
-  });
-
-  it("holds more windows and drops less with a longer delay: 30 minutes", () => {
-    const sim = new DelaySimulation(30 * MIN, TUMBLING_10.sizeMs);
-    feed(BATCHES, sim);
-    // Batch 2 under 0:25 − 30 = −0:05: nothing late. Batch 3 under 0:11: [0:00,0:10) would be late, but 0:12 is in [0:10,0:20): on time.
-    // Finals: after batch 2 (wm 0:11): [0:00,0:10) k at clock 0:42 → 32 min; after batch 3 (wm 0:14): none.
-    expect(sim.result()).toEqual({
-      delayMs: 30 * MIN,
-      droppedPairs: 0,
-      droppedWindows: 0,
-      eventsAffected: 0,
-      dropShare: 0,
-      timeToFinal: { windows: 1, medianMs: 32 * MIN, p99Ms: 32 * MIN },
-      // After batch 1: [0:00) k, [0:20) k = 2; batch 2 adds [0:10) b, [0:40) k = 4 then [0:00) is final = 3; batch 3 adds [0:10) k = 4.
-      openWindows: { max: 4, mean: 3 },
-    });
+    expect(sim.result()).toEqual({ delayMs, ...expected });
   });
 
   it("counts only rows in the range but moves the watermark with all", () => {
