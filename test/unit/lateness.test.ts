@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DelayNeeds, DelaySimulation, weightedPercentile, windowEnds, type WhatIfRow } from "../../src/core/lateness.js";
+import { shortDuration } from "../../src/observe/latenessText.js";
 
 const MIN = 60_000; // delays and sizes are ms; instants are epoch µs (bigint)
 const US_PER_MIN = 60_000_000n;
@@ -83,5 +84,13 @@ describe("weightedPercentile", () => {
     const counts = new Map([[30, 1], [10, 2], [20, 1]]);
     expect([0.25, 0.5, 0.51, 0.75, 0.99, 1].map((q) => weightedPercentile(counts, q))).toEqual([10, 10, 20, 20, 30, 30]);
     expect(weightedPercentile(new Map(), 0.5)).toBeNull();
+  });
+});
+
+describe("shortDuration", () => {
+  it("keeps the two largest units", () => {
+    expect([0, 950, 59_000, 587_000, 3_282_000, 84_265_000, 198_610_000, 86_400_000, -59_000, 0.4, null].map(shortDuration)).toEqual(
+      ["0s", "950ms", "59s", "9m 47s", "54m 42s", "23h 24m", "2d 7h", "1d", "-59s", "0s", "-"],
+    );
   });
 });

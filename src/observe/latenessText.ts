@@ -1,0 +1,70 @@
+/**
+ * The lateness report as text for people (`straggler lateness`): the
+ * distribution, its histogram, the what-if table and the recommendation.
+ * Durations are shortened to their two largest units (`9m 47s`, `2d 7h`).
+ */
+import type { DelayOutcome, LatenessReport } from "./lateness.js";
+
+const UNITS: [string, number][] = [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1_000], ["ms", 1]];
+
+/** `ms` (may be fractional or negative) as its two largest units, e.g. `1h 30m`, `950ms`, `-2m 5s`; `-` for null. */
+export function shortDuration(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 0) return `-${shortDuration(-ms)}`;
+  let rest = Math.round(ms);
+  const parts: string[] = [];
+  for (const [unit, size] of UNITS) {
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (n > 0 || parts.length > 0) parts.push(`${n}${unit}`);
+    if (parts.length === 2) break;
+  }
+  return parts.filter((p, i) => i === 0 || !p.startsWith("0")).join(" ") || "0s";
+}
+
+const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
+const count = (n: number) => n.toLocaleString("en-US");
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => `  ${r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join("  ")}`.trimEnd());
+}
+
+const outcomeCells = (o: DelayOutcome | (Omit<DelayOutcome, "labels"> & { labels?: string[] })): string[] => [
+  shortDuration(o.delayMs), (o.labels ?? []).join(", "), count(o.droppedPairs), count(o.droppedWindows), count(o.eventsAffected), percent(o.dropShare),
+  `${shortDuration(o.timeToFinal.medianMs)} / ${shortDuration(o.timeToFinal.p99Ms)}`, `${o.openWindows.max} / ${o.openWindows.mean.toFixed(1)}`,
+];
+
+/** The report as lines of text (no trailing newline). */
+export function formatLatenessReport(report: LatenessReport): string {
+  const d = report.distribution;
+  const range = report.range.from || report.range.to ? `, event time in [${report.range.from ?? "-∞"}, ${report.range.to ?? "∞"})` : "";
+  const lines = [
+    `Lateness of ${report.pipeline} (ingestion time − event time) over ${count(d.count)} accepted rows${range}`,
+    `  p50 ${shortDuration(d.p50Ms)}   p90 ${shortDuration(d.p90Ms)}   p99 ${shortDuration(d.p99Ms)}   p99.9 ${shortDuration(d.p999Ms)}   max ${shortDuration(d.maxMs)}   (min ${shortDuration(d.minMs)})`,
+    "",
+    ...table([["lateness", "rows"], ...d.histogram.map((h) => [
+      h.fromMs === null ? `below ${shortDuration(h.toMs)}` : h.toMs === null ? `${shortDuration(h.fromMs)} and more` : `${shortDuration(h.fromMs)} to ${shortDuration(h.toMs)}`, count(h.count),
+    ])]),
+  ];
+  for (const k of report.byKey ?? []) {
+    lines.push(`  key ${JSON.stringify(k.groupKey)}: ${count(k.count)} rows, p50 ${shortDuration(k.p50Ms)}, p99 ${shortDuration(k.p99Ms)}, max ${shortDuration(k.maxMs)}`);
+  }
+  const w = report.whatIf;
+  lines.push(
+    "",
+    `What-if over the ${count(w.batches)} recorded batches (${count(w.rows)} rows in arrival order; the run recorded ${count(w.recordedDroppedPairs)} dropped pairs):`,
+    ...table([
+      ["delay", "why", "dropped pairs", "windows", "events", "share", "time to final (median / p99)", "open windows (max / mean)"],
+      ...w.delays.map(outcomeCells),
+    ]),
+    "",
+  );
+  const r = report.recommendation;
+  lines.push(
+    `Recommended delay: ${shortDuration(r.delayMs)} (${r.delayMs} ms), the smallest with at most ${percent(r.targetDropShare)} of events dropped:`,
+    `  ${count(r.eventsAffected)} events (${percent(r.dropShare)}) in ${count(r.droppedWindows)} windows; time to final ${shortDuration(r.timeToFinal.medianMs)} median, ${shortDuration(r.timeToFinal.p99Ms)} p99; ${r.openWindows.max} open windows at most`,
+    `  (configured: ${shortDuration(report.configuredDelayMs)})`,
+  );
+  return lines.join("\n");
+}
