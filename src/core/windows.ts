@@ -1,6 +1,6 @@
 /**
  * Window assignment — the pure rule the stream's SQL implements (see
- * `src/stream/windowSql.ts`, cross-checked by `test/integration/windowSql.test.ts`).
+ * `src/db/sql/fragments/windowAssignment.ts`, cross-checked by `test/integration/windowSql.test.ts`).
  *
  * Windows are half-open `[start, end)`, aligned to the Unix epoch in UTC and
  * shifted by an optional start offset, exactly like Spark's

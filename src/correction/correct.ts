@@ -24,7 +24,7 @@ import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";
 import { analyzeIfStale } from "../db/statistics.js";
-import { windowsLateral } from "../stream/windowSql.js";
+import { windowsLateral } from "../db/sql/fragments/windowAssignment.js";
 import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { recomputeGuarded } from "./isolateTargets.js";

@@ -15,7 +15,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
 import type { PoolClient } from "../db/pool.js";
 import { isDataException, isolateFailing, recordWindowFailure } from "../db/windowFailures.js";
-import { windowsLateral } from "../stream/windowSql.js";
+import { windowsLateral } from "../db/sql/fragments/windowAssignment.js";
 
 /**
  * Runs `recompute` (which reads `corr_targets`) until it succeeds, isolating failing windows as above.

@@ -10,7 +10,7 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
-import { windowsLateral } from "../stream/windowSql.js";
+import { windowsLateral } from "../db/sql/fragments/windowAssignment.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import type { Aggregate } from "./correct.js";
 import { keyIn, keyOut } from "../core/keys.js";

@@ -19,7 +19,8 @@ import { LockNamespace, XACT_LOCK_SQL } from "../db/locks.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { prepared } from "../db/prepared.js";
 import { formatInstant, isoToUs } from "../core/timestamps.js";
-import { usToTimestamptz, windowSizeUs, windowsLateralUs } from "./windowSql.js";
+import { aggregateWindow, combineAggregates, computedAggregates, storedAggregates } from "../db/sql/fragments/windowAggregates.js";
+import { usToTimestamptz, windowSizeUs, windowsLateralUs } from "../db/sql/fragments/windowAssignment.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
 
 export type TriggerKind = "interval" | "once" | "available-now" | "replay" | "notify";
@@ -151,18 +152,15 @@ async function runBatchOnce(pool: Pool, p: PipelineConfig, trigger: TriggerKind)
     const pairs = { table: "batch_pairs_us", window: "ws_us", windowStart: winStart, windowEnd: winEnd };
     const merged = await mergeGuarded(client, pairs, { lastOffset: cp.last_offset, batchId }, () => client.query(prepared("merge", `MERGE INTO straggler.window_results_table AS t
        USING (SELECT group_key, ${winStart} AS window_start, ${winEnd} AS window_end,
-                     count(*) AS n, sum(value) AS s, min(value) AS lo, max(value) AS hi
+                     ${aggregateWindow()}
                 FROM batch_pairs_us WHERE NOT late GROUP BY group_key, ws_us) AS s
           ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
        WHEN MATCHED AND NOT t.is_final THEN
-         UPDATE SET event_count = t.event_count + s.n,
-                    value_sum = CASE WHEN s.s IS NULL THEN t.value_sum ELSE coalesce(t.value_sum, 0) + s.s END,
-                    value_min = least(t.value_min, s.lo),
-                    value_max = greatest(t.value_max, s.hi),
+         UPDATE SET ${combineAggregates("t", "s")},
                     last_batch_id = $2, updated_at = now()
        WHEN NOT MATCHED THEN
-         INSERT (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
-         VALUES ($1, s.group_key, s.window_start, s.window_end, s.n, s.s, s.lo, s.hi, $2)`,
+         INSERT (pipeline, group_key, window_start, window_end, ${storedAggregates()}, last_batch_id)
+         VALUES ($1, s.group_key, s.window_start, s.window_end, ${computedAggregates("s")}, $2)`,
       [p.name, batchId])));
 
     const maxEvent = [us(cp.max_event_time), us(stats.max_et)].reduce<bigint | null>((a, b) => (b === null ? a : a === null || b > a ? b : a), null);

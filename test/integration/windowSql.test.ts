@@ -11,7 +11,7 @@
 import { describe, expect, it } from "vitest";
 import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
 import { assignWindows, type WindowSpec } from "../../src/core/windows.js";
-import { windowsLateral } from "../../src/stream/windowSql.js";
+import { windowsLateral } from "../../src/db/sql/fragments/windowAssignment.js";
 import { useTestDatabase } from "../helpers/db.js";
 
 const getDb = useTestDatabase();

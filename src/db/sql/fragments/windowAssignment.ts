@@ -10,7 +10,7 @@
  * `µs * interval` product is a float that drifts far from 1970. Instants are
  * made from µs only where rows are few (after aggregation, or for late rows).
  */
-import { windowsPerEvent, type WindowSpec } from "../core/windows.js";
+import { windowsPerEvent, type WindowSpec } from "../../../core/windows.js";
 
 function us(ms: number, what: string): string {
   if (!Number.isSafeInteger(ms)) throw new RangeError(`${what} must be a whole number of ms, got ${ms}`);
