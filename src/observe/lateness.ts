@@ -30,6 +30,17 @@ export const HISTOGRAM_EDGES_MS = [0, 1_000, 10_000, 60_000, 600_000, 3_600_000,
 /** Default drop-share target of the recommendation: 0.1 % of the events. */
 export const DEFAULT_TARGET_DROP_SHARE = 0.001;
 
+/**
+ * A drop-share target as people write it: `0.1%` (a percentage) or `0.001` (a share).
+ * @returns the share (0–1), or an error message naming the accepted forms
+ */
+export function readDropShare(text: string): { ok: true; share: number } | { ok: false; message: string } {
+  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)\s*$/.exec(text);
+  const share = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
+  if (!(share >= 0 && share <= 1)) return { ok: false, message: `expected a drop share like 0.1% or 0.001 (at most 100%), got ${JSON.stringify(text)}` };
+  return { ok: true, share };
+}
+
 export interface LatenessOptions {
   /** Event-time range `[from, to)` (ISO 8601); the watermark still moves with every row. */
   range?: EventTimeRange;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DelayNeeds, DelaySimulation, weightedPercentile, windowEnds, type WhatIfRow } from "../../src/core/lateness.js";
 import { shortDuration } from "../../src/observe/latenessText.js";
+import { readDropShare } from "../../src/observe/lateness.js";
 
 const MIN = 60_000; // delays and sizes are ms; instants are epoch µs (bigint)
 const US_PER_MIN = 60_000_000n;
@@ -92,5 +93,16 @@ describe("shortDuration", () => {
     expect([0, 950, 59_000, 587_000, 3_282_000, 84_265_000, 198_610_000, 86_400_000, -59_000, 0.4, null].map(shortDuration)).toEqual(
       ["0s", "950ms", "59s", "9m 47s", "54m 42s", "23h 24m", "2d 7h", "1d", "-59s", "0s", "-"],
     );
+  });
+});
+
+describe("readDropShare", () => {
+  it("reads a percentage or a share, and refuses anything else", () => {
+    expect(["0.1%", "0.001", "5 %", "100%", ".5", "0"].map((t) => readDropShare(t))).toEqual(
+      [0.001, 0.001, 0.05, 1, 0.5, 0].map((share) => ({ ok: true, share })),
+    );
+    for (const bad of ["", "-1%", "101%", "1.5", "ten", "0.1%%"]) {
+      expect(readDropShare(bad)).toEqual({ ok: false, message: `expected a drop share like 0.1% or 0.001 (at most 100%), got ${JSON.stringify(bad)}` });
+    }
   });
 });
