@@ -4,6 +4,7 @@
  * of any size streams through without being held in memory.
  */
 import type { Queryable } from "../pool.js";
+import { timestamptzToUs } from "./fragments/windowAssignment.js";
 
 /** One accepted row; instants as exact epoch-µs `bigint`. */
 export interface LatenessRow {
@@ -16,8 +17,8 @@ export interface LatenessRow {
 export const READ_LATENESS_ROWS_NAME = "lateness_rows";
 /** Epoch µs as text: node-postgres would read a bigint as a (rounded) number. */
 export const READ_LATENESS_ROWS_SQL = `SELECT seq,
-       ((extract(epoch from event_time) * 1000000)::bigint)::text AS event_us,
-       ((extract(epoch from ingestion_time) * 1000000)::bigint)::text AS ingestion_us,
+       ${timestamptzToUs("event_time")}::text AS event_us,
+       ${timestamptzToUs("ingestion_time")}::text AS ingestion_us,
        group_key
   FROM straggler.bronze_events
  WHERE pipeline = $1 AND seq > $2 AND seq <= $3 AND status = 'accepted'
