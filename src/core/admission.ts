@@ -4,12 +4,23 @@
  * never read. Duplicates need the ledger and are classified in SQL when the
  * rows reach bronze (`src/ingest/copyToBronze.ts`).
  */
-import type { PipelineConfig } from "../config/pipelines.js";
 import { canonicalNumber, compareAbs, decimalParts, parseDecimal, type DecimalParts } from "./decimal.js";
 import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
-import { formatInstant, parseInstant, usOfMs } from "./timestamps.js";
+import { formatInstant, parseInstant, usOfMs, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
 
 export { groupKeyOf } from "./keys.js";
+
+/**
+ * The parts of a pipeline's config that classify a record: its fields,
+ * timestamp rules and admission policy. Durations in ms, `minEventTime` in
+ * epoch µs. A validated `PipelineConfig` (src/config/pipelines.ts, whose zod
+ * schema sets the defaults) is one; core reads only this shape.
+ */
+export interface AdmissionPolicy {
+  fields: { eventId?: string | undefined; eventTime: string; ingestionTime?: string | undefined; groupKey: string[]; value?: string | undefined };
+  timestamps: { format: TimestampFormat; timeZone?: string | undefined; subMicrosecond?: SubMicrosecond | undefined };
+  admission: { maxFutureSkew: number | null; minEventTime?: bigint | undefined; maxAbsValue: string; missingKey: "group" | "quarantine" };
+}
 
 /** Why a record was quarantined. Stable strings: dashboards group by them. */
 export const QuarantineReason = {
@@ -111,11 +122,12 @@ function msText(us: bigint): string {
 
 /**
  * Classifies one record.
+ * @param policy the pipeline's fields, timestamp rules and admission policy (a `PipelineConfig` will do)
  * @param source the landing source; event ids are made as `origin-or-source:line` when the data has none
  * @param landingTimeMs ingestion time to use when the record carries none, epoch ms
  * @returns the bronze row; never throws
  */
-export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string, landingTimeMs: number): BronzeRow {
+export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: string, landingTimeMs: number): BronzeRow {
   const f = rec.fields;
   const row: BronzeRow = {
     eventId: `${rec.origin ?? source}:${rec.line}`,
@@ -123,7 +135,7 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
     raw: rec.raw,
     eventTimeUs: null,
     ingestionTimeUs: usOfMs(landingTimeMs),
-    groupKey: groupKeyOf(f, p.fields.groupKey, rec.numbers),
+    groupKey: groupKeyOf(f, policy.fields.groupKey, rec.numbers),
     value: null,
     status: "accepted",
     reason: null,
@@ -132,50 +144,50 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
   const quarantine = (reason: QuarantineReason, detail: string): BronzeRow => ({ ...row, status: "quarantined", reason, detail });
 
   if (f === null) return quarantine(QuarantineReason.MALFORMED, rec.parseError ?? "not a record");
-  const keyFields = p.fields.groupKey;
+  const keyFields = policy.fields.groupKey;
   const badKey = holdsReservedKeyText(f, keyFields)
     ? `group key contains U+FFFF, a Unicode noncharacter reserved for the null key`
     : unstorable(row.groupKey, "group key");
   if (badKey !== undefined) return { ...quarantine(QuarantineReason.MALFORMED, badKey), groupKey: "" };
-  if (p.fields.eventId !== undefined) {
-    const id = f[p.fields.eventId];
-    if (!present(id)) return quarantine(QuarantineReason.MALFORMED, `missing event id field "${p.fields.eventId}"`);
+  if (policy.fields.eventId !== undefined) {
+    const id = f[policy.fields.eventId];
+    if (!present(id)) return quarantine(QuarantineReason.MALFORMED, `missing event id field "${policy.fields.eventId}"`);
     const badId = unstorable(id, "event id");
     if (badId !== undefined) return quarantine(QuarantineReason.MALFORMED, badId); // keeps the made-up id
-    row.eventId = rec.numbers?.includes(p.fields.eventId) ? canonicalNumber(id) : id;
+    row.eventId = rec.numbers?.includes(policy.fields.eventId) ? canonicalNumber(id) : id;
   }
-  if (p.admission.missingKey === "quarantine" && keyFields.length > 0) {
+  if (policy.admission.missingKey === "quarantine" && keyFields.length > 0) {
     const missing = nullKeyFields(f, keyFields);
     if (missing.length > 0) return quarantine(QuarantineReason.MISSING_KEY, `no group key in field${missing.length > 1 ? "s" : ""} ${missing.map((m) => `"${m}"`).join(", ")}`);
   }
   let valueProblem: string | undefined;
-  if (p.fields.value !== undefined) {
-    const v = f[p.fields.value];
-    if (!present(v)) valueProblem = `no value in field "${p.fields.value}"`;
+  if (policy.fields.value !== undefined) {
+    const v = f[policy.fields.value];
+    if (!present(v)) valueProblem = `no value in field "${policy.fields.value}"`;
     else {
       const parsed = parseDecimal(v);
-      if (!parsed.ok) valueProblem = `value "${p.fields.value}": ${parsed.detail}`;
-      else if (aboveLimit(parsed.value.trim(), limitOf(p.admission.maxAbsValue))) {
-        valueProblem = `value "${p.fields.value}": magnitude above admission.maxAbsValue ${p.admission.maxAbsValue}: ${v.trim().slice(0, 40)}`;
+      if (!parsed.ok) valueProblem = `value "${policy.fields.value}": ${parsed.detail}`;
+      else if (aboveLimit(parsed.value.trim(), limitOf(policy.admission.maxAbsValue))) {
+        valueProblem = `value "${policy.fields.value}": magnitude above admission.maxAbsValue ${policy.admission.maxAbsValue}: ${v.trim().slice(0, 40)}`;
       } else row.value = parsed.value;
     }
   }
-  const { format, timeZone, subMicrosecond } = p.timestamps;
-  if (p.fields.ingestionTime !== undefined) {
-    const it = f[p.fields.ingestionTime];
+  const { format, timeZone, subMicrosecond } = policy.timestamps;
+  if (policy.fields.ingestionTime !== undefined) {
+    const it = f[policy.fields.ingestionTime];
     if (present(it)) {
       const parsed = parseInstant(it, format, timeZone, subMicrosecond);
-      if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `ingestion time "${p.fields.ingestionTime}": ${parsed.detail}`);
+      if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `ingestion time "${policy.fields.ingestionTime}": ${parsed.detail}`);
       row.ingestionTimeUs = parsed.us;
     }
   }
-  const et = f[p.fields.eventTime];
-  if (!present(et)) return quarantine(QuarantineReason.NULL_TS, `no event time in field "${p.fields.eventTime}"`);
+  const et = f[policy.fields.eventTime];
+  if (!present(et)) return quarantine(QuarantineReason.NULL_TS, `no event time in field "${policy.fields.eventTime}"`);
   const parsed = parseInstant(et, format, timeZone, subMicrosecond);
-  if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `event time "${p.fields.eventTime}": ${parsed.detail}`);
+  if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `event time "${policy.fields.eventTime}": ${parsed.detail}`);
   row.eventTimeUs = parsed.us;
 
-  const skew = p.admission.maxFutureSkew;
+  const skew = policy.admission.maxFutureSkew;
   const ahead = parsed.us - row.ingestionTimeUs;
   if (skew !== null && ahead > usOfMs(skew)) {
     return quarantine(QuarantineReason.FUTURE_TS, `event time is ${msText(ahead)} ms after its ingestion time (max ${skew} ms)`);
@@ -186,8 +198,8 @@ export function classifyRecord(rec: RawRecord, p: PipelineConfig, source: string
   if (skew !== null && ingestedAhead > usOfMs(skew)) {
     return quarantine(QuarantineReason.FUTURE_TS, `ingestion time is ${msText(ingestedAhead)} ms after the landing time (max ${skew} ms)`);
   }
-  if (p.admission.minEventTime !== undefined && parsed.us < p.admission.minEventTime) {
-    return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${formatInstant(p.admission.minEventTime)}`);
+  if (policy.admission.minEventTime !== undefined && parsed.us < policy.admission.minEventTime) {
+    return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${formatInstant(policy.admission.minEventTime)}`);
   }
   if (valueProblem !== undefined) return quarantine(QuarantineReason.INVALID_VALUE, valueProblem);
   return row;
