@@ -12,8 +12,10 @@ import type { Pool } from "../../src/db/pool.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../../src/stream/streamLoop.js";
-import { Reference, rowsOf, sortLatePairs, sortWindows, type Correction, type LatePair, type LateWindow, type Progress, type WindowResult } from "./reference.js";
+import { PROGRESS_FIELDS, Reference, rowsOf, sortLatePairs, sortWindows, type Correction, type LatePair, type LateWindow, type Progress, type WindowResult } from "./reference.js";
 import { eventId, type Scenario } from "./scenario.js";
+
+const pick = <T, K extends keyof T>(o: T, keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
 
 /** What one step showed: a landing's batches or a correction, then the read model. */
 export interface Observation {
@@ -64,11 +66,7 @@ export async function realStep(pool: Pool, pipeline: PipelineConfig, s: Scenario
     const progress = await runUntilCaughtUp((trigger) => runBatch(pool, pipeline, trigger), "once");
     head = {
       step: `landing ${step.landing + 1}`,
-      batches: progress.map((p) => ({
-        batchId: p.batchId, numInputRows: p.numInputRows, numQuarantinedRows: p.numQuarantinedRows, watermark: p.eventTime.watermark, nextWatermark: p.nextWatermark,
-        numRowsDroppedByWatermark: p.numRowsDroppedByWatermark, numLateWindows: p.numLateWindows, numRowsUpdated: p.numRowsUpdated,
-        numRowsFinalized: p.numRowsFinalized, numRowsTotal: p.numRowsTotal,
-      })),
+      batches: progress.map((p) => ({ ...pick(p, PROGRESS_FIELDS), watermark: p.eventTime.watermark })),
     };
   }
   return { ...head, ...(await readModel(pool, pipeline.name)) };

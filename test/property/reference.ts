@@ -12,6 +12,7 @@ import { keyIn } from "../../src/core/keys.js";
 import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
 import { advanceWatermark, isLate } from "../../src/core/watermark.js";
 import type { WindowBounds } from "../../src/core/windows.js";
+import type { BatchProgress } from "../../src/stream/runBatch.js";
 import { kindOf } from "./windowKinds.js";
 
 /** An accepted or quarantined input row: `id` is its event id, `seq` its arrival position. */
@@ -59,19 +60,10 @@ export interface LateWindow {
   lastBatchId: number;
 }
 
-/** The parts of a batch's progress the rules decide. */
-export interface Progress {
-  batchId: number;
-  numInputRows: number;
-  numQuarantinedRows: number;
-  watermark: string | null;
-  nextWatermark: string | null;
-  numRowsDroppedByWatermark: number;
-  numLateWindows: number;
-  numRowsUpdated: number;
-  numRowsFinalized: number;
-  numRowsTotal: number;
-}
+/** The parts of a batch's progress the rules decide; `watermark` is the one the batch used (`eventTime.watermark`). */
+export const PROGRESS_FIELDS = ["batchId", "numInputRows", "numQuarantinedRows", "nextWatermark", "numRowsDroppedByWatermark", "numLateWindows",
+  "numRowsUpdated", "numRowsFinalized", "numRowsTotal"] as const;
+export type Progress = Pick<BatchProgress, (typeof PROGRESS_FIELDS)[number]> & { watermark: string | null };
 
 /** A correction run's summary, as far as the rules decide it. */
 export interface Correction {
