@@ -1,0 +1,51 @@
+/** Writes a batch's progress (`straggler.batch_progress`) and reads when the last one ran. */
+import type { Queryable } from "../pool.js";
+
+export type TriggerKind = "interval" | "once" | "available-now" | "replay" | "notify";
+
+/** Progress of one batch, with Spark's StreamingQueryProgress names. Instants are ISO 8601 UTC strings. */
+export interface BatchProgress {
+  pipeline: string;
+  batchId: number;
+  trigger: TriggerKind;
+  timestamp: string;
+  /** Spark's offsets are bronze `seq`s: the batch read `startOffset < seq <= endOffset`. */
+  startOffset: number;
+  endOffset: number;
+  /** Accepted rows in the batch's bronze range (quarantined rows are not stream input). */
+  numInputRows: number;
+  numQuarantinedRows: number;
+  inputRowsPerSecond: number | null;
+  processedRowsPerSecond: number | null;
+  durationMs: number;
+  eventTime: { min: string | null; max: string | null; avg: string | null; watermark: string | null };
+  /** Watermark after this batch: what the next batch will use, and what finalized windows. */
+  nextWatermark: string | null;
+  /** Dropped (event, window) pairs — exact, unlike Spark's count of late groups. */
+  numRowsDroppedByWatermark: number;
+  numLateWindows: number;
+  /** Windows MERGEd by this batch. */
+  numRowsUpdated: number;
+  numRowsFinalized: number;
+  /** Open (not final) windows after the batch: Spark's state rows. */
+  numRowsTotal: number;
+}
+
+const LAST_PROGRESS_TIME_SQL = "SELECT timestamp AS t FROM straggler.batch_progress WHERE pipeline = $1 ORDER BY batch_id DESC LIMIT 1";
+const WRITE_PROGRESS_SQL = `INSERT INTO straggler.batch_progress (pipeline, batch_id, trigger, start_offset, end_offset, num_input_rows, num_quarantined_rows,
+         input_rows_per_second, processed_rows_per_second, duration_ms, event_time_min, event_time_max, event_time_avg, watermark, next_watermark,
+         num_rows_dropped_by_watermark, num_late_windows, num_rows_updated, num_rows_finalized, num_rows_total, timestamp)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21)`;
+
+/** @returns the `timestamp` (ISO 8601) of the last batch of `pipeline`, or null before its first */
+export async function readLastProgressTime(client: Queryable, pipeline: string): Promise<string | null> {
+  return ((await client.query(LAST_PROGRESS_TIME_SQL, [pipeline])).rows[0]?.t ?? null) as string | null;
+}
+
+export async function writeProgress(client: Queryable, p: BatchProgress): Promise<void> {
+  await client.query(WRITE_PROGRESS_SQL, [
+    p.pipeline, p.batchId, p.trigger, p.startOffset, p.endOffset, p.numInputRows, p.numQuarantinedRows,
+    p.inputRowsPerSecond, p.processedRowsPerSecond, p.durationMs, p.eventTime.min, p.eventTime.max, p.eventTime.avg, p.eventTime.watermark, p.nextWatermark,
+    p.numRowsDroppedByWatermark, p.numLateWindows, p.numRowsUpdated, p.numRowsFinalized, p.numRowsTotal, p.timestamp,
+  ]);
+}
