@@ -1,0 +1,117 @@
+/** `ingest` (land files, stdin or the landing folder in bronze) and `sources` (what became of each source). */
+import path from "node:path";
+import type { Command } from "commander";
+import { formatDuration } from "../../config/duration.js";
+import type { PipelineConfig } from "../../config/pipelines.js";
+import type { Database } from "../../db/open.js";
+import { listSources } from "../../db/sql/listSources.js";
+import { analyzeIfStale } from "../../db/statistics.js";
+import { SourceRefused } from "../../ingest/errors.js";
+import { landFile, landStream } from "../../ingest/landFile.js";
+import { landPendingFiles } from "../../ingest/landingFolder.js";
+import { runBatch } from "../../stream/runBatch.js";
+import { sourceCounts } from "../../stream/status.js";
+import { runUntilCaughtUp } from "../../stream/streamLoop.js";
+import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type Context } from "../context.js";
+import { printBatch, printLand } from "../print.js";
+import { progressBar } from "../progressBar.js";
+
+/**
+ * Lands the landing folder's new files; files modified less than source.settle ago may
+ * still be being written: waits for them to settle (passes every 200 ms), unless `wait` is false.
+ * Returns how many files were refused.
+ */
+async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean): Promise<number> {
+  let refused = 0;
+  const told = new Set<string>();
+  for (let first = true; ; first = false) {
+    const pass = await landPendingFiles(db.pool, pipeline);
+    for (const r of pass.landed) printLand(r);
+    for (const r of pass.refused) console.error(`${pipeline.name}: ${r.name} refused: ${r.reason}`);
+    for (const name of pass.changed) console.error(`${pipeline.name}: ${name} changed after landing; not landed again (see straggler sources)`);
+    if (first) for (const name of pass.unchanged) console.log(`${pipeline.name}: ${name} already landed; skipped`);
+    refused += pass.refused.length;
+    if (first && pass.landed.length + pass.refused.length + pass.changed.length + pass.waiting.length + pass.unchanged.length === 0) {
+      console.log(`${pipeline.name}: no new files in ${pipeline.source.landingDir}`);
+    }
+    for (const name of pass.waiting.filter((n) => !told.has(n))) {
+      told.add(name);
+      console.log(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)${wait ? "" : "; not landed (--no-wait)"}`);
+    }
+    if (pass.waiting.length === 0 || !wait) return refused;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Lands the named files ('-' is stdin); returns how many were refused. */
+async function landFiles(db: Database, pipeline: PipelineConfig, files: string[]): Promise<number> {
+  let refused = 0;
+  for (const f of files) {
+    try {
+      if (f === "-") printLand(await landStream(db.pool, pipeline, process.stdin, "stdin"));
+      else {
+        const bar = progressBar(path.basename(f), 0);
+        try {
+          printLand(await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n) => bar.update(n) }));
+        } finally {
+          bar.stop();
+        }
+      }
+    } catch (e) {
+      if (!(e instanceof SourceRefused)) throw e;
+      refused++;
+      console.error(`${pipeline.name}: ${f} refused: ${e.message}`);
+    }
+  }
+  return refused;
+}
+
+export function ingestCommands(program: Command, ctxOf: () => Context): void {
+  program
+    .command("ingest")
+    .description("land files (or stdin with '-') in bronze; with no files, land the landing folder's new files")
+    .requiredOption("-p, --pipeline <name>", "pipeline to land into")
+    .argument("[files...]", "files to land; '-' reads stdin")
+    .option("--stream", "run the stream until caught up afterwards")
+    .option("--no-wait", "landing folder: do not wait for files modified less than source.settle ago")
+    .action(async (files: string[], opts: { pipeline: string; stream?: boolean; wait?: boolean }) => {
+      const ctx = ctxOf();
+      const pipeline = pickOne(ctx, opts.pipeline);
+      checkInputFiles(files);
+      if (files.length === 0) await landingFolderOf(pipeline);
+      await withDb(ctx, async (db) => {
+        const refused = files.length === 0 ? await landFolder(db, pipeline, opts.wait !== false) : await landFiles(db, pipeline, files);
+        if (opts.stream) {
+          await analyzeIfStale(db.pool, pipeline.name);
+          for (const b of await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now")) printBatch(b);
+        }
+        if (refused > 0) process.exitCode = 1;
+      });
+    });
+
+  program
+    .command("sources")
+    .description("every source of a pipeline (files, requests, stdin, replay micro-batches) with its state: landed, refused (and why), changed_after_landing, waiting_to_settle")
+    .requiredOption("-p, --pipeline <name>", "pipeline")
+    .option("--state <state>", "only sources in this state")
+    .option("--limit <n>", "at most this many, most recently seen first", "100")
+    .option("--json", "print JSON")
+    .action(async (opts: { pipeline: string; state?: string; limit: string; json?: boolean }) => {
+      const ctx = ctxOf();
+      const pipeline = pickOne(ctx, opts.pipeline);
+      const states = ["landed", "refused", "changed_after_landing", "waiting_to_settle"];
+      if (opts.state !== undefined && !states.includes(opts.state)) throw new UsageError(`--state: expected one of ${states.join(", ")}, got ${JSON.stringify(opts.state)}`);
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit: expected a positive integer, got ${JSON.stringify(opts.limit)}`);
+      await withDb(ctx, async (db) => {
+        const counts = await sourceCounts(db.pool, pipeline.name);
+        const rows = await listSources(db.pool, pipeline.name, opts.state, limit);
+        if (opts.json) return json({ pipeline: pipeline.name, byState: counts, rows });
+        console.log(`${pipeline.name}: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+        for (const r of rows) {
+          const size = r.size_bytes === null ? "" : `, ${r.size_bytes} bytes`;
+          console.log(`  ${r.state.padEnd(21)} ${r.kind.padEnd(6)} ${r.source}: ${r.rows} rows (${r.accepted} accepted, ${r.quarantined} quarantined)${size}${r.reason ? ` — ${r.reason}` : ""}`);
+        }
+      });
+    });
+}

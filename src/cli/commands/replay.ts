@@ -1,0 +1,98 @@
+/** `replay`: land a dataset in arrival-time order, streaming after each micro-batch, then print a summary. */
+import path from "node:path";
+import type { Command } from "commander";
+import { formatDuration, readDuration } from "../../config/duration.js";
+import type { PipelineConfig } from "../../config/pipelines.js";
+import { listLandingFiles } from "../../ingest/landingFolder.js";
+import { replay, type ReplaySummary } from "../../replay/replay.js";
+import type { BatchProgress } from "../../stream/runBatch.js";
+import { checkInputFiles, landingFolderOf, pickOne, UsageError, withDb, type Context } from "../context.js";
+import { printBatch, printSummary } from "../print.js";
+import { progressBar } from "../progressBar.js";
+
+/** The micro-batch span: `--batch-span` when given, else the pipeline's `replay.batchSpan` (ms). */
+function batchSpanOf(pipeline: PipelineConfig, spanText: string | undefined): number {
+  const span = spanText !== undefined ? readDuration(spanText) : undefined;
+  if (span !== undefined && !span.ok) throw new UsageError(`--batch-span: ${span.message}`);
+  const batchSpanMs = span?.ok ? span.ms : pipeline.replay?.batchSpan;
+  if (batchSpanMs === undefined || batchSpanMs <= 0) throw new UsageError(`--batch-span: expected a duration greater than zero like "1 hour", got ${JSON.stringify(spanText)}`);
+  return batchSpanMs;
+}
+
+/**
+ * The summary's `elapsed` line. The rate counts only rows this run landed: a resumed
+ * replay whose micro-batches were all landed before lands nothing and says so.
+ */
+export function elapsedLine(summary: Pick<ReplaySummary, "elapsedMs" | "skippedBatches">, rowsLanded: number): string {
+  const seconds = `${(summary.elapsedMs / 1000).toFixed(1)} s`;
+  if (rowsLanded === 0) return `${seconds} (0 rows landed${summary.skippedBatches ? ": every micro-batch was already landed (resumed)" : ""})`;
+  return `${seconds} (${rowsLanded} rows landed, ${Math.round(rowsLanded / (summary.elapsedMs / 1000))} rows/s end to end)`;
+}
+
+export function replayCommand(program: Command, ctxOf: () => Context): void {
+  program
+    .command("replay")
+    .description("land a dataset in arrival-time order, in micro-batches of a span of arrival time, streaming after each; then print a summary")
+    .requiredOption("-p, --pipeline <name>", "pipeline to replay into")
+    .argument("[files...]", "files to replay (default: every file of the pipeline's landing folder)")
+    .option("--arrival-field <field>", "column holding each record's arrival time (default: the pipeline's replay.arrivalField)")
+    .option("--batch-span <duration>", 'arrival time per micro-batch, e.g. "1 hour" (default: the pipeline\'s replay.batchSpan)')
+    .action(async (files: string[], opts: { pipeline: string; arrivalField?: string; batchSpan?: string }) => {
+      const ctx = ctxOf();
+      const pipeline = pickOne(ctx, opts.pipeline);
+      const arrivalField = opts.arrivalField ?? pipeline.replay?.arrivalField;
+      if (!arrivalField) throw new UsageError(`pipeline ${pipeline.name} has no replay.arrivalField; pass --arrival-field`);
+      const batchSpanMs = batchSpanOf(pipeline, opts.batchSpan);
+      checkInputFiles(files);
+      const paths = files.length > 0 ? files : (await listLandingFiles(await landingFolderOf(pipeline))).map((f) => path.join(pipeline.source.landingDir!, f));
+      if (paths.length === 0) throw new UsageError(`no files to replay in ${pipeline.source.landingDir}`);
+      await withDb(ctx, async (db) => {
+        console.log(`Replaying ${paths.length} file(s) into ${pipeline.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
+        let bar: ReturnType<typeof progressBar> | undefined;
+        let staged = 0;
+        let dropped = 0;
+        let rowsLanded = 0;
+        const rssPeak = { mb: 0 };
+        const sample = setInterval(() => (rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20)), 200);
+        let lastBatch: BatchProgress | undefined;
+        try {
+          const summary = await replay(db.pool, pipeline, {
+            files: paths,
+            arrivalField,
+            batchSpanMs,
+            onStaged: (n) => {
+              staged = n;
+              if (process.stderr.isTTY) process.stderr.write(`\rstaged ${n} rows`);
+            },
+            onRefused: (file, reason) => console.error(`${pipeline.name}: ${file} refused (left out of the replay): ${reason}`),
+            onBatch: ({ rowsDone, rowsTotal, land, batches }) => {
+              if (!land.alreadyLanded) rowsLanded += land.landed;
+              for (const b of batches) dropped += b.numRowsDroppedByWatermark;
+              if (rowsDone === 0) return;
+              if (batches.length > 0) lastBatch = batches[batches.length - 1];
+              if (bar === undefined) {
+                process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}staged ${staged} rows in arrival order\n`);
+                bar = progressBar("replay", rowsTotal);
+              }
+              bar.update(rowsDone, lastBatch ? `batch ${lastBatch.batchId}, watermark ${lastBatch.nextWatermark ?? "-"}, dropped so far ${dropped}` : "");
+            },
+          });
+          bar?.stop();
+          rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20);
+          if (lastBatch) {
+            console.log("\nLast micro-batch progress:");
+            printBatch(lastBatch);
+          }
+          await printSummary(db, pipeline, {
+            "replay micro-batches": `${summary.replayBatches} landed${summary.skippedBatches ? `, ${summary.skippedBatches} already landed (resumed)` : ""}; ${summary.streamBatches} stream batches`,
+            "elapsed": elapsedLine(summary, rowsLanded),
+            "peak RSS": `${Math.round(rssPeak.mb)} MB`,
+            ...(summary.refused.length > 0 ? { "files refused": summary.refused.map((r) => path.basename(r.file)).join(", ") } : {}),
+          });
+          if (summary.refused.length > 0) process.exitCode = 1;
+        } finally {
+          clearInterval(sample);
+        }
+      });
+    });
+}

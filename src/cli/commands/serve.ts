@@ -1,0 +1,39 @@
+/** `serve` (the service: REST API and stream loops) and `migrate`. */
+import type { Command } from "commander";
+import { openDatabase } from "../../db/open.js";
+import { startService } from "../../service.js";
+import { withDb, type Context } from "../context.js";
+
+export function serveCommands(program: Command, ctxOf: () => Context): void {
+  program
+    .command("serve")
+    .description("run the service: REST API and the stream loop of every pipeline (what `npm start` runs)")
+    .action(async () => {
+      const ctx = ctxOf();
+      const db = await openDatabase(ctx.env, ctx.log);
+      let service;
+      try {
+        service = await startService(ctx.env, db, ctx.pipelines, ctx.log);
+      } catch (e) {
+        // e.g. the port is in use: exit 1 with the reason, never a service that serves nothing.
+        await db.close();
+        throw e;
+      }
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+      ctx.log.info("stopping");
+      await service.stop();
+      await db.close();
+    });
+
+  program
+    .command("migrate")
+    .description("apply the database migrations in drizzle/ and exit")
+    .action(async () => {
+      const ctx = ctxOf();
+      await withDb(ctx, async (db) => console.log(`migrations applied (${db.kind} database)`));
+    });
+}

@@ -1,0 +1,42 @@
+/** `stream` (run micro-batches over bronze) and `status` (JSON per pipeline). */
+import { Option, type Command } from "commander";
+import { analyzeIfStale } from "../../db/statistics.js";
+import { runBatch } from "../../stream/runBatch.js";
+import { pipelineStatus } from "../../stream/status.js";
+import { runUntilCaughtUp } from "../../stream/streamLoop.js";
+import { json, pick, withDb, type Context } from "../context.js";
+import { printBatch } from "../print.js";
+
+export function streamCommands(program: Command, ctxOf: () => Context): void {
+  program
+    .command("stream")
+    .description("run micro-batches over bronze: --once runs one, --available-now (default) runs until caught up")
+    .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
+    .addOption(new Option("--once", "run a single micro-batch").conflicts("availableNow"))
+    .option("--available-now", "run micro-batches until bronze is consumed (default)")
+    .action(async (opts: { pipeline: string; once?: boolean }) => {
+      const ctx = ctxOf();
+      await withDb(ctx, async (db) => {
+        for (const pipeline of pick(ctx, opts.pipeline)) {
+          if (opts.once) {
+            const b = await runBatch(db.pool, pipeline, "once");
+            if (b) printBatch(b);
+            else console.log(`${pipeline.name}: nothing new in bronze`);
+          } else {
+            await analyzeIfStale(db.pool, pipeline.name);
+            const all = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now", printBatch);
+            if (all.length === 0) console.log(`${pipeline.name}: nothing new in bronze`);
+          }
+        }
+      });
+    });
+
+  program
+    .command("status")
+    .description("watermark, offsets, ledger and last progress per pipeline (JSON)")
+    .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
+    .action(async (opts: { pipeline: string }) => {
+      const ctx = ctxOf();
+      await withDb(ctx, async (db) => json(await Promise.all(pick(ctx, opts.pipeline).map((pipeline) => pipelineStatus(db.pool, pipeline.name)))));
+    });
+}

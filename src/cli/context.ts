@@ -1,0 +1,95 @@
+/**
+ * What every command shares: the validated environment and pipelines, the
+ * database opened for one command, and the checks of command-line input
+ * (each throws `UsageError`, which `main()` turns into exit code 2).
+ */
+import { statSync } from "node:fs";
+import { loadEnv, type Env } from "../config/env.js";
+import { loadPipelines, type PipelineConfig } from "../config/pipelines.js";
+import { formatInstant, parseInstant } from "../core/timestamps.js";
+import { openDatabase, type Database } from "../db/open.js";
+import { LandingDirMissing } from "../ingest/errors.js";
+import { listLandingFiles } from "../ingest/landingFolder.js";
+import { createLogger, type Logger } from "../log.js";
+
+/** Bad command-line input: printed as `straggler: <message>`, exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export interface Context {
+  env: Env;
+  log: Logger;
+  pipelines: PipelineConfig[];
+}
+
+/** Builds a command's context; `configFile` (from `--config`) wins over `STRAGGLER_PIPELINES`. Throws `ConfigError`. */
+export function context(configFile: string | undefined): Context {
+  const env = loadEnv();
+  const log = createLogger(env.LOG_LEVEL);
+  const pipelines = loadPipelines(configFile ?? env.STRAGGLER_PIPELINES);
+  return { env, log, pipelines };
+}
+
+/** The pipeline named `name`, or every pipeline for `all`/undefined. */
+export function pick(ctx: Context, name: string | undefined): PipelineConfig[] {
+  if (name === undefined || name === "all") return ctx.pipelines;
+  const pipeline = ctx.pipelines.find((x) => x.name === name);
+  if (!pipeline) throw new UsageError(`no pipeline named "${name}"; configured: ${ctx.pipelines.map((x) => x.name).join(", ")}`);
+  return [pipeline];
+}
+
+/** The one pipeline named `name`. */
+export function pickOne(ctx: Context, name: string): PipelineConfig {
+  return pick(ctx, name)[0]!;
+}
+
+/** Opens (and migrates) the database, runs `fn`, closes it (stopping an embedded server this process started). */
+export async function withDb<T>(ctx: Context, fn: (db: Database) => Promise<T>): Promise<T> {
+  const db = await openDatabase(ctx.env, ctx.log);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Prints `v` as indented JSON on stdout. */
+export const json = (v: unknown) => process.stdout.write(JSON.stringify(v, null, 2) + "\n");
+
+/** Named input files must exist and be files: a plain usage error (exit 2), not a raw ENOENT. */
+export function checkInputFiles(files: string[]): void {
+  for (const f of files) {
+    if (f === "-") continue;
+    let st;
+    try {
+      st = statSync(f);
+    } catch (e) {
+      throw new UsageError((e as NodeJS.ErrnoException).code === "ENOENT" ? `no such file: ${f}` : `cannot read ${f}: ${(e as Error).message}`);
+    }
+    if (st.isDirectory()) throw new UsageError(`${f} is a folder; name the files to land (with no files, the pipeline's landing folder lands)`);
+  }
+}
+
+/** The pipeline, once its landing folder is known to exist: a missing one is a usage error (exit 2), not "no files". */
+export async function landingFolderOf(pipeline: PipelineConfig): Promise<PipelineConfig> {
+  if (pipeline.source.landingDir === undefined) throw new UsageError(`pipeline ${pipeline.name} has no source.landingDir; name the files to land`);
+  try {
+    await listLandingFiles(pipeline);
+  } catch (e) {
+    if (e instanceof LandingDirMissing) throw new UsageError(`pipeline ${pipeline.name}: ${e.message}`);
+    throw e;
+  }
+  return pipeline;
+}
+
+/** `--from`/`--to` as ISO 8601 UTC strings (both or neither; from before to). */
+export function rangeOption(opts: { from?: string; to?: string }): { from: string; to: string } | undefined {
+  if (opts.from === undefined && opts.to === undefined) return undefined;
+  const from = opts.from === undefined ? undefined : parseInstant(opts.from, "iso8601", undefined);
+  const to = opts.to === undefined ? undefined : parseInstant(opts.to, "iso8601", undefined);
+  if (!from?.ok) throw new UsageError(`--from: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.from)}`);
+  if (!to?.ok) throw new UsageError(`--to: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.to)}`);
+  if (from.us >= to.us) throw new UsageError("--from must be before --to");
+  return { from: formatInstant(from.us), to: formatInstant(to.us) };
+}
