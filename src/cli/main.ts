@@ -9,6 +9,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { ConfigError } from "../config/pipelines.js";
 import { correctCommands } from "./commands/correct.js";
+import { dbCommands } from "./commands/db.js";
 import { ingestCommands } from "./commands/ingest.js";
 import { replayCommand } from "./commands/replay.js";
 import { serveCommands } from "./commands/serve.js";
@@ -27,6 +28,7 @@ export function buildCli(): Command {
   streamCommands(program, ctxOf);
   replayCommand(program, ctxOf);
   correctCommands(program, ctxOf);
+  dbCommands(program);
   return program;
 }
 

@@ -37,8 +37,13 @@ async function loadEmbeddedPostgres() {
   return mod.default;
 }
 
-/** The data folder of the server answering on `url`, or undefined when none answers. */
-async function runningDataDir(url: string): Promise<string | undefined> {
+/** The connection URL of the embedded server on `port` (user, password and database `straggler`, host 127.0.0.1). */
+export function embeddedUrl(port: number): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
+}
+
+/** The data folder of the server answering on `url`, or undefined when none answers (2 s connect timeout). */
+export async function runningDataDir(url: string): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
@@ -56,7 +61,7 @@ async function runningDataDir(url: string): Promise<string | undefined> {
  */
 export async function startEmbeddedPostgres(dataDir: string, port: number, log: Logger): Promise<EmbeddedDatabase> {
   const databaseDir = path.resolve(dataDir, "pgdata");
-  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
+  const url = embeddedUrl(port);
   const running = await runningDataDir(url);
   if (running !== undefined) {
     // Join only our own server: another checkout's embedded server may hold the port.

@@ -20,12 +20,16 @@ export interface Database {
 /** Embedded server port (overridable with `STRAGGLER_EMBEDDED_PORT`). */
 const EMBEDDED_PORT = 54329;
 
+/** The embedded server's TCP port: `STRAGGLER_EMBEDDED_PORT`, else 54329. */
+export function embeddedPort(): number {
+  return Number(process.env.STRAGGLER_EMBEDDED_PORT ?? EMBEDDED_PORT);
+}
+
 export async function openDatabase(env: Env, log: Logger, opts: { migrate?: boolean } = {}): Promise<Database> {
   let url = env.DATABASE_URL;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (url === undefined) {
-    const port = Number(process.env.STRAGGLER_EMBEDDED_PORT ?? EMBEDDED_PORT);
-    const embedded = await startEmbeddedPostgres(env.STRAGGLER_DATA_DIR, port, log);
+    const embedded = await startEmbeddedPostgres(env.STRAGGLER_DATA_DIR, embeddedPort(), log);
     url = embedded.url;
     stopEmbedded = embedded.stop;
   }

@@ -1,0 +1,80 @@
+/**
+ * `db url` and `db psql`: how to reach the database Straggler uses — the one
+ * `DATABASE_URL` names, else the embedded PostgreSQL (user, password and
+ * database `straggler` on 127.0.0.1, port `STRAGGLER_EMBEDDED_PORT` or 54329).
+ * The embedded server runs only while a Straggler process does: `db psql`
+ * starts it for the session when none is running and stops it afterwards.
+ */
+import { spawn } from "node:child_process";
+import path from "node:path";
+import type { Command } from "commander";
+import { loadEnv, type Env } from "../../config/env.js";
+import { embeddedUrl, runningDataDir } from "../../db/embedded.js";
+import { embeddedPort, openDatabase } from "../../db/open.js";
+import { createLogger } from "../../log.js";
+
+/** The line `db url` writes on stderr when the embedded server is not answering. */
+export function notRunningNote(dataDir: string): string {
+  return (
+    `straggler: the embedded PostgreSQL (${path.resolve(dataDir, "pgdata")}) is not running: it runs only while a straggler command does. ` +
+    "Keep it up with `npm start` in another terminal, or use `straggler db psql`, which starts it for the session."
+  );
+}
+
+/** Prints the URL; for the embedded server, also whether it is running (stderr). */
+async function printUrl(env: Env): Promise<void> {
+  if (env.DATABASE_URL !== undefined) {
+    console.log(env.DATABASE_URL);
+    return;
+  }
+  const url = embeddedUrl(embeddedPort());
+  console.log(url);
+  const running = await runningDataDir(url);
+  if (running === undefined) console.error(notRunningNote(env.STRAGGLER_DATA_DIR));
+  else if (path.resolve(running) !== path.resolve(env.STRAGGLER_DATA_DIR, "pgdata")) {
+    console.error(`straggler: port ${embeddedPort()} is used by another embedded PostgreSQL (${running}); set STRAGGLER_EMBEDDED_PORT to another port`);
+    process.exitCode = 1;
+  }
+}
+
+/** Runs `psql <url> <args>` with this terminal; resolves to psql's exit code. Rejects with a clear message when psql is not installed. */
+function runPsql(url: string, args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("psql", [url, ...args], { stdio: "inherit" });
+    child.on("error", (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === "ENOENT"
+          ? new Error("psql is not installed (not found on PATH): install PostgreSQL's client (Debian: apt-get install postgresql-client), or connect another client to the URL `straggler db url` prints")
+          : e,
+      ),
+    );
+    // Ctrl-C belongs to psql (it cancels the query): do not stop this process for it.
+    const ignore = () => undefined;
+    process.on("SIGINT", ignore);
+    child.on("exit", (code, signal) => {
+      process.removeListener("SIGINT", ignore);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+export function dbCommands(program: Command): void {
+  const db = program.command("db").description("reach the database: print its connection URL, or open psql on it");
+
+  db.command("url")
+    .description("print the connection URL (DATABASE_URL, or the embedded server's; says on stderr when the embedded server is not running)")
+    .action(async () => printUrl(loadEnv()));
+
+  db.command("psql")
+    .description("open psql on the database (starting the embedded server for the session when none runs); arguments after -- go to psql")
+    .argument("[psql-args...]", "arguments for psql, after --, e.g. -- -c 'SELECT 1'")
+    .action(async (args: string[]) => {
+      const env = loadEnv();
+      const database = await openDatabase(env, createLogger(env.LOG_LEVEL));
+      try {
+        process.exitCode = await runPsql(database.url, args);
+      } finally {
+        await database.close();
+      }
+    });
+}
