@@ -70,15 +70,18 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# `docker compose` (v2 plugin) or `docker-compose` (v1): Debian has only v1.
+# `docker compose` (v2 plugin) or `docker-compose` v1 1.27+: Debian bookworm has
+# no Compose v2 package (no docker-compose-v2 / docker-compose-plugin), only
+# docker-compose 1.29.2. scripts/compose.sh picks whichever works and checks
+# the version; it fails (never exits 0 doing nothing) when neither does.
 install_compose() {
-  if docker compose version >/dev/null 2>&1; then log "docker compose (v2) available"; return; fi
-  if command -v docker-compose >/dev/null 2>&1 && docker-compose version >/dev/null 2>&1; then
-    log "docker-compose (v1) available"; return
-  fi
+  local which
+  if which="$(bash "$REPO_ROOT/scripts/compose.sh" --which 2>/dev/null)"; then log "compose available: $which"; return; fi
   log "installing: docker-compose"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+  which="$(bash "$REPO_ROOT/scripts/compose.sh" --which)" || die "no working Docker Compose after installing docker-compose"
+  log "compose available: $which"
 }
 
 start_dockerd() {
