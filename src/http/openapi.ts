@@ -1,88 +1,56 @@
 /**
- * The OpenAPI 3.1 description of the REST API, generated from the zod
- * schemas the routes validate with (`z.toJSONSchema`).
+ * Routes and their OpenAPI 3.1 description in one declaration: `ApiRoutes.add`
+ * registers a route's zod schemas (request and every response) with
+ * `@asteasolutions/zod-to-openapi` and its handlers with express, so a
+ * route cannot be served without being documented. `GET /openapi.json`
+ * serves `document()`.
  */
-import { z } from "zod";
-import { correctionSummary, errorResponse, landResponse, limitQuery, quarantineQuery, rangeQuery, recomputeBody, sourcesQuery, sourcesResponse, windowsQuery } from "./schemas.js";
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import type express from "express";
+import type { RequestHandler } from "express";
+import type { z } from "zod";
+import { errorResponse } from "./schemas.js";
 
-const json = (schema: z.ZodType, io: "input" | "output" = "output") => ({ "application/json": { schema: z.toJSONSchema(schema, { io, unrepresentable: "any" }) } });
+/** A response with a JSON body of `schema`. */
+export const json = (description: string, schema: z.ZodType): ResponseConfig => ({ description, content: { "application/json": { schema } } });
 
-function queryParams(schema: z.ZodType): object[] {
-  const s = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as { properties?: Record<string, object>; required?: string[] };
-  return Object.entries(s.properties ?? {}).map(([name, sch]) => ({ name, in: "query", required: (s.required ?? []).includes(name), schema: sch }));
+const errorDescriptions = {
+  400: "invalid request (an unknown query parameter included); the message names the bad field",
+  401: "missing or wrong bearer token, or no token configured",
+  404: "no such pipeline",
+  413: "body too large (counted after decompression)",
+  415: "a Content-Type that is not accepted, or an unsupported Content-Encoding",
+  422: "the Idempotency-Key was already used with a different body; nothing landed",
+  500: "internal error (see the service log)",
+  503: "database unreachable (`unavailable`), no pooled connection free in time (`busy`), or a landing whose outcome is unknown (`outcome_unknown`); retry after the Retry-After header",
+} as const;
+
+/** `{ error, message }` responses for `codes`, with their usual descriptions (or the ones given). */
+export function errors(codes: (keyof typeof errorDescriptions)[], descriptions: Partial<Record<keyof typeof errorDescriptions, string>> = {}): Record<string, ResponseConfig> {
+  return Object.fromEntries(codes.map((c) => [String(c), json(descriptions[c] ?? errorDescriptions[c], errorResponse)]));
 }
 
-const pipelineParam = { name: "pipeline", in: "path", required: true, schema: { type: "string" } };
-const errors = {
-  "400": { description: "invalid request (an unknown query parameter included); the message names the bad field", content: json(errorResponse) },
-  "404": { description: "no such pipeline", content: json(errorResponse) },
-  "503": { description: "database unreachable (`unavailable`), or no pooled connection free in time (`busy`); retry after the Retry-After header", content: json(errorResponse) },
-};
-const authErrors = { "401": { description: "missing or wrong bearer token, or no token configured", content: json(errorResponse) } };
-const ok = (description: string, content?: object) => ({ "200": content ? { description, content } : { description } });
+/** `/pipelines/{pipeline}/runs/{runId}` → `/pipelines/:pipeline/runs/:runId` */
+const expressPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
-export function openApiDocument(): object {
-  return {
-    openapi: "3.1.0",
-    info: { title: "Straggler", version: "0.1.0", description: "Event-time windows in PostgreSQL that stay right when events arrive late." },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-    paths: {
-      "/health": { get: { summary: "Database reachable?", responses: { ...ok("healthy"), "503": { description: "database unreachable" } } } },
-      "/pipelines": { get: { summary: "Pipelines with watermark, lag, ledger, window counts and sources by state", responses: ok("pipelines") } },
-      "/pipelines/{pipeline}/events": {
-        post: {
-          summary: "Land events (JSON array or NDJSON) in bronze",
-          description:
-            "Each event is classified (accepted or quarantined with a reason). Send an Idempotency-Key header to make retries land once: the key names one body " +
-            "(SHA-256 of its bytes after Content-Encoding); the same key and body again answers 200 with the first answer, another body 422. " +
-            "A 503 `outcome_unknown` means the landing may have committed: retry with the same key.",
-          security: [{ bearer: [] }],
-          parameters: [pipelineParam, { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" } }],
-          requestBody: { required: true, content: { "application/json": { schema: { type: "array", items: { type: "object" } } }, "application/x-ndjson": { schema: { type: "string" } } } },
-          responses: {
-            "201": { description: "landed", content: json(landResponse) },
-            "200": { description: "already landed: the same Idempotency-Key and body; the first answer again", content: json(landResponse) },
-            "413": { description: "body too large (counted after decompression)", content: json(errorResponse) },
-            "415": { description: "a Content-Type that is not JSON or NDJSON in UTF-8, or an unsupported Content-Encoding", content: json(errorResponse) },
-            "422": { description: "the Idempotency-Key was already used with a different body; nothing landed", content: json(errorResponse) },
-            ...authErrors,
-            ...errors,
-          },
-        },
-      },
-      "/pipelines/{pipeline}/recompute": {
-        post: {
-          summary: "Run a correction: windows awaiting correction, plus every final window in [from, to) when given",
-          security: [{ bearer: [] }],
-          parameters: [pipelineParam],
-          requestBody: { required: false, content: json(recomputeBody, "input") },
-          responses: { ...ok("the run summary", json(correctionSummary)), "415": { description: "a body that is not application/json", content: json(errorResponse) }, ...authErrors, ...errors },
-        },
-      },
-      "/pipelines/{pipeline}/windows": { get: { summary: "Window results", parameters: [pipelineParam, ...queryParams(windowsQuery)], responses: { ...ok("windows"), ...errors } } },
-      "/pipelines/{pipeline}/progress": { get: { summary: "Latest micro-batch progress", parameters: [pipelineParam, ...queryParams(limitQuery)], responses: { ...ok("batches"), ...errors } } },
-      "/pipelines/{pipeline}/quarantine": { get: { summary: "Quarantined rows, by reason", parameters: [pipelineParam, ...queryParams(quarantineQuery)], responses: { ...ok("rows"), ...errors } } },
-      "/pipelines/{pipeline}/sources": {
-        get: {
-          summary: "Every source (file, request, stdin, replay micro-batch) with its state: landed, refused (with its reason), changed_after_landing, waiting_to_settle",
-          parameters: [pipelineParam, ...queryParams(sourcesQuery)],
-          responses: { ...ok("counts by state, and the sources most recently seen first", json(sourcesResponse)), ...errors },
-        },
-      },
-      "/pipelines/{pipeline}/failed-windows": {
-        get: {
-          summary: "Windows whose aggregate failed (a data exception such as a numeric overflow): their rows were quarantined as INVALID_VALUE and the pipeline went on",
-          parameters: [pipelineParam, ...queryParams(limitQuery)],
-          responses: { ...ok("failed windows, latest first; group_key null for the null group"), ...errors },
-        },
-      },
-      "/pipelines/{pipeline}/corrections": { get: { summary: "Correction runs", parameters: [pipelineParam, ...queryParams(limitQuery)], responses: { ...ok("runs"), ...errors } } },
-      "/pipelines/{pipeline}/corrections/{runId}": {
-        get: { summary: "One correction run and the windows it changed (before/after)", parameters: [pipelineParam, { name: "runId", in: "path", required: true, schema: { type: "integer" } }], responses: { ...ok("run"), ...errors } },
-      },
-      "/pipelines/{pipeline}/reconcile": {
-        get: { summary: "Compare final windows with a fresh recompute from bronze; check the ledger", parameters: [pipelineParam, ...queryParams(rangeQuery)], responses: { ...ok("report"), ...errors } },
-      },
-    },
-  };
+export class ApiRoutes {
+  private readonly registry = new OpenAPIRegistry();
+
+  constructor(private readonly app: express.Express) {
+    this.registry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+  }
+
+  /** Serves `route.path` (OpenAPI `{param}` syntax) with `handlers` and documents it. */
+  add(route: RouteConfig, ...handlers: RequestHandler[]): void {
+    this.registry.registerPath(route);
+    this.app[route.method as "get" | "post"](expressPath(route.path), ...handlers);
+  }
+
+  /** The OpenAPI 3.1 document of every route added so far. */
+  document(): object {
+    return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
+      openapi: "3.1.0",
+      info: { title: "Straggler", version: "0.1.0", description: "Event-time windows in PostgreSQL that stay right when events arrive late." },
+    });
+  }
 }

@@ -1,6 +1,7 @@
 /**
- * Request and response schemas of the REST API (zod). The OpenAPI document
- * is generated from them (`openapi.ts`), so the two cannot drift apart.
+ * Request schemas of the REST API (zod), and the response bodies the API
+ * builds itself (the rows of views are in `responses.ts`). The OpenAPI
+ * document is generated from them (`openapi.ts`), so the two cannot drift apart.
  */
 import { z } from "zod";
 import { formatInstant, parseInstant } from "../core/timestamps.js";
@@ -9,7 +10,8 @@ import { formatInstant, parseInstant } from "../core/timestamps.js";
 export const instant = z
   .string()
   .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z" })
-  .transform((s) => formatInstant((parseInstant(s, "iso8601", undefined) as { us: bigint }).us));
+  .transform((s) => formatInstant((parseInstant(s, "iso8601", undefined) as { us: bigint }).us))
+  .meta({ description: "ISO 8601 instant with a zone", example: "2026-10-01T12:00:00Z" });
 
 /** Free text compared in SQL (a key, a reason): PostgreSQL text cannot hold NUL, so one is a 400, not a database error. */
 const sqlText = z.string().refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" });
@@ -48,29 +50,6 @@ export const sourcesQuery = z.strictObject({
   state: z.enum(SOURCE_STATES, { error: "expected landed, refused, changed_after_landing or waiting_to_settle" }).optional(),
   kind: z.enum(["file", "http", "stdin", "replay"], { error: "expected file, http, stdin or replay" }).optional(),
   limit,
-});
-
-export const sourcesResponse = z.object({
-  byState: z.object({ landed: z.number(), refused: z.number(), changed_after_landing: z.number(), waiting_to_settle: z.number() }),
-  rows: z.array(
-    z.object({
-      source: z.string(),
-      kind: z.enum(["file", "http", "stdin", "replay"]),
-      state: z.enum(SOURCE_STATES),
-      reason: z.string().nullable(),
-      size_bytes: z.number().nullable(),
-      mtime: z.string().nullable(),
-      sha256: z.string().nullable(),
-      rows: z.number(),
-      accepted: z.number(),
-      quarantined: z.number(),
-      landed_bytes: z.number().nullable(),
-      first_seen: z.string(),
-      last_seen: z.string(),
-      state_since: z.string(),
-      landed_at: z.string().nullable(),
-    }),
-  ),
 });
 
 export const recomputeBody = z
@@ -129,3 +108,9 @@ export const correctionSummary = z.object({
 });
 
 export const errorResponse = z.object({ error: z.string(), message: z.string() });
+
+/** A route without query parameters: one given is a 400, never silently ignored. */
+export const noQuery = z.strictObject({});
+
+/** The path parameters of a pipeline's routes. */
+export const pipelineParams = z.object({ pipeline: z.string().meta({ description: "a pipeline's name (pipelines.yaml)" }) });

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
+import { pino } from "pino";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -13,9 +14,9 @@ const TOKEN = "test-token-0123456789abcdef";
 let server: Server | undefined;
 afterAll(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
 
-async function start(token: string | undefined): Promise<string> {
+async function start(token: string | undefined, log = createLogger("silent")): Promise<string> {
   const { pool } = await getDb();
-  const app = createApp({ pool, pipelines: [lateWithinDelay()], log: createLogger("silent"), token });
+  const app = createApp({ pool, pipelines: [lateWithinDelay()], log, token });
   return new Promise((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => {
       server = s;
@@ -100,5 +101,31 @@ describe("REST API", () => {
     const r = await fetch(`${base}/pipelines/late-within-delay/recompute`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
     expect(r.status).toBe(401);
     expect((await r.json()).message).toContain("set STRAGGLER_API_TOKEN");
+  });
+
+  it("a correction started through REST that fails is logged like a scheduled one: 'correction run failed' with its summary's fields", async () => {
+    const { pool } = await getDb();
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const base = await start(TOKEN, log);
+    const p = lateWithinDelay();
+    await pool.query(`CREATE FUNCTION public.refuse_runs() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'runs refused'; END$$`);
+    await pool.query(`CREATE TRIGGER refuse_runs BEFORE UPDATE ON straggler.correction_runs FOR EACH ROW WHEN (NEW.status = 'succeeded') EXECUTE FUNCTION public.refuse_runs()`);
+    try {
+      const r = await fetch(`${base}/pipelines/${p.name}/recompute`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+      const summary = await r.json();
+      expect([r.status, summary.status, summary.error]).toEqual([500, "failed", "runs refused"]);
+      const recorded = await pool.query("SELECT run_id, status, error FROM straggler.correction_history WHERE trigger = 'api' ORDER BY run_id DESC LIMIT 1");
+      expect(recorded.rows).toEqual([{ run_id: summary.runId, status: "failed", error: "runs refused" }]);
+      const failures = lines.filter((l) => l.msg === "correction run failed");
+      expect(failures.map(({ time: _time, pid: _pid, hostname: _hostname, durationMs, ...rest }) => ({ ...rest, durationMs: typeof durationMs }))).toEqual([
+        {
+          level: 50, msg: "correction run failed", pipeline: p.name, runId: summary.runId, trigger: "api",
+          windowsExamined: 0, windowsChanged: 0, eventsRecovered: 0, durationMs: "number", error: "runs refused",
+        },
+      ]);
+    } finally {
+      await pool.query("DROP TRIGGER refuse_runs ON straggler.correction_runs");
+    }
   });
 });

@@ -1,0 +1,98 @@
+/** Correction routes: run one (`recompute`), read past runs and what they changed, reconcile. */
+import express, { type Request } from "express";
+import { z } from "zod";
+import { runCorrection } from "../correction/correct.js";
+import { reconcile } from "../correction/reconcile.js";
+import { logCorrection } from "../correction/schedule.js";
+import { readCorrectionAudit } from "../db/sql/readCorrectionAudit.js";
+import { readCorrectionHistory, readCorrectionRun } from "../db/sql/readCorrectionHistory.js";
+import type { RouteContext } from "./context.js";
+import { HttpError, parseOr400 } from "./errors.js";
+import { errors, json } from "./openapi.js";
+import { correctionRunResponse, correctionRunRow, reconcileReport } from "./responses.js";
+import { correctionSummary, errorResponse, limitQuery, noQuery, pipelineParams, rangeQuery, recomputeBody, runIdParam } from "./schemas.js";
+
+/** True when the request carries a body (a non-zero Content-Length, or a chunked one). */
+function hasBody(req: Request): boolean {
+  return req.get("transfer-encoding") !== undefined || (req.get("content-length") !== undefined && req.get("content-length") !== "0");
+}
+
+/** A body in another type would be skipped by the JSON parser and the range silently ignored: 415. */
+const requireJsonBody: express.RequestHandler = (req, _res, next) => {
+  if (hasBody(req) && !req.is("application/json")) {
+    const type = req.get("content-type");
+    next(new HttpError(415, "unsupported_media_type", `Content-Type ${type === undefined ? "missing" : JSON.stringify(type.slice(0, 100))}: a recompute body must be application/json`));
+  } else next();
+};
+
+export function addCorrectionRoutes({ routes, deps, pipelineOf, auth }: RouteContext): void {
+  const { pool, log } = deps;
+  const correct = deps.correct ?? ((pipeline, request) => runCorrection(pool, pipeline, request));
+
+  routes.add(
+    {
+      method: "post",
+      path: "/pipelines/{pipeline}/recompute",
+      summary: "Run a correction: windows awaiting correction, plus every final window in [from, to) when given",
+      security: [{ bearer: [] }],
+      request: { params: pipelineParams, query: noQuery, body: { required: false, content: { "application/json": { schema: recomputeBody } } } },
+      responses: {
+        200: json("the run summary", correctionSummary),
+        ...errors([400, 401, 404, 415, 503], { 415: "a body that is not application/json" }),
+        500: json("the run failed (its summary, status `failed`, with the error), or an internal error", z.union([correctionSummary, errorResponse])),
+      },
+    },
+    auth,
+    requireJsonBody,
+    express.json({ limit: "64kb" }),
+    async (req, res) => {
+      const pipeline = pipelineOf(req);
+      parseOr400(noQuery, req.query, "query");
+      const body = parseOr400(recomputeBody, req.body ?? {}, "body");
+      const summary = await correct(pipeline, { trigger: "api", range: body.from && body.to ? { from: body.from, to: body.to } : undefined, keys: body.keys });
+      logCorrection(log, summary);
+      res.status(summary.status === "failed" ? 500 : 200).json(summary);
+    },
+  );
+
+  routes.add(
+    {
+      method: "get", path: "/pipelines/{pipeline}/corrections", summary: "Correction runs", request: { params: pipelineParams, query: limitQuery },
+      responses: { 200: json("runs, latest first", z.array(correctionRunRow)), ...errors([400, 404, 500, 503]) },
+    },
+    async (req, res) => {
+      const pipeline = pipelineOf(req);
+      const q = parseOr400(limitQuery, req.query, "query");
+      res.json(await readCorrectionHistory(pool, pipeline.name, q.limit));
+    },
+  );
+
+  routes.add(
+    {
+      method: "get", path: "/pipelines/{pipeline}/corrections/{runId}", summary: "One correction run and the windows it changed (before/after)",
+      request: { params: pipelineParams.extend({ runId: runIdParam }), query: noQuery },
+      responses: { 200: json("the run and its changes", correctionRunResponse), ...errors([400, 404, 500, 503], { 404: "no such pipeline, or no such run of it" }) },
+    },
+    async (req, res) => {
+      const pipeline = pipelineOf(req);
+      const runId = parseOr400(runIdParam, req.params.runId, "path.runId");
+      parseOr400(noQuery, req.query, "query");
+      const run = await readCorrectionRun(pool, pipeline.name, runId);
+      if (run === undefined) throw new HttpError(404, "not_found", `no correction run ${runId} for pipeline ${pipeline.name}`);
+      res.json({ run, changes: await readCorrectionAudit(pool, runId) });
+    },
+  );
+
+  routes.add(
+    {
+      method: "get", path: "/pipelines/{pipeline}/reconcile", summary: "Compare final windows with a fresh recompute from bronze; check the ledger",
+      request: { params: pipelineParams, query: rangeQuery },
+      responses: { 200: json("the report", reconcileReport), ...errors([400, 404, 500, 503]) },
+    },
+    async (req, res) => {
+      const pipeline = pipelineOf(req);
+      const q = parseOr400(rangeQuery, req.query, "query");
+      res.json(await reconcile(pool, pipeline, q.from && q.to ? { from: q.from, to: q.to } : undefined));
+    },
+  );
+}

@@ -1,0 +1,66 @@
+/**
+ * Response bodies of the REST API (zod), for the OpenAPI document. Rows of
+ * the public views are described from their drizzle declarations
+ * (`db/views.ts`, through drizzle-zod), so the document follows the views.
+ */
+import { createSelectSchema } from "drizzle-zod";
+import { getViewSelectedFields, type View } from "drizzle-orm";
+import { z } from "zod";
+import { correctionAudit, correctionHistory, failedWindows, quarantine, sources, streamProgress, windowResults } from "../db/views.js";
+import { aggregate } from "./schemas.js";
+
+const isoInstant = z.string().meta({ description: "ISO 8601 UTC instant, microseconds kept", example: "2026-10-01T12:00:00.000Z" });
+
+/** A view's row; its instants (drizzle custom columns) as ISO strings; `omit`: columns a route leaves out. */
+function rowOf(view: View, omit: string[] = []) {
+  const fields = getViewSelectedFields(view) as Record<string, { dataType?: string }>;
+  const instants = Object.entries(fields).filter(([, c]) => c.dataType === "custom").map(([name]) => [name, () => isoInstant]);
+  return createSelectSchema(view, Object.fromEntries(instants)).omit(Object.fromEntries(omit.map((k) => [k, true])));
+}
+
+export const windowRow = rowOf(windowResults, ["pipeline"]);
+export const progressRow = rowOf(streamProgress);
+export const failedWindowRow = rowOf(failedWindows);
+export const correctionRunRow = rowOf(correctionHistory);
+
+export const quarantineResponse = z.object({ byReason: z.record(z.string(), z.number()), rows: z.array(rowOf(quarantine, ["pipeline"])) });
+
+export const sourcesResponse = z.object({
+  byState: z.object({ landed: z.number(), refused: z.number(), changed_after_landing: z.number(), waiting_to_settle: z.number() }),
+  rows: z.array(rowOf(sources, ["pipeline"])),
+});
+
+export const correctionRunResponse = z.object({ run: correctionRunRow, changes: z.array(rowOf(correctionAudit)) });
+
+export const healthResponse = z.object({ status: z.enum(["ok", "unhealthy"]), database: z.enum(["reachable", "unreachable"]) });
+
+export const pipelineStatusRow = z.object({
+  pipeline: z.string(),
+  watermark: isoInstant.nullable(),
+  maxEventTime: isoInstant.nullable(),
+  watermarkLagMs: z.number().nullable().meta({ description: "how far the watermark trails the newest event, ms (a decimal when microseconds differ)" }),
+  backlogRows: z.number(),
+  ledger: z.object({ landed: z.number(), accepted: z.number(), quarantined: z.number(), quarantinedByReason: z.record(z.string(), z.number()) }),
+  windows: z.object({ open: z.number(), final: z.number(), corrected: z.number(), awaitingCorrection: z.number() }),
+  numRowsDroppedByWatermark: z.number(),
+  sources: sourcesResponse.shape.byState,
+  failedWindows: z.number(),
+});
+
+const windowId = { groupKey: z.string().nullable(), windowStart: isoInstant, windowEnd: isoInstant };
+
+export const reconcileReport = z.object({
+  pipeline: z.string(),
+  range: z.object({ from: isoInstant, to: isoInstant }).nullable(),
+  watermark: isoInstant.nullable(),
+  bronzeSnapshot: z.number(),
+  windowsChecked: z.number(),
+  mismatches: z.array(z.object({ ...windowId, stored: aggregate.nullable(), expected: aggregate.nullable() })),
+  failedWindows: z.array(z.object({ ...windowId, sqlstate: z.string(), error: z.string() })),
+  ledger: z.object({ landed: z.number(), accepted: z.number(), quarantined: z.number(), landedBySource: z.number(), balanced: z.boolean() }),
+  backlogRows: z.number(),
+  ok: z.boolean(),
+});
+
+/** `GET /openapi.json`: an OpenAPI 3.1 document. */
+export const openApiResponse = z.object({ openapi: z.string(), info: z.object({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) }).loose();

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/http/app.js";
+import { createLogger } from "../../src/log.js";
+import { lateWithinDelay } from "../helpers/fixtures.js";
+import { startApi } from "../helpers/api.js";
+import { useTestDatabase } from "../helpers/db.js";
+
+const getDb = useTestDatabase();
+
+interface Operation {
+  responses: Record<string, { content?: Record<string, { schema?: object }> }>;
+}
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>> };
+
+async function documentOf(): Promise<{ served: string[]; doc: Document }> {
+  const { pool } = await getDb();
+  const deps = { pool, pipelines: [lateWithinDelay()], log: createLogger("silent"), token: undefined };
+  const app = createApp(deps);
+  const stack = (app as unknown as { router: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] } }).router.stack;
+  const served = stack.flatMap((layer) => (layer.route ? Object.keys(layer.route.methods).map((m) => `${m.toUpperCase()} ${layer.route!.path}`) : [])).sort();
+  const api = await startApi(deps);
+  try {
+    const doc = (await (await fetch(`${api.base}/openapi.json`)).json()) as Document;
+    return { served, doc };
+  } finally {
+    await api.close();
+  }
+}
+
+describe("GET /openapi.json", () => {
+  it("documents every route express serves, and only those", async () => {
+    const { served, doc } = await documentOf();
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`))
+      .sort();
+    expect(doc.openapi).toBe("3.1.0");
+    expect(documented).toEqual(served);
+    expect(served).toEqual([
+      "GET /health",
+      "GET /openapi.json",
+      "GET /pipelines",
+      "GET /pipelines/:pipeline/corrections",
+      "GET /pipelines/:pipeline/corrections/:runId",
+      "GET /pipelines/:pipeline/failed-windows",
+      "GET /pipelines/:pipeline/progress",
+      "GET /pipelines/:pipeline/quarantine",
+      "GET /pipelines/:pipeline/reconcile",
+      "GET /pipelines/:pipeline/sources",
+      "GET /pipelines/:pipeline/windows",
+      "POST /pipelines/:pipeline/events",
+      "POST /pipelines/:pipeline/recompute",
+    ]);
+  });
+
+  it("gives every documented response, success and error alike, a JSON schema", async () => {
+    const { doc } = await documentOf();
+    const withoutSchema = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).flatMap(([method, op]) =>
+        Object.entries(op.responses)
+          .filter(([, r]) => typeof r.content?.["application/json"]?.schema !== "object")
+          .map(([status]) => `${method} ${path} ${status}`),
+      ),
+    );
+    expect(withoutSchema).toEqual([]);
+    const statuses = Object.fromEntries(Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method} ${path}`, Object.keys(op.responses).sort()])));
+    const reads = ["200", "400", "404", "500", "503"];
+    expect(statuses).toEqual({
+      "get /health": ["200", "503"],
+      "get /openapi.json": ["200"],
+      "get /pipelines": ["200", "400", "500", "503"],
+      "get /pipelines/{pipeline}/windows": reads,
+      "get /pipelines/{pipeline}/progress": reads,
+      "get /pipelines/{pipeline}/quarantine": reads,
+      "get /pipelines/{pipeline}/sources": reads,
+      "get /pipelines/{pipeline}/failed-windows": reads,
+      "get /pipelines/{pipeline}/corrections": reads,
+      "get /pipelines/{pipeline}/corrections/{runId}": reads,
+      "get /pipelines/{pipeline}/reconcile": reads,
+      "post /pipelines/{pipeline}/events": ["200", "201", "400", "401", "404", "413", "415", "422", "500", "503"],
+      "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "415", "500", "503"],
+    });
+  });
+});
