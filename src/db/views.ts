@@ -6,6 +6,7 @@
  * with microseconds kept (`parseTimestamptz`), `numeric` as exact decimal
  * strings, `bigint` counts and sequence numbers as numbers.
  */
+import { getViewSelectedFields, type View } from "drizzle-orm";
 import { bigint, boolean, customType, doublePrecision, integer, numeric, pgSchema, text } from "drizzle-orm/pg-core";
 import { parseTimestamptz } from "./pool.js";
 
@@ -14,6 +15,12 @@ const straggler = pgSchema("straggler");
 /** `timestamptz` read as ISO 8601 UTC (drizzle's own string mode keeps PostgreSQL's text); written as given (an ISO instant). */
 const instant = customType<{ data: string; driverData: string }>({ dataType: () => "timestamptz", fromDriver: parseTimestamptz });
 const int8 = (name: string) => bigint(name, { mode: "number" });
+
+/** A view's columns less `pipeline`, for reads of one pipeline that answer without it. */
+export function columnsBesidesPipeline<V extends View>(view: V): Omit<V["_"]["selectedFields"], "pipeline"> {
+  const { pipeline: _pipeline, ...columns } = getViewSelectedFields(view);
+  return columns;
+}
 
 /** One row per window and key: the current aggregates, status and revision. */
 export const windowResults = straggler

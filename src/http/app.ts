@@ -9,7 +9,6 @@
  */
 import express from "express";
 import { ping } from "../db/sql/ping.js";
-import type { Logger } from "../log.js";
 import { requireToken } from "./auth.js";
 import type { ApiDeps, RouteContext } from "./context.js";
 import { addCorrectionRoutes } from "./correctionRoutes.js";

@@ -1,11 +1,14 @@
-/** What the REST API is built from (`createApp`), and what its route modules share. */
+/** What the REST API is built from (`createApp`), and what its route modules share: the context, the shape of a read route. */
 import type express from "express";
 import type { Request } from "express";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { CorrectionRequest, CorrectionSummary } from "../correction/correct.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
-import type { ApiRoutes } from "./openapi.js";
+import type { z } from "zod";
+import { parseOr400 } from "./errors.js";
+import { errors, json, type ApiRoutes } from "./openapi.js";
+import { pipelineParams } from "./schemas.js";
 
 export interface ApiDeps {
   pool: Pool;
@@ -29,3 +32,24 @@ export interface RouteContext {
   auth: express.RequestHandler;
 }
 
+
+/**
+ * Adds `GET path` for one pipeline: its query parsed with `query` (400 naming
+ * the bad field), answered 200 with what `read` returns for the pipeline; documented with `response` and the read routes' error answers.
+ */
+export function addPipelineRead<Q extends z.ZodObject>(
+  { routes, pipelineOf }: RouteContext,
+  spec: { path: string; summary: string; query: Q; response: z.ZodType; description: string },
+  read: (pipeline: PipelineConfig, query: z.infer<Q>) => Promise<unknown>,
+): void {
+  routes.add(
+    {
+      method: "get", path: spec.path, summary: spec.summary, request: { params: pipelineParams, query: spec.query },
+      responses: { 200: json(spec.description, spec.response), ...errors([400, 404, 500, 503]) },
+    },
+    async (req, res) => {
+      const pipeline = pipelineOf(req);
+      res.json(await read(pipeline, parseOr400(spec.query, req.query, "query")));
+    },
+  );
+}

@@ -6,7 +6,7 @@ import { reconcile } from "../correction/reconcile.js";
 import { logCorrection } from "../correction/schedule.js";
 import { readCorrectionAudit } from "../db/sql/readCorrectionAudit.js";
 import { readCorrectionHistory, readCorrectionRun } from "../db/sql/readCorrectionHistory.js";
-import type { RouteContext } from "./context.js";
+import { addPipelineRead, type RouteContext } from "./context.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
 import { correctionRunResponse, correctionRunRow, reconcileReport } from "./responses.js";
@@ -25,7 +25,8 @@ const requireJsonBody: express.RequestHandler = (req, _res, next) => {
   } else next();
 };
 
-export function addCorrectionRoutes({ routes, deps, pipelineOf, auth }: RouteContext): void {
+export function addCorrectionRoutes(ctx: RouteContext): void {
+  const { routes, deps, pipelineOf, auth } = ctx;
   const { pool, log } = deps;
   const correct = deps.correct ?? ((pipeline, request) => runCorrection(pool, pipeline, request));
 
@@ -55,16 +56,9 @@ export function addCorrectionRoutes({ routes, deps, pipelineOf, auth }: RouteCon
     },
   );
 
-  routes.add(
-    {
-      method: "get", path: "/pipelines/{pipeline}/corrections", summary: "Correction runs", request: { params: pipelineParams, query: limitQuery },
-      responses: { 200: json("runs, latest first", z.array(correctionRunRow)), ...errors([400, 404, 500, 503]) },
-    },
-    async (req, res) => {
-      const pipeline = pipelineOf(req);
-      const q = parseOr400(limitQuery, req.query, "query");
-      res.json(await readCorrectionHistory(pool, pipeline.name, q.limit));
-    },
+  addPipelineRead(
+    ctx, { path: "/pipelines/{pipeline}/corrections", summary: "Correction runs", query: limitQuery, response: z.array(correctionRunRow), description: "runs, latest first" },
+    (pipeline, q) => readCorrectionHistory(pool, pipeline.name, q.limit),
   );
 
   routes.add(
@@ -83,16 +77,9 @@ export function addCorrectionRoutes({ routes, deps, pipelineOf, auth }: RouteCon
     },
   );
 
-  routes.add(
-    {
-      method: "get", path: "/pipelines/{pipeline}/reconcile", summary: "Compare final windows with a fresh recompute from bronze; check the ledger",
-      request: { params: pipelineParams, query: rangeQuery },
-      responses: { 200: json("the report", reconcileReport), ...errors([400, 404, 500, 503]) },
-    },
-    async (req, res) => {
-      const pipeline = pipelineOf(req);
-      const q = parseOr400(rangeQuery, req.query, "query");
-      res.json(await reconcile(pool, pipeline, q.from && q.to ? { from: q.from, to: q.to } : undefined));
-    },
+  addPipelineRead(
+    ctx,
+    { path: "/pipelines/{pipeline}/reconcile", summary: "Compare final windows with a fresh recompute from bronze; check the ledger", query: rangeQuery, response: reconcileReport, description: "the report" },
+    (pipeline, q) => reconcile(pool, pipeline, q.from && q.to ? { from: q.from, to: q.to } : undefined),
   );
 }

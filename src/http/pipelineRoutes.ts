@@ -8,16 +8,14 @@ import { readSources } from "../db/sql/readSources.js";
 import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowResults } from "../db/sql/readWindowResults.js";
 import { pipelineStatus, sourceCounts } from "../stream/status.js";
-import type { RouteContext } from "./context.js";
+import { addPipelineRead, type RouteContext } from "./context.js";
 import { parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
 import { failedWindowRow, pipelineStatusRow, progressRow, quarantineResponse, sourcesResponse, windowRow } from "./responses.js";
-import { limitQuery, noQuery, pipelineParams, quarantineQuery, sourcesQuery, windowsQuery } from "./schemas.js";
+import { limitQuery, noQuery, quarantineQuery, sourcesQuery, windowsQuery } from "./schemas.js";
 
-/** Responses every read route of one pipeline may give besides its 200. */
-const readErrors = errors([400, 404, 500, 503]);
-
-export function addPipelineRoutes({ routes, deps, pipelineOf }: RouteContext): void {
+export function addPipelineRoutes(ctx: RouteContext): void {
+  const { routes, deps } = ctx;
   const { pool } = deps;
   routes.add(
     {
@@ -44,66 +42,37 @@ export function addPipelineRoutes({ routes, deps, pipelineOf }: RouteContext): v
     },
   );
 
-  routes.add(
-    { method: "get", path: "/pipelines/{pipeline}/windows", summary: "Window results", request: { params: pipelineParams, query: windowsQuery }, responses: { 200: json("windows", z.array(windowRow)), ...readErrors } },
-    async (req, res) => {
-      const pipeline = pipelineOf(req);
-      const q = parseOr400(windowsQuery, req.query, "query");
-      res.json(await readWindowResults(pool, pipeline.name, q));
-    },
+  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q) =>
+    readWindowResults(pool, pipeline.name, q),
   );
-
-  routes.add(
-    {
-      method: "get", path: "/pipelines/{pipeline}/progress", summary: "Latest micro-batch progress", request: { params: pipelineParams, query: limitQuery },
-      responses: { 200: json("batches, latest first", z.array(progressRow)), ...readErrors },
-    },
-    async (req, res) => {
-      const pipeline = pipelineOf(req);
-      const q = parseOr400(limitQuery, req.query, "query");
-      res.json(await readStreamProgress(pool, pipeline.name, q.limit));
-    },
+  addPipelineRead(ctx, 
+    { path: "/pipelines/{pipeline}/progress", summary: "Latest micro-batch progress", query: limitQuery, response: z.array(progressRow), description: "batches, latest first" },
+    (pipeline, q) => readStreamProgress(pool, pipeline.name, q.limit),
   );
-
-  routes.add(
-    {
-      method: "get", path: "/pipelines/{pipeline}/quarantine", summary: "Quarantined rows, by reason", request: { params: pipelineParams, query: quarantineQuery },
-      responses: { 200: json("counts by reason, and the rows latest first", quarantineResponse), ...readErrors },
-    },
-    async (req, res) => {
-      const pipeline = pipelineOf(req);
-      const q = parseOr400(quarantineQuery, req.query, "query");
+  addPipelineRead(ctx, 
+    { path: "/pipelines/{pipeline}/quarantine", summary: "Quarantined rows, by reason", query: quarantineQuery, response: quarantineResponse, description: "counts by reason, and the rows latest first" },
+    async (pipeline, q) => {
       const [byReason, rows] = await Promise.all([countQuarantineByReason(pool, pipeline.name), readQuarantine(pool, pipeline.name, q)]);
-      res.json({ byReason, rows });
+      return { byReason, rows };
     },
   );
-
-  routes.add(
+  addPipelineRead(ctx, 
     {
-      method: "get", path: "/pipelines/{pipeline}/sources",
+      path: "/pipelines/{pipeline}/sources",
       summary: "Every source (file, request, stdin, replay micro-batch) with its state: landed, refused (with its reason), changed_after_landing, waiting_to_settle",
-      request: { params: pipelineParams, query: sourcesQuery },
-      responses: { 200: json("counts by state, and the sources most recently seen first", sourcesResponse), ...readErrors },
+      query: sourcesQuery, response: sourcesResponse, description: "counts by state, and the sources most recently seen first",
     },
-    async (req, res) => {
-      const pipeline = pipelineOf(req);
-      const q = parseOr400(sourcesQuery, req.query, "query");
+    async (pipeline, q) => {
       const [byState, rows] = await Promise.all([sourceCounts(pool, pipeline.name), readSources(pool, pipeline.name, q)]);
-      res.json({ byState, rows });
+      return { byState, rows };
     },
   );
-
-  routes.add(
+  addPipelineRead(ctx, 
     {
-      method: "get", path: "/pipelines/{pipeline}/failed-windows",
+      path: "/pipelines/{pipeline}/failed-windows",
       summary: "Windows whose aggregate failed (a data exception such as a numeric overflow): their rows were quarantined as INVALID_VALUE and the pipeline went on",
-      request: { params: pipelineParams, query: limitQuery },
-      responses: { 200: json("failed windows, latest first; group_key null for the null group", z.array(failedWindowRow)), ...readErrors },
+      query: limitQuery, response: z.array(failedWindowRow), description: "failed windows, latest first; group_key null for the null group",
     },
-    async (req, res) => {
-      const pipeline = pipelineOf(req);
-      const q = parseOr400(limitQuery, req.query, "query");
-      res.json(await readFailedWindows(pool, pipeline.name, q.limit));
-    },
+    (pipeline, q) => readFailedWindows(pool, pipeline.name, q.limit),
   );
 }

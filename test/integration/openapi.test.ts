@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
 import { createApp } from "../../src/http/app.js";
+import {
+  correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, sourcesResponse, windowRow,
+} from "../../src/http/responses.js";
+import { correctionSummary, landResponse } from "../../src/http/schemas.js";
+import { runBatch } from "../../src/stream/runBatch.js";
 import { createLogger } from "../../src/log.js";
 import { lateWithinDelay } from "../helpers/fixtures.js";
 import { startApi } from "../helpers/api.js";
@@ -79,5 +87,46 @@ describe("GET /openapi.json", () => {
       "post /pipelines/{pipeline}/events": ["200", "201", "400", "401", "404", "413", "415", "422", "500", "503"],
       "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "415", "500", "503"],
     });
+  });
+
+  it("answers as documented: every route's body parses with its response schema, and nothing is left over", async () => {
+    const { pool } = await getDb();
+    const pipeline = lateWithinDelay();
+    const token = "test-token-0123456789abcdef";
+    const api = await startApi({ pool, pipelines: [pipeline], log: createLogger("silent"), token });
+    const auth = { authorization: `Bearer ${token}`, "content-type": "application/x-ndjson" };
+    try {
+      const answers: [string, z.ZodType, unknown][] = [];
+      for (const f of ["1.json", "2.json", "3.json"]) {
+        const body = readFileSync(path.join(pipeline.source.landingDir!, f), "utf8") + '{"event_time":"never","amount":1}\n';
+        answers.push([`events ${f}`, landResponse, await (await fetch(`${api.base}/pipelines/${pipeline.name}/events`, { method: "POST", headers: auth, body })).json()]);
+        await runBatch(pool, pipeline, "once");
+      }
+      const recompute = await fetch(`${api.base}/pipelines/${pipeline.name}/recompute`, { method: "POST", headers: { authorization: auth.authorization } });
+      answers.push(["recompute", correctionSummary, await recompute.json()]);
+      const get = async (route: string) => (await fetch(`${api.base}${route}`)).json();
+      const base = `/pipelines/${pipeline.name}`;
+      const runs = await get(`${base}/corrections`);
+      answers.push(
+        ["health", healthResponse, await get("/health")],
+        ["pipelines", z.array(pipelineStatusRow), await get("/pipelines")],
+        ["windows", z.array(windowRow), await get(`${base}/windows`)],
+        ["progress", z.array(progressRow), await get(`${base}/progress`)],
+        ["quarantine", quarantineResponse, await get(`${base}/quarantine`)],
+        ["sources", sourcesResponse, await get(`${base}/sources`)],
+        ["failed-windows", z.array(failedWindowRow), await get(`${base}/failed-windows`)],
+        ["corrections", z.array(correctionRunRow), runs],
+        ["correction run", correctionRunResponse, await get(`${base}/corrections/${runs[0].run_id}`)],
+        ["reconcile", reconcileReport, await get(`${base}/reconcile`)],
+      );
+      const sizes = Object.fromEntries(answers.map(([name, , body]) => [name, Array.isArray(body) ? body.length : typeof body]));
+      expect(sizes).toEqual({
+        "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", health: "object", pipelines: 1, windows: 4, progress: 3,
+        quarantine: "object", sources: "object", "failed-windows": 0, corrections: 1, "correction run": "object", reconcile: "object",
+      });
+      for (const [name, schema, body] of answers) expect([name, schema.parse(body)]).toEqual([name, body]);
+    } finally {
+      await api.close();
+    }
   });
 });

@@ -1,8 +1,8 @@
 /** Quarantined rows of one pipeline, the latest first (view `straggler.quarantine`; `GET /pipelines/{pipeline}/quarantine`). */
-import { and, desc, eq, getViewSelectedFields } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
-import { quarantine } from "../views.js";
+import { columnsBesidesPipeline, quarantine } from "../views.js";
 
 /**
  * Not prepared: its text depends on the filters given.
@@ -12,10 +12,9 @@ import { quarantine } from "../views.js";
  * @throws the database's error when it cannot be reached
  */
 export async function readQuarantine(client: Queryable, pipeline: string, filter: { reason?: string; limit: number }) {
-  const { pipeline: _pipeline, ...columns } = getViewSelectedFields(quarantine);
   return execute(
     orm(client)
-      .select(columns)
+      .select(columnsBesidesPipeline(quarantine))
       .from(quarantine)
       .where(and(eq(quarantine.pipeline, pipeline), filter.reason === undefined ? undefined : eq(quarantine.reason, filter.reason)))
       .orderBy(desc(quarantine.seq))

@@ -1,8 +1,8 @@
 /** Sources of one pipeline, the most recently seen first (view `straggler.sources`; `GET /pipelines/{pipeline}/sources`). */
-import { and, desc, eq, getViewSelectedFields } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
-import { sources } from "../views.js";
+import { columnsBesidesPipeline, sources } from "../views.js";
 
 /**
  * Not prepared: its text depends on the filters given.
@@ -13,10 +13,9 @@ import { sources } from "../views.js";
  * @throws the database's error when it cannot be reached
  */
 export async function readSources(client: Queryable, pipeline: string, filter: { state?: string; kind?: string; limit: number }) {
-  const { pipeline: _pipeline, ...columns } = getViewSelectedFields(sources);
   return execute(
     orm(client)
-      .select(columns)
+      .select(columnsBesidesPipeline(sources))
       .from(sources)
       .where(
         and(

@@ -1,8 +1,8 @@
 /** Window results of one pipeline, filtered (view `straggler.window_results`; `GET /pipelines/{pipeline}/windows`). */
-import { and, eq, getViewSelectedFields, gt, isNull, lt } from "drizzle-orm";
+import { and, eq, gt, isNull, lt } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
-import { windowResults } from "../views.js";
+import { columnsBesidesPipeline, windowResults } from "../views.js";
 
 export interface WindowResultsFilter {
   /** ISO instant: only windows ending after it. */
@@ -26,10 +26,9 @@ export interface WindowResultsFilter {
  */
 export async function readWindowResults(client: Queryable, pipeline: string, filter: WindowResultsFilter) {
   const w = windowResults;
-  const { pipeline: _pipeline, ...columns } = getViewSelectedFields(w);
   return execute(
     orm(client)
-      .select(columns)
+      .select(columnsBesidesPipeline(w))
       .from(w)
       .where(
         and(
