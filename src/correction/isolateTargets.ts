@@ -12,61 +12,52 @@
  * targets and are recomputed without it.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import { windowSpecOf } from "../config/pipelines.js";
 import type { PoolClient } from "../db/pool.js";
-import { isDataException, isolateFailing, recordWindowFailure } from "../db/windowFailures.js";
-import { windowsLateral } from "../db/sql/fragments/windowAssignment.js";
+import { trySavepoint } from "../db/savepoint.js";
+import { addTargetsOfRows } from "../db/sql/addTargetsOfRows.js";
+import { dropTarget } from "../db/sql/dropTarget.js";
+import { keepTargets } from "../db/sql/keepTargets.js";
+import { listTargets } from "../db/sql/listTargets.js";
+import { readLateSeqs } from "../db/sql/readLateSeqs.js";
+import { recomputeTargets } from "../db/sql/recomputeTargets.js";
+import { isolateFailing, recordWindowFailure, type Failing } from "../db/windowFailures.js";
+import type { KeyedWindow } from "../db/sql/windows.js";
+
+/** What a correction run reads: its id, the bronze `seq` it reads up to, and the stream's watermark (ISO 8601). */
+export interface RunSnapshot {
+  runId: number;
+  snapshot: number;
+  watermark: string;
+}
 
 /**
- * Runs `recompute` (which reads `corr_targets`) until it succeeds, isolating failing windows as above.
+ * Recomputes the run's targets (`corr_targets`) into `corr_changes` until it succeeds, isolating failing windows as above.
  * @returns the number of windows recorded as failed
  * @throws the original error when no single window fails alone; any other error unchanged
  */
-export async function recomputeGuarded(c: PoolClient, p: PipelineConfig, runId: number, snapshot: number, recompute: () => Promise<unknown>): Promise<number> {
+export async function recomputeGuarded(client: PoolClient, pipeline: PipelineConfig, run: RunSnapshot): Promise<number> {
+  const recompute = () => recomputeTargets(client, pipeline.name, run.snapshot);
   let failed = 0;
   for (;;) {
-    await c.query("SAVEPOINT straggler_recompute");
-    try {
+    const whole = await trySavepoint(client, "straggler_recompute", recompute);
+    if (whole.error === undefined) return failed;
+    const failing = await isolateFailing(client, await listTargets(client), whole.error, async (subset) => {
+      await keepTargets(client, subset);
       await recompute();
-      await c.query("RELEASE SAVEPOINT straggler_recompute");
-      return failed;
-    } catch (e) {
-      if (!isDataException(e)) throw e;
-      await c.query("ROLLBACK TO SAVEPOINT straggler_recompute");
-      await c.query("RELEASE SAVEPOINT straggler_recompute");
-      const targets = (await c.query("SELECT group_key AS k, window_start AS s, window_end AS e FROM corr_targets ORDER BY 1, 2, 3")).rows as Array<{ k: string; s: string; e: string }>;
-      const failing = await isolateFailing(c, targets, e, async (subset) => {
-        await c.query(
-          `DELETE FROM corr_targets t WHERE NOT EXISTS (SELECT 1 FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) u(k, s, e)
-             WHERE u.k = t.group_key AND u.s = t.window_start AND u.e = t.window_end)`,
-          [subset.map((x) => x.k), subset.map((x) => x.s), subset.map((x) => x.e)],
-        );
-        await recompute();
-      });
-      if (failing.length === 0) throw e;
-      const watermark = (await c.query("SELECT watermark FROM straggler.checkpoints WHERE pipeline = $1", [p.name])).rows[0]?.watermark as string;
-      for (const f of failing) {
-        const { k, s, e: end } = f.item;
-        const late = await c.query(
-          `SELECT coalesce(array_agg(l.seq ORDER BY l.seq), '{}')::text[] AS seqs FROM straggler.late_events l JOIN straggler.bronze_events b ON b.seq = l.seq
-            WHERE l.pipeline = $1 AND l.group_key = $2 AND l.window_start = $3 AND l.window_end = $4 AND l.seq <= $5 AND b.status = 'accepted'`,
-          [p.name, k, s, end, snapshot],
-        );
-        const seqs = (late.rows[0].seqs as string[]).map(Number);
-        await recordWindowFailure(c, p.name, { groupKey: k, windowStart: s, windowEnd: end, sqlstate: f.sqlstate, error: f.error, seqs }, { phase: "correction", runId });
-        failed++;
-        if (seqs.length === 0) {
-          await c.query("DELETE FROM corr_targets WHERE group_key = $1 AND window_start = $2 AND window_end = $3", [k, s, end]);
-          continue;
-        }
-        await c.query(
-          `INSERT INTO corr_targets
-           SELECT DISTINCT b.group_key, w.window_start, w.window_end FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(p), "b")}
-            WHERE b.seq = ANY($1::bigint[]) AND w.window_end <= $2
-           ON CONFLICT DO NOTHING`,
-          [seqs, watermark],
-        );
-      }
-    }
+    });
+    if (failing.length === 0) throw whole.error;
+    for (const f of failing) await quarantineLateRows(client, pipeline, run, f);
+    failed += failing.length;
   }
+}
+
+/**
+ * Quarantines a failing window's late rows and records it; adds the other final windows holding
+ * those rows to the targets, or drops the window from them when it has no late rows to blame.
+ */
+async function quarantineLateRows(client: PoolClient, pipeline: PipelineConfig, run: RunSnapshot, f: Failing<KeyedWindow>): Promise<void> {
+  const seqs = await readLateSeqs(client, pipeline.name, f.item, run.snapshot);
+  await recordWindowFailure(client, pipeline.name, { ...f.item, sqlstate: f.sqlstate, error: f.error, seqs }, { phase: "correction", runId: run.runId });
+  if (seqs.length === 0) await dropTarget(client, f.item);
+  else await addTargetsOfRows(client, pipeline, seqs, run.watermark);
 }

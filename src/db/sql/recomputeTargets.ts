@@ -1,0 +1,34 @@
+/**
+ * Recomputes every window in `corr_targets` from accepted bronze rows up to
+ * the run's snapshot — a full replacement, never a delta (DESIGN §9) — and
+ * keeps in `corr_changes` those whose value differs from the stored one (or
+ * that bronze has and the results do not).
+ *
+ * `b.seq + 0 <= snapshot`: the snapshot bound must not be usable as an index
+ * range on the sequence key — without fresh statistics the planner takes it
+ * and scans a pipeline's whole history once per window. The (pipeline, group
+ * key, event time) index is the access path a correction's cost should follow.
+ */
+import type { PoolClient } from "../pool.js";
+import { prepared } from "../prepared.js";
+
+const RECOMPUTE_TARGETS_SQL = `INSERT INTO corr_changes
+SELECT t.group_key, t.window_start, t.window_end, r.revision, r.event_count, r.value_sum, r.value_min, r.value_max, f.n, f.s, f.lo, f.hi
+  FROM corr_targets t
+  CROSS JOIN LATERAL (
+    SELECT count(*) AS n, sum(b.value) AS s, min(b.value) AS lo, max(b.value) AS hi
+      FROM straggler.bronze_events b
+     WHERE b.pipeline = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2
+       AND b.event_time >= t.window_start AND b.event_time < t.window_end) f
+  LEFT JOIN straggler.window_results_table r
+    ON r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start AND r.window_end = t.window_end
+ WHERE (r.pipeline IS NULL AND f.n > 0)
+    OR (r.pipeline IS NOT NULL AND (r.event_count, r.value_sum, r.value_min, r.value_max) IS DISTINCT FROM (f.n, f.s, f.lo, f.hi))`;
+
+/**
+ * Fills `corr_changes` from `corr_targets` of `pipeline`, reading bronze up to `seq` `snapshot`.
+ * @throws a data exception (SQLSTATE class 22) when a window's aggregate fails (isolateTargets.ts in the correction)
+ */
+export async function recomputeTargets(client: PoolClient, pipeline: string, snapshot: number): Promise<void> {
+  await client.query(prepared("recompute_targets", RECOMPUTE_TARGETS_SQL, [pipeline, snapshot]));
+}
