@@ -3,7 +3,7 @@
  * recompute from bronze — the batch oracle — and checks the ledger.
  *
  * The oracle reads the accepted bronze rows the stream has consumed (up to
- * its checkpoint offset) and builds every window whose end is <= the
+ * the last `seq` of its checkpoint) and builds every window whose end is <= the
  * watermark, i.e. every window that must be final. A mismatch is a window
  * whose stored value differs, that is missing, or that should not exist.
  */

@@ -36,26 +36,30 @@ export function logCorrection(log: Logger, s: CorrectionSummary): void {
   else log.info(fields, "correction run finished");
 }
 
+/**
+ * Schedules every pipeline with a `correction.schedule` (5-field cron expression, the process's time zone).
+ * @returns `stop()`, which stops the schedules and awaits the runs in flight
+ */
 export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log: Logger): { stop(): Promise<void> } {
   const tasks: ScheduledTask[] = [];
   const inFlight = new Set<Promise<unknown>>();
-  for (const p of pipelines) {
-    const expr = p.correction.schedule;
+  for (const pipeline of pipelines) {
+    const expr = pipeline.correction.schedule;
     if (!expr) continue;
     const task = cron.schedule(
       expr,
       async (ctx) => {
-        const run = runCorrection(pool, p, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) })
+        const run = runCorrection(pool, pipeline, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) })
           .then((s) => logCorrection(log, s))
-          .catch((e) => log.error({ err: e, pipeline: p.name }, "correction run could not start or record its outcome (database unreachable)"));
+          .catch((e) => log.error({ err: e, pipeline: pipeline.name }, "correction run could not start or record its outcome (database unreachable)"));
         inFlight.add(run);
         await run;
         inFlight.delete(run);
       },
-      { name: `correction:${p.name}`, noOverlap: true },
+      { name: `correction:${pipeline.name}`, noOverlap: true },
     );
     tasks.push(task);
-    log.info({ pipeline: p.name, schedule: expr }, "correction scheduled");
+    log.info({ pipeline: pipeline.name, schedule: expr }, "correction scheduled");
   }
   return {
     async stop() {
