@@ -7,6 +7,7 @@ import { windowSpecOf, type PipelineConfig } from "../../config/pipelines.js";
 import { windowsLateral } from "./fragments/windowAssignment.js";
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
+import { aggregateWindow, computedAggregates } from "./fragments/windowAggregates.js";
 import type { Aggregate } from "./windows.js";
 
 /** A window by its stored group key and start (ISO 8601). */
@@ -45,7 +46,7 @@ export interface CompareRequest {
  * $7/$8: only these (key, window start)s; $9/$10: all but these.
  */
 const compareSql = (pipeline: PipelineConfig) => `WITH fresh AS (
-  SELECT b.group_key, w.window_start, w.window_end, count(*) AS n, sum(b.value) AS s, min(b.value) AS lo, max(b.value) AS hi
+  SELECT b.group_key, w.window_start, w.window_end, ${aggregateWindow("b.value")}
     FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(pipeline), "b")}
    WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2
      AND ($4::timestamptz IS NULL OR (b.event_time >= $4::timestamptz - $6 * interval '1 millisecond' AND b.event_time < $5))
@@ -64,7 +65,7 @@ const compareSql = (pipeline: PipelineConfig) => `WITH fresh AS (
 SELECT coalesce(e.group_key, s.group_key) AS group_key, coalesce(e.window_start, s.window_start) AS window_start,
        coalesce(e.window_end, s.window_end) AS window_end,
        s.n AS s_n, s.s AS s_s, s.lo AS s_lo, s.hi AS s_hi, e.n AS e_n, e.s AS e_s, e.lo AS e_lo, e.hi AS e_hi,
-       (s.n, s.s, s.lo, s.hi) IS DISTINCT FROM (e.n, e.s, e.lo, e.hi) AS differs
+       (${computedAggregates("s")}) IS DISTINCT FROM (${computedAggregates("e")}) AS differs
   FROM expected e FULL JOIN stored s USING (group_key, window_start, window_end)
  WHERE $9::text[] IS NULL OR (group_key, window_start) NOT IN (SELECT * FROM unnest($9::text[], $10::timestamptz[]))`;
 

@@ -11,19 +11,20 @@
  */
 import type { PoolClient } from "../pool.js";
 import { prepared } from "../prepared.js";
+import { aggregateWindow, computedAggregates, storedAggregates } from "./fragments/windowAggregates.js";
 
 const RECOMPUTE_TARGETS_SQL = `INSERT INTO corr_changes
-SELECT t.group_key, t.window_start, t.window_end, r.revision, r.event_count, r.value_sum, r.value_min, r.value_max, f.n, f.s, f.lo, f.hi
+SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")}, ${computedAggregates("f")}
   FROM corr_targets t
   CROSS JOIN LATERAL (
-    SELECT count(*) AS n, sum(b.value) AS s, min(b.value) AS lo, max(b.value) AS hi
+    SELECT ${aggregateWindow("b.value")}
       FROM straggler.bronze_events b
      WHERE b.pipeline = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2
        AND b.event_time >= t.window_start AND b.event_time < t.window_end) f
   LEFT JOIN straggler.window_results_table r
     ON r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start AND r.window_end = t.window_end
  WHERE (r.pipeline IS NULL AND f.n > 0)
-    OR (r.pipeline IS NOT NULL AND (r.event_count, r.value_sum, r.value_min, r.value_max) IS DISTINCT FROM (f.n, f.s, f.lo, f.hi))`;
+    OR (r.pipeline IS NOT NULL AND (${storedAggregates("r")}) IS DISTINCT FROM (${computedAggregates("f")}))`;
 
 /**
  * Fills `corr_changes` from `corr_targets` of `pipeline`, reading bronze up to `seq` `snapshot`.
