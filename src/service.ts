@@ -17,6 +17,7 @@ import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
 import type { Logger } from "./log.js";
+import { startAlerts } from "./observe/alerts.js";
 import { runBatch } from "./stream/runBatch.js";
 import { analyzeIfStale } from "./db/statistics.js";
 import { StreamLoop } from "./stream/streamLoop.js";
@@ -155,6 +156,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     (e) => log.warn({ err: (e as Error).message }, "could not sweep abandoned correction runs; the next run of each pipeline does"),
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
+  const stopAlerts = startAlerts(db.pool, pipelines, log);
   log.info({ port, pipelines: pipelines.map((p) => p.name), database: db.kind }, "straggler service started");
   return {
     port,
@@ -165,6 +167,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       await Promise.all([...loops.values()].map((l) => l.stop()));
       await Promise.all(analyzing.values());
       await schedule.stop();
+      await stopAlerts();
       await stopListening();
       await healthPool.end();
     },

@@ -44,6 +44,13 @@ const positiveDuration = (what: string) =>
   duration(what).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` });
 
 /** Default lease of a correction run (ms): renewed every third of it while the run works. */
+/** A share as a fraction (0.01) or a percentage ("1%"); read as a fraction in [0, 1]. */
+const share = (what: string) =>
+  z.union([z.number(), z.string().regex(/^\s*\d+(\.\d+)?\s*%\s*$/)], { error: `expected a ${what} such as 0.01 or "1%"` })
+    .transform((v) => (typeof v === "number" ? v : Number(v.replace("%", "").trim()) / 100))
+    .pipe(z.number().min(0, `expected a ${what} of at least 0`).max(1, `expected a ${what} of at most 1 (100%)`));
+const batchCount = z.number().int().positive().default(10);
+
 export const DEFAULT_LEASE_MS = 60_000;
 const MIN_LEASE_MS = 1_000;
 
@@ -177,6 +184,17 @@ export const pipelineSchema = z
         lease: duration("correction run lease")
           .refine((v) => v >= MIN_LEASE_MS, { message: `expected a lease of at least 1 second: a run renews it every third of it` })
           .default(DEFAULT_LEASE_MS),
+      })
+      .prefault({}),
+    /** Alerts (src/observe/alerts.ts): each is off when `null`; the defaults watch the drop share and failed corrections, with no webhook. */
+    alerts: z
+      .strictObject({
+        webhook: z.url({ error: "expected an http(s) URL for the alert webhook" }).optional(),
+        dropShare: z.strictObject({ above: share("drop share"), batches: batchCount }).nullable().default({ above: 0.01, batches: 10 }),
+        quarantineShare: z.strictObject({ above: share("quarantine share"), batches: batchCount, reason: z.string().min(1).optional() }).nullable().default(null),
+        watermarkStalled: z.strictObject({ for: positiveDuration("watermark stall") }).nullable().default(null),
+        backlog: z.strictObject({ above: z.number().int().nonnegative() }).nullable().default(null),
+        correctionFailed: z.boolean().default(true),
       })
       .prefault({}),
   })

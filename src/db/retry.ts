@@ -17,6 +17,15 @@ export function isRetryable(e: unknown): boolean {
   return typeof e === "object" && e !== null && RETRYABLE.has((e as { code?: string }).code ?? "");
 }
 
+/**
+ * The wait before retry number `attempt` (1 for the first), ms: exponential from
+ * `baseMs`, capped at `capMs`, with "full jitter" (uniform in [0, that]) so that
+ * many callers failing together do not retry together.
+ */
+export function backoffMs(attempt: number, baseMs = 50, capMs = 5_000): number {
+  return Math.random() * Math.min(capMs, baseMs * 2 ** (attempt - 1));
+}
+
 /** Runs `fn` up to `attempts` times, backing off 50 ms, 100 ms, … between retryable failures. */
 export async function withRetry<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
   for (let i = 1; ; i++) {
