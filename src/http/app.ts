@@ -9,14 +9,15 @@
  */
 import express from "express";
 import { ping } from "../db/sql/ping.js";
+import { metricsHandler, observeRequests } from "../observe/http.js";
 import { requireToken } from "./auth.js";
 import type { ApiDeps, RouteContext } from "./context.js";
 import { addCorrectionRoutes } from "./correctionRoutes.js";
 import { errorHandler, HttpError } from "./errors.js";
 import { addEventRoutes } from "./eventRoutes.js";
-import { ApiRoutes, json } from "./openapi.js";
+import { ApiRoutes, errors, json } from "./openapi.js";
 import { addPipelineRoutes } from "./pipelineRoutes.js";
-import { healthResponse, openApiResponse } from "./responses.js";
+import { healthResponse, metricsText, openApiResponse } from "./responses.js";
 
 export type { ApiDeps } from "./context.js";
 
@@ -27,6 +28,7 @@ export function createApp(deps: ApiDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
+  const metrics = observeRequests(app, deps.pipelines, deps.log);
   const byName = new Map(deps.pipelines.map((pipeline) => [pipeline.name, pipeline]));
   const routes = new ApiRoutes(app);
   const ctx: RouteContext = {
@@ -61,6 +63,10 @@ export function createApp(deps: ApiDeps): express.Express {
   routes.add({ method: "get", path: "/openapi.json", summary: "This document", responses: { 200: json("the OpenAPI 3.1 document", openApiResponse) } }, (_req, res) => {
     res.json(document);
   });
+  routes.add(
+    { method: "get", path: "/metrics", summary: "Prometheus metrics (README: Metrics and alerts)", responses: { 200: { description: "every metric, Prometheus text format 0.0.4", content: { "text/plain": { schema: metricsText } } }, ...errors([500, 503]) } },
+    metricsHandler(metrics, deps.pool),
+  );
   addPipelineRoutes(ctx);
   addEventRoutes(ctx);
   addCorrectionRoutes(ctx);

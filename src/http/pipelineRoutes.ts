@@ -7,6 +7,7 @@ import { readQuarantine } from "../db/sql/readQuarantine.js";
 import { readSources } from "../db/sql/readSources.js";
 import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowResults } from "../db/sql/readWindowResults.js";
+import { alertViews } from "../observe/alerts.js";
 import { pipelineStatus, sourceCounts } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { parseOr400 } from "./errors.js";
@@ -19,12 +20,12 @@ export function addPipelineRoutes(ctx: RouteContext): void {
   const { pool } = deps;
   routes.add(
     {
-      method: "get", path: "/pipelines", summary: "Pipelines with watermark, lag, ledger, window counts and sources by state", request: { query: noQuery },
+      method: "get", path: "/pipelines", summary: "Pipelines with watermark, lag, ledger, window counts, sources by state and alerts", request: { query: noQuery },
       responses: { 200: json("pipelines", z.array(pipelineStatusRow)), ...errors([400, 500, 503]) },
     },
     async (req, res) => {
       parseOr400(noQuery, req.query, "query");
-      const all = await Promise.all(deps.pipelines.map((pipeline) => pipelineStatus(pool, pipeline.name)));
+      const all = await Promise.all(deps.pipelines.map(async (pipeline) => ({ ...(await pipelineStatus(pool, pipeline.name)), alerts: await alertViews(pool, pipeline) })));
       res.json(
         all.map((s) => ({
           pipeline: s.pipeline,
@@ -37,6 +38,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
           numRowsDroppedByWatermark: s.numRowsDroppedByWatermark,
           sources: s.sources,
           failedWindows: s.failedWindows,
+          alerts: s.alerts,
         })),
       );
     },

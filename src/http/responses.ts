@@ -45,7 +45,18 @@ export const pipelineStatusRow = z.object({
   numRowsDroppedByWatermark: z.number(),
   sources: sourcesResponse.shape.byState,
   failedWindows: z.number(),
+  alerts: z.array(
+    z.object({
+      alert: z.enum(["drop_share", "quarantine_share", "watermark_stalled", "backlog", "correction_failed"]),
+      state: z.enum(["ok", "firing"]),
+      since: isoInstant.nullable().meta({ description: "when the state last changed; null until the alert has been judged" }),
+      value: z.number().nullable().meta({ description: "what it was judged on then: a share (0-1), seconds, rows, or a correction run id" }),
+    }),
+  ).meta({ description: "the configured alerts (README: Metrics and alerts)" }),
 });
+
+/** `GET /metrics`: Prometheus text format. */
+export const metricsText = z.string();
 
 const windowId = { groupKey: z.string().nullable(), windowStart: isoInstant, windowEnd: isoInstant };
 

@@ -45,6 +45,7 @@ describe("GET /openapi.json", () => {
     expect(documented).toEqual(served);
     expect(served).toEqual([
       "GET /health",
+      "GET /metrics",
       "GET /openapi.json",
       "GET /pipelines",
       "GET /pipelines/:pipeline/corrections",
@@ -60,12 +61,12 @@ describe("GET /openapi.json", () => {
     ]);
   });
 
-  it("gives every documented response, success and error alike, a JSON schema", async () => {
+  it("gives every documented response, success and error alike, a JSON schema (/metrics: a text one)", async () => {
     const { doc } = await documentOf();
     const withoutSchema = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops).flatMap(([method, op]) =>
         Object.entries(op.responses)
-          .filter(([, r]) => typeof r.content?.["application/json"]?.schema !== "object")
+          .filter(([status, r]) => typeof r.content?.[path === "/metrics" && status === "200" ? "text/plain" : "application/json"]?.schema !== "object")
           .map(([status]) => `${method} ${path} ${status}`),
       ),
     );
@@ -74,6 +75,7 @@ describe("GET /openapi.json", () => {
     const reads = ["200", "400", "404", "500", "503"];
     expect(statuses).toEqual({
       "get /health": ["200", "503"],
+      "get /metrics": ["200", "500", "503"],
       "get /openapi.json": ["200"],
       "get /pipelines": ["200", "400", "500", "503"],
       "get /pipelines/{pipeline}/windows": reads,

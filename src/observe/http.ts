@@ -1,0 +1,37 @@
+/**
+ * The REST API's request logs (pino-http, one line per answered request) and
+ * request metrics, and the `GET /metrics` handler (src/observe/metrics.ts).
+ */
+import type { Express, RequestHandler } from "express";
+import { pinoHttp } from "pino-http";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Queryable } from "../db/pool.js";
+import type { Logger } from "../log.js";
+import { createMetrics, type Metrics } from "./metrics.js";
+
+/** Paths polled by machines: logged at debug, not info. */
+const POLLED = new Set(["/health", "/metrics"]);
+
+/**
+ * Logs every request through `log` (info; warn for 4xx, error for 5xx; debug for
+ * `/health` and `/metrics`) and counts it in the returned metrics. Call before any route.
+ */
+export function observeRequests(app: Express, pipelines: PipelineConfig[], log: Logger): Metrics {
+  const metrics = createMetrics(pipelines);
+  app.use(
+    pinoHttp({
+      logger: log,
+      customLogLevel: (req, res, err) => (res.statusCode >= 500 || err ? "error" : res.statusCode >= 400 ? "warn" : POLLED.has(req.url?.split("?")[0] ?? "") ? "debug" : "info"),
+    }),
+  );
+  app.use(metrics.countRequests);
+  return metrics;
+}
+
+/** `GET /metrics`: every metric in Prometheus text format, database figures read now. */
+export function metricsHandler(metrics: Metrics, client: Queryable): RequestHandler {
+  return async (_req, res) => {
+    const text = await metrics.scrape(client);
+    res.type(metrics.registry.contentType).send(text);
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * Prometheus metrics (`GET /metrics`, prom-client). What lives in the database
+ * (ledger, stream progress, checkpoint, backlog, corrections, alert states) is read
+ * at scrape time, so every process and every restart reports the same values;
+ * HTTP requests are counted in this process. Names follow Prometheus conventions:
+ * prefix `straggler_`, counters end in `_total`, durations and instants are seconds.
+ * The README's "Metrics and alerts" lists them.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Queryable } from "../db/pool.js";
+import { readAlertStates } from "../db/sql/alertStates.js";
+import { BATCH_DURATION_BUCKETS_S, readPipelineMetrics, type PipelineMetrics } from "../db/sql/readPipelineMetrics.js";
+import { configuredAlerts } from "./alerts.js";
+
+type Labels = Record<string, string>;
+type Row = { labels: Labels; value: number };
+
+/** A scrape's figures, read once and shared by every metric's collect callback. */
+interface Snapshot {
+  pipelines: PipelineMetrics[];
+  firing: Row[];
+  now: number;
+}
+
+/** Metrics of pipelines read from the database: name, type, help, and the rows of one snapshot. */
+const FROM_DATABASE: [string, "counter" | "gauge", string, (s: Snapshot) => Row[]][] = [
+  ["straggler_rows_landed_total", "counter", "Rows landed in bronze (accepted and quarantined).", (s) => per(s, (m) => m.landed)],
+  ["straggler_rows_accepted_total", "counter", "Rows landed and accepted.", (s) => per(s, (m) => m.accepted)],
+  ["straggler_rows_quarantined_total", "counter", "Rows quarantined, by reason code.", (s) => s.pipelines.flatMap((m) => Object.entries(m.quarantinedByReason).map(([reason, value]) => ({ labels: { pipeline: m.pipeline, reason }, value })))],
+  ["straggler_stream_batches_total", "counter", "Micro-batches the stream has run.", (s) => per(s, (m) => m.batches)],
+  ["straggler_stream_input_rows_total", "counter", "Rows the stream's micro-batches read.", (s) => per(s, (m) => m.inputRows)],
+  ["straggler_dropped_pairs_total", "counter", "(event, window) pairs dropped by the watermark (numRowsDroppedByWatermark).", (s) => per(s, (m) => m.droppedPairs)],
+  ["straggler_watermark_seconds", "gauge", "The checkpoint's watermark, seconds since the epoch.", (s) => per(s, (m) => m.watermarkSeconds)],
+  ["straggler_max_event_time_seconds", "gauge", "The checkpoint's max event time, seconds since the epoch.", (s) => per(s, (m) => m.maxEventTimeSeconds)],
+  ["straggler_watermark_lag_seconds", "gauge", "Wall clock minus the watermark, seconds.", (s) => per(s, (m) => lag(s, m.watermarkSeconds))],
+  ["straggler_max_event_time_lag_seconds", "gauge", "Wall clock minus the max event time, seconds.", (s) => per(s, (m) => lag(s, m.maxEventTimeSeconds))],
+  ["straggler_open_windows", "gauge", "Windows still open (the watermark has not passed their end).", (s) => per(s, (m) => m.openWindows)],
+  ["straggler_backlog_rows", "gauge", "Rows in bronze past the checkpoint: what the stream still has to read.", (s) => per(s, (m) => m.backlogRows)],
+  ["straggler_correction_runs_total", "counter", "Correction runs by status (running, succeeded, failed, abandoned).", (s) => s.pipelines.flatMap((m) => Object.entries(m.correctionRunsByStatus).map(([status, value]) => ({ labels: { pipeline: m.pipeline, status }, value })))],
+  ["straggler_correction_windows_changed_total", "counter", "Windows changed by correction runs.", (s) => per(s, (m) => m.windowsChanged)],
+  ["straggler_alert_firing", "gauge", "1 while the alert fires, else 0.", (s) => s.firing],
+];
+
+function per(s: Snapshot, value: (m: PipelineMetrics) => number | null): Row[] {
+  return s.pipelines.flatMap((m) => {
+    const v = value(m);
+    return v === null ? [] : [{ labels: { pipeline: m.pipeline }, value: v }];
+  });
+}
+
+const lag = (s: Snapshot, at: number | null) => (at === null ? null : s.now - at);
+
+/** The batch duration histogram, built from the recorded batches' durations (prom-client's Histogram can only observe). */
+function batchDurationHistogram(snapshot: () => Snapshot) {
+  const name = "straggler_stream_batch_duration_seconds";
+  return {
+    name,
+    get: async () => ({
+      name, type: "histogram", help: "Duration of the stream's micro-batches, seconds.", aggregator: "sum",
+      values: snapshot().pipelines.flatMap((m) => [
+        ...BATCH_DURATION_BUCKETS_S.map((le, i) => ({ metricName: `${name}_bucket`, labels: { pipeline: m.pipeline, le }, value: m.durationBuckets[i]! })),
+        { metricName: `${name}_bucket`, labels: { pipeline: m.pipeline, le: "+Inf" }, value: m.batches },
+        { metricName: `${name}_sum`, labels: { pipeline: m.pipeline }, value: m.durationSumSeconds },
+        { metricName: `${name}_count`, labels: { pipeline: m.pipeline }, value: m.batches },
+      ]),
+    }),
+  };
+}
+
+export interface Metrics {
+  registry: Registry;
+  /** Express middleware counting requests by method, route and status, with their latency. */
+  countRequests(req: Request, res: Response, next: NextFunction): void;
+  /** Reads the database figures and renders every metric (Prometheus text format 0.0.4). */
+  scrape(client: Queryable): Promise<string>;
+}
+
+/** A registry for `pipelines`, with the process's default metrics (`process_*`, `nodejs_*`). */
+export function createMetrics(pipelines: PipelineConfig[]): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  let snapshot: Snapshot = { pipelines: [], firing: [], now: 0 };
+  for (const [name, type, help, rows] of FROM_DATABASE) {
+    const Kind = type === "counter" ? Counter : Gauge;
+    new Kind({
+      name, help, registers: [registry], labelNames: ["pipeline", "reason", "status", "alert"],
+      collect(this: Counter | Gauge) {
+        this.reset();
+        for (const r of rows(snapshot)) (this as Gauge).inc(r.labels, r.value);
+      },
+    });
+  }
+  registry.registerMetric(batchDurationHistogram(() => snapshot) as never);
+  const labelNames = ["method", "route", "status"] as const;
+  const requests = new Counter({ name: "straggler_http_requests_total", help: "HTTP requests answered, by method, route and status.", labelNames, registers: [registry] });
+  const latency = new Histogram({ name: "straggler_http_request_duration_seconds", help: "HTTP request latency, seconds, by method, route and status.", labelNames, registers: [registry] });
+  const names = pipelines.map((p) => p.name);
+  return {
+    registry,
+    countRequests(req, res, next) {
+      const end = latency.startTimer();
+      res.on("finish", () => {
+        const labels = { method: req.method, route: req.route ? `${req.baseUrl}${String(req.route.path)}` : "unmatched", status: String(res.statusCode) };
+        requests.inc(labels);
+        end(labels);
+      });
+      next();
+    },
+    async scrape(client) {
+      const [figures, states] = await Promise.all([readPipelineMetrics(client, names), readAlertStates(client, names)]);
+      const firing = pipelines.flatMap((p) => configuredAlerts(p).map((alert) => ({
+        labels: { pipeline: p.name, alert },
+        value: states.some((s) => s.pipeline === p.name && s.alert === alert && s.state === "firing") ? 1 : 0,
+      })));
+      snapshot = { pipelines: figures, firing, now: Date.now() / 1000 };
+      return registry.metrics();
+    },
+  };
+}
