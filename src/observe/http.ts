@@ -13,15 +13,16 @@ import { createMetrics, type Metrics } from "./metrics.js";
 const POLLED = new Set(["/health", "/metrics"]);
 
 /**
- * Logs every request through `log` (info; warn for 4xx, error for 5xx; debug for
- * `/health` and `/metrics`) and counts it in the returned metrics. Call before any route.
+ * Logs every request through `log` (info; warn for a 4xx or 5xx answer, whose cause
+ * the error handler logs once at error; debug for `/health` and `/metrics`) and
+ * counts it in the returned metrics. Call before any route.
  */
 export function observeRequests(app: Express, pipelines: PipelineConfig[], log: Logger): Metrics {
   const metrics = createMetrics(pipelines);
   app.use(
     pinoHttp({
       logger: log,
-      customLogLevel: (req, res, err) => (res.statusCode >= 500 || err ? "error" : res.statusCode >= 400 ? "warn" : POLLED.has(req.url?.split("?")[0] ?? "") ? "debug" : "info"),
+      customLogLevel: (req, res, err) => (res.statusCode >= 400 || err ? "warn" : POLLED.has(req.url?.split("?")[0] ?? "") ? "debug" : "info"),
     }),
   );
   app.use(metrics.countRequests);
