@@ -1,6 +1,7 @@
 /** `stream` (run micro-batches over bronze) and `status` (JSON per pipeline). */
 import { Option, type Command } from "commander";
 import { analyzeIfStale } from "../../db/statistics.js";
+import { alertViews } from "../../observe/alerts.js";
 import { runBatch } from "../../stream/runBatch.js";
 import { pipelineStatus } from "../../stream/status.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
@@ -33,10 +34,12 @@ export function streamCommands(program: Command, ctxOf: () => Context): void {
 
   program
     .command("status")
-    .description("watermark, offsets, ledger and last progress per pipeline (JSON)")
+    .description("watermark, offsets, ledger, last progress and alerts per pipeline (JSON)")
     .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
     .action(async (opts: { pipeline: string }) => {
       const ctx = ctxOf();
-      await withDb(ctx, async (db) => json(await Promise.all(pick(ctx, opts.pipeline).map((pipeline) => pipelineStatus(db.pool, pipeline.name)))));
+      await withDb(ctx, async (db) =>
+        json(await Promise.all(pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline) })))),
+      );
     });
 }
