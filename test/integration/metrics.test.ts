@@ -2,14 +2,18 @@
  * `/metrics` after a known workload, every listed metric checked against the database;
  * alerts firing and clearing, their webhook received by a local HTTP receiver.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
 import { evaluateAlerts } from "../../src/observe/alerts.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
+import { runCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { pipeline, servicePipelineYaml } from "../helpers/fixtures.js";
 import { waitFor } from "../helpers/service.js";
 
 const getDb = useTestDatabase();
@@ -172,6 +176,20 @@ describe("metrics and alerts", () => {
     expect((await pool.query("SELECT alert, state FROM straggler.alert_states WHERE pipeline = $1 ORDER BY alert", ["observed"])).rows).toEqual([
       { alert: "backlog", state: "ok" }, { alert: "correction_failed", state: "ok" }, { alert: "drop_share", state: "firing" }, { alert: "quarantine_share", state: "ok" },
       { alert: "watermark_stalled", state: "ok" },
+    ]);
+  });
+
+  it("status (CLI) shows the configured alerts with their recorded states", async () => {
+    const { url, pool } = await getDb();
+    const dir = mkdtempSync(path.join(tmpdir(), "straggler-alerts-"));
+    const config = path.join(dir, "pipelines.yaml");
+    writeFileSync(config, `pipelines:${servicePipelineYaml("cli-alerts", dir, ["alerts: { backlog: { above: 0 } }"])}`);
+    await pool.query("INSERT INTO straggler.alert_states VALUES ('cli-alerts', 'backlog', 'firing', '2026-10-01T12:00:00Z', 7)");
+    const [status] = JSON.parse(await runCli(["status", "-p", "cli-alerts"], { DATABASE_URL: url, STRAGGLER_PIPELINES: config }));
+    expect(status.alerts).toEqual([
+      { alert: "drop_share", state: "ok", since: null, value: null },
+      { alert: "backlog", state: "firing", since: "2026-10-01T12:00:00.000Z", value: 7 },
+      { alert: "correction_failed", state: "ok", since: null, value: null },
     ]);
   });
 });
