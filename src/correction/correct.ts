@@ -26,7 +26,7 @@ import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";
 import { clearLateMarks } from "../db/sql/clearLateMarks.js";
 import { collectTargets } from "../db/sql/collectTargets.js";
-import { readCorrectionCheckpoint } from "../db/sql/correctionCheckpoint.js";
+import { readCheckpoint } from "../db/sql/readCheckpoint.js";
 import { createRunTables } from "../db/sql/createRunTables.js";
 import { lockResults } from "../db/sql/lockResults.js";
 import { mergeCorrections } from "../db/sql/mergeCorrections.js";
@@ -137,7 +137,7 @@ function summaryOf(pipeline: PipelineConfig, req: CorrectionRequest): Correction
  */
 async function correctUnderLock(client: PoolClient, pipeline: PipelineConfig, req: CorrectionRequest, running: CorrectionSummary, elapsed: () => number): Promise<CorrectionSummary> {
   await lockResults(client, pipeline.name);
-  const checkpoint = await readCorrectionCheckpoint(client, pipeline.name);
+  const checkpoint = await readCheckpoint(client, pipeline.name);
   let summary: CorrectionSummary = { ...running, bronzeSnapshot: checkpoint?.lastSeq ?? null };
   if (checkpoint && checkpoint.watermark !== null) {
     const run = { runId: running.runId!, snapshot: checkpoint.lastSeq, watermark: checkpoint.watermark };

@@ -12,7 +12,7 @@ import { keyIn, keyOut } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
 import { compareFinalWindows, type ComparedWindow, type CompareRequest } from "../db/sql/compareFinalWindows.js";
-import { readCorrectionCheckpoint } from "../db/sql/correctionCheckpoint.js";
+import { readCheckpoint } from "../db/sql/readCheckpoint.js";
 import { listBronzeWindows } from "../db/sql/listBronzeWindows.js";
 import { readLedger } from "../db/sql/readLedger.js";
 import { analyzeIfStale } from "../db/statistics.js";
@@ -65,7 +65,7 @@ export async function reconcile(pool: Pool, pipeline: PipelineConfig, range?: { 
 }
 
 async function reconcileIn(client: PoolClient, pipeline: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {
-  const checkpoint = await readCorrectionCheckpoint(client, pipeline.name);
+  const checkpoint = await readCheckpoint(client, pipeline.name);
   const req: CompareRequest = { snapshot: checkpoint?.lastSeq ?? 0, watermark: checkpoint?.watermark ?? null, range: range ?? null };
   const { compared, failedWindows } = await compareIsolatingFailures(client, pipeline, req);
   const mismatches: Mismatch[] = compared

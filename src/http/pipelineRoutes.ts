@@ -8,7 +8,8 @@ import { readSources } from "../db/sql/readSources.js";
 import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowResults } from "../db/sql/readWindowResults.js";
 import { alertViews } from "../observe/alerts.js";
-import { pipelineStatus, sourceCounts } from "../stream/status.js";
+import { countSourcesByState } from "../db/sql/countSourcesByState.js";
+import { pipelineStatus } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
@@ -65,7 +66,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
       query: sourcesQuery, response: sourcesResponse, description: "counts by state, and the sources most recently seen first",
     },
     async (pipeline, q) => {
-      const [byState, rows] = await Promise.all([sourceCounts(pool, pipeline.name), readSources(pool, pipeline.name, q)]);
+      const [byState, rows] = await Promise.all([countSourcesByState(pool, pipeline.name), readSources(pool, pipeline.name, q)]);
       return { byState, rows };
     },
   );

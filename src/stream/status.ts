@@ -25,10 +25,6 @@ export interface PipelineStatus {
   sources: SourceCounts;
 }
 
-/** Sources of `pipeline` by state (view `straggler.sources`), every state present (0 when none). */
-export async function sourceCounts(pool: Pool, pipeline: string): Promise<SourceCounts> {
-  return countSourcesByState(pool, pipeline);
-}
 
 /** Reads the status of `pipeline` (all counts are rows; instants ISO 8601 UTC). */
 export async function pipelineStatus(pool: Pool, pipeline: string): Promise<PipelineStatus> {

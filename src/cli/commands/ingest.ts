@@ -10,7 +10,7 @@ import { SourceRefused } from "../../ingest/errors.js";
 import { landFile, landStream } from "../../ingest/landFile.js";
 import { landPendingFiles } from "../../ingest/landingFolder.js";
 import { runBatch } from "../../stream/runBatch.js";
-import { sourceCounts } from "../../stream/status.js";
+import { countSourcesByState } from "../../db/sql/countSourcesByState.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type Context } from "../context.js";
 import { printBatch, printLand } from "../print.js";
@@ -104,7 +104,7 @@ export function ingestCommands(program: Command, ctxOf: () => Context): void {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit: expected a positive integer, got ${JSON.stringify(opts.limit)}`);
       await withDb(ctx, async (db) => {
-        const counts = await sourceCounts(db.pool, pipeline.name);
+        const counts = await countSourcesByState(db.pool, pipeline.name);
         const rows = await listSources(db.pool, pipeline.name, opts.state, limit);
         if (opts.json) return json({ pipeline: pipeline.name, byState: counts, rows });
         console.log(`${pipeline.name}: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")}`);
