@@ -10,6 +10,7 @@ import cron from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { readDuration } from "./duration.js";
+import { readShare } from "./share.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
 import { compareAbs, decimalParts, MAX_ABS_VALUE_DEFAULT, parseDecimal } from "../core/decimal.js";
 
@@ -43,14 +44,19 @@ const duration = (what: string) =>
 const positiveDuration = (what: string) =>
   duration(what).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` });
 
-/** Default lease of a correction run (ms): renewed every third of it while the run works. */
-/** A share as a fraction (0.01) or a percentage ("1%"); read as a fraction in [0, 1]. */
+/** A share (`0.01` or `"1%"`), read as a fraction in [0, 1] by `readShare` (config/share.ts, the one grammar of shares). */
 const share = (what: string) =>
-  z.union([z.number(), z.string().regex(/^\s*\d+(\.\d+)?\s*%\s*$/)], { error: `expected a ${what} such as 0.01 or "1%"` })
-    .transform((v) => (typeof v === "number" ? v : Number(v.replace("%", "").trim()) / 100))
-    .pipe(z.number().min(0, `expected a ${what} of at least 0`).max(1, `expected a ${what} of at most 1 (100%)`));
+  z.unknown().transform((input, ctx) => {
+    const read = readShare(input, what);
+    if (!read.ok) {
+      ctx.addIssue({ code: "custom", message: read.message });
+      return z.NEVER;
+    }
+    return read.share;
+  });
 const batchCount = z.number().int().positive().default(10);
 
+/** Default lease of a correction run (ms): renewed every third of it while the run works. */
 export const DEFAULT_LEASE_MS = 60_000;
 const MIN_LEASE_MS = 1_000;
 

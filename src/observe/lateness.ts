@@ -14,6 +14,7 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
+import { readShare, type ShareResult } from "../config/share.js";
 import { DelayNeeds, DelaySimulation, windowEnds, type WhatIfResult, type WhatIfRow } from "../core/lateness.js";
 import type { WindowSpec } from "../core/windows.js";
 import { isoToUs } from "../core/timestamps.js";
@@ -31,14 +32,12 @@ export const HISTOGRAM_EDGES_MS = [0, 1_000, 10_000, 60_000, 600_000, 3_600_000,
 export const DEFAULT_TARGET_DROP_SHARE = 0.001;
 
 /**
- * A drop-share target as people write it: `0.1%` (a percentage) or `0.001` (a share).
+ * A drop-share target as people write it: `0.1%` (a percentage) or `0.001` (a share);
+ * `readShare` (config/share.ts) with its grammar and message. Kept for callers of this module.
  * @returns the share (0–1), or an error message naming the accepted forms
  */
-export function readDropShare(text: string): { ok: true; share: number } | { ok: false; message: string } {
-  const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)\s*$/.exec(text);
-  const share = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
-  if (!(share >= 0 && share <= 1)) return { ok: false, message: `expected a drop share like 0.1% or 0.001 (at most 100%), got ${JSON.stringify(text)}` };
-  return { ok: true, share };
+export function readDropShare(text: string): ShareResult {
+  return readShare(text, "drop share");
 }
 
 export interface LatenessOptions {

@@ -34,7 +34,7 @@ describe("alerts config", () => {
     const r = pipelineSchema.safeParse({ ...base, alerts: { dropShare: { above: "150%" }, webhook: "hooks" } });
     expect(r.error?.issues.map((i) => [i.path.join("."), i.message])).toEqual([
       ["alerts.webhook", "expected an http(s) URL for the alert webhook"],
-      ["alerts.dropShare.above", "expected a drop share of at most 1 (100%)"],
+      ["alerts.dropShare.above", 'expected a drop share like 0.1% or 0.001 (from 0 to 100%), got "150%"'],
     ]);
   });
 

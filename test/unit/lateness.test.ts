@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DelayNeeds, DelaySimulation, weightedPercentile, windowEnds, type WhatIfRow } from "../../src/core/lateness.js";
 import { shortDuration } from "../../src/observe/latenessText.js";
+import { readShare } from "../../src/config/share.js";
 import { readDropShare } from "../../src/observe/lateness.js";
 
 const MIN = 60_000; // delays and sizes are ms; instants are epoch µs (bigint)
@@ -96,13 +97,19 @@ describe("shortDuration", () => {
   });
 });
 
-describe("readDropShare", () => {
-  it("reads a percentage or a share, and refuses anything else", () => {
-    expect(["0.1%", "0.001", "5 %", "100%", ".5", "0"].map((t) => readDropShare(t))).toEqual(
-      [0.001, 0.001, 0.05, 1, 0.5, 0].map((share) => ({ ok: true, share })),
+describe("readShare: one grammar for every share (alerts, lateness --target-drop, targetDrop=)", () => {
+  it("reads a percentage or a share, text or number, and refuses anything else with one message", () => {
+    expect(["0.1%", "0.001", "5 %", "100%", ".5", "0", 0.25, 1].map((t) => readShare(t, "drop share"))).toEqual(
+      [0.001, 0.001, 0.05, 1, 0.5, 0, 0.25, 1].map((share) => ({ ok: true, share })),
     );
-    for (const bad of ["", "-1%", "101%", "1.5", "ten", "0.1%%"]) {
-      expect(readDropShare(bad)).toEqual({ ok: false, message: `expected a drop share like 0.1% or 0.001 (at most 100%), got ${JSON.stringify(bad)}` });
+    for (const bad of ["", "-1%", "101%", "1.5", "ten", "0.1%%", "1e-3", -0.1, 2]) {
+      expect(readShare(bad, "drop share")).toEqual({ ok: false, message: `expected a drop share like 0.1% or 0.001 (from 0 to 100%), got ${JSON.stringify(bad)}` });
     }
+    expect(readShare(null, "quarantine share")).toEqual({ ok: false, message: "expected a quarantine share like 0.1% or 0.001 (from 0 to 100%), got null" });
+  });
+
+  it("is what readDropShare reads", () => {
+    expect(readDropShare("0.1%")).toEqual({ ok: true, share: 0.001 });
+    expect(readDropShare("7")).toEqual({ ok: false, message: 'expected a drop share like 0.1% or 0.001 (from 0 to 100%), got "7"' });
   });
 });
