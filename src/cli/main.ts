@@ -11,6 +11,7 @@ import { ConfigError } from "../config/pipelines.js";
 import { correctCommands } from "./commands/correct.js";
 import { dbCommands } from "./commands/db.js";
 import { ingestCommands } from "./commands/ingest.js";
+import { latenessCommand } from "./commands/lateness.js";
 import { replayCommand } from "./commands/replay.js";
 import { serveCommands } from "./commands/serve.js";
 import { streamCommands } from "./commands/stream.js";
@@ -28,6 +29,7 @@ export function buildCli(): Command {
   streamCommands(program, ctxOf);
   replayCommand(program, ctxOf);
   correctCommands(program, ctxOf);
+  latenessCommand(program, ctxOf);
   dbCommands(program);
   return program;
 }

@@ -15,6 +15,7 @@ import type { ApiDeps, RouteContext } from "./context.js";
 import { addCorrectionRoutes } from "./correctionRoutes.js";
 import { errorHandler, HttpError } from "./errors.js";
 import { addEventRoutes } from "./eventRoutes.js";
+import { addLatenessRoutes } from "./latenessRoutes.js";
 import { ApiRoutes, errors, json } from "./openapi.js";
 import { addPipelineRoutes } from "./pipelineRoutes.js";
 import { healthResponse, metricsText, openApiResponse } from "./responses.js";
@@ -70,6 +71,7 @@ export function createApp(deps: ApiDeps): express.Express {
   addPipelineRoutes(ctx);
   addEventRoutes(ctx);
   addCorrectionRoutes(ctx);
+  addLatenessRoutes(ctx);
   const document = routes.document();
 
   app.use((_req, res) => {

@@ -1,0 +1,56 @@
+/** `lateness`: the lateness distribution, the what-if table over candidate delays and the recommended delay (issue 14, item 1). */
+import type { Command } from "commander";
+import { latenessReport } from "../../observe/lateness.js";
+import { latenessOptionsOf, latenessQuery } from "../../observe/latenessQuery.js";
+import { formatLatenessReport } from "../../observe/latenessText.js";
+import { json, pickOne, UsageError, withDb, type Context } from "../context.js";
+
+interface LatenessFlags {
+  pipeline: string;
+  from?: string;
+  to?: string;
+  targetDrop?: string;
+  delay?: string[];
+  byKey?: boolean;
+  json?: boolean;
+}
+
+/** Each query field as its flag, for messages. */
+const FLAG: Record<string, string> = { from: "--from", to: "--to", targetDrop: "--target-drop", delay: "--delay", byKey: "--by-key" };
+
+/**
+ * The flags read with the REST route's query schema (src/observe/latenessQuery.ts): the same grammar and messages.
+ * @throws UsageError naming the flag (exit 2)
+ */
+export function latenessFlags(flags: LatenessFlags) {
+  const parsed = latenessQuery.safeParse({
+    from: flags.from, to: flags.to, targetDrop: flags.targetDrop, delay: flags.delay, byKey: flags.byKey ? "true" : undefined,
+  });
+  if (!parsed.success) {
+    throw new UsageError(parsed.error.issues.map((i) => `${FLAG[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join("; "));
+  }
+  return latenessOptionsOf(parsed.data);
+}
+
+export function latenessCommand(program: Command, ctxOf: () => Context): void {
+  program
+    .command("lateness")
+    .description("lateness (ingestion time − event time) of the accepted rows, what other delays would have dropped over the recorded batches, and the smallest delay under a drop-share target")
+    .requiredOption("-p, --pipeline <name>", "pipeline")
+    .option("--from <instant>", "event time from (ISO 8601 with zone)")
+    .option("--to <instant>", "event time to, exclusive (ISO 8601 with zone)")
+    .option("--target-drop <share>", "drop share the recommendation may reach: 0.1% or 0.001", "0.1%")
+    .option("--delay <duration>", 'a further candidate delay, e.g. "90 minutes"; repeat it, or separate with commas', (v: string, all: string[] = []) => [...all, v])
+    .option("--by-key", "the distribution per group key too")
+    .option("--json", "print the report as JSON (the REST answer)")
+    .action(async (flags: LatenessFlags) => {
+      const ctx = ctxOf();
+      const pipeline = pickOne(ctx, flags.pipeline);
+      const options = latenessFlags(flags);
+      await withDb(ctx, async (db) => {
+        const report = await latenessReport(db.pool, pipeline, options);
+        if (flags.json) json(report);
+        else console.log(formatLatenessReport(report));
+      });
+    });
+}

@@ -1,0 +1,23 @@
+/** `GET /pipelines/{pipeline}/lateness`: the lateness distribution, the what-if table over candidate delays and the recommended delay. */
+import { latenessReport } from "../observe/lateness.js";
+import { latenessOptionsOf, latenessQuery, latenessResponse } from "../observe/latenessQuery.js";
+import { addPipelineRead, type RouteContext } from "./context.js";
+
+/**
+ * Adds the lateness route. Query: `from`, `to` (ISO 8601, event time `[from, to)`), `targetDrop`
+ * (`0.1%` or `0.001`), `delay` (durations, repeated or comma-separated), `byKey` (`true`);
+ * a bad one is a 400 naming it. The answer is `latenessReport`'s (src/observe/lateness.ts).
+ */
+export function addLatenessRoutes(ctx: RouteContext): void {
+  addPipelineRead(
+    ctx,
+    {
+      path: "/pipelines/{pipeline}/lateness",
+      summary: "Lateness (ingestion time - event time) of the accepted rows, what other watermark delays would have dropped over the recorded batches, and the smallest delay under a drop-share target",
+      query: latenessQuery,
+      response: latenessResponse,
+      description: "the lateness report",
+    },
+    (pipeline, q) => latenessReport(ctx.deps.pool, pipeline, latenessOptionsOf(q)),
+  );
+}
