@@ -10,7 +10,7 @@ import { formatInstant, parseInstant } from "../core/timestamps.js";
 import { openDatabase, type Database } from "../db/open.js";
 import { LandingDirMissing } from "../ingest/errors.js";
 import { listLandingFiles } from "../ingest/landingFolder.js";
-import { createLogger, type Logger } from "../log.js";
+import { commandLogLevel, createLogger, type CommandKind, type Logger } from "../log.js";
 
 /** Bad command-line input: printed as `straggler: <message>`, exit code 2. */
 export class UsageError extends Error {
@@ -23,10 +23,17 @@ export interface Context {
   pipelines: PipelineConfig[];
 }
 
-/** Builds a command's context; `configFile` (from `--config`) wins over `STRAGGLER_PIPELINES`. Throws `ConfigError`. */
-export function context(configFile: string | undefined): Context {
+/** What a command calls to build its context: `long-running` for `serve` and `stream`, one-shot otherwise (the default). */
+export type ContextOf = (kind?: CommandKind) => Context;
+
+/**
+ * Builds a command's context; `configFile` (from `--config`) wins over `STRAGGLER_PIPELINES`.
+ * The logger's level follows `commandLogLevel` (src/log.ts): one-shot commands are quiet unless `verbose`.
+ * @throws ConfigError for a bad environment or pipelines file
+ */
+export function context(configFile: string | undefined, kind: CommandKind = "one-shot", verbose = false): Context {
   const env = loadEnv();
-  const log = createLogger(env.LOG_LEVEL);
+  const log = createLogger(commandLogLevel(kind, env, verbose));
   const pipelines = loadPipelines(configFile ?? env.STRAGGLER_PIPELINES);
   return { env, log, pipelines };
 }

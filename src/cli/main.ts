@@ -15,15 +15,16 @@ import { latenessCommand } from "./commands/lateness.js";
 import { replayCommand } from "./commands/replay.js";
 import { serveCommands } from "./commands/serve.js";
 import { streamCommands } from "./commands/stream.js";
-import { context, UsageError } from "./context.js";
+import { context, UsageError, type ContextOf } from "./context.js";
 
 export function buildCli(): Command {
   const program = new Command("straggler")
     .description("Event-time windows in PostgreSQL that stay right when events arrive late")
     .addOption(new Option("-c, --config <file>", "pipelines file (YAML/JSON)").env("STRAGGLER_PIPELINES"))
+    .option("--verbose", "log at info on stderr (one-shot commands log only warnings by default; STRAGGLER_LOG_LEVEL sets any level)")
     .showHelpAfterError()
     .exitOverride(); // inherited by the commands below: usage errors exit 2, not 1
-  const ctxOf = () => context(program.opts().config as string | undefined);
+  const ctxOf: ContextOf = (kind) => context(program.opts().config as string | undefined, kind, program.opts().verbose === true);
   serveCommands(program, ctxOf);
   ingestCommands(program, ctxOf);
   streamCommands(program, ctxOf);

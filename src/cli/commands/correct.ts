@@ -2,10 +2,10 @@
 import type { Command } from "commander";
 import { runCorrection } from "../../correction/correct.js";
 import { reconcile } from "../../correction/reconcile.js";
-import { json, pick, rangeOption, withDb, type Context } from "../context.js";
+import { json, pick, rangeOption, withDb, type ContextOf } from "../context.js";
 import { keyLabel } from "../print.js";
 
-export function correctCommands(program: Command, ctxOf: () => Context): void {
+export function correctCommands(program: Command, ctxOf: ContextOf): void {
   program
     .command("correct")
     .description("run a correction: windows awaiting correction, plus every final window in [--from, --to) when given; prints the run summary")

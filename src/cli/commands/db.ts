@@ -11,7 +11,7 @@ import type { Command } from "commander";
 import { loadEnv, type Env } from "../../config/env.js";
 import { embeddedUrl, runningDataDir } from "../../db/embedded.js";
 import { embeddedPort, openDatabase } from "../../db/open.js";
-import { createLogger } from "../../log.js";
+import { commandLogLevel, createLogger } from "../../log.js";
 
 /** The line `db url` writes on stderr when the embedded server is not answering. */
 export function notRunningNote(dataDir: string): string {
@@ -70,7 +70,7 @@ export function dbCommands(program: Command): void {
     .argument("[psql-args...]", "arguments for psql, after --, e.g. -- -c 'SELECT 1'")
     .action(async (args: string[]) => {
       const env = loadEnv();
-      const database = await openDatabase(env, createLogger(env.LOG_LEVEL));
+      const database = await openDatabase(env, createLogger(commandLogLevel("one-shot", env, program.opts().verbose === true)));
       try {
         process.exitCode = await runPsql(database.url, args);
       } finally {

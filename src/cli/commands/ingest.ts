@@ -12,7 +12,7 @@ import { landPendingFiles } from "../../ingest/landingFolder.js";
 import { runBatch } from "../../stream/runBatch.js";
 import { countSourcesByState } from "../../db/sql/countSourcesByState.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
-import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type Context } from "../context.js";
+import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 import { printBatch, printLand } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
@@ -66,7 +66,7 @@ async function landFiles(db: Database, pipeline: PipelineConfig, files: string[]
   return refused;
 }
 
-export function ingestCommands(program: Command, ctxOf: () => Context): void {
+export function ingestCommands(program: Command, ctxOf: ContextOf): void {
   program
     .command("ingest")
     .description("land files (or stdin with '-') in bronze; with no files, land the landing folder's new files")

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { latenessReport } from "../../observe/lateness.js";
 import { latenessOptionsOf, latenessQuery } from "../../observe/latenessQuery.js";
 import { formatLatenessReport } from "../../observe/latenessText.js";
-import { json, pickOne, UsageError, withDb, type Context } from "../context.js";
+import { json, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 
 interface LatenessFlags {
   pipeline: string;
@@ -32,7 +32,7 @@ export function latenessFlags(flags: LatenessFlags) {
   return latenessOptionsOf(parsed.data);
 }
 
-export function latenessCommand(program: Command, ctxOf: () => Context): void {
+export function latenessCommand(program: Command, ctxOf: ContextOf): void {
   program
     .command("lateness")
     .description("lateness (ingestion time − event time) of the accepted rows, what other delays would have dropped over the recorded batches, and the smallest delay under a drop-share target")

@@ -6,7 +6,7 @@ import type { PipelineConfig } from "../../config/pipelines.js";
 import { listLandingFiles } from "../../ingest/landingFolder.js";
 import { replay, type ReplaySummary } from "../../replay/replay.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
-import { checkInputFiles, landingFolderOf, pickOne, UsageError, withDb, type Context } from "../context.js";
+import { checkInputFiles, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 import { printBatch, printSummary } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
@@ -29,7 +29,7 @@ export function elapsedLine(summary: Pick<ReplaySummary, "elapsedMs" | "skippedB
   return `${seconds} (${rowsLanded} rows landed, ${Math.round(rowsLanded / (summary.elapsedMs / 1000))} rows/s end to end)`;
 }
 
-export function replayCommand(program: Command, ctxOf: () => Context): void {
+export function replayCommand(program: Command, ctxOf: ContextOf): void {
   program
     .command("replay")
     .description("land a dataset in arrival-time order, in micro-batches of a span of arrival time, streaming after each; then print a summary")

@@ -2,14 +2,14 @@
 import type { Command } from "commander";
 import { openDatabase } from "../../db/open.js";
 import { startService } from "../../service.js";
-import { withDb, type Context } from "../context.js";
+import { withDb, type ContextOf } from "../context.js";
 
-export function serveCommands(program: Command, ctxOf: () => Context): void {
+export function serveCommands(program: Command, ctxOf: ContextOf): void {
   program
     .command("serve")
     .description("run the service: REST API and the stream loop of every pipeline (what `npm start` runs)")
     .action(async () => {
-      const ctx = ctxOf();
+      const ctx = ctxOf("long-running");
       const db = await openDatabase(ctx.env, ctx.log);
       let service;
       try {

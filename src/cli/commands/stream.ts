@@ -5,10 +5,10 @@ import { alertViews } from "../../observe/alerts.js";
 import { runBatch } from "../../stream/runBatch.js";
 import { pipelineStatus } from "../../stream/status.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
-import { json, pick, withDb, type Context } from "../context.js";
+import { json, pick, withDb, type ContextOf } from "../context.js";
 import { printBatch } from "../print.js";
 
-export function streamCommands(program: Command, ctxOf: () => Context): void {
+export function streamCommands(program: Command, ctxOf: ContextOf): void {
   program
     .command("stream")
     .description("run micro-batches over bronze: --once runs one, --available-now (default) runs until caught up")
@@ -16,7 +16,7 @@ export function streamCommands(program: Command, ctxOf: () => Context): void {
     .addOption(new Option("--once", "run a single micro-batch").conflicts("availableNow"))
     .option("--available-now", "run micro-batches until bronze is consumed (default)")
     .action(async (opts: { pipeline: string; once?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = ctxOf("long-running");
       await withDb(ctx, async (db) => {
         for (const pipeline of pick(ctx, opts.pipeline)) {
           if (opts.once) {
