@@ -7,6 +7,7 @@ import {
   correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, sourcesResponse, windowRow,
 } from "../../src/http/responses.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
+import { latenessResponse } from "../../src/observe/latenessQuery.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { createLogger } from "../../src/log.js";
 import { lateWithinDelay } from "../helpers/fixtures.js";
@@ -51,6 +52,7 @@ describe("GET /openapi.json", () => {
       "GET /pipelines/:pipeline/corrections",
       "GET /pipelines/:pipeline/corrections/:runId",
       "GET /pipelines/:pipeline/failed-windows",
+      "GET /pipelines/:pipeline/lateness",
       "GET /pipelines/:pipeline/progress",
       "GET /pipelines/:pipeline/quarantine",
       "GET /pipelines/:pipeline/reconcile",
@@ -86,6 +88,7 @@ describe("GET /openapi.json", () => {
       "get /pipelines/{pipeline}/corrections": reads,
       "get /pipelines/{pipeline}/corrections/{runId}": reads,
       "get /pipelines/{pipeline}/reconcile": reads,
+      "get /pipelines/{pipeline}/lateness": reads,
       "post /pipelines/{pipeline}/events": ["200", "201", "400", "401", "404", "413", "415", "422", "500", "503"],
       "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "415", "500", "503"],
     });
@@ -120,11 +123,13 @@ describe("GET /openapi.json", () => {
         ["corrections", z.array(correctionRunRow), runs],
         ["correction run", correctionRunResponse, await get(`${base}/corrections/${runs[0].run_id}`)],
         ["reconcile", reconcileReport, await get(`${base}/reconcile`)],
+        ["lateness", latenessResponse, await get(`${base}/lateness?byKey=true&delay=1%20minute`)],
       );
       const sizes = Object.fromEntries(answers.map(([name, , body]) => [name, Array.isArray(body) ? body.length : typeof body]));
       expect(sizes).toEqual({
         "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", health: "object", pipelines: 1, windows: 4, progress: 3,
         quarantine: "object", sources: "object", "failed-windows": 0, corrections: 1, "correction run": "object", reconcile: "object",
+        lateness: "object",
       });
       for (const [name, schema, body] of answers) expect([name, schema.parse(body)]).toEqual([name, body]);
     } finally {
