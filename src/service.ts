@@ -13,7 +13,7 @@ import { scheduleCorrections } from "./correction/schedule.js";
 import { createPool } from "./db/pool.js";
 import { createApp } from "./http/app.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
-import { BRONZE_CHANNEL } from "./ingest/copyToBronze.js";
+import { listenForLanded } from "./db/sql/bronzeChannel.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
 import type { Logger } from "./log.js";
@@ -51,7 +51,7 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
     });
     try {
       await c.connect();
-      await c.query(`LISTEN ${BRONZE_CHANNEL}`);
+      await listenForLanded(c);
       if (stopped) {
         await c.end().catch(() => undefined);
         return;

@@ -71,20 +71,53 @@ export function createPool(url: string, max = 10, acquireTimeoutMs = POOL_ACQUIR
   return pool;
 }
 
+/** What `fn` returns to end its transaction with ROLLBACK instead of COMMIT (`rollback(value)`). */
+export class RolledBack<T> {
+  constructor(readonly value: T) {}
+}
+
+/** Ends the transaction of `inTransaction`/`withTransaction` with ROLLBACK; `value` is what they return. */
+export function rollback<T>(value: T): RolledBack<T> {
+  return new RolledBack(value);
+}
+
 /**
- * Runs `fn` in one transaction on one client; rolls back and rethrows on error.
+ * The one way a transaction is opened: runs `fn` between `begin` and
+ * `COMMIT` on `client` (or `ROLLBACK` when `fn` returns `rollback(value)`);
+ * on any error rolls back and rethrows the error unchanged. The caller keeps
+ * `client` (for a session's temporary table that outlives the transaction,
+ * e.g. replay's staging).
  * @param begin the statement that opens it, e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
+ * @returns what `fn` returns, once COMMIT (or ROLLBACK) has been answered
+ * @throws what `fn`, COMMIT or that ROLLBACK threw; the ROLLBACK sent after an error (which fails too on a lost connection) is never reported over it
  */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
-  const client = await pool.connect();
+export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.PoolClient) => Promise<T | RolledBack<T>>, begin = "BEGIN"): Promise<T> {
+  await client.query(begin);
   try {
-    await client.query(begin);
     const result = await fn(client);
+    if (result instanceof RolledBack) {
+      await client.query("ROLLBACK");
+      return result.value;
+    }
     await client.query("COMMIT");
     return result;
   } catch (e) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw e;
+  }
+}
+
+/**
+ * Runs `fn` in one transaction (`inTransaction`) on a client of its own,
+ * released afterwards whatever happens.
+ * @param begin the statement that opens it, e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
+ * @returns what `fn` returns, once COMMIT has been answered
+ * @throws a pool error (acquisition timeout, connection refused), or what `fn` or COMMIT threw
+ */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T | RolledBack<T>>, begin = "BEGIN"): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await inTransaction(client, fn, begin);
   } finally {
     client.release();
   }

@@ -13,8 +13,8 @@
  *   back to the pool, and the landing tries again after a backoff (20 ms,
  *   doubling, at most 1 s, with jitter).
  */
-import { LockNamespace } from "../db/locks.js";
-import type { Pool, PoolClient } from "../db/pool.js";
+import { rollback, withTransaction, type Pool, type PoolClient, type RolledBack } from "../db/pool.js";
+import { tryAppendLock } from "../db/sql/tryAppendLock.js";
 
 const queues = new WeakMap<Pool, Map<string, Promise<unknown>>>();
 
@@ -48,30 +48,24 @@ export async function appendQueuesIdle(pool: Pool): Promise<void> {
   }
 }
 
-const TRY_LOCK_SQL = "SELECT pg_try_advisory_xact_lock($1::int, hashtext($2)) AS locked";
 const MAX_BACKOFF_MS = 1_000;
+/** Returned through `rollback` when another session holds the lock. */
+const BUSY = Symbol("append lock busy");
 
 /**
- * A pooled client in an open transaction (`BEGIN`) that holds the pipeline's
- * bronze-append lock until it commits or rolls back. The caller releases it.
+ * Runs `fn` in one transaction (`withTransaction`) that holds the pipeline's
+ * bronze-append lock from its first statement until it commits or rolls
+ * back. While another session holds the lock, the transaction is rolled
+ * back, its connection returned, and the lock tried again after a backoff.
  * Call it inside `inAppendQueue` so that this process never has two
  * connections waiting for the same pipeline.
- * @throws connection errors (a pool acquisition timeout included); nothing is held then
+ * @returns what `fn` returns (`fn` may end the transaction with `rollback(value)`)
+ * @throws connection errors (a pool acquisition timeout included), or what `fn` or COMMIT threw; nothing is held then
  */
-export async function acquireAppendLock(pool: Pool, pipeline: string): Promise<PoolClient> {
+export async function withAppendLock<T>(pool: Pool, pipeline: string, fn: (client: PoolClient) => Promise<T | RolledBack<T>>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      const { rows } = await client.query(TRY_LOCK_SQL, [LockNamespace.bronzeAppend, pipeline]);
-      if (rows[0].locked === true) return client;
-      await client.query("ROLLBACK");
-      client.release();
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      client.release(e as Error);
-      throw e;
-    }
+    const result = await withTransaction<T | typeof BUSY>(pool, async (client) => ((await tryAppendLock(client, pipeline)) ? fn(client) : rollback(BUSY)));
+    if (result !== BUSY) return result;
     const backoff = Math.min(MAX_BACKOFF_MS, 20 * 2 ** attempt);
     await new Promise((r) => setTimeout(r, backoff / 2 + Math.random() * (backoff / 2)));
   }

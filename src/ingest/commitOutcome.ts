@@ -7,6 +7,7 @@
  * (committed if the COMMIT had arrived, aborted otherwise).
  */
 import type { Pool } from "../db/pool.js";
+import { readTxidStatus, terminateBackend } from "../db/sql/readTxidStatus.js";
 
 /** The landing's outcome could not be found out (the database stayed unreachable). */
 export class CommitOutcomeUnknownError extends Error {
@@ -39,13 +40,12 @@ export async function commitOutcome(pool: Pool, txid: string, backendPid: number
   let terminated = false;
   for (let attempt = 0; Date.now() - started < DEADLINE_MS; attempt++) {
     try {
-      const { rows } = await pool.query("SELECT txid_status($1::bigint) AS status", [txid]);
-      const status = rows[0].status as string | null;
+      const status = await readTxidStatus(pool, txid);
       if (status === "committed" || status === "aborted") return status;
       if (status === null) return "unknown";
       // In progress: the old session has not noticed its connection is gone yet.
       if (!terminated && backendPid !== undefined && Date.now() - started >= TERMINATE_AFTER_MS) {
-        await pool.query("SELECT pg_terminate_backend($1)", [backendPid]);
+        await terminateBackend(pool, backendPid);
         terminated = true;
       }
     } catch (e) {

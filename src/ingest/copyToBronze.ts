@@ -16,22 +16,20 @@
  * for the lock holds no connection (`appendLock.ts`).
  */
 import { createHash } from "node:crypto";
-import { Readable } from "node:stream";
-import { pipeline as pipe } from "node:stream/promises";
-import { from as copyFrom } from "pg-copy-streams";
-import { copyText, inChunks } from "../db/copyText.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { policyVersion } from "../config/pipelines.js";
-import { classifyRecord, type BronzeRow, type RawRecord } from "../core/admission.js";
-import { formatInstant } from "../core/timestamps.js";
-import type { Pool, PoolClient } from "../db/pool.js";
-import { prepared } from "../db/prepared.js";
+import { classifyRecord, type RawRecord } from "../core/admission.js";
+import { rollback, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
+import { notifyLanded } from "../db/sql/bronzeChannel.js";
+import { bronzeLine, bronzeLinePrefix, copyBronzeRows } from "../db/sql/copyBronzeRows.js";
+import { dedupeLanding } from "../db/sql/dedupeLanding.js";
+import { readBronzeMaxSeq } from "../db/sql/readBronzeMaxSeq.js";
+import { readLandedRange } from "../db/sql/readLandedRange.js";
+import { readLandedSource } from "../db/sql/readLandedSource.js";
+import { recordLandedSource } from "../db/sql/recordLandedSource.js";
 import { analyzePipelineColumns } from "../db/statistics.js";
-import { acquireAppendLock, inAppendQueue } from "./appendLock.js";
+import { inAppendQueue, withAppendLock } from "./appendLock.js";
 import { commitOutcome } from "./commitOutcome.js";
-
-/** Channel notified (payload: pipeline name) when rows land, to wake the stream. */
-export const BRONZE_CHANNEL = "straggler_bronze";
 
 export interface LandResult {
   pipeline: string;
@@ -67,44 +65,6 @@ export interface LandOptions {
   newSource?: boolean;
 }
 
-function iso(us: bigint | null): string | null {
-  return us === null ? null : formatInstant(us);
-}
-
-const COPY_SQL = `COPY straggler.bronze_events
-  (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
-
-/** One COPY text line; `prefix` holds the escaped pipeline, policy version and source, the same on every row. */
-function copyLine(prefix: string, r: BronzeRow): string {
-  return prefix + [r.line, r.eventId, r.raw, iso(r.eventTimeUs), iso(r.ingestionTimeUs), r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
-}
-
-/**
- * Turns into DUPLICATE quarantine each accepted row of this landing (seq > $2,
- * pipeline $1) whose event id was accepted at a lower seq in this pipeline: in
- * bronze before, or earlier in this source (the statement sees the rows as
- * they were before it, so of n copies the first stays accepted). Params: $1
- * pipeline, $2 the table's highest seq before this landing. Its row count is
- * the number of duplicates.
- *
- * Written so the plan cannot depend on statistics. Bronze is usually not
- * analysed since the rows just landed, and a pipeline that is new since the
- * last ANALYZE is estimated at ~0 rows, so every index leading with
- * `pipeline` looks free — which once made the probe scan a whole pipeline per
- * row. Here `pipeline || ''` is a condition no index can use: the outer scan
- * can only be the primary-key range `seq > $2` (this landing, plus any
- * concurrent landing of another pipeline), and the probe only the event-id
- * index. The probe is a scalar subquery with LIMIT, which stays one index
- * probe per row (as EXISTS the planner may turn it into a join).
- */
-export const DEDUPE_SQL = `
-UPDATE straggler.bronze_events b
-   SET status = 'quarantined', reason = 'DUPLICATE',
-       detail = 'an accepted record with this event id is already in bronze'
- WHERE b.seq > $2 AND b.pipeline || '' = $1 AND b.status = 'accepted'
-   AND (SELECT 1 FROM straggler.bronze_events o
-         WHERE o.event_id = b.event_id AND o.pipeline || '' = $1 AND o.seq < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL`;
-
 /** A source key used again for a different request body (HTTP `Idempotency-Key`): nothing was landed. */
 export class SourceConflictError extends Error {
   override name = "SourceConflictError";
@@ -118,12 +78,8 @@ export class SourceConflictError extends Error {
  * (`alreadyLanded: true`), or undefined when the source has not landed.
  * @throws SourceConflictError when `requestSha256` is given and differs from the recorded one
  */
-async function landedBefore(db: Pool | PoolClient, pipeline: string, source: string, requestSha256: string | undefined): Promise<LandResult | undefined> {
-  const { rows } = await db.query(
-    "SELECT rows, accepted, quarantined, first_seq, last_seq, by_reason, request_sha256 FROM straggler.landed_sources WHERE pipeline = $1 AND source = $2",
-    [pipeline, source],
-  );
-  const r = rows[0];
+async function landedBefore(client: Queryable, pipeline: string, source: string, requestSha256: string | undefined): Promise<LandResult | undefined> {
+  const r = await readLandedSource(client, pipeline, source);
   if (r === undefined) return undefined;
   // A landing recorded before request hashes were kept (request_sha256 null) cannot be compared: it answers as a retry.
   if (requestSha256 !== undefined && r.request_sha256 !== null && r.request_sha256 !== requestSha256) throw new SourceConflictError(source);
@@ -149,110 +105,110 @@ async function landedBefore(db: Pool | PoolClient, pipeline: string, source: str
  * @throws CommitOutcomeUnknownError when the connection dropped after COMMIT and the database could not be asked within 10 s
  * @throws database errors (the transaction is rolled back, nothing is written)
  */
-export async function landRecords(pool: Pool, p: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
-  const earlier = opts.newSource ? undefined : await landedBefore(pool, p.name, source, opts.requestSha256);
+export async function landRecords(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
+  const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
   if (earlier) return earlier;
-  return inAppendQueue(pool, p.name, () => landLocked(pool, p, source, records, opts));
+  return inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, opts));
 }
 
-async function landLocked(pool: Pool, p: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
-  const client = await acquireAppendLock(pool, p.name);
-  let txid: string | undefined;
-  let result: LandResult | undefined;
-  let released = false;
+/** What the landing's transaction ends with besides a result: the source was recorded meanwhile by a writer that did not take the append lock. */
+const RECORDED_MEANWHILE = Symbol("recorded meanwhile");
+
+async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
+  // Set by the transaction's last statement: from then on, only COMMIT can fail.
+  let committing: { txid: string; backendPid: number | undefined; result: LandResult } | undefined;
+  let outcome: LandResult | typeof RECORDED_MEANWHILE;
   try {
-    // Under the lock: a landing of the same source by another process has committed or never will.
-    const earlier = opts.newSource ? undefined : await landedBefore(client, p.name, source, opts.requestSha256);
-    if (earlier) {
-      await client.query("ROLLBACK");
-      return earlier;
-    }
-    // Every row this landing writes gets a seq above the table's highest one now.
-    const before = await client.query(prepared("bronze_max_seq", "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events", []));
-    const maxSeqBefore = before.rows[0].seq as number;
-    const hash = createHash("sha256");
-    const prefix = [p.name, policyVersion(p), source].map(copyText).join("\t") + "\t";
-    const byReason: Record<string, number> = {};
-    let count = 0, accepted = 0;
-    const every = opts.progressEvery ?? 10_000;
-    let lastYield = performance.now();
-    async function* encode(): AsyncGenerator<string> {
-      for await (const rec of records) {
-        // Records already buffered are read in microtasks, which never let the event loop run:
-        // give it a turn every ~10 ms, so the process keeps answering while a large source lands.
-        if ((count & 255) === 0 && performance.now() - lastYield >= YIELD_EVERY_MS) {
-          await new Promise((r) => setImmediate(r));
-          lastYield = performance.now();
-        }
-        hash.update(rec.raw).update("\n");
-        count++;
-        if (opts.onProgress && count % every === 0) opts.onProgress(count);
-        const row = classifyRecord(rec, p, source, opts.landingTimeMs);
-        if (row.status === "accepted") accepted++;
-        else if (row.reason !== null) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
-        yield copyLine(prefix, row);
-      }
-    }
-    await pipe(Readable.from(inChunks(encode())), client.query(copyFrom(COPY_SQL)));
-    const sha256 = hash.digest("hex");
-    if (p.admission.dedupe && accepted > 0) {
-      const dups = (await client.query(prepared("bronze_dedupe", DEDUPE_SQL, [p.name, maxSeqBefore]))).rowCount ?? 0;
-      if (dups > 0) {
-        accepted -= dups;
-        byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + dups;
-      }
-    }
-    const range = await client.query(
-      prepared("bronze_landed_range", "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE seq > $2 AND pipeline || '' = $1", [p.name, maxSeqBefore]),
-    );
-    result = {
-      pipeline: p.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason,
-      firstSeq: range.rows[0].first_seq as number | null, lastSeq: range.rows[0].last_seq as number | null,
-    };
-    // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
-    const recorded = await client.query(
-      `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq, request_sha256, by_reason)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-      [p.name, source, sha256, result.landed, result.accepted, result.quarantined, result.firstSeq, result.lastSeq, opts.requestSha256 ?? null, JSON.stringify(byReason)],
-    );
-    if (recorded.rowCount === 0) {
+    outcome = await withAppendLock<LandResult | typeof RECORDED_MEANWHILE>(pool, pipeline.name, async (client) => {
+      // Under the lock: a landing of the same source by another process has committed or never will.
+      const earlier = opts.newSource ? undefined : await landedBefore(client, pipeline.name, source, opts.requestSha256);
+      if (earlier) return rollback(earlier);
+      const { result, sha256 } = await copyRecords(client, pipeline, source, records, opts);
+      // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
+      const recorded = await recordLandedSource(client, {
+        pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
+        firstSeq: result.firstSeq, lastSeq: result.lastSeq, requestSha256: opts.requestSha256 ?? null, byReason: result.byReason,
+      });
       // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
-      await client.query("ROLLBACK");
-      result = undefined;
-      const other = await landedBefore(pool, p.name, source, opts.requestSha256);
-      if (other) return other;
-      throw new Error(`${source}: recorded by another landing that then disappeared`);
-    }
-    await opts.beforeCommit?.(client, result);
-    if (count >= p.trigger.maxRowsPerBatch) {
-      // A landing larger than one micro-batch refreshes bronze's statistics before the
-      // stream sees it. Without them, a pipeline new since the last ANALYZE is estimated
-      // at ~0 rows and every index leading with pipeline looks free: micro-batches then
-      // scan the whole pipeline. The other columns follow in analyzeIfStale.
-      await analyzePipelineColumns(client);
-    }
-    txid = (await client.query("SELECT pg_notify($1, $2), txid_current()::text AS txid", [BRONZE_CHANNEL, p.name])).rows[0].txid as string;
-    await client.query("COMMIT");
-    opts.onProgress?.(count);
-    return result;
+      if (!recorded) return rollback(RECORDED_MEANWHILE);
+      await opts.beforeCommit?.(client, result);
+      if (result.landed >= pipeline.trigger.maxRowsPerBatch) {
+        // A landing larger than one micro-batch refreshes bronze's statistics before the
+        // stream sees it. Without them, a pipeline new since the last ANALYZE is estimated
+        // at ~0 rows and every index leading with pipeline looks free: micro-batches then
+        // scan the whole pipeline. The other columns follow in analyzeIfStale.
+        await analyzePipelineColumns(client);
+      }
+      const txid = await notifyLanded(client, pipeline.name);
+      committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, result };
+      return result;
+    });
   } catch (e) {
-    if (txid === undefined || result === undefined) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw e;
-    }
+    if (committing === undefined) throw e;
     // COMMIT was sent and no answer came: find out on another connection.
-    client.release(e as Error);
-    released = true;
-    const outcome = await commitOutcome(pool, txid, (client as unknown as { processID?: number }).processID, source);
-    if (outcome === "aborted") throw e;
-    if (outcome === "unknown") {
+    const { txid, backendPid, result } = committing;
+    const status = await commitOutcome(pool, txid, backendPid, source);
+    if (status === "aborted") throw e;
+    if (status === "unknown") {
       // txid_status cannot tell: the source record, written in the same transaction, can.
-      const recorded = await landedBefore(pool, p.name, source, undefined);
+      const recorded = await landedBefore(pool, pipeline.name, source, undefined);
       if (!recorded) throw e;
     }
     opts.onProgress?.(result.landed);
     return result;
-  } finally {
-    if (!released) client.release();
   }
+  if (outcome === RECORDED_MEANWHILE) {
+    const other = await landedBefore(pool, pipeline.name, source, opts.requestSha256);
+    if (other) return other;
+    throw new Error(`${source}: recorded by another landing that then disappeared`);
+  }
+  if (!outcome.alreadyLanded) opts.onProgress?.(outcome.landed);
+  return outcome;
+}
+
+/**
+ * COPYs `records`, classified, into bronze on `client` (under the append
+ * lock), turns the landing's repeated event ids into DUPLICATE quarantine
+ * when the pipeline dedupes, and reads the `seq` range written.
+ * @returns the landing's result (counts, `seq` range) and the SHA-256 (hex) of its records, one per line
+ */
+async function copyRecords(client: PoolClient, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<{ result: LandResult; sha256: string }> {
+  // Every row this landing writes gets a seq above the table's highest one now.
+  const seqBefore = await readBronzeMaxSeq(client);
+  const hash = createHash("sha256");
+  const prefix = bronzeLinePrefix(pipeline.name, policyVersion(pipeline), source);
+  const byReason: Record<string, number> = {};
+  let count = 0, accepted = 0;
+  const every = opts.progressEvery ?? 10_000;
+  let lastYield = performance.now();
+  async function* encode(): AsyncGenerator<string> {
+    for await (const rec of records) {
+      // Records already buffered are read in microtasks, which never let the event loop run:
+      // give it a turn every ~10 ms, so the process keeps answering while a large source lands.
+      if ((count & 255) === 0 && performance.now() - lastYield >= YIELD_EVERY_MS) {
+        await new Promise((r) => setImmediate(r));
+        lastYield = performance.now();
+      }
+      hash.update(rec.raw).update("\n");
+      count++;
+      if (opts.onProgress && count % every === 0) opts.onProgress(count);
+      const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs);
+      if (row.status === "accepted") accepted++;
+      else if (row.reason !== null) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
+      yield bronzeLine(prefix, row);
+    }
+  }
+  await copyBronzeRows(client, encode());
+  if (pipeline.admission.dedupe && accepted > 0) {
+    const dups = await dedupeLanding(client, pipeline.name, seqBefore);
+    if (dups > 0) {
+      accepted -= dups;
+      byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + dups;
+    }
+  }
+  const range = await readLandedRange(client, pipeline.name, seqBefore);
+  return {
+    result: { pipeline: pipeline.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason, firstSeq: range.firstSeq, lastSeq: range.lastSeq },
+    sha256: hash.digest("hex"),
+  };
 }
