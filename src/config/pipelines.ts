@@ -5,11 +5,12 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { createHash } from "node:crypto";
 import cron from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { readDuration } from "./duration.js";
+import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
+import { tagSetting } from "./policySettings.js";
 import { readShare } from "./share.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
 import { compareAbs, decimalParts, MAX_ABS_VALUE_DEFAULT, parseDecimal } from "../core/decimal.js";
@@ -31,18 +32,22 @@ const maxAbsValue = z
     return text;
   });
 
+/** A duration setting, parsed to ms (tagged so a policy change shows it as a duration again). */
 const duration = (what: string) =>
-  z.unknown().transform((input, ctx) => {
-    const read = readDuration(input);
-    if (!read.ok) {
-      ctx.addIssue({ code: "custom", message: `${read.message} (${what})` });
-      return z.NEVER;
-    }
-    return read.ms;
-  });
+  tagSetting(
+    z.unknown().transform((input, ctx) => {
+      const read = readDuration(input);
+      if (!read.ok) {
+        ctx.addIssue({ code: "custom", message: `${read.message} (${what})` });
+        return z.NEVER;
+      }
+      return read.ms;
+    }),
+    "duration",
+  );
 
 const positiveDuration = (what: string) =>
-  duration(what).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` });
+  tagSetting(duration(what).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` }), "duration");
 
 /** A share (`0.01` or `"1%"`), read as a fraction in [0, 1] by `readShare` (config/share.ts, the one grammar of shares). */
 const share = (what: string) =>
@@ -162,11 +167,13 @@ export const pipelineSchema = z
       .strictObject({
         /** Default 1 hour (README "Admission"); `null` turns the guard off. */
         maxFutureSkew: duration("max future skew against ingestion time").nullable().default(DEFAULT_MAX_FUTURE_SKEW_MS),
-        minEventTime: z
-          .string()
-          .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone" })
-          .transform((s) => (parseInstant(s, "iso8601", undefined) as { us: bigint }).us) // epoch µs
-          .optional(),
+        minEventTime: tagSetting(
+          z
+            .string()
+            .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone" })
+            .transform((s) => (parseInstant(s, "iso8601", undefined) as { us: bigint }).us), // epoch µs
+          "instant",
+        ).optional(),
         dedupe: z.boolean().default(true),
         maxAbsValue: maxAbsValue.default(MAX_ABS_VALUE_DEFAULT),
         missingKey: z.enum(["group", "quarantine"], { error: 'expected "group" (null and absent keys form the null group) or "quarantine" (MISSING_KEY)' }).default("group"),
@@ -257,12 +264,12 @@ export function loadPipelines(file: string): PipelineConfig[] {
 }
 
 /**
- * A short hash of the rules that classify records (fields, timestamps,
- * admission): stored with each bronze row so a change of policy is visible.
+ * The pipeline's policy version: a hash of every setting that changes its
+ * results (src/config/policy.ts: fields, timestamps, window, watermark,
+ * admission). Stamped on each bronze row, recorded with the live results.
  */
 export function policyVersion(p: PipelineConfig): string {
-  const text = JSON.stringify([p.fields, p.timestamps, p.admission], (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
-  return createHash("sha256").update(text).digest("hex").slice(0, 12);
+  return policyHash(canonicalPolicy(policyOf(p)));
 }
 
 /** The window spec of a pipeline in ms (tumbling: slide = size). */

@@ -8,7 +8,8 @@
  * batches and correction runs never write at the same time). The steps, each
  * one operation of the query layer (src/db/sql/):
  *
- *   lockResults → readCheckpoint: the bronze snapshot is the stream's last
+ *   lockResults → guardPolicy (refused, the run fails, when the configured
+ *   policy is not the live results' one) → readCheckpoint: the bronze snapshot is the stream's last
  *   committed `seq`, the windows it no longer owns end at or before its
  *   watermark → collectTargets → recomputeTargets (from bronze rows up to the
  *   snapshot, keeping the windows whose value changed; a window whose
@@ -32,6 +33,7 @@ import { lockResults } from "../db/sql/lockResults.js";
 import { mergeCorrections } from "../db/sql/mergeCorrections.js";
 import { writeAudit, type WindowChange } from "../db/sql/writeAudit.js";
 import { analyzeIfStale } from "../db/statistics.js";
+import { guardPolicy } from "../stream/policyGuard.js";
 import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
 import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
 
@@ -137,6 +139,7 @@ function summaryOf(pipeline: PipelineConfig, req: CorrectionRequest): Correction
  */
 async function correctUnderLock(client: PoolClient, pipeline: PipelineConfig, req: CorrectionRequest, running: CorrectionSummary, elapsed: () => number): Promise<CorrectionSummary> {
   await lockResults(client, pipeline.name);
+  await guardPolicy(client, pipeline); // a window spec or admission the results were not computed under must not rewrite them
   const checkpoint = await readCheckpoint(client, pipeline.name);
   let summary: CorrectionSummary = { ...running, bronzeSnapshot: checkpoint?.lastSeq ?? null };
   if (checkpoint && checkpoint.watermark !== null) {

@@ -38,6 +38,10 @@ export const windowResults = straggler
     revision: integer("revision").notNull(),
     updated_at: instant("updated_at").notNull(),
     awaiting_correction: boolean("awaiting_correction").notNull(),
+    /** The live results version of the pipeline (`straggler.results_versions`), null before its first batch. */
+    results_version: integer("results_version"),
+    /** That version's policy version (hash), as stamped on the bronze rows landed under it. */
+    policy_version: text("policy_version"),
   })
   .existing();
 

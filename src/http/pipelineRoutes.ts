@@ -9,6 +9,7 @@ import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowResults } from "../db/sql/readWindowResults.js";
 import { alertViews } from "../observe/alerts.js";
 import { countSourcesByState } from "../db/sql/countSourcesByState.js";
+import { checkPolicy } from "../stream/policyGuard.js";
 import { pipelineStatus } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { parseOr400 } from "./errors.js";
@@ -21,12 +22,14 @@ export function addPipelineRoutes(ctx: RouteContext): void {
   const { pool } = deps;
   routes.add(
     {
-      method: "get", path: "/pipelines", summary: "Pipelines with watermark, lag, ledger, window counts, sources by state and alerts", request: { query: noQuery },
+      method: "get", path: "/pipelines", summary: "Pipelines with watermark, lag, ledger, window counts, sources by state, alerts and policy (live, unrecorded or refused)", request: { query: noQuery },
       responses: { 200: json("pipelines", z.array(pipelineStatusRow)), ...errors([400, 500, 503]) },
     },
     async (req, res) => {
       parseOr400(noQuery, req.query, "query");
-      const all = await Promise.all(deps.pipelines.map(async (pipeline) => ({ ...(await pipelineStatus(pool, pipeline.name)), alerts: await alertViews(pool, pipeline) })));
+      const all = await Promise.all(
+        deps.pipelines.map(async (pipeline) => ({ ...(await pipelineStatus(pool, pipeline.name)), alerts: await alertViews(pool, pipeline), policy: await checkPolicy(pool, pipeline) })),
+      );
       res.json(
         all.map((s) => ({
           pipeline: s.pipeline,
@@ -40,6 +43,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
           sources: s.sources,
           failedWindows: s.failedWindows,
           alerts: s.alerts,
+          policy: s.policy,
         })),
       );
     },

@@ -53,6 +53,15 @@ export const pipelineStatusRow = z.object({
       value: z.number().nullable().meta({ description: "what it was judged on then: a share (0-1), seconds, rows, or a correction run id" }),
     }),
   ).meta({ description: "the configured alerts (README: Metrics and alerts)" }),
+  policy: z
+    .object({
+      state: z.enum(["unrecorded", "live", "refused"]).meta({ description: "refused: the configured policy differs from the live results' policy, and the pipeline is not streamed" }),
+      policyVersion: z.string().meta({ description: "the configured policy's version (hash), as stamped on bronze rows" }),
+      live: z.object({ version: z.number(), policyVersion: z.string() }).nullable().meta({ description: "the live results' version and policy version; null before the first batch" }),
+      changes: z.array(z.string()).meta({ description: "each changed setting as `path: live → configured`", example: ["admission.maxFutureSkew: null → 1 hour"] }),
+      message: z.string().nullable().meta({ description: "the refusal, with the ways forward" }),
+    })
+    .meta({ description: "README: Policy versions" }),
 });
 
 /** `GET /metrics`: Prometheus text format. */

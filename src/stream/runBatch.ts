@@ -1,7 +1,8 @@
 /**
  * One micro-batch of one pipeline (DESIGN §2–6), in one transaction:
  *
- *   lock results → read checkpoint → pick the next bronze `seq` range
+ *   lock results → guard the policy (the configured one must be the live
+ *     results' one: src/stream/policyGuard.ts) → read checkpoint → pick the next bronze `seq` range
  *   → assign windows → split (event, window) pairs by Spark's late rule
  *     (window end <= watermark of earlier batches)
  *   → late pairs: record for correction; on-time pairs: combine per key and
@@ -30,6 +31,7 @@ import { saveCheckpoint } from "../db/sql/saveCheckpoint.js";
 import { selectBatchRange, type BatchRange } from "../db/sql/selectBatchRange.js";
 import { readLastProgressTime, writeProgress, type BatchProgress, type TriggerKind } from "../db/sql/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
+import { guardPolicy } from "./policyGuard.js";
 
 export type { BatchProgress, TriggerKind };
 
@@ -45,6 +47,7 @@ const later = (a: string | null, b: string | null): string | null => (b === null
  * (`INVALID_VALUE`), the window is recorded in `straggler.failed_windows`, and
  * the batch runs without them (`src/stream/isolateWindows.ts`).
  * @returns the batch's progress, or null when there was nothing to do (an empty batch changes nothing)
+ * @throws PolicyRefusedError when the configured policy differs from the live results' (nothing is written)
  * @throws database errors; the transaction is rolled back and the batch will run again
  */
 export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind): Promise<BatchProgress | null> {
@@ -65,6 +68,7 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
   const name = pipeline.name, spec = windowSpecOf(pipeline);
   return withTransaction(pool, async (client) => {
     await lockResults(client, name);
+    await guardPolicy(client, pipeline);
     const checkpoint = await readCheckpointForUpdate(client, name);
     const range = await selectBatchRange(client, name, checkpoint.lastSeq, pipeline.trigger.maxRowsPerBatch);
     if (range === null) return null;

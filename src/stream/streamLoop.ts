@@ -4,9 +4,13 @@
  * The batches run even when the landing pass failed; the loop then backs off.
  * `wake()` cuts the wait short (LISTEN/NOTIFY when rows land), so freshness
  * is not bound to the trigger interval. `stop()` awaits the iteration in flight.
+ * A pipeline refused by the policy guard (src/stream/policyGuard.ts) is
+ * logged once, at error, with the changed settings, and retried with the same
+ * backoff: it streams again once its live results are dropped.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Logger } from "../log.js";
+import { PolicyRefusedError } from "./policyGuard.js";
 import type { BatchProgress, TriggerKind } from "./runBatch.js";
 
 export interface StreamLoopDeps {
@@ -38,6 +42,8 @@ export class StreamLoop {
   private wakeUp: (() => void) | undefined;
   private woken = false;
   private failures = 0;
+  /** The refusal last logged, so a refused pipeline is not logged every retry. */
+  private refusal: string | undefined;
 
   constructor(
     private readonly pipeline: PipelineConfig,
@@ -78,12 +84,17 @@ export class StreamLoop {
           log.info({ batchId: p.batchId, numInputRows: p.numInputRows, watermark: p.nextWatermark, numRowsDroppedByWatermark: p.numRowsDroppedByWatermark, durationMs: p.durationMs }, "batch committed"),
         );
         await this.deps.afterCaughtUp?.();
+        if (this.refusal !== undefined) log.info("the configured policy is the live results' policy again; streaming");
+        this.refusal = undefined;
         if (landingFailed !== undefined) throw landingFailed;
         this.failures = 0;
       } catch (e) {
         this.failures++;
         delay = Math.min(MAX_BACKOFF_MS, this.pipeline.trigger.interval * 2 ** Math.min(this.failures, 10));
-        log.error({ err: e, failures: this.failures, retryInMs: delay }, "stream iteration failed; retrying");
+        if (e instanceof PolicyRefusedError) {
+          if (this.refusal !== e.message) log.error({ changes: e.changes.map((c) => c.text), liveVersion: e.live.version }, e.message);
+          this.refusal = e.message;
+        } else log.error({ err: e, failures: this.failures, retryInMs: delay }, "stream iteration failed; retrying");
       }
       if (this.stopping || (this.woken && this.failures === 0)) continue;
       await new Promise<void>((resolve) => {

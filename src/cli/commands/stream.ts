@@ -3,6 +3,7 @@ import { Option, type Command } from "commander";
 import { analyzeIfStale } from "../../db/statistics.js";
 import { alertViews } from "../../observe/alerts.js";
 import { runBatch } from "../../stream/runBatch.js";
+import { checkPolicy } from "../../stream/policyGuard.js";
 import { pipelineStatus } from "../../stream/status.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
 import { json, pick, withDb, type ContextOf } from "../context.js";
@@ -34,12 +35,16 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
 
   program
     .command("status")
-    .description("watermark, offsets, ledger, last progress and alerts per pipeline (JSON)")
+    .description("watermark, offsets, ledger, last progress, alerts and policy (live, unrecorded or refused) per pipeline (JSON)")
     .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
     .action(async (opts: { pipeline: string }) => {
       const ctx = ctxOf();
       await withDb(ctx, async (db) =>
-        json(await Promise.all(pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline) })))),
+        json(
+          await Promise.all(
+            pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline) })),
+          ),
+        ),
       );
     });
 }

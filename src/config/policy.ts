@@ -1,0 +1,147 @@
+/**
+ * A pipeline's policy: every setting that changes its results — `fields`,
+ * `timestamps`, `window`, `watermark` and `admission`, each taken whole from
+ * the validated config, so a setting added to one of these blocks is part of
+ * the policy without further work. Everything else (trigger, source and its
+ * landing folder, replay, correction schedule, alerts) may change freely.
+ *
+ * The policy is kept as canonical JSON (keys sorted, bigints as decimal
+ * strings, unset settings left out) and identified by a hash of that text,
+ * the `policy_version` stamped on every bronze row and recorded with the live
+ * results (`straggler.results_versions`, src/stream/policyGuard.ts).
+ */
+import { createHash } from "node:crypto";
+import { formatDuration } from "./duration.js";
+import { formatInstant } from "../core/timestamps.js";
+import { pipelineSchema, type PipelineConfig } from "./pipelines.js";
+import { settingKinds, type SettingKind } from "./policySettings.js";
+
+/** The blocks of a pipeline config that make up its policy (issue "policy versions": what changes results). */
+export const POLICY_BLOCKS = ["fields", "timestamps", "window", "watermark", "admission"] as const;
+
+/** A policy as plain JSON values: `{ fields: {...}, timestamps: {...}, window: {...}, watermark: {...}, admission: {...} }`. */
+export type PolicyDocument = Record<string, unknown>;
+
+/** JSON-safe copy: bigint → decimal string, undefined members dropped, object keys sorted. */
+function normalize(v: unknown): unknown {
+  if (typeof v === "bigint") return v.toString();
+  if (Array.isArray(v)) return v.map(normalize);
+  if (v !== null && typeof v === "object") {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== undefined) out[k] = normalize(x);
+    }
+    return out;
+  }
+  return v;
+}
+
+/** The policy of a validated pipeline config (its `POLICY_BLOCKS`, normalized). */
+export function policyOf(pipeline: PipelineConfig): PolicyDocument {
+  const picked: Record<string, unknown> = {};
+  for (const block of POLICY_BLOCKS) picked[block] = pipeline[block];
+  return normalize(picked) as PolicyDocument;
+}
+
+/** The canonical text of a policy: JSON with sorted keys and no whitespace (what is stored and hashed). */
+export function canonicalPolicy(doc: PolicyDocument): string {
+  return JSON.stringify(normalize(doc));
+}
+
+/** The policy version of a canonical policy text: the first 16 hex digits of its SHA-256. */
+export function policyHash(canonical: string): string {
+  return createHash("sha256").update(canonical).digest("hex").slice(0, 16);
+}
+
+/** Per setting path (`window.size`): the kind of value it parses to, and its schema default (in parsed form). */
+interface SettingInfo {
+  kinds: Map<string, SettingKind>;
+  defaults: Map<string, unknown>;
+}
+
+let info: SettingInfo | undefined;
+
+/** Walks the pipeline schema once: the tagged kinds and the defaults of every setting path. */
+function settingInfo(): SettingInfo {
+  if (info) return info;
+  const found: SettingInfo = { kinds: new Map(), defaults: new Map() };
+  const walk = (schema: unknown, path: string): void => {
+    const s = schema as { _zod?: { def: Record<string, unknown> } };
+    if (!s?._zod) return;
+    const meta = settingKinds.get(schema as never);
+    if (meta) found.kinds.set(path, meta.kind);
+    const def = s._zod.def;
+    switch (def.type) {
+      case "object":
+        for (const [k, child] of Object.entries(def.shape as Record<string, unknown>)) walk(child, path === "" ? k : `${path}.${k}`);
+        break;
+      case "default":
+        if (!found.defaults.has(path)) found.defaults.set(path, normalize(def.defaultValue));
+        walk(def.innerType, path);
+        break;
+      case "prefault": case "nullable": case "optional": case "readonly": case "catch": case "nonoptional":
+        walk(def.innerType, path);
+        break;
+      case "pipe":
+        walk(def.in, path);
+        walk(def.out, path);
+        break;
+      case "union":
+        for (const option of def.options as unknown[]) walk(option, path);
+        break;
+    }
+  };
+  walk(pipelineSchema, "");
+  info = found;
+  return found;
+}
+
+/** One setting that differs between two policies. `before`/`after` are JSON values; undefined = not set. */
+export interface PolicyChange {
+  /** Dotted path of the setting, e.g. `admission.maxFutureSkew`. */
+  path: string;
+  before: unknown;
+  after: unknown;
+  /** `path: before → after`, values written readably (durations as `1 hour`, instants as ISO 8601 UTC, unset as `(not set)`). */
+  text: string;
+}
+
+/** A setting's value as the user would write it: durations and instants turned back from ms and µs. */
+export function showSetting(path: string, v: unknown): string {
+  if (v === undefined) return "(not set)";
+  if (v === null) return "null";
+  const kind = settingInfo().kinds.get(path);
+  if (kind === "duration" && typeof v === "number") return formatDuration(v);
+  if (kind === "instant" && typeof v === "string" && /^-?\d+$/.test(v)) return formatInstant(BigInt(v));
+  if (typeof v === "string") return v;
+  return JSON.stringify(v);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * The settings that differ between `before` and `after`, leaf by leaf (lists
+ * compare whole), blocks in `POLICY_BLOCKS` order then keys in order. A
+ * setting present on one side only, at its schema default on that side, is
+ * not a change: it is one a newer Straggler added (or dropped), and the old
+ * results were computed as its default says.
+ */
+export function diffPolicies(before: PolicyDocument, after: PolicyDocument): PolicyChange[] {
+  const { defaults } = settingInfo();
+  const out: PolicyChange[] = [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(normalize(a)) === JSON.stringify(normalize(b));
+  const visit = (a: unknown, b: unknown, path: string, keys?: string[]): void => {
+    if (isObject(a) && isObject(b)) {
+      const all = keys ?? [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+      for (const k of all) visit(a[k], b[k], path === "" ? k : `${path}.${k}`);
+      return;
+    }
+    if (same(a, b)) return;
+    if ((a === undefined && defaults.has(path) && same(b, defaults.get(path))) || (b === undefined && defaults.has(path) && same(a, defaults.get(path)))) return;
+    out.push({ path, before: a, after: b, text: `${path}: ${showSetting(path, a)} → ${showSetting(path, b)}` });
+  };
+  const extra = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !(POLICY_BLOCKS as readonly string[]).includes(k)).sort();
+  visit(before, after, "", [...POLICY_BLOCKS, ...extra]);
+  return out;
+}

@@ -1,0 +1,21 @@
+/**
+ * How a pipeline setting is shown when a policy change is reported
+ * (src/config/policy.ts): the config schema tags the schemas whose parsed
+ * value is not what the user wrote — a duration parsed to milliseconds, an
+ * instant parsed to epoch microseconds — so the report can write them back
+ * readably (`1 hour`, `2026-09-19T12:00:00.000Z`). Kept apart from the schema
+ * module so both it and the policy module can import it.
+ */
+import { z } from "zod";
+
+/** `duration`: a number of milliseconds; `instant`: epoch microseconds (a bigint). */
+export type SettingKind = "duration" | "instant";
+
+/** Schemas tagged with the kind of value they parse to. */
+export const settingKinds = z.registry<{ kind: SettingKind }>();
+
+/** Tags `schema` (and returns it) as parsing to a value of `kind`. */
+export function tagSetting<S extends z.ZodType>(schema: S, kind: SettingKind): S {
+  settingKinds.add(schema as z.ZodType, { kind });
+  return schema;
+}
