@@ -10,6 +10,7 @@ import { Command, CommanderError, Option } from "commander";
 import { ConfigError } from "../config/pipelines.js";
 import { correctCommands } from "./commands/correct.js";
 import { dbCommands } from "./commands/db.js";
+import { dropCommand } from "./commands/drop.js";
 import { ingestCommands } from "./commands/ingest.js";
 import { latenessCommand } from "./commands/lateness.js";
 import { replayCommand } from "./commands/replay.js";
@@ -32,6 +33,7 @@ export function buildCli(): Command {
   correctCommands(program, ctxOf);
   latenessCommand(program, ctxOf);
   dbCommands(program);
+  dropCommand(program, ctxOf);
   return program;
 }
 

@@ -67,7 +67,7 @@ describe("policy versions", () => {
     expect(e.message).toBe(
       `pipeline policy-guard is not streamed: its configured policy differs from the policy of its live results (version 1, policy ${recorded.rows[0].policy_version}) in 1 setting:\n` +
         "  admission.maxFutureSkew: null → 1 hour\n" +
-        "Put the setting back in the pipelines file to stream it again.",
+        "Either put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-guard --yes` and replay its sources.",
     );
     // A correction under the changed policy is refused too: it fails, recording why, and changes nothing.
     const run = await runCorrection(pool, guarded, { trigger: "cli" });
@@ -141,7 +141,9 @@ describe("policy versions", () => {
     const refused = await cli("stream", "-p", "policy-cli");
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe("");
-    expect(refused.stderr).toContain("\n  admission.maxFutureSkew: null → 1 hour\nPut the setting back in the pipelines file to stream it again.\n");
+    expect(refused.stderr).toContain(
+      "\n  admission.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-cli --yes` and replay its sources.\n",
+    );
     const status = await cli("status", "-p", "policy-cli");
     expect(JSON.parse(status.stdout)[0].policy).toMatchObject({ state: "refused", live: { version: 1 }, changes: ["admission.maxFutureSkew: null → 1 hour"] });
 

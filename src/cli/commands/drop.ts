@@ -1,0 +1,40 @@
+/** `drop -p P --yes`: forget a pipeline (src/lifecycle/drop.ts); without `--yes` it says what would be removed and removes nothing. */
+import type { Command } from "commander";
+import { pipelineName } from "../../config/pipelines.js";
+import { dropPipeline, pipelineRows, type PipelineRows } from "../../lifecycle/drop.js";
+import { UsageError, withDb, type Context } from "../context.js";
+
+/** One line per table with rows (`  bronze_events  6`), in table order. */
+function rowLines(r: PipelineRows): string[] {
+  const rows = Object.entries(r.tables).filter(([, n]) => n > 0);
+  const width = Math.max(0, ...rows.map(([t]) => t.length));
+  return rows.map(([t, n]) => `  straggler.${t.padEnd(width)}  ${n}`);
+}
+
+export function dropCommand(program: Command, ctxOf: () => Context): void {
+  program
+    .command("drop")
+    .description("forget a pipeline: remove its bronze, results, checkpoint, versions, audit, sources and alert states in one transaction (needs --yes)")
+    .requiredOption("-p, --pipeline <name>", "the pipeline (it need not be configured any more)")
+    .option("--yes", "remove them; without it, only say what would be removed")
+    .action(async (opts: { pipeline: string; yes?: boolean }) => {
+      const ctx = ctxOf();
+      const name = pipelineName.safeParse(opts.pipeline);
+      if (!name.success) throw new UsageError(`-p: ${name.error.issues[0]!.message}`);
+      await withDb(ctx, async (db) => {
+        if (!opts.yes) {
+          const r = await pipelineRows(db.pool, opts.pipeline);
+          if (r.total === 0) {
+            console.log(`${opts.pipeline}: no rows; nothing to drop`);
+            return;
+          }
+          console.log([`${opts.pipeline}: drop would remove ${r.total} rows:`, ...rowLines(r)].join("\n"));
+          console.error(`straggler: nothing removed: run \`straggler drop -p ${opts.pipeline} --yes\` to remove them (the raw records in bronze too: land the sources again to rebuild)`);
+          process.exitCode = 1;
+          return;
+        }
+        const r = await dropPipeline(db.pool, opts.pipeline);
+        console.log(r.total === 0 ? `${opts.pipeline}: no rows; nothing dropped` : [`${opts.pipeline}: dropped ${r.total} rows:`, ...rowLines(r)].join("\n"));
+      });
+    });
+}
