@@ -11,6 +11,7 @@ import type { Database } from "./db/open.js";
 import { sweepExpiredRuns } from "./correction/runLease.js";
 import { scheduleCorrections } from "./correction/schedule.js";
 import { createPool } from "./db/pool.js";
+import { backoffMs, type Backoff } from "./db/retry.js";
 import { createApp } from "./http/app.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
 import { listenForLanded } from "./db/sql/bronzeChannel.js";
@@ -27,8 +28,8 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** Longest wait between two LISTEN reconnection attempts: each attempt is cheap, and until it succeeds no landing wakes the stream. */
-const MAX_LISTEN_BACKOFF_MS = 5_000;
+/** The wait between two LISTEN reconnection attempts: 500 ms doubling, at most 5 s (each attempt is cheap, and until one succeeds no landing wakes the stream). */
+const LISTEN_BACKOFF: Backoff = { baseMs: 500, capMs: 5_000 };
 
 /**
  * Listens for bronze notifications; reconnects with backoff when the connection drops.
@@ -47,7 +48,7 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
     c.on("notification", (n) => n.payload && onPipeline(n.payload));
     c.on("error", () => undefined);
     c.on("end", () => {
-      if (!stopped) retry = setTimeout(() => void connect(), Math.min(MAX_LISTEN_BACKOFF_MS, 500 * 2 ** attempt++));
+      if (!stopped) retry = setTimeout(() => void connect(), backoffMs(++attempt, LISTEN_BACKOFF));
     });
     try {
       await c.connect();

@@ -5,7 +5,7 @@
  */
 import type { DatabaseError } from "pg";
 import type { PoolClient } from "./pool.js";
-import { isDataException } from "./windowFailures.js";
+import { isDataException } from "./errors.js";
 
 /**
  * Runs `fn` under `SAVEPOINT name` (`name` is a constant identifier, never

@@ -14,13 +14,8 @@
  * `straggler.window_failures`, and runs the statement again.
  */
 import type { DatabaseError } from "pg";
+import { isDataException } from "./errors.js";
 import type { PoolClient } from "./pool.js";
-
-/** True for a PostgreSQL data exception (SQLSTATE class 22). */
-export function isDataException(e: unknown): e is DatabaseError {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && code.startsWith("22");
-}
 
 /** One window that failed on its own, with the error it raised. */
 export interface Failing<T> {

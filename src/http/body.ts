@@ -235,7 +235,7 @@ export async function spoolBody(req: IncomingMessage, limitBytes: number, readOp
       req.unpipe(source);
       if (e instanceof HttpError) throw e;
       // zlib's errors are the client's: a body that does not decode.
-      if (typeof (e as { errno?: unknown }).errno === "number" && decoder) throw new HttpError(400, "invalid_request", `body: cannot decode ${req.headers["content-encoding"]}: ${(e as Error).message}`);
+      if (typeof (e as { errno?: unknown }).errno === "number" && decoder) throw new HttpError(400, "invalid_request", `body: cannot decode ${req.headers["content-encoding"]}: ${(e as Error).message}`, { cause: e });
       throw e;
     }
     if (meter.first === undefined) throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON, got an empty body");
@@ -247,7 +247,7 @@ export async function spoolBody(req: IncomingMessage, limitBytes: number, readOp
         await pipe(createReadStream(raw), arrayToLines(), createWriteStream(file, { mode: 0o600 }));
       } catch (e) {
         if (e instanceof HttpError) throw e;
-        throw new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`);
+        throw new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`, { cause: e });
       }
       await rm(raw);
     }

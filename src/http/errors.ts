@@ -6,17 +6,20 @@
  */
 import type { NextFunction, Request, Response } from "express";
 import { z } from "zod";
+import { isPoolTimeout, isUnavailable } from "../db/errors.js";
 import { CommitOutcomeUnknownError } from "../ingest/commitOutcome.js";
 import type { Logger } from "../log.js";
 
+/** An answer for the caller: HTTP `status`, `code` as the body's `error`; `cause` keeps the error it was made from, if any. */
 export class HttpError extends Error {
   override name = "HttpError";
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -30,22 +33,6 @@ export function parseOr400<T extends z.ZodType>(schema: T, value: unknown, where
   return r.data;
 }
 
-/** Connection-level failures: the database is unreachable or restarting. */
-function isUnavailable(e: unknown): boolean {
-  const code = (e as { code?: string }).code ?? "";
-  const msg = (e as Error).message ?? "";
-  return (
-    ["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "57P01", "57P02", "57P03", "53300"].includes(code) ||
-    code.startsWith("08") ||
-    // node-postgres' own messages for a client whose connection died mid-request (no code).
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|is not queryable/i.test(msg)
-  );
-}
-
-/** pg-pool's error when no connection became free within `connectionTimeoutMillis`. */
-export function isPoolTimeout(e: unknown): boolean {
-  return /^timeout exceeded when trying to connect$/.test((e as Error)?.message ?? "");
-}
 
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {

@@ -11,9 +11,10 @@
  *   tried, never waited for (`pg_try_advisory_xact_lock`): when another
  *   process holds it, the transaction is rolled back, the connection goes
  *   back to the pool, and the landing tries again after a backoff (20 ms,
- *   doubling, at most 1 s, with jitter).
+ *   doubling, at most 1 s, with jitter: `backoffMs`).
  */
 import { rollback, withTransaction, type Pool, type PoolClient, type RolledBack } from "../db/pool.js";
+import { backoffMs, sleep, type Backoff } from "../db/retry.js";
 import { tryAppendLock } from "../db/sql/tryAppendLock.js";
 
 const queues = new WeakMap<Pool, Map<string, Promise<unknown>>>();
@@ -48,7 +49,8 @@ export async function appendQueuesIdle(pool: Pool): Promise<void> {
   }
 }
 
-const MAX_BACKOFF_MS = 1_000;
+/** The wait between two tries of the lock. */
+const APPEND_LOCK_BACKOFF: Backoff = { baseMs: 20, capMs: 1_000 };
 /** Returned through `rollback` when another session holds the lock. */
 const BUSY = Symbol("append lock busy");
 
@@ -63,10 +65,9 @@ const BUSY = Symbol("append lock busy");
  * @throws connection errors (a pool acquisition timeout included), or what `fn` or COMMIT threw; nothing is held then
  */
 export async function withAppendLock<T>(pool: Pool, pipeline: string, fn: (client: PoolClient) => Promise<T | RolledBack<T>>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     const result = await withTransaction<T | typeof BUSY>(pool, async (client) => ((await tryAppendLock(client, pipeline)) ? fn(client) : rollback(BUSY)));
     if (result !== BUSY) return result;
-    const backoff = Math.min(MAX_BACKOFF_MS, 20 * 2 ** attempt);
-    await new Promise((r) => setTimeout(r, backoff / 2 + Math.random() * (backoff / 2)));
+    await sleep(backoffMs(attempt, APPEND_LOCK_BACKOFF));
   }
 }

@@ -7,6 +7,7 @@
  * (committed if the COMMIT had arrived, aborted otherwise).
  */
 import type { Pool } from "../db/pool.js";
+import { backoffMs, sleep, type Backoff } from "../db/retry.js";
 import { readTxidStatus, terminateBackend } from "../db/sql/readTxidStatus.js";
 
 /** The landing's outcome could not be found out (the database stayed unreachable). */
@@ -17,14 +18,15 @@ export class CommitOutcomeUnknownError extends Error {
     /** The last error met while asking. */
     readonly lookupError: unknown,
   ) {
-    super(`the connection dropped after the landing of ${source} was committed or not; its outcome could not be found out`);
+    super(`the connection dropped after the landing of ${source} was committed or not; its outcome could not be found out`, { cause: lookupError });
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** How long to keep asking, ms: a database that restarts answers within this. */
 const DEADLINE_MS = 10_000;
+/** The wait between two lookups: 25 ms doubling, at most 500 ms. */
+const LOOKUP_BACKOFF: Backoff = { baseMs: 25, capMs: 500 };
 /** After this long in progress, the old session is terminated, ms. */
 const TERMINATE_AFTER_MS = 1_000;
 
@@ -38,7 +40,7 @@ export async function commitOutcome(pool: Pool, txid: string, backendPid: number
   const started = Date.now();
   let lastError: unknown;
   let terminated = false;
-  for (let attempt = 0; Date.now() - started < DEADLINE_MS; attempt++) {
+  for (let attempt = 1; Date.now() - started < DEADLINE_MS; attempt++) {
     try {
       const status = await readTxidStatus(pool, txid);
       if (status === "committed" || status === "aborted") return status;
@@ -51,7 +53,7 @@ export async function commitOutcome(pool: Pool, txid: string, backendPid: number
     } catch (e) {
       lastError = e;
     }
-    await sleep(Math.min(500, 25 * 2 ** attempt));
+    await sleep(backoffMs(attempt, LOOKUP_BACKOFF));
   }
   throw new CommitOutcomeUnknownError(source, lastError);
 }

@@ -47,7 +47,7 @@ export async function openSourceFile(file: string, landingFolder: boolean): Prom
     if (code === "ENOENT" && landingFolder) return null;
     if (code === "ELOOP") throw new SourceRefused("not a regular file: a symbolic link");
     if (code === "ENXIO") throw new SourceRefused("not a regular file: a socket");
-    throw new SourceRefused(`cannot open: ${(e as Error).message}`);
+    throw new SourceRefused(`cannot open: ${(e as Error).message}`, { cause: e });
   }
   const st = await fh.stat();
   if (!st.isFile() && landingFolder) {
@@ -73,7 +73,7 @@ export async function* fileChunks(fh: FileHandle, start: number): AsyncGenerator
     try {
       n = (await fh.read(buf, 0, CHUNK_BYTES, position)).bytesRead;
     } catch (e) {
-      throw new SourceRefused(`cannot read: ${(e as Error).message}`);
+      throw new SourceRefused(`cannot read: ${(e as Error).message}`, { cause: e });
     }
     if (n === 0) return;
     position += n;

@@ -43,7 +43,7 @@ async function landingDirOf(p: PipelineConfig): Promise<string | undefined> {
     if (!(await stat(dir)).isDirectory()) throw new LandingDirMissing(dir, "is not a folder");
   } catch (e) {
     if (e instanceof LandingDirMissing) throw e;
-    throw new LandingDirMissing(dir, (e as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : `cannot be read: ${(e as Error).message}`);
+    throw new LandingDirMissing(dir, (e as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : `cannot be read: ${(e as Error).message}`, { cause: e });
   }
   return dir;
 }

@@ -3,7 +3,7 @@
  * `alerts.webhook`, retried with the project's backoff (src/db/retry.ts) when the
  * receiver cannot be reached or answers 429 or 5xx.
  */
-import { backoffMs } from "../db/retry.js";
+import { backoffMs, sleep } from "../db/retry.js";
 import type { AlertState } from "../db/sql/alertStates.js";
 import type { Logger } from "../log.js";
 
@@ -26,6 +26,7 @@ const retryable = (status: number) => status === 429 || status >= 500;
  * @returns true when the receiver accepted it
  */
 export async function sendAlertWebhook(url: string, change: AlertChange, log: Logger, baseMs = 500): Promise<boolean> {
+  const backoff = { baseMs, capMs: 30_000 };
   let last = "";
   for (let attempt = 1; attempt <= WEBHOOK_ATTEMPTS; attempt++) {
     try {
@@ -42,7 +43,7 @@ export async function sendAlertWebhook(url: string, change: AlertChange, log: Lo
     } catch (e) {
       last = (e as Error).message;
     }
-    if (attempt < WEBHOOK_ATTEMPTS) await new Promise((r) => setTimeout(r, backoffMs(attempt, baseMs, 30_000)));
+    if (attempt < WEBHOOK_ATTEMPTS) await sleep(backoffMs(attempt, backoff));
   }
   log.warn({ pipeline: change.pipeline, alert: change.alert, state: change.state, error: last }, "alert webhook not delivered");
   return false;

@@ -9,6 +9,7 @@
  * backoff: it streams again once its live results are dropped.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
+import { backoffMs } from "../db/retry.js";
 import type { Logger } from "../log.js";
 import { PolicyRefusedError } from "./policyGuard.js";
 import type { BatchProgress, TriggerKind } from "./runBatch.js";
@@ -23,6 +24,7 @@ export interface StreamLoopDeps {
   log: Logger;
 }
 
+/** After a failed iteration the loop waits the trigger interval doubling per failure, with jitter (`backoffMs`), at most this, ms. */
 const MAX_BACKOFF_MS = 30_000;
 
 /** Runs batches until one finds nothing to do; returns the progress of each. */
@@ -90,7 +92,7 @@ export class StreamLoop {
         this.failures = 0;
       } catch (e) {
         this.failures++;
-        delay = Math.min(MAX_BACKOFF_MS, this.pipeline.trigger.interval * 2 ** Math.min(this.failures, 10));
+        delay = backoffMs(this.failures + 1, { baseMs: this.pipeline.trigger.interval, capMs: MAX_BACKOFF_MS });
         if (e instanceof PolicyRefusedError) {
           if (this.refusal !== e.message) log.error({ changes: e.changes.map((c) => c.text), liveVersion: e.live.version }, e.message);
           this.refusal = e.message;
