@@ -123,26 +123,26 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       .finally(() => analyzing.delete(pipeline));
     analyzing.set(pipeline, run);
   };
-  for (const p of pipelines) {
+  for (const pipeline of pipelines) {
     // A missing landing folder is reported once (and again once it has come back and gone).
     let dirMissing = false;
-    const loop = new StreamLoop(p, {
+    const loop = new StreamLoop(pipeline, {
       landPending: async () => {
-        if (p.source.landingDir === undefined) return;
+        if (pipeline.source.landingDir === undefined) return;
         try {
-          await landPendingFiles(db.pool, p, { log });
+          await landPendingFiles(db.pool, pipeline, { log });
           dirMissing = false;
         } catch (e) {
           if (!(e instanceof LandingDirMissing)) throw e;
-          if (!dirMissing) log.warn({ pipeline: p.name, landingDir: e.dir }, `pipeline ${p.name}: ${e.message}; no files land until it exists`);
+          if (!dirMissing) log.warn({ pipeline: pipeline.name, landingDir: e.dir }, `pipeline ${pipeline.name}: ${e.message}; no files land until it exists`);
           dirMissing = true;
         }
       },
-      runBatch: (trigger) => runBatch(db.pool, p, trigger),
-      afterCaughtUp: async () => refreshStatistics(p.name),
+      runBatch: (trigger) => runBatch(db.pool, pipeline, trigger),
+      afterCaughtUp: async () => refreshStatistics(pipeline.name),
       log,
     });
-    loops.set(p.name, loop);
+    loops.set(pipeline.name, loop);
     loop.start();
   }
   const stopListening = listenForLandings(
@@ -158,7 +158,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
   const stopAlerts = startAlerts(db.pool, pipelines, log);
-  log.info({ port, pipelines: pipelines.map((p) => p.name), database: db.kind }, "straggler service started");
+  log.info({ port, pipelines: pipelines.map((pipeline) => pipeline.name), database: db.kind }, "straggler service started");
   return {
     port,
     async stop() {

@@ -32,9 +32,9 @@ export interface RequiredColumn {
   configField: string;
 }
 
-/** The columns `p` reads from each record (for the CSV header check). */
-export function requiredColumns(p: PipelineConfig): RequiredColumn[] {
-  const f = p.fields;
+/** The columns `pipeline` reads from each record (for the CSV header check). */
+export function requiredColumns(pipeline: PipelineConfig): RequiredColumn[] {
+  const f = pipeline.fields;
   const out: RequiredColumn[] = [{ column: f.eventTime, configField: "fields.eventTime" }];
   if (f.eventId !== undefined) out.push({ column: f.eventId, configField: "fields.eventId" });
   if (f.ingestionTime !== undefined) out.push({ column: f.ingestionTime, configField: "fields.ingestionTime" });

@@ -82,9 +82,9 @@ export async function* fileChunks(fh: FileHandle, start: number): AsyncGenerator
 }
 
 /** The CSV header of an open file (read from its start), for the later pieces of an append-only file. */
-async function readCsvHeader(fh: FileHandle, p: PipelineConfig): Promise<CsvColumns | undefined> {
+async function readCsvHeader(fh: FileHandle, pipeline: PipelineConfig): Promise<CsvColumns | undefined> {
   let columns: CsvColumns | undefined;
-  for await (const _ of readRecords(fileChunks(fh, 0), "csv", { ...readOptionsFor(p), unterminated: "hold", onHeader: (c) => (columns = c) })) break;
+  for await (const _ of readRecords(fileChunks(fh, 0), "csv", { ...readOptionsFor(pipeline), unterminated: "hold", onHeader: (c) => (columns = c) })) break;
   return columns;
 }
 
@@ -115,17 +115,17 @@ export interface LandOpenOptions {
  * newline waits for it; otherwise it is a record.
  * @throws SourceRefused (bad header, read error: nothing landed), or a database error
  */
-export async function landOpenFile(pool: Pool, p: PipelineConfig, fh: FileHandle, st: Stats, name: string, opts: LandOpenOptions = {}): Promise<LandResult> {
+export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: FileHandle, st: Stats, name: string, opts: LandOpenOptions = {}): Promise<LandResult> {
   const from = opts.continueFrom;
   const offset = from?.landedBytes ?? 0;
-  const header = p.source.format === "csv" && offset > 0 ? await readCsvHeader(fh, p) : undefined;
+  const header = pipeline.source.format === "csv" && offset > 0 ? await readCsvHeader(fh, pipeline) : undefined;
   const hash = offset === 0 ? createHash("sha256") : undefined;
   const position = { offset, line: from?.landedLines ?? 0 };
   const source = offset === 0 ? name : `${name}@${offset}`;
   async function* records(): AsyncGenerator<RawRecord> {
-    const input = readRecords(fileChunks(fh, offset), p.source.format, {
-      ...readOptionsFor(p),
-      unterminated: p.source.appendOnly ? "hold" : "record",
+    const input = readRecords(fileChunks(fh, offset), pipeline.source.format, {
+      ...readOptionsFor(pipeline),
+      unterminated: pipeline.source.appendOnly ? "hold" : "record",
       header,
       startOffset: offset,
       firstLine: position.line + 1,
@@ -134,11 +134,11 @@ export async function landOpenFile(pool: Pool, p: PipelineConfig, fh: FileHandle
     });
     for await (const rec of input) yield offset === 0 ? rec : { ...rec, origin: name };
   }
-  return landRecords(pool, p, source, records(), {
+  return landRecords(pool, pipeline, source, records(), {
     landingTimeMs: opts.landingTimeMs ?? Date.now(),
     onProgress: opts.onProgress,
     beforeCommit: (client, result) =>
-      recordFileLanding(client, p, name, { sizeBytes: st.size, mtimeMs: st.mtimeMs, sha256: hash?.digest("hex") ?? null, landedBytes: position.offset, landedLines: position.line }, result),
+      recordFileLanding(client, pipeline, name, { sizeBytes: st.size, mtimeMs: st.mtimeMs, sha256: hash?.digest("hex") ?? null, landedBytes: position.offset, landedLines: position.line }, result),
   });
 }
 
@@ -152,7 +152,7 @@ export async function landOpenFile(pool: Pool, p: PipelineConfig, fh: FileHandle
  */
 export async function landFile(
   pool: Pool,
-  p: PipelineConfig,
+  pipeline: PipelineConfig,
   file: string,
   name: string,
   opts: { landingTimeMs?: number; onProgress?: (n: number) => void; noFollow?: boolean } = {},
@@ -161,11 +161,11 @@ export async function landFile(
   try {
     opened = await openSourceFile(file, opts.noFollow ?? false);
     if (opened === null) throw new SourceRefused(`no such file: ${file}`);
-    return await landOpenFile(pool, p, opened.fh, opened.st, name, opts);
+    return await landOpenFile(pool, pipeline, opened.fh, opened.st, name, opts);
   } catch (e) {
     if (e instanceof SourceRefused) {
       const st = opened?.st ?? (await lstat(file).catch(() => undefined));
-      await markSourceFile(pool, p, name, "refused", { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }, e.message);
+      await markSourceFile(pool, pipeline, name, "refused", { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }, e.message);
     }
     throw e;
   } finally {
@@ -183,14 +183,14 @@ export async function landFile(
  * landing of the pipeline meanwhile.
  * @throws the stream's read error, SourceRefused (bad CSV header) or a database error; nothing is landed then
  */
-export async function landStream(pool: Pool, p: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now()): Promise<LandResult> {
+export async function landStream(pool: Pool, pipeline: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now()): Promise<LandResult> {
   const dir = await mkdtemp(path.join(tmpdir(), "straggler-spool-"));
   try {
     const file = path.join(dir, "input");
     await pipe(input, createWriteStream(file, { mode: 0o600 }));
     const fh = await open(file, "r");
     try {
-      return await landRecords(pool, p, `${kind}:${randomUUID()}`, readRecords(fileChunks(fh, 0), p.source.format, readOptionsFor(p)), { landingTimeMs, newSource: true });
+      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, readRecords(fileChunks(fh, 0), pipeline.source.format, readOptionsFor(pipeline)), { landingTimeMs, newSource: true });
     } finally {
       await fh.close();
     }

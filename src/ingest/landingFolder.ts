@@ -33,11 +33,11 @@ const EXTENSIONS: Record<PipelineConfig["source"]["format"], string[]> = {
 };
 
 /**
- * The folder of `p`'s landing folder, checked; undefined for a pipeline without one (fed over HTTP or stdin).
+ * The folder of `pipeline`'s landing folder, checked; undefined for a pipeline without one (fed over HTTP or stdin).
  * @throws LandingDirMissing when it is configured but does not exist or is not a folder
  */
-async function landingDirOf(p: PipelineConfig): Promise<string | undefined> {
-  const dir = p.source.landingDir;
+async function landingDirOf(pipeline: PipelineConfig): Promise<string | undefined> {
+  const dir = pipeline.source.landingDir;
   if (dir === undefined) return undefined;
   try {
     if (!(await stat(dir)).isDirectory()) throw new LandingDirMissing(dir, "is not a folder");
@@ -57,19 +57,19 @@ async function landingDirOf(p: PipelineConfig): Promise<string | undefined> {
  * folder and never blocks.
  * @throws LandingDirMissing
  */
-export async function scanLandingDir(p: PipelineConfig): Promise<{ name: string; regular: boolean }[]> {
-  const dir = await landingDirOf(p);
+export async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean }[]> {
+  const dir = await landingDirOf(pipeline);
   if (dir === undefined) return []; // no landing folder: a landing pass has nothing to do
   const entries = await readdir(dir, { withFileTypes: true });
   return entries
-    .filter((e) => !/^[._]/.test(e.name) && EXTENSIONS[p.source.format].includes(path.extname(e.name).toLowerCase()))
+    .filter((e) => !/^[._]/.test(e.name) && EXTENSIONS[pipeline.source.format].includes(path.extname(e.name).toLowerCase()))
     .map((e) => ({ name: e.name, regular: e.isFile() }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** Names of the plain files a landing pass considers, sorted. @throws LandingDirMissing */
-export async function listLandingFiles(p: PipelineConfig): Promise<string[]> {
-  return (await scanLandingDir(p)).filter((e) => e.regular).map((e) => e.name);
+export async function listLandingFiles(pipeline: PipelineConfig): Promise<string[]> {
+  return (await scanLandingDir(pipeline)).filter((e) => e.regular).map((e) => e.name);
 }
 
 export interface LandingPass {
@@ -107,23 +107,23 @@ async function hasNewlineAfter(file: string, offset: number): Promise<boolean> {
  * refused, changed and waiting file.
  * @throws LandingDirMissing; an Error after the pass when a file failed for another reason than itself
  */
-export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: LandingPassOptions = {}): Promise<LandingPass> {
-  const entries = await scanLandingDir(p);
-  const known = await readSourceFiles(pool, p.name);
+export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opts: LandingPassOptions = {}): Promise<LandingPass> {
+  const entries = await scanLandingDir(pipeline);
+  const known = await readSourceFiles(pool, pipeline.name);
   const pass: LandingPass = { landed: [], refused: [], waiting: [], changed: [], unchanged: [], failed: [] };
-  const log = opts.log?.child({ pipeline: p.name });
-  const config = sourceConfigHash(p);
+  const log = opts.log?.child({ pipeline: pipeline.name });
+  const config = sourceConfigHash(pipeline);
   const now = opts.nowMs ?? Date.now;
 
   const refuse = async (name: string, reason: string, facts: { sizeBytes: number; mtimeMs: number }) => {
-    await markSourceFile(pool, p, name, "refused", facts, reason);
+    await markSourceFile(pool, pipeline, name, "refused", facts, reason);
     pass.refused.push({ name, reason });
     log?.warn({ file: name, reason }, `file ${name} refused: ${reason}`);
   };
 
   for (const entry of entries) {
     const name = entry.name;
-    const file = path.join(p.source.landingDir!, name); // entries exist only when the folder does
+    const file = path.join(pipeline.source.landingDir!, name); // entries exist only when the folder does
     try {
       const st = await lstat(file).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? null : Promise.reject(e)));
       if (st === null) continue; // gone since the listing
@@ -136,15 +136,15 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
         continue;
       }
       if (row?.state === "changed_after_landing") {
-        if (!same) await markSourceFile(pool, p, name, "changed_after_landing", facts, row.reason);
+        if (!same) await markSourceFile(pool, pipeline, name, "changed_after_landing", facts, row.reason);
         continue;
       }
       if (row?.state === "landed") {
-        if (p.source.appendOnly && st.size > row.landedBytes) {
+        if (pipeline.source.appendOnly && st.size > row.landedBytes) {
           if (await hasNewlineAfter(file, row.landedBytes)) await landOne(name, file, row);
-        } else if (p.source.appendOnly && st.size < row.landedBytes) {
+        } else if (pipeline.source.appendOnly && st.size < row.landedBytes) {
           await changed(name, facts, `shrank from ${row.landedBytes} landed bytes to ${st.size} bytes`);
-        } else if (!same && !p.source.appendOnly) {
+        } else if (!same && !pipeline.source.appendOnly) {
           await checkLanded(name, file, row, facts);
         } else {
           pass.unchanged.push(name);
@@ -155,17 +155,17 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
       if (st.size === 0) {
         // An empty file is one being created (`: > f`, then written): landing it now as 0 rows would
         // make its content a change after landing that never lands. It waits for content.
-        if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, p, name, "waiting_to_settle", facts, "empty: waits for content");
+        if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, pipeline, name, "waiting_to_settle", facts, "empty: waits for content");
         pass.waiting.push(name);
         continue;
       }
-      if (!p.source.appendOnly && now() - Math.floor(st.mtimeMs) < p.source.settle) {
-        if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, p, name, "waiting_to_settle", facts);
-        if (row?.state !== "waiting_to_settle") log?.info({ file: name, settleMs: p.source.settle }, `file ${name} waits to settle`);
+      if (!pipeline.source.appendOnly && now() - Math.floor(st.mtimeMs) < pipeline.source.settle) {
+        if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, pipeline, name, "waiting_to_settle", facts);
+        if (row?.state !== "waiting_to_settle") log?.info({ file: name, settleMs: pipeline.source.settle }, `file ${name} waits to settle`);
         pass.waiting.push(name);
         continue;
       }
-      if (p.source.appendOnly && !(await hasNewlineAfter(file, 0))) continue;
+      if (pipeline.source.appendOnly && !(await hasNewlineAfter(file, 0))) continue;
       await landOne(name, file, undefined);
     } catch (e) {
       if (e instanceof SourceRefused) {
@@ -184,11 +184,11 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
     const opened = await openSourceFile(file, true);
     if (opened === null) return;
     try {
-      const r = await landOpenFile(pool, p, opened.fh, opened.st, name, { continueFrom });
+      const r = await landOpenFile(pool, pipeline, opened.fh, opened.st, name, { continueFrom });
       if (r.alreadyLanded) {
         // Landed before this record of files existed (or by a replay): adopt it as it is now.
         const h = await hashFile(opened.fh);
-        await recordFileLanding(pool, p, name, { sizeBytes: opened.st.size, mtimeMs: opened.st.mtimeMs, sha256: h.sha256, landedBytes: h.bytes, landedLines: h.lines }, r);
+        await recordFileLanding(pool, pipeline, name, { sizeBytes: opened.st.size, mtimeMs: opened.st.mtimeMs, sha256: h.sha256, landedBytes: h.bytes, landedLines: h.lines }, r);
         return;
       }
       pass.landed.push(r);
@@ -200,7 +200,7 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
 
   async function changed(name: string, facts: { sizeBytes: number; mtimeMs: number }, how: string): Promise<void> {
     const reason = `changed after landing: ${how}; not landed again`;
-    await markSourceFile(pool, p, name, "changed_after_landing", facts, reason);
+    await markSourceFile(pool, pipeline, name, "changed_after_landing", facts, reason);
     pass.changed.push(name);
     log?.warn({ file: name, reason }, `file ${name} ${reason}`);
   }
@@ -211,7 +211,7 @@ export async function landPendingFiles(pool: Pool, p: PipelineConfig, opts: Land
     try {
       const h = await hashFile(opened.fh);
       if (h.sha256 === row.sha256) {
-        await markSourceFile(pool, p, name, "landed", facts); // touched, same bytes
+        await markSourceFile(pool, pipeline, name, "landed", facts); // touched, same bytes
         pass.unchanged.push(name);
       } else await changed(name, facts, `size ${row.sizeBytes} -> ${h.bytes} bytes, SHA-256 ${String(row.sha256).slice(0, 12)}… -> ${h.sha256.slice(0, 12)}…`);
     } finally {

@@ -119,9 +119,9 @@ export interface ReadOptions {
   onHeader?: (columns: CsvColumns) => void;
 }
 
-/** Reader options for pipeline `p`: its dialect, the columns it reads and its record limit. */
-export function readOptionsFor(p: PipelineConfig): ReadOptions {
-  return { csv: p.source.csv, required: requiredColumns(p), maxRecordBytes: p.source.maxRecordBytes };
+/** Reader options for `pipeline`: its dialect, the columns it reads and its record limit. */
+export function readOptionsFor(pipeline: PipelineConfig): ReadOptions {
+  return { csv: pipeline.source.csv, required: requiredColumns(pipeline), maxRecordBytes: pipeline.source.maxRecordBytes };
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);

@@ -96,7 +96,7 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
   const labelNames = ["method", "route", "status"] as const;
   const requests = new Counter({ name: "straggler_http_requests_total", help: "HTTP requests answered, by method, route and status.", labelNames, registers: [registry] });
   const latency = new Histogram({ name: "straggler_http_request_duration_seconds", help: "HTTP request latency, seconds, by method, route and status.", labelNames, registers: [registry] });
-  const names = pipelines.map((p) => p.name);
+  const names = pipelines.map((pipeline) => pipeline.name);
   return {
     registry,
     countRequests(req, res, next) {
@@ -110,9 +110,9 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
     },
     async scrape(client) {
       const [figures, states] = await Promise.all([readPipelineMetrics(client, names), readAlertStates(client, names)]);
-      const firing = pipelines.flatMap((p) => configuredAlerts(p).map((alert) => ({
-        labels: { pipeline: p.name, alert },
-        value: states.some((s) => s.pipeline === p.name && s.alert === alert && s.state === "firing") ? 1 : 0,
+      const firing = pipelines.flatMap((pipeline) => configuredAlerts(pipeline).map((alert) => ({
+        labels: { pipeline: pipeline.name, alert },
+        value: states.some((s) => s.pipeline === pipeline.name && s.alert === alert && s.state === "firing") ? 1 : 0,
       })));
       snapshot = { pipelines: figures, firing, now: Date.now() / 1000 };
       return registry.metrics();

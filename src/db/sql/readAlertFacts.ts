@@ -21,7 +21,7 @@ WITH drop_batches AS (
   SELECT num_input_rows, num_rows_dropped_by_watermark FROM straggler.batch_progress
    WHERE pipeline = $1 ORDER BY batch_id DESC LIMIT $2
 ), q_range AS (
-  SELECT min(start_offset) AS first_after, max(end_offset) AS last_seq
+  SELECT min(start_offset) AS after_seq, max(end_offset) AS last_seq
     FROM (SELECT start_offset, end_offset FROM straggler.batch_progress WHERE pipeline = $1 ORDER BY batch_id DESC LIMIT $3) b
 ), moved AS (
   SELECT coalesce(
@@ -31,9 +31,9 @@ WITH drop_batches AS (
 SELECT (SELECT coalesce(sum(num_input_rows), 0) FROM drop_batches)::bigint AS drop_input_rows,
        (SELECT coalesce(sum(num_rows_dropped_by_watermark), 0) FROM drop_batches)::bigint AS dropped_pairs,
        (SELECT count(*) FROM straggler.bronze_events e, q_range r
-         WHERE e.pipeline = $1 AND e.seq > r.first_after AND e.seq <= r.last_seq)::bigint AS quarantine_rows,
+         WHERE e.pipeline = $1 AND e.seq > r.after_seq AND e.seq <= r.last_seq)::bigint AS quarantine_rows,
        (SELECT count(*) FROM straggler.bronze_events e, q_range r
-         WHERE e.pipeline = $1 AND e.seq > r.first_after AND e.seq <= r.last_seq
+         WHERE e.pipeline = $1 AND e.seq > r.after_seq AND e.seq <= r.last_seq
            AND e.status = 'quarantined' AND ($4::text IS NULL OR e.reason = $4))::bigint AS quarantined_rows,
        CASE WHEN EXISTS (SELECT 1 FROM straggler.bronze_events e, moved m WHERE e.pipeline = $1 AND e.landed_at > m.at)
             THEN (SELECT extract(epoch FROM now() - m.at) FROM moved m) ELSE 0 END::float8 AS stalled_seconds,

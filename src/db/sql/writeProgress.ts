@@ -42,10 +42,11 @@ export async function readLastProgressTime(client: Queryable, pipeline: string):
   return ((await client.query(LAST_PROGRESS_TIME_SQL, [pipeline])).rows[0]?.t ?? null) as string | null;
 }
 
-export async function writeProgress(client: Queryable, p: BatchProgress): Promise<void> {
+/** Inserts `progress` as one row of `straggler.batch_progress`, in the batch's transaction. @throws the database's error */
+export async function writeProgress(client: Queryable, progress: BatchProgress): Promise<void> {
   await client.query(WRITE_PROGRESS_SQL, [
-    p.pipeline, p.batchId, p.trigger, p.startOffset, p.endOffset, p.numInputRows, p.numQuarantinedRows,
-    p.inputRowsPerSecond, p.processedRowsPerSecond, p.durationMs, p.eventTime.min, p.eventTime.max, p.eventTime.avg, p.eventTime.watermark, p.nextWatermark,
-    p.numRowsDroppedByWatermark, p.numLateWindows, p.numRowsUpdated, p.numRowsFinalized, p.numRowsTotal, p.timestamp,
+    progress.pipeline, progress.batchId, progress.trigger, progress.startOffset, progress.endOffset, progress.numInputRows, progress.numQuarantinedRows,
+    progress.inputRowsPerSecond, progress.processedRowsPerSecond, progress.durationMs, progress.eventTime.min, progress.eventTime.max, progress.eventTime.avg, progress.eventTime.watermark, progress.nextWatermark,
+    progress.numRowsDroppedByWatermark, progress.numLateWindows, progress.numRowsUpdated, progress.numRowsFinalized, progress.numRowsTotal, progress.timestamp,
   ]);
 }
