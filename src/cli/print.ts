@@ -1,26 +1,35 @@
-/** How the CLI prints a landing, a micro-batch and a pipeline's summary. */
-import type { PipelineConfig } from "../config/pipelines.js";
-import type { Database } from "../db/open.js";
+/**
+ * How the CLI prints for people, on stdout: a landing, a micro-batch, a
+ * pipeline's status and summary, a correction run. (`--json` prints the
+ * documents these lines are made from; logs and progress go to stderr.)
+ */
+import { formatDuration } from "../config/duration.js";
+import type { CorrectionSummary } from "../correction/correct.js";
 import type { LandResult } from "../ingest/copyToBronze.js";
+import type { AlertView } from "../observe/alerts.js";
+import type { PolicyCheck } from "../stream/policyGuard.js";
 import type { BatchProgress } from "../stream/runBatch.js";
-import { pipelineStatus } from "../stream/status.js";
+import type { PipelineStatus } from "../stream/status.js";
 
-export function printLand(r: LandResult): void {
+/** A landing as one line for people. */
+export function landLine(r: LandResult): string {
   const reasons = Object.entries(r.byReason).map(([k, v]) => `${k}=${v}`).join(" ");
-  console.log(
-    r.alreadyLanded
-      ? `${r.pipeline}: ${r.source} already landed; skipped`
-      : `${r.pipeline}: ${r.source}: landed ${r.landed}, accepted ${r.accepted}, quarantined ${r.quarantined}${reasons ? ` (${reasons})` : ""}`,
+  return r.alreadyLanded
+    ? `${r.pipeline}: ${r.source} already landed; skipped`
+    : `${r.pipeline}: ${r.source}: landed ${r.landed}, accepted ${r.accepted}, quarantined ${r.quarantined}${reasons ? ` (${reasons})` : ""}`;
+}
+
+/** A micro-batch's progress as one line for people (Spark's progress names). */
+export function batchLine(b: BatchProgress): string {
+  return (
+    `${b.pipeline} batch ${b.batchId}: ${b.numInputRows} rows in ${b.durationMs} ms (${Math.round(b.processedRowsPerSecond ?? 0)} rows/s), ` +
+    `watermark ${b.nextWatermark ?? "undefined"}, numRowsDroppedByWatermark ${b.numRowsDroppedByWatermark}, ` +
+    `numRowsUpdated ${b.numRowsUpdated}, finalized ${b.numRowsFinalized}, numRowsTotal ${b.numRowsTotal}`
   );
 }
 
-export function printBatch(b: BatchProgress): void {
-  console.log(
-    `${b.pipeline} batch ${b.batchId}: ${b.numInputRows} rows in ${b.durationMs} ms (${Math.round(b.processedRowsPerSecond ?? 0)} rows/s), ` +
-      `watermark ${b.nextWatermark ?? "undefined"}, numRowsDroppedByWatermark ${b.numRowsDroppedByWatermark}, ` +
-      `numRowsUpdated ${b.numRowsUpdated}, finalized ${b.numRowsFinalized}, numRowsTotal ${b.numRowsTotal}`,
-  );
-}
+/** Prints `batchLine(b)` on stdout. */
+export const printBatch = (b: BatchProgress): void => console.log(batchLine(b));
 
 /** A group key as the CLI prints it: `(null)` for the null group, `""` for the empty key. */
 export function keyLabel(key: string | null): string {
@@ -28,11 +37,10 @@ export function keyLabel(key: string | null): string {
 }
 
 /** The summary block of `replay`: `extra` lines first, then the pipeline's ledger, windows and checkpoint. */
-export async function printSummary(db: Database, pipeline: PipelineConfig, extra: Record<string, unknown> = {}): Promise<void> {
-  const s = await pipelineStatus(db.pool, pipeline.name);
+export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> = {}): string[] {
   const reasons = Object.entries(s.ledger.quarantinedByReason).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
-  const lines = [
-    `Summary for ${pipeline.name}`,
+  return [
+    `Summary for ${s.pipeline}`,
     ...Object.entries(extra).map(([k, v]) => `  ${k}: ${v}`),
     `  rows landed:              ${s.ledger.landed}`,
     `  accepted:                 ${s.ledger.accepted}`,
@@ -42,5 +50,62 @@ export async function printSummary(db: Database, pipeline: PipelineConfig, extra
     `  final watermark:          ${s.checkpoint?.watermark ?? "undefined"}`,
     `  stream batches:           ${s.checkpoint ? s.checkpoint.batchId + 1 : 0}`,
   ];
-  console.log(lines.join("\n"));
+}
+
+/** The configured policy against the live results (src/stream/policyGuard.ts). */
+function policyLine(p: PolicyCheck): string {
+  if (p.state === "unrecorded") return `unrecorded (the first batch records policy ${p.policyVersion})`;
+  if (p.state === "live") return `live: results version ${p.live!.version}, policy ${p.policyVersion}`;
+  return `REFUSED: the configured policy ${p.policyVersion} differs from the live results' (version ${p.live!.version}, policy ${p.live!.policyVersion}); batches and corrections stop until it is put back or the pipeline dropped (straggler drop):`;
+}
+
+/** `{ A: 1, B: 2 }` as `A 1, B 2`; `none` when empty. */
+const byName = (counts: Record<string, number>) => Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
+
+/**
+ * `status` for people: one block per pipeline (the numbers of `status --json` and `GET /pipelines`).
+ * @returns the lines, without a trailing newline
+ */
+export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: PolicyCheck }): string[] {
+  const c = s.checkpoint;
+  const lagMs = c?.watermark && c.maxEventTime ? Date.parse(c.maxEventTime) - Date.parse(c.watermark) : null;
+  const watermarkTail = !c?.maxEventTime
+    ? " (no batch has read a row yet)"
+    : lagMs === null ? ` (max event time ${c.maxEventTime})` : `, ${formatDuration(lagMs)} behind the max event time ${c.maxEventTime}`;
+  const p = s.lastProgress as { batch_id?: number; trigger?: string; timestamp?: string; num_input_rows?: number; duration_ms?: number; num_rows_dropped_by_watermark?: number } | null;
+  const alert = (a: AlertView) => (a.state === "firing" ? `${a.alert} FIRING since ${a.since} (value ${a.value})` : `${a.alert} ok`);
+  return [
+    s.pipeline,
+    `  watermark:             ${c?.watermark ?? "undefined"}${watermarkTail}`,
+    `  stream:                ${c ? `${c.batchId + 1} batches, offset ${c.lastOffset}` : "no batch yet"}; backlog ${s.backlogRows} rows`,
+    `  ledger:                ${s.ledger.landed} landed = ${s.ledger.accepted} accepted + ${s.ledger.quarantined} quarantined (${byName(s.ledger.quarantinedByReason)})`,
+    `  dropped by watermark:  ${s.numRowsDroppedByWatermark} (event, window) pairs; ${s.windows.awaitingCorrection} windows awaiting correction`,
+    `  windows:               ${s.windows.open} open, ${s.windows.final} final, ${s.windows.corrected} corrected; ${s.failedWindows} failed`,
+    `  sources:               ${s.sources.landed} landed, ${s.sources.refused} refused, ${s.sources.changed_after_landing} changed after landing, ${s.sources.waiting_to_settle} waiting to settle`,
+    ...(p ? [`  last batch:            ${p.batch_id} (${p.trigger}) at ${p.timestamp}: ${p.num_input_rows} rows in ${p.duration_ms} ms, numRowsDroppedByWatermark ${p.num_rows_dropped_by_watermark}`] : []),
+    `  alerts:                ${s.alerts.map(alert).join(", ") || "none configured"}`,
+    `  policy:                ${policyLine(s.policy)}`,
+    ...(s.policy.state === "refused" ? s.policy.changes.map((c) => `    ${c}`) : []),
+  ];
+}
+
+/**
+ * A correction run for people: its counts, the first `shown` windows it changed, and
+ * where to read the rest — the public views, never the tables behind them.
+ */
+export function correctionLines(s: CorrectionSummary, shown = 20): string[] {
+  const lines = [
+    `${s.pipeline}: correction run ${s.runId} ${s.status}: ${s.windowsExamined} windows examined, ${s.windowsChanged} changed, ` +
+      `${s.eventsRecovered} late events recovered, ${s.windowsFailed ? `${s.windowsFailed} failed (straggler.failed_windows), ` : ""}${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
+  ];
+  for (const c of s.changes.slice(0, shown)) {
+    lines.push(`  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
+  }
+  if (s.changes.length > shown) lines.push(`  … and ${s.changes.length - shown} more`);
+  if (s.windowsChanged > 0 && s.runId !== null) {
+    lines.push(
+      `  read: straggler.window_results (the windows now), straggler.correction_audit WHERE run_id = ${s.runId} (each window before and after), straggler.correction_history (the runs)`,
+    );
+  }
+  return lines;
 }

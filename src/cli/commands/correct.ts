@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { runCorrection } from "../../correction/correct.js";
 import { reconcile } from "../../correction/reconcile.js";
 import { json, pick, rangeOption, withDb, type ContextOf } from "../context.js";
-import { keyLabel } from "../print.js";
+import { correctionLines, keyLabel } from "../print.js";
 
 export function correctCommands(program: Command, ctxOf: ContextOf): void {
   program
@@ -14,25 +14,20 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
     .option("--key <key...>", "only these group keys")
     .option("--null-key", "only the null group (with --key: it too)")
-    .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[]; nullKey?: boolean }) => {
+    .option("--json", "print the run summaries as JSON: an array, one per pipeline, each as POST /pipelines/{p}/recompute answers")
+    .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[]; nullKey?: boolean; json?: boolean }) => {
       const ctx = ctxOf();
       const range = rangeOption(opts);
       await withDb(ctx, async (db) => {
-        let failed = false;
+        const summaries = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
           const keys = opts.nullKey ? [...(opts.key ?? []), null] : opts.key;
           const s = await runCorrection(db.pool, pipeline, { trigger: "cli", range, keys });
-          failed ||= s.status === "failed";
-          console.log(
-            `${pipeline.name}: correction run ${s.runId} ${s.status}: ${s.windowsExamined} windows examined, ${s.windowsChanged} changed, ` +
-              `${s.eventsRecovered} late events recovered, ${s.windowsFailed ? `${s.windowsFailed} failed (straggler.failed_windows), ` : ""}${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
-          );
-          for (const c of s.changes.slice(0, 20)) {
-            console.log(`  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
-          }
-          if (s.changes.length > 20) console.log(`  … and ${s.changes.length - 20} more (straggler.corrections, run ${s.runId})`);
+          summaries.push(s);
+          if (!opts.json) console.log(correctionLines(s).join("\n"));
         }
-        if (failed) process.exitCode = 1;
+        if (opts.json) json(summaries);
+        if (summaries.some((s) => s.status === "failed")) process.exitCode = 1;
       });
     });
 
@@ -42,19 +37,16 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
     .option("--from <instant>", "range start, ISO 8601 with zone")
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
-    .option("--json", "print the full report as JSON")
+    .option("--json", "print the full reports as JSON: an array, one per pipeline, each as GET /pipelines/{p}/reconcile answers")
     .action(async (opts: { pipeline: string; from?: string; to?: string; json?: boolean }) => {
       const ctx = ctxOf();
       const range = rangeOption(opts);
       await withDb(ctx, async (db) => {
-        let bad = false;
+        const reports = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
           const r = await reconcile(db.pool, pipeline, range);
-          bad ||= !r.ok;
-          if (opts.json) {
-            json(r);
-            continue;
-          }
+          reports.push(r);
+          if (opts.json) continue;
           console.log(
             `${pipeline.name}: ${r.windowsChecked} final windows checked, ${r.mismatches.length} mismatches; ledger landed ${r.ledger.landed} = accepted ${r.ledger.accepted} + quarantined ${r.ledger.quarantined} ` +
               `(${r.ledger.balanced ? "balanced" : `NOT balanced: landed by source ${r.ledger.landedBySource}`}); backlog ${r.backlogRows} rows`,
@@ -68,7 +60,8 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
             console.log(`  ${keyLabel(f.groupKey)} [${f.windowStart}, ${f.windowEnd}) cannot be recomputed: ${f.error} (SQLSTATE ${f.sqlstate}); a correction run quarantines its late rows`);
           }
         }
-        if (bad) process.exitCode = 1;
+        if (opts.json) json(reports);
+        if (reports.some((r) => !r.ok)) process.exitCode = 1;
       });
     });
 }

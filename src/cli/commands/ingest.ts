@@ -6,64 +6,85 @@ import type { PipelineConfig } from "../../config/pipelines.js";
 import type { Database } from "../../db/open.js";
 import { listSources } from "../../db/sql/listSources.js";
 import { analyzeIfStale } from "../../db/statistics.js";
+import type { LandResult } from "../../ingest/copyToBronze.js";
 import { SourceRefused } from "../../ingest/errors.js";
 import { landFile, landStream } from "../../ingest/landFile.js";
 import { landPendingFiles } from "../../ingest/landingFolder.js";
-import { runBatch } from "../../stream/runBatch.js";
+import { runBatch, type BatchProgress } from "../../stream/runBatch.js";
 import { countSourcesByState } from "../../db/sql/countSourcesByState.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
-import { printBatch, printLand } from "../print.js";
+import { batchLine, landLine } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
+/** What `ingest` did, as `--json` prints it: each landing as POST /pipelines/{p}/events answers, and the stream's batches. */
+interface IngestReport {
+  pipeline: string;
+  landed: LandResult[];
+  /** Landing-folder files landed before and unchanged. */
+  skipped: string[];
+  refused: { source: string; reason: string }[];
+  /** Landing-folder files changed after they landed: not landed again. */
+  changed: string[];
+  /** Landing-folder files still settling (with --no-wait: left for a later run). */
+  waiting: string[];
+  batches: BatchProgress[];
+}
+
+/** Prints a line for people on stdout; nothing with `--json`. */
+type Say = (line: string) => void;
+
 /**
- * Lands the landing folder's new files; files modified less than source.settle ago may
+ * Lands the landing folder's new files into `report`; files modified less than source.settle ago may
  * still be being written: waits for them to settle (passes every 200 ms), unless `wait` is false.
- * Returns how many files were refused.
  */
-async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean): Promise<number> {
-  let refused = 0;
+async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport, say: Say): Promise<void> {
   const told = new Set<string>();
   for (let first = true; ; first = false) {
     const pass = await landPendingFiles(db.pool, pipeline);
-    for (const r of pass.landed) printLand(r);
+    for (const r of pass.landed) say(landLine(r));
     for (const r of pass.refused) console.error(`${pipeline.name}: ${r.name} refused: ${r.reason}`);
     for (const name of pass.changed) console.error(`${pipeline.name}: ${name} changed after landing; not landed again (see straggler sources)`);
-    if (first) for (const name of pass.unchanged) console.log(`${pipeline.name}: ${name} already landed; skipped`);
-    refused += pass.refused.length;
+    if (first) for (const name of pass.unchanged) say(`${pipeline.name}: ${name} already landed; skipped`);
+    report.landed.push(...pass.landed);
+    report.refused.push(...pass.refused.map((r) => ({ source: r.name, reason: r.reason })));
+    report.changed.push(...pass.changed);
+    if (first) report.skipped.push(...pass.unchanged);
     if (first && pass.landed.length + pass.refused.length + pass.changed.length + pass.waiting.length + pass.unchanged.length === 0) {
-      console.log(`${pipeline.name}: no new files in ${pipeline.source.landingDir}`);
+      say(`${pipeline.name}: no new files in ${pipeline.source.landingDir}`);
     }
     for (const name of pass.waiting.filter((n) => !told.has(n))) {
       told.add(name);
-      console.log(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)${wait ? "" : "; not landed (--no-wait)"}`);
+      say(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)${wait ? "" : "; not landed (--no-wait)"}`);
     }
-    if (pass.waiting.length === 0 || !wait) return refused;
+    report.waiting = pass.waiting;
+    if (pass.waiting.length === 0 || !wait) return;
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
-/** Lands the named files ('-' is stdin); returns how many were refused. */
-async function landFiles(db: Database, pipeline: PipelineConfig, files: string[]): Promise<number> {
-  let refused = 0;
+/** Lands the named files ('-' is stdin) into `report`. */
+async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], report: IngestReport, say: Say): Promise<void> {
   for (const f of files) {
     try {
-      if (f === "-") printLand(await landStream(db.pool, pipeline, process.stdin, "stdin"));
+      let r: LandResult;
+      if (f === "-") r = await landStream(db.pool, pipeline, process.stdin, "stdin");
       else {
         const bar = progressBar(path.basename(f), 0);
         try {
-          printLand(await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n) => bar.update(n) }));
+          r = await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n) => bar.update(n) });
         } finally {
           bar.stop();
         }
       }
+      report.landed.push(r);
+      say(landLine(r));
     } catch (e) {
       if (!(e instanceof SourceRefused)) throw e;
-      refused++;
+      report.refused.push({ source: f, reason: e.message });
       console.error(`${pipeline.name}: ${f} refused: ${e.message}`);
     }
   }
-  return refused;
 }
 
 export function ingestCommands(program: Command, ctxOf: ContextOf): void {
@@ -74,18 +95,24 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .argument("[files...]", "files to land; '-' reads stdin")
     .option("--stream", "run the stream until caught up afterwards")
     .option("--no-wait", "landing folder: do not wait for files modified less than source.settle ago")
-    .action(async (files: string[], opts: { pipeline: string; stream?: boolean; wait?: boolean }) => {
+    .option("--json", "print one JSON document: each landing (as POST /pipelines/{p}/events answers), the files skipped, refused, changed or waiting, and the stream's batches")
+    .action(async (files: string[], opts: { pipeline: string; stream?: boolean; wait?: boolean; json?: boolean }) => {
       const ctx = ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
       checkInputFiles(files);
       if (files.length === 0) await landingFolderOf(pipeline);
+      const say: Say = opts.json ? () => undefined : (line) => console.log(line);
       await withDb(ctx, async (db) => {
-        const refused = files.length === 0 ? await landFolder(db, pipeline, opts.wait !== false) : await landFiles(db, pipeline, files);
+        const report: IngestReport = { pipeline: pipeline.name, landed: [], skipped: [], refused: [], changed: [], waiting: [], batches: [] };
+        if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report, say);
+        else await landFiles(db, pipeline, files, report, say);
         if (opts.stream) {
           await analyzeIfStale(db.pool, pipeline.name);
-          for (const b of await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now")) printBatch(b);
+          report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now");
+          for (const b of report.batches) say(batchLine(b));
         }
-        if (refused > 0) process.exitCode = 1;
+        if (opts.json) json(report);
+        if (report.refused.length > 0) process.exitCode = 1;
       });
     });
 

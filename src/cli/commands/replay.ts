@@ -6,8 +6,9 @@ import type { PipelineConfig } from "../../config/pipelines.js";
 import { listLandingFiles } from "../../ingest/landingFolder.js";
 import { replay, type ReplaySummary } from "../../replay/replay.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
-import { checkInputFiles, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
-import { printBatch, printSummary } from "../print.js";
+import { pipelineStatus } from "../../stream/status.js";
+import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
+import { batchLine, summaryLines } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
 /** The micro-batch span: `--batch-span` when given, else the pipeline's `replay.batchSpan` (ms). */
@@ -37,7 +38,8 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
     .argument("[files...]", "files to replay (default: every file of the pipeline's landing folder)")
     .option("--arrival-field <field>", "column holding each record's arrival time (default: the pipeline's replay.arrivalField)")
     .option("--batch-span <duration>", 'arrival time per micro-batch, e.g. "1 hour" (default: the pipeline\'s replay.batchSpan)')
-    .action(async (files: string[], opts: { pipeline: string; arrivalField?: string; batchSpan?: string }) => {
+    .option("--json", "print one JSON document: the replay's counts, its last micro-batch and the pipeline's status after it")
+    .action(async (files: string[], opts: { pipeline: string; arrivalField?: string; batchSpan?: string; json?: boolean }) => {
       const ctx = ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
       const arrivalField = opts.arrivalField ?? pipeline.replay?.arrivalField;
@@ -47,7 +49,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
       const paths = files.length > 0 ? files : (await listLandingFiles(await landingFolderOf(pipeline))).map((f) => path.join(pipeline.source.landingDir!, f));
       if (paths.length === 0) throw new UsageError(`no files to replay in ${pipeline.source.landingDir}`);
       await withDb(ctx, async (db) => {
-        console.log(`Replaying ${paths.length} file(s) into ${pipeline.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
+        if (!opts.json) console.log(`Replaying ${paths.length} file(s) into ${pipeline.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
         let bar: ReturnType<typeof progressBar> | undefined;
         let staged = 0;
         let dropped = 0;
@@ -79,16 +81,23 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
           });
           bar?.stop();
           rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20);
-          if (lastBatch) {
-            console.log("\nLast micro-batch progress:");
-            printBatch(lastBatch);
+          const status = await pipelineStatus(db.pool, pipeline.name);
+          if (opts.json) {
+            json({
+              pipeline: pipeline.name, files: paths.length, arrivalField, batchSpanMs, ...summary, rowsLanded,
+              peakRssMb: Math.round(rssPeak.mb), lastBatch: lastBatch ?? null, status,
+            });
+          } else {
+            if (lastBatch) console.log(`\nLast micro-batch progress:\n${batchLine(lastBatch)}`);
+            console.log(
+              summaryLines(status, {
+                "replay micro-batches": `${summary.replayBatches} landed${summary.skippedBatches ? `, ${summary.skippedBatches} already landed (resumed)` : ""}; ${summary.streamBatches} stream batches`,
+                "elapsed": elapsedLine(summary, rowsLanded),
+                "peak RSS": `${Math.round(rssPeak.mb)} MB`,
+                ...(summary.refused.length > 0 ? { "files refused": summary.refused.map((r) => path.basename(r.file)).join(", ") } : {}),
+              }).join("\n"),
+            );
           }
-          await printSummary(db, pipeline, {
-            "replay micro-batches": `${summary.replayBatches} landed${summary.skippedBatches ? `, ${summary.skippedBatches} already landed (resumed)` : ""}; ${summary.streamBatches} stream batches`,
-            "elapsed": elapsedLine(summary, rowsLanded),
-            "peak RSS": `${Math.round(rssPeak.mb)} MB`,
-            ...(summary.refused.length > 0 ? { "files refused": summary.refused.map((r) => path.basename(r.file)).join(", ") } : {}),
-          });
           if (summary.refused.length > 0) process.exitCode = 1;
         } finally {
           clearInterval(sample);

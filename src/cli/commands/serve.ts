@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { openDatabase } from "../../db/open.js";
 import { startService } from "../../service.js";
-import { withDb, type ContextOf } from "../context.js";
+import { json, withDb, type ContextOf } from "../context.js";
 
 export function serveCommands(program: Command, ctxOf: ContextOf): void {
   program
@@ -32,8 +32,9 @@ export function serveCommands(program: Command, ctxOf: ContextOf): void {
   program
     .command("migrate")
     .description("apply the database migrations in drizzle/ and exit")
-    .action(async () => {
+    .option("--json", 'print JSON: { "migrated": true, "database": "embedded" | "external" }')
+    .action(async (opts: { json?: boolean }) => {
       const ctx = ctxOf();
-      await withDb(ctx, async (db) => console.log(`migrations applied (${db.kind} database)`));
+      await withDb(ctx, async (db) => (opts.json ? json({ migrated: true, database: db.kind }) : console.log(`migrations applied (${db.kind} database)`)));
     });
 }

@@ -1,4 +1,4 @@
-/** `stream` (run micro-batches over bronze) and `status` (JSON per pipeline). */
+/** `stream` (run micro-batches over bronze) and `status` (per pipeline; `--json` for machines). */
 import { Option, type Command } from "commander";
 import { analyzeIfStale } from "../../db/statistics.js";
 import { alertViews } from "../../observe/alerts.js";
@@ -7,7 +7,7 @@ import { checkPolicy } from "../../stream/policyGuard.js";
 import { pipelineStatus } from "../../stream/status.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
 import { json, pick, withDb, type ContextOf } from "../context.js";
-import { printBatch } from "../print.js";
+import { printBatch, statusLines } from "../print.js";
 
 export function streamCommands(program: Command, ctxOf: ContextOf): void {
   program
@@ -35,16 +35,17 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
 
   program
     .command("status")
-    .description("watermark, offsets, ledger, last progress, alerts and policy (live, unrecorded or refused) per pipeline (JSON)")
+    .description("watermark, stream, ledger, windows, sources, last batch, alerts and policy (live, unrecorded or refused) per pipeline")
     .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
-    .action(async (opts: { pipeline: string }) => {
+    .option("--json", "print JSON: an array, one per pipeline, with the checkpoint and the last progress as well")
+    .action(async (opts: { pipeline: string; json?: boolean }) => {
       const ctx = ctxOf();
-      await withDb(ctx, async (db) =>
-        json(
-          await Promise.all(
-            pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline) })),
-          ),
-        ),
-      );
+      await withDb(ctx, async (db) => {
+        const all = await Promise.all(
+          pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline) })),
+        );
+        if (opts.json) json(all);
+        else console.log(all.map((s) => statusLines(s).join("\n")).join("\n\n"));
+      });
     });
 }
