@@ -185,7 +185,7 @@ describe("metrics and alerts", () => {
     const config = path.join(dir, "pipelines.yaml");
     writeFileSync(config, `pipelines:${servicePipelineYaml("cli-alerts", dir, ["alerts: { backlog: { above: 0 } }"])}`);
     await pool.query("INSERT INTO straggler.alert_states VALUES ('cli-alerts', 'backlog', 'firing', '2026-10-01T12:00:00Z', 7)");
-    const [status] = JSON.parse(await runCli(["status", "-p", "cli-alerts"], { DATABASE_URL: url, STRAGGLER_PIPELINES: config }));
+    const [status] = JSON.parse(await runCli(["status", "-p", "cli-alerts", "--json"], { DATABASE_URL: url, STRAGGLER_PIPELINES: config }));
     expect(status.alerts).toEqual([
       { alert: "drop_share", state: "ok", since: null, value: null },
       { alert: "backlog", state: "firing", since: "2026-10-01T12:00:00.000Z", value: 7 },
