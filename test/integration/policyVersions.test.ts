@@ -144,7 +144,7 @@ describe("policy versions", () => {
     expect(refused.stderr).toContain(
       "\n  admission.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-cli --yes` and replay its sources.\n",
     );
-    const status = await cli("status", "-p", "policy-cli");
+    const status = await cli("status", "-p", "policy-cli", "--json");
     expect(JSON.parse(status.stdout)[0].policy).toMatchObject({ state: "refused", live: { version: 1 }, changes: ["admission.maxFutureSkew: null → 1 hour"] });
 
     const { loadPipelines } = await import("../../src/config/pipelines.js");
