@@ -19,6 +19,7 @@ import { addLatenessRoutes } from "./latenessRoutes.js";
 import { ApiRoutes, errors, json } from "./openapi.js";
 import { addPipelineRoutes } from "./pipelineRoutes.js";
 import { healthResponse, metricsText, openApiResponse } from "./responses.js";
+import { uiRouter } from "../ui/routes.js";
 
 export type { ApiDeps } from "./context.js";
 
@@ -72,6 +73,7 @@ export function createApp(deps: ApiDeps): express.Express {
   addEventRoutes(ctx);
   addCorrectionRoutes(ctx);
   addLatenessRoutes(ctx);
+  app.use("/ui", uiRouter(deps, ctx.pipelineOf)); // pages for people, not in the API document (src/ui)
   const document = routes.document();
 
   app.use((_req, res) => {

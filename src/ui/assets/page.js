@@ -1,0 +1,229 @@
+// The pipeline page's script: draws the charts (uPlot) from the JSON in
+// <script id="page-data">, and sends the actions (recompute, hold, release)
+// to the REST API with the bearer token, kept in this tab's sessionStorage.
+"use strict";
+
+(function () {
+  const COLORS = { blue: "#2563eb", orange: "#ea580c", green: "#16a34a", red: "#dc2626", purple: "#7c3aed", grey: "#6b7280", teal: "#0d9488", amber: "#d97706" };
+  const REASON_COLORS = [COLORS.red, COLORS.amber, COLORS.purple, COLORS.teal, COLORS.grey, COLORS.blue, COLORS.green, COLORS.orange];
+  const HEIGHT = 200;
+  const charts = {};
+  window.stragglerCharts = charts;
+
+  const num = (v) => (v === null || v === undefined ? "-" : v.toLocaleString("en-US", { maximumFractionDigits: 1 }));
+  const iso = (s) => (s === null || s === undefined ? "-" : new Date(s * 1000).toISOString().replace(".000Z", "Z"));
+  const utc = (s) => uPlot.tzDate(new Date(s * 1000), "Etc/UTC");
+
+  function widthOf(el) {
+    return Math.max(260, Math.floor(el.clientWidth) - 2);
+  }
+
+  function make(name, opts, data) {
+    const el = document.querySelector(`[data-chart="${name}"]`);
+    if (!el) return;
+    const base = { width: widthOf(el), height: HEIGHT, tzDate: utc, cursor: { drag: { x: true, y: false } } };
+    charts[name] = new uPlot(Object.assign(base, opts), data, el);
+  }
+
+  const batchAxis = { label: "batch", labelSize: 18, size: 36 };
+  const line = (label, stroke, extra) => Object.assign({ label, stroke, width: 1.5, value: (_u, v) => num(v), points: { show: false } }, extra || {});
+  const bars = (label, fill, maxWidth) => ({ label, stroke: fill, fill, width: 0, value: (_u, v) => num(v), paths: uPlot.paths.bars({ size: [0.7, maxWidth || 12] }), points: { show: false } });
+
+  /** Seconds as the largest unit that keeps them readable: `[divisor, unit]`. */
+  function unitFor(maxSeconds) {
+    if (maxSeconds >= 2 * 86400) return [86400, "d"];
+    if (maxSeconds >= 2 * 3600) return [3600, "h"];
+    if (maxSeconds >= 120) return [60, "min"];
+    return [1, "s"];
+  }
+
+  function drawBatches(b) {
+    const x = b.batchId;
+    make("rates", {
+      title: "Input rate vs processing rate (rows/s)",
+      scales: { x: { time: false } },
+      axes: [batchAxis, { size: 60 }],
+      series: [{ label: "batch" }, line("input rows/s", COLORS.blue), line("processed rows/s", COLORS.orange)],
+    }, [x, b.inputRowsPerSecond, b.processedRowsPerSecond]);
+
+    make("duration", {
+      title: "Batch duration (ms)",
+      scales: { x: { time: false } },
+      axes: [batchAxis, { size: 50 }],
+      series: [{ label: "batch" }, line("duration ms", COLORS.teal, { fill: "rgba(13,148,136,0.12)" })],
+    }, [x, b.durationMs]);
+
+    // The gap (max event time − watermark) is tiny beside months of event time: it has its own axis.
+    const gap = b.eventTimeMax.map((m, i) => (m === null || b.watermark[i] === null ? null : m - b.watermark[i]));
+    const [div, unit] = unitFor(Math.max(0, ...gap.filter((g) => g !== null)));
+    make("eventTime", {
+      title: "Max event time and watermark (UTC), and the gap between them",
+      scales: { x: { time: false }, y: { time: true }, gap: { time: false, range: (_u, _min, max) => [0, Math.max(max, 1) * 1.1] } },
+      axes: [batchAxis, { size: 90 }, { scale: "gap", side: 1, size: 50, grid: { show: false }, incrs: [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100].map((v) => v * div), values: (_u, splits) => splits.map((v) => `${+(v / div).toFixed(2)}${unit}`) }],
+      series: [
+        { label: "batch" },
+        line("max event time of the batch", COLORS.blue, { value: (_u, v) => iso(v), spanGaps: true }),
+        line("watermark after the batch", COLORS.red, { value: (_u, v) => iso(v), spanGaps: true }),
+        { label: `gap (${unit})`, scale: "gap", stroke: COLORS.amber, fill: "rgba(217,119,6,0.07)", width: 1.5, value: (_u, v) => (v === null || v === undefined ? "-" : `${+(v / div).toFixed(2)} ${unit}`), points: { show: false } },
+      ],
+    }, [x, b.eventTimeMax, b.watermark, gap]);
+
+    make("dropped", {
+      title: "Dropped (event, window) pairs (numRowsDroppedByWatermark)",
+      scales: { x: { time: false } },
+      axes: [batchAxis, { size: 50 }],
+      series: [{ label: "batch" }, bars("dropped pairs", COLORS.red)],
+    }, [x, b.droppedPairs]);
+
+    const reasons = Object.keys(b.quarantinedByReason);
+    const qSeries = reasons.length > 0 ? reasons : ["quarantined"];
+    make("quarantined", {
+      title: "Quarantined rows by reason",
+      scales: { x: { time: false } },
+      axes: [batchAxis, { size: 50 }],
+      series: [{ label: "batch" }, ...qSeries.map((r, i) => bars(r, REASON_COLORS[i % REASON_COLORS.length]))],
+    }, [x, ...qSeries.map((r) => b.quarantinedByReason[r] || x.map(() => 0))]);
+  }
+
+  function drawLateness(l) {
+    const labels = l.buckets.map((b) => b.label);
+    const markColors = { configured: COLORS.red, recommended: COLORS.green };
+    make("lateness", {
+      title: "Lateness histogram (accepted rows), with the configured and recommended delays",
+      height: 240,
+      scales: { x: { time: false, range: [-0.5, labels.length - 0.5] } },
+      axes: [
+        { values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? labels[v] || "" : "")), incrs: [1], size: 36, label: "lateness", labelSize: 18 },
+        { size: 60 },
+      ],
+      legend: { show: true },
+      series: [
+        { label: "lateness", value: (_u, v) => (v === null || v === undefined ? "-" : labels[Math.round(v)] || "-") },
+        bars("rows", COLORS.blue, 90),
+      ],
+      hooks: {
+        draw: [
+          (u) => {
+            const ctx = u.ctx;
+            ctx.save();
+            ctx.font = `${Math.round(12 * devicePixelRatio)}px sans-serif`;
+            ctx.fillStyle = COLORS.grey;
+            ctx.textAlign = "center";
+            l.buckets.forEach((b, i) => {
+              if (b.count === 0) return;
+              ctx.fillText(num(b.count), u.valToPos(i, "x", true), u.valToPos(b.count, "y", true) - 4 * devicePixelRatio);
+            });
+            l.marks.forEach((m, i) => {
+              const px = Math.round(u.valToPos(m.x, "x", true));
+              ctx.strokeStyle = ctx.fillStyle = markColors[m.kind] || COLORS.grey;
+              ctx.lineWidth = 2 * devicePixelRatio;
+              ctx.setLineDash([6 * devicePixelRatio, 4 * devicePixelRatio]);
+              ctx.beginPath();
+              ctx.moveTo(px, u.bbox.top);
+              ctx.lineTo(px, u.bbox.top + u.bbox.height);
+              ctx.stroke();
+              ctx.textAlign = px > u.bbox.left + u.bbox.width * 0.75 ? "right" : "left";
+              const dx = ctx.textAlign === "right" ? -4 * devicePixelRatio : 4 * devicePixelRatio;
+              ctx.fillText(m.label, px + dx, u.bbox.top + (14 + 16 * i) * devicePixelRatio);
+            });
+            ctx.restore();
+          },
+        ],
+      },
+    }, [labels.map((_, i) => i), l.buckets.map((b) => b.count)]);
+  }
+
+  function resize() {
+    for (const name of Object.keys(charts)) {
+      const el = document.querySelector(`[data-chart="${name}"]`);
+      if (el) charts[name].setSize({ width: widthOf(el), height: charts[name].height });
+    }
+  }
+
+  // Actions: the token is asked for in the form and kept for this tab only.
+  const TOKEN_KEY = "straggler.token";
+
+  function show(answer, text) {
+    answer.hidden = false;
+    answer.textContent = text;
+  }
+
+  async function send(pipeline, action, body) {
+    const form = document.getElementById("recompute");
+    const input = document.getElementById("token");
+    const answer = document.getElementById("action-answer");
+    const token = input.value.trim() || sessionStorage.getItem(TOKEN_KEY) || "";
+    if (token === "") {
+      show(answer, "Enter the API token (STRAGGLER_API_TOKEN) first.");
+      input.focus();
+      return;
+    }
+    sessionStorage.setItem(TOKEN_KEY, token);
+    input.value = "";
+    input.placeholder = "token kept in this tab";
+    for (const b of form.querySelectorAll("button")) b.disabled = true;
+    show(answer, `${action}: running…`);
+    answer.className = "";
+    try {
+      const res = await fetch(`/pipelines/${encodeURIComponent(pipeline)}/${action}`, {
+        method: "POST",
+        headers: Object.assign({ authorization: `Bearer ${token}` }, body ? { "content-type": "application/json" } : {}),
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const text = await res.text();
+      let json;
+      try {
+        json = JSON.parse(text);
+      } catch (_e) {
+        json = undefined;
+      }
+      if (res.status === 401) sessionStorage.removeItem(TOKEN_KEY);
+      answer.className = res.ok ? "ok" : "failed";
+      let head = `${action}: HTTP ${res.status}`;
+      if (json && action === "recompute" && res.status < 500 && json.runId !== undefined) {
+        head += ` — run ${json.runId} ${json.status}: ${json.windowsExamined} windows examined, ${json.windowsChanged} changed, ${json.eventsRecovered} events recovered`;
+      } else if (json && json.message) {
+        head += ` — ${json.message}`;
+      }
+      show(answer, `${head}\n\n${json ? JSON.stringify(json, null, 2) : text}${res.ok ? "\n\nReload the page to see the windows and runs it changed." : ""}`);
+    } catch (e) {
+      answer.className = "failed";
+      show(answer, `${action}: the request failed: ${e.message}`);
+    } finally {
+      for (const b of form.querySelectorAll("button")) b.disabled = false;
+    }
+  }
+
+  function wireActions() {
+    const form = document.getElementById("recompute");
+    if (!form) return;
+    const pipeline = form.dataset.pipeline;
+    if (sessionStorage.getItem(TOKEN_KEY)) document.getElementById("token").placeholder = "token kept in this tab";
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const body = {};
+      const from = form.elements.from.value.trim();
+      const to = form.elements.to.value.trim();
+      const keys = form.elements.keys.value.split(",").map((k) => k.trim()).filter((k) => k !== "");
+      if (from !== "") body.from = from;
+      if (to !== "") body.to = to;
+      if (keys.length > 0) body.keys = keys;
+      send(pipeline, "recompute", Object.keys(body).length > 0 ? body : undefined);
+    });
+    for (const b of form.querySelectorAll("button[data-action]")) b.addEventListener("click", () => send(pipeline, b.dataset.action, undefined));
+  }
+
+  function start() {
+    const data = JSON.parse(document.getElementById("page-data").textContent);
+    if (data.batches.batchId.length > 0) drawBatches(data.batches);
+    if (data.lateness) drawLateness(data.lateness);
+    wireActions();
+    let timer;
+    window.addEventListener("resize", () => {
+      clearTimeout(timer);
+      timer = setTimeout(resize, 100);
+    });
+  }
+
+  start();
+})();

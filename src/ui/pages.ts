@@ -1,0 +1,299 @@
+/**
+ * The pipeline pages as HTML: `/ui` (every pipeline with its state) and
+ * `/ui/pipelines/{pipeline}` (charts over the recent batches, the lateness
+ * histogram, alerts, windows, correction runs, the recompute form). Tables
+ * are rendered here; the charts are drawn in the browser (`assets/page.js`,
+ * uPlot) from the JSON the page carries in `<script id="page-data">`.
+ */
+import { windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
+import { HISTOGRAM_EDGES_MS, type LatenessReport } from "../observe/lateness.js";
+import { shortDuration } from "../observe/latenessText.js";
+import type { BatchSeries, PipelineOverview, readCorrections, readWindows, WindowFilter } from "./data.js";
+import { CHANGES_SHOWN, WINDOWS_PER_PAGE } from "./data.js";
+import { count, html, jsonForScript, layout, type Html } from "./html.js";
+
+const pipelineHref = (name: string) => `/ui/pipelines/${encodeURIComponent(name)}`;
+const keyText = (key: string | null) => (key === null ? "(null)" : key);
+const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
+
+/** A pipeline's state in a word or two: not started, catching up, firing, up to date. */
+export function stateOf(o: PipelineOverview): { label: string; tone: "idle" | "busy" | "bad" | "good" } {
+  const firing = o.alerts.filter((a) => a.state === "firing").map((a) => a.alert);
+  if (firing.length > 0) return { label: `firing: ${firing.join(", ")}`, tone: "bad" };
+  if (o.status.checkpoint === null) return { label: o.status.backlogRows > 0 ? "not started (rows waiting)" : "not started", tone: "idle" };
+  if (o.status.backlogRows > 0) return { label: "catching up", tone: "busy" };
+  return { label: "up to date", tone: "good" };
+}
+
+/** `GET /ui`: a table of the pipelines with their state. */
+export function listPage(rows: { pipeline: PipelineConfig; overview: PipelineOverview }[]): string {
+  const body = html`
+<h1>Pipelines</h1>
+<table class="grid" id="pipelines">
+<thead><tr><th>pipeline</th><th>state</th><th>watermark</th><th>max event time</th><th>lag</th><th class="n">backlog rows</th>
+<th class="n">open</th><th class="n">final</th><th class="n">corrected</th><th class="n">awaiting correction</th><th class="n">dropped pairs</th><th class="n">quarantined</th></tr></thead>
+<tbody>
+${rows.map(({ pipeline, overview: o }) => {
+  const state = stateOf(o);
+  const s = o.status;
+  return html`<tr data-pipeline="${pipeline.name}">
+<td><a href="${pipelineHref(pipeline.name)}">${pipeline.name}</a></td>
+<td><span class="badge ${state.tone}">${state.label}</span></td>
+<td class="t" data-field="watermark">${s.checkpoint?.watermark ?? "-"}</td>
+<td class="t" data-field="maxEventTime">${s.checkpoint?.maxEventTime ?? "-"}</td>
+<td data-field="lag">${shortDuration(o.watermarkLagMs)}</td>
+<td class="n" data-field="backlogRows">${count(s.backlogRows)}</td>
+<td class="n" data-field="open">${count(s.windows.open)}</td>
+<td class="n" data-field="final">${count(s.windows.final)}</td>
+<td class="n" data-field="corrected">${count(s.windows.corrected)}</td>
+<td class="n" data-field="awaitingCorrection">${count(s.windows.awaitingCorrection)}</td>
+<td class="n" data-field="numRowsDroppedByWatermark">${count(s.numRowsDroppedByWatermark)}</td>
+<td class="n" data-field="quarantined">${count(s.ledger.quarantined)}</td>
+</tr>`;
+})}
+</tbody>
+</table>
+<p class="note">Read-only. Each pipeline's page has its charts, windows and correction runs; running a correction there needs the API token.
+The same numbers as JSON: <a href="/pipelines">GET /pipelines</a>; the API: <a href="/openapi.json">/openapi.json</a>.</p>`;
+  return layout("Pipelines", body);
+}
+
+/** Everything the pipeline page shows. */
+export interface PipelinePageInput {
+  pipeline: PipelineConfig;
+  overview: PipelineOverview;
+  batches: BatchSeries;
+  /** The report, or why there is none. */
+  lateness: LatenessReport | { error: string };
+  windows: Awaited<ReturnType<typeof readWindows>>;
+  filter: WindowFilter;
+  /** The query string of the page's other settings (`batches`), kept by the filter's links. */
+  batchesShown: number;
+  corrections: Awaited<ReturnType<typeof readCorrections>>;
+  /** Hold and release routes served (`POST /pipelines/{p}/hold` and `/release`). */
+  canHold: boolean;
+}
+
+function stat(label: string, field: string, value: string, title?: string, wide = false): Html {
+  return html`<div class="stat${wide ? " wide" : ""}"${title ? html` title="${title}"` : ""}><div class="label">${label}</div><div class="value" data-field="${field}">${value}</div></div>`;
+}
+
+/** Histogram bucket labels as in `straggler lateness`. */
+function bucketLabel(h: { fromMs: number | null; toMs: number | null }): string {
+  if (h.fromMs === null) return `< ${shortDuration(h.toMs)}`;
+  if (h.toMs === null) return `≥ ${shortDuration(h.fromMs)}`;
+  return `${shortDuration(h.fromMs)}–${shortDuration(h.toMs)}`;
+}
+
+/**
+ * Where `delayMs` falls on the histogram's x axis (bar i is centred on i and spans [i − 0.5, i + 0.5]):
+ * linear inside [0, 1 s), logarithmic inside the wider buckets.
+ */
+export function histogramPosition(delayMs: number): number {
+  const edges = HISTOGRAM_EDGES_MS;
+  if (delayMs < 0) return 0;
+  for (let i = 0; i < edges.length - 1; i++) {
+    const lo = edges[i]!, hi = edges[i + 1]!;
+    if (delayMs < hi) {
+      const frac = lo === 0 ? delayMs / hi : Math.log(delayMs / lo) / Math.log(hi / lo);
+      return i + 1 - 0.5 + frac;
+    }
+  }
+  return edges.length - 0.5 + 0.5;
+}
+
+function latenessSection(lateness: PipelinePageInput["lateness"]): Html {
+  if ("error" in lateness) return html`<section><h2>Lateness</h2><p class="error">The lateness report could not be read: ${lateness.error}</p></section>`;
+  const d = lateness.distribution;
+  const r = lateness.recommendation;
+  const configured = lateness.whatIf.delays.find((o) => o.labels.includes("configured"));
+  return html`<section id="lateness">
+<h2>Lateness <small>ingestion time − event time, over ${count(d.count)} accepted rows</small></h2>
+<div class="stats">
+${stat("p50", "p50", shortDuration(d.p50Ms))}${stat("p90", "p90", shortDuration(d.p90Ms))}${stat("p99", "p99", shortDuration(d.p99Ms))}${stat("p99.9", "p999", shortDuration(d.p999Ms))}${stat("max", "max", shortDuration(d.maxMs))}
+${stat("configured delay", "configuredDelay", shortDuration(lateness.configuredDelayMs))}
+${stat("recommended delay", "recommendedDelay", shortDuration(r.delayMs), `the smallest delay with at most ${percent(r.targetDropShare)} of events dropped`)}
+</div>
+<div class="chart wide" data-chart="lateness" aria-label="lateness histogram"></div>
+<p class="note">With the configured delay (${shortDuration(lateness.configuredDelayMs)}) the stream drops
+<b data-field="configuredDroppedPairs">${count(configured?.droppedPairs ?? 0)}</b> (event, window) pairs (the run recorded ${count(lateness.whatIf.recordedDroppedPairs)});
+the recommended ${shortDuration(r.delayMs)} would drop ${count(r.droppedPairs)} (${percent(r.dropShare)} of events) and make windows final
+${shortDuration(r.timeToFinal.medianMs)} after their end (median; p99 ${shortDuration(r.timeToFinal.p99Ms)}).
+<code>straggler lateness -p …</code> prints the what-if table.</p>
+</section>`;
+}
+
+/** An alert's value in its unit: a share as a percentage, seconds, rows, or a correction run id. */
+function alertValue(a: PipelineOverview["alerts"][number]): string {
+  if (a.value === null) return "-";
+  switch (a.alert) {
+    case "drop_share":
+    case "quarantine_share":
+      return percent(a.value);
+    case "watermark_stalled":
+      return shortDuration(a.value * 1000);
+    case "backlog":
+      return `${count(a.value)} rows`;
+    case "correction_failed":
+      return `run ${a.value}`;
+    default:
+      return String(a.value);
+  }
+}
+
+function alertsSection(o: PipelineOverview): Html {
+  if (o.alerts.length === 0) return html`<section id="alerts"><h2>Alerts</h2><p class="note">No alert configured.</p></section>`;
+  return html`<section id="alerts"><h2>Alerts</h2>
+<table class="grid"><thead><tr><th>alert</th><th>state</th><th>since</th><th class="n">value</th></tr></thead><tbody>
+${o.alerts.map((a) => html`<tr data-alert="${a.alert}"><td>${a.alert}</td><td><span class="badge ${a.state === "firing" ? "bad" : "good"}">${a.state}</span></td>
+<td class="t">${a.since ?? "not judged yet"}</td><td class="n" title="${a.value === null ? "" : String(a.value)}">${alertValue(a)}</td></tr>`)}
+</tbody></table></section>`;
+}
+
+function pageLink(base: URLSearchParams, page: number, text: string): Html {
+  const q = new URLSearchParams(base);
+  q.set("page", String(page));
+  return html`<a href="?${q.toString()}#windows" class="pager">${text}</a>`;
+}
+
+function windowsSection(input: PipelinePageInput): Html {
+  const { windows, filter } = input;
+  const base = new URLSearchParams();
+  if (filter.key !== undefined) base.set("key", filter.key);
+  if (filter.from !== undefined) base.set("from", filter.from);
+  if (filter.to !== undefined) base.set("to", filter.to);
+  if (filter.status !== undefined) base.set("status", filter.status);
+  if (input.batchesShown !== DEFAULT_BATCHES) base.set("batches", String(input.batchesShown));
+  const first = (filter.page - 1) * WINDOWS_PER_PAGE;
+  const pages = Math.max(1, Math.ceil(windows.total / WINDOWS_PER_PAGE));
+  const statusOption = (s: string) => html`<option value="${s}"${filter.status === s ? html` selected` : ""}>${s}</option>`;
+  return html`<section id="windows">
+<h2>Windows</h2>
+<form method="get" action="#windows" class="filter" id="window-filter">
+<label>key <input name="key" value="${filter.key ?? ""}" placeholder="any"></label>
+<label>from <input name="from" value="${filter.from ?? ""}" placeholder="2020-01-01T00:00:00Z" size="24"></label>
+<label>to <input name="to" value="${filter.to ?? ""}" placeholder="2020-01-02T00:00:00Z" size="24"></label>
+<label>status <select name="status"><option value="">any</option>${["open", "final", "corrected"].map(statusOption)}</select></label>
+${input.batchesShown !== DEFAULT_BATCHES ? html`<input type="hidden" name="batches" value="${String(input.batchesShown)}">` : ""}
+<button type="submit">Filter</button> <a href="${pipelineHref(input.pipeline.name)}#windows">clear</a>
+</form>
+<p class="note" id="window-count">${windows.total === 0 ? "No window matches." : html`Windows <b data-field="windowFirst">${count(first + 1)}</b>–<b data-field="windowLast">${count(first + windows.rows.length)}</b> of <b data-field="windowTotal">${count(windows.total)}</b>`}
+${filter.page > 1 ? pageLink(base, filter.page - 1, "← previous") : ""} ${filter.page < pages ? pageLink(base, filter.page + 1, "next →") : ""}
+<span class="legend"><span class="badge open">open</span> <span class="badge final">final</span> <span class="badge corrected">corrected</span> <span class="badge awaiting">awaiting correction</span></span></p>
+<table class="grid" id="window-table"><thead><tr><th>key</th><th>window start</th><th>window end</th><th>status</th><th class="n">revision</th><th>awaiting correction</th>
+<th class="n">events</th><th class="n">sum</th><th class="n">min</th><th class="n">max</th><th class="n">avg</th><th>updated</th></tr></thead><tbody>
+${windows.rows.map((w) => html`<tr class="w-${w.status}${w.awaiting_correction ? " w-awaiting" : ""}">
+<td>${keyText(w.group_key)}</td><td class="t">${w.window_start}</td><td class="t">${w.window_end}</td><td><span class="badge ${w.status}">${w.status}</span></td>
+<td class="n">${String(w.revision)}</td><td>${w.awaiting_correction ? html`<span class="badge awaiting">yes</span>` : "no"}</td>
+<td class="n">${count(w.event_count)}</td><td class="n">${w.value_sum ?? "-"}</td><td class="n">${w.value_min ?? "-"}</td><td class="n">${w.value_max ?? "-"}</td>
+<td class="n">${w.value_avg === null ? "-" : Number(w.value_avg).toFixed(2)}</td><td class="t">${w.updated_at}</td></tr>`)}
+</tbody></table>
+</section>`;
+}
+
+function aggregateText(n: number | null, sum: string | null): string {
+  return n === null ? "-" : `${count(n)} events, sum ${sum ?? "-"}`;
+}
+
+function correctionsSection(input: PipelinePageInput): Html {
+  const runs = input.corrections;
+  return html`<section id="corrections">
+<h2>Correction runs <small>latest first</small></h2>
+${runs.length === 0 ? html`<p class="note">No correction run yet.</p>` : html`
+<table class="grid" id="correction-runs"><thead><tr><th class="n">run</th><th>trigger</th><th>status</th><th>range</th><th>started</th><th class="n">duration</th>
+<th class="n">examined</th><th class="n">changed</th><th class="n">events recovered</th></tr></thead><tbody>
+${runs.map(({ run }) => html`<tr data-run="${String(run.run_id)}"><td class="n">${String(run.run_id)}</td><td>${run.trigger}</td>
+<td><span class="badge ${run.status === "succeeded" ? "good" : run.status === "failed" ? "bad" : "idle"}">${run.status}</span>${run.error ? html` <span class="error">${run.error}</span>` : ""}</td>
+<td class="t">${run.range_start ? `${run.range_start} – ${run.range_end}` : "awaiting windows only"}${run.group_keys ? ` (keys ${run.group_keys.join(", ")})` : ""}</td>
+<td class="t">${run.started_at}</td><td class="n">${run.duration_ms === null ? "-" : `${count(run.duration_ms)} ms`}</td>
+<td class="n">${run.windows_examined === null ? "-" : count(run.windows_examined)}</td><td class="n">${run.windows_changed === null ? "-" : count(run.windows_changed)}</td>
+<td class="n">${run.events_recovered === null ? "-" : count(run.events_recovered)}</td></tr>`)}
+</tbody></table>
+${runs.filter((r) => r.changeCount > 0).map(({ run, changes, changeCount }) => html`<details class="changes" data-run="${String(run.run_id)}">
+<summary>Run ${String(run.run_id)}: ${count(changeCount)} window${changeCount === 1 ? "" : "s"} changed${changeCount > CHANGES_SHOWN ? ` (first ${CHANGES_SHOWN} shown; all: GET /pipelines/${input.pipeline.name}/corrections/${run.run_id})` : ""}</summary>
+<table class="grid"><thead><tr><th>key</th><th>window start</th><th>revision</th><th>before</th><th>after</th><th class="n">late events</th></tr></thead><tbody>
+${changes.map((c) => html`<tr><td>${keyText(c.group_key)}</td><td class="t">${c.window_start}</td><td>${c.revision_before === null ? "new" : String(c.revision_before)} → ${String(c.revision_after)}</td>
+<td>${aggregateText(c.count_before, c.sum_before)}</td><td>${aggregateText(c.count_after, c.sum_after)}</td><td class="n">${count(c.late_event_count)}</td></tr>`)}
+</tbody></table></details>`)}`}
+</section>`;
+}
+
+function actionsSection(input: PipelinePageInput): Html {
+  const name = input.pipeline.name;
+  return html`<section id="actions">
+<h2>Actions <small>need the API token (kept in this tab only)</small></h2>
+<form id="recompute" class="filter" data-pipeline="${name}">
+<label>token <input type="password" name="token" id="token" autocomplete="off" placeholder="STRAGGLER_API_TOKEN"></label>
+<label>from <input name="from" placeholder="optional" size="22"></label>
+<label>to <input name="to" placeholder="optional" size="22"></label>
+<label>keys <input name="keys" placeholder="optional, comma-separated" size="22"></label>
+<button type="submit" id="recompute-button">Recompute</button>
+${input.canHold ? html`<button type="button" id="hold-button" data-action="hold">Hold</button> <button type="button" id="release-button" data-action="release">Release</button>` : ""}
+</form>
+<p class="note">Recompute runs a correction: every window awaiting correction, plus every final window in [from, to) when both are given (POST /pipelines/${name}/recompute).</p>
+<pre id="action-answer" hidden></pre>
+</section>`;
+}
+
+/** Recent batches the charts show unless `?batches=` says otherwise. */
+export const DEFAULT_BATCHES = 500;
+
+/** `GET /ui/pipelines/{pipeline}`. */
+export function pipelinePage(input: PipelinePageInput): string {
+  const { pipeline, overview: o, batches } = input;
+  const s = o.status;
+  const state = stateOf(o);
+  const lateness = "error" in input.lateness ? null : input.lateness;
+  const chartData = {
+    batches,
+    lateness: lateness && {
+      buckets: lateness.distribution.histogram.map((h) => ({ label: bucketLabel(h), count: h.count })),
+      marks: [
+        { label: `configured ${shortDuration(lateness.configuredDelayMs)}`, x: histogramPosition(lateness.configuredDelayMs), kind: "configured" },
+        { label: `recommended ${shortDuration(lateness.recommendation.delayMs)}`, x: histogramPosition(lateness.recommendation.delayMs), kind: "recommended" },
+      ],
+    },
+  };
+  const spec = windowSpecOf(pipeline);
+  const body = html`
+<h1>${pipeline.name} <span class="badge ${state.tone}" id="state">${state.label}</span></h1>
+<p class="note">${pipeline.window.type} windows of ${shortDuration(spec.sizeMs)}${spec.slideMs !== spec.sizeMs ? ` every ${shortDuration(spec.slideMs)}` : ""}, watermark delay ${shortDuration(pipeline.watermark.delay)}.
+JSON: <a href="/pipelines/${pipeline.name}/progress">progress</a> · <a href="/pipelines/${pipeline.name}/windows">windows</a> · <a href="/pipelines/${pipeline.name}/corrections">corrections</a> · <a href="/pipelines/${pipeline.name}/quarantine">quarantine</a></p>
+<div class="stats" id="overview">
+${stat("watermark", "watermark", s.checkpoint?.watermark ?? "-", undefined, true)}
+${stat("max event time", "maxEventTime", s.checkpoint?.maxEventTime ?? "-", undefined, true)}
+${stat("watermark lag", "lag", shortDuration(o.watermarkLagMs))}
+${stat("last batch", "batchId", s.checkpoint ? count(s.checkpoint.batchId) : "-")}
+${stat("backlog rows", "backlogRows", count(s.backlogRows))}
+${stat("rows landed", "landed", count(s.ledger.landed))}
+${stat("accepted", "accepted", count(s.ledger.accepted))}
+${stat("quarantined", "quarantined", count(s.ledger.quarantined), Object.entries(s.ledger.quarantinedByReason).map(([r, n]) => `${r} ${n}`).join(", "))}
+${stat("dropped pairs", "numRowsDroppedByWatermark", count(s.numRowsDroppedByWatermark), "numRowsDroppedByWatermark: (event, window) pairs the watermark dropped")}
+${stat("windows open", "windowsOpen", count(s.windows.open))}
+${stat("final", "windowsFinal", count(s.windows.final))}
+${stat("corrected", "windowsCorrected", count(s.windows.corrected))}
+${stat("awaiting correction", "awaitingCorrection", count(s.windows.awaitingCorrection))}
+</div>
+${alertsSection(o)}
+<section id="batches">
+<h2>Recent batches <small>the last ${count(batches.batchId.length)} micro-batches (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>
+${batches.batchId.length === 0 ? html`<p class="note">No micro-batch yet.</p>` : html`<div class="charts">
+<div class="chart" data-chart="rates" aria-label="input and processing rate"></div>
+<div class="chart" data-chart="duration" aria-label="batch duration"></div>
+<div class="chart" data-chart="eventTime" aria-label="max event time and watermark"></div>
+<div class="chart" data-chart="dropped" aria-label="dropped pairs"></div>
+<div class="chart" data-chart="quarantined" aria-label="quarantined rows by reason"></div>
+</div>`}
+</section>
+${latenessSection(input.lateness)}
+${windowsSection(input)}
+${correctionsSection(input)}
+${actionsSection(input)}
+<script type="application/json" id="page-data">${jsonForScript(chartData)}</script>`;
+  return layout(pipeline.name, body, ["/ui/assets/uPlot.iife.min.js", "/ui/assets/page.js"]);
+}
+
+/** A page for a request the pages cannot answer (a bad filter, an unknown pipeline). */
+export function errorPage(status: number, message: string): string {
+  return layout(`Error ${status}`, html`<h1>Error ${String(status)}</h1><p class="error" id="error-message">${message}</p><p><a href="/ui">All pipelines</a></p>`);
+}

@@ -1,0 +1,98 @@
+/**
+ * The pipeline pages under `/ui` (README: The pipeline page): HTML for
+ * people, not part of the REST API (not in `/openapi.json`). Read-only; the
+ * page's buttons call the API's token-guarded routes from the browser.
+ *
+ *   GET /ui                          every pipeline with its state
+ *   GET /ui/pipelines/{pipeline}     one pipeline: ?key= &from= &to= &status= &page= filter the
+ *                                    windows table, ?batches= sets how many recent batches are charted
+ *   GET /ui/assets/{file}            uPlot (served from its npm package) and the page's script and styles
+ *
+ * A bad query or an unknown pipeline is a 4xx page naming the problem.
+ */
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { z } from "zod";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { ApiDeps } from "../http/context.js";
+import { HttpError, parseOr400 } from "../http/errors.js";
+import { instant } from "../http/schemas.js";
+import { LatenessCache, readBatchSeries, readCorrections, readOverview, readWindows } from "./data.js";
+import { DEFAULT_BATCHES, errorPage, listPage, pipelinePage } from "./pages.js";
+
+const require = createRequire(import.meta.url);
+
+/** Files under `/ui/assets`: name → path on disk and its Content-Type. */
+const ASSETS: Record<string, string> = {
+  "uPlot.iife.min.js": require.resolve("uplot/dist/uPlot.iife.min.js"),
+  "uPlot.min.css": require.resolve("uplot/dist/uPlot.min.css"),
+  "page.js": fileURLToPath(new URL("./assets/page.js", import.meta.url)),
+  "page.css": fileURLToPath(new URL("./assets/page.css", import.meta.url)),
+};
+
+/** An empty form field is no filter. */
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
+
+/** The pipeline page's query (every field optional; a form's empty field means "any"). */
+export const pipelinePageQuery = z.strictObject({
+  key: optional(z.string().max(1_000, { message: "expected a key of at most 1000 characters" }).refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" })),
+  from: optional(instant),
+  to: optional(instant),
+  status: optional(z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" })),
+  page: optional(z.coerce.number({ error: "expected a page number" }).int().min(1).max(1_000_000)).transform((p) => p ?? 1),
+  batches: optional(z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000)).transform((b) => b ?? DEFAULT_BATCHES),
+}).refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
+
+/** CSP of the pages: scripts, styles and requests to this service only; nothing inline runs. */
+const CONTENT_SECURITY_POLICY = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+function sendPage(res: Response, status: number, page: string): void {
+  res.status(status).set("Content-Security-Policy", CONTENT_SECURITY_POLICY).type("html").send(page);
+}
+
+/**
+ * The `/ui` router (mount it with `app.use("/ui", uiRouter(…))` before the API's 404 handler).
+ * @param pipelineOf the pipeline a request's `:pipeline` names (throws HttpError 404 when none)
+ * @param canHold whether the hold/release routes exist (the page then shows their buttons)
+ */
+export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineConfig, canHold = false): express.Router {
+  const router = express.Router();
+  const lateness = new LatenessCache();
+  const { pool } = deps;
+
+  router.get("/assets/:file", (req, res, next) => {
+    const file = ASSETS[String(req.params.file)];
+    if (file === undefined) return next(new HttpError(404, "not_found", `no asset named ${JSON.stringify(String(req.params.file).slice(0, 100))}`));
+    res.set("Cache-Control", "no-cache").sendFile(file);
+  });
+
+  router.get("/", async (req, res) => {
+    parseOr400(z.strictObject({}), req.query, "query");
+    const rows = await Promise.all(deps.pipelines.map(async (pipeline) => ({ pipeline, overview: await readOverview(pool, pipeline) })));
+    sendPage(res, 200, listPage(rows));
+  });
+
+  router.get("/pipelines/:pipeline", async (req, res) => {
+    const pipeline = pipelineOf(req);
+    const q = parseOr400(pipelinePageQuery, req.query, "query");
+    const filter = { key: q.key, from: q.from, to: q.to, status: q.status, page: q.page };
+    const overview = await readOverview(pool, pipeline);
+    const [batches, windows, corrections, report] = await Promise.all([
+      readBatchSeries(pool, pipeline.name, q.batches),
+      readWindows(pool, pipeline.name, filter),
+      readCorrections(pool, pipeline.name),
+      lateness.get(pool, pipeline, overview).catch((e: Error) => ({ error: e.message })),
+    ]);
+    sendPage(res, 200, pipelinePage({ pipeline, overview, batches, lateness: report, windows, filter, batchesShown: q.batches, corrections, canHold }));
+  });
+
+  router.use((req, _res, next) => next(new HttpError(404, "not_found", `no page at ${JSON.stringify(req.originalUrl.split("?")[0]!.slice(0, 200))}; the pages are /ui and /ui/pipelines/{pipeline}`)));
+
+  // A 4xx is a page naming the problem; anything else goes to the API's error handler (503, 500 logged).
+  router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (err instanceof HttpError && err.status < 500) return sendPage(res, err.status, errorPage(err.status, err.message));
+    next(err);
+  });
+  return router;
+}
