@@ -13,22 +13,25 @@ import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowPage } from "../db/sql/readWindowPage.js";
 import { alertViews, type AlertView } from "../observe/alerts.js";
 import { latenessReport, type LatenessReport } from "../observe/lateness.js";
+import { checkPolicy, type PolicyCheck } from "../stream/policyGuard.js";
 import { pipelineStatus, type PipelineStatus } from "../stream/status.js";
 
 /** A pipeline's state as `GET /pipelines` gives it, with its lag. */
 export interface PipelineOverview {
   status: PipelineStatus;
   alerts: AlertView[];
+  /** The configured policy against the live results' (as `GET /pipelines`' `policy`). */
+  policy: PolicyCheck;
   /** How far the watermark trails the newest event, ms (as `GET /pipelines`' `watermarkLagMs`); null before both exist. */
   watermarkLagMs: number | null;
 }
 
 /** Reads the overview of `pipeline` (see `PipelineOverview`). @throws database errors */
 export async function readOverview(pool: Pool, pipeline: PipelineConfig): Promise<PipelineOverview> {
-  const [status, alerts] = await Promise.all([pipelineStatus(pool, pipeline.name), alertViews(pool, pipeline)]);
+  const [status, alerts, policy] = await Promise.all([pipelineStatus(pool, pipeline.name), alertViews(pool, pipeline), checkPolicy(pool, pipeline)]);
   const c = status.checkpoint;
   const watermarkLagMs = c?.watermark && c.maxEventTime ? Number(isoToUs(c.maxEventTime) - isoToUs(c.watermark)) / 1000 : null;
-  return { status, alerts, watermarkLagMs };
+  return { status, alerts, policy, watermarkLagMs };
 }
 
 /** Epoch seconds of an ISO instant (ms kept as fractions), null for null: uPlot's time unit. */

@@ -18,6 +18,7 @@ const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
 
 /** A pipeline's state in a word or two: not started, catching up, firing, up to date. */
 export function stateOf(o: PipelineOverview): { label: string; tone: "idle" | "busy" | "bad" | "good" } {
+  if (o.policy.state === "refused") return { label: "refused: policy changed", tone: "bad" };
   const firing = o.alerts.filter((a) => a.state === "firing").map((a) => a.alert);
   if (firing.length > 0) return { label: `firing: ${firing.join(", ")}`, tone: "bad" };
   if (o.status.checkpoint === null) return { label: o.status.backlogRows > 0 ? "not started (rows waiting)" : "not started", tone: "idle" };
@@ -274,6 +275,7 @@ ${stat("final", "windowsFinal", count(s.windows.final))}
 ${stat("corrected", "windowsCorrected", count(s.windows.corrected))}
 ${stat("awaiting correction", "awaitingCorrection", count(s.windows.awaitingCorrection))}
 </div>
+${o.policy.state === "refused" ? html`<pre class="error" id="policy-refusal">${o.policy.message}</pre>` : ""}
 ${alertsSection(o)}
 <section id="batches">
 <h2>Recent batches <small>the last ${count(batches.batchId.length)} micro-batches (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>

@@ -106,6 +106,7 @@ describe("the pipeline pages in Chromium", () => {
     expect(res?.status()).toBe(200);
     const [status] = await getJson("/pipelines");
     const row = `tr[data-pipeline="shop"]`;
+    expect([status.policy.state, await text(page, `${row} .badge`)]).toEqual(["live", "up to date"]);
     expect(await text(page, `${row} [data-field="watermark"]`)).toBe(status.watermark);
     expect(await text(page, `${row} [data-field="maxEventTime"]`)).toBe(status.maxEventTime);
     expect(num(await text(page, `${row} [data-field="numRowsDroppedByWatermark"]`))).toBe(1);
