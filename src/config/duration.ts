@@ -75,7 +75,7 @@ export function readDuration(input: unknown): DurationResult {
       return fail(hint ? `unit "${word}" is not one Spark reads: write "${value} ${hint}"` : `unknown unit "${word}" in ${JSON.stringify(input)}: expected weeks, days, hours, minutes, seconds, milliseconds or microseconds`);
     }
     if (unit === "month" || unit === "year") {
-      return fail(`${unit}s have no fixed length: write a fixed length such as "${unit === "month" ? "30 days" : "365 days"}" (a calendar-aligned window is not available)`);
+      return fail(`${unit}s have no fixed length: write a fixed length such as "${unit === "month" ? "30 days" : "365 days"}"`);
     }
     const [, whole, frac] = m;
     if (frac !== undefined && unit !== "second") {

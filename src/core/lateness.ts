@@ -12,7 +12,7 @@
  * configured), reported durations milliseconds (`number`, whole ms, floored).
  */
 import { advanceWatermark, isLate } from "./watermark.js";
-import { assignWindows, type WindowSpec } from "./windows.js";
+import { assignWindows, windowStartOf, type WindowSpec } from "./windows.js";
 import { floorDiv } from "./timestamps.js";
 
 /**
@@ -27,7 +27,7 @@ export interface WhatIfRow {
   counted: boolean;
 }
 
-/** The ends (epoch µs) of the windows holding `eventUs` (`assignWindows`); the size is fixed, so an end names a window. */
+/** The ends (epoch µs) of the windows holding `eventUs` (`assignWindows`); a window's size is constant in its units, so an end names a window. */
 export function windowEnds(eventUs: bigint, spec: WindowSpec): bigint[] {
   return assignWindows(eventUs, spec).map((w) => w.endUs);
 }
@@ -78,7 +78,7 @@ export class DelaySimulation {
   private watermarkUs: bigint | null = null;
   private maxEventUs: bigint | null = null;
   private clockUs: bigint | null = null;
-  /** Open windows: end (epoch µs; the size is fixed, so the end names the window) → group keys. */
+  /** Open windows: end (epoch µs; the end names the window) → group keys. */
   private readonly open = new Map<bigint, Set<string>>();
   private openCount = 0;
   private readonly droppedKeys = new Set<string>();
@@ -92,12 +92,12 @@ export class DelaySimulation {
 
   /**
    * @param delayMs watermark delay, whole ms >= 0
-   * @param sizeMs the pipeline's window size, ms
+   * @param spec the pipeline's window shape (`windowSpecOf`): a window's start from its end
    * @param range event-time range `[fromUs, toUs)` the counts cover (null ends: unbounded)
    */
   constructor(
     readonly delayMs: number,
-    private readonly sizeMs: number,
+    private readonly spec: WindowSpec,
     private readonly range: { fromUs: bigint | null; toUs: bigint | null } = { fromUs: null, toUs: null },
   ) {}
 
@@ -130,12 +130,11 @@ export class DelaySimulation {
   /** Ends the current batch: the watermark advances, windows with `end <= watermark` become final. */
   endBatch(): void {
     this.watermarkUs = advanceWatermark(this.watermarkUs, this.maxEventUs, this.delayMs);
-    const sizeUs = BigInt(this.sizeMs) * 1000n;
     for (const [endUs, keys] of this.open) {
       if (!isLate(endUs, this.watermarkUs)) continue;
       this.open.delete(endUs);
       this.openCount -= keys.size;
-      if (this.overlapsRange(endUs - sizeUs, endUs)) bump(this.finalMs, toMs(this.clockUs! - endUs), keys.size);
+      if (this.overlapsRange(windowStartOf(endUs, this.spec), endUs)) bump(this.finalMs, toMs(this.clockUs! - endUs), keys.size);
     }
     this.batches++;
     this.openMax = Math.max(this.openMax, this.openCount);

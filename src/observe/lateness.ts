@@ -141,7 +141,7 @@ export async function latenessReport(pool: Pool, pipeline: PipelineConfig, optio
     const delays = [...labels.keys()].sort((a, b) => a - b);
 
     const batches = await readRecordedBatches(client, pipeline.name);
-    const sims = delays.map((d) => new DelaySimulation(d, spec.sizeMs, rangeUs));
+    const sims = delays.map((d) => new DelaySimulation(d, spec, rangeUs));
     const needs = new DelayNeeds();
     const rows = await replayRows(client, pipeline.name, spec, batches, rangeUs, [...sims, needs], pageSize);
     const outcomes = sims.map((s) => ({ labels: labels.get(s.delayMs)!, ...s.result() }));
@@ -149,7 +149,7 @@ export async function latenessReport(pool: Pool, pipeline: PipelineConfig, optio
     const recommendedMs = needs.smallestDelay(target);
     let recommended = outcomes.find((o) => o.delayMs === recommendedMs);
     if (!recommended) {
-      const sim = new DelaySimulation(recommendedMs, spec.sizeMs, rangeUs);
+      const sim = new DelaySimulation(recommendedMs, spec, rangeUs);
       await replayRows(client, pipeline.name, spec, batches, rangeUs, [sim], pageSize);
       recommended = { labels: [], ...sim.result() };
     }

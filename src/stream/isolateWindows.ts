@@ -8,7 +8,6 @@
  * watermark, late pairs and counts never include a quarantined row.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import type { WindowSpec } from "../core/windows.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
 import { keepOnTimeWindows } from "../db/sql/keepOnTimeWindows.js";
@@ -37,7 +36,7 @@ export class FailingWindowsError extends Error {
  * and throws `FailingWindowsError` naming them and their rows.
  * @throws FailingWindowsError; the original error when no single window fails alone; any other error unchanged
  */
-export async function mergeGuarded<R>(client: PoolClient, spec: WindowSpec, batch: { lastSeq: number; batchId: number }, merge: () => Promise<R>): Promise<R> {
+export async function mergeGuarded<R>(client: PoolClient, batch: { lastSeq: number; batchId: number }, merge: () => Promise<R>): Promise<R> {
   const tried = await trySavepoint(client, "straggler_merge", merge);
   if (tried.error === undefined) return tried.value;
   const e = tried.error;
@@ -48,7 +47,7 @@ export async function mergeGuarded<R>(client: PoolClient, spec: WindowSpec, batc
   if (failing.length === 0) throw e;
   const failures: WindowFailure[] = [];
   for (const f of failing) {
-    const rows = await readOnTimeWindowRows(client, spec, f.item);
+    const rows = await readOnTimeWindowRows(client, f.item);
     failures.push({ groupKey: f.item.k, ...rows, sqlstate: f.sqlstate, error: f.error });
   }
   throw new FailingWindowsError(failures, batch.lastSeq, batch.batchId);

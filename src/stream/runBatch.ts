@@ -76,8 +76,8 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     const input = await readBatchInput(client, name, range);
     // §3–4: pairs are late against the watermark of earlier batches only.
     await assignBatchWindows(client, name, spec, range, us(checkpoint.watermark));
-    const late = await registerLatePairs(client, name, spec, batchId);
-    const numRowsUpdated = await mergeGuarded(client, spec, { lastSeq: checkpoint.lastSeq, batchId }, () => mergeWindows(client, name, spec, batchId));
+    const late = await registerLatePairs(client, name, batchId);
+    const numRowsUpdated = await mergeGuarded(client, { lastSeq: checkpoint.lastSeq, batchId }, () => mergeWindows(client, name, batchId));
     // §6: the watermark advances on this batch's rows, then closes windows.
     const maxEventTime = later(checkpoint.maxEventTime, input.eventTime.max);
     const nextWatermark = iso(advanceWatermark(us(checkpoint.watermark), us(maxEventTime), pipeline.watermark.delay));

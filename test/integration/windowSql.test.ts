@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
-import { assignWindows, type WindowSpec } from "../../src/core/windows.js";
+import { assignWindows, type FixedWindowSpec as WindowSpec } from "../../src/core/windows.js";
 import { windowsLateral } from "../../src/db/sql/fragments/windowAssignment.js";
 import { useTestDatabase } from "../helpers/db.js";
 

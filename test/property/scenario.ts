@@ -63,8 +63,12 @@ const value: fc.Arbitrary<string | null> = fc.oneof(
 
 const key = fc.constantFrom<string | null>("a", null, "b", "");
 
-/** Where the events cluster: 1970 (readable µs), a 2026 afternoon, 1969 (negative epoch µs). */
-const base = fc.constantFrom(0n, isoToUs("2026-10-01T12:00:00Z"), isoToUs("1969-12-31T00:00:00Z"));
+/**
+ * Where the events cluster: 1970 (readable µs), a 2026 afternoon (days before
+ * Lord Howe's DST change), 1969 (negative epoch µs), and the day before New
+ * York's 2026 spring change (calendar windows across DST).
+ */
+const base = fc.constantFrom(0n, isoToUs("2026-10-01T12:00:00Z"), isoToUs("1969-12-31T00:00:00Z"), isoToUs("2026-03-07T12:00:00Z"));
 
 /**
  * An event time before it meets its window: `pos` sixths of a window's width

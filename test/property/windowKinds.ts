@@ -31,8 +31,10 @@ const text = (ms: number) => formatDuration(ms);
 const unitMs = fc.constantFrom(1, 1_000, 60_000);
 
 /** tumbling and sliding: Spark's window(), `assignWindows` in src/core/windows.ts. */
-const sparkWindows = (window: PipelineConfig["window"], eventUs: bigint): WindowBounds[] =>
-  assignWindows(eventUs, { sizeMs: window.size, slideMs: window.type === "sliding" ? window.slide : window.size, offsetMs: window.offset });
+function sparkWindows(window: PipelineConfig["window"], eventUs: bigint): WindowBounds[] {
+  if ("calendar" in window) throw new Error("a calendar window is not a fixed-length kind");
+  return assignWindows(eventUs, { sizeMs: window.size, slideMs: window.type === "sliding" ? window.slide : window.size, offsetMs: window.offset });
+}
 
 const tumbling: WindowKind = {
   type: "tumbling",
@@ -53,11 +55,37 @@ const sliding: WindowKind = {
   windowsOf: (eventUs, window) => sparkWindows(window, eventUs),
 };
 
-export const WINDOW_KINDS: readonly WindowKind[] = [tumbling, sliding];
+/** Zones with DST changes of 1 h (New York, London), 30 min (Lord Howe), at midnight (Sao Paulo, until 2019), and none (Kolkata). */
+const ZONES = ["America/New_York", "Europe/London", "Australia/Lord_Howe", "America/Sao_Paulo", "Asia/Kolkata"];
 
-/** The kind of a validated window block. */
+/** Every calendar shape docs/DESIGN.md allows, simplest first. */
+const CALENDAR_SHAPES: WindowBlock[] = [
+  { type: "tumbling", size: "1 day" },
+  { type: "tumbling", size: "1 week" },
+  { type: "tumbling", size: "1 week", weekStart: "sunday" },
+  { type: "tumbling", size: "1 month" },
+  { type: "sliding", size: "3 days", slide: "1 day" },
+  { type: "sliding", size: "1 week", slide: "1 day" },
+  { type: "sliding", size: "2 weeks", slide: "1 week", weekStart: "wednesday" },
+  { type: "sliding", size: "2 months", slide: "1 month" },
+];
+
+/** tumbling and sliding with a timeZone: local days, weeks and months (`assignWindows` with a calendar spec). */
+const calendar: WindowKind = {
+  type: "calendar",
+  block: fc.record({ shape: fc.constantFrom(...CALENDAR_SHAPES), timeZone: fc.constantFrom(...ZONES) }).map(({ shape, timeZone }) => ({ ...shape, timeZone })),
+  windowsOf: (eventUs, window) => {
+    if (!("calendar" in window)) throw new Error("not a calendar window");
+    return assignWindows(eventUs, { calendar: window.calendar });
+  },
+};
+
+export const WINDOW_KINDS: readonly WindowKind[] = [tumbling, sliding, calendar];
+
+/** The kind of a validated window block: `calendar` when it has a time zone, else its type. */
 export function kindOf(window: PipelineConfig["window"]): WindowKind {
-  const kind = WINDOW_KINDS.find((k) => k.type === window.type);
-  if (kind === undefined) throw new Error(`no window kind "${window.type}" in the property test`);
+  const type = "calendar" in window ? "calendar" : window.type;
+  const kind = WINDOW_KINDS.find((k) => k.type === type);
+  if (kind === undefined) throw new Error(`no window kind "${type}" in the property test`);
   return kind;
 }

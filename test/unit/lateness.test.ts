@@ -42,13 +42,13 @@ describe("DelaySimulation", () => {
   // batch 2 adds [0:10) b, [0:40) k = 4, then [0:00) is final = 3; batch 3 adds [0:10) k = 4.
   const THIRTY = { droppedPairs: 0, droppedWindows: 0, eventsAffected: 0, dropShare: 0, timeToFinal: { windows: 1, medianMs: 32 * MIN, p99Ms: 32 * MIN }, openWindows: { max: 4, mean: 3 } };
   it.each([[5 * MIN, FIVE], [30 * MIN, THIRTY]])("applies the watermark of earlier batches (delay %d ms)", (delayMs, expected) => {
-    const sim = new DelaySimulation(delayMs, TUMBLING_10.sizeMs);
+    const sim = new DelaySimulation(delayMs, TUMBLING_10);
     feed(BATCHES, sim);
     expect(sim.result()).toEqual({ delayMs, ...expected });
   });
 
   it("counts only rows in the range but moves the watermark with all", () => {
-    const sim = new DelaySimulation(5 * MIN, TUMBLING_10.sizeMs, { fromUs: 10n * US_PER_MIN, toUs: 20n * US_PER_MIN });
+    const sim = new DelaySimulation(5 * MIN, TUMBLING_10, { fromUs: 10n * US_PER_MIN, toUs: 20n * US_PER_MIN });
     feed(BATCHES.map((b) => b.map((r) => ({ ...r, counted: r.eventUs >= 10n * US_PER_MIN && r.eventUs < 20n * US_PER_MIN }))), sim);
     const result = sim.result();
     expect([result.droppedPairs, result.eventsAffected, result.dropShare, result.timeToFinal.windows]).toEqual([2, 2, 1, 0]);
@@ -56,7 +56,7 @@ describe("DelaySimulation", () => {
 
   it("decides per window with sliding windows", () => {
     const sliding = { sizeMs: 10 * MIN, slideMs: 5 * MIN, offsetMs: 0 };
-    const sim = new DelaySimulation(0, sliding.sizeMs);
+    const sim = new DelaySimulation(0, sliding);
     // 0:10 sets the watermark to 0:10; 0:07 is late for [0:00,0:10) and on time for [0:05,0:15).
     feed([[row(10, 10, "k", sliding)], [row(7, 11, "k", sliding)]], sim);
     expect([sim.result().droppedPairs, sim.result().eventsAffected]).toEqual([1, 1]);
@@ -74,7 +74,7 @@ describe("DelayNeeds", () => {
     expect(needs.smallestDelay(3 / 7)).toBe(0);
     // The simulation agrees at the boundaries: one ms less drops one more event.
     for (const [delayMs, affected] of [[21 * MIN + 1, 0], [21 * MIN, 1], [15 * MIN + 1, 1], [15 * MIN, 2], [5 * MIN + 1, 2], [5 * MIN, 3]] as const) {
-      const sim = new DelaySimulation(delayMs, TUMBLING_10.sizeMs);
+      const sim = new DelaySimulation(delayMs, TUMBLING_10);
       feed(BATCHES, sim);
       expect([delayMs, sim.result().eventsAffected]).toEqual([delayMs, affected]);
     }

@@ -100,10 +100,10 @@ describe("pipelines file validation messages", () => {
       '  pipelines[0].watermark.delay: a number without a unit: write "10 seconds" (or minutes, hours, ...) (watermark delay)',
     );
     expect(issues({ ...valid(), window: { type: "tumbling", size: "1 year" } })).toBe(
-      '  pipelines[0].window.size: years have no fixed length: write a fixed length such as "365 days" (a calendar-aligned window is not available) (window size)',
+      '  pipelines[0].window.size: years have no fixed length: write a fixed length such as "365 days" (calendar windows are days, weeks or months in a window.timeZone) (window size)',
     );
     expect(issues({ ...valid(), window: { type: "sliding", size: "1 day", slide: "1 month" } })).toBe(
-      '  pipelines[0].window.slide: months have no fixed length: write a fixed length such as "30 days" (a calendar-aligned window is not available) (window slide)',
+      '  pipelines[0].window.slide: months have no fixed length: for calendar months give the window a time zone (window.timeZone, e.g. "America/New_York"), or write a fixed length such as "30 days" (window slide)',
     );
     expect(issues({ ...valid(), admission: { maxFutureSkew: "2 min" } })).toBe(
       '  pipelines[0].admission.maxFutureSkew: unit "min" is not one Spark reads: write "2 minutes" (max future skew against ingestion time)',
@@ -239,5 +239,75 @@ describe("the shipped pipeline files", () => {
     expect(skews("pipelines/pipelines.yaml")).toEqual({ "nyc-taxi": 3_600_000, "usgs-earthquakes": 3_600_000 });
     expect(skews("pipelines/seed-examples.yaml")).toEqual({ "late-within-delay": 3_600_000, "future-outlier": 3_600_000, "future-outlier-unguarded": null });
     expect(skews("docker/compose-pipelines.yaml")).toEqual({ events: 3_600_000 });
+  });
+});
+
+describe("calendar windows (a window with a timeZone)", () => {
+  const calendarOf = (window: Record<string, unknown>) => pipelinesFileSchema.parse({ pipelines: [{ ...valid(), window }] }).pipelines[0]!;
+
+  it("reads days, weeks (Monday by default) and months of a zone", () => {
+    const day = calendarOf({ type: "tumbling", size: "1 day", timeZone: "America/New_York" });
+    expect(day.window).toEqual({ type: "tumbling", calendar: { unit: "day", span: 1, timeZone: "America/New_York", weekStart: 1 } });
+    expect(windowSpecOf(day)).toEqual({ calendar: { unit: "day", span: 1, timeZone: "America/New_York", weekStart: 1 } });
+    expect(windowSpecOf(calendarOf({ type: "tumbling", size: "1 week", timeZone: "Europe/London" }))).toEqual({ calendar: { unit: "week", span: 1, timeZone: "Europe/London", weekStart: 1 } });
+    expect(windowSpecOf(calendarOf({ type: "tumbling", size: "1 week", timeZone: "UTC", weekStart: "sunday" }))).toEqual({ calendar: { unit: "week", span: 1, timeZone: "UTC", weekStart: 7 } });
+    expect(windowSpecOf(calendarOf({ type: "tumbling", size: "1 month", timeZone: "Asia/Kolkata" }))).toEqual({ calendar: { unit: "month", span: 1, timeZone: "Asia/Kolkata", weekStart: 1 } });
+  });
+
+  it("reads sliding windows whose slide is one unit and whose size is whole slides (a week is 7 days)", () => {
+    const spec = (size: string, slide: string) => windowSpecOf(calendarOf({ type: "sliding", size, slide, timeZone: "America/New_York" }));
+    expect(spec("7 days", "1 day")).toEqual({ calendar: { unit: "day", span: 7, timeZone: "America/New_York", weekStart: 1 } });
+    expect(spec("2 weeks", "1 day")).toEqual({ calendar: { unit: "day", span: 14, timeZone: "America/New_York", weekStart: 1 } });
+    expect(spec("4 weeks", "1 week")).toEqual({ calendar: { unit: "week", span: 4, timeZone: "America/New_York", weekStart: 1 } });
+    expect(spec("3 months", "1 month")).toEqual({ calendar: { unit: "month", span: 3, timeZone: "America/New_York", weekStart: 1 } });
+  });
+
+  it("refuses calendar shapes that are not allowed, saying what is", () => {
+    const ny = { timeZone: "America/New_York" };
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "2 days", ...ny } })).toBe(
+      '  pipelines[0].window.size: a tumbling calendar window is 1 day, 1 week or 1 month, got "2 days" (for longer windows use type sliding with a slide of 1 day)',
+    );
+    expect(issues({ ...valid(), window: { type: "sliding", size: "6 days", slide: "2 days", ...ny } })).toBe(
+      '  pipelines[0].window.slide: a calendar window slides by 1 day, 1 week or 1 month, got "2 days"',
+    );
+    expect(issues({ ...valid(), window: { type: "sliding", size: "10 days", slide: "1 week", ...ny } })).toBe(
+      "  pipelines[0].window.size: a window of 10 day(s) is not a whole number of slides of 1 week",
+    );
+    expect(issues({ ...valid(), window: { type: "sliding", size: "1 month", slide: "1 day", ...ny } })).toBe(
+      "  pipelines[0].window.size: a window of 1 month(s) is not a whole number of slides of 1 day",
+    );
+    expect(issues({ ...valid(), window: { type: "sliding", size: "7 days", ...ny } })).toBe('  pipelines[0].window.slide: expected a slide for a sliding window, such as "1 day"');
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1 day", offset: "6 hours", ...ny } })).toBe(
+      "  pipelines[0].window.offset: a calendar window starts at local midnight: window.offset applies only to fixed-length windows (without window.timeZone)",
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1 day", weekStart: "sunday", ...ny } })).toBe(
+      "  pipelines[0].window.weekStart: weekStart applies to windows that start every week; these start every day",
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1 week", weekStart: "Sun", ...ny } })).toBe(
+      "  pipelines[0].window.weekStart: expected weekStart to be one of monday, tuesday, wednesday, thursday, friday, saturday, sunday",
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1 day", timeZone: "America/Gotham" } })).toBe(
+      '  pipelines[0].window.timeZone: expected an IANA time zone such as "UTC" or "America/New_York"',
+    );
+  });
+
+  it("refuses a calendar length without a zone, and sizes that are not a fixed length nor a calendar length (issue item 4)", () => {
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1 month" } })).toBe(
+      '  pipelines[0].window.size: months have no fixed length: for calendar months give the window a time zone (window.timeZone, e.g. "America/New_York"), or write a fixed length such as "30 days" (window size)',
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1.5 months" } })).toBe(
+      '  pipelines[0].window.size: months have no fixed length: for calendar months give the window a time zone (window.timeZone, e.g. "America/New_York"), or write a fixed length such as "30 days" (window size)',
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1.5 months", timeZone: "America/New_York" } })).toBe(
+      '  pipelines[0].window.size: a calendar window\'s size is a whole number of days, weeks or months, such as "1 day", "7 days" or "1 month", got "1.5 months"; for a fixed length (hours, minutes, ...) leave out window.timeZone',
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "24 hours", timeZone: "America/New_York" } })).toBe(
+      '  pipelines[0].window.size: a calendar window\'s size is a whole number of days, weeks or months, such as "1 day", "7 days" or "1 month", got "24 hours"; for a fixed length (hours, minutes, ...) leave out window.timeZone',
+    );
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1 year", timeZone: "America/New_York" } })).toBe(
+      '  pipelines[0].window.size: a calendar window\'s size is a whole number of days, weeks or months, such as "1 day", "7 days" or "1 month", got "1 year"; for a fixed length (hours, minutes, ...) leave out window.timeZone',
+    );
+    // Without a zone, 1 day stays Spark's fixed 24 hours from the epoch (UTC).
+    expect(windowSpecOf(calendarOf({ type: "tumbling", size: "1 day" }))).toEqual({ sizeMs: 86_400_000, slideMs: 86_400_000, offsetMs: 0 });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
-import { assignWindows, windowsPerEvent, type WindowSpec } from "../../src/core/windows.js";
+import { assignWindows, windowsPerEvent, type FixedWindowSpec as WindowSpec } from "../../src/core/windows.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -7,13 +7,13 @@ import type { WindowSpec } from "../../core/windows.js";
 import type { PoolClient } from "../pool.js";
 import { prepared } from "../prepared.js";
 import { BATCH_PAIRS, CREATE_BATCH_PAIRS_SQL } from "./fragments/batchPairs.js";
-import { windowSizeUs, windowsLateralUs } from "./fragments/windowAssignment.js";
+import { windowEndUs, windowsLateralUs } from "./fragments/windowAssignment.js";
 import type { BatchRange } from "./selectBatchRange.js";
 
 const ASSIGN_BATCH_WINDOWS = "batch_pairs";
 const assignSql = (spec: WindowSpec) => `INSERT INTO ${BATCH_PAIRS}
-       SELECT b.seq, b.group_key, b.value, w.ws_us,
-              ($4::bigint IS NOT NULL AND w.ws_us + ${windowSizeUs(spec)} <= $4::bigint) AS late
+       SELECT b.seq, b.group_key, b.value, w.ws_us, ${windowEndUs(spec)},
+              ($4::bigint IS NOT NULL AND ${windowEndUs(spec)} <= $4::bigint) AS late
          FROM straggler.bronze_events b ${windowsLateralUs(spec, "b")}
         WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $3 AND b.status = 'accepted'`;
 

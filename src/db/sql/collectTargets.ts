@@ -6,6 +6,7 @@
  * ending at or before the watermark: the stream still owns the others (DESIGN §9).
  */
 import { windowSpecOf, type PipelineConfig } from "../../config/pipelines.js";
+import { longestWindowMs } from "../../core/windows.js";
 import { windowsLateral } from "./fragments/windowAssignment.js";
 import type { PoolClient } from "../pool.js";
 import { prepared } from "../prepared.js";
@@ -55,7 +56,7 @@ export async function collectTargets(client: PoolClient, pipeline: PipelineConfi
   await client.query(prepared("add_late_windows", ADD_LATE_WINDOWS_SQL, params));
   if (req.range) {
     await client.query(prepared("add_stored_windows", ADD_STORED_WINDOWS_SQL, params));
-    await client.query(prepared("add_bronze_windows", addBronzeWindowsSql(pipeline), [...params, req.snapshot, windowSpecOf(pipeline).sizeMs]));
+    await client.query(prepared("add_bronze_windows", addBronzeWindowsSql(pipeline), [...params, req.snapshot, longestWindowMs(windowSpecOf(pipeline))]));
   }
   return (await client.query(prepared("count_targets", COUNT_TARGETS_SQL))).rows[0].n;
 }

@@ -4,6 +4,7 @@
  * from accepted bronze rows, never a delta).
  */
 import { windowSpecOf, type PipelineConfig } from "../../config/pipelines.js";
+import { longestWindowMs } from "../../core/windows.js";
 import { windowsLateral } from "./fragments/windowAssignment.js";
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
@@ -81,7 +82,7 @@ export async function compareFinalWindows(client: Queryable, pipeline: PipelineC
   const { only = null, skip = null } = req;
   const { rows } = await client.query(
     prepared("compare_final_windows", compareSql(pipeline), [
-      pipeline.name, req.snapshot, req.watermark, req.range?.from ?? null, req.range?.to ?? null, windowSpecOf(pipeline).sizeMs,
+      pipeline.name, req.snapshot, req.watermark, req.range?.from ?? null, req.range?.to ?? null, longestWindowMs(windowSpecOf(pipeline)),
       only?.map((w) => w.groupKey) ?? null, only?.map((w) => w.windowStart) ?? null,
       skip?.map((w) => w.groupKey) ?? null, skip?.map((w) => w.windowStart) ?? null,
     ]),

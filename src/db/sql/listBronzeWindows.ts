@@ -1,5 +1,6 @@
 /** The windows that accepted bronze rows fall in: what reconcile bisects when a recompute fails. */
 import { windowSpecOf, type PipelineConfig } from "../../config/pipelines.js";
+import { longestWindowMs } from "../../core/windows.js";
 import { windowsLateral } from "./fragments/windowAssignment.js";
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
@@ -19,7 +20,7 @@ const listSql = (pipeline: PipelineConfig) => `SELECT DISTINCT b.group_key, w.wi
  */
 export async function listBronzeWindows(client: Queryable, pipeline: PipelineConfig, snapshot: number, range: { from: string; to: string } | null): Promise<KeyedWindow[]> {
   const { rows } = await client.query(
-    prepared("list_bronze_windows", listSql(pipeline), [pipeline.name, snapshot, range?.from ?? null, range?.to ?? null, windowSpecOf(pipeline).sizeMs]),
+    prepared("list_bronze_windows", listSql(pipeline), [pipeline.name, snapshot, range?.from ?? null, range?.to ?? null, longestWindowMs(windowSpecOf(pipeline))]),
   );
   return rows.map((r) => ({ groupKey: r.group_key, windowStart: r.window_start, windowEnd: r.window_end }));
 }

@@ -4,19 +4,18 @@
  * may not hold two rows for one target row), then folded into the stored
  * window unless it is final, or inserted as a new open window.
  */
-import type { WindowSpec } from "../../core/windows.js";
 import type { PoolClient } from "../pool.js";
 import { prepared } from "../prepared.js";
 import { BATCH_PAIRS, pairWindowBounds } from "./fragments/batchPairs.js";
 import { aggregateWindow, combineAggregates, computedAggregates, storedAggregates } from "./fragments/windowAggregates.js";
 
 const MERGE_WINDOWS = "merge";
-function mergeSql(spec: WindowSpec): string {
-  const { windowStart, windowEnd } = pairWindowBounds(spec);
+function mergeSql(): string {
+  const { windowStart, windowEnd } = pairWindowBounds();
   return `MERGE INTO straggler.window_results_table AS t
        USING (SELECT group_key, ${windowStart} AS window_start, ${windowEnd} AS window_end,
                      ${aggregateWindow()}
-                FROM ${BATCH_PAIRS} WHERE NOT late GROUP BY group_key, ws_us) AS s
+                FROM ${BATCH_PAIRS} WHERE NOT late GROUP BY group_key, ws_us, we_us) AS s
           ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
        WHEN MATCHED AND NOT t.is_final THEN
          UPDATE SET ${combineAggregates("t", "s")},
@@ -30,6 +29,6 @@ function mergeSql(spec: WindowSpec): string {
  * @returns windows MERGEd (updated or inserted)
  * @throws the database's error, e.g. a data exception (SQLSTATE class 22) when a sum overflows `numeric`
  */
-export async function mergeWindows(client: PoolClient, pipeline: string, spec: WindowSpec, batchId: number): Promise<number> {
-  return (await client.query(prepared(MERGE_WINDOWS, mergeSql(spec), [pipeline, batchId]))).rowCount ?? 0;
+export async function mergeWindows(client: PoolClient, pipeline: string, batchId: number): Promise<number> {
+  return (await client.query(prepared(MERGE_WINDOWS, mergeSql(), [pipeline, batchId]))).rowCount ?? 0;
 }

@@ -4,7 +4,6 @@
  * `straggler.late_windows` with its dropped-row count, highest `seq` and the
  * batches that dropped rows into it.
  */
-import type { WindowSpec } from "../../core/windows.js";
 import type { PoolClient } from "../pool.js";
 import { prepared } from "../prepared.js";
 import { BATCH_PAIRS, pairWindowBounds } from "./fragments/batchPairs.js";
@@ -16,8 +15,8 @@ export interface LatePairs {
 }
 
 const REGISTER_LATE_PAIRS = "late";
-function registerSql(spec: WindowSpec): string {
-  const { windowStart, windowEnd } = pairWindowBounds(spec);
+function registerSql(): string {
+  const { windowStart, windowEnd } = pairWindowBounds();
   return `WITH ev AS (
            INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id)
            SELECT $1, seq, group_key, ${windowStart}, ${windowEnd}, $2 FROM ${BATCH_PAIRS} WHERE late
@@ -25,7 +24,7 @@ function registerSql(spec: WindowSpec): string {
          ), win AS (
            INSERT INTO straggler.late_windows AS l (pipeline, group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id)
            SELECT $1, group_key, ${windowStart}, ${windowEnd}, count(*), max(seq), $2, $2
-             FROM ${BATCH_PAIRS} WHERE late GROUP BY group_key, ws_us
+             FROM ${BATCH_PAIRS} WHERE late GROUP BY group_key, ws_us, we_us
            ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
              SET dropped_rows = l.dropped_rows + excluded.dropped_rows,
                  max_seq = greatest(l.max_seq, excluded.max_seq),
@@ -36,6 +35,6 @@ function registerSql(spec: WindowSpec): string {
 }
 
 /** Records the late pairs of the session's pairs table as batch `batchId` of `pipeline`. A pair already recorded is not counted again. */
-export async function registerLatePairs(client: PoolClient, pipeline: string, spec: WindowSpec, batchId: number): Promise<LatePairs> {
-  return (await client.query(prepared(REGISTER_LATE_PAIRS, registerSql(spec), [pipeline, batchId]))).rows[0] as LatePairs;
+export async function registerLatePairs(client: PoolClient, pipeline: string, batchId: number): Promise<LatePairs> {
+  return (await client.query(prepared(REGISTER_LATE_PAIRS, registerSql(), [pipeline, batchId]))).rows[0] as LatePairs;
 }
