@@ -10,7 +10,7 @@ import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { readDuration } from "./duration.js";
 import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
-import { tagSetting } from "./policySettings.js";
+import { tagAlternatives, tagSetting } from "./policySettings.js";
 import { readShare } from "./share.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
 import type { CalendarUnit, CalendarWindowSpec, WindowSpec } from "../core/windows.js";
@@ -114,6 +114,9 @@ const fieldName = z.string().min(1, "expected a non-empty field name");
  * calendar month needs `window.timeZone`).
  */
 const windowLength = (what: string) =>
+  tagSetting(windowLengthOf(what), "duration");
+
+const windowLengthOf = (what: string) =>
   z.unknown().transform((input, ctx) => {
     const read = readDuration(input);
     if (!read.ok) {
@@ -216,13 +219,16 @@ const calendarWindowSchema = z
  * `window`: fixed-length (Spark's) without `timeZone`, calendar with it. Issues
  * keep their paths below `window`.
  */
-const windowSchema = z.unknown().transform((input, ctx) => {
-  const calendar = typeof input === "object" && input !== null && "timeZone" in input;
-  const parsed = calendar ? calendarWindowSchema.safeParse(input) : fixedWindowSchema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
-  return z.NEVER;
-});
+const windowSchema = tagAlternatives(
+  z.unknown().transform((input, ctx) => {
+    const calendar = typeof input === "object" && input !== null && "timeZone" in input;
+    const parsed = calendar ? calendarWindowSchema.safeParse(input) : fixedWindowSchema.safeParse(input);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+    return z.NEVER;
+  }),
+  [fixedWindowSchema, calendarWindowSchema],
+);
 
 export const pipelineSchema = z
   .strictObject({

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { formatDuration } from "./duration.js";
 import { formatInstant } from "../core/timestamps.js";
 import { pipelineSchema, type PipelineConfig } from "./pipelines.js";
-import { settingKinds, type SettingKind } from "./policySettings.js";
+import { settingAlternatives, settingKinds, type SettingKind } from "./policySettings.js";
 
 /** The blocks of a pipeline config that make up its policy (issue "policy versions": what changes results). */
 export const POLICY_BLOCKS = ["fields", "timestamps", "window", "watermark", "admission"] as const;
@@ -71,6 +71,7 @@ function settingInfo(): SettingInfo {
     if (!s?._zod) return;
     const meta = settingKinds.get(schema as never);
     if (meta) found.kinds.set(path, meta.kind);
+    for (const option of settingAlternatives.get(schema as never)?.options ?? []) walk(option, path);
     const def = s._zod.def;
     switch (def.type) {
       case "object":

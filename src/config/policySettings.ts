@@ -14,6 +14,19 @@ export type SettingKind = "duration" | "instant";
 /** Schemas tagged with the kind of value they parse to. */
 export const settingKinds = z.registry<{ kind: SettingKind }>();
 
+/**
+ * Schemas that parse by choosing one of several object schemas themselves
+ * (the `window` block: fixed-length or calendar), with those schemas, so the
+ * policy's setting walk finds their kinds and defaults.
+ */
+export const settingAlternatives = z.registry<{ options: readonly unknown[] }>();
+
+/** Tags `schema` (and returns it) as parsing its value with one of `options`. */
+export function tagAlternatives<S extends z.ZodType>(schema: S, options: readonly unknown[]): S {
+  settingAlternatives.add(schema as z.ZodType, { options });
+  return schema;
+}
+
 /** Tags `schema` (and returns it) as parsing to a value of `kind`. */
 export function tagSetting<S extends z.ZodType>(schema: S, kind: SettingKind): S {
   settingKinds.add(schema as z.ZodType, { kind });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, formatIssues, loadPipelines, pipelinesFileSchema, windowSpecOf } from "../../src/config/pipelines.js";
+import { diffPolicies, policyOf } from "../../src/config/policy.js";
 
 const valid = () => ({
   name: "orders",
@@ -289,6 +290,21 @@ describe("calendar windows (a window with a timeZone)", () => {
     expect(issues({ ...valid(), window: { type: "tumbling", size: "1 day", timeZone: "America/Gotham" } })).toBe(
       '  pipelines[0].window.timeZone: expected an IANA time zone such as "UTC" or "America/New_York"',
     );
+  });
+
+  it("is part of the policy: a change of zone, span or kind is named", () => {
+    const change = (a: Record<string, unknown>, b: Record<string, unknown>) => diffPolicies(policyOf(calendarOf(a)), policyOf(calendarOf(b))).map((c) => c.text);
+    expect(change({ type: "tumbling", size: "1 day" }, { type: "tumbling", size: "1 day", timeZone: "America/New_York" })).toEqual([
+      'window.calendar: (not set) → {"span":1,"timeZone":"America/New_York","unit":"day","weekStart":1}',
+      "window.size: 1 day → (not set)",
+    ]);
+    expect(change({ type: "tumbling", size: "1 day", timeZone: "America/New_York" }, { type: "sliding", size: "7 days", slide: "1 day", timeZone: "America/New_York" })).toEqual([
+      "window.calendar.span: 1 → 7",
+      "window.type: tumbling → sliding",
+    ]);
+    expect(change({ type: "tumbling", size: "1 day", timeZone: "America/New_York" }, { type: "tumbling", size: "1 day", timeZone: "Europe/London" })).toEqual([
+      "window.calendar.timeZone: America/New_York → Europe/London",
+    ]);
   });
 
   it("refuses a calendar length without a zone, and sizes that are not a fixed length nor a calendar length (issue item 4)", () => {
