@@ -111,6 +111,20 @@ export function windowStartOf(endUs: bigint, spec: WindowSpec): bigint {
   return BigInt(zone.boundaryMs(addUnits(wall, cal.unit, -cal.span))) * 1000n;
 }
 
+const WEEKDAY_NAMES = ["", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+
+/**
+ * A calendar shape in words, for people: `1 day in America/New_York`,
+ * `7 days every day in America/New_York`, `1 week from Sunday in UTC`.
+ */
+export function describeCalendar(spec: CalendarWindowSpec): string {
+  const { unit, span, timeZone, weekStart } = spec.calendar;
+  const size = `${span} ${unit}${span === 1 ? "" : "s"}`;
+  const every = span === 1 ? "" : ` every ${unit}`;
+  const from = unit === "week" ? ` from ${WEEKDAY_NAMES[weekStart]}` : "";
+  return `${size}${every}${from} in ${timeZone}`;
+}
+
 /** A zone's UTC offsets and memoised boundary instants (wall-clock ms → epoch ms). */
 class CalendarZone {
   private readonly zone: IANAZone;

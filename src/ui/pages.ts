@@ -6,6 +6,7 @@
  * uPlot) from the JSON the page carries in `<script id="page-data">`.
  */
 import { windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
+import { describeCalendar } from "../core/windows.js";
 import { HISTOGRAM_EDGES_MS, type LatenessReport } from "../observe/lateness.js";
 import { shortDuration } from "../observe/latenessText.js";
 import type { BatchSeries, PipelineOverview, readCorrections, readWindows, WindowFilter } from "./data.js";
@@ -258,7 +259,7 @@ export function pipelinePage(input: PipelinePageInput): string {
   const spec = windowSpecOf(pipeline);
   const body = html`
 <h1>${pipeline.name} <span class="badge ${state.tone}" id="state">${state.label}</span></h1>
-<p class="note">${pipeline.window.type} windows of ${shortDuration(spec.sizeMs)}${spec.slideMs !== spec.sizeMs ? ` every ${shortDuration(spec.slideMs)}` : ""}, watermark delay ${shortDuration(pipeline.watermark.delay)}.
+<p class="note">${pipeline.window.type} windows of ${spec.calendar !== undefined ? describeCalendar(spec) : `${shortDuration(spec.sizeMs)}${spec.slideMs !== spec.sizeMs ? ` every ${shortDuration(spec.slideMs)}` : ""}`}, watermark delay ${shortDuration(pipeline.watermark.delay)}.
 JSON: <a href="/pipelines/${pipeline.name}/progress">progress</a> · <a href="/pipelines/${pipeline.name}/windows">windows</a> · <a href="/pipelines/${pipeline.name}/corrections">corrections</a> · <a href="/pipelines/${pipeline.name}/quarantine">quarantine</a></p>
 <div class="stats" id="overview">
 ${stat("watermark", "watermark", s.checkpoint?.watermark ?? "-", undefined, true)}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
-import { assignWindows, windowsPerEvent, type FixedWindowSpec as WindowSpec } from "../../src/core/windows.js";
+import { assignWindows, describeCalendar, windowsPerEvent, type FixedWindowSpec as WindowSpec } from "../../src/core/windows.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -168,5 +168,15 @@ describe("assignWindows: invalid specs", () => {
     expect(() => assignWindows(us(0), sliding(10 * MIN, 0))).toThrow(RangeError);
     expect(() => assignWindows(us(0), tumbling(-MIN))).toThrow(RangeError);
     expect(() => assignWindows(us(0), tumbling(Number.NaN))).toThrow(RangeError);
+  });
+});
+
+describe("describeCalendar", () => {
+  it("says a calendar shape in words", () => {
+    const cal = (unit: "day" | "week" | "month", span: number, weekStart = 1) => ({ calendar: { unit, span, timeZone: "America/New_York", weekStart } });
+    expect(describeCalendar(cal("day", 1))).toBe("1 day in America/New_York");
+    expect(describeCalendar(cal("day", 7))).toBe("7 days every day in America/New_York");
+    expect(describeCalendar(cal("week", 1, 7))).toBe("1 week from Sunday in America/New_York");
+    expect(describeCalendar(cal("month", 3))).toBe("3 months every month in America/New_York");
   });
 });
