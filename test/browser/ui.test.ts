@@ -31,6 +31,9 @@ const shop = pipeline({
   alerts: { dropShare: { above: "50%", batches: 10 } },
 });
 
+/** A pipeline that has seen nothing yet. */
+const idle = pipeline({ name: "idle", source: { format: "jsonl" }, fields: { eventTime: "t" }, timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "1 minute" }, watermark: { delay: "0 seconds" } });
+
 const T0 = Date.parse("2026-03-01T00:00:00Z");
 const KEYS = Array.from({ length: 150 }, (_, i) => `k${String(i).padStart(3, "0")}`);
 const at = (ms: number) => new Date(ms).toISOString();
@@ -62,7 +65,7 @@ beforeAll(async () => {
     throw new Error(`Chromium is missing at ${CHROMIUM}: the browser test needs Debian's chromium package (apt-get install -y chromium; .ci/run installs it)`);
   }
   const { pool } = await getDb();
-  api = await startApi({ pool, pipelines: [shop], log: createLogger("silent"), token: TOKEN });
+  api = await startApi({ pool, pipelines: [shop, idle], log: createLogger("silent"), token: TOKEN });
   const land = async (rows: object[], extra = "") => {
     const r = await post("/pipelines/shop/events", rows.map((r) => JSON.stringify(r)).join("\n") + "\n" + extra, { "content-type": "application/x-ndjson" });
     expect(r.status).toBe(201);
@@ -235,6 +238,35 @@ describe("the pipeline pages in Chromium", () => {
     // Again, with the token kept in the tab and the field empty: nothing awaits correction now.
     await page.click("#recompute-button");
     await expect.poll(() => text(page, "#action-answer")).toContain("0 changed");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("shows a pipeline that has seen nothing yet", async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${api.base}/ui`);
+    expect(await text(page, `tr[data-pipeline="idle"] .badge`)).toBe("not started");
+    expect(await text(page, `tr[data-pipeline="idle"] [data-field="watermark"]`)).toBe("-");
+    const res = await page.goto(`${api.base}/ui/pipelines/idle`);
+    expect(res?.status()).toBe(200);
+    expect(await text(page, "#batches .note")).toBe("No micro-batch yet.");
+    expect(await text(page, "#window-count")).toContain("No window matches.");
+    expect(await page.evaluate(() => Object.keys((window as unknown as { stragglerCharts: object }).stragglerCharts))).toEqual(["lateness"]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("shows a key that looks like markup as text", async () => {
+    const { pool } = await getDb();
+    const key = `<img id="injected" src="x" onerror="document.title='pwned'">"'&`;
+    const row = { t: at(T0 + 22 * 60_000 + 30_000), arrived: at(T0 + 22 * 60_000 + 40_000), k: key, v: 1 };
+    expect((await post("/pipelines/shop/events", JSON.stringify(row) + "\n", { "content-type": "application/x-ndjson" })).status).toBe(201);
+    await runBatch(pool, shop, "once");
+    const { page, problems } = await openPage();
+    await page.goto(`${api.base}/ui/pipelines/shop?${new URLSearchParams({ key })}`);
+    expect(await page.locator("#window-table tbody tr td:nth-child(1)").allTextContents()).toEqual([key]);
+    expect(await page.locator('#window-filter input[name="key"]').inputValue()).toBe(key);
+    expect([await page.locator("#injected").count(), await page.title()]).toEqual([0, "shop · Straggler"]);
     expect(problems).toEqual([]);
     await page.close();
   });
