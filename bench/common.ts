@@ -1,0 +1,76 @@
+/**
+ * What every benchmark section shares: the bench's pipeline config, its
+ * synthetic events file, medians with their range, number formatting and
+ * the run's context (database, scale, rounds, the result table).
+ */
+import { createWriteStream, mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline as pipe } from "node:stream/promises";
+import { fileURLToPath } from "node:url";
+import type { Env } from "../src/config/env.js";
+import { pipelineSchema, type PipelineConfig } from "../src/config/pipelines.js";
+import { inChunks } from "../src/db/copyText.js";
+import type { Pool } from "../src/db/pool.js";
+import { createLogger } from "../src/log.js";
+import { events, toJsonLine } from "./workload.js";
+
+/** The repository's root. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const log = createLogger(process.env.LOG_LEVEL ?? "warn");
+/** The run's scratch folder (events files, configs, landing folders). */
+export const tmp = mkdtempSync(path.join(os.tmpdir(), "straggler-bench-"));
+
+/** Median, min and max of `n` measurements. */
+export interface Stat { median: number; min: number; max: number; n: number }
+
+export const stat = (xs: number[]): Stat => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { median: s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2, min: s[0]!, max: s[s.length - 1]!, n: s.length };
+};
+/** A figure for the table: whole numbers from 100 up (thousands separated), else 1 or 2 decimals. */
+export const fmt = (x: number) => (x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(x >= 10 ? 1 : 2));
+/** `median unit (min–max, n=rounds)`. */
+export const fmtStat = (s: Stat, unit = "") => `${fmt(s.median)}${unit} (${fmt(s.min)}–${fmt(s.max)}, n=${s.n})`;
+/** Monotonic clock, ms. */
+export const now = () => performance.now();
+/** A progress line on stderr. */
+export const say = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+
+/** What each section receives. */
+export interface BenchContext {
+  pool: Pool;
+  /** Connection URL of the bench database. */
+  url: string;
+  env: Env;
+  /** 1 = 1M events. */
+  scale: number;
+  rounds: number;
+  /** Events in the main workload. */
+  n: number;
+  /** Adds a row to the result table: figure, Straggler, reference, ratio, target. */
+  row(...cells: string[]): void;
+}
+
+/** The bench pipeline `name`: JSON lines, 10-minute tumbling windows, 10-minute watermark delay. */
+export function benchPipeline(name: string, maxRowsPerBatch = 100_000, landingDir = tmp): PipelineConfig {
+  return pipelineSchema.parse({
+    name,
+    source: { landingDir, format: "jsonl" },
+    fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+    trigger: { interval: "1 second", maxRowsPerBatch },
+    // Synthetic event times from 2026-01-01 land at the wall clock: a future-skew guard would depend on the day the bench runs.
+    admission: { maxFutureSkew: null },
+  });
+}
+
+/** Writes `count` synthetic events (bench/workload.ts) to `file` as JSON lines. */
+export async function writeEvents(file: string, count: number): Promise<void> {
+  async function* lines() {
+    for (const e of events(count)) yield toJsonLine(e);
+  }
+  await pipe(Readable.from(inChunks(lines())), createWriteStream(file));
+}

@@ -1,0 +1,90 @@
+/**
+ * 2. The stream's rate by micro-batch size (watermark + MERGE) over the
+ * landed workload, beside a naive reference: one INSERT … ON CONFLICT DO
+ * UPDATE per event, autocommit.
+ */
+import { formatInstant, isoToUs } from "../src/core/timestamps.js";
+import { assignWindows } from "../src/core/windows.js";
+import type { Pool } from "../src/db/pool.js";
+import { analyzeIfStale } from "../src/db/statistics.js";
+import { runBatch } from "../src/stream/runBatch.js";
+import { runUntilCaughtUp } from "../src/stream/streamLoop.js";
+import { benchPipeline, fmt, fmtStat, now, say, stat, type BenchContext } from "./common.js";
+
+const BATCH_SIZES = [1_000, 10_000, 100_000];
+
+/** Creates the naive reference's results table. */
+export async function createNaiveTable(pool: Pool): Promise<void> {
+  await pool.query(`CREATE TABLE bench_naive_results (group_key text, window_start timestamptz, window_end timestamptz, event_count bigint, value_sum numeric,
+                    PRIMARY KEY (group_key, window_start, window_end))`);
+}
+
+/** Forgets what the stream of `pipeline` did, so that it reads its bronze again from the start. */
+async function resetStream(pool: Pool, pipeline: string): Promise<void> {
+  for (const t of ["checkpoints", "window_results_table", "batch_progress", "late_windows", "late_events"]) {
+    await pool.query(`DELETE FROM straggler.${t} WHERE pipeline = $1`, [pipeline]);
+  }
+}
+
+/** Naive reference: one INSERT … ON CONFLICT DO UPDATE per event, autocommit. */
+async function naiveStream(pool: Pool, pipeline: string, limit: number): Promise<{ seconds: number; rows: number }> {
+  await pool.query("TRUNCATE bench_naive_results");
+  const { rows } = await pool.query(
+    "SELECT group_key, event_time, value FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'accepted' ORDER BY seq LIMIT $2",
+    [pipeline, limit],
+  );
+  const c = await pool.connect();
+  try {
+    const t0 = now();
+    for (const r of rows) {
+      const w = assignWindows(isoToUs(r.event_time), { sizeMs: 600_000, slideMs: 600_000, offsetMs: 0 })[0]!;
+      await c.query(
+        `INSERT INTO bench_naive_results (group_key, window_start, window_end, event_count, value_sum) VALUES ($1, $2, $3, 1, $4)
+         ON CONFLICT (group_key, window_start, window_end) DO UPDATE
+           SET event_count = bench_naive_results.event_count + 1, value_sum = bench_naive_results.value_sum + excluded.value_sum`,
+        [r.group_key, formatInstant(w.startUs), formatInstant(w.endUs), r.value],
+      );
+    }
+    return { seconds: (now() - t0) / 1000, rows: rows.length };
+  } finally {
+    c.release();
+  }
+}
+
+/**
+ * Streams `land-0` (landed by measureLanding) again at each batch size, each round, then the naive reference.
+ * @returns the share of (event, window) pairs dropped by the watermark at 100,000-event batches, %
+ */
+export async function measureStream(ctx: BenchContext): Promise<number> {
+  const naiveN = Math.min(ctx.n, Math.max(2000, Math.round(20_000 * Math.min(1, ctx.scale * 10))));
+  const streamRates = new Map<number, number[]>();
+  const naive: number[] = [];
+  let dropped = 0, input = 0;
+  for (let r = 0; r < ctx.rounds; r++) {
+    for (const batch of BATCH_SIZES) {
+      const pipeline = benchPipeline("land-0", batch);
+      await resetStream(ctx.pool, pipeline.name);
+      await analyzeIfStale(ctx.pool);
+      const t0 = now();
+      const progress = await runUntilCaughtUp((t) => runBatch(ctx.pool, pipeline, t), "available-now");
+      const secs = (now() - t0) / 1000;
+      const rows = progress.reduce((n, b) => n + b.numInputRows, 0);
+      if (batch === 100_000) {
+        dropped = progress.reduce((n, b) => n + b.numRowsDroppedByWatermark, 0);
+        input = rows;
+      }
+      streamRates.set(batch, [...(streamRates.get(batch) ?? []), rows / secs]);
+      say(`stream round ${r} batch ${batch}: ${fmt(rows / secs)} events/s`);
+    }
+    const nv = await naiveStream(ctx.pool, "land-0", naiveN);
+    naive.push(nv.rows / nv.seconds);
+    say(`naive round ${r}: ${fmt(nv.rows / nv.seconds)} events/s`);
+  }
+  const naiveS = stat(naive);
+  for (const batch of BATCH_SIZES) {
+    const s = stat(streamRates.get(batch)!);
+    ctx.row(`stream, ${batch.toLocaleString("en-US")}-event batches (watermark + MERGE)`, fmtStat(s, " ev/s"), `naive per-event upsert ${fmtStat(naiveS, " ev/s")}`, `${(s.median / naiveS.median).toFixed(1)} × naive`,
+      batch === 100_000 ? "≥ 200k ev/s and ≥ 20 × naive" : "");
+  }
+  return input > 0 ? (100 * dropped) / input : 0;
+}
