@@ -8,7 +8,8 @@ import { bigint, bigserial, boolean, check, doublePrecision, index, integer, jso
 
 export const straggler = pgSchema("straggler");
 
-const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "string", precision: 6 });
+/** `timestamptz` without a declared precision: PostgreSQL's full precision, microseconds (as the migrations create it). */
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "string" });
 
 /** The raw ledger: every landed record, accepted or quarantined. Immutable. */
 export const bronzeEvents = straggler.table(
@@ -277,4 +278,47 @@ export const windowFailures = straggler.table(
     failedAt: timestamp("failed_at", { withTimezone: true, mode: "string" }).notNull().defaultNow(),
   },
   (t) => [index("window_failures_pipeline").on(t.pipeline, t.failureId)],
+);
+
+/**
+ * Alert states (src/observe/alerts.ts, migration 0013): one row per pipeline
+ * and alert, written when the state changes, so every process and every
+ * restart reads the same state. `value` is what the alert was judged on.
+ */
+export const alertStates = straggler.table(
+  "alert_states",
+  {
+    pipeline: text("pipeline").notNull(),
+    alert: text("alert").notNull(),
+    /** `ok` or `firing`. */
+    state: text("state").notNull(),
+    since: tstz("since").notNull(),
+    value: doublePrecision("value"),
+  },
+  (t) => [primaryKey({ name: "alert_states_pkey", columns: [t.pipeline, t.alert] }), check("alert_states_state_check", sql`${t.state} IN ('ok', 'firing')`)],
+);
+
+/**
+ * Policy versions (migration 0014): per pipeline, each results version with
+ * the policy that produces it, as canonical JSON (`policy`) and its hash
+ * (`policy_version`, which bronze rows are stamped with). At most one version
+ * per pipeline is `live`; the others are `candidate` or `retired`.
+ */
+export const policyVersions = straggler.table(
+  "policy_versions",
+  {
+    pipeline: text("pipeline").notNull(),
+    version: integer("version").notNull(),
+    state: text("state").notNull(),
+    policyVersion: text("policy_version").notNull(),
+    policy: text("policy").notNull(),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    liveSince: tstz("live_since"),
+  },
+  (t) => [
+    primaryKey({ name: "policy_versions_pkey", columns: [t.pipeline, t.version] }),
+    check("policy_versions_version_check", sql`${t.version} > 0`),
+    check("policy_versions_state_check", sql`${t.state} IN ('live', 'candidate', 'retired')`),
+    uniqueIndex("policy_versions_live").on(t.pipeline).where(sql`state = 'live'`),
+  ],
 );
