@@ -35,10 +35,13 @@ const outcomeCells = (o: DelayOutcome | (Omit<DelayOutcome, "labels"> & { labels
   `${shortDuration(o.timeToFinal.medianMs)} / ${shortDuration(o.timeToFinal.p99Ms)}`, `${o.openWindows.max} / ${o.openWindows.mean.toFixed(1)}`,
 ];
 
-/** The report as lines of text (no trailing newline). */
+/** The report as lines of text (no trailing newline); without accepted rows (in the range), one line saying so. */
 export function formatLatenessReport(report: LatenessReport): string {
   const d = report.distribution;
   const range = report.range.from || report.range.to ? `, event time in [${report.range.from ?? "-∞"}, ${report.range.to ?? "∞"})` : "";
+  if (d.count === 0) {
+    return `Lateness of ${report.pipeline}: no accepted rows${range}, so nothing to measure yet: land rows and run the stream first (configured delay: ${shortDuration(report.configuredDelayMs)})`;
+  }
   const lines = [
     `Lateness of ${report.pipeline} (ingestion time − event time) over ${count(d.count)} accepted rows${range}`,
     `  p50 ${shortDuration(d.p50Ms)}   p90 ${shortDuration(d.p90Ms)}   p99 ${shortDuration(d.p99Ms)}   p99.9 ${shortDuration(d.p999Ms)}   max ${shortDuration(d.maxMs)}   (min ${shortDuration(d.minMs)})`,

@@ -130,6 +130,13 @@ describe("straggler lateness and GET /pipelines/{pipeline}/lateness", () => {
     expect(cli.range).toEqual({ from: "2026-10-01T00:00:00.000Z", to: "2026-10-01T01:00:00.000Z" });
   }, 60_000);
 
+  it("say so in one line when no accepted row is in the range", async () => {
+    const { env } = await setup();
+    expect(await runCli(["lateness", "-p", "advised", "--from", "2030-01-01T00:00:00Z"], env)).toBe(
+      "Lateness of advised: no accepted rows, event time in [2030-01-01T00:00:00.000Z, ∞), so nothing to measure yet: land rows and run the stream first (configured delay: 10m)\n",
+    );
+  }, 60_000);
+
   it("refuse bad parameters: 400 naming the query field, exit 2 naming the flag, with the same message", async () => {
     const { env } = await setup();
     const cases: [string, string[], string, string][] = [
