@@ -8,6 +8,7 @@ import { isoToUs } from "../core/timestamps.js";
 import type { Pool } from "../db/pool.js";
 import { readCorrectionAudit } from "../db/sql/readCorrectionAudit.js";
 import { readCorrectionHistory } from "../db/sql/readCorrectionHistory.js";
+import { readMaxEventTimeSoFar } from "../db/sql/readMaxEventTimeSoFar.js";
 import { readQuarantineByBatch } from "../db/sql/readQuarantineByBatch.js";
 import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowPage } from "../db/sql/readWindowPage.js";
@@ -48,6 +49,8 @@ export interface BatchSeries {
   durationMs: number[];
   /** The newest accepted event time of each batch (`event_time_max`); null for a batch without accepted rows. */
   eventTimeMax: (number | null)[];
+  /** The max event time up to each batch (the running max of `event_time_max` over every batch). */
+  maxEventTimeSoFar: (number | null)[];
   /** The watermark after each batch (`next_watermark`). */
   watermark: (number | null)[];
   /** `num_rows_dropped_by_watermark`: (event, window) pairs. */
@@ -63,7 +66,8 @@ export interface BatchSeries {
 export async function readBatchSeries(pool: Pool, pipeline: string, batches: number): Promise<BatchSeries> {
   const progress = (await readStreamProgress(pool, pipeline, batches)).reverse();
   const first = progress[0]?.batch_id;
-  const quarantined = first === undefined ? [] : await readQuarantineByBatch(pool, pipeline, first);
+  const [quarantined, soFar] = first === undefined ? [[], []] : await Promise.all([readQuarantineByBatch(pool, pipeline, first), readMaxEventTimeSoFar(pool, pipeline, first)]);
+  const maxSoFar = new Map(soFar.map((m) => [m.batchId, epochS(m.maxEventTime)]));
   const index = new Map(progress.map((p, i) => [p.batch_id, i]));
   const quarantinedByReason: Record<string, number[]> = {};
   for (const q of quarantined) {
@@ -77,6 +81,7 @@ export async function readBatchSeries(pool: Pool, pipeline: string, batches: num
     processedRowsPerSecond: progress.map((p) => p.processed_rows_per_second),
     durationMs: progress.map((p) => p.duration_ms),
     eventTimeMax: progress.map((p) => epochS(p.event_time_max)),
+    maxEventTimeSoFar: progress.map((p) => maxSoFar.get(p.batch_id) ?? null),
     watermark: progress.map((p) => epochS(p.next_watermark)),
     droppedPairs: progress.map((p) => p.num_rows_dropped_by_watermark),
     quarantinedByReason,

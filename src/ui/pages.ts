@@ -283,7 +283,7 @@ ${alertsSection(o)}
 ${batches.batchId.length === 0 ? html`<p class="note">No micro-batch yet.</p>` : html`<div class="charts">
 <div class="chart" data-chart="rates" aria-label="input and processing rate"></div>
 <div class="chart" data-chart="duration" aria-label="batch duration"></div>
-<div class="chart" data-chart="eventTime" aria-label="max event time and watermark"></div>
+<div class="chart span" data-chart="eventTime" aria-label="max event time and watermark"></div>
 <div class="chart" data-chart="dropped" aria-label="dropped pairs"></div>
 <div class="chart" data-chart="quarantined" aria-label="quarantined rows by reason"></div>
 </div>`}

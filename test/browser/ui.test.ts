@@ -159,8 +159,12 @@ describe("the pipeline pages in Chromium", () => {
     }
     const series = await page.evaluate(() => {
       const all = (window as unknown as { stragglerCharts: Record<string, { data: unknown[][] }> }).stragglerCharts;
-      return { dropped: all.dropped!.data[1], quarantined: all.quarantined!.data.slice(1), lateness: all.lateness!.data[1] };
+      return { dropped: all.dropped!.data[1], quarantined: all.quarantined!.data.slice(1), lateness: all.lateness!.data[1], eventTime: all.eventTime!.data.map((d) => d.at(-1)) };
     });
+    // The last batch: max event time so far, the watermark, its newest event (null: not behind the max), the gap (s) = GET /pipelines' lag.
+    const s = (iso: string) => Date.parse(iso) / 1000;
+    expect(series.eventTime).toEqual([lastBatch.batch_id, s(status.maxEventTime), s(status.watermark), null, status.watermarkLagMs / 1000]);
+    expect(status.watermarkLagMs).toBe(120_000);
     const progress = (await getJson("/pipelines/shop/progress")).reverse();
     expect(series.dropped).toEqual(progress.map((p: { num_rows_dropped_by_watermark: number }) => p.num_rows_dropped_by_watermark));
     expect(series.dropped).toEqual([0, 1, 0]);

@@ -53,8 +53,10 @@
       series: [{ label: "batch" }, line("duration ms", COLORS.teal, { fill: "rgba(13,148,136,0.12)" })],
     }, [x, b.durationMs]);
 
-    // The gap (max event time − watermark) is tiny beside months of event time: it has its own axis.
-    const gap = b.eventTimeMax.map((m, i) => (m === null || b.watermark[i] === null ? null : m - b.watermark[i]));
+    // The gap (max event time so far − watermark: the watermark's lag) is tiny beside months of event time: it has its own axis.
+    const gap = b.maxEventTimeSoFar.map((m, i) => (m === null || b.watermark[i] === null ? null : m - b.watermark[i]));
+    // Batches whose rows were all behind the max so far (late data) show as points.
+    const behind = b.eventTimeMax.map((m, i) => (m !== null && b.maxEventTimeSoFar[i] !== null && m < b.maxEventTimeSoFar[i] ? m : null));
     const [div, unit] = unitFor(Math.max(0, ...gap.filter((g) => g !== null)));
     make("eventTime", {
       title: "Max event time and watermark (UTC), and the gap between them",
@@ -62,11 +64,13 @@
       axes: [batchAxis, { size: 90 }, { scale: "gap", side: 1, size: 50, grid: { show: false }, incrs: [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100].map((v) => v * div), values: (_u, splits) => splits.map((v) => `${+(v / div).toFixed(2)}${unit}`) }],
       series: [
         { label: "batch" },
-        line("max event time of the batch", COLORS.blue, { value: (_u, v) => iso(v), spanGaps: true }),
-        line("watermark after the batch", COLORS.red, { value: (_u, v) => iso(v), spanGaps: true }),
-        { label: `gap (${unit})`, scale: "gap", stroke: COLORS.amber, fill: "rgba(217,119,6,0.07)", width: 1.5, value: (_u, v) => (v === null || v === undefined ? "-" : `${+(v / div).toFixed(2)} ${unit}`), points: { show: false } },
+        line("max event time", COLORS.blue, { value: (_u, v) => iso(v), spanGaps: true }),
+        line("watermark", COLORS.red, { value: (_u, v) => iso(v), spanGaps: true }),
+        { label: "a batch's newest event, when behind the max", stroke: COLORS.grey, width: 0, paths: () => null, points: { show: true, size: 4, fill: COLORS.grey, stroke: COLORS.grey }, value: (_u, v) => iso(v) },
+        { label: `gap (${unit})`, scale: "gap", stroke: COLORS.amber, width: 1.5, dash: [4, 3], value: (_u, v) => (v === null || v === undefined ? "-" : `${+(v / div).toFixed(2)} ${unit}`), points: { show: false } },
       ],
-    }, [x, b.eventTimeMax, b.watermark, gap]);
+      bands: [{ series: [1, 2], fill: "rgba(37,99,235,0.10)" }],
+    }, [x, b.maxEventTimeSoFar, b.watermark, behind, gap]);
 
     make("dropped", {
       title: "Dropped (event, window) pairs (numRowsDroppedByWatermark)",
