@@ -14,7 +14,6 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowSpecOf } from "../config/pipelines.js";
-import { readShare, type ShareResult } from "../config/share.js";
 import { DelayNeeds, DelaySimulation, windowEnds, type WhatIfResult, type WhatIfRow } from "../core/lateness.js";
 import type { WindowSpec } from "../core/windows.js";
 import { isoToUs } from "../core/timestamps.js";
@@ -30,15 +29,6 @@ export const HISTOGRAM_EDGES_MS = [0, 1_000, 10_000, 60_000, 600_000, 3_600_000,
 
 /** Default drop-share target of the recommendation: 0.1 % of the events. */
 export const DEFAULT_TARGET_DROP_SHARE = 0.001;
-
-/**
- * A drop-share target as people write it: `0.1%` (a percentage) or `0.001` (a share);
- * `readShare` (config/share.ts) with its grammar and message. Kept for callers of this module.
- * @returns the share (0–1), or an error message naming the accepted forms
- */
-export function readDropShare(text: string): ShareResult {
-  return readShare(text, "drop share");
-}
 
 export interface LatenessOptions {
   /** Event-time range `[from, to)` (ISO 8601); the watermark still moves with every row. */

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { DelayNeeds, DelaySimulation, weightedPercentile, windowEnds, type WhatIfRow } from "../../src/core/lateness.js";
 import { shortDuration } from "../../src/observe/latenessText.js";
 import { readShare } from "../../src/config/share.js";
-import { readDropShare } from "../../src/observe/lateness.js";
 
 const MIN = 60_000; // delays and sizes are ms; instants are epoch µs (bigint)
 const US_PER_MIN = 60_000_000n;
@@ -106,10 +105,5 @@ describe("readShare: one grammar for every share (alerts, lateness --target-drop
       expect(readShare(bad, "drop share")).toEqual({ ok: false, message: `expected a drop share like 0.1% or 0.001 (from 0 to 100%), got ${JSON.stringify(bad)}` });
     }
     expect(readShare(null, "quarantine share")).toEqual({ ok: false, message: "expected a quarantine share like 0.1% or 0.001 (from 0 to 100%), got null" });
-  });
-
-  it("is what readDropShare reads", () => {
-    expect(readDropShare("0.1%")).toEqual({ ok: true, share: 0.001 });
-    expect(readDropShare("7")).toEqual({ ok: false, message: 'expected a drop share like 0.1% or 0.001 (from 0 to 100%), got "7"' });
   });
 });
