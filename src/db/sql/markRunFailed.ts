@@ -2,7 +2,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
-import { correctionRuns } from "../schema.js";
+import { correctionRuns } from "../schemaRecords.js";
 
 /**
  * Marks the run `failed` with `error` and its duration (ms), only while it is `running`.

@@ -2,7 +2,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
-import { correctionRuns } from "../schema.js";
+import { correctionRuns } from "../schemaRecords.js";
 
 /** What a finished run counted. */
 export interface RunOutcome {

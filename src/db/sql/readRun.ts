@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
-import { correctionRuns } from "../schema.js";
+import { correctionRuns } from "../schemaRecords.js";
 import type { RunOutcome } from "./markRunSucceeded.js";
 
 /** A run's status and error, with the counts a finished run recorded (null where it recorded none). */

@@ -2,7 +2,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
-import { correctionRuns } from "../schema.js";
+import { correctionRuns } from "../schemaRecords.js";
 
 /**
  * Sets the run's `lease_until` to the database's clock + `leaseMs`, only while it is `running`.
