@@ -107,6 +107,7 @@ export function histogramPosition(delayMs: number): number {
 function latenessSection(lateness: PipelinePageInput["lateness"]): Html {
   if ("error" in lateness) return html`<section><h2>Lateness</h2><p class="error">The lateness report could not be read: ${lateness.error}</p></section>`;
   const d = lateness.distribution;
+  if (d.count === 0) return html`<section id="lateness"><h2>Lateness</h2><p class="note" id="no-lateness">No accepted row yet: nothing to measure.</p></section>`;
   const r = lateness.recommendation;
   const configured = lateness.whatIf.delays.find((o) => o.labels.includes("configured"));
   return html`<section id="lateness">
@@ -248,7 +249,7 @@ export function pipelinePage(input: PipelinePageInput): string {
   const lateness = "error" in input.lateness ? null : input.lateness;
   const chartData = {
     batches,
-    lateness: lateness && {
+    lateness: lateness && lateness.distribution.count > 0 && {
       buckets: lateness.distribution.histogram.map((h) => ({ label: bucketLabel(h), count: h.count })),
       marks: [
         { label: `configured ${shortDuration(lateness.configuredDelayMs)}`, x: histogramPosition(lateness.configuredDelayMs), kind: "configured" },

@@ -255,7 +255,8 @@ describe("the pipeline pages in Chromium", () => {
     expect(res?.status()).toBe(200);
     expect(await text(page, "#batches .note")).toBe("No micro-batch yet.");
     expect(await text(page, "#window-count")).toContain("No window matches.");
-    expect(await page.evaluate(() => Object.keys((window as unknown as { stragglerCharts: object }).stragglerCharts))).toEqual(["lateness"]);
+    expect(await text(page, "#no-lateness")).toBe("No accepted row yet: nothing to measure.");
+    expect(await page.evaluate(() => Object.keys((window as unknown as { stragglerCharts: object }).stragglerCharts))).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
   });
