@@ -4,7 +4,8 @@ import type { Command } from "commander";
 import { formatDuration } from "../../config/duration.js";
 import type { PipelineConfig } from "../../config/pipelines.js";
 import type { Database } from "../../db/open.js";
-import { listSources } from "../../db/sql/listSources.js";
+import { readSources } from "../../db/sql/readSources.js";
+import { sourcesQuery } from "../../http/schemas.js";
 import { analyzeIfStale } from "../../db/statistics.js";
 import type { LandResult } from "../../ingest/copyToBronze.js";
 import { SourceRefused } from "../../ingest/errors.js";
@@ -121,18 +122,17 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .description("every source of a pipeline (files, requests, stdin, replay micro-batches) with its state: landed, refused (and why), changed_after_landing, waiting_to_settle")
     .requiredOption("-p, --pipeline <name>", "pipeline")
     .option("--state <state>", "only sources in this state")
-    .option("--limit <n>", "at most this many, most recently seen first", "100")
-    .option("--json", "print JSON")
-    .action(async (opts: { pipeline: string; state?: string; limit: string; json?: boolean }) => {
+    .option("--kind <kind>", "only sources of this kind: file, http, stdin or replay")
+    .option("--limit <n>", "at most this many (1 to 10000), most recently seen first", "100")
+    .option("--json", "print JSON: the counts by state and the rows, as GET /pipelines/{p}/sources answers")
+    .action(async (opts: { pipeline: string; state?: string; kind?: string; limit: string; json?: boolean }) => {
       const ctx = ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
-      const states = ["landed", "refused", "changed_after_landing", "waiting_to_settle"];
-      if (opts.state !== undefined && !states.includes(opts.state)) throw new UsageError(`--state: expected one of ${states.join(", ")}, got ${JSON.stringify(opts.state)}`);
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit: expected a positive integer, got ${JSON.stringify(opts.limit)}`);
+      // The REST route's query schema: the same values accepted, the same messages.
+      const parsed = sourcesQuery.safeParse({ state: opts.state, kind: opts.kind, limit: opts.limit });
+      if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}, got ${JSON.stringify(opts[i.path[0] as "state" | "kind" | "limit"])}`).join("; "));
       await withDb(ctx, async (db) => {
-        const counts = await countSourcesByState(db.pool, pipeline.name);
-        const rows = await listSources(db.pool, pipeline.name, opts.state, limit);
+        const [counts, rows] = await Promise.all([countSourcesByState(db.pool, pipeline.name), readSources(db.pool, pipeline.name, parsed.data)]);
         if (opts.json) return json({ pipeline: pipeline.name, byState: counts, rows });
         console.log(`${pipeline.name}: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")}`);
         for (const r of rows) {
