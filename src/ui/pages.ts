@@ -280,7 +280,7 @@ ${stat("awaiting correction", "awaitingCorrection", count(s.windows.awaitingCorr
 ${o.policy.state === "refused" ? html`<pre class="error" id="policy-refusal">${o.policy.message}</pre>` : ""}
 ${alertsSection(o)}
 <section id="batches">
-<h2>Recent batches <small>the last ${count(batches.batchId.length)} micro-batches (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>
+<h2>Recent batches <small>the last ${batches.batchId.length === 1 ? "micro-batch" : `${count(batches.batchId.length)} micro-batches`} (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>
 ${batches.batchId.length === 0 ? html`<p class="note">No micro-batch yet.</p>` : html`<div class="charts">
 <div class="chart" data-chart="rates" aria-label="input and processing rate"></div>
 <div class="chart" data-chart="duration" aria-label="batch duration"></div>

@@ -26,7 +26,7 @@
   }
 
   const batchAxis = { label: "batch", labelSize: 18, size: 36 };
-  const line = (label, stroke, extra) => Object.assign({ label, stroke, width: 1.5, value: (_u, v) => num(v), points: { show: false } }, extra || {});
+  const line = (label, stroke, extra) => Object.assign({ label, stroke, width: 1.5, value: (_u, v) => num(v) }, extra || {});
   const bars = (label, fill, maxWidth) => ({ label, stroke: fill, fill, width: 0, value: (_u, v) => num(v), paths: uPlot.paths.bars({ size: [0.7, maxWidth || 12] }), points: { show: false } });
 
   /** Seconds as the largest unit that keeps them readable: `[divisor, unit]`. */
@@ -42,7 +42,7 @@
     make("rates", {
       title: "Input rate vs processing rate (rows/s)",
       scales: { x: { time: false } },
-      axes: [batchAxis, { size: 60 }],
+      axes: [batchAxis, { size: 72 }],
       series: [{ label: "batch" }, line("input rows/s", COLORS.blue), line("processed rows/s", COLORS.orange)],
     }, [x, b.inputRowsPerSecond, b.processedRowsPerSecond]);
 
