@@ -11,6 +11,7 @@ import { ConfigError } from "../config/pipelines.js";
 import { correctCommands } from "./commands/correct.js";
 import { dbCommands } from "./commands/db.js";
 import { dropCommand } from "./commands/drop.js";
+import { holdCommands } from "./commands/hold.js";
 import { ingestCommands } from "./commands/ingest.js";
 import { latenessCommand } from "./commands/lateness.js";
 import { replayCommand } from "./commands/replay.js";
@@ -34,6 +35,7 @@ export function buildCli(): Command {
   latenessCommand(program, ctxOf);
   dbCommands(program);
   dropCommand(program, ctxOf);
+  holdCommands(program, ctxOf);
   return program;
 }
 

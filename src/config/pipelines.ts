@@ -319,6 +319,13 @@ export const pipelineSchema = z
         correctionFailed: z.boolean().default(true),
       })
       .prefault({}),
+    /** Automatic holds of the published results (src/lifecycle/hold.ts, README "Incidents: hold"): both off unless set. */
+    hold: z
+      .strictObject({
+        onFutureTs: z.boolean().default(false),
+        quarantineShare: z.strictObject({ above: share("quarantine share"), batches: batchCount }).nullable().default(null),
+      })
+      .prefault({}),
   });
 
 export const pipelinesFileSchema = z.strictObject({

@@ -42,6 +42,8 @@ export const windowResults = straggler
     results_version: integer("results_version"),
     /** That version's policy version (hash), as stamped on the bronze rows landed under it. */
     policy_version: text("policy_version"),
+    /** True while the pipeline is held: the row is what was published when the hold began. */
+    held: boolean("held").notNull(),
   })
   .existing();
 

@@ -15,6 +15,7 @@ import type { ApiDeps, RouteContext } from "./context.js";
 import { addCorrectionRoutes } from "./correctionRoutes.js";
 import { errorHandler, HttpError } from "./errors.js";
 import { addEventRoutes } from "./eventRoutes.js";
+import { addHoldRoutes } from "./holdRoutes.js";
 import { addLatenessRoutes } from "./latenessRoutes.js";
 import { ApiRoutes, errors, json } from "./openapi.js";
 import { addPipelineRoutes } from "./pipelineRoutes.js";
@@ -73,6 +74,7 @@ export function createApp(deps: ApiDeps): express.Express {
   addEventRoutes(ctx);
   addCorrectionRoutes(ctx);
   addLatenessRoutes(ctx);
+  addHoldRoutes(ctx);
   app.use("/ui", uiRouter(deps, ctx.pipelineOf)); // pages for people, not in the API document (src/ui)
   const document = routes.document();
 

@@ -9,6 +9,7 @@ import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowResults } from "../db/sql/readWindowResults.js";
 import { alertViews } from "../observe/alerts.js";
 import { countSourcesByState } from "../db/sql/countSourcesByState.js";
+import { readOpenHold } from "../db/sql/holds.js";
 import { checkPolicy } from "../stream/policyGuard.js";
 import { pipelineStatus } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
@@ -28,7 +29,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
     async (req, res) => {
       parseOr400(noQuery, req.query, "query");
       const all = await Promise.all(
-        deps.pipelines.map(async (pipeline) => ({ ...(await pipelineStatus(pool, pipeline.name)), alerts: await alertViews(pool, pipeline), policy: await checkPolicy(pool, pipeline) })),
+        deps.pipelines.map(async (pipeline) => ({ ...(await pipelineStatus(pool, pipeline.name)), alerts: await alertViews(pool, pipeline), policy: await checkPolicy(pool, pipeline), hold: (await readOpenHold(pool, pipeline.name)) ?? null })),
       );
       res.json(
         all.map((s) => ({
@@ -44,6 +45,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
           failedWindows: s.failedWindows,
           alerts: s.alerts,
           policy: s.policy,
+          hold: s.hold,
         })),
       );
     },

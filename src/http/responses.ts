@@ -7,6 +7,7 @@ import { createSelectSchema } from "drizzle-zod";
 import { getViewSelectedFields, type View } from "drizzle-orm";
 import { z } from "zod";
 import { correctionAudit, correctionHistory, failedWindows, quarantine, sources, streamProgress, windowResults } from "../db/views.js";
+import { holdResponse } from "./holdRoutes.js";
 import { aggregate } from "./schemas.js";
 
 const isoInstant = z.string().meta({ description: "ISO 8601 UTC instant, microseconds kept", example: "2026-10-01T12:00:00.000Z" });
@@ -62,6 +63,7 @@ export const pipelineStatusRow = z.object({
       message: z.string().nullable().meta({ description: "the refusal, with the ways forward" }),
     })
     .meta({ description: "README: Policy versions" }),
+  hold: holdResponse.nullable().meta({ description: "the open hold (README: Incidents: hold); null when the pipeline is not held" }),
 });
 
 /** `GET /metrics`: Prometheus text format. */

@@ -11,6 +11,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Queryable } from "../db/pool.js";
 import { readAlertStates } from "../db/sql/alertStates.js";
+import { readOpenHolds } from "../db/sql/holds.js";
 import { BATCH_DURATION_BUCKETS_S, readPipelineMetrics, type PipelineMetrics } from "../db/sql/readPipelineMetrics.js";
 import { configuredAlerts } from "./alerts.js";
 
@@ -21,6 +22,8 @@ type Row = { labels: Labels; value: number };
 interface Snapshot {
   pipelines: PipelineMetrics[];
   firing: Row[];
+  /** 1 per held pipeline, 0 per other configured one. */
+  held: Row[];
   now: number;
 }
 
@@ -41,6 +44,7 @@ const FROM_DATABASE: [string, "counter" | "gauge", string, (s: Snapshot) => Row[
   ["straggler_correction_runs_total", "counter", "Correction runs by status (running, succeeded, failed, abandoned).", (s) => s.pipelines.flatMap((m) => Object.entries(m.correctionRunsByStatus).map(([status, value]) => ({ labels: { pipeline: m.pipeline, status }, value })))],
   ["straggler_correction_windows_changed_total", "counter", "Windows changed by correction runs.", (s) => per(s, (m) => m.windowsChanged)],
   ["straggler_alert_firing", "gauge", "1 while the alert fires, else 0.", (s) => s.firing],
+  ["straggler_pipeline_held", "gauge", "1 while the pipeline is held (straggler.window_results serves what it served when the hold began), else 0.", (s) => s.held],
 ];
 
 function per(s: Snapshot, value: (m: PipelineMetrics) => number | null): Row[] {
@@ -81,7 +85,7 @@ export interface Metrics {
 export function createMetrics(pipelines: PipelineConfig[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  let snapshot: Snapshot = { pipelines: [], firing: [], now: 0 };
+  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], now: 0 };
   for (const [name, type, help, rows] of FROM_DATABASE) {
     const Kind = type === "counter" ? Counter : Gauge;
     new Kind({
@@ -109,12 +113,13 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
       next();
     },
     async scrape(client) {
-      const [figures, states] = await Promise.all([readPipelineMetrics(client, names), readAlertStates(client, names)]);
+      const [figures, states, holds] = await Promise.all([readPipelineMetrics(client, names), readAlertStates(client, names), readOpenHolds(client, names)]);
       const firing = pipelines.flatMap((pipeline) => configuredAlerts(pipeline).map((alert) => ({
         labels: { pipeline: pipeline.name, alert },
         value: states.some((s) => s.pipeline === pipeline.name && s.alert === alert && s.state === "firing") ? 1 : 0,
       })));
-      snapshot = { pipelines: figures, firing, now: Date.now() / 1000 };
+      const held = names.map((pipeline) => ({ labels: { pipeline }, value: holds.some((h) => h.pipeline === pipeline) ? 1 : 0 }));
+      snapshot = { pipelines: figures, firing, held, now: Date.now() / 1000 };
       return registry.metrics();
     },
   };

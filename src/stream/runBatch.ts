@@ -3,6 +3,7 @@
  *
  *   lock results → guard the policy (the configured one must be the live
  *     results' one: src/stream/policyGuard.ts) → read checkpoint → pick the next bronze `seq` range
+ *   → judge the hold rules on its rows (src/lifecycle/hold.ts)
  *   → assign windows → split (event, window) pairs by Spark's late rule
  *     (window end <= watermark of earlier batches)
  *   → late pairs: record for correction; on-time pairs: combine per key and
@@ -32,8 +33,12 @@ import { selectBatchRange, type BatchRange } from "../db/sql/selectBatchRange.js
 import { readLastProgressTime, writeProgress, type BatchProgress, type TriggerKind } from "../db/sql/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
 import { guardPolicy } from "./policyGuard.js";
+import { applyHoldRules, type Hold } from "../lifecycle/hold.js";
 
 export type { BatchProgress, TriggerKind };
+
+/** A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any. */
+export type BatchResult = BatchProgress & { holdOpened?: Hold };
 
 /** Instants travel as ISO strings (µs kept) and are compared as epoch µs. */
 const us = (iso: string | null): bigint | null => (iso === null ? null : isoToUs(iso));
@@ -50,7 +55,7 @@ const later = (a: string | null, b: string | null): string | null => (b === null
  * @throws PolicyRefusedError when the configured policy differs from the live results' (nothing is written)
  * @throws database errors; the transaction is rolled back and the batch will run again
  */
-export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind): Promise<BatchProgress | null> {
+export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind): Promise<BatchResult | null> {
   for (;;) {
     try {
       return await runBatchOnce(pool, pipeline, trigger);
@@ -63,7 +68,7 @@ export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: Tr
   }
 }
 
-async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind): Promise<BatchProgress | null> {
+async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind): Promise<BatchResult | null> {
   const started = performance.now();
   const name = pipeline.name, spec = windowSpecOf(pipeline);
   return withTransaction(pool, async (client) => {
@@ -74,6 +79,8 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     if (range === null) return null;
     const batchId = checkpoint.batchId + 1;
     const input = await readBatchInput(client, name, range);
+    // A hold rule tripped by this batch's rows keeps the results published before it.
+    const holdOpened = await applyHoldRules(client, pipeline, { batchId, range, input });
     // §3–4: pairs are late against the watermark of earlier batches only.
     await assignBatchWindows(client, name, spec, range, us(checkpoint.watermark));
     const late = await registerLatePairs(client, name, batchId);
@@ -87,7 +94,7 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, numRowsFinalized, numRowsTotal }, started, previous);
     await saveCheckpoint(client, name, { batchId, lastSeq: range.lastSeq, maxEventTime, watermark: nextWatermark });
     await writeProgress(client, progress);
-    return progress;
+    return holdOpened ? { ...progress, holdOpened } : progress;
   });
 }
 

@@ -12,7 +12,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { backoffMs } from "../db/retry.js";
 import type { Logger } from "../log.js";
 import { PolicyRefusedError } from "./policyGuard.js";
-import type { BatchProgress, TriggerKind } from "./runBatch.js";
+import type { BatchProgress, BatchResult, TriggerKind } from "./runBatch.js";
 
 export interface StreamLoopDeps {
   /** Lands whatever is waiting in the pipeline's landing folder. */
@@ -82,9 +82,11 @@ export class StreamLoop {
           landingFailed = e;
           log.error({ err: e }, "landing pass failed; the stream goes on with what is in bronze");
         });
-        await runUntilCaughtUp(this.deps.runBatch, "interval", (p) =>
-          log.info({ batchId: p.batchId, numInputRows: p.numInputRows, watermark: p.nextWatermark, numRowsDroppedByWatermark: p.numRowsDroppedByWatermark, durationMs: p.durationMs }, "batch committed"),
-        );
+        await runUntilCaughtUp(this.deps.runBatch, "interval", (p) => {
+          log.info({ batchId: p.batchId, numInputRows: p.numInputRows, watermark: p.nextWatermark, numRowsDroppedByWatermark: p.numRowsDroppedByWatermark, durationMs: p.durationMs }, "batch committed");
+          const hold = (p as BatchResult).holdOpened;
+          if (hold) log.warn({ holdId: hold.holdId, rule: hold.rule, rows: hold.trippedBy?.rowCount }, `pipeline ${p.pipeline} held: ${hold.reason}; straggler.window_results keeps what it served before batch ${p.batchId} until \`straggler release -p ${p.pipeline}\``);
+        });
         await this.deps.afterCaughtUp?.();
         if (this.refusal !== undefined) log.info("the configured policy is the live results' policy again; streaming");
         this.refusal = undefined;

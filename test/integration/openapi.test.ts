@@ -6,6 +6,7 @@ import { createApp } from "../../src/http/app.js";
 import {
   correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, sourcesResponse, windowRow,
 } from "../../src/http/responses.js";
+import { holdResponse } from "../../src/http/holdRoutes.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
 import { latenessResponse } from "../../src/observe/latenessQuery.js";
 import { runBatch } from "../../src/stream/runBatch.js";
@@ -60,7 +61,9 @@ describe("GET /openapi.json", () => {
       "GET /pipelines/:pipeline/sources",
       "GET /pipelines/:pipeline/windows",
       "POST /pipelines/:pipeline/events",
+      "POST /pipelines/:pipeline/hold",
       "POST /pipelines/:pipeline/recompute",
+      "POST /pipelines/:pipeline/release",
     ]);
   });
 
@@ -92,6 +95,8 @@ describe("GET /openapi.json", () => {
       "get /pipelines/{pipeline}/lateness": reads,
       "post /pipelines/{pipeline}/events": ["200", "201", "400", "401", "404", "413", "415", "422", "500", "503"],
       "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "415", "500", "503"],
+      "post /pipelines/{pipeline}/hold": ["201", "400", "401", "404", "409", "500", "503"],
+      "post /pipelines/{pipeline}/release": ["200", "400", "401", "404", "409", "500", "503"],
     });
   });
 
@@ -110,6 +115,11 @@ describe("GET /openapi.json", () => {
       }
       const recompute = await fetch(`${api.base}/pipelines/${pipeline.name}/recompute`, { method: "POST", headers: { authorization: auth.authorization } });
       answers.push(["recompute", correctionSummary, await recompute.json()]);
+      const hold = await fetch(`${api.base}/pipelines/${pipeline.name}/hold`, { method: "POST", headers: { authorization: auth.authorization, "content-type": "application/json" }, body: JSON.stringify({ reason: "checking" }) });
+      answers.push(["hold", z.object({ hold: holdResponse, windows: z.number() }), await hold.json()]);
+      answers.push(["held windows", z.array(windowRow), await (await fetch(`${api.base}/pipelines/${pipeline.name}/windows`)).json()]);
+      const release = await fetch(`${api.base}/pipelines/${pipeline.name}/release`, { method: "POST", headers: { authorization: auth.authorization } });
+      answers.push(["release", holdResponse, await release.json()]);
       const get = async (route: string) => (await fetch(`${api.base}${route}`)).json();
       const base = `/pipelines/${pipeline.name}`;
       const runs = await get(`${base}/corrections`);
@@ -128,7 +138,8 @@ describe("GET /openapi.json", () => {
       );
       const sizes = Object.fromEntries(answers.map(([name, , body]) => [name, Array.isArray(body) ? body.length : typeof body]));
       expect(sizes).toEqual({
-        "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", health: "object", pipelines: 1, windows: 4, progress: 3,
+        "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", hold: "object", "held windows": 4, release: "object",
+        health: "object", pipelines: 1, windows: 4, progress: 3,
         quarantine: "object", sources: "object", "failed-windows": 0, corrections: 1, "correction run": "object", reconcile: "object",
         lateness: "object",
       });

@@ -3,6 +3,7 @@ import { Option, type Command } from "commander";
 import { analyzeIfStale } from "../../db/statistics.js";
 import { alertViews } from "../../observe/alerts.js";
 import { runBatch } from "../../stream/runBatch.js";
+import { readOpenHold } from "../../db/sql/holds.js";
 import { checkPolicy } from "../../stream/policyGuard.js";
 import { pipelineStatus } from "../../stream/status.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
@@ -42,7 +43,7 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
       const ctx = ctxOf();
       await withDb(ctx, async (db) => {
         const all = await Promise.all(
-          pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline) })),
+          pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline), hold: (await readOpenHold(db.pool, pipeline.name)) ?? null })),
         );
         if (opts.json) json(all);
         else console.log(all.map((s) => statusLines(s).join("\n")).join("\n\n"));
