@@ -379,8 +379,8 @@ export function loadPipelines(file: string): PipelineConfig[] {
  * results (src/config/policy.ts: fields, timestamps, window, watermark,
  * admission). Stamped on each bronze row, recorded with the live results.
  */
-export function policyVersion(p: PipelineConfig): string {
-  return policyHash(canonicalPolicy(policyOf(p)));
+export function policyVersion(pipeline: PipelineConfig): string {
+  return policyHash(canonicalPolicy(policyOf(pipeline)));
 }
 
 /** The window spec of a pipeline (src/core/windows.ts): fixed lengths in ms (tumbling: slide = size), or the calendar shape. */

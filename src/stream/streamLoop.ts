@@ -82,10 +82,18 @@ export class StreamLoop {
           landingFailed = e;
           log.error({ err: e }, "landing pass failed; the stream goes on with what is in bronze");
         });
-        await runUntilCaughtUp(this.deps.runBatch, "interval", (p) => {
-          log.info({ batchId: p.batchId, numInputRows: p.numInputRows, watermark: p.nextWatermark, numRowsDroppedByWatermark: p.numRowsDroppedByWatermark, durationMs: p.durationMs }, "batch committed");
-          const hold = (p as BatchResult).holdOpened;
-          if (hold) log.warn({ holdId: hold.holdId, rule: hold.rule, rows: hold.trippedBy?.rowCount }, `pipeline ${p.pipeline} held: ${hold.reason}; straggler.window_results keeps what it served before batch ${p.batchId} until \`straggler release -p ${p.pipeline}\``);
+        await runUntilCaughtUp(this.deps.runBatch, "interval", (progress) => {
+          log.info(
+            { batchId: progress.batchId, numInputRows: progress.numInputRows, watermark: progress.nextWatermark, numRowsDroppedByWatermark: progress.numRowsDroppedByWatermark, durationMs: progress.durationMs },
+            "batch committed",
+          );
+          const hold = (progress as BatchResult).holdOpened;
+          if (hold) {
+            log.warn(
+              { holdId: hold.holdId, rule: hold.rule, rows: hold.trippedBy?.rowCount },
+              `pipeline ${progress.pipeline} held: ${hold.reason}; straggler.window_results keeps what it served before batch ${progress.batchId} until \`straggler release -p ${progress.pipeline}\``,
+            );
+          }
         });
         await this.deps.afterCaughtUp?.();
         if (this.refusal !== undefined) log.info("the configured policy is the live results' policy again; streaming");
