@@ -132,5 +132,5 @@ describe("straggler drop", () => {
     expect([again.code, again.stdout]).toEqual([0, "drop-cli: no rows; nothing dropped\n"]);
     const bad = await cli("drop", "-p", "Bad Name", "--yes");
     expect([bad.code, bad.stderr]).toEqual([2, "straggler: -p: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit\n"]);
-  });
+  }, 180_000); // several CLI processes, each starting tsx and migrating
 });

@@ -52,9 +52,10 @@ export async function readOpenHolds(client: Queryable, pipelines: string[]): Pro
 const PUBLISHED_COLUMNS = "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, value_avg, status, revision, updated_at, awaiting_correction, results_version, policy_version";
 
 /**
- * Opens a hold of `pipeline`: copies what `straggler.window_results` serves for it
- * now into `held_window_results`, then records the hold (from then on the view
- * serves the copy). Call under the pipeline's results lock, when it is not held.
+ * Opens a hold of `pipeline`: records the hold and copies the pipeline's live
+ * rows, as `straggler.window_results` shows them, into `held_window_results`
+ * (from the commit on, the view serves the copy). Call under the pipeline's
+ * results lock, when it is not held.
  * @returns the hold, with the number of windows it keeps published
  */
 export async function openHold(
@@ -66,7 +67,7 @@ export async function openHold(
     `INSERT INTO straggler.pipeline_holds (pipeline, reason, rule, tripped_by, batch_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
     [pipeline, hold.reason, hold.rule, hold.trippedBy === null ? null : JSON.stringify(hold.trippedBy), hold.batchId],
   );
-  // The view hides the live rows of a held pipeline: copy them from what it served before this hold's row existed.
+  // The same expressions as the view's live branch (migration 0015).
   const copied = await client.query(
     `INSERT INTO straggler.held_window_results (pipeline, hold_id, ${PUBLISHED_COLUMNS})
      SELECT r.pipeline, $2, straggler.key_out(r.group_key), r.window_start, r.window_end, r.event_count, r.value_sum, r.value_min, r.value_max,
