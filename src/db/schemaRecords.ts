@@ -1,11 +1,12 @@
 /**
  * The `straggler` schema's records of the service's own work (DESIGN
  * "Tables"): correction runs and their audit, windows whose aggregate failed,
- * alert states, policy versions. The data's own tables are in schema.ts;
+ * alert states, policy versions, holds (and the results a hold keeps
+ * published). The data's own tables are in schema.ts;
  * drizzle-kit reads both (drizzle.config.ts).
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, check, doublePrecision, index, integer, numeric, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, check, doublePrecision, index, integer, jsonb, numeric, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { straggler, tstz } from "./schema.js";
 
 /** One correction run: what triggered it, what it examined and changed, how it ended. */
@@ -133,4 +134,49 @@ export const policyVersions = straggler.table(
     check("policy_versions_state_check", sql`${t.state} IN ('live', 'candidate', 'retired')`),
     uniqueIndex("policy_versions_live").on(t.pipeline).where(sql`state = 'live'`),
   ],
+);
+
+/** Holds of a pipeline's published results (migration 0015, src/lifecycle/hold.ts): at most one open (released_at null) per pipeline. */
+export const pipelineHolds = straggler.table(
+  "pipeline_holds",
+  {
+    holdId: bigserial("hold_id", { mode: "number" }).primaryKey(),
+    pipeline: text("pipeline").notNull(),
+    reason: text("reason").notNull(),
+    rule: text("rule"),
+    trippedBy: jsonb("tripped_by"),
+    batchId: bigint("batch_id", { mode: "number" }),
+    heldAt: tstz("held_at").notNull().defaultNow(),
+    releasedAt: tstz("released_at"),
+    releasedAfterBatch: bigint("released_after_batch", { mode: "number" }),
+  },
+  (t) => [
+    check("pipeline_holds_rule_check", sql`${t.rule} IN ('onFutureTs', 'quarantineShare')`),
+    uniqueIndex("pipeline_holds_open").on(t.pipeline).where(sql`released_at IS NULL`),
+    index("pipeline_holds_pipeline").on(t.pipeline, t.holdId),
+  ],
+);
+
+/** What `straggler.window_results` served when the open hold of a pipeline began (deleted at its release). */
+export const heldWindowResults = straggler.table(
+  "held_window_results",
+  {
+    pipeline: text("pipeline").notNull(),
+    holdId: bigint("hold_id", { mode: "number" }).notNull(),
+    groupKey: text("group_key"),
+    windowStart: tstz("window_start").notNull(),
+    windowEnd: tstz("window_end").notNull(),
+    eventCount: bigint("event_count", { mode: "number" }).notNull(),
+    valueSum: numeric("value_sum"),
+    valueMin: numeric("value_min"),
+    valueMax: numeric("value_max"),
+    valueAvg: numeric("value_avg"),
+    status: text("status").notNull(),
+    revision: integer("revision").notNull(),
+    updatedAt: tstz("updated_at").notNull(),
+    awaitingCorrection: boolean("awaiting_correction").notNull(),
+    resultsVersion: integer("results_version"),
+    policyVersion: text("policy_version"),
+  },
+  (t) => [index("held_window_results_pipeline_start").on(t.pipeline, t.windowStart)],
 );
