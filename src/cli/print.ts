@@ -6,6 +6,7 @@
 import { formatDuration } from "../config/duration.js";
 import type { CorrectionSummary } from "../correction/correct.js";
 import type { LandResult } from "../ingest/copyToBronze.js";
+import type { Hold } from "../lifecycle/hold.js";
 import type { AlertView } from "../observe/alerts.js";
 import type { PolicyCheck } from "../stream/policyGuard.js";
 import type { BatchProgress } from "../stream/runBatch.js";
@@ -66,7 +67,7 @@ const byName = (counts: Record<string, number>) => Object.entries(counts).map(([
  * `status` for people: one block per pipeline (the numbers of `status --json` and `GET /pipelines`).
  * @returns the lines, without a trailing newline
  */
-export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: PolicyCheck }): string[] {
+export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: PolicyCheck; hold?: Hold | null }): string[] {
   const c = s.checkpoint;
   const lagMs = c?.watermark && c.maxEventTime ? Date.parse(c.maxEventTime) - Date.parse(c.watermark) : null;
   const watermarkTail = !c?.maxEventTime
@@ -86,6 +87,7 @@ export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: P
     `  alerts:                ${s.alerts.map(alert).join(", ") || "none configured"}`,
     `  policy:                ${policyLine(s.policy)}`,
     ...(s.policy.state === "refused" ? s.policy.changes.map((c) => `    ${c}`) : []),
+    ...(s.hold ? [`  hold:                  held since ${s.hold.heldAt} (hold ${s.hold.holdId}: ${s.hold.reason}); straggler.window_results serves what it served then`] : []),
   ];
 }
 

@@ -166,8 +166,9 @@ describe("holds", () => {
     expect(held.stdout).toMatch(/^hold-hand: held since \S+Z \(hold \d+: checking the producer's clock\); straggler.window_results keeps its 1 windows until `straggler release -p hold-hand`\n$/);
     const again = await cli("hold", "-p", "hold-hand", "--reason", "again");
     expect([again.code, again.stderr]).toEqual([1, expect.stringMatching(/^straggler: pipeline hold-hand is already held, since \S+ \(hold \d+: checking the producer's clock\)\n$/)]);
-    const status = JSON.parse((await cli("status", "-p", "hold-hand")).stdout);
+    const status = JSON.parse((await cli("status", "-p", "hold-hand", "--json")).stdout);
     expect(status[0].hold).toMatchObject({ pipeline: "hold-hand", reason: "checking the producer's clock", rule: null, releasedAt: null });
+    expect((await cli("status", "-p", "hold-hand")).stdout).toMatch(/\n  hold: {18}held since \S+ \(hold \d+: checking the producer's clock\); straggler.window_results serves what it served then\n/);
 
     const { loadPipelines } = await import("../../src/config/pipelines.js");
     const api = await startApi({ pool, pipelines: loadPipelines(config), log: createLogger("silent"), token: TOKEN });
