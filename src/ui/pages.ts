@@ -89,7 +89,7 @@ function bucketLabel(h: { fromMs: number | null; toMs: number | null }): string 
 
 /**
  * Where `delayMs` falls on the histogram's x axis (bar i is centred on i and spans [i − 0.5, i + 0.5]):
- * linear inside [0, 1 s), logarithmic inside the wider buckets.
+ * linear inside [0, 1 s), logarithmic inside the wider buckets, half a bar per decade in the last, open-ended one.
  */
 export function histogramPosition(delayMs: number): number {
   const edges = HISTOGRAM_EDGES_MS;
@@ -101,7 +101,9 @@ export function histogramPosition(delayMs: number): number {
       return i + 1 - 0.5 + frac;
     }
   }
-  return edges.length - 0.5 + 0.5;
+  // The open-ended last bucket: half a bar per decade past its edge, kept inside the bar.
+  const last = edges.at(-1)!;
+  return edges.length - 0.5 + Math.min(0.9, Math.log10(delayMs / last) / 2);
 }
 
 function latenessSection(lateness: PipelinePageInput["lateness"]): Html {
