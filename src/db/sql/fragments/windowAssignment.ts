@@ -87,8 +87,8 @@ export function windowsLateral(spec: WindowSpec, alias: string): string {
  *   `date_trunc` of it, less the days back to the week's first day, is the
  *   local start of its unit; `local + n * interval '1 month'` moves on the wall clock.
  * - A local boundary `l` becomes an instant as `boundary` says: normally
- *   `l AT TIME ZONE z`. Where the zone's offset a day before and a day after
- *   differ (a DST change is near), both readings (`l` less the earlier offset,
+ *   `l AT TIME ZONE z`. Where the offset a day before that instant differs
+ *   from the one it was read with (a DST change is near), both readings (`l` less the earlier offset,
  *   `l` less the later) are checked: a local time shown twice starts at its
  *   first showing (PostgreSQL's own reading takes the second), a skipped one is
  *   read with the offset before the gap (PostgreSQL's reading).
@@ -133,7 +133,11 @@ function boundary(l: string, z: string, ua = `((${l}) AT TIME ZONE ${z})`): stri
   const offBefore = `(${wallBefore} - (${before} AT TIME ZONE 'UTC'))`, offAfter = `(${wallAfter} - (${after} AT TIME ZONE 'UTC'))`;
   const early = `(((${l}) - ${offBefore}) AT TIME ZONE 'UTC')`, late = `(((${l}) - ${offAfter}) AT TIME ZONE 'UTC')`;
   const earlyValid = `((${early} AT TIME ZONE ${z}) = (${l}))`, lateValid = `((${late} AT TIME ZONE ${z}) = (${l}))`;
-  return `(CASE WHEN ${wallAfter} - ${wallBefore} = interval '48 hours' THEN (${ua})
+  // Fast path: the offset a day before ua is the one PostgreSQL read l with. Then no change
+  // lies within the day before ua, so l is not shown twice (PostgreSQL's reading of a doubled
+  // time is the later one, after the change), and a skipped l is read with the offset
+  // before the gap, as ours; one zone conversion instead of the four below.
+  return `(CASE WHEN ${wallBefore} = (${l}) - interval '24 hours' THEN (${ua})
               WHEN ${earlyValid} AND ${lateValid} THEN least(${early}, ${late})
               WHEN ${earlyValid} THEN ${early} WHEN ${lateValid} THEN ${late}
               ELSE greatest(${early}, ${late}) END)`;
