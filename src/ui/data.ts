@@ -8,6 +8,7 @@ import { isoToUs } from "../core/timestamps.js";
 import type { Pool } from "../db/pool.js";
 import { readCorrectionAudit } from "../db/sql/readCorrectionAudit.js";
 import { readCorrectionHistory } from "../db/sql/readCorrectionHistory.js";
+import { readOpenHold, type Hold } from "../db/sql/holds.js";
 import { readMaxEventTimeSoFar } from "../db/sql/readMaxEventTimeSoFar.js";
 import { readQuarantineByBatch } from "../db/sql/readQuarantineByBatch.js";
 import { readStreamProgress } from "../db/sql/readStreamProgress.js";
@@ -23,16 +24,18 @@ export interface PipelineOverview {
   alerts: AlertView[];
   /** The configured policy against the live results' (as `GET /pipelines`' `policy`). */
   policy: PolicyCheck;
+  /** The open hold (as `GET /pipelines`' `hold`); null when the pipeline is not held. */
+  hold: Hold | null;
   /** How far the watermark trails the newest event, ms (as `GET /pipelines`' `watermarkLagMs`); null before both exist. */
   watermarkLagMs: number | null;
 }
 
 /** Reads the overview of `pipeline` (see `PipelineOverview`). @throws database errors */
 export async function readOverview(pool: Pool, pipeline: PipelineConfig): Promise<PipelineOverview> {
-  const [status, alerts, policy] = await Promise.all([pipelineStatus(pool, pipeline.name), alertViews(pool, pipeline), checkPolicy(pool, pipeline)]);
+  const [status, alerts, policy, hold] = await Promise.all([pipelineStatus(pool, pipeline.name), alertViews(pool, pipeline), checkPolicy(pool, pipeline), readOpenHold(pool, pipeline.name)]);
   const c = status.checkpoint;
   const watermarkLagMs = c?.watermark && c.maxEventTime ? Number(isoToUs(c.maxEventTime) - isoToUs(c.watermark)) / 1000 : null;
-  return { status, alerts, policy, watermarkLagMs };
+  return { status, alerts, policy, hold: hold ?? null, watermarkLagMs };
 }
 
 /** Epoch seconds of an ISO instant (ms kept as fractions), null for null: uPlot's time unit. */

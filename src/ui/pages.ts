@@ -20,6 +20,7 @@ const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
 /** A pipeline's state in a word or two: not started, catching up, firing, up to date. */
 export function stateOf(o: PipelineOverview): { label: string; tone: "idle" | "busy" | "bad" | "good" } {
   if (o.policy.state === "refused") return { label: "refused: policy changed", tone: "bad" };
+  if (o.hold !== null) return { label: "held", tone: "busy" };
   const firing = o.alerts.filter((a) => a.state === "firing").map((a) => a.alert);
   if (firing.length > 0) return { label: `firing: ${firing.join(", ")}`, tone: "bad" };
   if (o.status.checkpoint === null) return { label: o.status.backlogRows > 0 ? "not started (rows waiting)" : "not started", tone: "idle" };
@@ -72,8 +73,6 @@ export interface PipelinePageInput {
   /** The query string of the page's other settings (`batches`), kept by the filter's links. */
   batchesShown: number;
   corrections: Awaited<ReturnType<typeof readCorrections>>;
-  /** Hold and release routes served (`POST /pipelines/{p}/hold` and `/release`). */
-  canHold: boolean;
 }
 
 function stat(label: string, field: string, value: string, title?: string, wide = false): Html {
@@ -225,17 +224,25 @@ ${changes.map((c) => html`<tr><td>${keyText(c.group_key)}</td><td class="t">${c.
 
 function actionsSection(input: PipelinePageInput): Html {
   const name = input.pipeline.name;
+  const held = input.overview.hold !== null;
   return html`<section id="actions">
 <h2>Actions <small>need the API token (kept in this tab only)</small></h2>
-<form id="recompute" class="filter" data-pipeline="${name}">
-<label>token <input type="password" name="token" id="token" autocomplete="off" placeholder="STRAGGLER_API_TOKEN"></label>
+<form id="recompute" class="actions" data-pipeline="${name}">
+<div class="filter"><label>token <input type="password" name="token" id="token" autocomplete="off" placeholder="STRAGGLER_API_TOKEN" size="30"></label></div>
+<div class="filter">
 <label>from <input name="from" placeholder="optional" size="22"></label>
 <label>to <input name="to" placeholder="optional" size="22"></label>
 <label>keys <input name="keys" placeholder="optional, comma-separated" size="22"></label>
 <button type="submit" id="recompute-button">Recompute</button>
-${input.canHold ? html`<button type="button" id="hold-button" data-action="hold">Hold</button> <button type="button" id="release-button" data-action="release">Release</button>` : ""}
+</div>
+<div class="filter">
+<label>reason <input name="reason" id="hold-reason" placeholder="why the results are held" size="40"${held ? html` disabled` : ""}></label>
+<button type="button" id="hold-button" data-action="hold"${held ? html` disabled` : ""}>Hold</button>
+<button type="button" id="release-button" data-action="release"${held ? "" : html` disabled`}>Release</button>
+</div>
 </form>
-<p class="note">Recompute runs a correction: every window awaiting correction, plus every final window in [from, to) when both are given (POST /pipelines/${name}/recompute).</p>
+<p class="note">Recompute runs a correction: every window awaiting correction, plus every final window in [from, to) when both are given (POST /pipelines/${name}/recompute).
+Hold keeps the published windows as they are while landing, the stream and corrections go on; Release publishes the live results at once (POST /pipelines/${name}/hold, /release).</p>
 <pre id="action-answer" hidden></pre>
 </section>`;
 }
@@ -280,6 +287,7 @@ ${stat("corrected", "windowsCorrected", count(s.windows.corrected))}
 ${stat("awaiting correction", "awaitingCorrection", count(s.windows.awaitingCorrection))}
 </div>
 ${o.policy.state === "refused" ? html`<pre class="error" id="policy-refusal">${o.policy.message}</pre>` : ""}
+${o.hold ? html`<p class="held" id="hold">Held since <span class="t">${o.hold.heldAt}</span>${o.hold.rule ? ` by the rule ${o.hold.rule}${o.hold.batchId !== null ? ` (batch ${o.hold.batchId})` : ""}` : " by hand"}: <b data-field="holdReason">${o.hold.reason}</b>. The windows below are the ones published when the hold began; Release publishes the live results.</p>` : ""}
 ${alertsSection(o)}
 <section id="batches">
 <h2>Recent batches <small>the last ${batches.batchId.length === 1 ? "micro-batch" : `${count(batches.batchId.length)} micro-batches`} (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>

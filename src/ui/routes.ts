@@ -54,9 +54,8 @@ function sendPage(res: Response, status: number, page: string): void {
 /**
  * The `/ui` router (mount it with `app.use("/ui", uiRouter(…))` before the API's 404 handler).
  * @param pipelineOf the pipeline a request's `:pipeline` names (throws HttpError 404 when none)
- * @param canHold whether the hold/release routes exist (the page then shows their buttons)
  */
-export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineConfig, canHold = false): express.Router {
+export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineConfig): express.Router {
   const router = express.Router();
   const lateness = new LatenessCache();
   const { pool } = deps;
@@ -84,7 +83,7 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
       readCorrections(pool, pipeline.name),
       lateness.get(pool, pipeline, overview).catch((e: Error) => ({ error: e.message })),
     ]);
-    sendPage(res, 200, pipelinePage({ pipeline, overview, batches, lateness: report, windows, filter, batchesShown: q.batches, corrections, canHold }));
+    sendPage(res, 200, pipelinePage({ pipeline, overview, batches, lateness: report, windows, filter, batchesShown: q.batches, corrections }));
   });
 
   router.use((req, _res, next) => next(new HttpError(404, "not_found", `no page at ${JSON.stringify(req.originalUrl.split("?")[0]!.slice(0, 200))}; the pages are /ui and /ui/pipelines/{pipeline}`)));

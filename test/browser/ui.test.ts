@@ -261,6 +261,28 @@ describe("the pipeline pages in Chromium", () => {
     await page.close();
   });
 
+  it("holds and releases the published windows with the token kept in the tab", async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${api.base}/ui/pipelines/shop`);
+    await page.fill("#token", TOKEN);
+    // No reason: the page asks for one and sends nothing.
+    await page.click("#hold-button");
+    expect(await text(page, "#action-answer")).toBe("Give a reason for the hold: it is kept with it and shown while the pipeline is held.");
+    await page.fill("#hold-reason", "checking a <late> source");
+    await Promise.all([page.waitForEvent("load"), page.click("#hold-button")]);
+    const [held] = await getJson("/pipelines");
+    expect([held.hold.reason, held.hold.rule]).toEqual(["checking a <late> source", null]);
+    expect(await text(page, "#state")).toBe("held");
+    expect(await text(page, '#hold [data-field="holdReason"]')).toBe("checking a <late> source");
+    expect(await page.locator("#hold-button").isDisabled()).toBe(true);
+    await Promise.all([page.waitForEvent("load"), page.click("#release-button")]);
+    const [released] = await getJson("/pipelines");
+    expect(released.hold).toBe(null);
+    expect([await text(page, "#state"), await page.locator("#hold").count(), await page.locator("#release-button").isDisabled()]).toEqual(["up to date", 0, true]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("shows a key that looks like markup as text", async () => {
     const { pool } = await getDb();
     const key = `<img id="injected" src="x" onerror="document.title='pwned'">"'&`;

@@ -189,13 +189,15 @@
       } else if (json && json.message) {
         head += ` — ${json.message}`;
       }
-      show(answer, `${head}\n\n${json ? JSON.stringify(json, null, 2) : text}${res.ok ? "\n\nReload the page to see the windows and runs it changed." : ""}`);
+      show(answer, `${head}\n\n${json ? JSON.stringify(json, null, 2) : text}${res.ok ? "\n\nReload the page to see what it changed." : ""}`);
     } catch (e) {
       answer.className = "failed";
       show(answer, `${action}: the request failed: ${e.message}`);
     } finally {
       for (const b of form.querySelectorAll("button")) b.disabled = false;
     }
+    // After a hold or a release, reload: the state, the windows and the buttons change with it.
+    if (answer.className === "ok" && action !== "recompute") location.reload();
   }
 
   function wireActions() {
@@ -214,7 +216,16 @@
       if (keys.length > 0) body.keys = keys;
       send(pipeline, "recompute", Object.keys(body).length > 0 ? body : undefined);
     });
-    for (const b of form.querySelectorAll("button[data-action]")) b.addEventListener("click", () => send(pipeline, b.dataset.action, undefined));
+    document.getElementById("hold-button").addEventListener("click", () => {
+      const reason = form.elements.reason.value.trim();
+      if (reason === "") {
+        show(document.getElementById("action-answer"), "Give a reason for the hold: it is kept with it and shown while the pipeline is held.");
+        form.elements.reason.focus();
+        return;
+      }
+      send(pipeline, "hold", { reason });
+    });
+    document.getElementById("release-button").addEventListener("click", () => send(pipeline, "release", undefined));
   }
 
   function start() {
