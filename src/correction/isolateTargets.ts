@@ -20,7 +20,8 @@ import { keepTargets } from "../db/sql/keepTargets.js";
 import { listTargets } from "../db/sql/listTargets.js";
 import { readLateSeqs } from "../db/sql/readLateSeqs.js";
 import { recomputeTargets } from "../db/sql/recomputeTargets.js";
-import { isolateFailing, recordWindowFailure, type Failing } from "../db/windowFailures.js";
+import { recordWindowFailure } from "../db/sql/recordWindowFailure.js";
+import { isolateFailing, type Failing } from "../db/windowFailures.js";
 import type { KeyedWindow } from "../db/sql/windows.js";
 
 /** What a correction run reads: its id, the bronze `seq` it reads up to, and the stream's watermark (ISO 8601). */

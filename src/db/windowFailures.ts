@@ -11,7 +11,8 @@
  * quarantines the rows that cause them (status `quarantined`, reason
  * `INVALID_VALUE`, a detail naming the window and the error — accepted +
  * quarantined = landed still holds), records each window in
- * `straggler.window_failures`, and runs the statement again.
+ * `straggler.window_failures` (src/db/sql/recordWindowFailure.ts), and runs
+ * the statement again.
  */
 import type { DatabaseError } from "pg";
 import { isDataException } from "./errors.js";
@@ -59,43 +60,4 @@ export async function isolateFailing<T>(c: PoolClient, items: T[], error: Databa
     if (e !== undefined) out.push(...(await isolateFailing(c, part, e, trial)));
   }
   return out;
-}
-
-/** A failing window as recorded: stored group key, bounds (ISO), the error, and the bronze rows quarantined for it. */
-export interface WindowFailure {
-  groupKey: string;
-  windowStart: string;
-  windowEnd: string;
-  sqlstate: string;
-  error: string;
-  seqs: number[];
-}
-
-/** The detail written on each row quarantined for a failing window. */
-export function failureDetail(f: WindowFailure, phase: "stream" | "correction"): string {
-  return `the ${phase === "stream" ? "micro-batch" : "correction"} could not aggregate window [${f.windowStart}, ${f.windowEnd}) of this key: ${f.error} (SQLSTATE ${f.sqlstate}); its rows of the ${phase === "stream" ? "batch" : "late events"} are quarantined`;
-}
-
-/**
- * Quarantines the still-accepted rows `f.seqs` of pipeline `pipeline` and records the window in `window_failures`.
- * @returns the number of rows quarantined
- */
-export async function recordWindowFailure(
-  c: PoolClient,
-  pipeline: string,
-  f: WindowFailure,
-  at: { phase: "stream"; batchId: number } | { phase: "correction"; runId: number },
-): Promise<number> {
-  const q = await c.query(
-    `UPDATE straggler.bronze_events SET status = 'quarantined', reason = 'INVALID_VALUE', detail = $3
-      WHERE pipeline = $1 AND seq = ANY($2::bigint[]) AND status = 'accepted'`,
-    [pipeline, f.seqs, failureDetail(f, at.phase)],
-  );
-  const n = q.rowCount ?? 0;
-  await c.query(
-    `INSERT INTO straggler.window_failures (pipeline, group_key, window_start, window_end, phase, batch_id, run_id, sqlstate, error, quarantined_rows)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [pipeline, f.groupKey, f.windowStart, f.windowEnd, at.phase, at.phase === "stream" ? at.batchId : null, at.phase === "correction" ? at.runId : null, f.sqlstate, f.error, n],
-  );
-  return n;
 }

@@ -27,7 +27,7 @@ import { readBronzeMaxSeq } from "../db/sql/readBronzeMaxSeq.js";
 import { readLandedRange } from "../db/sql/readLandedRange.js";
 import { readLandedSource } from "../db/sql/readLandedSource.js";
 import { recordLandedSource } from "../db/sql/recordLandedSource.js";
-import { analyzePipelineColumns } from "../db/statistics.js";
+import { analyzePipelineColumns } from "../db/sql/plannerStatistics.js";
 import { inAppendQueue, withAppendLock } from "./appendLock.js";
 import { commitOutcome } from "./commitOutcome.js";
 

@@ -15,7 +15,8 @@ import { listOnTimeWindows } from "../db/sql/listOnTimeWindows.js";
 import { lockResults } from "../db/sql/lockResults.js";
 import { readCheckpoint } from "../db/sql/readCheckpoint.js";
 import { readOnTimeWindowRows } from "../db/sql/readOnTimeWindowRows.js";
-import { isolateFailing, recordWindowFailure, type WindowFailure } from "../db/windowFailures.js";
+import { recordWindowFailure, type WindowFailure } from "../db/sql/recordWindowFailure.js";
+import { isolateFailing } from "../db/windowFailures.js";
 
 /** Thrown out of a batch's transaction (rolling it back) when some of its windows cannot be MERGEd. */
 export class FailingWindowsError extends Error {
