@@ -92,7 +92,8 @@ describe("classifyDbError: SQLSTATE and connection errors in groups", () => {
     victim.on("error", () => undefined);
     await victim.connect();
     const pid = (await victim.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
-    await pool.query("SELECT pg_terminate_backend($1)", [pid]);
+    // With a timeout, pg_terminate_backend waits until the session is gone (PostgreSQL 14+).
+    await pool.query("SELECT pg_terminate_backend($1, 5000)", [pid]);
     expect(classifyDbError(await rejection(() => victim.query("SELECT 1")))).toBe("unavailable");
     await victim.end().catch(() => undefined);
 
