@@ -33,6 +33,22 @@ const maxAbsValue = z
     return text;
   });
 
+/**
+ * `admission.dedupe` (README "Amended events", src/core/admission.ts `DedupeMode`): what an
+ * event id accepted before does when it comes again. `first` (the default; `true` is its
+ * older spelling): the first version stays, a re-send is DUPLICATE when its content (event
+ * time, group key, value) is the same and AMENDED_DUPLICATE when it is not. `latest`: an
+ * identical re-send is DUPLICATE, an amended one supersedes the version before it (SUPERSEDED).
+ * `false`: no dedupe. Parsed as `true` (first), `false` or `"latest"`: `first` parses to the
+ * value earlier releases stored, so no existing pipeline's policy version changes.
+ */
+const dedupeSetting = tagSetting(
+  z
+    .union([z.boolean(), z.enum(["first", "latest"])], { error: 'expected "first" (the first version of an event id stays), "latest" (a re-send with other content supersedes it) or false (no dedupe)' })
+    .transform((v): boolean | "latest" => (v === "first" ? true : v)),
+  "dedupe",
+);
+
 /** A duration setting, parsed to ms (tagged so a policy change shows it as a duration again). */
 const duration = (what: string) =>
   tagSetting(
@@ -283,7 +299,7 @@ export const pipelineSchema = z
             .transform((s) => (parseInstant(s, "iso8601", undefined) as { us: bigint }).us), // epoch µs
           "instant",
         ).optional(),
-        dedupe: z.boolean().default(true),
+        dedupe: dedupeSetting.default(true),
         maxAbsValue: maxAbsValue.default(MAX_ABS_VALUE_DEFAULT),
         missingKey: z.enum(["group", "quarantine"], { error: 'expected "group" (null and absent keys form the null group) or "quarantine" (MISSING_KEY)' }).default("group"),
       })

@@ -115,6 +115,7 @@ export function showSetting(path: string, v: unknown): string {
   const kind = settingInfo().kinds.get(path);
   if (kind === "duration" && typeof v === "number") return formatDuration(v);
   if (kind === "instant" && typeof v === "string" && /^-?\d+$/.test(v)) return formatInstant(BigInt(v));
+  if (kind === "dedupe" && v === true) return "first";
   if (typeof v === "string") return v;
   return JSON.stringify(v);
 }

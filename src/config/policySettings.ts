@@ -8,8 +8,8 @@
  */
 import { z } from "zod";
 
-/** `duration`: a number of milliseconds; `instant`: epoch microseconds (a bigint). */
-export type SettingKind = "duration" | "instant";
+/** `duration`: a number of milliseconds; `instant`: epoch microseconds (a bigint); `dedupe`: `true` is shown as `first`. */
+export type SettingKind = "duration" | "instant" | "dedupe";
 
 /** Schemas tagged with the kind of value they parse to. */
 export const settingKinds = z.registry<{ kind: SettingKind }>();

@@ -31,9 +31,41 @@ export const QuarantineReason = {
   FUTURE_TS: "FUTURE_TS", // event time more than maxFutureSkew after its ingestion time
   TOO_OLD: "TOO_OLD", // event time before the pipeline's minEventTime
   INVALID_VALUE: "INVALID_VALUE", // value missing, not a decimal, NaN/Infinity, above admission.maxAbsValue; or its window's aggregate failed (stream/correction)
-  DUPLICATE: "DUPLICATE", // an accepted record with the same event id is already in bronze
+  DUPLICATE: "DUPLICATE", // an accepted record with the same event id and the same content (see `DedupeMode`) is already in bronze
+  AMENDED_DUPLICATE: "AMENDED_DUPLICATE", // admission.dedupe first: an accepted record with the same event id and other content is already in bronze; the first stays
 } as const;
 export type QuarantineReason = (typeof QuarantineReason)[keyof typeof QuarantineReason];
+
+/**
+ * The reason shown for an accepted row that a later version of its event
+ * superseded (`admission.dedupe: latest`). Not a quarantine: the row stays
+ * accepted in bronze as it landed; the supersession is recorded beside it
+ * (`straggler.superseded_events`, view `straggler.amendments`).
+ */
+export const SUPERSEDED = "SUPERSEDED";
+
+/**
+ * What a re-sent event id does (`admission.dedupe`, README "Amended events").
+ * A re-send's **content** is what the record makes of the event: its event
+ * time (the instant, to the µs), its group key and its value (compared as
+ * numbers: `10.0` and `10.00` are the same value; no value and no value are
+ * the same). Its raw text, field order, other fields and ingestion time are not
+ * content: a re-send that differs only there is the same event sent again.
+ *
+ *   - `first`: the first accepted version stays; a re-send is `DUPLICATE`
+ *     when its content is the same, `AMENDED_DUPLICATE` when it is not.
+ *     Results never change.
+ *   - `latest`: a re-send with the same content as the current version is
+ *     `DUPLICATE`; one with other content stays accepted and supersedes the
+ *     current version (`SUPERSEDED`), whose windows are corrected.
+ *   - `off`: no dedupe (`admission.dedupe: false`).
+ */
+export type DedupeMode = "first" | "latest" | "off";
+
+/** The mode of a parsed `admission.dedupe` setting (`true` is `first`, src/config/pipelines.ts). */
+export function dedupeModeOf(setting: boolean | "latest"): DedupeMode {
+  return setting === "latest" ? "latest" : setting ? "first" : "off";
+}
 
 /**
  * A record as a reader produced it: its text, and its fields by name. A field

@@ -198,3 +198,20 @@ export const lateEvents = straggler.table(
   // the first ANALYZE, be picked to scan the whole table once per window.)
   (t) => [primaryKey({ columns: [t.pipeline, t.groupKey, t.windowStart, t.windowEnd, t.seq] })],
 );
+
+/**
+ * Amended events (`admission.dedupe: latest`): a bronze row (`seq`) superseded by a
+ * later version of its event (`superseded_by`). Bronze itself never changes;
+ * readers of accepted rows leave superseded ones out (src/db/sql/fragments/superseded.ts).
+ */
+export const supersededEvents = straggler.table(
+  "superseded_events",
+  {
+    seq: bigint("seq", { mode: "number" }).primaryKey(),
+    pipeline: text("pipeline").notNull(),
+    eventId: text("event_id").notNull(),
+    supersededBy: bigint("superseded_by", { mode: "number" }).notNull(),
+    recordedAt: tstz("recorded_at").notNull().defaultNow(),
+  },
+  (t) => [index("superseded_events_pipeline_by").on(t.pipeline, t.supersededBy), check("superseded_events_superseded_by_check", sql`${t.supersededBy} > ${t.seq}`)],
+);

@@ -5,8 +5,9 @@
  * before the first row is written, so that sequence order equals commit
  * order (DESIGN §10): rows are COPYed straight into `bronze_events` while
  * they are read and classified, then the accepted rows whose event id was
- * already accepted earlier in bronze are turned into DUPLICATE quarantine
- * (one UPDATE, rarely touching any row), and the source is recorded in
+ * already accepted earlier in bronze are deduped by `admission.dedupe`
+ * (DUPLICATE, AMENDED_DUPLICATE, or a supersession under `latest`:
+ * src/db/sql/dedupeLanding.ts; rarely touching any row), and the source is recorded in
  * `landed_sources`. A crash anywhere rolls the whole source back; landing it
  * again later is safe. Accepted + quarantined = landed, per source.
  *
@@ -18,7 +19,7 @@
 import { createHash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { policyVersion } from "../config/pipelines.js";
-import { classifyRecord, type RawRecord } from "../core/admission.js";
+import { classifyRecord, dedupeModeOf, type RawRecord } from "../core/admission.js";
 import { rollback, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
 import { notifyLanded } from "../db/sql/bronzeChannel.js";
 import { bronzeLine, bronzeLinePrefix, copyBronzeRows } from "../db/sql/copyBronzeRows.js";
@@ -168,8 +169,8 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
 
 /**
  * COPYs `records`, classified, into bronze on `client` (under the append
- * lock), turns the landing's repeated event ids into DUPLICATE quarantine
- * when the pipeline dedupes, and reads the `seq` range written.
+ * lock), dedupes the landing's repeated event ids by the pipeline's
+ * `admission.dedupe` mode, and reads the `seq` range written.
  * @returns the landing's result (counts, `seq` range) and the SHA-256 (hex) of its records, one per line
  */
 async function copyRecords(client: PoolClient, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<{ result: LandResult; sha256: string }> {
@@ -199,12 +200,12 @@ async function copyRecords(client: PoolClient, pipeline: PipelineConfig, source:
     }
   }
   await copyBronzeRows(client, encode());
-  if (pipeline.admission.dedupe && accepted > 0) {
-    const dups = await dedupeLanding(client, pipeline.name, seqBefore);
-    if (dups > 0) {
-      accepted -= dups;
-      byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + dups;
-    }
+  const dedupe = dedupeModeOf(pipeline.admission.dedupe);
+  if (dedupe !== "off" && accepted > 0) {
+    const d = await dedupeLanding(client, pipeline.name, seqBefore, dedupe);
+    accepted -= d.duplicates + d.amended;
+    if (d.duplicates > 0) byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + d.duplicates;
+    if (d.amended > 0) byReason.AMENDED_DUPLICATE = (byReason.AMENDED_DUPLICATE ?? 0) + d.amended;
   }
   const range = await readLandedRange(client, pipeline.name, seqBefore);
   return {

@@ -8,6 +8,8 @@
  *     (window end <= watermark of earlier batches)
  *   → late pairs: record for correction; on-time pairs: combine per key and
  *     MERGE into the results (update mode)
+ *   → the windows of versions the batch's rows superseded (admission.dedupe
+ *     latest): recompute the open ones, register the others for correction
  *   → advance the watermark → finalize windows whose end <= new watermark
  *   → write checkpoint and progress → commit.
  *
@@ -30,6 +32,7 @@ import { readCheckpointForUpdate, type Checkpoint } from "../db/sql/readCheckpoi
 import { registerLatePairs, type LatePairs } from "../db/sql/registerLatePairs.js";
 import { saveCheckpoint } from "../db/sql/saveCheckpoint.js";
 import { selectBatchRange, type BatchRange } from "../db/sql/selectBatchRange.js";
+import { correctSupersededWindows } from "../db/sql/supersededWindows.js";
 import { readLastProgressTime, writeProgress, type BatchProgress, type TriggerKind } from "../db/sql/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
 import { guardPolicy } from "./policyGuard.js";
@@ -85,6 +88,8 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     await assignBatchWindows(client, name, spec, range, us(checkpoint.watermark));
     const late = await registerLatePairs(client, name, batchId);
     const numRowsUpdated = await mergeGuarded(client, { lastSeq: checkpoint.lastSeq, batchId }, () => mergeWindows(client, name, batchId));
+    // Amended events (admission.dedupe: latest): the windows of versions this batch's rows superseded lose them.
+    await correctSupersededWindows(client, name, spec, range, batchId);
     // §6: the watermark advances on this batch's rows, then closes windows.
     const maxEventTime = later(checkpoint.maxEventTime, input.eventTime.max);
     const nextWatermark = iso(advanceWatermark(us(checkpoint.watermark), us(maxEventTime), pipeline.watermark.delay));

@@ -1,7 +1,10 @@
 /**
  * Reconcile's comparison: every final window as stored against a fresh
  * recompute from bronze — the batch oracle (DESIGN §9: a full replacement
- * from accepted bronze rows, never a delta).
+ * from accepted bronze rows, never a delta). Rows superseded by a later
+ * version up to the snapshot are left out (fragments/superseded.ts); a final
+ * window stored with no rows (an amendment moved its only event away) is no
+ * window, as bronze says.
  */
 import { windowSpecOf, type PipelineConfig } from "../../config/pipelines.js";
 import { longestWindowMs } from "../../core/windows.js";
@@ -10,6 +13,7 @@ import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
 import { aggregateWindow, computedAggregates } from "./fragments/windowAggregates.js";
 import type { Aggregate } from "./windows.js";
+import { notSuperseded } from "./fragments/superseded.js";
 
 /** A window by its stored group key and start (ISO 8601). */
 export interface WindowRef {
@@ -49,7 +53,7 @@ export interface CompareRequest {
 const compareSql = (pipeline: PipelineConfig) => `WITH fresh AS (
   SELECT b.group_key, w.window_start, w.window_end, ${aggregateWindow("b.value")}
     FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(pipeline), "b")}
-   WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2
+   WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
      AND ($4::timestamptz IS NULL OR (b.event_time >= $4::timestamptz - $6 * interval '1 millisecond' AND b.event_time < $5))
      AND ($7::text[] IS NULL OR (b.group_key, w.window_start) IN (SELECT * FROM unnest($7::text[], $8::timestamptz[])))
      AND ($9::text[] IS NULL OR (b.group_key, w.window_start) NOT IN (SELECT * FROM unnest($9::text[], $10::timestamptz[])))
@@ -61,7 +65,7 @@ const compareSql = (pipeline: PipelineConfig) => `WITH fresh AS (
 ), stored AS (
   SELECT group_key, window_start, window_end, event_count AS n, value_sum AS s, value_min AS lo, value_max AS hi
     FROM straggler.window_results_table
-   WHERE pipeline = $1 AND is_final AND ($4::timestamptz IS NULL OR (window_start < $5 AND window_end > $4))
+   WHERE pipeline = $1 AND is_final AND event_count > 0 AND ($4::timestamptz IS NULL OR (window_start < $5 AND window_end > $4))
 )
 SELECT coalesce(e.group_key, s.group_key) AS group_key, coalesce(e.window_start, s.window_start) AS window_start,
        coalesce(e.window_end, s.window_end) AS window_end,

@@ -5,6 +5,7 @@
  * given edges. Optionally per group key.
  */
 import type { Queryable } from "../pool.js";
+import { notSuperseded } from "./fragments/superseded.js";
 
 /** Lateness figures in epoch-µs differences (exact `bigint`); null when there are no rows. */
 export interface LatenessFigures {
@@ -30,7 +31,8 @@ export interface EventTimeRange {
 }
 
 const LATENESS_US = `(((extract(epoch from ingestion_time) - extract(epoch from event_time)) * 1000000)::bigint)`;
-const ACCEPTED_IN_RANGE = `pipeline = $1 AND status = 'accepted'
+// Superseded versions (admission.dedupe: latest) are left out: fragments/superseded.ts.
+const ACCEPTED_IN_RANGE = `pipeline = $1 AND status = 'accepted' AND ${notSuperseded("bronze_events")}
    AND ($2::timestamptz IS NULL OR event_time >= $2) AND ($3::timestamptz IS NULL OR event_time < $3)`;
 const FIGURES = `count(*)::int AS count, min(l)::text AS min_us,
        (percentile_disc(0.5) WITHIN GROUP (ORDER BY l))::text AS p50_us,

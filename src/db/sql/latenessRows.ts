@@ -1,10 +1,11 @@
 /**
- * The what-if's input (issue 14): a pipeline's accepted bronze rows in `seq`
- * order, one keyset page at a time (`bronze_events_pipeline_seq`), so a ledger
+ * The what-if's input (issue 14): a pipeline's accepted bronze rows (less
+ * those a later version superseded: fragments/superseded.ts) in `seq` order, one keyset page at a time (`bronze_events_pipeline_seq`), so a ledger
  * of any size streams through without being held in memory.
  */
 import type { Queryable } from "../pool.js";
 import { timestamptzToUs } from "./fragments/windowAssignment.js";
+import { notSuperseded } from "./fragments/superseded.js";
 
 /** One accepted row; instants as exact epoch-µs `bigint`. */
 export interface LatenessRow {
@@ -21,7 +22,7 @@ export const READ_LATENESS_ROWS_SQL = `SELECT seq,
        ${timestamptzToUs("ingestion_time")}::text AS ingestion_us,
        group_key
   FROM straggler.bronze_events
- WHERE pipeline = $1 AND seq > $2 AND seq <= $3 AND status = 'accepted'
+ WHERE pipeline = $1 AND seq > $2 AND seq <= $3 AND status = 'accepted' AND ${notSuperseded("bronze_events")}
  ORDER BY seq
  LIMIT $4`;
 

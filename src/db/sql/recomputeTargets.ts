@@ -1,6 +1,6 @@
 /**
  * Recomputes every window in `corr_targets` from accepted bronze rows up to
- * the run's snapshot — a full replacement, never a delta (DESIGN §9) — and
+ * the run's snapshot (less those superseded by a row up to it) — a full replacement, never a delta (DESIGN §9) — and
  * keeps in `corr_changes` those whose value differs from the stored one (or
  * that bronze has and the results do not).
  *
@@ -12,6 +12,7 @@
 import type { PoolClient } from "../pool.js";
 import { prepared } from "../prepared.js";
 import { aggregateWindow, computedAggregates, storedAggregates } from "./fragments/windowAggregates.js";
+import { notSuperseded } from "./fragments/superseded.js";
 
 const RECOMPUTE_TARGETS_SQL = `INSERT INTO corr_changes
 SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")}, ${computedAggregates("f")}
@@ -19,7 +20,7 @@ SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates
   CROSS JOIN LATERAL (
     SELECT ${aggregateWindow("b.value")}
       FROM straggler.bronze_events b
-     WHERE b.pipeline = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2
+     WHERE b.pipeline = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
        AND b.event_time >= t.window_start AND b.event_time < t.window_end) f
   LEFT JOIN straggler.window_results_table r
     ON r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start AND r.window_end = t.window_end
