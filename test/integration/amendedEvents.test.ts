@@ -180,6 +180,30 @@ describe("admission.dedupe", () => {
     expect([again.windowsExamined, again.windowsChanged]).toEqual([0, 0]);
   });
 
+  it("latest, sliding windows: the old version's open window is recomputed by the stream, its final one corrected by the job", async () => {
+    const { pool } = await getDb();
+    const p = pipeline({
+      name: "amend-sliding",
+      source: { format: "jsonl" },
+      fields: { eventId: "id", eventTime: "t", value: "v" },
+      window: { type: "sliding", size: "10 minutes", slide: "5 minutes" },
+      watermark: { delay: "5 minutes" },
+      admission: { dedupe: "latest", maxFutureSkew: null },
+    });
+    await step(pool, p, ev("A-1", "12:07", "10"));
+    await step(pool, p, ev("close", "12:16", "0")); // watermark 12:11: [12:00,12:10) final, [12:05,12:15) open
+    await step(pool, p, ev("A-1", "12:07", "3"));
+    expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=10 final", "[12:05,12:15)=3 open", "[12:10,12:20)=0 open", "[12:15,12:25)=0 open"]);
+    const run = await runCorrection(pool, p, { trigger: "cli" });
+    expect(run.changes.map((c) => [c.windowStart.slice(11, 16), c.before?.sum, c.after.sum, c.lateEventCount])).toEqual([["12:00", "10", "3", 1]]);
+    await step(pool, p, ev("later", "12:40", "0"));
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:00,12:10)=3 corrected", "[12:05,12:15)=3 final", "[12:10,12:20)=0 final", "[12:15,12:25)=0 final", "[12:35,12:45)=0 open", "[12:40,12:50)=0 open",
+    ]);
+    const report = await reconcile(pool, p);
+    expect([report.ok, report.windowsChecked]).toEqual([true, 4]);
+  });
+
   it("dedupe is admission policy: changing first → latest refuses the stream, naming the setting", async () => {
     const { pool } = await getDb();
     const first = orders("dedupe-policy", "first");
