@@ -58,6 +58,8 @@ interface GenEvent {
   cents: number;
   line: string;
   duplicate: boolean;
+  /** A resend whose payload changed: AMENDED_DUPLICATE (admission.dedupe: first). */
+  amended?: boolean;
 }
 
 const lineOf = (id: string, t: number, k: string, cents: number) =>
@@ -79,7 +81,7 @@ function generate(seed: number): GenEvent[][] {
         // Half exact resends, half resends whose payload changed: either way the id was seen.
         const changed = rnd() < 0.5;
         const cents = changed ? o.cents + 1 + Math.floor(rnd() * 1000) : o.cents;
-        round.push({ ...o, cents, line: changed ? lineOf(o.id, o.t, o.k, cents) : o.line, duplicate: true });
+        round.push({ ...o, cents, line: changed ? lineOf(o.id, o.t, o.k, cents) : o.line, duplicate: true, amended: changed });
         continue;
       }
       let t = late
@@ -219,10 +221,12 @@ describe("concurrency", () => {
       const last = await runCorrection(pool, p, { trigger: "api" });
       expect([last.status, last.error]).toEqual(["succeeded", null]);
 
-      // The ledger: every line landed once; exactly the resends are quarantined, as DUPLICATE.
+      // The ledger: every line landed once; exactly the resends are quarantined: DUPLICATE, or AMENDED_DUPLICATE when the payload changed.
       expect(await ledger(pool, p.name)).toEqual({ landed: all.length, accepted: accepted.length, quarantined: duplicates });
-      const reasons = await pool.query("SELECT reason, count(*)::int AS n FROM straggler.quarantine WHERE pipeline = $1 GROUP BY reason", [p.name]);
-      expect(reasons.rows).toEqual([{ reason: "DUPLICATE", n: duplicates }]);
+      const reasons = await pool.query("SELECT reason, count(*)::int AS n FROM straggler.quarantine WHERE pipeline = $1 GROUP BY reason ORDER BY reason", [p.name]);
+      const amended = all.filter((e) => e.amended).length;
+      expect(amended).toBeGreaterThan(0);
+      expect(reasons.rows).toEqual([{ reason: "AMENDED_DUPLICATE", n: amended }, { reason: "DUPLICATE", n: duplicates - amended }]);
       const ids = await pool.query(
         "SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM straggler.bronze WHERE pipeline = $1 AND status = 'accepted'",
         [p.name],

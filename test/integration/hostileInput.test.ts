@@ -37,7 +37,7 @@ const DIR = mkdtempSync(path.join(tmpdir(), "straggler-hostile-"));
 afterAll(() => rmSync(DIR, { recursive: true, force: true }));
 
 type Format = "jsonl" | "csv";
-type Reason = "MALFORMED" | "NULL_TS" | "PARSE_FAIL" | "FUTURE_TS" | "TOO_OLD" | "INVALID_VALUE" | "DUPLICATE";
+type Reason = "MALFORMED" | "NULL_TS" | "PARSE_FAIL" | "FUTURE_TS" | "TOO_OLD" | "INVALID_VALUE" | "DUPLICATE" | "AMENDED_DUPLICATE";
 
 /** One expected bronze row. `reason` absent = accepted. Optional fields are compared only when given. */
 interface Row {
@@ -729,13 +729,14 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("duplicate event ids within one batch: the first is accepted, the others DUPLICATE; a quarantined first does not count", async () => {
+  it("duplicate event ids within one batch: the first is accepted, the others DUPLICATE (AMENDED_DUPLICATE when the value differs); a quarantined first does not count", async () => {
     const dup = "an accepted record with this event id is already in bronze";
+    const amended = "an accepted record with this event id and other content (event time, group key or value) is already in bronze; the first version stays (admission.dedupe: first)";
     await runCase({
-      batches: [lines(ev("a", { amount: 1 }), ev("a", { amount: 2 }), ev("b"), ev("a", { amount: 3 }), ev("c", { ts: "bad" }), ev("c", { amount: 5 }))],
+      batches: [lines(ev("a", { amount: 1 }), ev("a", { amount: 2 }), ev("b"), ev("a", { amount: 1 }), ev("c", { ts: "bad" }), ev("c", { amount: 5 }))],
       rows: [
         { line: 1, eventId: "a" },
-        { line: 2, reason: "DUPLICATE", detail: dup },
+        { line: 2, reason: "AMENDED_DUPLICATE", detail: amended },
         { line: 3, eventId: "b" },
         { line: 4, reason: "DUPLICATE", detail: dup },
         { line: 5, reason: "PARSE_FAIL", detail: 'event time "ts": not an ISO 8601 timestamp: "bad"' },

@@ -213,7 +213,7 @@ describe("a JSON number used as a key or id has one canonical text", () => {
       '{"id":"0.50","store":"100.0","event_time":"2024-01-15T12:01:00Z","amount":8}',
       '{"id":1e3000,"store":-1.0E-3,"event_time":"2024-01-15T12:01:00Z","amount":16}',
     ].join("\n") + "\n");
-    expect([r.accepted, r.byReason]).toEqual([4, { DUPLICATE: 2 }]);
+    expect([r.accepted, r.byReason]).toEqual([4, { AMENDED_DUPLICATE: 2 }]); // one id each, with other values: amended re-sends
     const b = await pool.query("SELECT event_id, group_key, status, value::text FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name]);
     expect(b.rows.map((x) => [x.event_id, x.group_key, x.status, x.value])).toEqual([
       ["0", "100", "accepted", "1.50"],
