@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Runs the test suite through Testcontainers on a machine that can reach no
-# container registry: installs and starts Docker and builds the PostgreSQL,
+# container registry: installs Debian's Chromium (the browser test) when missing,
+# installs and starts Docker and builds the PostgreSQL,
 # Node and service images from Debian packages and the host's Node
 # (scripts/docker-local.sh), then runs vitest against those images, then the
 # end-to-end tests (`npm run test:e2e`: service container, docker-compose).
 # Extra arguments go to the main vitest run. Exits non-zero if either fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# The browser test (test/browser) drives Debian's Chromium: install it when missing.
+if [[ ! -x /usr/bin/chromium ]]; then
+  SUDO=(); ((EUID == 0)) || SUDO=(sudo)
+  "${SUDO[@]}" apt-get update -qq
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 bash scripts/docker-local.sh
 export STRAGGLER_TEST_PG_IMAGE="${STRAGGLER_PG_IMAGE:-straggler/postgres:15-local}"
 # The service image docker-local.sh built (the e2e tests use it as is).
