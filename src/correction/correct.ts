@@ -8,8 +8,9 @@
  * batches and correction runs never write at the same time). The steps, each
  * one operation of the query layer (src/db/sql/):
  *
- *   lockResults → guardPolicy (refused, the run fails, when the configured
- *   policy is not the live results' one) → readCheckpoint: the bronze snapshot is the stream's last
+ *   lockResults → guardPolicy (a configured policy that is not the live
+ *   results' one is refused before the run is claimed: PolicyRefusedError,
+ *   no run recorded) → readCheckpoint: the bronze snapshot is the stream's last
  *   committed `seq`, the windows it no longer owns end at or before its
  *   watermark → collectTargets → recomputeTargets (from bronze rows up to the
  *   snapshot, keeping the windows whose value changed; a window whose
@@ -100,13 +101,20 @@ export class RunNotRecordedError extends Error {
  * renews it while working, and commits its changes together with status `succeeded`.
  * @returns the run's summary: `skipped` (with `heldBy`) when `req.cronSlot` is held by a run that
  *   succeeded or is running; a failure is recorded and returned with `status: "failed"`, never thrown
- * @throws the database's error when the run cannot be claimed (database unreachable), and
- *   RunNotRecordedError when it failed and the failure cannot be recorded
+ * @throws PolicyRefusedError (src/stream/policyGuard.ts) when the configured policy is refused
+ *   (it differs from the live results' policy): a known state, not a failure, so no run is
+ *   claimed or recorded (README "Policy versions"); the database's error when the run cannot be
+ *   claimed (database unreachable), and RunNotRecordedError when it failed and the failure cannot be recorded
  */
 export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: CorrectionRequest, opts: CorrectionOptions = {}): Promise<CorrectionSummary> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const base = summaryOf(pipeline, req);
+  // A refused policy is a known state, not a failed run: checked before claiming (the run's own transaction checks again).
+  await withTransaction(pool, async (client) => {
+    await lockResults(client, pipeline.name);
+    await guardPolicy(client, pipeline);
+  });
   const leaseMs = opts.leaseMs ?? pipeline.correction.lease;
   const claim = await claimRun(pool, {
     pipeline: pipeline.name, trigger: req.trigger, cronSlot: req.cronSlot ?? null, range: req.range ?? null, keys: req.keys ?? null, leaseMs,

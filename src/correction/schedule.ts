@@ -10,6 +10,7 @@ import cron, { type ScheduledTask } from "node-cron";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
+import { PolicyRefusedError } from "../stream/policyGuard.js";
 import { runCorrection, type CorrectionSummary } from "./correct.js";
 
 /** The scheduled minute of a tick, ISO 8601 UTC. */
@@ -51,7 +52,11 @@ export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log
       async (ctx) => {
         const run = runCorrection(pool, pipeline, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) })
           .then((s) => logCorrection(log, s))
-          .catch((e) => log.error({ err: e, pipeline: pipeline.name }, "correction run could not start or record its outcome (database unreachable)"));
+          .catch((e) => {
+            // A refused policy is a known state: a warning each tick, no failed run.
+            if (e instanceof PolicyRefusedError) log.warn({ pipeline: pipeline.name, changes: e.changes.map((c) => c.text) }, e.message);
+            else log.error({ err: e, pipeline: pipeline.name }, "correction run could not start or record its outcome (database unreachable)");
+          });
         inFlight.add(run);
         await run;
         inFlight.delete(run);

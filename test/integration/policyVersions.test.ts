@@ -69,9 +69,10 @@ describe("policy versions", () => {
         "  admission.maxFutureSkew: null → 1 hour\n" +
         "Either put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-guard --yes` and replay its sources.",
     );
-    // A correction under the changed policy is refused too: it fails, recording why, and changes nothing.
-    const run = await runCorrection(pool, guarded, { trigger: "cli" });
-    expect([run.status, run.error]).toEqual(["failed", e.message]);
+    // A correction under the changed policy is refused too, with the same message: a known state, so no run is recorded, and nothing changes.
+    const refusedRun = await refusal(runCorrection(pool, guarded, { trigger: "cli" }));
+    expect(refusedRun.message).toBe(e.message);
+    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = $1", [control.name])).rows[0].n).toBe(0);
     expect(await windowSummary(pool, control.name, "count")).toEqual(["[12:00,12:10)=3 final", "[14:00,14:10)=1 open"]);
     expect(await checkPolicy(pool, guarded)).toEqual({
       state: "refused", policyVersion: expect.not.stringMatching(recorded.rows[0].policy_version), live: { version: 1, policyVersion: recorded.rows[0].policy_version },
@@ -108,7 +109,7 @@ describe("policy versions", () => {
     expect(await windowSummary(pool, before.name, "count")).toEqual(["[12:00,12:10)=2 open"]);
   });
 
-  it("CLI: a restart with the same config streams; a changed policy makes `stream` exit 1 naming the setting, and `status` and GET /pipelines say refused", async () => {
+  it("CLI: a restart with the same config streams; a changed policy makes `stream` and `correct` exit 1 naming the setting, `status` and GET /pipelines say refused, POST recompute answers 409; no failed run", async () => {
     const { url, pool } = await getDb();
     const dir = mkdtempSync(path.join(tmpdir(), "straggler-policy-"));
     const config = path.join(dir, "pipelines.yaml");
@@ -144,14 +145,23 @@ describe("policy versions", () => {
     expect(refused.stderr).toContain(
       "\n  admission.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-cli --yes` and replay its sources.\n",
     );
+    const correct = await cli("correct", "-p", "policy-cli");
+    expect([correct.code, correct.stdout]).toEqual([1, ""]);
+    expect(correct.stderr).toContain("pipeline policy-cli is not streamed: its configured policy differs from the policy of its live results (version 1, policy ");
+    expect(correct.stderr).toContain("\n  admission.maxFutureSkew: null → 1 hour\nEither put the setting back");
     const status = await cli("status", "-p", "policy-cli", "--json");
     expect(JSON.parse(status.stdout)[0].policy).toMatchObject({ state: "refused", live: { version: 1 }, changes: ["admission.maxFutureSkew: null → 1 hour"] });
 
     const { loadPipelines } = await import("../../src/config/pipelines.js");
-    const api = await startApi({ pool, pipelines: loadPipelines(config), log: createLogger("silent"), token: undefined });
+    const api = await startApi({ pool, pipelines: loadPipelines(config), log: createLogger("silent"), token: "t0ken" });
     try {
       const rows = (await (await fetch(`${api.base}/pipelines`)).json()) as { pipeline: string; policy: { state: string; changes: string[] } }[];
       expect(rows.map((r) => [r.pipeline, r.policy.state, r.policy.changes])).toEqual([["policy-cli", "refused", ["admission.maxFutureSkew: null → 1 hour"]]]);
+      const recompute = await fetch(`${api.base}/pipelines/policy-cli/recompute`, { method: "POST", headers: { authorization: "Bearer t0ken" } });
+      const answer = (await recompute.json()) as { error: string; message: string };
+      expect([recompute.status, answer.error]).toEqual([409, "policy_refused"]);
+      expect(answer.message).toMatch(/^pipeline policy-cli is not streamed: .*\n  admission\.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-cli --yes` and replay its sources\.$/);
+      expect((await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = 'policy-cli'")).rows[0].n).toBe(0);
     } finally {
       await api.close();
     }

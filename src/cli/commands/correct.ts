@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { runCorrection } from "../../correction/correct.js";
 import { reconcile } from "../../correction/reconcile.js";
+import { PolicyRefusedError } from "../../stream/policyGuard.js";
 import { json, pick, rangeOption, withDb, type ContextOf } from "../context.js";
 import { correctionLines, keyLabel } from "../print.js";
 
@@ -14,7 +15,7 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
     .option("--key <key...>", "only these group keys")
     .option("--null-key", "only the null group (with --key: it too)")
-    .option("--json", "print the run summaries as JSON: an array, one per pipeline, each as POST /pipelines/{p}/recompute answers")
+    .option("--json", "print the run summaries as JSON: an array, one per pipeline run, each as POST /pipelines/{p}/recompute answers")
     .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[]; nullKey?: boolean; json?: boolean }) => {
       const ctx = ctxOf();
       const range = rangeOption(opts);
@@ -22,7 +23,16 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
         const summaries = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
           const keys = opts.nullKey ? [...(opts.key ?? []), null] : opts.key;
-          const s = await runCorrection(db.pool, pipeline, { trigger: "cli", range, keys });
+          let s;
+          try {
+            s = await runCorrection(db.pool, pipeline, { trigger: "cli", range, keys });
+          } catch (e) {
+            if (!(e instanceof PolicyRefusedError)) throw e;
+            // A refused policy is not a failed run (none is recorded): say why, exit 1, go on with the others.
+            console.error(e.message);
+            process.exitCode = 1;
+            continue;
+          }
           summaries.push(s);
           if (!opts.json) console.log(correctionLines(s).join("\n"));
         }
