@@ -94,7 +94,7 @@ describe("GET /openapi.json", () => {
       "get /pipelines/{pipeline}/reconcile": reads,
       "get /pipelines/{pipeline}/lateness": reads,
       "post /pipelines/{pipeline}/events": ["200", "201", "400", "401", "404", "413", "415", "422", "500", "503"],
-      "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "415", "500", "503"],
+      "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "409", "415", "500", "503"],
       "post /pipelines/{pipeline}/hold": ["201", "400", "401", "404", "409", "500", "503"],
       "post /pipelines/{pipeline}/release": ["200", "400", "401", "404", "409", "500", "503"],
     });
