@@ -91,7 +91,7 @@ describe("straggler drop", () => {
     }
   });
 
-  it("CLI: without --yes it says what would be removed, with counts, removes nothing and exits 1; with --yes it removes them", async () => {
+  it("CLI: without --yes it says what would be removed, with counts, removes nothing and exits 1; with --yes it removes them; an unknown name with no rows is exit 2 with a did-you-mean", async () => {
     const { url, pool } = await getDb();
     const dir = mkdtempSync(path.join(tmpdir(), "straggler-drop-"));
     const config = path.join(dir, "pipelines.yaml");
@@ -130,6 +130,22 @@ describe("straggler drop", () => {
     expect((await pipelineRows(pool, "drop-cli")).total).toBe(0);
     const again = await cli("drop", "-p", "drop-cli", "--yes");
     expect([again.code, again.stdout]).toEqual([0, "drop-cli: no rows; nothing dropped\n"]);
+    // A configured pipeline with no rows, without --yes: exit 1 as always without --yes.
+    const emptyAsked = await cli("drop", "-p", "drop-cli");
+    expect([emptyAsked.code, emptyAsked.stdout, emptyAsked.stderr]).toEqual([1, "drop-cli: no rows; nothing to drop\n", ""]);
+    // A name neither configured nor in the database is a mistake: exit 2, with the closest configured name.
+    for (const yes of [[], ["--yes"]]) {
+      const typo = await cli("drop", "-p", "drop-clj", ...yes);
+      expect([typo.code, typo.stdout, typo.stderr]).toEqual([2, "", "straggler: no pipeline named drop-clj in the pipelines file and no rows in the database (did you mean drop-cli?)\n"]);
+    }
+    const unknown = await cli("drop", "-p", "nyc-taxi", "--yes");
+    expect([unknown.code, unknown.stderr]).toEqual([2, "straggler: no pipeline named nyc-taxi in the pipelines file and no rows in the database\n"]);
+    // A pipeline no longer configured but with rows (one landed file: 2 bronze rows, its source and file): forgetting it is the point.
+    const old = futureOutlier(false, "drop-old");
+    await landFile(pool, old, path.join(old.source.landingDir!, "batch1.csv"), "batch1.csv");
+    const forgotten = await cli("drop", "-p", "drop-old", "--yes");
+    expect([forgotten.code, forgotten.stdout.split("\n")[0], forgotten.stderr]).toEqual([0, "drop-old: dropped 4 rows:", ""]);
+    expect((await pipelineRows(pool, "drop-old")).total).toBe(0);
     const bad = await cli("drop", "-p", "Bad Name", "--yes");
     expect([bad.code, bad.stderr]).toEqual([2, "straggler: -p: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit\n"]);
   }, 180_000); // several CLI processes, each starting tsx and migrating

@@ -1,5 +1,6 @@
 /** `drop -p P --yes`: forget a pipeline (src/lifecycle/drop.ts); without `--yes` it says what would be removed and removes nothing. */
 import type { Command } from "commander";
+import { closest, distance } from "fastest-levenshtein";
 import { pipelineName } from "../../config/pipelines.js";
 import { dropPipeline, pipelineRows, type PipelineRows } from "../../lifecycle/drop.js";
 import { UsageError, withDb, type Context } from "../context.js";
@@ -11,21 +12,38 @@ function rowLines(r: PipelineRows): string[] {
   return rows.map(([t, n]) => `  straggler.${t.padEnd(width)}  ${n}`);
 }
 
+/**
+ * " (did you mean X?)" naming the configured pipeline closest to `name` (Levenshtein distance at
+ * most a third of the longer name, at least 2), or "" when none is that close.
+ */
+export function didYouMean(name: string, configured: string[]): string {
+  if (configured.length === 0) return "";
+  const best = closest(name, configured);
+  return distance(name, best) <= Math.max(2, Math.floor(Math.max(name.length, best.length) / 3)) ? ` (did you mean ${best}?)` : "";
+}
+
 export function dropCommand(program: Command, ctxOf: () => Context): void {
   program
     .command("drop")
-    .description("forget a pipeline: remove its bronze, results, checkpoint, versions, audit, sources and alert states in one transaction (needs --yes)")
+    .description("forget a pipeline: remove its bronze, results, checkpoint, versions, audit, sources and alert states in one transaction (needs --yes; without it exits 1); a name neither configured nor with rows is exit 2")
     .requiredOption("-p, --pipeline <name>", "the pipeline (it need not be configured any more)")
     .option("--yes", "remove them; without it, only say what would be removed")
     .action(async (opts: { pipeline: string; yes?: boolean }) => {
       const ctx = ctxOf();
       const name = pipelineName.safeParse(opts.pipeline);
       if (!name.success) throw new UsageError(`-p: ${name.error.issues[0]!.message}`);
+      const configured = ctx.pipelines.some((p) => p.name === opts.pipeline);
       await withDb(ctx, async (db) => {
+        const rows = await pipelineRows(db.pool, opts.pipeline);
+        // A name neither configured nor in the database is a mistyped name, not "nothing to drop".
+        if (!configured && rows.total === 0) {
+          throw new UsageError(`no pipeline named ${opts.pipeline} in the pipelines file and no rows in the database${didYouMean(opts.pipeline, ctx.pipelines.map((p) => p.name))}`);
+        }
         if (!opts.yes) {
-          const r = await pipelineRows(db.pool, opts.pipeline);
+          const r = rows;
           if (r.total === 0) {
             console.log(`${opts.pipeline}: no rows; nothing to drop`);
+            process.exitCode = 1;
             return;
           }
           console.log([`${opts.pipeline}: drop would remove ${r.total} rows:`, ...rowLines(r)].join("\n"));
