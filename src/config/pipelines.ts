@@ -13,7 +13,7 @@ import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
 import { tagAlternatives, tagSetting } from "./policySettings.js";
 import { readShare } from "./share.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
-import type { CalendarUnit, CalendarWindowSpec, WindowSpec } from "../core/windows.js";
+import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec, type WindowSpec } from "../core/windows.js";
 import { compareAbs, decimalParts, MAX_ABS_VALUE_DEFAULT, parseDecimal } from "../core/decimal.js";
 
 /**
@@ -175,7 +175,9 @@ export const WEEKDAYS = { monday: 1, tuesday: 2, wednesday: 3, thursday: 4, frid
 
 /** A calendar length: a whole number of days, weeks or months (`"1 day"`, `"7 days"`, `"1 month"`). */
 type CalendarLength = { count: number; unit: CalendarUnit };
-const CALENDAR_LENGTH = /^(?:interval\s+)?\+?(\d{1,4})\s+(day|week|month)s?$/i;
+const CALENDAR_LENGTH = /^(?:interval\s+)?\+?(\d+)\s+(day|week|month)s?$/i;
+/** The largest count a calendar length takes (`9999 days`): a bound on the windows each event is assigned to. */
+export const MAX_CALENDAR_COUNT = 9999;
 
 const calendarLength = (what: string) =>
   z.unknown().transform((input, ctx): CalendarLength => {
@@ -187,7 +189,13 @@ const calendarLength = (what: string) =>
       });
       return z.NEVER;
     }
-    return { count: Number(m[1]), unit: m[2]!.toLowerCase() as CalendarUnit };
+    const count = Number(m[1]);
+    const unit = m[2]!.toLowerCase() as CalendarUnit;
+    if (count > MAX_CALENDAR_COUNT) {
+      ctx.addIssue({ code: "custom", message: `a calendar window's ${what} is at most ${MAX_CALENDAR_COUNT} ${unit}s, got ${JSON.stringify(input)}` });
+      return z.NEVER;
+    }
+    return { count, unit };
   });
 
 /**
@@ -204,8 +212,12 @@ const calendarWindowSchema = z
     type: z.enum(["tumbling", "sliding"], { error: 'expected window.type to be "tumbling" or "sliding"' }),
     size: calendarLength("size"),
     slide: calendarLength("slide").optional(),
-    timeZone: z.string().refine(isValidTimeZone, { message: 'expected an IANA time zone such as "UTC" or "America/New_York"' }),
-    weekStart: z.enum(Object.keys(WEEKDAYS) as [keyof typeof WEEKDAYS], { error: `expected weekStart to be one of ${Object.keys(WEEKDAYS).join(", ")}` }).optional(),
+    timeZone: z.string().refine(isValidTimeZone, { message: 'expected an IANA time zone such as "UTC" or "America/New_York"' }).transform(canonicalTimeZone),
+    weekStart: z
+      .string({ error: `expected weekStart to be one of ${Object.keys(WEEKDAYS).join(", ")}` })
+      .transform((day) => day.toLowerCase())
+      .refine((day): day is keyof typeof WEEKDAYS => Object.hasOwn(WEEKDAYS, day), { message: `expected weekStart to be one of ${Object.keys(WEEKDAYS).join(", ")}` })
+      .optional(),
     offset: z.unknown().optional(),
   })
   .transform((w, ctx) => {
@@ -227,7 +239,7 @@ const calendarWindowSchema = z
     else if (grid.unit === "day" && w.size.unit === "week") span = 7 * w.size.count;
     else return fail("size", `a window of ${w.size.count} ${w.size.unit}(s) is not a whole number of slides of 1 ${grid.unit}`);
     if (w.weekStart !== undefined && grid.unit !== "week") return fail("weekStart", `weekStart applies to windows that start every week; these start every ${grid.unit}`);
-    const calendar = { unit: grid.unit, span, timeZone: w.timeZone, weekStart: WEEKDAYS[w.weekStart ?? "monday"] } satisfies CalendarWindowSpec["calendar"];
+    const calendar = { unit: grid.unit, span, timeZone: w.timeZone, weekStart: WEEKDAYS[(w.weekStart ?? "monday") as keyof typeof WEEKDAYS] } satisfies CalendarWindowSpec["calendar"];
     return { type: w.type, calendar };
   });
 
@@ -238,6 +250,10 @@ const calendarWindowSchema = z
 const windowSchema = tagAlternatives(
   z.unknown().transform((input, ctx) => {
     const calendar = typeof input === "object" && input !== null && "timeZone" in input;
+    if (!calendar && typeof input === "object" && input !== null && "weekStart" in input) {
+      ctx.addIssue({ code: "custom", path: ["weekStart"], message: "window.weekStart needs window.timeZone (weeks start on a local day)" });
+      return z.NEVER;
+    }
     const parsed = calendar ? calendarWindowSchema.safeParse(input) : fixedWindowSchema.safeParse(input);
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });

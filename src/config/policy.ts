@@ -13,7 +13,8 @@
 import { createHash } from "node:crypto";
 import { formatDuration } from "./duration.js";
 import { formatInstant } from "../core/timestamps.js";
-import { pipelineSchema, type PipelineConfig } from "./pipelines.js";
+import { sameTimeZoneName } from "../core/windows.js";
+import { pipelineSchema, WEEKDAYS, type PipelineConfig } from "./pipelines.js";
 import { settingAlternatives, settingKinds, type SettingKind } from "./policySettings.js";
 
 /** The blocks of a pipeline config that make up its policy (issue "policy versions": what changes results). */
@@ -100,7 +101,7 @@ function settingInfo(): SettingInfo {
 
 /** One setting that differs between two policies. `before`/`after` are JSON values; undefined = not set. */
 export interface PolicyChange {
-  /** Dotted path of the setting, e.g. `admission.maxFutureSkew`. */
+  /** Dotted path of the setting as the user writes it, e.g. `admission.maxFutureSkew`, `window.timeZone`. */
   path: string;
   before: unknown;
   after: unknown;
@@ -118,6 +119,25 @@ export function showSetting(path: string, v: unknown): string {
   if (kind === "dedupe" && v === true) return "first";
   if (typeof v === "string") return v;
   return JSON.stringify(v);
+}
+
+/**
+ * Settings kept in the policy under another path than the key the user writes
+ * (a calendar window is parsed to `window.calendar`): the key the user writes,
+ * which is what a change names.
+ */
+const USER_PATHS: Record<string, string> = {
+  "window.calendar.timeZone": "window.timeZone",
+  "window.calendar.weekStart": "window.weekStart",
+};
+
+/** The setting at `path` as the user writes it: `weekStart` by its day name (the policy keeps the ISO number). */
+function showUserSetting(path: string, v: unknown): string {
+  if (path === "window.calendar.weekStart" && typeof v === "number") {
+    const name = Object.entries(WEEKDAYS).find(([, n]) => n === v)?.[0];
+    if (name !== undefined) return name;
+  }
+  return showSetting(path, v);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -140,8 +160,11 @@ export function diffPolicies(before: PolicyDocument, after: PolicyDocument): Pol
       return;
     }
     if (same(a, b)) return;
+    // Zone names are case-insensitive: results recorded under `america/new_york` are `America/New_York`'s.
+    if (path === "window.calendar.timeZone" && typeof a === "string" && typeof b === "string" && sameTimeZoneName(a, b)) return;
     if ((a === undefined && defaults.has(path) && same(b, defaults.get(path))) || (b === undefined && defaults.has(path) && same(a, defaults.get(path)))) return;
-    out.push({ path, before: a, after: b, text: `${path}: ${showSetting(path, a)} → ${showSetting(path, b)}` });
+    const shown = USER_PATHS[path] ?? path;
+    out.push({ path: shown, before: a, after: b, text: `${shown}: ${showUserSetting(path, a)} → ${showUserSetting(path, b)}` });
   };
   const extra = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !(POLICY_BLOCKS as readonly string[]).includes(k)).sort();
   visit(before, after, "", [...POLICY_BLOCKS, ...extra]);

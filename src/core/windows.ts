@@ -221,3 +221,25 @@ function calendarWindows(eventUs: bigint, spec: CalendarWindowSpec): WindowBound
   }
   return out;
 }
+
+/**
+ * The name a calendar window's zone is kept under (in the policy and in the
+ * SQL): zone names are case-insensitive (IANA; PostgreSQL and luxon read
+ * them so), so `america/new_york` is `America/New_York`, spelt as the tz
+ * database spells it (`Intl.DateTimeFormat().resolvedOptions().timeZone`). A
+ * link (`US/Pacific`, `EST`) is kept as written, not replaced by the zone it
+ * points to: the two sides' tz data may not agree on what a link points to
+ * (`EST` is a fixed UTC−5 in some, a link to `America/Panama` in others).
+ * @param zone a zone name luxon accepts (src/core/timestamps.ts `isValidTimeZone`)
+ * @returns the tz database's spelling of `zone`, or `zone` itself for a link
+ * @throws RangeError when `zone` is not a zone name at all
+ */
+export function canonicalTimeZone(zone: string): string {
+  const resolved = new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
+  return resolved.toLowerCase() === zone.toLowerCase() ? resolved : zone;
+}
+
+/** Whether two zone names name the same zone by spelling (case-insensitive, as IANA names are). */
+export function sameTimeZoneName(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, formatIssues, loadPipelines, pipelinesFileSchema, windowSpecOf } from "../../src/config/pipelines.js";
-import { diffPolicies, policyOf } from "../../src/config/policy.js";
+import { canonicalPolicy, diffPolicies, policyHash, policyOf } from "../../src/config/policy.js";
 
 const valid = () => ({
   name: "orders",
@@ -303,8 +303,45 @@ describe("calendar windows (a window with a timeZone)", () => {
       "window.type: tumbling → sliding",
     ]);
     expect(change({ type: "tumbling", size: "1 day", timeZone: "America/New_York" }, { type: "tumbling", size: "1 day", timeZone: "Europe/London" })).toEqual([
-      "window.calendar.timeZone: America/New_York → Europe/London",
+      "window.timeZone: America/New_York → Europe/London",
     ]);
+    expect(change({ type: "tumbling", size: "1 week", timeZone: "UTC" }, { type: "tumbling", size: "1 week", timeZone: "UTC", weekStart: "Sunday" })).toEqual([
+      "window.weekStart: monday → sunday",
+    ]);
+  });
+
+  it("keeps a zone under the tz database's spelling, whatever its case, so both spellings are one policy", () => {
+    const lower = calendarOf({ type: "tumbling", size: "1 day", timeZone: "america/new_york" });
+    const proper = calendarOf({ type: "tumbling", size: "1 day", timeZone: "America/New_York" });
+    expect(windowSpecOf(lower)).toEqual({ calendar: { unit: "day", span: 1, timeZone: "America/New_York", weekStart: 1 } });
+    expect(policyHash(canonicalPolicy(policyOf(lower)))).toBe(policyHash(canonicalPolicy(policyOf(proper))));
+    // Results recorded before the spelling was canonical are the same zone's: no change to refuse.
+    const recorded = policyOf(proper) as { window: { calendar: { timeZone: string } } };
+    recorded.window.calendar.timeZone = "america/new_york";
+    expect(diffPolicies(recorded, policyOf(proper))).toEqual([]);
+    expect((calendarOf({ type: "tumbling", size: "1 day", timeZone: "etc/gmt+5" }).window as { calendar: { timeZone: string } }).calendar.timeZone).toBe("Etc/GMT+5");
+  });
+
+  it("accepts fixed-offset zones (EST, Etc/GMT+5) as written, not as the zone a link points to", () => {
+    expect(windowSpecOf(calendarOf({ type: "tumbling", size: "1 day", timeZone: "EST" }))).toEqual({ calendar: { unit: "day", span: 1, timeZone: "EST", weekStart: 1 } });
+    expect(windowSpecOf(calendarOf({ type: "tumbling", size: "1 day", timeZone: "Etc/GMT+5" }))).toEqual({ calendar: { unit: "day", span: 1, timeZone: "Etc/GMT+5", weekStart: 1 } });
+    expect(windowSpecOf(calendarOf({ type: "tumbling", size: "1 day", timeZone: "US/Pacific" }))).toEqual({ calendar: { unit: "day", span: 1, timeZone: "US/Pacific", weekStart: 1 } });
+  });
+
+  it("reads weekStart in any case, and says weekStart needs a timeZone", () => {
+    for (const day of ["Sunday", "SUNDAY", "sunday"]) {
+      expect(windowSpecOf(calendarOf({ type: "tumbling", size: "1 week", timeZone: "UTC", weekStart: day }))).toEqual({ calendar: { unit: "week", span: 1, timeZone: "UTC", weekStart: 7 } });
+    }
+    expect(issues({ ...valid(), window: { type: "tumbling", size: "1 week", weekStart: "sunday" } })).toBe(
+      "  pipelines[0].window.weekStart: window.weekStart needs window.timeZone (weeks start on a local day)",
+    );
+  });
+
+  it("names the largest calendar count when a size is beyond it", () => {
+    expect(issues({ ...valid(), window: { type: "sliding", size: "10000 days", slide: "1 day", timeZone: "UTC" } })).toBe(
+      '  pipelines[0].window.size: a calendar window\'s size is at most 9999 days, got "10000 days"',
+    );
+    expect(windowSpecOf(calendarOf({ type: "sliding", size: "9999 days", slide: "1 day", timeZone: "UTC" }))).toEqual({ calendar: { unit: "day", span: 9999, timeZone: "UTC", weekStart: 1 } });
   });
 
   it("refuses a calendar length without a zone, and sizes that are not a fixed length nor a calendar length (issue item 4)", () => {
