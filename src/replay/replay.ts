@@ -12,6 +12,9 @@
  * Rows whose arrival time cannot be read land in the first micro-batch.
  * When the replay completes, each file is recorded as landed under its own
  * name (with 0 rows), so the service's landing folder does not land it again.
+ * Rows already in bronze (landed before from the landing folder or by an
+ * earlier replay) are quarantined DUPLICATE; the summary says so plainly,
+ * with the way to replay from scratch (`straggler drop -p P --yes` first).
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -50,6 +53,22 @@ export interface ReplaySummary {
   elapsedMs: number;
   /** Files left out, with the reason. */
   refused: { file: string; reason: string }[];
+  /** Rows this run landed in bronze (micro-batches landed before not counted). */
+  rowsLanded: number;
+  /** Of `rowsLanded`, the rows quarantined DUPLICATE: the same event was already in bronze. */
+  duplicateRows: number;
+  /** When `duplicateRows` > 0: "N of M rows were already in bronze (DUPLICATE): …" with the way to replay from scratch; else null. */
+  alreadyLanded: string | null;
+}
+
+/**
+ * The replay summary's plain words for rows that were already in bronze, or null when there were none.
+ * @param duplicateRows rows this replay landed that were quarantined DUPLICATE
+ * @param rowsLanded rows this replay landed
+ */
+export function alreadyLandedMessage(pipeline: string, duplicateRows: number, rowsLanded: number): string | null {
+  if (duplicateRows === 0) return null;
+  return `${duplicateRows} of ${rowsLanded} rows were already in bronze (DUPLICATE): this data was landed before; to replay from scratch, \`straggler drop -p ${pipeline} --yes\` first`;
 }
 
 const FETCH = 5000;
@@ -121,7 +140,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
       if (refused.some((r) => r.file === file)) continue;
       await recordReplayedFile(pool, pipeline.name, path.basename(file), `replay:${id}`);
     }
-    return { rowsStaged: total, ...counts, elapsedMs: Date.now() - started, refused };
+    return { rowsStaged: total, ...counts, elapsedMs: Date.now() - started, refused, alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded) };
   } finally {
     await dropReplayRows(client);
     client.release();
@@ -133,7 +152,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
  * time; lands each span as the source `<sourcePrefix>:<span start>` and runs
  * the stream until the span's rows are consumed.
  * @param started when the replay started, epoch ms: the landing time of records without an arrival time
- * @returns the spans landed and skipped (landed before), and the stream's batches
+ * @returns the spans landed and skipped (landed before), the stream's batches, the rows landed and those of them quarantined DUPLICATE
  */
 async function replaySpans(
   pool: Pool,
@@ -143,7 +162,7 @@ async function replaySpans(
   started: number,
   total: number,
   opts: ReplayOptions,
-): Promise<{ replayBatches: number; skippedBatches: number; streamBatches: number }> {
+): Promise<{ replayBatches: number; skippedBatches: number; streamBatches: number; rowsLanded: number; duplicateRows: number }> {
   const span = opts.batchSpanMs;
   let buffer: ReplayRow[] = [];
   let exhausted = false;
@@ -154,7 +173,7 @@ async function replaySpans(
     }
   };
   const spanOf = (r: ReplayRow) => (r.arrival_ms === null ? null : Math.floor(r.arrival_ms / span) * span);
-  let done = 0, replayBatches = 0, skipped = 0, streamBatches = 0;
+  let done = 0, replayBatches = 0, skipped = 0, streamBatches = 0, rowsLanded = 0, duplicateRows = 0;
   for (;;) {
     await fill();
     if (exhausted) break;
@@ -179,6 +198,8 @@ async function replaySpans(
       await (async () => { for await (const _ of records()) void _; })(); // skip the span's rows
     } else {
       replayBatches++;
+      rowsLanded += land.landed;
+      duplicateRows += land.byReason.DUPLICATE ?? 0;
     }
     // Stream until this span's rows are consumed (no extra empty batch per span).
     const batches: BatchProgress[] = [];
@@ -192,5 +213,5 @@ async function replaySpans(
     if ((replayBatches + skipped) % 100 === 0) await analyzeIfStale(pool, pipeline.name);
     opts.onBatch?.({ rowsDone: done, rowsTotal: total, land, batches });
   }
-  return { replayBatches, skippedBatches: skipped, streamBatches };
+  return { replayBatches, skippedBatches: skipped, streamBatches, rowsLanded, duplicateRows };
 }

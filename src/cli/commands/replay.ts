@@ -97,6 +97,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
                 ...(summary.refused.length > 0 ? { "files refused": summary.refused.map((r) => path.basename(r.file)).join(", ") } : {}),
               }).join("\n"),
             );
+            if (summary.alreadyLanded !== null) console.log(summary.alreadyLanded);
           }
           if (summary.refused.length > 0) process.exitCode = 1;
         } finally {
