@@ -33,6 +33,16 @@ export function parseOr400<T extends z.ZodType>(schema: T, value: unknown, where
   return r.data;
 }
 
+/**
+ * The message of a 4xx raised by express or body-parser (not an HttpError), for the caller: a path
+ * segment whose percent-encoding does not decode (express's "Failed to decode param '…'") is named
+ * with how to write it; any other keeps its own message.
+ */
+export function clientErrorMessage(err: Error): string {
+  const m = /^Failed to decode param '(.*)'$/s.exec(err.message ?? "");
+  if (m) return `path: ${JSON.stringify(m[1]!.slice(0, 200))} is not valid percent-encoding (a % must be followed by two hexadecimal digits of UTF-8; write %25 for a literal %)`;
+  return err.message || "bad request";
+}
 
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
@@ -47,7 +57,7 @@ export function errorHandler(log: Logger) {
       return;
     }
     if (typeof e.status === "number" && e.status >= 400 && e.status < 500) {
-      res.status(e.status).json({ error: "invalid_request", message: e.message ?? "bad request" });
+      res.status(e.status).json({ error: "invalid_request", message: clientErrorMessage(err as Error) });
       return;
     }
     if (err instanceof CommitOutcomeUnknownError) {

@@ -16,9 +16,9 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { z } from "zod";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { ApiDeps } from "../http/context.js";
-import { HttpError, parseOr400 } from "../http/errors.js";
+import { clientErrorMessage, HttpError, parseOr400 } from "../http/errors.js";
 import { instant } from "../http/schemas.js";
-import { LatenessCache, readBatchSeries, readCorrections, readOverview, readWindows } from "./data.js";
+import { LatenessCache, readBatchSeries, readCorrections, readOverview, readWindows, WINDOWS_PER_PAGE } from "./data.js";
 import { DEFAULT_BATCHES, errorPage, listPage, pipelinePage } from "./pages.js";
 
 const require = createRequire(import.meta.url);
@@ -34,13 +34,17 @@ const ASSETS: Record<string, string> = {
 /** An empty form field is no filter. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
 
+/** The highest `page` the pipeline page's query accepts (a page past the windows' last is refused too, naming it). */
+const MAX_PAGE = 1_000_000;
+const PAGE_RANGE = `expected a page number from 1 to ${MAX_PAGE}`;
+
 /** The pipeline page's query (every field optional; a form's empty field means "any"). */
 export const pipelinePageQuery = z.strictObject({
   key: optional(z.string().max(1_000, { message: "expected a key of at most 1000 characters" }).refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" })),
   from: optional(instant),
   to: optional(instant),
   status: optional(z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" })),
-  page: optional(z.coerce.number({ error: "expected a page number" }).int().min(1).max(1_000_000)).transform((p) => p ?? 1),
+  page: optional(z.coerce.number({ error: PAGE_RANGE }).int({ error: PAGE_RANGE }).min(1, { error: PAGE_RANGE }).max(MAX_PAGE, { error: PAGE_RANGE })).transform((p) => p ?? 1),
   batches: optional(z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000)).transform((b) => b ?? DEFAULT_BATCHES),
 }).refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
 
@@ -83,6 +87,9 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
       readCorrections(pool, pipeline.name),
       lateness.get(pool, pipeline, overview).catch((e: Error) => ({ error: e.message })),
     ]);
+    // A page past the last one would show an empty, inverted range ("Windows 22,201 – 22,200"): refuse it, naming the last.
+    const lastPage = Math.max(1, Math.ceil(windows.total / WINDOWS_PER_PAGE));
+    if (q.page > lastPage) throw new HttpError(400, "invalid_request", `query.page: page ${q.page} is past the last page, ${lastPage}`);
     sendPage(res, 200, pipelinePage({ pipeline, overview, batches, lateness: report, windows, filter, batchesShown: q.batches, corrections }));
   });
 
@@ -91,6 +98,9 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
   // A 4xx is a page naming the problem; anything else goes to the API's error handler (503, 500 logged).
   router.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (err instanceof HttpError && err.status < 500) return sendPage(res, err.status, errorPage(err.status, err.message));
+    // The router's own 4xx (a path whose percent-encoding does not decode): the same HTML page.
+    const status = (err as { status?: unknown }).status;
+    if (typeof status === "number" && status >= 400 && status < 500) return sendPage(res, status, errorPage(status, clientErrorMessage(err as Error)));
     next(err);
   });
   return router;

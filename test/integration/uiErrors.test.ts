@@ -1,0 +1,55 @@
+/**
+ * The pipeline page's answers to requests it cannot serve, without a browser:
+ * a page past the last one, a page number out of range, a path whose
+ * percent-encoding does not decode (an HTML page under /ui, JSON for the API).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log.js";
+import { runBatch } from "../../src/stream/runBatch.js";
+import { startApi, type RunningApi } from "../helpers/api.js";
+import { useTestDatabase } from "../helpers/db.js";
+import { postedOrders } from "../helpers/fixtures.js";
+
+const getDb = useTestDatabase();
+const TOKEN = "ui-errors-token-0123456789";
+const orders = postedOrders("ui-orders");
+let api: RunningApi;
+
+/** The text of the error page's message (`#error-message`), unescaped. */
+function errorMessage(page: string): string | undefined {
+  const m = /<p class="error" id="error-message">(.*?)<\/p>/s.exec(page);
+  return m?.[1]?.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}
+
+beforeAll(async () => {
+  const { pool } = await getDb();
+  api = await startApi({ pool, pipelines: [orders], log: createLogger("silent"), token: TOKEN });
+  // 3 windows: one page of windows.
+  const body = ["12:01", "12:11", "12:21"].map((t, i) => JSON.stringify({ event_time: `2026-10-01T${t}:00Z`, amount: i + 1 })).join("\n") + "\n";
+  const r = await fetch(`${api.base}/pipelines/ui-orders/events`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-ndjson" }, body });
+  expect(r.status).toBe(201);
+  await runBatch(pool, orders, "once");
+});
+afterAll(async () => api?.close());
+
+describe("the pipeline page's errors", () => {
+  it("a page past the last one is a 400 page naming the last; a page number out of range names the range", async () => {
+    const ok = await fetch(`${api.base}/ui/pipelines/ui-orders?page=1`);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('Windows <b data-field="windowFirst">1</b>–<b data-field="windowLast">3</b> of <b data-field="windowTotal">3</b>');
+    const past = await fetch(`${api.base}/ui/pipelines/ui-orders?page=2`);
+    expect([past.status, past.headers.get("content-type"), errorMessage(await past.text())]).toEqual([400, "text/html; charset=utf-8", "query.page: page 2 is past the last page, 1"]);
+    for (const page of ["10000000", "0", "1.5", "two"]) {
+      const bad = await fetch(`${api.base}/ui/pipelines/ui-orders?page=${page}`);
+      expect([page, bad.status, errorMessage(await bad.text())]).toEqual([page, 400, "query.page: expected a page number from 1 to 1000000"]);
+    }
+  });
+
+  it("a path whose percent-encoding does not decode: the HTML 400 page under /ui, a JSON 400 from the API, each saying how to write it", async () => {
+    const message = 'path: "%" is not valid percent-encoding (a % must be followed by two hexadecimal digits of UTF-8; write %25 for a literal %)';
+    const ui = await fetch(`${api.base}/ui/pipelines/%`);
+    expect([ui.status, ui.headers.get("content-type"), errorMessage(await ui.text())]).toEqual([400, "text/html; charset=utf-8", message]);
+    const rest = await fetch(`${api.base}/pipelines/%/windows`);
+    expect([rest.status, await rest.json()]).toEqual([400, { error: "invalid_request", message }]);
+  });
+});
