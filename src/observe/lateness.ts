@@ -127,7 +127,8 @@ export async function latenessReport(pool: Pool, pipeline: PipelineConfig, optio
       ...(options.delaysMs ?? []).map((d): [string, number] => ["asked", d]),
     ];
     const labels = new Map<number, string[]>();
-    for (const [label, d] of labelled) labels.set(d, [...(labels.get(d) ?? []), label]);
+    // Equal delays are one row; a label given twice for it (two asked delays written differently) is shown once.
+    for (const [label, d] of labelled) if (!labels.get(d)?.includes(label)) labels.set(d, [...(labels.get(d) ?? []), label]);
     const delays = [...labels.keys()].sort((a, b) => a - b);
 
     const batches = await readRecordedBatches(client, pipeline.name);

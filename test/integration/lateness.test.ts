@@ -137,6 +137,16 @@ describe("lateness report options", () => {
     expect(report.whatIf.delays.find((d) => d.labels.includes("configured"))!.droppedPairs).toBe(rows[0].n);
   });
 
+  it("merges equal delays into one row, each label once: the configured delay asked twice is 'configured, asked'", async () => {
+    const { pool } = await getDb();
+    const p = pipelineWith("merged", "5 minutes", { type: "tumbling", size: "10 minutes" });
+    await run(pool, [p], workload(3, 100), 3);
+    // As `--delay "5 minutes" --delay "300 seconds" --delay "3 minutes" --delay "180 seconds"` asks.
+    const report = await latenessReport(pool, p, { delaysMs: [5 * MIN, 5 * MIN, 3 * MIN, 3 * MIN] });
+    expect(report.whatIf.delays.filter((d) => d.delayMs === 5 * MIN).map((d) => d.labels)).toEqual([["configured", "asked"]]);
+    expect(report.whatIf.delays.filter((d) => d.delayMs === 3 * MIN).map((d) => d.labels)).toEqual([["asked"]]);
+  });
+
   it("refuses a negative delay and a target outside [0, 1]", async () => {
     const { pool } = await getDb();
     const p = pipelineWith("refused", "5 minutes", { type: "tumbling", size: "10 minutes" });
