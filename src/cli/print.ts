@@ -57,6 +57,7 @@ export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> =
 function policyLine(p: PolicyCheck): string {
   if (p.state === "unrecorded") return `unrecorded (the first batch records policy ${p.policyVersion})`;
   if (p.state === "live") return `live: results version ${p.live!.version}, policy ${p.policyVersion}`;
+  if (p.changes.length === 0 && p.message !== null) return `REFUSED: ${p.message}`; // not a policy change: the window's zone (src/stream/zoneGuard.ts)
   return `REFUSED: the configured policy ${p.policyVersion} differs from the live results' (version ${p.live!.version}, policy ${p.live!.policyVersion}); batches and corrections stop until it is put back or the pipeline dropped (straggler drop):`;
 }
 

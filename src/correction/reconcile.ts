@@ -7,6 +7,7 @@
  * watermark, i.e. every window that must be final. A mismatch is a window
  * whose stored value differs, that is missing, or that should not exist.
  */
+import { guardTimeZone } from "../stream/zoneGuard.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
@@ -54,9 +55,11 @@ export interface FailedWindow {
 
 /**
  * Reconciles `pipeline` over `range` (ISO instants, `[from, to)`), or over all time.
- * @throws the database's error (a data exception only when no single window's recompute fails alone)
+ * @throws TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL
+ *   does not know; the database's error (a data exception only when no single window's recompute fails alone)
  */
 export async function reconcile(pool: Pool, pipeline: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {
+  await guardTimeZone(pool, pipeline);
   // One snapshot for the checkpoint, the comparison and the ledger: the stream
   // and the correction commit results and checkpoint together, so a single
   // REPEATABLE READ snapshot is always consistent — and blocks neither writer.

@@ -11,6 +11,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import { PolicyRefusedError } from "../stream/policyGuard.js";
+import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
 import { runCorrection, type CorrectionSummary } from "./correct.js";
 
 /** The scheduled minute of a tick, ISO 8601 UTC. */
@@ -55,6 +56,7 @@ export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log
           .catch((e) => {
             // A refused policy is a known state: a warning each tick, no failed run.
             if (e instanceof PolicyRefusedError) log.warn({ pipeline: pipeline.name, changes: e.changes.map((c) => c.text) }, e.message);
+            else if (e instanceof TimeZoneRefusedError) log.warn({ pipeline: pipeline.name, timeZone: e.timeZone }, e.message);
             else log.error({ err: e, pipeline: pipeline.name }, "correction run could not start or record its outcome (database unreachable)");
           });
         inFlight.add(run);

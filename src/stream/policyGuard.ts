@@ -17,6 +17,7 @@ import { canonicalPolicy, diffPolicies, policyHash, policyOf, type PolicyChange,
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient, Queryable } from "../db/pool.js";
 import { readLivePolicy, recordLivePolicy, restampLivePolicy } from "../db/sql/policyVersions.js";
+import { timeZoneRefusal, type TimeZoneRefusedError } from "./zoneGuard.js";
 
 /** The pipeline's configured policy differs from the policy of its live results: it is not streamed. */
 export class PolicyRefusedError extends Error {
@@ -42,11 +43,11 @@ export function refusalMessage(pipeline: string, live: { version: number; policy
 
 /** Where a pipeline stands against its live results. */
 export interface PolicyCheck {
-  /** `unrecorded`: no results version yet (the first batch records it); `live`: configured = live; `refused`: they differ. */
+  /** `unrecorded`: no results version yet (the first batch records it); `live`: configured = live; `refused`: they differ, or the window's zone is one PostgreSQL does not know (`changes` empty, `message` says so). */
   state: "unrecorded" | "live" | "refused";
   /** The configured policy's version (hash). */
   policyVersion: string;
-  /** The live results' version number and policy version; null when unrecorded. */
+  /** The live results' version number and policy version; null when none is recorded. */
   live: { version: number; policyVersion: string } | null;
   /** The changed settings (`path: before → after`); empty unless refused. */
   changes: string[];
@@ -60,12 +61,17 @@ interface Compared {
   /** The live text differs only in settings at their defaults: rewrite it. */
   restamp: boolean;
   changes: PolicyChange[];
+  /** The calendar window's zone is one PostgreSQL does not know (src/stream/zoneGuard.ts). */
+  zone?: TimeZoneRefusedError;
 }
 
 async function compare(client: Queryable, pipeline: PipelineConfig): Promise<Compared> {
   const canonical = canonicalPolicy(policyOf(pipeline));
   const policyVersion = policyHash(canonical);
   const row = await readLivePolicy(client, pipeline.name);
+  const recorded = row ? { version: row.version, policyVersion: row.policyVersion } : null;
+  const zone = await timeZoneRefusal(client, pipeline);
+  if (zone) return { check: { state: "refused", policyVersion, live: recorded, changes: [], message: zone.message }, canonical, restamp: false, changes: [], zone };
   if (!row) return { check: { state: "unrecorded", policyVersion, live: null, changes: [], message: null }, canonical, restamp: false, changes: [] };
   const live = { version: row.version, policyVersion: row.policyVersion };
   if (row.policyVersion === policyVersion) return { check: { state: "live", policyVersion, live, changes: [], message: null }, canonical, restamp: false, changes: [] };
@@ -89,10 +95,12 @@ export async function checkPolicy(client: Queryable, pipeline: PipelineConfig): 
  * after taking the pipeline's results lock (src/db/sql/lockResults.ts).
  * Records the configured policy as live when none is.
  * @returns the live results version the batch or run extends
- * @throws PolicyRefusedError when the configured policy differs from the live one
+ * @throws PolicyRefusedError when the configured policy differs from the live one;
+ *   TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL does not know
  */
 export async function guardPolicy(client: PoolClient, pipeline: PipelineConfig): Promise<number> {
-  const { check, canonical, restamp, changes } = await compare(client, pipeline);
+  const { check, canonical, restamp, changes, zone } = await compare(client, pipeline);
+  if (zone) throw zone;
   if (check.state === "unrecorded") return recordLivePolicy(client, pipeline.name, check.policyVersion, canonical);
   if (check.state === "refused") throw new PolicyRefusedError(pipeline.name, check.live!, changes);
   if (restamp) await restampLivePolicy(client, pipeline.name, check.policyVersion, canonical);

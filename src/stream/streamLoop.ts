@@ -12,6 +12,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { backoffMs } from "../db/retry.js";
 import type { Logger } from "../log.js";
 import { PolicyRefusedError } from "./policyGuard.js";
+import { TimeZoneRefusedError } from "./zoneGuard.js";
 import type { BatchProgress, BatchResult, TriggerKind } from "./runBatch.js";
 
 export interface StreamLoopDeps {
@@ -105,6 +106,10 @@ export class StreamLoop {
         delay = backoffMs(this.failures + 1, { baseMs: this.pipeline.trigger.interval, capMs: MAX_BACKOFF_MS });
         if (e instanceof PolicyRefusedError) {
           if (this.refusal !== e.message) log.error({ changes: e.changes.map((c) => c.text), liveVersion: e.live.version }, e.message);
+          this.refusal = e.message;
+        } else if (e instanceof TimeZoneRefusedError) {
+          // A configuration error, not a failure to retry loudly: logged once, status shows it (GET /pipelines).
+          if (this.refusal !== e.message) log.error({ timeZone: e.timeZone }, e.message);
           this.refusal = e.message;
         } else log.error({ err: e, failures: this.failures, retryInMs: delay }, "stream iteration failed; retrying");
       }

@@ -1,0 +1,132 @@
+/**
+ * The zone check of a calendar window (src/stream/zoneGuard.ts): a zone Node
+ * knows and PostgreSQL does not (`US/Pacific-New`) refuses the pipeline when it
+ * starts — micro-batch, correction, reconcile, CLI exit 2, status and
+ * GET /pipelines — naming window.timeZone and the value, instead of failing
+ * every batch with PostgreSQL's `time zone "…" not recognized`.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { loadPipelines } from "../../src/config/pipelines.js";
+import { runCorrection } from "../../src/correction/correct.js";
+import { reconcile } from "../../src/correction/reconcile.js";
+import { isTimeZoneKnown } from "../../src/db/sql/timeZoneKnown.js";
+import { landFile } from "../../src/ingest/landFile.js";
+import { createLogger } from "../../src/log.js";
+import { checkPolicy } from "../../src/stream/policyGuard.js";
+import { runBatch } from "../../src/stream/runBatch.js";
+import { StreamLoop } from "../../src/stream/streamLoop.js";
+import { TimeZoneRefusedError } from "../../src/stream/zoneGuard.js";
+import { startApi } from "../helpers/api.js";
+import { startCli } from "../helpers/cli.js";
+import { useTestDatabase } from "../helpers/db.js";
+import { pipeline, seedDir } from "../helpers/fixtures.js";
+
+const getDb = useTestDatabase();
+
+const MESSAGE =
+  'pipeline zone-check is not streamed: window.timeZone: "US/Pacific-New" is not a time zone PostgreSQL knows (pg_timezone_names); write a zone both Straggler and PostgreSQL know (Straggler reads this one as "America/Los_Angeles")';
+
+const raw = (timeZone: string) => ({
+  name: "zone-check",
+  source: { landingDir: seedDir("future-outlier"), format: "csv" },
+  fields: { eventId: "RawID", eventTime: "EventTimestampRaw", ingestionTime: "IngestionTime", value: "Payload" },
+  window: { type: "tumbling", size: "1 day", timeZone },
+  watermark: { delay: "5 minutes" },
+});
+
+async function thrown(run: Promise<unknown>): Promise<unknown> {
+  return run.then(() => undefined, (err: unknown) => err);
+}
+
+describe("calendar window zone check against PostgreSQL", () => {
+  it("knows zones case-insensitively, as PostgreSQL reads them, and not US/Pacific-New", async () => {
+    const { pool } = await getDb();
+    expect(await isTimeZoneKnown(pool, "America/New_York")).toBe(true);
+    expect(await isTimeZoneKnown(pool, "us/pacific")).toBe(true);
+    expect(await isTimeZoneKnown(pool, "EST")).toBe(true);
+    expect(await isTimeZoneKnown(pool, "US/Pacific-New")).toBe(false);
+  });
+
+  it("refuses the micro-batch, the correction and reconcile, naming window.timeZone; nothing written; status says why", async () => {
+    const { pool } = await getDb();
+    const p = pipeline(raw("US/Pacific-New"));
+    await landFile(pool, p, path.join(p.source.landingDir!, "batch1.csv"), "batch1.csv");
+    for (const run of [() => runBatch(pool, p, "once"), () => runCorrection(pool, p, { trigger: "cli" }), () => reconcile(pool, p)]) {
+      const e = await thrown(run());
+      expect(e).toBeInstanceOf(TimeZoneRefusedError);
+      expect((e as Error).message).toBe(MESSAGE);
+    }
+    expect(await checkPolicy(pool, p)).toEqual({ state: "refused", policyVersion: expect.stringMatching(/^[0-9a-f]{16}$/), live: null, changes: [], message: MESSAGE });
+    const written = await pool.query(
+      "SELECT (SELECT count(*)::int FROM straggler.results_versions WHERE pipeline = $1) AS versions, (SELECT count(*)::int FROM straggler.correction_runs WHERE pipeline = $1) AS runs, (SELECT count(*)::int FROM straggler.window_results WHERE pipeline = $1) AS windows",
+      ["zone-check"],
+    );
+    expect(written.rows).toEqual([{ versions: 0, runs: 0, windows: 0 }]);
+    // A zone both know streams.
+    const ok = pipeline({ ...raw("america/los_angeles"), name: "zone-ok" });
+    await landFile(pool, ok, path.join(ok.source.landingDir!, "batch1.csv"), "batch1.csv");
+    expect((await runBatch(pool, ok, "once"))?.numInputRows).toBe(2);
+    expect((await checkPolicy(pool, ok)).state).toBe("live");
+  });
+
+  it("the service's stream loop logs the refusal once, not every retry", async () => {
+    const { pool } = await getDb();
+    const p = pipeline({ ...raw("US/Pacific-New"), name: "zone-loop" });
+    await landFile(pool, p, path.join(p.source.landingDir!, "batch1.csv"), "batch1.csv");
+    const lines: { level: number; msg: string }[] = [];
+    const log = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    let attempts = 0;
+    let stop: () => void = () => undefined;
+    const fourAttempts = new Promise<void>((r) => (stop = r));
+    const loop = new StreamLoop({ ...p, trigger: { ...p.trigger, interval: 1 } }, {
+      landPending: async () => undefined,
+      runBatch: (t) => {
+        if (++attempts >= 4) stop();
+        return runBatch(pool, p, t);
+      },
+      log,
+    });
+    loop.start();
+    await fourAttempts;
+    await loop.stop();
+    expect(attempts).toBeGreaterThanOrEqual(4);
+    expect(lines.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual([MESSAGE.replace("zone-check", "zone-loop")]);
+  });
+
+  it("CLI: stream, correct and reconcile exit 2 with the message; status and GET /pipelines show the pipeline refused", async () => {
+    const { pool, url } = await getDb();
+    const dir = mkdtempSync(path.join(tmpdir(), "zone-check-"));
+    const config = path.join(dir, "pipelines.yaml");
+    writeFileSync(
+      config,
+      `pipelines:
+  - name: zone-check
+    source: { landingDir: ${JSON.stringify(seedDir("future-outlier"))}, format: csv }
+    fields: { eventId: RawID, eventTime: EventTimestampRaw, ingestionTime: IngestionTime, value: Payload }
+    window: { type: tumbling, size: 1 day, timeZone: US/Pacific-New }
+    watermark: { delay: 5 minutes }
+`,
+    );
+    const cli = (...args: string[]) => startCli(["-c", config, ...args], { DATABASE_URL: url }).done;
+    expect((await cli("ingest", "-p", "zone-check", path.join(seedDir("future-outlier"), "batch1.csv"))).code).toBe(0);
+    for (const command of ["stream", "correct", "reconcile"]) {
+      const run = await cli(command, "-p", "zone-check");
+      expect([command, run.code, run.stdout, run.stderr]).toEqual([command, 2, "", `straggler: ${MESSAGE}\n`]);
+    }
+    const status = await cli("status", "-p", "zone-check", "--json");
+    expect(JSON.parse(status.stdout)[0].policy).toMatchObject({ state: "refused", live: null, changes: [], message: MESSAGE });
+    const text = await cli("status", "-p", "zone-check");
+    expect(text.stdout).toContain(`  policy:                REFUSED: ${MESSAGE}\n`);
+    const api = await startApi({ pool, pipelines: loadPipelines(config), log: createLogger("silent"), token: "t0ken" });
+    try {
+      const rows = (await (await fetch(`${api.base}/pipelines`)).json()) as { pipeline: string; policy: { state: string; message: string } }[];
+      expect(rows.map((r) => [r.pipeline, r.policy.state, r.policy.message])).toEqual([["zone-check", "refused", MESSAGE]]);
+    } finally {
+      await api.close();
+    }
+  }, 180_000);
+});
