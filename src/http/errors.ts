@@ -23,12 +23,29 @@ export class HttpError extends Error {
   }
 }
 
-/** Parses `value` with `schema`; throws a 400 naming the bad field (`where.field: message`). */
+/**
+ * Parses `value` with `schema`; throws a 400 naming the bad field (`where.field: message`).
+ * For a query string (`where` = "query"; every route's query is parsed here), a parameter given
+ * more than once (`?from=a&from=b`, which the query parser makes an array) where the schema takes
+ * one value is named as such: "parameter from is given 2 times; give it once" (a parameter that
+ * takes a list, like the lateness route's `delay`, may be repeated).
+ */
 export function parseOr400<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
   const r = schema.safeParse(value);
   if (!r.success) {
-    const msg = r.error.issues.map((i) => `${[where, ...i.path.map(String)].join(".")}: ${i.message}`).join("; ");
-    throw new HttpError(400, "invalid_request", msg);
+    const given = where === "query" && value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
+    const repeated = new Set<string>();
+    const msgs: string[] = [];
+    for (const i of r.error.issues) {
+      const name = String(i.path[0] ?? "");
+      const v = i.path.length === 1 ? given[name] : undefined;
+      // The schema refused the list itself (a type or value check), not a value inside a list it takes.
+      if (Array.isArray(v) && i.code !== "custom") {
+        if (!repeated.has(name)) msgs.push(`parameter ${name} is given ${v.length} times; give it once`);
+        repeated.add(name);
+      } else msgs.push(`${[where, ...i.path.map(String)].join(".")}: ${i.message}`);
+    }
+    throw new HttpError(400, "invalid_request", msgs.join("; "));
   }
   return r.data;
 }

@@ -1,7 +1,8 @@
 /**
  * The pipeline page's answers to requests it cannot serve, without a browser:
  * a page past the last one, a page number out of range, a path whose
- * percent-encoding does not decode (an HTML page under /ui, JSON for the API).
+ * percent-encoding does not decode (an HTML page under /ui, JSON for the API);
+ * and a query parameter given twice, on every route that parses a query.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
@@ -51,5 +52,32 @@ describe("the pipeline page's errors", () => {
     expect([ui.status, ui.headers.get("content-type"), errorMessage(await ui.text())]).toEqual([400, "text/html; charset=utf-8", message]);
     const rest = await fetch(`${api.base}/pipelines/%/windows`);
     expect([rest.status, await rest.json()]).toEqual([400, { error: "invalid_request", message }]);
+  });
+});
+
+describe("a query parameter given more than once", () => {
+  it("is a 400 naming it and how many times, on the API's reads and the pages; a parameter that takes a list may repeat", async () => {
+    const cases: [string, string][] = [
+      ["/pipelines/ui-orders/windows?from=2026-10-01T12:00:00Z&from=2026-10-01T13:00:00Z", "parameter from is given 2 times; give it once"],
+      ["/pipelines/ui-orders/windows?key=1&key=2&key=3", "parameter key is given 3 times; give it once"],
+      ["/pipelines/ui-orders/lateness?byKey=true&byKey=false", "parameter byKey is given 2 times; give it once"],
+      ["/pipelines/ui-orders/quarantine?limit=1&limit=2&reason=DUPLICATE&reason=PARSE_FAIL", "parameter reason is given 2 times; give it once; parameter limit is given 2 times; give it once"],
+      // A parameter the route does not take is named as such, repeated or not.
+      ["/pipelines?x=1&x=2", 'query: Unrecognized key: "x"'],
+    ];
+    for (const [route, message] of cases) {
+      const r = await fetch(`${api.base}${route}`);
+      expect([route, r.status, await r.json()]).toEqual([route, 400, { error: "invalid_request", message }]);
+    }
+    const post = await fetch(`${api.base}/pipelines/ui-orders/recompute?dry=1&dry=2`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+    expect([post.status, await post.json()]).toEqual([400, { error: "invalid_request", message: 'query: Unrecognized key: "dry"' }]);
+    const page = await fetch(`${api.base}/ui/pipelines/ui-orders?page=1&page=2`);
+    expect([page.status, errorMessage(await page.text())]).toEqual([400, "parameter page is given 2 times; give it once"]);
+    // `delay` takes a list: repeating it asks for each delay; a bad one inside the list is named as a bad duration.
+    const asked = await fetch(`${api.base}/pipelines/ui-orders/lateness?delay=1%20hour&delay=7200%20seconds`);
+    expect(asked.status).toBe(200);
+    const bad = await fetch(`${api.base}/pipelines/ui-orders/lateness?delay=1%20hour&delay=soon`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/^query\.delay: /);
   });
 });
