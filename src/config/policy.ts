@@ -121,23 +121,16 @@ export function showSetting(path: string, v: unknown): string {
   return JSON.stringify(v);
 }
 
-/**
- * Settings kept in the policy under another path than the key the user writes
- * (a calendar window is parsed to `window.calendar`): the key the user writes,
- * which is what a change names.
- */
-const USER_PATHS: Record<string, string> = {
-  "window.calendar.timeZone": "window.timeZone",
-  "window.calendar.weekStart": "window.weekStart",
-};
-
-/** The setting at `path` as the user writes it: `weekStart` by its day name (the policy keeps the ISO number). */
-function showUserSetting(path: string, v: unknown): string {
-  if (path === "window.calendar.weekStart" && typeof v === "number") {
-    const name = Object.entries(WEEKDAYS).find(([, n]) => n === v)?.[0];
-    if (name !== undefined) return name;
-  }
-  return showSetting(path, v);
+/** A calendar window's policy (`{ type, calendar: { unit, span, timeZone, weekStart } }`) as the user writes it: `{ type, size: "7 days", slide?: "1 day", timeZone, weekStart: "monday" }`. */
+function calendarAsWritten(w: Record<string, unknown>): Record<string, unknown> {
+  const { unit, span, timeZone, weekStart } = w.calendar as { unit: string; span: number; timeZone: string; weekStart: number };
+  return {
+    type: w.type,
+    size: `${span} ${unit}${span === 1 ? "" : "s"}`,
+    slide: w.type === "sliding" ? `1 ${unit}` : undefined,
+    timeZone,
+    weekStart: Object.entries(WEEKDAYS).find(([, n]) => n === weekStart)?.[0] ?? weekStart,
+  };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -147,7 +140,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * compare whole), blocks in `POLICY_BLOCKS` order then keys in order. A
  * setting present on one side only, at its schema default on that side, is
  * not a change: it is one a newer Straggler added (or dropped), and the old
- * results were computed as its default says.
+ * results were computed as its default says. Two calendar windows are
+ * compared by the keys the user writes (`window.size: 1 day → 7 days`,
+ * `window.timeZone`, `window.weekStart: monday → sunday`), zone names
+ * case-insensitively.
  */
 export function diffPolicies(before: PolicyDocument, after: PolicyDocument): PolicyChange[] {
   const { defaults } = settingInfo();
@@ -161,12 +157,18 @@ export function diffPolicies(before: PolicyDocument, after: PolicyDocument): Pol
     }
     if (same(a, b)) return;
     // Zone names are case-insensitive: results recorded under `america/new_york` are `America/New_York`'s.
-    if (path === "window.calendar.timeZone" && typeof a === "string" && typeof b === "string" && sameTimeZoneName(a, b)) return;
+    if (path === "window.timeZone" && typeof a === "string" && typeof b === "string" && sameTimeZoneName(a, b)) return;
     if ((a === undefined && defaults.has(path) && same(b, defaults.get(path))) || (b === undefined && defaults.has(path) && same(a, defaults.get(path)))) return;
-    const shown = USER_PATHS[path] ?? path;
-    out.push({ path: shown, before: a, after: b, text: `${shown}: ${showUserSetting(path, a)} → ${showUserSetting(path, b)}` });
+    out.push({ path, before: a, after: b, text: `${path}: ${showSetting(path, a)} → ${showSetting(path, b)}` });
   };
   const extra = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !(POLICY_BLOCKS as readonly string[]).includes(k)).sort();
+  // Two calendar windows compare as the user writes them (window.size, window.timeZone, ...), not as parsed (window.calendar.span).
+  const calendarOf = (doc: PolicyDocument) => (isObject(doc.window) && isObject(doc.window.calendar) ? doc.window : undefined);
+  const [wa, wb] = [calendarOf(before), calendarOf(after)];
+  if (wa && wb) {
+    before = { ...before, window: calendarAsWritten(wa) };
+    after = { ...after, window: calendarAsWritten(wb) };
+  }
   visit(before, after, "", [...POLICY_BLOCKS, ...extra]);
   return out;
 }

@@ -292,15 +292,20 @@ describe("calendar windows (a window with a timeZone)", () => {
     );
   });
 
-  it("is part of the policy: a change of zone, span or kind is named", () => {
+  it("is part of the policy: a change of zone, size, slide, weekStart or kind is named by the key the user writes", () => {
     const change = (a: Record<string, unknown>, b: Record<string, unknown>) => diffPolicies(policyOf(calendarOf(a)), policyOf(calendarOf(b))).map((c) => c.text);
     expect(change({ type: "tumbling", size: "1 day" }, { type: "tumbling", size: "1 day", timeZone: "America/New_York" })).toEqual([
       'window.calendar: (not set) → {"span":1,"timeZone":"America/New_York","unit":"day","weekStart":1}',
       "window.size: 1 day → (not set)",
     ]);
     expect(change({ type: "tumbling", size: "1 day", timeZone: "America/New_York" }, { type: "sliding", size: "7 days", slide: "1 day", timeZone: "America/New_York" })).toEqual([
-      "window.calendar.span: 1 → 7",
+      "window.size: 1 day → 7 days",
+      "window.slide: (not set) → 1 day",
       "window.type: tumbling → sliding",
+    ]);
+    expect(change({ type: "sliding", size: "4 weeks", slide: "1 week", timeZone: "UTC" }, { type: "sliding", size: "28 days", slide: "1 day", timeZone: "UTC" })).toEqual([
+      "window.size: 4 weeks → 28 days",
+      "window.slide: 1 week → 1 day",
     ]);
     expect(change({ type: "tumbling", size: "1 day", timeZone: "America/New_York" }, { type: "tumbling", size: "1 day", timeZone: "Europe/London" })).toEqual([
       "window.timeZone: America/New_York → Europe/London",
