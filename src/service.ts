@@ -13,6 +13,7 @@ import { scheduleCorrections } from "./correction/schedule.js";
 import { createPool } from "./db/pool.js";
 import { backoffMs, type Backoff } from "./db/retry.js";
 import { createApp } from "./http/app.js";
+import { answerClientErrors } from "./http/errors.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
 import { listenForLanded } from "./db/sql/bronzeChannel.js";
 import { LandingDirMissing } from "./ingest/errors.js";
@@ -83,6 +84,7 @@ const HEALTH_TIMEOUT_MS = 2_000;
 function listen(app: ReturnType<typeof createApp>, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const s = app.listen(port);
+    answerClientErrors(s); // a request Node's parser refuses (431 for a 100 KB query string) gets a JSON message too
     s.once("listening", () => resolve(s));
     s.once("error", (e: NodeJS.ErrnoException) => {
       const why = e.code === "EADDRINUSE" ? "is already in use" : e.code === "EACCES" ? "needs privileges this process does not have" : `cannot be listened on: ${e.message}`;

@@ -4,6 +4,8 @@
  * connection becomes free within the pool's acquisition timeout (`busy`),
  * and when a landing's outcome could not be found out (`outcome_unknown`).
  */
+import { maxHeaderSize, type Server } from "node:http";
+import type { Duplex } from "node:stream";
 import type { NextFunction, Request, Response } from "express";
 import { z } from "zod";
 import { isPoolTimeout, isUnavailable } from "../db/errors.js";
@@ -95,4 +97,28 @@ export function errorHandler(log: Logger) {
     log.error({ err, method: req.method, path: req.path }, "request failed");
     res.status(500).json({ error: "internal", message: "internal error; see the service log" });
   };
+}
+
+/**
+ * Answers requests that Node's HTTP parser refuses before express sees them, with a JSON body like
+ * every other error (Node's own answer has none): a request line and headers over Node's limit
+ * (`http.maxHeaderSize`, 16 KB; a long query string counts) is 431 `header_too_large`, any other
+ * malformed request 400 `invalid_request`; the connection is then closed. A reset connection is
+ * just closed. Call it once on the listening server.
+ */
+export function answerClientErrors(server: Server): void {
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, reason, body] = err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", {
+          error: "header_too_large",
+          message: `the request line and headers are larger than ${maxHeaderSize} bytes (a query string counts): send a shorter query, e.g. a narrower filter`,
+        }]
+      : [400, "Bad Request", { error: "invalid_request", message: "the request is not valid HTTP/1.1" }];
+    const text = JSON.stringify(body);
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+  });
 }

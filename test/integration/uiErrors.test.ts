@@ -4,7 +4,10 @@
  * percent-encoding does not decode (an HTML page under /ui, JSON for the API);
  * and a query parameter given twice, on every route that parses a query.
  */
+import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../src/http/app.js";
+import { answerClientErrors } from "../../src/http/errors.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
@@ -79,5 +82,27 @@ describe("a query parameter given more than once", () => {
     const bad = await fetch(`${api.base}/pipelines/ui-orders/lateness?delay=1%20hour&delay=soon`);
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/^query\.delay: /);
+  });
+});
+
+describe("a request Node's HTTP parser refuses", () => {
+  it("a 100 KB query string is 431 with a JSON message (as the service listens), not an empty body", async () => {
+    const { pool } = await getDb();
+    const app = createApp({ pool, pipelines: [orders], log: createLogger("silent"), token: TOKEN });
+    const server: Server = await new Promise((resolve) => { const s = app.listen(0, "127.0.0.1", () => resolve(s)); });
+    answerClientErrors(server);
+    try {
+      const port = (server.address() as { port: number }).port;
+      const r = await fetch(`http://127.0.0.1:${port}/pipelines/ui-orders/windows?key=${"k".repeat(100_000)}`);
+      expect([r.status, r.headers.get("content-type"), await r.json()]).toEqual([431, "application/json; charset=utf-8", {
+        error: "header_too_large",
+        message: "the request line and headers are larger than 16384 bytes (a query string counts): send a shorter query, e.g. a narrower filter",
+      }]);
+      // The server goes on answering.
+      expect((await fetch(`http://127.0.0.1:${port}/pipelines/ui-orders/windows`)).status).toBe(200);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
