@@ -12,12 +12,14 @@ import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { postedOrders } from "../helpers/fixtures.js";
+import { pipeline, postedOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 const TOKEN = "ui-errors-token-0123456789";
 const orders = postedOrders("ui-orders");
 let api: RunningApi;
+/** A calendar window in a zone Node knows and PostgreSQL does not. */
+const ZONED = { source: { format: "jsonl" }, fields: { eventTime: "t" }, window: { type: "tumbling", size: "1 day", timeZone: "US/Pacific-New" }, watermark: { delay: "5 minutes" } };
 
 /** The text of the error page's message (`#error-message`), unescaped. */
 function errorMessage(page: string): string | undefined {
@@ -103,6 +105,24 @@ describe("a request Node's HTTP parser refuses", () => {
     } finally {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});
+
+describe("POST recompute on a pipeline refused for its calendar zone", () => {
+  it("is a 409 with the refusal, and no correction run is recorded", async () => {
+    const { pool } = await getDb();
+    const zoned = pipeline({ ...ZONED, name: "ui-zone" });
+    const zoneApi = await startApi({ pool, pipelines: [zoned], log: createLogger("silent"), token: TOKEN });
+    try {
+      const r = await fetch(`${zoneApi.base}/pipelines/ui-zone/recompute`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+      expect([r.status, await r.json()]).toEqual([409, {
+        error: "policy_refused",
+        message: 'pipeline ui-zone is not streamed: window.timeZone: "US/Pacific-New" is not a time zone PostgreSQL knows (pg_timezone_names); write a zone both Straggler and PostgreSQL know (Straggler reads this one as "America/Los_Angeles")',
+      }]);
+      expect((await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = 'ui-zone'")).rows[0].n).toBe(0);
+    } finally {
+      await zoneApi.close();
     }
   });
 });
