@@ -129,4 +129,32 @@ describe("calendar window zone check against PostgreSQL", () => {
       await api.close();
     }
   }, 180_000);
+
+  it("CLI -p all: the refused pipeline is reported on stderr, the next one is still corrected and reconciled; exit 2", async () => {
+    const { pool, url } = await getDb();
+    const dir = mkdtempSync(path.join(tmpdir(), "zone-check-all-"));
+    const config = path.join(dir, "pipelines.yaml");
+    const entry = (name: string, timeZone: string) => `  - name: ${name}
+    source: { landingDir: ${JSON.stringify(seedDir("future-outlier"))}, format: csv }
+    fields: { eventId: RawID, eventTime: EventTimestampRaw, ingestionTime: IngestionTime, value: Payload }
+    window: { type: tumbling, size: 1 day, timeZone: ${timeZone} }
+    watermark: { delay: 5 minutes }
+`;
+    writeFileSync(config, `pipelines:\n${entry("zone-check", "US/Pacific-New")}${entry("zone-ok", "America/Los_Angeles")}`);
+    const cli = (...args: string[]) => startCli(["-c", config, ...args], { DATABASE_URL: url }).done;
+    expect((await cli("ingest", "-p", "zone-ok", path.join(seedDir("future-outlier"), "batch1.csv"))).code).toBe(0);
+    expect((await cli("stream", "-p", "zone-ok")).code).toBe(0);
+
+    const correct = await cli("correct", "-p", "all", "--json");
+    expect([correct.code, correct.stderr]).toEqual([2, `straggler: ${MESSAGE}\n`]);
+    const summaries = JSON.parse(correct.stdout) as { pipeline: string; status: string }[];
+    expect(summaries.map((s) => [s.pipeline, s.status])).toEqual([["zone-ok", "succeeded"]]);
+    const runs = await pool.query("SELECT pipeline, count(*)::int AS runs FROM straggler.correction_runs GROUP BY pipeline ORDER BY pipeline");
+    expect(runs.rows).toEqual([{ pipeline: "zone-ok", runs: 1 }]);
+
+    const reconciled = await cli("reconcile", "-p", "all", "--json");
+    expect([reconciled.code, reconciled.stderr]).toEqual([2, `straggler: ${MESSAGE}\n`]);
+    const reports = JSON.parse(reconciled.stdout) as { pipeline: string; ok: boolean }[];
+    expect(reports.map((r) => [r.pipeline, r.ok])).toEqual([["zone-ok", true]]);
+  }, 180_000);
 });

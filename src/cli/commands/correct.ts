@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { runCorrection } from "../../correction/correct.js";
 import { reconcile } from "../../correction/reconcile.js";
 import { PolicyRefusedError } from "../../stream/policyGuard.js";
+import { TimeZoneRefusedError } from "../../stream/zoneGuard.js";
 import { json, pick, rangeOption, withDb, type ContextOf } from "../context.js";
 import { correctionLines, keyLabel } from "../print.js";
 
@@ -27,17 +28,15 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
           try {
             s = await runCorrection(db.pool, pipeline, { trigger: "cli", range, keys });
           } catch (e) {
-            if (!(e instanceof PolicyRefusedError)) throw e;
-            // A refused policy is not a failed run (none is recorded): say why, exit 1, go on with the others.
-            console.error(e.message);
-            process.exitCode = 1;
+            // A refused pipeline is not a failed run (none is recorded): say why, go on with the others.
+            if (!reportRefusal(e)) throw e;
             continue;
           }
           summaries.push(s);
           if (!opts.json) console.log(correctionLines(s).join("\n"));
         }
         if (opts.json) json(summaries);
-        if (summaries.some((s) => s.status === "failed")) process.exitCode = 1;
+        if (summaries.some((s) => s.status === "failed")) worstExit(1);
       });
     });
 
@@ -54,7 +53,13 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
       await withDb(ctx, async (db) => {
         const reports = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
-          const r = await reconcile(db.pool, pipeline, range);
+          let r;
+          try {
+            r = await reconcile(db.pool, pipeline, range);
+          } catch (e) {
+            if (!reportRefusal(e)) throw e;
+            continue;
+          }
           reports.push(r);
           if (opts.json) continue;
           console.log(
@@ -71,7 +76,36 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
           }
         }
         if (opts.json) json(reports);
-        if (reports.some((r) => !r.ok)) process.exitCode = 1;
+        if (reports.some((r) => !r.ok)) worstExit(1);
       });
     });
+}
+
+/**
+ * Prints the refusal of one pipeline on stderr and raises the exit code, so that
+ * `-p all` goes on with the other pipelines and ends with the worst code — the
+ * message and code a single-pipeline run gives (src/cli/main.ts):
+ * TimeZoneRefusedError (src/stream/zoneGuard.ts) is a configuration error,
+ * `straggler: <message>` and exit 2; PolicyRefusedError (src/stream/policyGuard.ts)
+ * is `<message>` and exit 1.
+ * @returns false (nothing printed) when `e` is neither refusal: the caller rethrows it
+ */
+function reportRefusal(e: unknown): boolean {
+  if (e instanceof TimeZoneRefusedError) {
+    console.error(`straggler: ${e.message}`);
+    worstExit(2);
+    return true;
+  }
+  if (e instanceof PolicyRefusedError) {
+    console.error(e.message);
+    worstExit(1);
+    return true;
+  }
+  return false;
+}
+
+/** Sets the process exit code to `code` unless a worse (higher) one is already set. */
+function worstExit(code: number): void {
+  const current = typeof process.exitCode === "number" ? process.exitCode : 0;
+  process.exitCode = Math.max(current, code);
 }
