@@ -17,9 +17,14 @@ const pipelineHref = (name: string) => `/ui/pipelines/${encodeURIComponent(name)
 const keyText = (key: string | null) => (key === null ? "(null)" : key);
 const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
 
-/** A pipeline's state in a word or two: not started, catching up, firing, up to date. */
+/**
+ * A pipeline's state in a word or two: refused (for its time zone or a changed
+ * policy), held, firing, not started, catching up, up to date. A refusal for the
+ * calendar window's zone is the one with no changed settings (PolicyCheck in
+ * src/stream/policyGuard.ts).
+ */
 export function stateOf(o: PipelineOverview): { label: string; tone: "idle" | "busy" | "bad" | "good" } {
-  if (o.policy.state === "refused") return { label: "refused: policy changed", tone: "bad" };
+  if (o.policy.state === "refused") return { label: o.policy.changes.length === 0 ? "refused: time zone" : "refused: policy changed", tone: "bad" };
   if (o.hold !== null) return { label: "held", tone: "busy" };
   const firing = o.alerts.filter((a) => a.state === "firing").map((a) => a.alert);
   if (firing.length > 0) return { label: `firing: ${firing.join(", ")}`, tone: "bad" };

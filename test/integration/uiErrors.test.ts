@@ -2,12 +2,14 @@
  * The pipeline page's answers to requests it cannot serve, without a browser:
  * a page past the last one, a page number out of range, a path whose
  * percent-encoding does not decode (an HTML page under /ui, JSON for the API);
- * and a query parameter given twice, on every route that parses a query.
+ * a query parameter given twice, on every route that parses a query; and the
+ * state label of a pipeline refused for its time zone or a changed policy.
  */
 import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { answerClientErrors } from "../../src/http/errors.js";
+import { runCorrection } from "../../src/correction/correct.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
@@ -123,6 +125,31 @@ describe("POST recompute on a pipeline refused for its calendar zone", () => {
       expect((await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = 'ui-zone'")).rows[0].n).toBe(0);
     } finally {
       await zoneApi.close();
+    }
+  });
+});
+
+describe("the state label of a refused pipeline", () => {
+  it("says 'refused: time zone' for a zone PostgreSQL does not know and 'refused: policy changed' for a changed policy, on /ui and the pipeline page", async () => {
+    const { pool } = await getDb();
+    const zoned = pipeline({ ...ZONED, name: "ui-zone-label" });
+    const utc = { ...ZONED, name: "ui-changed-label", window: { type: "tumbling", size: "1 day", timeZone: "UTC" } };
+    await runCorrection(pool, pipeline(utc), { trigger: "cli" }); // records the 1-day policy as live; 1 week is a changed policy
+    const changed = pipeline({ ...utc, window: { ...utc.window, size: "1 week" } });
+    const labelApi = await startApi({ pool, pipelines: [zoned, changed], log: createLogger("silent"), token: TOKEN });
+    try {
+      const list = await (await fetch(`${labelApi.base}/ui`)).text();
+      const rows = [...list.matchAll(/<tr data-pipeline="([^"]+)">\s*<td>.*?<\/td>\s*<td><span class="badge (\w+)">([^<]*)<\/span>/gs)].map((m) => [m[1], m[2], m[3]]);
+      expect(rows).toEqual([
+        ["ui-zone-label", "bad", "refused: time zone"],
+        ["ui-changed-label", "bad", "refused: policy changed"],
+      ]);
+      for (const [name, label] of [["ui-zone-label", "refused: time zone"], ["ui-changed-label", "refused: policy changed"]] as const) {
+        const page = await (await fetch(`${labelApi.base}/ui/pipelines/${name}`)).text();
+        expect(/<span class="badge bad" id="state">([^<]*)<\/span>/.exec(page)?.[1]).toBe(label);
+      }
+    } finally {
+      await labelApi.close();
     }
   });
 });
