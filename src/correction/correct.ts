@@ -8,9 +8,9 @@
  * batches and correction runs never write at the same time). The steps, each
  * one operation of the query layer (src/db/sql/):
  *
- *   lockResults → guardPolicy (a configured policy that is not the live
- *   results' one is refused before the run is claimed: PolicyRefusedError,
- *   no run recorded) → readCheckpoint: the bronze snapshot is the stream's last
+ *   refuseEarly (a configured policy that is not the live results' one is
+ *   refused before the run is claimed: PolicyRefusedError, no run recorded) →
+ *   lockResults → guardPolicy (again, under the lock) → readCheckpoint: the bronze snapshot is the stream's last
  *   committed `seq`, the windows it no longer owns end at or before its
  *   watermark → collectTargets → recomputeTargets (from bronze rows up to the
  *   snapshot, keeping the windows whose value changed; a window whose
@@ -34,7 +34,7 @@ import { lockResults } from "../db/sql/lockResults.js";
 import { mergeCorrections } from "../db/sql/mergeCorrections.js";
 import { writeAudit, type WindowChange } from "../db/sql/writeAudit.js";
 import { analyzeIfStale } from "../db/statistics.js";
-import { guardPolicy } from "../stream/policyGuard.js";
+import { guardPolicy, refuseEarly } from "../stream/policyGuard.js";
 import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
 import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
 
@@ -110,11 +110,9 @@ export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: C
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const base = summaryOf(pipeline, req);
-  // A refused policy is a known state, not a failed run: checked before claiming (the run's own transaction checks again).
-  await withTransaction(pool, async (client) => {
-    await lockResults(client, pipeline.name);
-    await guardPolicy(client, pipeline);
-  });
+  // A refused policy is a known state, not a failed run: checked before claiming, without the
+  // results lock (a running batch must not delay the claim); the run's own transaction checks again.
+  await refuseEarly(pool, pipeline);
   const leaseMs = opts.leaseMs ?? pipeline.correction.lease;
   const claim = await claimRun(pool, {
     pipeline: pipeline.name, trigger: req.trigger, cronSlot: req.cronSlot ?? null, range: req.range ?? null, keys: req.keys ?? null, leaseMs,

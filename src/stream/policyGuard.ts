@@ -91,6 +91,19 @@ export async function checkPolicy(client: Queryable, pipeline: PipelineConfig): 
 }
 
 /**
+ * Refuses early, without the results lock and without writing: throws what
+ * guardPolicy would throw for a refused policy or an unknown zone, and
+ * returns otherwise (an unrecorded policy is recorded later, by guardPolicy
+ * under the lock). Lets a correction say "refused" before it claims a run.
+ * @throws PolicyRefusedError; TimeZoneRefusedError; the database's error when it cannot be reached
+ */
+export async function refuseEarly(client: Queryable, pipeline: PipelineConfig): Promise<void> {
+  const { check, changes, zone } = await compare(client, pipeline);
+  if (zone) throw zone;
+  if (check.state === "refused") throw new PolicyRefusedError(pipeline.name, check.live!, changes);
+}
+
+/**
  * The guard of a micro-batch or a correction run: call inside its transaction,
  * after taking the pipeline's results lock (src/db/sql/lockResults.ts).
  * Records the configured policy as live when none is.
