@@ -157,4 +157,35 @@ describe("calendar window zone check against PostgreSQL", () => {
     const reports = JSON.parse(reconciled.stdout) as { pipeline: string; ok: boolean }[];
     expect(reports.map((r) => [r.pipeline, r.ok])).toEqual([["zone-ok", true]]);
   }, 180_000);
+  it("CLI stream -p all --once: the refused pipeline is reported on stderr, the next one is still streamed; exit 2", async () => {
+    const { pool, url } = await getDb();
+    const dir = mkdtempSync(path.join(tmpdir(), "zone-check-stream-all-"));
+    const config = path.join(dir, "pipelines.yaml");
+    const entry = (name: string, timeZone: string) => `  - name: ${name}
+    source: { landingDir: ${JSON.stringify(seedDir("future-outlier"))}, format: csv }
+    fields: { eventId: RawID, eventTime: EventTimestampRaw, ingestionTime: IngestionTime, value: Payload }
+    window: { type: tumbling, size: 1 day, timeZone: ${timeZone} }
+    watermark: { delay: 5 minutes }
+`;
+    writeFileSync(config, `pipelines:\n${entry("zone-check", "US/Pacific-New")}${entry("zone-day", "America/Los_Angeles")}`);
+    const cli = (...args: string[]) => startCli(["-c", config, ...args], { DATABASE_URL: url }).done;
+    expect((await cli("ingest", "-p", "zone-day", path.join(seedDir("future-outlier"), "batch1.csv"))).code).toBe(0);
+
+    const streamed = await cli("stream", "-p", "all", "--once");
+    expect([streamed.code, streamed.stderr]).toEqual([2, `straggler: ${MESSAGE}\n`]);
+    expect(streamed.stdout).toMatch(/^zone-day batch 0: 2 rows/);
+    const windows = await pool.query(
+      "SELECT pipeline, window_start, window_end, event_count, value_sum FROM straggler.window_results WHERE pipeline IN ('zone-check', 'zone-day') ORDER BY pipeline, window_start",
+    );
+    // One local day in Los Angeles (PDT, UTC−7) holds both events; the refused pipeline wrote nothing.
+    expect(windows.rows).toEqual([
+      {
+        pipeline: "zone-day",
+        window_start: "2026-09-19T07:00:00.000Z",
+        window_end: "2026-09-20T07:00:00.000Z",
+        event_count: 2,
+        value_sum: "30",
+      },
+    ]);
+  }, 180_000);
 });

@@ -2,10 +2,9 @@
 import type { Command } from "commander";
 import { runCorrection } from "../../correction/correct.js";
 import { reconcile } from "../../correction/reconcile.js";
-import { PolicyRefusedError } from "../../stream/policyGuard.js";
-import { TimeZoneRefusedError } from "../../stream/zoneGuard.js";
 import { json, pick, rangeOption, withDb, type ContextOf } from "../context.js";
 import { correctionLines, keyLabel } from "../print.js";
+import { reportRefusal, worstExit } from "../refusal.js";
 
 export function correctCommands(program: Command, ctxOf: ContextOf): void {
   program
@@ -79,33 +78,4 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
         if (reports.some((r) => !r.ok)) worstExit(1);
       });
     });
-}
-
-/**
- * Prints the refusal of one pipeline on stderr and raises the exit code, so that
- * `-p all` goes on with the other pipelines and ends with the worst code — the
- * message and code a single-pipeline run gives (src/cli/main.ts):
- * TimeZoneRefusedError (src/stream/zoneGuard.ts) is a configuration error,
- * `straggler: <message>` and exit 2; PolicyRefusedError (src/stream/policyGuard.ts)
- * is `<message>` and exit 1.
- * @returns false (nothing printed) when `e` is neither refusal: the caller rethrows it
- */
-function reportRefusal(e: unknown): boolean {
-  if (e instanceof TimeZoneRefusedError) {
-    console.error(`straggler: ${e.message}`);
-    worstExit(2);
-    return true;
-  }
-  if (e instanceof PolicyRefusedError) {
-    console.error(e.message);
-    worstExit(1);
-    return true;
-  }
-  return false;
-}
-
-/** Sets the process exit code to `code` unless a worse (higher) one is already set. */
-function worstExit(code: number): void {
-  const current = typeof process.exitCode === "number" ? process.exitCode : 0;
-  process.exitCode = Math.max(current, code);
 }

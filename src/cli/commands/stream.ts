@@ -9,6 +9,7 @@ import { pipelineStatus } from "../../stream/status.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
 import { json, pick, withDb, type ContextOf } from "../context.js";
 import { printBatch, statusLines } from "../print.js";
+import { reportRefusal } from "../refusal.js";
 
 export function streamCommands(program: Command, ctxOf: ContextOf): void {
   program
@@ -21,14 +22,19 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
       const ctx = ctxOf("long-running");
       await withDb(ctx, async (db) => {
         for (const pipeline of pick(ctx, opts.pipeline)) {
-          if (opts.once) {
-            const b = await runBatch(db.pool, pipeline, "once");
-            if (b) printBatch(b);
-            else console.log(`${pipeline.name}: nothing new in bronze`);
-          } else {
-            await analyzeIfStale(db.pool, pipeline.name);
-            const all = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now", printBatch);
-            if (all.length === 0) console.log(`${pipeline.name}: nothing new in bronze`);
+          try {
+            if (opts.once) {
+              const b = await runBatch(db.pool, pipeline, "once");
+              if (b) printBatch(b);
+              else console.log(`${pipeline.name}: nothing new in bronze`);
+            } else {
+              await analyzeIfStale(db.pool, pipeline.name);
+              const all = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now", printBatch);
+              if (all.length === 0) console.log(`${pipeline.name}: nothing new in bronze`);
+            }
+          } catch (e) {
+            // A refused pipeline writes nothing: say why, go on with the others, exit with the worst code.
+            if (!reportRefusal(e)) throw e;
           }
         }
       });

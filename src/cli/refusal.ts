@@ -1,0 +1,32 @@
+/** How a CLI command run over several pipelines (`-p all`) reports one pipeline refused and goes on with the others. */
+import { PolicyRefusedError } from "../stream/policyGuard.js";
+import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
+
+/**
+ * Prints the refusal of one pipeline on stderr and raises the exit code, so that
+ * `-p all` goes on with the other pipelines and ends with the worst code — the
+ * message and code a single-pipeline run gives (src/cli/main.ts):
+ * TimeZoneRefusedError (src/stream/zoneGuard.ts) is a configuration error,
+ * `straggler: <message>` and exit 2; PolicyRefusedError (src/stream/policyGuard.ts)
+ * is `<message>` and exit 1.
+ * @returns false (nothing printed) when `e` is neither refusal: the caller rethrows it
+ */
+export function reportRefusal(e: unknown): boolean {
+  if (e instanceof TimeZoneRefusedError) {
+    console.error(`straggler: ${e.message}`);
+    worstExit(2);
+    return true;
+  }
+  if (e instanceof PolicyRefusedError) {
+    console.error(e.message);
+    worstExit(1);
+    return true;
+  }
+  return false;
+}
+
+/** Sets the process exit code to `code` unless a worse (higher) one is already set. */
+export function worstExit(code: number): void {
+  const current = typeof process.exitCode === "number" ? process.exitCode : 0;
+  process.exitCode = Math.max(current, code);
+}
