@@ -133,6 +133,13 @@ function calendarAsWritten(w: Record<string, unknown>): Record<string, unknown> 
   };
 }
 
+/** A fixed-length window's policy with its size and slide (ms) as the user writes them (`"1 day"`), to compare against a calendar window's `calendarAsWritten`. */
+function fixedAsWritten(w: unknown): unknown {
+  if (!isObject(w)) return w;
+  const written = (v: unknown) => (typeof v === "number" ? formatDuration(v) : v);
+  return { ...w, size: written(w.size), slide: written(w.slide) };
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /**
@@ -143,7 +150,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * results were computed as its default says. Two calendar windows are
  * compared by the keys the user writes (`window.size: 1 day → 7 days`,
  * `window.timeZone`, `window.weekStart: monday → sunday`), zone names
- * case-insensitively.
+ * case-insensitively; so are a fixed-length window and a calendar one
+ * (`window.timeZone: (not set) → America/New_York`, `window.size: 7 days → 1 week`).
  */
 export function diffPolicies(before: PolicyDocument, after: PolicyDocument): PolicyChange[] {
   const { defaults } = settingInfo();
@@ -168,6 +176,16 @@ export function diffPolicies(before: PolicyDocument, after: PolicyDocument): Pol
   if (wa && wb) {
     before = { ...before, window: calendarAsWritten(wa) };
     after = { ...after, window: calendarAsWritten(wb) };
+  } else if (wa || wb) {
+    // A fixed-length window against a calendar one: both as written, so the change reads
+    // `window.timeZone: (not set) → America/New_York` (and window.size only when it reads differently).
+    // weekStart at its default (monday) is not written, so it is no change against a fixed-length window.
+    const calendar = (w: Record<string, unknown>) => {
+      const written = calendarAsWritten(w);
+      return written.weekStart === "monday" ? { ...written, weekStart: undefined } : written;
+    };
+    before = { ...before, window: wa ? calendar(wa) : fixedAsWritten(before.window) };
+    after = { ...after, window: wb ? calendar(wb) : fixedAsWritten(after.window) };
   }
   visit(before, after, "", [...POLICY_BLOCKS, ...extra]);
   return out;

@@ -50,4 +50,19 @@ describe("policy of a pipeline", () => {
     const offset = policyOf(pipeline({ ...raw, window: { type: "tumbling", size: "10 minutes", offset: "1 minute" } }));
     expect(diffPolicies(older, offset).map((c) => c.text)).toEqual(["window.offset: (not set) → 1 minute"]);
   });
+  it("names a change between a fixed-length and a calendar window by the keys the user writes, window.size only when it reads differently", () => {
+    const day = { ...raw, window: { type: "tumbling", size: "1 day" } };
+    const newYork = { ...raw, window: { type: "tumbling", size: "1 day", timeZone: "America/New_York" } };
+    expect(texts(day, newYork)).toEqual(["window.timeZone: (not set) → America/New_York"]);
+    expect(texts(newYork, day)).toEqual(["window.timeZone: America/New_York → (not set)"]);
+    expect(texts({ ...raw, window: { type: "tumbling", size: "7 days" } }, { ...raw, window: { type: "tumbling", size: "1 week", timeZone: "UTC", weekStart: "sunday" } })).toEqual([
+      "window.size: 7 days → 1 week",
+      "window.timeZone: (not set) → UTC",
+      "window.weekStart: (not set) → sunday",
+    ]);
+    expect(texts({ ...raw, window: { type: "sliding", size: "2 days", slide: "1 day" } }, { ...raw, window: { type: "sliding", size: "7 days", slide: "1 day", timeZone: "UTC" } })).toEqual([
+      "window.size: 2 days → 7 days",
+      "window.timeZone: (not set) → UTC",
+    ]);
+  });
 });
