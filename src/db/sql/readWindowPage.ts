@@ -1,9 +1,9 @@
 /** One page of a pipeline's window results, with the number of windows the filter matches (view `straggler.window_results`), for the pipeline page. */
-import { and, count, eq, gt, isNull, lt, type SQL } from "drizzle-orm";
+import { count } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
 import { columnsBesidesPipeline, windowResults } from "../views.js";
-import type { WindowResultsFilter } from "./readWindowResults.js";
+import { windowFilter, type WindowResultsFilter } from "./readWindowResults.js";
 
 /**
  * The windows overlapping `[from, to)` that match the filter (as `readWindowResults`: window end after
@@ -14,14 +14,7 @@ import type { WindowResultsFilter } from "./readWindowResults.js";
  */
 export async function readWindowPage(client: Queryable, pipeline: string, filter: WindowResultsFilter & { offset: number }) {
   const w = windowResults;
-  const where: SQL | undefined = and(
-    eq(w.pipeline, pipeline),
-    filter.from === undefined ? undefined : gt(w.window_end, filter.from),
-    filter.to === undefined ? undefined : lt(w.window_start, filter.to),
-    filter.key === undefined ? undefined : eq(w.group_key, filter.key),
-    filter.status === undefined ? undefined : eq(w.status, filter.status),
-    filter.nullKey ? isNull(w.group_key) : undefined,
-  );
+  const where = windowFilter(pipeline, filter);
   const db = orm(client);
   const [totals, rows] = await Promise.all([
     execute(db.select({ n: count() }).from(w).where(where)),

@@ -1,5 +1,5 @@
 /** Window results of one pipeline, filtered (view `straggler.window_results`; `GET /pipelines/{pipeline}/windows`). */
-import { and, eq, gt, isNull, lt } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, type SQL } from "drizzle-orm";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
 import { columnsBesidesPipeline, windowResults } from "../views.js";
@@ -19,6 +19,22 @@ export interface WindowResultsFilter {
 }
 
 /**
+ * The condition on view `straggler.window_results` for `pipeline`'s windows that match `filter`:
+ * overlapping `[from, to)` (window end after `from`, start before `to`), and the key and status asked for.
+ */
+export function windowFilter(pipeline: string, filter: Omit<WindowResultsFilter, "limit">): SQL | undefined {
+  const w = windowResults;
+  return and(
+    eq(w.pipeline, pipeline),
+    filter.from === undefined ? undefined : gt(w.window_end, filter.from),
+    filter.to === undefined ? undefined : lt(w.window_start, filter.to),
+    filter.key === undefined ? undefined : eq(w.group_key, filter.key),
+    filter.status === undefined ? undefined : eq(w.status, filter.status),
+    filter.nullKey ? isNull(w.group_key) : undefined,
+  );
+}
+
+/**
  * The pipeline's windows overlapping `[from, to)`, by window start then key.
  * Not prepared: its text depends on the filters given.
  * @returns rows keyed by the view's column names (`pipeline` left out)
@@ -30,16 +46,7 @@ export async function readWindowResults(client: Queryable, pipeline: string, fil
     orm(client)
       .select(columnsBesidesPipeline(w))
       .from(w)
-      .where(
-        and(
-          eq(w.pipeline, pipeline),
-          filter.from === undefined ? undefined : gt(w.window_end, filter.from),
-          filter.to === undefined ? undefined : lt(w.window_start, filter.to),
-          filter.key === undefined ? undefined : eq(w.group_key, filter.key),
-          filter.status === undefined ? undefined : eq(w.status, filter.status),
-          filter.nullKey ? isNull(w.group_key) : undefined,
-        ),
-      )
+      .where(windowFilter(pipeline, filter))
       .orderBy(w.window_start, w.group_key)
       .limit(filter.limit),
   );
