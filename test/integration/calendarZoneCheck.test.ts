@@ -132,15 +132,7 @@ describe("calendar window zone check against PostgreSQL", () => {
 
   it("CLI -p all: the refused pipeline is reported on stderr, the next one is still corrected and reconciled; exit 2", async () => {
     const { pool, url } = await getDb();
-    const dir = mkdtempSync(path.join(tmpdir(), "zone-check-all-"));
-    const config = path.join(dir, "pipelines.yaml");
-    const entry = (name: string, timeZone: string) => `  - name: ${name}
-    source: { landingDir: ${JSON.stringify(seedDir("future-outlier"))}, format: csv }
-    fields: { eventId: RawID, eventTime: EventTimestampRaw, ingestionTime: IngestionTime, value: Payload }
-    window: { type: tumbling, size: 1 day, timeZone: ${timeZone} }
-    watermark: { delay: 5 minutes }
-`;
-    writeFileSync(config, `pipelines:\n${entry("zone-check", "US/Pacific-New")}${entry("zone-ok", "America/Los_Angeles")}`);
+    const config = refusedThenKnown("zone-ok");
     const cli = (...args: string[]) => startCli(["-c", config, ...args], { DATABASE_URL: url }).done;
     expect((await cli("ingest", "-p", "zone-ok", path.join(seedDir("future-outlier"), "batch1.csv"))).code).toBe(0);
     expect((await cli("stream", "-p", "zone-ok")).code).toBe(0);
@@ -159,15 +151,7 @@ describe("calendar window zone check against PostgreSQL", () => {
   }, 180_000);
   it("CLI stream -p all --once: the refused pipeline is reported on stderr, the next one is still streamed; exit 2", async () => {
     const { pool, url } = await getDb();
-    const dir = mkdtempSync(path.join(tmpdir(), "zone-check-stream-all-"));
-    const config = path.join(dir, "pipelines.yaml");
-    const entry = (name: string, timeZone: string) => `  - name: ${name}
-    source: { landingDir: ${JSON.stringify(seedDir("future-outlier"))}, format: csv }
-    fields: { eventId: RawID, eventTime: EventTimestampRaw, ingestionTime: IngestionTime, value: Payload }
-    window: { type: tumbling, size: 1 day, timeZone: ${timeZone} }
-    watermark: { delay: 5 minutes }
-`;
-    writeFileSync(config, `pipelines:\n${entry("zone-check", "US/Pacific-New")}${entry("zone-day", "America/Los_Angeles")}`);
+    const config = refusedThenKnown("zone-day");
     const cli = (...args: string[]) => startCli(["-c", config, ...args], { DATABASE_URL: url }).done;
     expect((await cli("ingest", "-p", "zone-day", path.join(seedDir("future-outlier"), "batch1.csv"))).code).toBe(0);
 
@@ -189,3 +173,20 @@ describe("calendar window zone check against PostgreSQL", () => {
     ]);
   }, 180_000);
 });
+
+/**
+ * A pipelines file with two daily pipelines over the future-outlier seed: `zone-check` in a zone
+ * PostgreSQL does not know (US/Pacific-New), then `second` in America/Los_Angeles.
+ * @returns the file's path
+ */
+function refusedThenKnown(second: string): string {
+  const config = path.join(mkdtempSync(path.join(tmpdir(), "zone-check-all-")), "pipelines.yaml");
+  const entry = (name: string, timeZone: string) => `  - name: ${name}
+    source: { landingDir: ${JSON.stringify(seedDir("future-outlier"))}, format: csv }
+    fields: { eventId: RawID, eventTime: EventTimestampRaw, ingestionTime: IngestionTime, value: Payload }
+    window: { type: tumbling, size: 1 day, timeZone: ${timeZone} }
+    watermark: { delay: 5 minutes }
+`;
+  writeFileSync(config, `pipelines:\n${entry("zone-check", "US/Pacific-New")}${entry(second, "America/Los_Angeles")}`);
+  return config;
+}
