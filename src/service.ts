@@ -1,9 +1,12 @@
 /**
- * The service (`npm start`): REST API, one stream loop per pipeline (woken by
- * LISTEN/NOTIFY when rows land), scheduled corrections, graceful stop on
- * SIGINT/SIGTERM.
+ * The service (`npm start`): REST API, one stream loop per owned pipeline
+ * (woken by LISTEN/NOTIFY when rows land), scheduled corrections, graceful
+ * stop on SIGINT/SIGTERM. Several services (replicas) may run on one
+ * database: each pipeline's owned work runs on the replica holding its lease
+ * (src/cluster/leases.ts); HTTP ingest and reads work on every replica.
  */
 import type { Server } from "node:http";
+import { hostname } from "node:os";
 import pg from "pg";
 import type { Env } from "./config/env.js";
 import type { PipelineConfig } from "./config/pipelines.js";
@@ -12,6 +15,8 @@ import { sweepExpiredRuns } from "./correction/runLease.js";
 import { scheduleCorrections } from "./correction/schedule.js";
 import { createPool } from "./db/pool.js";
 import { backoffMs, type Backoff } from "./db/retry.js";
+import { PipelineLeases } from "./cluster/leases.js";
+import { OwnedWork, type OwnedTaskStarter } from "./cluster/ownedWork.js";
 import { createApp } from "./http/app.js";
 import { answerClientErrors } from "./http/errors.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
@@ -74,6 +79,13 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
   };
 }
 
+/** This replica's id: `STRAGGLER_REPLICA_ID`, else `host:pid` (the host name cut to fit 45 characters). */
+export function replicaIdOf(env: Pick<Env, "STRAGGLER_REPLICA_ID">): string {
+  if (env.STRAGGLER_REPLICA_ID) return env.STRAGGLER_REPLICA_ID;
+  const pid = `:${process.pid}`;
+  return hostname().slice(0, 45 - pid.length) + pid;
+}
+
 /** `/health`'s longest wait for a connection of its own, ms: over it, the database counts as unreachable. */
 const HEALTH_TIMEOUT_MS = 2_000;
 
@@ -125,12 +137,14 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       .finally(() => analyzing.delete(pipeline));
     analyzing.set(pipeline, run);
   };
-  for (const pipeline of pipelines) {
+  // The stream loop of an owned pipeline, with its landing folder. A loop whose
+  // lease is lost starts no new micro-batch (`owns()`), then stops.
+  const streamLoop: OwnedTaskStarter = (pipeline, owns) => {
     // A missing landing folder is reported once (and again once it has come back and gone).
     let dirMissing = false;
     const loop = new StreamLoop(pipeline, {
       landPending: async () => {
-        if (pipeline.source.landingDir === undefined) return;
+        if (pipeline.source.landingDir === undefined || !owns()) return;
         try {
           await landPendingFiles(db.pool, pipeline, { log });
           dirMissing = false;
@@ -140,13 +154,32 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
           dirMissing = true;
         }
       },
-      runBatch: (trigger) => runBatch(db.pool, pipeline, trigger),
+      runBatch: async (trigger) => (owns() ? runBatch(db.pool, pipeline, trigger) : null),
       afterCaughtUp: async () => refreshStatistics(pipeline.name),
       log,
     });
     loops.set(pipeline.name, loop);
     loop.start();
-  }
+    return {
+      stop: async () => {
+        if (loops.get(pipeline.name) === loop) loops.delete(pipeline.name);
+        await loop.stop();
+      },
+    };
+  };
+  // Each kind of owned work: a log source's consumer adds its starter here.
+  const ownedStarters: OwnedTaskStarter[] = [streamLoop];
+  const replicaId = replicaIdOf(env);
+  let leases: PipelineLeases | undefined;
+  const work = new OwnedWork(pipelines, ownedStarters, (name) => leases?.owns(name) ?? false, log);
+  leases = new PipelineLeases(
+    db.url,
+    pipelines.map((p) => p.name),
+    { replicaId, heartbeatMs: env.STRAGGLER_LEASE_HEARTBEAT },
+    { acquired: (name) => work.start(name), lost: (name) => work.stop(name) },
+    log,
+  );
+  await leases.start();
   const stopListening = listenForLandings(
     db.url,
     (name) => loops.get(name)?.wake(),
@@ -160,14 +193,14 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
   const stopAlerts = startAlerts(db.pool, pipelines, log);
-  log.info({ port, pipelines: pipelines.map((pipeline) => pipeline.name), database: db.kind }, "straggler service started");
+  log.info({ port, replica: replicaId, pipelines: pipelines.map((pipeline) => pipeline.name), owned: leases.ownedPipelines(), database: db.kind }, "straggler service started");
   return {
     port,
     async stop() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // A request whose client has gone may still be landing: let it finish before the loops stop.
       await appendQueuesIdle(db.pool);
-      await Promise.all([...loops.values()].map((l) => l.stop()));
+      await leases.stop(); // stops every owned pipeline's work, then frees its lease for another replica
       await Promise.all(analyzing.values());
       await schedule.stop();
       await stopAlerts();

@@ -84,6 +84,7 @@ export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: P
     `  dropped by watermark:  ${s.numRowsDroppedByWatermark} (event, window) pairs; ${s.windows.awaitingCorrection} windows awaiting correction`,
     `  windows:               ${s.windows.open} open, ${s.windows.final} final, ${s.windows.corrected} corrected; ${s.failedWindows} failed`,
     `  sources:               ${s.sources.landed} landed, ${s.sources.refused} refused, ${s.sources.changed_after_landing} changed after landing, ${s.sources.waiting_to_settle} waiting to settle`,
+    `  owner:                 ${s.owner ?? "none (no service runs this pipeline)"}`,
     ...(p ? [`  last batch:            ${p.batch_id} (${p.trigger}) at ${p.timestamp}: ${p.num_input_rows} rows in ${p.duration_ms} ms, numRowsDroppedByWatermark ${p.num_rows_dropped_by_watermark}`] : []),
     `  alerts:                ${s.alerts.map(alert).join(", ") || "none configured"}`,
     `  policy:                ${policyLine(s.policy)}`,

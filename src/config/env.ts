@@ -2,6 +2,7 @@
  * Process environment, validated once in `main()`.
  */
 import { z } from "zod";
+import { readDuration } from "./duration.js";
 import { ConfigError, formatIssues } from "./pipelines.js";
 
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { error: "expected fatal|error|warn|info|debug|trace|silent" });
@@ -16,6 +17,18 @@ const envSchema = z.object({
   STRAGGLER_PIPELINES: z.string().default("pipelines/pipelines.yaml"),
   STRAGGLER_DATA_DIR: z.string().default(".straggler"),
   STRAGGLER_API_TOKEN: z.string().min(16, "expected a token of at least 16 characters").optional(),
+  /** This replica's name, shown as the owner of its pipelines (default `host:pid`). */
+  STRAGGLER_REPLICA_ID: z.string().regex(/^[\x21-\x7e]{1,45}$/, "expected 1 to 45 printable ASCII characters without spaces").optional(),
+  /** The heartbeat of the replica's pipeline leases, a duration (`1 second`, `500 milliseconds`): takeover after an owner dies within about one heartbeat. */
+  STRAGGLER_LEASE_HEARTBEAT: z
+    .string()
+    .default("1 second")
+    .transform((text, ctx) => {
+      const d = readDuration(text);
+      if (!d.ok) ctx.addIssue({ code: "custom", message: d.message });
+      else if (d.ms < 100 || d.ms > 60_000) ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 minute" });
+      return d.ok ? d.ms : 0;
+    }),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -9,6 +9,8 @@ export const LockNamespace = {
   results: 0x5741_0002,
   /** Schema migrations. */
   migrate: 0x5741_0003,
+  /** The owner of one pipeline (src/cluster/leases.ts): a session-level lock held by one replica's lease connection. */
+  pipelineOwner: 0x5741_0004,
 } as const;
 
 /** SQL fragment taking a transaction-scoped advisory lock for (namespace, pipeline). Params: $1 namespace, $2 pipeline. */

@@ -34,6 +34,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
       res.json(
         all.map((s) => ({
           pipeline: s.pipeline,
+          owner: s.owner,
           watermark: s.checkpoint?.watermark ?? null,
           maxEventTime: s.checkpoint?.maxEventTime ?? null,
           watermarkLagMs: s.checkpoint?.watermark && s.checkpoint.maxEventTime ? Number(isoToUs(s.checkpoint.maxEventTime) - isoToUs(s.checkpoint.watermark)) / 1000 : null,

@@ -37,6 +37,7 @@ export const healthResponse = z.object({ status: z.enum(["ok", "unhealthy"]), da
 
 export const pipelineStatusRow = z.object({
   pipeline: z.string(),
+  owner: z.string().nullable().meta({ description: "the replica (`straggler serve` process) that owns the pipeline's stream, landing folder and log consumer: its STRAGGLER_REPLICA_ID or host:pid; null when no service runs it", example: "node-1:4121" }),
   watermark: isoInstant.nullable(),
   maxEventTime: isoInstant.nullable(),
   watermarkLagMs: z.number().nullable().meta({ description: "how far the watermark trails the newest event, ms (a decimal when microseconds differ)" }),

@@ -12,6 +12,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { Queryable } from "../db/pool.js";
 import { readAlertStates } from "../db/sql/alertStates.js";
 import { readOpenHolds } from "../db/sql/holds.js";
+import { listLiveReplicas, readPipelineOwners } from "../db/sql/pipelineLeases.js";
 import { BATCH_DURATION_BUCKETS_S, readPipelineMetrics, type PipelineMetrics } from "../db/sql/readPipelineMetrics.js";
 import { configuredAlerts } from "./alerts.js";
 
@@ -24,6 +25,10 @@ interface Snapshot {
   firing: Row[];
   /** 1 per held pipeline, 0 per other configured one. */
   held: Row[];
+  /** 1 per configured pipeline some replica owns, else 0. */
+  owned: Row[];
+  /** Per live replica, how many of the configured pipelines it owns. */
+  ownedByReplica: Row[];
   now: number;
 }
 
@@ -45,6 +50,8 @@ const FROM_DATABASE: [string, "counter" | "gauge", string, (s: Snapshot) => Row[
   ["straggler_correction_windows_changed_total", "counter", "Windows changed by correction runs.", (s) => per(s, (m) => m.windowsChanged)],
   ["straggler_alert_firing", "gauge", "1 while the alert fires, else 0.", (s) => s.firing],
   ["straggler_pipeline_held", "gauge", "1 while the pipeline is held (straggler.window_results serves what it served when the hold began), else 0.", (s) => s.held],
+  ["straggler_pipeline_owned", "gauge", "1 while a replica owns the pipeline (its stream runs), else 0.", (s) => s.owned],
+  ["straggler_replica_owned_pipelines", "gauge", "Pipelines each live replica owns, by replica id.", (s) => s.ownedByReplica],
 ];
 
 function per(s: Snapshot, value: (m: PipelineMetrics) => number | null): Row[] {
@@ -85,11 +92,11 @@ export interface Metrics {
 export function createMetrics(pipelines: PipelineConfig[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], now: 0 };
+  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], owned: [], ownedByReplica: [], now: 0 };
   for (const [name, type, help, rows] of FROM_DATABASE) {
     const Kind = type === "counter" ? Counter : Gauge;
     new Kind({
-      name, help, registers: [registry], labelNames: ["pipeline", "reason", "status", "alert"],
+      name, help, registers: [registry], labelNames: ["pipeline", "reason", "status", "alert", "replica"],
       collect(this: Counter | Gauge) {
         this.reset();
         for (const r of rows(snapshot)) (this as Gauge).inc(r.labels, r.value);
@@ -113,13 +120,17 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
       next();
     },
     async scrape(client) {
-      const [figures, states, holds] = await Promise.all([readPipelineMetrics(client, names), readAlertStates(client, names), readOpenHolds(client, names)]);
+      const [figures, states, holds, owners, replicas] = await Promise.all([
+        readPipelineMetrics(client, names), readAlertStates(client, names), readOpenHolds(client, names), readPipelineOwners(client, names), listLiveReplicas(client),
+      ]);
       const firing = pipelines.flatMap((pipeline) => configuredAlerts(pipeline).map((alert) => ({
         labels: { pipeline: pipeline.name, alert },
         value: states.some((s) => s.pipeline === pipeline.name && s.alert === alert && s.state === "firing") ? 1 : 0,
       })));
       const held = names.map((pipeline) => ({ labels: { pipeline }, value: holds.some((h) => h.pipeline === pipeline) ? 1 : 0 }));
-      snapshot = { pipelines: figures, firing, held, now: Date.now() / 1000 };
+      const owned = names.map((pipeline) => ({ labels: { pipeline }, value: owners.get(pipeline) ? 1 : 0 }));
+      const ownedByReplica = replicas.map((replica) => ({ labels: { replica }, value: names.filter((n) => owners.get(n) === replica).length }));
+      snapshot = { pipelines: figures, firing, held, owned, ownedByReplica, now: Date.now() / 1000 };
       return registry.metrics();
     },
   };

@@ -4,6 +4,7 @@
  */
 import type { Pool } from "../db/pool.js";
 import { countSourcesByState, type SourceCounts } from "../db/sql/countSourcesByState.js";
+import { readPipelineOwners } from "../db/sql/pipelineLeases.js";
 import { readCheckpoint } from "../db/sql/readCheckpoint.js";
 import { readStatusCounts } from "../db/sql/readStatusCounts.js";
 
@@ -23,13 +24,15 @@ export interface PipelineStatus {
   lastProgress: Record<string, unknown> | null;
   /** Sources (files, requests, replay micro-batches) by state: landed, refused, changed_after_landing, waiting_to_settle. */
   sources: SourceCounts;
+  /** The replica (`straggler serve`) that owns the pipeline's stream now: its id (`host:pid` or `STRAGGLER_REPLICA_ID`); null when no service runs it. */
+  owner: string | null;
 }
 
 
 /** Reads the status of `pipeline` (all counts are rows; instants ISO 8601 UTC). */
 export async function pipelineStatus(pool: Pool, pipeline: string): Promise<PipelineStatus> {
   const checkpoint = await readCheckpoint(pool, pipeline);
-  const [counts, sources] = await Promise.all([readStatusCounts(pool, pipeline, checkpoint?.lastSeq ?? 0), countSourcesByState(pool, pipeline)]);
+  const [counts, sources, owners] = await Promise.all([readStatusCounts(pool, pipeline, checkpoint?.lastSeq ?? 0), countSourcesByState(pool, pipeline), readPipelineOwners(pool, [pipeline])]);
   const byStatus = counts.windowsByStatus;
   return {
     pipeline,
@@ -41,5 +44,6 @@ export async function pipelineStatus(pool: Pool, pipeline: string): Promise<Pipe
     windows: { open: byStatus.open ?? 0, final: byStatus.final ?? 0, corrected: byStatus.corrected ?? 0, awaitingCorrection: counts.awaitingCorrection },
     lastProgress: counts.lastProgress,
     sources,
+    owner: owners.get(pipeline) ?? null,
   };
 }

@@ -1,0 +1,190 @@
+/**
+ * Pipeline leases: with several replicas (`straggler serve` processes) on one
+ * database, each pipeline's owned work — its stream loop, landing folder and
+ * log consumer — runs on exactly one replica at a time.
+ *
+ * The lease of a pipeline is a session-level advisory lock held by the
+ * replica's lease connection, a dedicated `pg.Client` (src/db/sql/pipelineLeases.ts).
+ * Every `heartbeatMs` (default 1 s) the replica:
+ *
+ * 1. heartbeats on that connection, reading how many replicas are alive
+ *    (`R`, lease connections on this database);
+ * 2. releases one pipeline when it owns more than its share `ceil(P / R)`
+ *    (a replica that joined gets work), stopping its work first;
+ * 3. tries the leases of pipelines it does not own while it owns fewer than
+ *    its share, starting at an offset of its own so replicas spread out.
+ *
+ * Release and takeover, with heartbeat H:
+ * - the owner dies (SIGKILL, crash, host gone with its TCP connection reset):
+ *   PostgreSQL ends the session, the locks go at once, another replica takes
+ *   them at its next heartbeat, within H;
+ * - the owner's lease session ends while the process lives (the server
+ *   terminated it, restarted, or the connection broke): the owner fences —
+ *   it starts no new micro-batch and stops its work — on the connection's
+ *   error, or at the latest when a heartbeat fails (sent at most H after the
+ *   last good one, failing after at most 2H); it then reconnects and competes
+ *   again like a new replica;
+ * - the network to the database goes silent (no reset): the lease session is
+ *   opened with `idle_session_timeout` = 5H, so the server ends it, and frees
+ *   the locks, 5H after the last heartbeat it received; the owner has fenced
+ *   by 3H after the last heartbeat it sent, 2H earlier.
+ * What one owner has started may still commit after a takeover (a batch in
+ * flight on a pooled connection); that is safe because each micro-batch is one
+ * transaction under the pipeline's results lock that reads the checkpoint
+ * under that lock (DESIGN §10), and landings are deduplicated in their own
+ * transactions (file sources by path and hash, log sources by offset).
+ */
+import pg from "pg";
+import { countLiveReplicas, readPipelineOwners, releasePipelineLease, REPLICA_APPLICATION_PREFIX, tryPipelineLease } from "../db/sql/pipelineLeases.js";
+import type { Logger } from "../log.js";
+
+/** Default heartbeat (and takeover poll) of a replica's lease connection, ms. */
+export const DEFAULT_HEARTBEAT_MS = 1_000;
+
+export interface LeaseHooks {
+  /** The replica now owns `pipeline`: start its work. Must not throw. */
+  acquired(pipeline: string): void;
+  /** The replica no longer owns (or is about to release) `pipeline`: stop its work; resolves when stopped. Must not reject. */
+  lost(pipeline: string): Promise<void>;
+}
+
+export interface LeaseOptions {
+  /** The replica's id (e.g. `host:pid`), shown as the owner; at most 45 characters. */
+  replicaId: string;
+  /** Heartbeat and takeover poll, ms. */
+  heartbeatMs?: number;
+}
+
+/** The rotation of `names` that a replica tries first: an offset from a hash of its id, so replicas start on different pipelines. */
+export function preferenceOrder(names: string[], replicaId: string): string[] {
+  let h = 0;
+  for (const ch of replicaId) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  const sorted = [...names].sort();
+  const at = sorted.length === 0 ? 0 : h % sorted.length;
+  return [...sorted.slice(at), ...sorted.slice(0, at)];
+}
+
+/** The share of `pipelines` one of `replicas` live replicas owns at most: ceil(P / R). */
+export const fairShare = (pipelines: number, replicas: number) => Math.ceil(pipelines / Math.max(1, replicas));
+
+export class PipelineLeases {
+  private client: pg.Client | undefined;
+  private readonly owned = new Set<string>();
+  private readonly heartbeatMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> = Promise.resolve();
+  /** A fence started by the lease connection's error, outside the heartbeat. */
+  private fencing: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private connectFailures = 0;
+
+  constructor(
+    private readonly url: string,
+    private readonly pipelines: string[],
+    private readonly options: LeaseOptions,
+    private readonly hooks: LeaseHooks,
+    private readonly log: Logger,
+  ) {
+    this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  }
+
+  /** The pipelines this replica owns now. */
+  ownedPipelines(): string[] {
+    return [...this.owned].sort();
+  }
+
+  /** True while this replica owns `pipeline`: the guard checked before each micro-batch. */
+  owns(pipeline: string): boolean {
+    return this.owned.has(pipeline);
+  }
+
+  /** Connects and takes this replica's share at once, then every heartbeat. Never throws: a database away is retried each heartbeat. */
+  async start(): Promise<void> {
+    await this.tick();
+    this.schedule();
+  }
+
+  /** Stops the heartbeat, stops the work of every owned pipeline, releases the leases and closes the connection. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.ticking;
+    await this.fencing;
+    await this.fence("the replica stops");
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick().finally(() => this.schedule());
+    }, this.heartbeatMs);
+  }
+
+  /** Stops the work of every owned pipeline, then closes the lease connection (which frees the locks still held). */
+  private async fence(why: string): Promise<void> {
+    const owned = [...this.owned];
+    const c = this.client;
+    this.owned.clear(); // first: no new micro-batch starts from here on
+    this.client = undefined;
+    if (owned.length > 0) this.log.warn({ replica: this.options.replicaId, pipelines: owned }, `leases given up: ${why}; their work stops`);
+    await Promise.all(owned.map((p) => this.hooks.lost(p)));
+    // Closing the session frees the locks it still holds; only once the work has stopped.
+    await c?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<pg.Client> {
+    const c = new pg.Client({
+      connectionString: this.url,
+      application_name: `${REPLICA_APPLICATION_PREFIX}${this.options.replicaId}`,
+      query_timeout: 2 * this.heartbeatMs,
+      connectionTimeoutMillis: Math.max(5_000, 2 * this.heartbeatMs),
+      // The server ends a silent lease session (network gone without a reset), and frees its locks, 5 heartbeats after the last one.
+      options: `-c idle_session_timeout=${5 * this.heartbeatMs}`,
+    });
+    // The session is gone or going: PostgreSQL frees its locks, so the work stops now, before another replica takes it.
+    const gone = (why: string) => {
+      if (this.client === c) this.fencing = this.fence(why);
+    };
+    c.on("error", (e) => gone(`the lease connection failed (${e.message})`));
+    c.on("end", () => gone("the lease connection ended"));
+    await c.connect();
+    return c;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      if (!this.client) {
+        this.client = await this.connect().catch((e: unknown) => {
+          if (this.connectFailures++ === 0) this.log.warn({ err: (e as Error).message }, "lease connection failed; no pipeline is owned by this replica until it connects (retried every heartbeat)");
+          return undefined;
+        });
+        if (!this.client) return;
+        if (this.connectFailures > 0) this.log.info("lease connection back");
+        this.connectFailures = 0;
+      }
+      const client = this.client;
+      const share = fairShare(this.pipelines.length, await countLiveReplicas(client));
+      if (this.owned.size > share) {
+        const surplus = this.ownedPipelines().at(-1)!;
+        this.owned.delete(surplus);
+        await this.hooks.lost(surplus);
+        await releasePipelineLease(client, surplus);
+        this.log.info({ replica: this.options.replicaId, pipeline: surplus, share }, "lease released: this replica owned more than its share");
+        return;
+      }
+      for (const pipeline of preferenceOrder(this.pipelines, this.options.replicaId)) {
+        if (this.owned.size >= share || this.stopped) break;
+        if (this.owned.has(pipeline) || !(await tryPipelineLease(client, pipeline))) continue;
+        this.owned.add(pipeline);
+        this.log.info({ replica: this.options.replicaId, pipeline }, "lease taken: this replica owns the pipeline");
+        this.hooks.acquired(pipeline);
+      }
+    } catch (e) {
+      // A heartbeat that failed or timed out: the lease session may be gone, so the work stops now.
+      if (this.client) await this.fence(`the heartbeat failed (${(e as Error).message})`);
+    }
+  }
+}
+
+export { readPipelineOwners };
