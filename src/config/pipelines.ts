@@ -167,8 +167,15 @@ const fixedWindowSchema = z.discriminatedUnion(
       })
       .refine((w) => w.slide <= w.size, { path: ["slide"], message: "expected a slide no longer than the window size" }),
   ],
-  { error: 'expected window.type to be "tumbling" or "sliding"' },
+  { error: 'expected window.type to be "tumbling", "sliding" or "session"' },
 );
+
+/**
+ * Session windows (docs/DESIGN.md "Session windows"): per group key, a run of
+ * events each at most `gap` after the previous one; the window is
+ * [first event, last event + gap). `gap` is a fixed length in ms.
+ */
+const sessionWindowSchema = z.strictObject({ type: z.literal("session"), gap: windowLength("session gap") });
 
 /** ISO weekday numbers (1 = Monday … 7 = Sunday) by the names `weekStart` takes. */
 export const WEEKDAYS = { monday: 1, tuesday: 2, wednesday: 3, thursday: 4, friday: 5, saturday: 6, sunday: 7 } as const;
@@ -244,22 +251,23 @@ const calendarWindowSchema = z
   });
 
 /**
- * `window`: fixed-length (Spark's) without `timeZone`, calendar with it. Issues
- * keep their paths below `window`.
+ * `window`: a session window (`type: session`), else fixed-length (Spark's)
+ * without `timeZone`, calendar with it. Issues keep their paths below `window`.
  */
 const windowSchema = tagAlternatives(
   z.unknown().transform((input, ctx) => {
     const calendar = typeof input === "object" && input !== null && "timeZone" in input;
+    const session = typeof input === "object" && input !== null && (input as { type?: unknown }).type === "session";
     if (!calendar && typeof input === "object" && input !== null && "weekStart" in input) {
       ctx.addIssue({ code: "custom", path: ["weekStart"], message: "window.weekStart needs window.timeZone (weeks start on a local day)" });
       return z.NEVER;
     }
-    const parsed = calendar ? calendarWindowSchema.safeParse(input) : fixedWindowSchema.safeParse(input);
+    const parsed = session ? sessionWindowSchema.safeParse(input) : calendar ? calendarWindowSchema.safeParse(input) : fixedWindowSchema.safeParse(input);
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
     return z.NEVER;
   }),
-  [fixedWindowSchema, calendarWindowSchema],
+  [fixedWindowSchema, calendarWindowSchema, sessionWindowSchema],
 );
 
 export const pipelineSchema = z
@@ -360,8 +368,18 @@ export const pipelineSchema = z
       .prefault({}),
   });
 
+/**
+ * Session windows with `admission.dedupe: latest` are refused: an amended event would move
+ * between sessions and split them, which the session paths do not do (README "Session windows").
+ */
+export const pipelineSchemaChecked = pipelineSchema.superRefine((p, ctx) => {
+  if (p.window.type === "session" && p.admission.dedupe === "latest") {
+    ctx.addIssue({ code: "custom", path: ["admission", "dedupe"], message: 'session windows take admission.dedupe "first" or false: an amended event ("latest") would move between sessions' });
+  }
+});
+
 export const pipelinesFileSchema = z.strictObject({
-  pipelines: z.array(pipelineSchema).min(1, "expected at least one pipeline"),
+  pipelines: z.array(pipelineSchemaChecked).min(1, "expected at least one pipeline"),
 });
 
 export type PipelineConfig = z.infer<typeof pipelineSchema>;
@@ -415,9 +433,18 @@ export function policyVersion(pipeline: PipelineConfig): string {
   return policyHash(canonicalPolicy(policyOf(pipeline)));
 }
 
-/** The window spec of a pipeline (src/core/windows.ts): fixed lengths in ms (tumbling: slide = size), or the calendar shape. */
+/**
+ * The window spec of a pipeline (src/core/windows.ts): fixed lengths in ms (tumbling: slide = size), or the calendar shape.
+ * @throws Error for a session window, which has no window spec (its windows depend on the other events: `sessionGapOf`)
+ */
 export function windowSpecOf(p: PipelineConfig): WindowSpec {
   const w = p.window;
+  if (w.type === "session") throw new Error(`pipeline ${p.name} has session windows, which have no fixed window spec`);
   if ("calendar" in w) return { calendar: w.calendar };
   return { sizeMs: w.size, slideMs: w.type === "sliding" ? w.slide : w.size, offsetMs: w.offset };
+}
+
+/** The session gap of a pipeline with session windows, ms; undefined for any other window. */
+export function sessionGapOf(p: PipelineConfig): number | undefined {
+  return p.window.type === "session" ? p.window.gap : undefined;
 }

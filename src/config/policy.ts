@@ -137,7 +137,7 @@ function calendarAsWritten(w: Record<string, unknown>): Record<string, unknown> 
 function fixedAsWritten(w: unknown): unknown {
   if (!isObject(w)) return w;
   const written = (v: unknown) => (typeof v === "number" ? formatDuration(v) : v);
-  return { ...w, size: written(w.size), slide: written(w.slide) };
+  return { ...w, size: written(w.size), slide: written(w.slide), gap: written(w.gap) };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);

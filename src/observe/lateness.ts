@@ -13,7 +13,7 @@
  * batches and the distribution agree with each other.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import { windowSpecOf } from "../config/pipelines.js";
+import { sessionGapOf, windowSpecOf } from "../config/pipelines.js";
 import { DelayNeeds, DelaySimulation, windowEnds, type WhatIfResult, type WhatIfRow } from "../core/lateness.js";
 import type { WindowSpec } from "../core/windows.js";
 import { isoToUs } from "../core/timestamps.js";
@@ -79,8 +79,23 @@ const distribution = (f: LatenessFigures): LatenessDistribution => ({
   count: f.count, minMs: ms(f.minUs), p50Ms: ms(f.p50Us), p90Ms: ms(f.p90Us), p99Ms: ms(f.p99Us), p999Ms: ms(f.p999Us), maxMs: ms(f.maxUs),
 });
 
+/**
+ * The windows the what-if replays: the pipeline's own, or for session windows each event's own
+ * window [t, t + gap) (Spark's late rule for sessions; the stream's further drops, of on-time
+ * events that touch a final session, are not simulated). `spec` gives a window's start from its end.
+ */
+function whatIfShape(pipeline: PipelineConfig): { spec: WindowSpec; ends: (eventUs: bigint) => bigint[] } {
+  const gapMs = sessionGapOf(pipeline);
+  if (gapMs !== undefined) {
+    const gap = BigInt(gapMs) * 1000n;
+    return { spec: { sizeMs: gapMs, slideMs: gapMs, offsetMs: 0 }, ends: (eventUs) => [eventUs + gap] };
+  }
+  const spec = windowSpecOf(pipeline);
+  return { spec, ends: (eventUs) => windowEnds(eventUs, spec) };
+}
+
 /** Feeds every accepted row of the recorded batches to `sinks`, batch by batch, page by page. */
-async function replayRows(client: Queryable, pipeline: string, spec: WindowSpec, batches: RecordedBatch[], { fromUs, toUs }: RangeUs, sinks: { row(r: WhatIfRow): void; endBatch(): void }[], pageSize: number): Promise<number> {
+async function replayRows(client: Queryable, pipeline: string, ends: (eventUs: bigint) => bigint[], batches: RecordedBatch[], { fromUs, toUs }: RangeUs, sinks: { row(r: WhatIfRow): void; endBatch(): void }[], pageSize: number): Promise<number> {
   if (batches.length === 0) return 0;
   const lastSeq = batches.at(-1)!.lastSeq;
   let b = 0, afterSeq = batches[0]!.afterSeq, rows = 0;
@@ -89,7 +104,7 @@ async function replayRows(client: Queryable, pipeline: string, spec: WindowSpec,
     for (const r of page) {
       for (; r.seq > batches[b]!.lastSeq; b++) for (const s of sinks) s.endBatch();
       const counted = (fromUs === null || r.eventUs >= fromUs) && (toUs === null || r.eventUs < toUs);
-      const row: WhatIfRow = { eventUs: r.eventUs, ingestionUs: r.ingestionUs, groupKey: r.groupKey, windowEndsUs: windowEnds(r.eventUs, spec), counted };
+      const row: WhatIfRow = { eventUs: r.eventUs, ingestionUs: r.ingestionUs, groupKey: r.groupKey, windowEndsUs: ends(r.eventUs), counted };
       for (const s of sinks) s.row(row);
     }
     rows += page.length;
@@ -109,7 +124,7 @@ export async function latenessReport(pool: Pool, pipeline: PipelineConfig, optio
   const target = options.targetDropShare ?? DEFAULT_TARGET_DROP_SHARE;
   if (!(target >= 0 && target <= 1)) throw new RangeError(`target drop share must be between 0 and 1, got ${target}`);
   for (const d of options.delaysMs ?? []) if (!Number.isSafeInteger(d) || d < 0) throw new RangeError(`a delay must be a whole number of ms >= 0, got ${d}`);
-  const spec = windowSpecOf(pipeline);
+  const { spec, ends } = whatIfShape(pipeline);
   const pageSize = options.pageSize ?? 10_000;
   const rangeUs: RangeUs = { fromUs: range.from === null ? null : isoToUs(range.from), toUs: range.to === null ? null : isoToUs(range.to) };
   return withTransaction(pool, async (client) => {
@@ -134,14 +149,14 @@ export async function latenessReport(pool: Pool, pipeline: PipelineConfig, optio
     const batches = await readRecordedBatches(client, pipeline.name);
     const sims = delays.map((d) => new DelaySimulation(d, spec, rangeUs));
     const needs = new DelayNeeds();
-    const rows = await replayRows(client, pipeline.name, spec, batches, rangeUs, [...sims, needs], pageSize);
+    const rows = await replayRows(client, pipeline.name, ends, batches, rangeUs, [...sims, needs], pageSize);
     const outcomes = sims.map((s) => ({ labels: labels.get(s.delayMs)!, ...s.result() }));
 
     const recommendedMs = needs.smallestDelay(target);
     let recommended = outcomes.find((o) => o.delayMs === recommendedMs);
     if (!recommended) {
       const sim = new DelaySimulation(recommendedMs, spec, rangeUs);
-      await replayRows(client, pipeline.name, spec, batches, rangeUs, [sim], pageSize);
+      await replayRows(client, pipeline.name, ends, batches, rangeUs, [sim], pageSize);
       recommended = { labels: [], ...sim.result() };
     }
     const { labels: _labels, ...recommendation } = recommended;

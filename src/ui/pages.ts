@@ -271,10 +271,9 @@ export function pipelinePage(input: PipelinePageInput): string {
       ],
     },
   };
-  const spec = windowSpecOf(pipeline);
   const body = html`
 <h1>${pipeline.name} <span class="badge ${state.tone}" id="state">${state.label}</span></h1>
-<p class="note">${pipeline.window.type} windows of ${spec.calendar !== undefined ? describeCalendar(spec) : `${shortDuration(spec.sizeMs)}${spec.slideMs !== spec.sizeMs ? ` every ${shortDuration(spec.slideMs)}` : ""}`}, watermark delay ${shortDuration(pipeline.watermark.delay)}.
+<p class="note">${windowShape(pipeline)}, watermark delay ${shortDuration(pipeline.watermark.delay)}.
 JSON: <a href="/pipelines/${pipeline.name}/progress">progress</a> · <a href="/pipelines/${pipeline.name}/windows">windows</a> · <a href="/pipelines/${pipeline.name}/corrections">corrections</a> · <a href="/pipelines/${pipeline.name}/quarantine">quarantine</a></p>
 <div class="stats" id="overview">
 ${stat("watermark", "watermark", s.checkpoint?.watermark ?? "-", undefined, true)}
@@ -315,4 +314,11 @@ ${actionsSection(input)}
 /** A page for a request the pages cannot answer (a bad filter, an unknown pipeline). */
 export function errorPage(status: number, message: string): string {
   return layout(`Error ${status}`, html`<h1>Error ${String(status)}</h1><p class="error" id="error-message">${message}</p><p><a href="/ui">All pipelines</a></p>`);
+}
+
+/** The window shape in words: `tumbling windows of 1h`, `session windows with a gap of 30m`. */
+function windowShape(pipeline: PipelineConfig): string {
+  if (pipeline.window.type === "session") return `session windows with a gap of ${shortDuration(pipeline.window.gap)}`;
+  const spec = windowSpecOf(pipeline);
+  return `${pipeline.window.type} windows of ${spec.calendar !== undefined ? describeCalendar(spec) : `${shortDuration(spec.sizeMs)}${spec.slideMs !== spec.sizeMs ? ` every ${shortDuration(spec.slideMs)}` : ""}`}`;
 }

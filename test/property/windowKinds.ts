@@ -32,7 +32,7 @@ const unitMs = fc.constantFrom(1, 1_000, 60_000);
 
 /** tumbling and sliding: Spark's window(), `assignWindows` in src/core/windows.ts. */
 function sparkWindows(window: PipelineConfig["window"], eventUs: bigint): WindowBounds[] {
-  if ("calendar" in window) throw new Error("a calendar window is not a fixed-length kind");
+  if ("calendar" in window || window.type === "session") throw new Error(`a ${window.type === "session" ? "session" : "calendar"} window is not a fixed-length kind`);
   return assignWindows(eventUs, { sizeMs: window.size, slideMs: window.type === "sliding" ? window.slide : window.size, offsetMs: window.offset });
 }
 

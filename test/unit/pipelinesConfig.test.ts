@@ -66,7 +66,7 @@ describe("pipelines file validation messages", () => {
 
   it("names an unknown window type", () => {
     expect(issues({ ...valid(), window: { type: "hopping", size: "10 minutes" } })).toBe(
-      '  pipelines[0].window.type: expected window.type to be "tumbling" or "sliding"',
+      '  pipelines[0].window.type: expected window.type to be "tumbling", "sliding" or "session"',
     );
   });
 
