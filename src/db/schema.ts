@@ -215,3 +215,36 @@ export const supersededEvents = straggler.table(
   },
   (t) => [index("superseded_events_pipeline_by").on(t.pipeline, t.supersededBy), check("superseded_events_superseded_by_check", sql`${t.supersededBy} > ${t.seq}`)],
 );
+
+/**
+ * Session windows: every results row the stream (an event extended or merged sessions) or a
+ * correction run (sessions merged or split) removed, with why and by which batch or run, and the
+ * row that replaced it. Read through the view `straggler.retractions`, followed by `id`.
+ */
+export const sessionRetractions = straggler.table(
+  "session_retractions",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    pipeline: text("pipeline").notNull(),
+    groupKey: text("group_key").notNull(),
+    windowStart: tstz("window_start").notNull(),
+    windowEnd: tstz("window_end").notNull(),
+    eventCount: bigint("event_count", { mode: "number" }).notNull(),
+    valueSum: numeric("value_sum"),
+    valueMin: numeric("value_min"),
+    valueMax: numeric("value_max"),
+    revision: integer("revision").notNull(),
+    wasFinal: boolean("was_final").notNull(),
+    reason: text("reason").notNull(),
+    batchId: bigint("batch_id", { mode: "number" }),
+    runId: bigint("run_id", { mode: "number" }),
+    replacedByStart: tstz("replaced_by_start"),
+    replacedByEnd: tstz("replaced_by_end"),
+    retractedAt: tstz("retracted_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("session_retractions_pipeline_id").on(t.pipeline, t.id),
+    check("session_retractions_reason_check", sql`${t.reason} IN ('extended', 'merged', 'corrected')`),
+    check("session_retractions_check", sql`(${t.reason} = 'corrected') = (${t.runId} IS NOT NULL) AND (${t.reason} = 'corrected') = (${t.batchId} IS NULL)`),
+  ],
+);
