@@ -10,6 +10,8 @@
  *     MERGE into the results (update mode)
  *   → the windows of versions the batch's rows superseded (admission.dedupe
  *     latest): recompute the open ones, register the others for correction
+ *   (session windows: the steps of src/stream/sessionBatch.ts instead, from
+ *     assigning windows to here)
  *   → advance the watermark → finalize windows whose end <= new watermark
  *   → write checkpoint and progress → commit.
  *
@@ -18,10 +20,10 @@
  * query layer (`src/db/sql/`); this module only orders them.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import { windowSpecOf } from "../config/pipelines.js";
+import { sessionGapOf, windowSpecOf } from "../config/pipelines.js";
 import { formatInstant, isoToUs } from "../core/timestamps.js";
 import { advanceWatermark } from "../core/watermark.js";
-import { withTransaction, type Pool } from "../db/pool.js";
+import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { assignBatchWindows } from "../db/sql/assignBatchWindows.js";
 import { countOpenWindows } from "../db/sql/countOpenWindows.js";
 import { finalizeWindows } from "../db/sql/finalizeWindows.js";
@@ -36,6 +38,7 @@ import { correctSupersededWindows } from "../db/sql/supersededWindows.js";
 import { readLastProgressTime, writeProgress, type BatchProgress, type TriggerKind } from "../db/sql/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
 import { guardPolicy } from "./policyGuard.js";
+import { streamSessions, type WindowSteps } from "./sessionBatch.js";
 import { applyHoldRules, type Hold } from "../lifecycle/hold.js";
 
 export type { BatchProgress, TriggerKind };
@@ -73,7 +76,7 @@ export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: Tr
 
 async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind): Promise<BatchResult | null> {
   const started = performance.now();
-  const name = pipeline.name, spec = windowSpecOf(pipeline);
+  const name = pipeline.name, gapMs = sessionGapOf(pipeline);
   return withTransaction(pool, async (client) => {
     await lockResults(client, name);
     await guardPolicy(client, pipeline);
@@ -84,12 +87,9 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     const input = await readBatchInput(client, name, range);
     // A hold rule tripped by this batch's rows keeps the results published before it.
     const holdOpened = await applyHoldRules(client, pipeline, { batchId, range, input });
-    // §3–4: pairs are late against the watermark of earlier batches only.
-    await assignBatchWindows(client, name, spec, range, us(checkpoint.watermark));
-    const late = await registerLatePairs(client, name, batchId);
-    const numRowsUpdated = await mergeGuarded(client, { lastSeq: checkpoint.lastSeq, batchId }, () => mergeWindows(client, name, batchId));
-    // Amended events (admission.dedupe: latest): the windows of versions this batch's rows superseded lose them.
-    await correctSupersededWindows(client, name, spec, range, batchId);
+    const { late, numRowsUpdated } = gapMs !== undefined
+      ? await streamSessions(client, pipeline, gapMs, { batchId, range, watermarkUs: us(checkpoint.watermark) })
+      : await streamWindows(client, pipeline, { batchId, range, checkpoint });
     // §6: the watermark advances on this batch's rows, then closes windows.
     const maxEventTime = later(checkpoint.maxEventTime, input.eventTime.max);
     const nextWatermark = iso(advanceWatermark(us(checkpoint.watermark), us(maxEventTime), pipeline.watermark.delay));
@@ -101,6 +101,18 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     await writeProgress(client, progress);
     return holdOpened ? { ...progress, holdOpened } : progress;
   });
+}
+
+/** The window steps of fixed-length and calendar windows (DESIGN §3–5); session windows take `streamSessions`. */
+async function streamWindows(client: PoolClient, pipeline: PipelineConfig, b: { batchId: number; range: BatchRange; checkpoint: Checkpoint }): Promise<WindowSteps> {
+  const name = pipeline.name, spec = windowSpecOf(pipeline), { batchId, range, checkpoint } = b;
+  // §3–4: pairs are late against the watermark of earlier batches only.
+  await assignBatchWindows(client, name, spec, range, us(checkpoint.watermark));
+  const late = await registerLatePairs(client, name, batchId);
+  const numRowsUpdated = await mergeGuarded(client, { lastSeq: checkpoint.lastSeq, batchId }, () => mergeWindows(client, name, batchId));
+  // Amended events (admission.dedupe: latest): the windows of versions this batch's rows superseded lose them.
+  await correctSupersededWindows(client, name, spec, range, batchId);
+  return { late, numRowsUpdated };
 }
 
 interface BatchOutcome {
