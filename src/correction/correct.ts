@@ -18,11 +18,13 @@
  *   corrected, revision + 1) → writeAudit (before/after with the late events
  *   that caused it) → clearLateMarks (only up to the snapshot) → finishRun.
  *
+ * Session windows take their own steps (src/correction/sessions.ts) in the same run.
+ *
  * Rows that land during a run are beyond its snapshot: the stream registers
  * them and the next run corrects them. Running twice changes nothing the
  * second time.
  */
-import type { PipelineConfig } from "../config/pipelines.js";
+import { sessionGapOf, type PipelineConfig } from "../config/pipelines.js";
 import { keyIn } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";
@@ -36,6 +38,7 @@ import { writeAudit, type WindowChange } from "../db/sql/writeAudit.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import { guardPolicy, refuseEarly } from "../stream/policyGuard.js";
 import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
+import { correctSessions } from "./sessions.js";
 import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
 
 export type { Aggregate } from "../db/sql/windows.js";
@@ -164,8 +167,10 @@ async function correctUnderLock(client: PoolClient, pipeline: PipelineConfig, re
  * → clear the "awaiting correction" marks only up to the snapshot.
  */
 async function correctWindows(client: PoolClient, pipeline: PipelineConfig, req: CorrectionRequest, run: RunSnapshot) {
-  await createRunTables(client);
   const keys = req.keys && req.keys.length > 0 ? req.keys.map(keyIn) : null;
+  const gapMs = sessionGapOf(pipeline);
+  if (gapMs !== undefined) return correctSessions(client, pipeline, gapMs, run, { range: req.range ?? null, keys });
+  await createRunTables(client);
   const windowsExamined = await collectTargets(client, pipeline, { snapshot: run.snapshot, watermark: run.watermark, range: req.range ?? null, keys });
   const windowsFailed = await recomputeGuarded(client, pipeline, run);
   await mergeCorrections(client, pipeline.name);

@@ -6,12 +6,15 @@
  * the last `seq` of its checkpoint) and builds every window whose end is <= the
  * watermark, i.e. every window that must be final. A mismatch is a window
  * whose stored value differs, that is missing, or that should not exist.
+ * Session windows are compared with the batch sessionization of the same
+ * rows (src/db/sql/compareFinalSessions.ts).
  */
 import { guardTimeZone } from "../stream/zoneGuard.js";
-import type { PipelineConfig } from "../config/pipelines.js";
+import { sessionGapOf, type PipelineConfig } from "../config/pipelines.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
+import { compareFinalSessions } from "../db/sql/compareFinalSessions.js";
 import { compareFinalWindows, type ComparedWindow, type CompareRequest } from "../db/sql/compareFinalWindows.js";
 import { readCheckpoint } from "../db/sql/readCheckpoint.js";
 import { listBronzeWindows } from "../db/sql/listBronzeWindows.js";
@@ -97,6 +100,8 @@ async function reconcileIn(client: PoolClient, pipeline: PipelineConfig, range?:
  * failed, and the others are compared without it.
  */
 async function compareIsolatingFailures(client: PoolClient, pipeline: PipelineConfig, req: CompareRequest): Promise<{ compared: ComparedWindow[]; failedWindows: FailedWindow[] }> {
+  const gapMs = sessionGapOf(pipeline);
+  if (gapMs !== undefined) return { compared: await compareFinalSessions(client, pipeline, gapMs, req), failedWindows: [] };
   const whole = await trySavepoint(client, "straggler_reconcile", () => compareFinalWindows(client, pipeline, req));
   if (whole.error === undefined) return { compared: whole.value, failedWindows: [] };
   const windows = await listBronzeWindows(client, pipeline, req.snapshot, req.range);

@@ -48,6 +48,14 @@ RETURNING group_key, window_start, window_end, revision_after, count_before, sum
  */
 export async function writeAudit(client: PoolClient, pipeline: string, runId: number, snapshot: number): Promise<WindowChange[]> {
   const { rows } = await client.query(prepared("write_audit", WRITE_AUDIT_SQL, [pipeline, runId, snapshot]));
+  return changesOf(rows);
+}
+
+/**
+ * The changes of audit rows (`straggler.corrections` columns as RETURNING gives them).
+ * @returns the changes, ordered by group key, then window start, then window end
+ */
+export function changesOf(rows: Record<string, any>[]): WindowChange[] {
   return rows
     .map((r) => ({
       groupKey: keyOut(r.group_key),
@@ -59,5 +67,5 @@ export async function writeAudit(client: PoolClient, pipeline: string, runId: nu
       lateEventCount: r.late_event_count,
       lateEventIds: r.late_event_ids,
     }))
-    .sort((a, b) => (keyIn(a.groupKey) + a.windowStart).localeCompare(keyIn(b.groupKey) + b.windowStart));
+    .sort((a, b) => (keyIn(a.groupKey) + a.windowStart + a.windowEnd).localeCompare(keyIn(b.groupKey) + b.windowStart + b.windowEnd));
 }

@@ -1,0 +1,141 @@
+/**
+ * A session correction's recompute and replacement (docs/DESIGN.md "Session
+ * windows", src/correction/sessions.ts), over the spans of `sess_spans`
+ * (sessionSpans.ts), in the run's transaction:
+ *
+ * - `recomputeSessions`: the batch sessionization of the accepted bronze rows
+ *   up to the snapshot inside each span (`sess_new`), and the stored sessions
+ *   inside the spans (`sess_old`).
+ * - `replaceSessions`: the audit first (`straggler.corrections`: every new
+ *   session that is not stored as it is, before = the stored row with its
+ *   bounds or none, after = its aggregates; every stored session no new one
+ *   has the bounds of, after = count 0), then the stored sessions that are
+ *   gone are removed into `straggler.session_retractions` (reason
+ *   `corrected`, the run, the new session that took their events), then the
+ *   new ones are upserted: final when they end at or before the watermark, a
+ *   revision above every row they replace. Late marks inside the spans are
+ *   cleared up to the snapshot.
+ */
+import type { PoolClient } from "../pool.js";
+import { prepared } from "../prepared.js";
+import { notSuperseded } from "./fragments/superseded.js";
+import { timestamptzToUs, usToTimestamptz } from "./fragments/windowAssignment.js";
+import { changesOf, type WindowChange } from "./writeAudit.js";
+
+/** At most this many late event ids are kept per audit row (the count is always exact), as writeAudit.ts. */
+const MAX_IDS_PER_WINDOW = 1000;
+
+const CREATE_NEW_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_new (group_key text, ws timestamptz, we timestamptz,
+  n bigint, s numeric, lo numeric, hi numeric) ON COMMIT DELETE ROWS`;
+const CREATE_OLD_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_old (group_key text, ws timestamptz, we timestamptz,
+  n bigint, s numeric, lo numeric, hi numeric, revision int) ON COMMIT DELETE ROWS`;
+
+/* $1 pipeline, $2 snapshot, $3 gap µs. An event is in a span when its own window lies inside it. */
+const NEW_SQL = `INSERT INTO sess_new
+WITH ev AS (
+  SELECT b.group_key, x.t_us, b.value
+    FROM sess_spans p JOIN straggler.bronze_events b
+      ON b.pipeline = $1 AND b.group_key = p.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2
+     AND b.event_time >= p.ws AND b.event_time <= p.we - $3::bigint * interval '1 microsecond'
+   CROSS JOIN LATERAL (SELECT ${timestamptzToUs("b.event_time")} AS t_us) x
+   WHERE ${notSuperseded("b", "$2")}
+), marked AS (
+  SELECT *, CASE WHEN t_us <= max(t_us) OVER (PARTITION BY group_key ORDER BY t_us ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) + $3::bigint
+                 THEN 0 ELSE 1 END AS starts FROM ev
+), numbered AS (
+  SELECT *, sum(starts) OVER (PARTITION BY group_key ORDER BY t_us ROWS UNBOUNDED PRECEDING) AS island FROM marked
+)
+SELECT group_key, ${usToTimestamptz("min(t_us)")}, ${usToTimestamptz("max(t_us) + $3::bigint")}, count(*), sum(value), min(value), max(value)
+  FROM numbered GROUP BY group_key, island`;
+
+const OLD_SQL = `INSERT INTO sess_old
+SELECT r.group_key, r.window_start, r.window_end, r.event_count, r.value_sum, r.value_min, r.value_max, r.revision
+  FROM sess_spans p JOIN straggler.window_results_table r
+    ON r.pipeline = $1 AND r.group_key = p.group_key AND r.window_start >= p.ws AND r.window_end <= p.we`;
+
+/*
+ * $1 pipeline, $2 run, $3 snapshot, $4 gap µs. New sessions not stored as they are, then stored
+ * sessions whose bounds no new one has. A new session's revision is one above the rows it replaces.
+ */
+const AUDIT_SQL = `WITH changed AS (
+  SELECT n.*, o.revision AS rev_before, o.n AS n_before, o.s AS s_before, o.lo AS lo_before, o.hi AS hi_before,
+         coalesce((SELECT max(x.revision) FROM sess_old x WHERE x.group_key = n.group_key AND x.ws < n.we AND x.we > n.ws), 0) + 1 AS rev_after
+    FROM sess_new n LEFT JOIN sess_old o ON o.group_key = n.group_key AND o.ws = n.ws AND o.we = n.we
+   WHERE o.group_key IS NULL OR (o.n, o.s, o.lo, o.hi) IS DISTINCT FROM (n.n, n.s, n.lo, n.hi)
+), gone AS (
+  SELECT o.* FROM sess_old o WHERE NOT EXISTS (SELECT 1 FROM sess_new n WHERE n.group_key = o.group_key AND n.ws = o.ws AND n.we = o.we)
+)
+INSERT INTO straggler.corrections (run_id, pipeline, group_key, window_start, window_end, revision_before, revision_after,
+   count_before, sum_before, min_before, max_before, count_after, sum_after, min_after, max_after, late_event_count, late_event_ids)
+SELECT $2::bigint, $1::text, c.group_key, c.ws, c.we, c.rev_before, c.rev_after, c.n_before, c.s_before, c.lo_before, c.hi_before, c.n, c.s, c.lo, c.hi,
+       coalesce(le.n, 0), coalesce(le.ids, '{}')
+  FROM changed c
+  LEFT JOIN LATERAL (
+    SELECT count(*)::int AS n, (array_agg(b.event_id ORDER BY l.seq))[1:${MAX_IDS_PER_WINDOW}] AS ids
+      FROM straggler.late_events l JOIN straggler.bronze_events b ON b.seq = l.seq
+     WHERE l.pipeline = $1 AND l.group_key = c.group_key AND l.seq <= $3
+       AND l.window_start >= c.ws AND l.window_start <= c.we - $4::bigint * interval '1 microsecond') le ON true
+UNION ALL
+SELECT $2::bigint, $1::text, g.group_key, g.ws, g.we, g.revision, g.revision + 1, g.n, g.s, g.lo, g.hi, 0, NULL, NULL, NULL, 0, '{}'::text[]
+  FROM gone g
+RETURNING group_key, window_start, window_end, revision_after, count_before, sum_before, min_before, max_before,
+          count_after, sum_after, min_after, max_after, late_event_count, late_event_ids`;
+
+/* $1 pipeline, $2 run. */
+const RETRACT_SQL = `WITH gone AS (
+  DELETE FROM straggler.window_results_table r USING sess_old o
+   WHERE r.pipeline = $1 AND r.group_key = o.group_key AND r.window_start = o.ws AND r.window_end = o.we
+     AND NOT EXISTS (SELECT 1 FROM sess_new n WHERE n.group_key = o.group_key AND n.ws = o.ws AND n.we = o.we)
+  RETURNING r.*
+)
+INSERT INTO straggler.session_retractions (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max,
+  revision, was_final, reason, run_id, replaced_by_start, replaced_by_end)
+SELECT g.pipeline, g.group_key, g.window_start, g.window_end, g.event_count, g.value_sum, g.value_min, g.value_max, g.revision, g.is_final,
+       'corrected', $2, n.ws, n.we
+  FROM gone g
+  LEFT JOIN LATERAL (SELECT ws, we FROM sess_new n WHERE n.group_key = g.group_key AND n.ws < g.window_end AND n.we > g.window_start
+                      ORDER BY n.ws LIMIT 1) n ON true
+ ORDER BY g.group_key, g.window_start`;
+
+/* $1 pipeline, $2 watermark, $3 run: the audit rows of this run that have events are the sessions to write. */
+const UPSERT_SQL = `INSERT INTO straggler.window_results_table AS t
+  (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
+SELECT $1, c.group_key, c.window_start, c.window_end, c.count_after, c.sum_after, c.min_after, c.max_after,
+       c.window_end <= $2, c.window_end <= $2, c.revision_after
+  FROM straggler.corrections c WHERE c.run_id = $3 AND c.count_after > 0
+ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
+  SET event_count = excluded.event_count, value_sum = excluded.value_sum, value_min = excluded.value_min, value_max = excluded.value_max,
+      is_final = excluded.is_final, corrected = excluded.corrected, revision = excluded.revision, updated_at = now()`;
+
+const CLEAR_LATE_EVENTS_SQL = `DELETE FROM straggler.late_events l USING sess_spans p
+ WHERE l.pipeline = $1 AND l.group_key = p.group_key AND l.window_start >= p.ws AND l.window_end <= p.we AND l.seq <= $2`;
+const CLEAR_LATE_WINDOWS_SQL = `DELETE FROM straggler.late_windows l USING sess_spans p
+ WHERE l.pipeline = $1 AND l.group_key = p.group_key AND l.window_start >= p.ws AND l.window_end <= p.we AND l.max_seq <= $2`;
+
+/**
+ * Fills `sess_new` and `sess_old` over `sess_spans`, reading bronze up to `seq` `snapshot`.
+ * @throws the database's error (a data exception, SQLSTATE class 22, when a session's sum overflows numeric)
+ */
+export async function recomputeSessions(client: PoolClient, pipeline: string, snapshot: number, gapMs: number): Promise<void> {
+  await client.query(CREATE_NEW_SQL);
+  await client.query(CREATE_OLD_SQL);
+  const gap = (BigInt(gapMs) * 1000n).toString();
+  await client.query(prepared("sess_new", NEW_SQL, [pipeline, snapshot, gap]));
+  await client.query(prepared("sess_old", OLD_SQL, [pipeline]));
+}
+
+/**
+ * Writes run `runId`'s audit, retracts the stored sessions that are gone, upserts the new ones
+ * and clears the late marks inside the spans up to `snapshot`.
+ * @param watermark the stream's watermark (ISO 8601): sessions ending at or before it are final
+ * @returns the changes, ordered by group key, then window start
+ */
+export async function replaceSessions(client: PoolClient, pipeline: string, run: { runId: number; snapshot: number; watermark: string }, gapMs: number): Promise<WindowChange[]> {
+  const gap = (BigInt(gapMs) * 1000n).toString();
+  const { rows } = await client.query(prepared("sess_audit", AUDIT_SQL, [pipeline, run.runId, run.snapshot, gap]));
+  await client.query(prepared("sess_retract", RETRACT_SQL, [pipeline, run.runId]));
+  await client.query(prepared("sess_upsert", UPSERT_SQL, [pipeline, run.watermark, run.runId]));
+  await client.query(prepared("sess_clear_late_events", CLEAR_LATE_EVENTS_SQL, [pipeline, run.snapshot]));
+  await client.query(prepared("sess_clear_late_windows", CLEAR_LATE_WINDOWS_SQL, [pipeline, run.snapshot]));
+  return changesOf(rows);
+}
