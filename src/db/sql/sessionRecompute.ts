@@ -30,15 +30,15 @@ const CREATE_NEW_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_new (group_key text
 const CREATE_OLD_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_old (group_key text, ws timestamptz, we timestamptz,
   n bigint, s numeric, lo numeric, hi numeric, revision int) ON COMMIT DELETE ROWS`;
 
-/* $1 pipeline, $2 snapshot, $3 gap µs. An event is in a span when its own window lies inside it. */
+/* $1 pipeline, $2 snapshot, $3 gap µs. An event is in a span when its own window lies inside it (an index range per span). */
 const NEW_SQL = `INSERT INTO sess_new
 WITH ev AS (
-  SELECT b.group_key, x.t_us, b.value
-    FROM sess_spans p JOIN straggler.bronze_events b
-      ON b.pipeline = $1 AND b.group_key = p.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2
-     AND b.event_time >= p.ws AND b.event_time <= p.we - $3::bigint * interval '1 microsecond'
-   CROSS JOIN LATERAL (SELECT ${timestamptzToUs("b.event_time")} AS t_us) x
-   WHERE ${notSuperseded("b", "$2")}
+  SELECT p.group_key, b.t_us, b.value
+    FROM sess_spans p
+   CROSS JOIN LATERAL (
+     SELECT ${timestamptzToUs("b.event_time")} AS t_us, b.value FROM straggler.bronze_events b
+      WHERE b.pipeline = $1 AND b.group_key = p.group_key AND b.event_time >= p.ws AND b.event_time <= p.we - $3::bigint * interval '1 microsecond'
+        AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}) b
 ), marked AS (
   SELECT *, CASE WHEN t_us <= max(t_us) OVER (PARTITION BY group_key ORDER BY t_us ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) + $3::bigint
                  THEN 0 ELSE 1 END AS starts FROM ev
@@ -48,10 +48,13 @@ WITH ev AS (
 SELECT group_key, ${usToTimestamptz("min(t_us)")}, ${usToTimestamptz("max(t_us) + $3::bigint")}, count(*), sum(value), min(value), max(value)
   FROM numbered GROUP BY group_key, island`;
 
+/* Stored sessions inside a span: an index range on window start per span. */
 const OLD_SQL = `INSERT INTO sess_old
 SELECT r.group_key, r.window_start, r.window_end, r.event_count, r.value_sum, r.value_min, r.value_max, r.revision
-  FROM sess_spans p JOIN straggler.window_results_table r
-    ON r.pipeline = $1 AND r.group_key = p.group_key AND r.window_start >= p.ws AND r.window_end <= p.we`;
+  FROM sess_spans p
+ CROSS JOIN LATERAL (SELECT * FROM straggler.window_results_table r
+                      WHERE r.pipeline = $1 AND r.group_key = p.group_key AND r.window_start >= p.ws AND r.window_start <= p.we) r
+ WHERE r.window_end <= p.we`;
 
 /*
  * $1 pipeline, $2 run, $3 snapshot, $4 gap µs. New sessions not stored as they are, then stored

@@ -47,22 +47,39 @@ const SPANS_SQL = `WITH marked AS (
 ), islands AS (SELECT group_key, min(s_us) AS s_us, max(e_us) AS e_us FROM numbered GROUP BY group_key, island)
 INSERT INTO sess_spans SELECT group_key, s_us, e_us, ${usToTimestamptz("s_us")}, ${usToTimestamptz("e_us")} FROM islands`;
 
-/* Stored sessions (final or open) that touch a span without lying inside it. */
+/*
+ * Stored sessions (final or open) that touch a span without lying inside it. A key's stored
+ * sessions never overlap (the stream and the correction both keep them apart), so the only one
+ * that can reach a span from the left is the last one starting before it: each side is one
+ * index range on the results key (pipeline, group key, window start), not a scan of the key's history.
+ */
 const GROW_STORED_SQL = `INSERT INTO sess_seeds
 SELECT DISTINCT r.group_key, ${timestamptzToUs("r.window_start")}, ${timestamptzToUs("r.window_end")}
-  FROM sess_spans p JOIN straggler.window_results_table r
-    ON r.pipeline = $1 AND r.group_key = p.group_key AND r.window_start <= p.we AND r.window_end >= p.ws
- WHERE NOT (r.window_start >= p.ws AND r.window_end <= p.we)`;
+  FROM sess_spans p
+ CROSS JOIN LATERAL (
+   (SELECT x.group_key, x.window_start, x.window_end FROM straggler.window_results_table x
+     WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start < p.ws ORDER BY x.window_start DESC LIMIT 1)
+   UNION ALL
+   SELECT x.group_key, x.window_start, x.window_end FROM straggler.window_results_table x
+    WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start >= p.ws AND x.window_start <= p.we
+ ) r
+ WHERE r.window_end >= p.ws AND NOT (r.window_start >= p.ws AND r.window_end <= p.we)`;
 
-/* Accepted bronze events whose own window touches a span without lying inside it: t in [start - gap, start) or (end - gap, end]. */
+/*
+ * Accepted bronze events whose own window touches a span without lying inside it: t in
+ * [start - gap, start) or (end - gap, end], each an index range on (pipeline, group key, event time).
+ */
+const bronzeIn = (from: string, to: string) => `SELECT b.group_key, ${timestamptzToUs("b.event_time")} AS t_us FROM straggler.bronze_events b
+    WHERE b.pipeline = $1 AND b.group_key = p.group_key AND b.event_time ${from} AND b.event_time ${to}
+      AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}`;
 const GROW_BRONZE_SQL = `INSERT INTO sess_seeds
-SELECT DISTINCT b.group_key, x.t_us, x.t_us + $3::bigint
-  FROM sess_spans p JOIN straggler.bronze_events b
-    ON b.pipeline = $1 AND b.group_key = p.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2
-   AND ((b.event_time >= p.ws - $3::bigint * interval '1 microsecond' AND b.event_time < p.ws)
-     OR (b.event_time > p.we - $3::bigint * interval '1 microsecond' AND b.event_time <= p.we))
- CROSS JOIN LATERAL (SELECT ${timestamptzToUs("b.event_time")} AS t_us) x
- WHERE ${notSuperseded("b", "$2")}`;
+SELECT DISTINCT e.group_key, e.t_us, e.t_us + $3::bigint
+  FROM sess_spans p
+ CROSS JOIN LATERAL (
+   ${bronzeIn(">= p.ws - $3::bigint * interval '1 microsecond'", "< p.ws")}
+   UNION ALL
+   ${bronzeIn("> p.we - $3::bigint * interval '1 microsecond'", "<= p.we")}
+ ) e`;
 
 /** What the spans start from: the run's snapshot and watermark, and a range request's bounds and keys. */
 export interface SpanRequest {

@@ -40,10 +40,15 @@ SELECT b.seq, b.group_key, b.value, x.t_us, b.event_time, ${usToTimestamptz("x.t
   FROM straggler.bronze_events b CROSS JOIN LATERAL (SELECT ${timestamptzToUs("b.event_time")} AS t_us) x
  WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $3 AND b.status = 'accepted' AND ${notSuperseded("b", "$3")}`;
 
-/* An on-time event whose own window touches a final session of its key: the stream does not reopen final rows. */
+/*
+ * An on-time event whose own window touches a final session of its key: the stream does not
+ * reopen final rows. A key's sessions never overlap, so only the last final one starting at or
+ * before the event's window ends can touch it (one index probe, not a scan of the key's history).
+ */
 const MARK_TOUCHING_FINAL_SQL = `UPDATE ${EVENTS} e SET late = true
- WHERE NOT e.late AND EXISTS (SELECT 1 FROM straggler.window_results_table r
-        WHERE r.pipeline = $1 AND r.group_key = e.group_key AND r.is_final AND r.window_start <= e.we AND r.window_end >= e.ws)`;
+ WHERE NOT e.late AND (SELECT r.window_end FROM straggler.window_results_table r
+        WHERE r.pipeline = $1 AND r.group_key = e.group_key AND r.is_final AND r.window_start <= e.we
+        ORDER BY r.window_start DESC LIMIT 1) >= e.ws`;
 
 const REGISTER_SQL = `WITH ev AS (
   INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id)
