@@ -16,20 +16,19 @@
  * cursor); `landStream` spools a stream to a temporary file first. Waiting
  * for the lock holds no connection (`appendLock.ts`).
  */
-import { createHash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { policyVersion } from "../config/pipelines.js";
-import { classifyRecord, dedupeModeOf, type RawRecord } from "../core/admission.js";
+import { dedupeModeOf, type RawRecord } from "../core/admission.js";
 import { rollback, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
 import { notifyLanded } from "../db/sql/bronzeChannel.js";
-import { bronzeLine, bronzeLinePrefix, copyBronzeRows } from "../db/sql/copyBronzeRows.js";
+import { copyBronzeRows } from "../db/sql/copyBronzeRows.js";
 import { dedupeLanding } from "../db/sql/dedupeLanding.js";
 import { readBronzeMaxSeq } from "../db/sql/readBronzeMaxSeq.js";
 import { readLandedRange } from "../db/sql/readLandedRange.js";
-import { readLandedSource } from "../db/sql/readLandedSource.js";
+import { readLandedSource, type LandedSourceRow } from "../db/sql/readLandedSource.js";
 import { recordLandedSource } from "../db/sql/recordLandedSource.js";
 import { analyzePipelineColumns } from "../db/sql/plannerStatistics.js";
 import { inAppendQueue, withAppendLock } from "./appendLock.js";
+import { classifyLines } from "./classifyLines.js";
 import { commitOutcome } from "./commitOutcome.js";
 
 export interface LandResult {
@@ -44,9 +43,6 @@ export interface LandResult {
   firstSeq: number | null;
   lastSeq: number | null;
 }
-
-/** Longest stretch a landing classifies records without letting the event loop run, ms. */
-const YIELD_EVERY_MS = 10;
 
 export interface LandOptions {
   /** Ingestion time for records that carry none, epoch ms (set once per source). */
@@ -75,19 +71,26 @@ export class SourceConflictError extends Error {
 }
 
 /**
- * The landing recorded for `source`, answered as it was first answered
- * (`alreadyLanded: true`), or undefined when the source has not landed.
+ * A landing record answered as it was first answered (`alreadyLanded: true`).
  * @throws SourceConflictError when `requestSha256` is given and differs from the recorded one
  */
-async function landedBefore(client: Queryable, pipeline: string, source: string, requestSha256: string | undefined): Promise<LandResult | undefined> {
-  const r = await readLandedSource(client, pipeline, source);
-  if (r === undefined) return undefined;
+export function answerFromRecord(pipeline: string, source: string, r: LandedSourceRow, requestSha256: string | undefined): LandResult {
   // A landing recorded before request hashes were kept (request_sha256 null) cannot be compared: it answers as a retry.
   if (requestSha256 !== undefined && r.request_sha256 !== null && r.request_sha256 !== requestSha256) throw new SourceConflictError(source);
   return {
     pipeline, source, alreadyLanded: true, landed: r.rows, accepted: r.accepted, quarantined: r.quarantined, byReason: r.by_reason ?? {},
     firstSeq: r.first_seq, lastSeq: r.last_seq,
   };
+}
+
+/**
+ * The landing recorded for `source`, answered as it was first answered
+ * (`alreadyLanded: true`), or undefined when the source has not landed.
+ * @throws SourceConflictError when `requestSha256` is given and differs from the recorded one
+ */
+export async function landedBefore(client: Queryable, pipeline: string, source: string, requestSha256: string | undefined): Promise<LandResult | undefined> {
+  const r = await readLandedSource(client, pipeline, source);
+  return r === undefined ? undefined : answerFromRecord(pipeline, source, r, requestSha256);
 }
 
 /**
@@ -176,30 +179,11 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
 async function copyRecords(client: PoolClient, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<{ result: LandResult; sha256: string }> {
   // Every row this landing writes gets a seq above the table's highest one now.
   const seqBefore = await readBronzeMaxSeq(client);
-  const hash = createHash("sha256");
-  const prefix = bronzeLinePrefix(pipeline.name, policyVersion(pipeline), source);
-  const byReason: Record<string, number> = {};
-  let count = 0, accepted = 0;
-  const every = opts.progressEvery ?? 10_000;
-  let lastYield = performance.now();
-  async function* encode(): AsyncGenerator<string> {
-    for await (const rec of records) {
-      // Records already buffered are read in microtasks, which never let the event loop run:
-      // give it a turn every ~10 ms, so the process keeps answering while a large source lands.
-      if ((count & 255) === 0 && performance.now() - lastYield >= YIELD_EVERY_MS) {
-        await new Promise((r) => setImmediate(r));
-        lastYield = performance.now();
-      }
-      hash.update(rec.raw).update("\n");
-      count++;
-      if (opts.onProgress && count % every === 0) opts.onProgress(count);
-      const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs);
-      if (row.status === "accepted") accepted++;
-      else if (row.reason !== null) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
-      yield bronzeLine(prefix, row);
-    }
-  }
-  await copyBronzeRows(client, encode());
+  const { lines, tally } = classifyLines(pipeline, source, records, opts);
+  await copyBronzeRows(client, lines);
+  const byReason = tally.byReason;
+  const count = tally.landed;
+  let accepted = tally.accepted;
   const dedupe = dedupeModeOf(pipeline.admission.dedupe);
   if (dedupe !== "off" && accepted > 0) {
     const d = await dedupeLanding(client, pipeline.name, seqBefore, dedupe);
@@ -210,6 +194,6 @@ async function copyRecords(client: PoolClient, pipeline: PipelineConfig, source:
   const range = await readLandedRange(client, pipeline.name, seqBefore);
   return {
     result: { pipeline: pipeline.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason, firstSeq: range.firstSeq, lastSeq: range.lastSeq },
-    sha256: hash.digest("hex"),
+    sha256: tally.hash.digest("hex"),
   };
 }

@@ -1,0 +1,64 @@
+/**
+ * One source's records as classified bronze COPY lines (`bronzeLine`), tallied
+ * as they pass: the landing's counts per outcome and the SHA-256 of its
+ * records. Shared by the landing of one source (`copyToBronze.ts`), which
+ * streams the lines into COPY as they are read, and group commit
+ * (`groupCommit.ts`), which classifies a small request before it joins a group.
+ */
+import { createHash, type Hash } from "node:crypto";
+import type { PipelineConfig } from "../config/pipelines.js";
+import { policyVersion } from "../config/pipelines.js";
+import { classifyRecord, type RawRecord } from "../core/admission.js";
+import { bronzeLine, bronzeLinePrefix } from "../db/sql/copyBronzeRows.js";
+
+/** Longest stretch records are classified without letting the event loop run, ms. */
+const YIELD_EVERY_MS = 10;
+
+/** Counts of the lines produced so far (before the landing's dedupe, which runs in SQL). */
+export interface LineTally {
+  landed: number;
+  accepted: number;
+  /** Quarantined rows per reason. */
+  byReason: Record<string, number>;
+  /** SHA-256 of the records' raw text, one per line: `digest("hex")` once the lines are read. */
+  hash: Hash;
+}
+
+export interface ClassifyOptions {
+  /** Ingestion time for records that carry none, epoch ms (set once per source). */
+  landingTimeMs: number;
+  /** Called every `progressEvery` records with the count so far. */
+  onProgress?: (records: number) => void;
+  progressEvery?: number;
+}
+
+/**
+ * Classifies `records` (admission, DESIGN §7–8) for `source` of `pipeline`.
+ * Yields to the event loop every ~10 ms: records already buffered are read in
+ * microtasks, which never let it run, and the process must keep answering
+ * while a large source lands.
+ * @returns the COPY lines (read once) and the tally they fill as they are read
+ * @throws (from the lines) what reading `records` throws
+ */
+export function classifyLines(pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: ClassifyOptions): { lines: AsyncGenerator<string>; tally: LineTally } {
+  const tally: LineTally = { landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256") };
+  const prefix = bronzeLinePrefix(pipeline.name, policyVersion(pipeline), source);
+  const every = opts.progressEvery ?? 10_000;
+  async function* lines(): AsyncGenerator<string> {
+    let lastYield = performance.now();
+    for await (const rec of records) {
+      if ((tally.landed & 255) === 0 && performance.now() - lastYield >= YIELD_EVERY_MS) {
+        await new Promise((r) => setImmediate(r));
+        lastYield = performance.now();
+      }
+      tally.hash.update(rec.raw).update("\n");
+      tally.landed++;
+      if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
+      const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs);
+      if (row.status === "accepted") tally.accepted++;
+      else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
+      yield bronzeLine(prefix, row);
+    }
+  }
+  return { lines: lines(), tally };
+}
