@@ -115,7 +115,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   // /health gets connections of its own, so it answers while every pooled one is busy.
   const healthPool = createPool(db.url, 2, HEALTH_TIMEOUT_MS);
   healthPool.on("error", () => undefined); // an idle health connection that dies is replaced on the next probe
-  const app = createApp({ pool: db.pool, healthPool, pipelines, log, token: env.STRAGGLER_API_TOKEN });
+  const app = createApp({ pool: db.pool, healthPool, pipelines, log, token: env.STRAGGLER_API_TOKEN, groupCommit: env.STRAGGLER_GROUP_COMMIT !== "off" });
   let server: Server;
   try {
     server = await listen(app, env.PORT);

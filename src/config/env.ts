@@ -29,6 +29,8 @@ const envSchema = z.object({
       else if (d.ms < 100 || d.ms > 60_000) ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 minute" });
       return d.ok ? d.ms : 0;
     }),
+  /** `off`: every HTTP landing in a transaction of its own, instead of group commit (src/ingest/groupCommit.ts). */
+  STRAGGLER_GROUP_COMMIT: z.enum(["on", "off"], { error: "expected on|off" }).default("on"),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -17,6 +17,11 @@ export interface ApiDeps {
   token: string | undefined;
   /** Largest accepted request body, bytes. */
   maxBodyBytes?: number;
+  /**
+   * Small event bodies of one pipeline that arrive together land in one transaction (group commit,
+   * src/ingest/groupCommit.ts); false: one transaction per request. Default true.
+   */
+  groupCommit?: boolean;
   /** Connections for `GET /health` only (the service gives it a pool of its own); default `pool`. */
   healthPool?: Pool;
   /** Runs a correction (the service serialises it with its schedule). */

@@ -2,6 +2,7 @@
 import type { Request } from "express";
 import { z } from "zod";
 import { landRecords, SourceConflictError } from "../ingest/copyToBronze.js";
+import { landInGroup } from "../ingest/groupCommit.js";
 import { readOptionsFor } from "../ingest/readers.js";
 import type { RouteContext } from "./context.js";
 import { spoolBody } from "./body.js";
@@ -10,6 +11,12 @@ import { errors, json } from "./openapi.js";
 import { landResponse, noQuery, pipelineParams } from "./schemas.js";
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Largest body (decoded bytes) that lands by group commit (src/ingest/groupCommit.ts):
+ * its records wait in memory for their group. A larger body lands in a transaction of its own.
+ */
+export const GROUP_COMMIT_MAX_BYTES = 256 * 1024;
 
 /** Media types an events body may be sent as (JSON array or NDJSON); none at all is read as both. */
 const EVENT_TYPES = ["application/json", "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines", "application/jsonlines", "text/plain"];
@@ -71,7 +78,10 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
         // Without a key the source is made up here, before anything lands, so that a lost
         // answer to COMMIT can be looked up by it.
         const source = `http:${key ?? crypto.randomUUID()}`;
-        const r = await landRecords(deps.pool, pipeline, source, body.records(), { landingTimeMs: Date.now(), requestSha256: body.sha256, newSource: key === undefined }).catch((e: unknown) => {
+        const opts = { landingTimeMs: Date.now(), requestSha256: body.sha256, newSource: key === undefined };
+        const grouped = deps.groupCommit !== false && body.bytes <= GROUP_COMMIT_MAX_BYTES;
+        const landing = grouped ? landInGroup(deps.pool, pipeline, source, body.records(), opts) : landRecords(deps.pool, pipeline, source, body.records(), opts);
+        const r = await landing.catch((e: unknown) => {
           if (e instanceof SourceConflictError) {
             throw new HttpError(
               422,

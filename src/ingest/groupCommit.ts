@@ -1,0 +1,279 @@
+/**
+ * Group commit for small landings (HTTP requests): the requests of one
+ * pipeline that wait for its append lock at the same time land in one
+ * transaction — one lock, one COPY, one NOTIFY, one COMMIT — and each is
+ * answered once that COMMIT is answered, with its own counts and `seq` range
+ * and its own `landed_sources` record (as if it had landed alone, in arrival
+ * order).
+ *
+ * - A request is read and classified before it joins (its bad records are
+ *   quarantined rows, its unreadable body an error of its own): joining is
+ *   only for work that cannot fail on its own input.
+ * - No wait is added. While a pipeline's landing runs, the requests that
+ *   arrive queue; when the lock is free, all of them (at most 64 requests or
+ *   20,000 rows, in arrival order) form the next group. An idle pipeline
+ *   lands a lone request at once.
+ * - A request whose source (Idempotency-Key) is already in the forming group
+ *   waits for the next one, where it is answered from the first's record
+ *   (200, or 422 for another body) exactly as before.
+ * - When the group's transaction fails for a reason tied to one request (the
+ *   server refuses one of its COPY lines, or its source was recorded
+ *   meanwhile by a writer outside the lock), that request gets the error (or
+ *   the recorded answer) and the others land again without it. Any other
+ *   database error that could come from one request's rows makes each
+ *   request land alone; a connection error fails them all (nothing landed:
+ *   503, retry). A lost answer to COMMIT is looked up as for one landing
+ *   (`commitOutcome.ts`).
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import { dedupeModeOf, type RawRecord } from "../core/admission.js";
+import { classifyDbError } from "../db/errors.js";
+import { rollback, type Pool } from "../db/pool.js";
+import { copyBronzeRows } from "../db/sql/copyBronzeRows.js";
+import { dedupeLanding } from "../db/sql/dedupeLanding.js";
+import { analyzePipelineColumns } from "../db/sql/plannerStatistics.js";
+import { readBronzeMaxSeq } from "../db/sql/readBronzeMaxSeq.js";
+import { readLandedSources } from "../db/sql/readLandedSources.js";
+import { recordGroupLanding } from "../db/sql/recordGroupLanding.js";
+import { inAppendQueue, withAppendLock } from "./appendLock.js";
+import { classifyLines } from "./classifyLines.js";
+import { commitOutcome } from "./commitOutcome.js";
+import { answerFromRecord, landedBefore, type LandResult } from "./copyToBronze.js";
+
+/** Most requests in one group. */
+const MAX_MEMBERS = 64;
+/** Most rows in one group (a request that would pass it waits for the next group; a group always takes its first). */
+const MAX_ROWS = 20_000;
+
+/** One request in a group: its classified lines and tallies, and how to answer it. */
+interface Member {
+  source: string;
+  lines: string[];
+  landed: number;
+  accepted: number;
+  byReason: Record<string, number>;
+  /** SHA-256 (hex) of its records, one per line. */
+  sha256: string;
+  requestSha256: string | undefined;
+  newSource: boolean;
+  settled: boolean;
+  resolve(r: LandResult): void;
+  reject(e: unknown): void;
+}
+
+interface GroupQueue {
+  pending: Member[];
+  /** A turn in the pipeline's append queue is booked and has not started. */
+  booked: boolean;
+}
+
+const queues = new WeakMap<Pool, Map<string, GroupQueue>>();
+
+export interface GroupLandOptions {
+  /** Ingestion time for records that carry none, epoch ms. */
+  landingTimeMs: number;
+  /** SHA-256 (hex) of the request body, recorded with the source (Idempotency-Key check; `SourceConflictError`). */
+  requestSha256?: string;
+  /** The source key was made up for this landing (`http:<uuid>`): no earlier landing to look up. */
+  newSource?: boolean;
+}
+
+/**
+ * Lands one small source (a request body: its records are held in memory
+ * while it waits) in the next group of `pipeline`. Same contract as
+ * `landRecords` (copyToBronze.ts): a source that landed before is answered
+ * from its record; otherwise the answer comes after the group's COMMIT.
+ * @returns counts per outcome and this source's bronze `seq` range; `alreadyLanded` with the recorded counts when it had landed before
+ * @throws SourceConflictError (same source, another request body), CommitOutcomeUnknownError, what reading `records` throws, or the database's error (nothing of this source landed)
+ */
+export async function landInGroup(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: GroupLandOptions): Promise<LandResult> {
+  const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
+  if (earlier) return earlier;
+  const { lines: classified, tally } = classifyLines(pipeline, source, records, { landingTimeMs: opts.landingTimeMs });
+  const lines: string[] = [];
+  for await (const line of classified) lines.push(line);
+  return new Promise<LandResult>((resolve, reject) => {
+    const member: Member = {
+      source, lines, landed: tally.landed, accepted: tally.accepted, byReason: tally.byReason, sha256: tally.hash.digest("hex"),
+      requestSha256: opts.requestSha256, newSource: opts.newSource ?? false, settled: false,
+      resolve: (r) => void (member.settled || ((member.settled = true), resolve(r))),
+      reject: (e) => void (member.settled || ((member.settled = true), reject(e))),
+    };
+    const q = queueOf(pool, pipeline.name);
+    q.pending.push(member);
+    book(pool, pipeline, q);
+  });
+}
+
+/** Requests of `pipeline` classified and waiting for their group (for tests and diagnostics). */
+export function waitingInGroup(pool: Pool, pipeline: string): number {
+  return queues.get(pool)?.get(pipeline)?.pending.length ?? 0;
+}
+
+function queueOf(pool: Pool, pipeline: string): GroupQueue {
+  let byPipeline = queues.get(pool);
+  if (!byPipeline) queues.set(pool, (byPipeline = new Map()));
+  let q = byPipeline.get(pipeline);
+  if (!q) byPipeline.set(pipeline, (q = { pending: [], booked: false }));
+  return q;
+}
+
+/** Books one turn in the pipeline's append queue (appendLock.ts) unless one is booked; the turn takes whatever waits then. */
+function book(pool: Pool, pipeline: PipelineConfig, q: GroupQueue): void {
+  if (q.booked) return;
+  q.booked = true;
+  void inAppendQueue(pool, pipeline.name, async () => {
+    q.booked = false;
+    const group = take(q);
+    if (q.pending.length > 0) book(pool, pipeline, q);
+    await landGroup(pool, pipeline, group);
+  });
+}
+
+/** Takes the next group from `q.pending`, in arrival order: one member per source, within the limits. */
+function take(q: GroupQueue): Member[] {
+  const group: Member[] = [], sources = new Set<string>(), left: Member[] = [];
+  let rows = 0;
+  for (const m of q.pending) {
+    const fits = group.length === 0 || (group.length < MAX_MEMBERS && rows + m.landed <= MAX_ROWS);
+    if (!fits || sources.has(m.source)) {
+      left.push(m);
+      continue;
+    }
+    group.push(m);
+    sources.add(m.source);
+    rows += m.landed;
+  }
+  q.pending = left;
+  return group;
+}
+
+/** The member whose COPY line the server refused (`where`: "COPY bronze_events, line N"), when the error says. */
+function memberOfCopyError(e: unknown, members: Member[]): Member | undefined {
+  const where = (e as { where?: unknown }).where;
+  const line = typeof where === "string" ? Number(/COPY bronze_events, line (\d+)/.exec(where)?.[1]) : NaN;
+  if (!(line >= 1)) return undefined;
+  let end = 0;
+  for (const m of members) if (line <= (end += m.lines.length)) return m;
+  return undefined;
+}
+
+/** An error in the group's transaction tied to one member. */
+class MemberFailed extends Error {
+  constructor(readonly member: Member, cause: unknown) {
+    super((cause as Error)?.message ?? String(cause), { cause });
+  }
+}
+
+/** True when `e` is the database refusing a statement (not the connection, the pool, a cancel or a conflict): it may come from one member's rows. */
+function maybeOneMembersRows(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== "string" || code.length !== 5) return false;
+  return !["unavailable", "busy", "query_canceled", "serialization", "lock_not_available"].includes(classifyDbError(e));
+}
+
+/** Lands `group`; every member is answered when this resolves (it never rejects). */
+async function landGroup(pool: Pool, pipeline: PipelineConfig, group: Member[]): Promise<void> {
+  let rest = group;
+  try {
+    while (rest.length > 0) {
+      let meanwhile: Member | undefined;
+      try {
+        meanwhile = await landOnce(pool, pipeline, rest);
+      } catch (e) {
+        if (e instanceof MemberFailed) {
+          e.member.reject(e.cause);
+          rest = rest.filter((m) => !m.settled);
+          continue;
+        }
+        if (rest.length > 1 && maybeOneMembersRows(e)) {
+          for (const m of rest) await landGroup(pool, pipeline, [m]);
+          return;
+        }
+        throw e;
+      }
+      if (meanwhile !== undefined) {
+        // Recorded by a writer that did not take the append lock: its record is the answer.
+        const other = await landedBefore(pool, pipeline.name, meanwhile.source, meanwhile.requestSha256).catch((e: unknown) => e);
+        if (other === undefined) meanwhile.reject(new Error(`${meanwhile.source}: recorded by another landing that then disappeared`));
+        else if (other instanceof Error) meanwhile.reject(other);
+        else meanwhile.resolve(other as LandResult);
+      }
+      rest = rest.filter((m) => !m.settled);
+    }
+  } catch (e) {
+    for (const m of rest) m.reject(e);
+  }
+}
+
+const NOTHING = Symbol("nothing to land");
+
+/**
+ * One transaction for the unsettled `members`: answers those that landed
+ * before (from their records), lands the others, and answers them after COMMIT.
+ * @returns a member whose source was recorded meanwhile (the transaction was rolled back, nobody answered but the ones that landed before), else undefined
+ * @throws MemberFailed (rolled back), or the database's error / CommitOutcomeUnknownError for the whole group
+ */
+async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[]): Promise<Member | undefined> {
+  let committing: { txid: string; backendPid: number | undefined; results: Map<Member, LandResult> } | undefined;
+  let outcome: Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING;
+  try {
+    outcome = await withAppendLock<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, async (client) => {
+      // Under the lock: a landing of the same source elsewhere has committed or never will.
+      const keyed = members.filter((m) => !m.newSource);
+      if (keyed.length > 0) {
+        const recorded = await readLandedSources(client, pipeline.name, keyed.map((m) => m.source));
+        for (const m of keyed) {
+          const r = recorded.get(m.source);
+          if (r === undefined) continue;
+          try {
+            m.resolve(answerFromRecord(pipeline.name, m.source, r, m.requestSha256));
+          } catch (e) {
+            m.reject(e);
+          }
+        }
+      }
+      const landing = members.filter((m) => !m.settled);
+      if (landing.length === 0) return rollback(NOTHING);
+      const seqBefore = await readBronzeMaxSeq(client);
+      try {
+        await copyBronzeRows(client, (async function* () {
+          for (const m of landing) yield* m.lines;
+        })());
+      } catch (e) {
+        const m = memberOfCopyError(e, landing);
+        throw m === undefined ? e : new MemberFailed(m, e);
+      }
+
+      const dedupe = dedupeModeOf(pipeline.admission.dedupe);
+      if (dedupe !== "off" && landing.some((m) => m.accepted > 0)) await dedupeLanding(client, pipeline.name, seqBefore, dedupe);
+
+      const { recorded, txid } = await recordGroupLanding(client, pipeline.name, seqBefore, landing.map((m) => ({
+        source: m.source, sha256: m.sha256, rows: m.landed, accepted: m.accepted, byReason: m.byReason, requestSha256: m.requestSha256 ?? null,
+      })));
+      const meanwhile = landing.find((m) => !recorded.has(m.source));
+      if (meanwhile !== undefined) return rollback({ meanwhile });
+      // As for one landing (copyToBronze.ts): more rows than one micro-batch refresh bronze's statistics first.
+      if (landing.reduce((n, m) => n + m.landed, 0) >= pipeline.trigger.maxRowsPerBatch) await analyzePipelineColumns(client);
+      const results = new Map(landing.map((m) => {
+        const r = recorded.get(m.source)!;
+        return [m, { pipeline: pipeline.name, source: m.source, alreadyLanded: false, landed: r.rows, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason, firstSeq: r.firstSeq, lastSeq: r.lastSeq }];
+      }));
+      committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, results };
+      return results;
+    });
+  } catch (e) {
+    if (committing === undefined) throw e;
+    // COMMIT was sent and no answer came: find out on another connection.
+    const { txid, backendPid, results } = committing;
+    const first = [...results.keys()][0]!;
+    const status = await commitOutcome(pool, txid, backendPid, results.size === 1 ? first.source : `${first.source} (and ${results.size - 1} sources landed with it)`);
+    if (status === "aborted") throw e;
+    if (status === "unknown" && !(await landedBefore(pool, pipeline.name, first.source, undefined))) throw e;
+    outcome = results;
+  }
+  if (outcome === NOTHING) return undefined;
+  if (!(outcome instanceof Map)) return outcome.meanwhile;
+  for (const [m, r] of outcome) m.resolve(r);
+  return undefined;
+}
