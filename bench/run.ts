@@ -24,6 +24,7 @@ import { createPool } from "../src/db/pool.js";
 import { log, ROOT, say, type BenchContext, type Stat } from "./common.js";
 import { measureCorrection } from "./correction.js";
 import { measureFreshness } from "./freshness.js";
+import { measureHttpIngest } from "./httpIngest.js";
 import { createCopyTable, measureEndToEnd, measureLanding, writeWorkload } from "./landing.js";
 import { measureReplayMemory, measureTaxiReplay } from "./replay.js";
 import { createNaiveTable, measureStream } from "./stream.js";
@@ -43,11 +44,11 @@ async function freshBenchDatabase(serverUrl: string): Promise<{ url: string; ver
 }
 
 async function main(): Promise<void> {
-  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only this figure: freshness").parse().opts();
+  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only this figure: freshness, http").parse().opts();
   const only = opts.only as string | undefined;
   const scale = Number(opts.scale), rounds = Number(opts.rounds);
   if (!(scale > 0) || !(rounds >= 1)) throw new Error("--scale must be > 0 and --rounds >= 1");
-  if (only !== undefined && only !== "freshness") throw new Error("--only: expected freshness");
+  if (only !== undefined && !["freshness", "http"].includes(only)) throw new Error("--only: expected freshness or http");
   const n = Math.max(2000, Math.round(1_000_000 * scale));
   const env = loadEnv();
   const server = await openDatabase(env, log, { migrate: false });
@@ -72,7 +73,8 @@ async function main(): Promise<void> {
     say("vacuuming after the bulk sections");
     await pool.query("VACUUM (ANALYZE) straggler.bronze_events, straggler.window_results_table, bench_bronze_copy");
   }
-  await measureFreshness(ctx);
+  if (only === undefined || only === "http") await measureHttpIngest(ctx);
+  if (only === undefined || only === "freshness") await measureFreshness(ctx);
   if (only === undefined) {
     await measureCorrection(ctx);
     await measureReplayMemory(ctx);
