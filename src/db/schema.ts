@@ -40,7 +40,9 @@ export const bronzeEvents = straggler.table(
     // stream query's predicate and, before the first ANALYZE, be picked to scan
     // a pipeline's whole history instead of its sequence range.
     index("bronze_events_pipeline_event_time").on(t.pipeline, t.eventTime),
-    // Corrections read one key's events of one window.
+    // Corrections read one key's events of one window. Migration 0022 rebuilds it with
+    // INCLUDE (value, status, seq), which drizzle's index builder cannot express: the
+    // recompute then reads the index only (drizzle/0022_covering_correction_index.sql).
     index("bronze_events_pipeline_key_event_time").on(t.pipeline, t.groupKey, t.eventTime),
     // Dedupe probe: is an accepted row with this event id at a lower seq in this
     // pipeline? event_id leads, so no other index can serve the probe (see the
