@@ -1,7 +1,8 @@
 /**
  * `npm run bench [-- --scale 1 --rounds 3]`: measures Straggler side by side
  * with its references in one process run (A, B, A, B …), prints a table and
- * writes BENCHMARKS.md. Prepares its own data in a fresh database
+ * writes it at the top of BENCHMARKS.md (the sections below it, from its
+ * first `## ` heading, are kept). Prepares its own data in a fresh database
  * `straggler_bench` on the configured server (embedded unless DATABASE_URL).
  *
  * Scale 1: 1M events for landing / stream / end-to-end, bronze of 1M and 10M
@@ -9,10 +10,12 @@
  * scale (0.01) is the CI smoke run: it checks the benchmark works, asserts
  * nothing.
  *
- * One module per section: landing.ts (landing, end to end), stream.ts,
- * freshness.ts, correction.ts, replay.ts (memory, the taxi demo).
+ * One module per section: landing.ts (landing, end to end), stream.ts (with
+ * the naive and hand-written SQL references), freshness.ts, httpIngest.ts
+ * (group commit beside one transaction per request), correction.ts (with the
+ * materialized-view references), replay.ts (memory, the taxi demo).
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Command } from "commander";
@@ -27,7 +30,7 @@ import { measureFreshness } from "./freshness.js";
 import { measureHttpIngest } from "./httpIngest.js";
 import { createCopyTable, measureEndToEnd, measureLanding, writeWorkload } from "./landing.js";
 import { measureReplayMemory, measureTaxiReplay } from "./replay.js";
-import { createNaiveTable, measureStream } from "./stream.js";
+import { createDbaTable, createNaiveTable, measureStream } from "./stream.js";
 import { lateShare } from "./workload.js";
 
 /** Creates the database `straggler_bench` afresh on the server at `serverUrl`. @returns its URL and the server's version */
@@ -44,11 +47,11 @@ async function freshBenchDatabase(serverUrl: string): Promise<{ url: string; ver
 }
 
 async function main(): Promise<void> {
-  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only this figure: freshness, http").parse().opts();
+  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only this figure: freshness, http, correction").parse().opts();
   const only = opts.only as string | undefined;
   const scale = Number(opts.scale), rounds = Number(opts.rounds);
   if (!(scale > 0) || !(rounds >= 1)) throw new Error("--scale must be > 0 and --rounds >= 1");
-  if (only !== undefined && !["freshness", "http"].includes(only)) throw new Error("--only: expected freshness or http");
+  if (only !== undefined && !["freshness", "http", "correction"].includes(only)) throw new Error("--only: expected freshness, http or correction");
   const n = Math.max(2000, Math.round(1_000_000 * scale));
   const env = loadEnv();
   const server = await openDatabase(env, log, { migrate: false });
@@ -57,8 +60,12 @@ async function main(): Promise<void> {
   await runMigrations(pool);
   await createCopyTable(pool);
   await createNaiveTable(pool);
+  await createDbaTable(pool);
   const table: string[][] = [];
-  const ctx: BenchContext = { pool, url, env, scale, rounds, n, row: (...cells) => void table.push(cells) };
+  const ctx: BenchContext = { pool, url, env, scale, rounds, n, row: (...cells) => {
+    table.push(cells);
+    say(`| ${cells.join(" | ")} |`); // also on stderr at once: a run cut short keeps what it measured
+  } };
   say(`scale ${scale}: ${n} events, ${rounds} rounds; PostgreSQL ${version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
 
   let dropShare = 0;
@@ -73,10 +80,10 @@ async function main(): Promise<void> {
     say("vacuuming after the bulk sections");
     await pool.query("VACUUM (ANALYZE) straggler.bronze_events, straggler.window_results_table, bench_bronze_copy");
   }
-  if (only === undefined || only === "http") await measureHttpIngest(ctx);
   if (only === undefined || only === "freshness") await measureFreshness(ctx);
+  if (only === undefined || only === "http") await measureHttpIngest(ctx);
+  if (only === undefined || only === "correction") await measureCorrection(ctx);
   if (only === undefined) {
-    await measureCorrection(ctx);
     await measureReplayMemory(ctx);
     await measureTaxiReplay(ctx, limit);
   }
@@ -93,7 +100,11 @@ async function main(): Promise<void> {
     ``,
   ].join("\n");
   process.stdout.write(md + "\n");
-  writeFileSync(path.resolve(ROOT, opts.out as string), md);
+  const out = path.resolve(ROOT, opts.out as string);
+  // The sections written by hand below the table (from the first "## " heading on) are kept.
+  const before = existsSync(out) ? readFileSync(out, "utf8") : "";
+  const kept = /^## /m.exec(before);
+  writeFileSync(out, kept ? `${md}\n${before.slice(kept.index)}` : md);
   await pool.end();
   await server.close();
 }
