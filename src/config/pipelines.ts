@@ -14,6 +14,7 @@ import { tagAlternatives, tagSetting } from "./policySettings.js";
 import { readShare } from "./share.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
 import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec, type WindowSpec } from "../core/windows.js";
+import { DEFAULT_INPUT, type WatermarkSettings } from "../core/watermark.js";
 import { compareAbs, decimalParts, MAX_ABS_VALUE_DEFAULT, parseDecimal } from "../core/decimal.js";
 
 /**
@@ -270,6 +271,31 @@ const windowSchema = tagAlternatives(
   [fixedWindowSchema, calendarWindowSchema, sessionWindowSchema],
 );
 
+/** An input's name: what a source (landing, HTTP `?input=`, `ingest --input`, a log partition) stamps on its bronze rows. */
+const INPUT_NAME_MESSAGE = "expected an input name of 1-128 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-', starting with a letter or digit";
+export const inputName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, INPUT_NAME_MESSAGE);
+
+/**
+ * `watermark` (docs/DESIGN.md "Several inputs"): `delay` is the default input's
+ * and every input's without its own; `inputs` names the inputs with their own
+ * delay; `policy` chooses the pipeline's watermark from the inputs' (min, the
+ * default, or max: Spark's `multipleWatermarkPolicy`); `idleTimeout` leaves an
+ * input that sent nothing for that long (ingestion time) out of the choice.
+ * Unset settings stay out of the policy, so a pipeline written before them keeps its policy version.
+ */
+const watermarkSchema = z
+  .strictObject({
+    delay: duration("watermark delay"),
+    policy: z.enum(["min", "max"], { error: 'expected "min" (the slowest input holds the watermark, Spark\'s default) or "max" (the fastest input sets it)' }).optional(),
+    idleTimeout: positiveDuration("how long an input may send nothing before it is left out of the watermark").optional(),
+    inputs: z
+      .record(inputName, z.strictObject({ delay: duration("the input's watermark delay").optional() }).prefault({}).nullable().transform((v) => v ?? {}), {
+        error: (issue) => (issue.code === "invalid_type" ? "expected a map of input names to { delay }" : issue.code === "invalid_key" ? INPUT_NAME_MESSAGE : undefined),
+      })
+      .refine((m) => !Object.hasOwn(m, DEFAULT_INPUT), { message: `the input "${DEFAULT_INPUT}" is the one of rows landed without an input: its delay is watermark.delay` })
+      .optional(),
+  });
+
 export const pipelineSchema = z
   .strictObject({
     name: pipelineName,
@@ -311,7 +337,7 @@ export const pipelineSchema = z
       })
       .prefault({}),
     window: windowSchema,
-    watermark: z.strictObject({ delay: duration("watermark delay") }),
+    watermark: watermarkSchema,
     admission: z
       .strictObject({
         /** Default 1 hour (README "Admission"); `null` turns the guard off. */
@@ -447,4 +473,17 @@ export function windowSpecOf(p: PipelineConfig): WindowSpec {
 /** The session gap of a pipeline with session windows, ms; undefined for any other window. */
 export function sessionGapOf(p: PipelineConfig): number | undefined {
   return p.window.type === "session" ? p.window.gap : undefined;
+}
+
+/** The watermark settings of a pipeline (src/core/watermark.ts): the default delay, per input delays, policy (min unless set), idle timeout. */
+export function watermarkSettingsOf(p: PipelineConfig): WatermarkSettings {
+  const w = p.watermark;
+  const delays = new Map<string, number>();
+  for (const [input, s] of Object.entries(w.inputs ?? {})) if (s.delay !== undefined) delays.set(input, s.delay);
+  return { delayMs: w.delay, policy: w.policy ?? "min", ...(w.idleTimeout === undefined ? {} : { idleTimeoutMs: w.idleTimeout }), delays };
+}
+
+/** The inputs a source may name for `p` (HTTP `?input=`, `ingest --input`): the default input and those in `watermark.inputs`. */
+export function declaredInputs(p: PipelineConfig): string[] {
+  return [DEFAULT_INPUT, ...Object.keys(p.watermark.inputs ?? {})];
 }

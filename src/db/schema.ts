@@ -33,6 +33,8 @@ export const bronzeEvents = straggler.table(
     source: text("source").notNull(),
     sourceLine: integer("source_line").notNull(),
     landedAt: tstz("landed_at").notNull().defaultNow(),
+    /** The input the row came from (docs/DESIGN.md "Several inputs"); `default` when the source named none. */
+    input: text("input").notNull().default("default"),
   },
   (t) => [
     index("bronze_events_pipeline_seq").on(t.pipeline, t.seq),
@@ -110,6 +112,8 @@ export const checkpoints = straggler.table("checkpoints", {
   maxEventTime: tstz("max_event_time"),
   watermark: tstz("watermark"),
   updatedAt: tstz("updated_at").notNull().defaultNow(),
+  /** Each input's state: `[{ input, maxEventTime, watermark, lastIngestionTime }]` (ISO 8601); null before inputs were tracked. */
+  inputs: jsonb("inputs"),
 });
 
 /** Gold: one row per (pipeline, group key, window). */
@@ -163,6 +167,8 @@ export const batchProgress = straggler.table(
     numRowsFinalized: integer("num_rows_finalized").notNull(),
     numRowsTotal: integer("num_rows_total").notNull(),
     timestamp: tstz("timestamp").notNull().defaultNow(),
+    /** The inputs' state after the batch: `[{ input, maxEventTime, watermark, lastIngestionTime, idle }]` (instants ISO 8601). */
+    inputs: jsonb("inputs"),
   },
   (t) => [primaryKey({ columns: [t.pipeline, t.batchId] })],
 );

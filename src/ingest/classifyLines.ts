@@ -30,6 +30,8 @@ export interface ClassifyOptions {
   /** Called every `progressEvery` records with the count so far. */
   onProgress?: (records: number) => void;
   progressEvery?: number;
+  /** The input the records come from (docs/DESIGN.md "Several inputs"), stamped on every row; `default` when unset. */
+  input?: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface ClassifyOptions {
  */
 export function classifyLines(pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: ClassifyOptions): { lines: AsyncGenerator<string>; tally: LineTally } {
   const tally: LineTally = { landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256") };
-  const prefix = bronzeLinePrefix(pipeline.name, policyVersion(pipeline), source);
+  const prefix = bronzeLinePrefix(pipeline.name, policyVersion(pipeline), source, opts.input);
   const every = opts.progressEvery ?? 10_000;
   async function* lines(): AsyncGenerator<string> {
     let lastYield = performance.now();

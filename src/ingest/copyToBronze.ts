@@ -58,6 +58,12 @@ export interface LandOptions {
    * refused (`SourceConflictError`).
    */
   requestSha256?: string;
+  /**
+   * The input the records come from (docs/DESIGN.md "Several inputs"), stamped on every
+   * row; `default` when unset. A source may name any input (a log partition names its own);
+   * HTTP and the CLI accept only the pipeline's declared inputs.
+   */
+  input?: string;
   /** The source key was made up for this landing (`http:<uuid>`, `stdin:<uuid>`): no earlier landing to look up. */
   newSource?: boolean;
 }

@@ -76,6 +76,8 @@ export interface GroupLandOptions {
   requestSha256?: string;
   /** The source key was made up for this landing (`http:<uuid>`): no earlier landing to look up. */
   newSource?: boolean;
+  /** The input the records come from (docs/DESIGN.md "Several inputs"); `default` when unset. */
+  input?: string;
 }
 
 /**
@@ -89,7 +91,7 @@ export interface GroupLandOptions {
 export async function landInGroup(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: GroupLandOptions): Promise<LandResult> {
   const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
   if (earlier) return earlier;
-  const { lines: classified, tally } = classifyLines(pipeline, source, records, { landingTimeMs: opts.landingTimeMs });
+  const { lines: classified, tally } = classifyLines(pipeline, source, records, { landingTimeMs: opts.landingTimeMs, ...(opts.input === undefined ? {} : { input: opts.input }) });
   const lines: string[] = [];
   for await (const line of classified) lines.push(line);
   return new Promise<LandResult>((resolve, reject) => {

@@ -20,9 +20,9 @@
  * query layer (`src/db/sql/`); this module only orders them.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import { sessionGapOf, windowSpecOf } from "../config/pipelines.js";
+import { sessionGapOf, watermarkSettingsOf, windowSpecOf } from "../config/pipelines.js";
 import { formatInstant, isoToUs } from "../core/timestamps.js";
-import { advanceWatermark } from "../core/watermark.js";
+import { advanceInputs } from "../core/watermark.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { assignBatchWindows } from "../db/sql/assignBatchWindows.js";
 import { countOpenWindows } from "../db/sql/countOpenWindows.js";
@@ -30,12 +30,14 @@ import { finalizeWindows } from "../db/sql/finalizeWindows.js";
 import { lockResults } from "../db/sql/lockResults.js";
 import { mergeWindows } from "../db/sql/mergeWindows.js";
 import { readBatchInput, type BatchInput } from "../db/sql/readBatchInput.js";
+import { readBatchInputs } from "../db/sql/readBatchInputs.js";
+import { checkpointInputs, inputStates } from "../db/sql/checkpointInputs.js";
 import { readCheckpointForUpdate, type Checkpoint } from "../db/sql/readCheckpoint.js";
 import { registerLatePairs, type LatePairs } from "../db/sql/registerLatePairs.js";
 import { saveCheckpoint } from "../db/sql/saveCheckpoint.js";
 import { selectBatchRange, type BatchRange } from "../db/sql/selectBatchRange.js";
 import { correctSupersededWindows } from "../db/sql/supersededWindows.js";
-import { readLastProgressTime, writeProgress, type BatchProgress, type TriggerKind } from "../db/sql/writeProgress.js";
+import { inputProgress, readLastProgressTime, writeProgress, type BatchProgress, type InputProgress, type TriggerKind } from "../db/sql/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
 import { guardPolicy } from "./policyGuard.js";
 import { streamSessions, type WindowSteps } from "./sessionBatch.js";
@@ -90,14 +92,18 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     const { late, numRowsUpdated } = gapMs !== undefined
       ? await streamSessions(client, pipeline, gapMs, { batchId, range, watermarkUs: us(checkpoint.watermark) })
       : await streamWindows(client, pipeline, { batchId, range, checkpoint });
-    // §6: the watermark advances on this batch's rows, then closes windows.
+    // §6: the watermark advances on this batch's rows, then closes windows. Each input's
+    // watermark advances on its own rows; the pipeline's is chosen from them (min or max,
+    // idle inputs left out) and never moves backwards (docs/DESIGN.md "Several inputs").
     const maxEventTime = later(checkpoint.maxEventTime, input.eventTime.max);
-    const nextWatermark = iso(advanceWatermark(us(checkpoint.watermark), us(maxEventTime), pipeline.watermark.delay));
+    const advanced = advanceInputs(inputStates(checkpoint.inputs), us(checkpoint.watermark), await readBatchInputs(client, name, range), watermarkSettingsOf(pipeline));
+    const nextWatermark = iso(advanced.watermarkUs);
     const numRowsFinalized = await finalizeWindows(client, name, nextWatermark);
     const numRowsTotal = await countOpenWindows(client, name);
     const previous = await readLastProgressTime(client, name);
-    const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, numRowsFinalized, numRowsTotal }, started, previous);
-    await saveCheckpoint(client, name, { batchId, lastSeq: range.lastSeq, maxEventTime, watermark: nextWatermark });
+    const inputs = inputProgress(advanced);
+    const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, numRowsFinalized, numRowsTotal, inputs }, started, previous);
+    await saveCheckpoint(client, name, { batchId, lastSeq: range.lastSeq, maxEventTime, watermark: nextWatermark, inputs: checkpointInputs(advanced.inputs) });
     await writeProgress(client, progress);
     return holdOpened ? { ...progress, holdOpened } : progress;
   });
@@ -127,6 +133,7 @@ interface BatchOutcome {
   numRowsUpdated: number;
   numRowsFinalized: number;
   numRowsTotal: number;
+  inputs: InputProgress[];
 }
 
 /** The batch's progress (Spark's StreamingQueryProgress); rates from `started` (performance.now()) and the previous batch's ISO `timestamp`. */
@@ -154,5 +161,6 @@ function batchProgress(b: BatchOutcome, started: number, previous: string | null
     numRowsUpdated: b.numRowsUpdated,
     numRowsFinalized: b.numRowsFinalized,
     numRowsTotal: b.numRowsTotal,
+    inputs: b.inputs,
   };
 }

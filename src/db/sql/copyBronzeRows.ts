@@ -7,19 +7,20 @@ import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
 import type { BronzeRow } from "../../core/admission.js";
 import { formatInstant } from "../../core/timestamps.js";
+import { DEFAULT_INPUT } from "../../core/watermark.js";
 import { copyText, inChunks } from "../copyText.js";
 import type { PoolClient } from "../pool.js";
 
 const COPY_BRONZE_SQL = `COPY straggler.bronze_events
-  (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
+  (pipeline, policy_version, source, input, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
 
 function iso(us: bigint | null): string | null {
   return us === null ? null : formatInstant(us);
 }
 
-/** The start of every COPY line of one landing: the escaped pipeline, policy version and source, the same on every row. */
-export function bronzeLinePrefix(pipeline: string, policyVersion: string, source: string): string {
-  return [pipeline, policyVersion, source].map(copyText).join("\t") + "\t";
+/** The start of every COPY line of one landing: the escaped pipeline, policy version, source and input, the same on every row. */
+export function bronzeLinePrefix(pipeline: string, policyVersion: string, source: string, input: string = DEFAULT_INPUT): string {
+  return [pipeline, policyVersion, source, input].map(copyText).join("\t") + "\t";
 }
 
 /** One COPY text line (newline included): `prefix` (`bronzeLinePrefix`), then the row's columns; instants as ISO 8601 UTC with µs. */
