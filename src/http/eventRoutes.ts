@@ -8,7 +8,8 @@ import type { RouteContext } from "./context.js";
 import { spoolBody } from "./body.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
-import { landResponse, noQuery, pipelineParams } from "./schemas.js";
+import { declaredInputs } from "../config/pipelines.js";
+import { landResponse, pipelineParams } from "./schemas.js";
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -35,6 +36,11 @@ function checkEventsType(req: Request): void {
   }
 }
 
+/** `?input=`: the declared input the events come from (docs/DESIGN.md "Several inputs"); `default` without it. */
+const eventsQuery = z.strictObject({
+  input: z.string().optional().meta({ description: "the input the events come from: default, or a name under the pipeline's watermark.inputs (each input has its own watermark delay)" }),
+});
+
 const eventsHeaders = z.object({
   "idempotency-key": z.string().regex(IDEMPOTENCY_KEY).optional().meta({ description: "names one body: a retry with the same key and body lands nothing and answers the first answer again" }),
 });
@@ -53,7 +59,7 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
       security: [{ bearer: [] }],
       request: {
         params: pipelineParams,
-        query: noQuery,
+        query: eventsQuery,
         headers: eventsHeaders,
         body: {
           required: true,
@@ -69,7 +75,11 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
     auth,
     async (req, res) => {
       const pipeline = pipelineOf(req);
-      parseOr400(noQuery, req.query, "query");
+      const { input } = parseOr400(eventsQuery, req.query, "query");
+      const inputs = declaredInputs(pipeline);
+      if (input !== undefined && !inputs.includes(input)) {
+        throw new HttpError(400, "invalid_request", `query.input: pipeline ${pipeline.name} has no input ${JSON.stringify(input.slice(0, 130))}; its inputs are ${inputs.join(", ")} (watermark.inputs)`);
+      }
       const key = req.get("idempotency-key");
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HttpError(400, "invalid_request", "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -");
       checkEventsType(req);
@@ -78,7 +88,7 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
         // Without a key the source is made up here, before anything lands, so that a lost
         // answer to COMMIT can be looked up by it.
         const source = `http:${key ?? crypto.randomUUID()}`;
-        const opts = { landingTimeMs: Date.now(), requestSha256: body.sha256, newSource: key === undefined };
+        const opts = { landingTimeMs: Date.now(), requestSha256: body.sha256, newSource: key === undefined, ...(input === undefined ? {} : { input }) };
         const grouped = deps.groupCommit !== false && body.bytes <= GROUP_COMMIT_MAX_BYTES;
         const landing = grouped ? landInGroup(deps.pool, pipeline, source, body.records(), opts) : landRecords(deps.pool, pipeline, source, body.records(), opts);
         const r = await landing.catch((e: unknown) => {

@@ -105,6 +105,8 @@ export interface LandOpenOptions {
   onProgress?: (n: number) => void;
   /** The file's record when an append-only file lands its next piece: reading starts at its landed bytes. */
   continueFrom?: SourceFileRecord;
+  /** The input its rows come from (docs/DESIGN.md "Several inputs"); `default` when unset. */
+  input?: string;
 }
 
 /**
@@ -137,6 +139,7 @@ export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: Fil
   return landRecords(pool, pipeline, source, records(), {
     landingTimeMs: opts.landingTimeMs ?? Date.now(),
     onProgress: opts.onProgress,
+    ...(opts.input === undefined ? {} : { input: opts.input }),
     beforeCommit: (client, result) =>
       recordFileLanding(client, pipeline, name, { sizeBytes: st.size, mtimeMs: st.mtimeMs, sha256: hash?.digest("hex") ?? null, landedBytes: position.offset, landedLines: position.line }, result),
   });
@@ -155,7 +158,7 @@ export async function landFile(
   pipeline: PipelineConfig,
   file: string,
   name: string,
-  opts: { landingTimeMs?: number; onProgress?: (n: number) => void; noFollow?: boolean } = {},
+  opts: { landingTimeMs?: number; onProgress?: (n: number) => void; noFollow?: boolean; input?: string } = {},
 ): Promise<LandResult> {
   let opened: Awaited<ReturnType<typeof openSourceFile>> | undefined;
   try {
@@ -183,14 +186,14 @@ export async function landFile(
  * landing of the pipeline meanwhile.
  * @throws the stream's read error, SourceRefused (bad CSV header) or a database error; nothing is landed then
  */
-export async function landStream(pool: Pool, pipeline: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now()): Promise<LandResult> {
+export async function landStream(pool: Pool, pipeline: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now(), inputName?: string): Promise<LandResult> {
   const dir = await mkdtemp(path.join(tmpdir(), "straggler-spool-"));
   try {
     const file = path.join(dir, "input");
     await pipe(input, createWriteStream(file, { mode: 0o600 }));
     const fh = await open(file, "r");
     try {
-      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, readRecords(fileChunks(fh, 0), pipeline.source.format, readOptionsFor(pipeline)), { landingTimeMs, newSource: true });
+      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, readRecords(fileChunks(fh, 0), pipeline.source.format, readOptionsFor(pipeline)), { landingTimeMs, newSource: true, ...(inputName === undefined ? {} : { input: inputName }) });
     } finally {
       await fh.close();
     }

@@ -51,7 +51,9 @@ async function landingDirOf(pipeline: PipelineConfig): Promise<string | undefine
 /**
  * Entries of the landing folder that a landing pass considers, sorted by
  * name: the format's extensions, not starting with `.` or `_` (in-progress or
- * private: write a file under such a name, then rename it). `regular` is
+ * private: write a file under such a name, then rename it). The entries of a
+ * subfolder named after a declared input (`watermark.inputs`; a real folder,
+ * not a symlink) are listed as `<input>/<name>`: they land as that input. `regular` is
  * false for anything that is not a plain file (folder, symlink, FIFO, socket,
  * device): those are refused, never read, so a pass never reads outside the
  * folder and never blocks.
@@ -60,11 +62,22 @@ async function landingDirOf(pipeline: PipelineConfig): Promise<string | undefine
 export async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean }[]> {
   const dir = await landingDirOf(pipeline);
   if (dir === undefined) return []; // no landing folder: a landing pass has nothing to do
-  const entries = await readdir(dir, { withFileTypes: true });
-  return entries
-    .filter((e) => !/^[._]/.test(e.name) && EXTENSIONS[pipeline.source.format].includes(path.extname(e.name).toLowerCase()))
-    .map((e) => ({ name: e.name, regular: e.isFile() }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const considered = (name: string) => !/^[._]/.test(name) && EXTENSIONS[pipeline.source.format].includes(path.extname(name).toLowerCase());
+  const inputs = new Set(Object.keys(pipeline.watermark.inputs ?? {}));
+  const found: { name: string; regular: boolean }[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory() && inputs.has(e.name)) {
+      const inner = await readdir(path.join(dir, e.name), { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? [] : Promise.reject(err)));
+      for (const f of inner) if (considered(f.name)) found.push({ name: `${e.name}/${f.name}`, regular: f.isFile() });
+    } else if (considered(e.name)) found.push({ name: e.name, regular: e.isFile() });
+  }
+  return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** The input of a landing-folder entry's name: `<input>/<file>` is that input's; a file of the folder itself is the default input's (undefined). */
+export function inputOfEntry(name: string): string | undefined {
+  const slash = name.indexOf("/");
+  return slash < 0 ? undefined : name.slice(0, slash);
 }
 
 /** Names of the plain files a landing pass considers, sorted. @throws LandingDirMissing */
@@ -184,7 +197,8 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
     const opened = await openSourceFile(file, true);
     if (opened === null) return;
     try {
-      const r = await landOpenFile(pool, pipeline, opened.fh, opened.st, name, { continueFrom });
+      const input = inputOfEntry(name);
+      const r = await landOpenFile(pool, pipeline, opened.fh, opened.st, name, { continueFrom, ...(input === undefined ? {} : { input }) });
       if (r.alreadyLanded) {
         // Landed before this record of files existed (or by a replay): adopt it as it is now.
         const h = await hashFile(opened.fh);

@@ -2,7 +2,7 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { formatDuration } from "../../config/duration.js";
-import type { PipelineConfig } from "../../config/pipelines.js";
+import { declaredInputs, type PipelineConfig } from "../../config/pipelines.js";
 import type { Database } from "../../db/open.js";
 import { readSources } from "../../db/sql/readSources.js";
 import { sourcesQuery } from "../../http/schemas.js";
@@ -65,15 +65,15 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
 }
 
 /** Lands the named files ('-' is stdin) into `report`. */
-async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], report: IngestReport, say: Say): Promise<void> {
+async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], input: string | undefined, report: IngestReport, say: Say): Promise<void> {
   for (const f of files) {
     try {
       let r: LandResult;
-      if (f === "-") r = await landStream(db.pool, pipeline, process.stdin, "stdin");
+      if (f === "-") r = await landStream(db.pool, pipeline, process.stdin, "stdin", Date.now(), input);
       else {
         const bar = progressBar(path.basename(f), 0);
         try {
-          r = await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n) => bar.update(n) });
+          r = await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n) => bar.update(n), ...(input === undefined ? {} : { input }) });
         } finally {
           bar.stop();
         }
@@ -94,19 +94,25 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .description("land files (or stdin with '-') in bronze; with no files, land the landing folder's new files")
     .requiredOption("-p, --pipeline <name>", "pipeline to land into")
     .argument("[files...]", "files to land; '-' reads stdin")
+    .option("--input <name>", "the input the named files (or stdin) come from: default, or a name under watermark.inputs")
     .option("--stream", "run the stream until caught up afterwards")
     .option("--no-wait", "landing folder: do not wait for files modified less than source.settle ago")
     .option("--json", "print one JSON document: each landing (as POST /pipelines/{p}/events answers), the files skipped, refused, changed or waiting, and the stream's batches")
-    .action(async (files: string[], opts: { pipeline: string; stream?: boolean; wait?: boolean; json?: boolean }) => {
+    .action(async (files: string[], opts: { pipeline: string; input?: string; stream?: boolean; wait?: boolean; json?: boolean }) => {
       const ctx = ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
       checkInputFiles(files);
+      if (opts.input !== undefined) {
+        const inputs = declaredInputs(pipeline);
+        if (!inputs.includes(opts.input)) throw new UsageError(`pipeline ${pipeline.name} has no input ${JSON.stringify(opts.input)}; its inputs are ${inputs.join(", ")} (watermark.inputs)`);
+        if (files.length === 0) throw new UsageError(`--input names the input of the files given (or stdin); the landing folder's inputs are its subfolders <landingDir>/<input>/`);
+      }
       if (files.length === 0) await landingFolderOf(pipeline);
       const say: Say = opts.json ? () => undefined : (line) => console.log(line);
       await withDb(ctx, async (db) => {
         const report: IngestReport = { pipeline: pipeline.name, landed: [], skipped: [], refused: [], changed: [], waiting: [], batches: [] };
         if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report, say);
-        else await landFiles(db, pipeline, files, report, say);
+        else await landFiles(db, pipeline, files, opts.input, report, say);
         if (opts.stream) {
           await analyzeIfStale(db.pool, pipeline.name);
           report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now");
