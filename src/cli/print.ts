@@ -11,6 +11,8 @@ import type { AlertView } from "../observe/alerts.js";
 import type { PolicyCheck } from "../stream/policyGuard.js";
 import type { BatchProgress } from "../stream/runBatch.js";
 import type { PipelineStatus } from "../stream/status.js";
+import { DEFAULT_INPUT } from "../core/watermark.js";
+import type { CheckpointInput } from "../db/sql/readCheckpoint.js";
 
 /** A landing as one line for people. */
 export function landLine(r: LandResult): string {
@@ -61,6 +63,12 @@ function policyLine(p: PolicyCheck): string {
   return `REFUSED: the configured policy ${p.policyVersion} differs from the live results' (version ${p.live!.version}, policy ${p.live!.policyVersion}); batches and corrections stop until it is put back or the pipeline dropped (straggler drop):`;
 }
 
+/** Each input's watermark and max event time, when the pipeline has more than its default input (docs/DESIGN.md "Several inputs"). */
+function inputLines(inputs: CheckpointInput[]): string[] {
+  if (inputs.length === 0 || (inputs.length === 1 && inputs[0]!.input === DEFAULT_INPUT)) return [];
+  return inputs.map((i) => `    input ${i.input}: watermark ${i.watermark ?? "undefined"}, max event time ${i.maxEventTime ?? "-"}, last sent ${i.lastIngestionTime ?? "unknown"}`);
+}
+
 /** `{ A: 1, B: 2 }` as `A 1, B 2`; `none` when empty. */
 const byName = (counts: Record<string, number>) => Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
 
@@ -79,6 +87,7 @@ export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: P
   return [
     s.pipeline,
     `  watermark:             ${c?.watermark ?? "undefined"}${watermarkTail}`,
+    ...inputLines(c?.inputs ?? []),
     `  stream:                ${c ? `${c.batchId + 1} batches, offset ${c.lastOffset}` : "no batch yet"}; backlog ${s.backlogRows} rows`,
     `  ledger:                ${s.ledger.landed} landed = ${s.ledger.accepted} accepted + ${s.ledger.quarantined} quarantined (${byName(s.ledger.quarantinedByReason)})`,
     `  dropped by watermark:  ${s.numRowsDroppedByWatermark} (event, window) pairs; ${s.windows.awaitingCorrection} windows awaiting correction`,

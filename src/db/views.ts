@@ -7,7 +7,8 @@
  * strings, `bigint` counts and sequence numbers as numbers.
  */
 import { getViewSelectedFields, type View } from "drizzle-orm";
-import { bigint, boolean, customType, doublePrecision, integer, numeric, pgSchema, text } from "drizzle-orm/pg-core";
+import { bigint, boolean, customType, doublePrecision, integer, jsonb, numeric, pgSchema, text } from "drizzle-orm/pg-core";
+import type { InputProgress } from "./sql/writeProgress.js";
 import { parseTimestamptz } from "./pool.js";
 
 const straggler = pgSchema("straggler");
@@ -71,6 +72,8 @@ export const streamProgress = straggler
     num_rows_updated: integer("num_rows_updated").notNull(),
     num_rows_finalized: integer("num_rows_finalized").notNull(),
     num_rows_total: integer("num_rows_total").notNull(),
+    /** Each input's state after the batch (docs/DESIGN.md "Several inputs"); null for batches run before inputs were tracked. */
+    inputs: jsonb("inputs").$type<InputProgress[]>(),
   })
   .existing();
 

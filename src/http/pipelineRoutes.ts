@@ -47,6 +47,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
           alerts: s.alerts,
           policy: s.policy,
           hold: s.hold,
+          inputs: s.checkpoint?.inputs ?? [],
         })),
       );
     },

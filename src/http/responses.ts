@@ -20,7 +20,20 @@ function rowOf(view: View, omit: string[] = []) {
 }
 
 export const windowRow = rowOf(windowResults, ["pipeline"]);
-export const progressRow = rowOf(streamProgress);
+/** One input's event-time state (docs/DESIGN.md "Several inputs"). */
+const inputState = z.object({
+  input: z.string().meta({ description: "the input's name; default for rows whose source named none" }),
+  maxEventTime: isoInstant.nullable().meta({ description: "max accepted event time of the input's rows read so far" }),
+  watermark: isoInstant.nullable().meta({ description: "the input's own watermark: its max event time − its delay, never backwards" }),
+  lastIngestionTime: isoInstant.nullable().meta({ description: "max ingestion time of its accepted rows read so far (when it last sent); null when unknown" }),
+});
+
+export const progressRow = rowOf(streamProgress).extend({
+  inputs: z
+    .array(inputState.extend({ idle: z.boolean().meta({ description: "left out of the pipeline's watermark: it sent nothing for watermark.idleTimeout" }) }))
+    .nullable()
+    .meta({ description: "each input's state after the batch; null for batches run before inputs were tracked" }),
+});
 export const failedWindowRow = rowOf(failedWindows);
 export const correctionRunRow = rowOf(correctionHistory);
 
@@ -65,6 +78,7 @@ export const pipelineStatusRow = z.object({
     })
     .meta({ description: "README: Policy versions" }),
   hold: holdResponse.nullable().meta({ description: "the open hold (README: Incidents: hold); null when the pipeline is not held" }),
+  inputs: z.array(inputState).meta({ description: "each input's state as of the checkpoint, sorted by name; the pipeline's watermark is their min (or max, watermark.policy), idle inputs left out" }),
 });
 
 /** `GET /metrics`: Prometheus text format. */

@@ -5,7 +5,7 @@
 import type { Pool } from "../db/pool.js";
 import { countSourcesByState, type SourceCounts } from "../db/sql/countSourcesByState.js";
 import { readPipelineOwners } from "../db/sql/pipelineLeases.js";
-import { readCheckpoint } from "../db/sql/readCheckpoint.js";
+import { readCheckpoint, type CheckpointInput } from "../db/sql/readCheckpoint.js";
 import { readStatusCounts } from "../db/sql/readStatusCounts.js";
 
 export type { SourceCounts };
@@ -14,7 +14,8 @@ export interface PipelineStatus {
   pipeline: string;
   ledger: { landed: number; accepted: number; quarantined: number; quarantinedByReason: Record<string, number> };
   /** `lastOffset` is the last bronze `seq` the stream committed (Spark's offset). */
-  checkpoint: { batchId: number; lastOffset: number; maxEventTime: string | null; watermark: string | null } | null;
+  /** `inputs`: each input's max event time, watermark and last ingestion time (docs/DESIGN.md "Several inputs"). */
+  checkpoint: { batchId: number; lastOffset: number; maxEventTime: string | null; watermark: string | null; inputs: CheckpointInput[] } | null;
   /** Rows in bronze past the checkpoint: what the stream still has to read. */
   backlogRows: number;
   numRowsDroppedByWatermark: number;
@@ -37,7 +38,7 @@ export async function pipelineStatus(pool: Pool, pipeline: string): Promise<Pipe
   return {
     pipeline,
     ledger: { ...counts.ledger, quarantinedByReason: counts.quarantinedByReason },
-    checkpoint: checkpoint ? { batchId: checkpoint.batchId, lastOffset: checkpoint.lastSeq, maxEventTime: checkpoint.maxEventTime, watermark: checkpoint.watermark } : null,
+    checkpoint: checkpoint ? { batchId: checkpoint.batchId, lastOffset: checkpoint.lastSeq, maxEventTime: checkpoint.maxEventTime, watermark: checkpoint.watermark, inputs: checkpoint.inputs } : null,
     backlogRows: counts.backlogRows,
     numRowsDroppedByWatermark: counts.numRowsDroppedByWatermark,
     failedWindows: counts.failedWindows,
