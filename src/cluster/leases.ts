@@ -129,7 +129,19 @@ export class PipelineLeases {
     if (owned.length > 0) this.log.warn({ replica: this.options.replicaId, pipelines: owned }, `leases given up: ${why}; their work stops`);
     await Promise.all(owned.map((p) => this.hooks.lost(p)));
     // Closing the session frees the locks it still holds; only once the work has stopped.
-    await c?.end().catch(() => undefined);
+    if (c) await this.close(c);
+  }
+
+  /**
+   * Ends `c`, waiting at most two heartbeats: over a network gone silent the
+   * goodbye is never answered, so the socket is then destroyed (the server
+   * ends that session itself, `idle_session_timeout`).
+   */
+  private async close(c: pg.Client): Promise<void> {
+    const ended = c.end().then(() => true, () => true);
+    const timer = new Promise<false>((resolve) => setTimeout(() => resolve(false), 2 * this.heartbeatMs).unref());
+    // pg.Client has no public destroy(): its socket is `connection.stream`.
+    if (!(await Promise.race([ended, timer]))) (c as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   }
 
   private async connect(): Promise<pg.Client> {

@@ -8,7 +8,10 @@
  *   either forwards it and destroys both sockets before the server's answer is
  *   relayed (`after`: the COMMIT reaches the server, its answer never reaches
  *   the client), or destroys them without forwarding it (`before`: the
- *   transaction cannot commit).
+ *   transaction cannot commit);
+ * - `silence()` drops every byte both ways from then on, and a close on one
+ *   side no longer closes the other, as a network that goes quiet without a
+ *   reset does: neither end notices until a timeout of its own.
  */
 import net from "node:net";
 
@@ -24,6 +27,8 @@ export interface TcpProxy {
   cuts(): number;
   /** Destroys every open connection and stops accepting new ones. */
   cut(): Promise<void>;
+  /** Drops every byte both ways from now on; connections stay open. */
+  silence(): void;
   /** The same as `cut`, for clean-up. */
   close(): Promise<void>;
 }
@@ -32,6 +37,7 @@ export interface TcpProxy {
 export async function startProxy(targetUrl: string): Promise<TcpProxy> {
   const target = new URL(targetUrl);
   let armed: "after" | "before" | undefined;
+  let silent = false;
   let cuts = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
@@ -45,10 +51,12 @@ export async function startProxy(targetUrl: string): Promise<TcpProxy> {
       s.on("error", () => undefined);
       s.on("close", () => sockets.delete(s));
     }
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-    upstream.on("data", (d) => client.write(d));
+    // Once silent, a close does not travel either: each end finds out by its own timeout.
+    client.on("close", () => silent || upstream.destroy());
+    upstream.on("close", () => silent || client.destroy());
+    upstream.on("data", (d) => silent || client.write(d));
     client.on("data", (d: Buffer) => {
+      if (silent) return;
       if (armed !== undefined && d.includes(COMMIT_MESSAGE)) {
         const mode = armed;
         armed = undefined;
@@ -72,5 +80,5 @@ export async function startProxy(targetUrl: string): Promise<TcpProxy> {
     for (const s of sockets) s.destroy();
     return closed;
   };
-  return { url: url.toString(), arm: (mode) => (armed = mode), cuts: () => cuts, cut: close, close };
+  return { url: url.toString(), arm: (mode) => (armed = mode), cuts: () => cuts, silence: () => (silent = true), cut: close, close };
 }

@@ -11,6 +11,7 @@ import { readPipelineOwners } from "../../src/db/sql/pipelineLeases.js";
 import { createLogger } from "../../src/log.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { waitFor } from "../helpers/service.js";
+import { startProxy } from "../helpers/tcpProxy.js";
 
 const getDb = useTestDatabase();
 const PIPELINES = ["p1", "p2", "p3"];
@@ -56,7 +57,9 @@ describe("pipeline leases", () => {
     events.length = 0;
     const { rows } = await pool.query("SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'straggler replica A' AND datname = current_database()");
     expect(rows).toEqual([{ ok: true }]);
-    await waitFor("the pipelines split again", async () => {
+    // (pg_terminate_backend returns before the session has gone: wait for A to have seen it too.)
+    await waitFor("A to give its leases up and the pipelines to split again", async () => {
+      if (!events.includes("A-p1") || !events.includes("A-p2")) return undefined;
       const now = await owners();
       const counts = ["A", "B"].map((id) => Object.values(now).filter((o) => o === id).length).sort();
       return counts[0] === 1 && counts[1] === 2 ? true : undefined;
@@ -73,5 +76,41 @@ describe("pipeline leases", () => {
     running.splice(running.indexOf(b), 1);
     await settled({ p1: "A", p2: "A", p3: "A", unknown: null });
     expect(b.ownedPipelines()).toEqual([]);
+    await a.stop();
+    running.splice(running.indexOf(a), 1);
+  });
+
+  it("a network gone silent under the owner: it fences after its heartbeat times out, the server frees its lease after 5 heartbeats, then another replica takes it", { timeout: 60_000 }, async () => {
+    const { url } = await getDb();
+    const proxy = await startProxy(url);
+    const events: string[] = [];
+    const replica = (id: string, via: string) => {
+      const leases: PipelineLeases = new PipelineLeases(via, ["q1"], { replicaId: id, heartbeatMs: 200 }, {
+        acquired: (p) => events.push(`${id}+${p}`),
+        lost: async (p) => {
+          events.push(`${id}-${p}${leases.owns(p) ? " (still owned)" : ""}`);
+        },
+      }, createLogger(process.env.LEASE_LOG ?? "silent"));
+      running.push(leases);
+      return leases;
+    };
+    const c = replica("C", proxy.url);
+    await c.start();
+    const d = replica("D", url);
+    await d.start();
+    expect([c.ownedPipelines(), d.ownedPipelines()]).toEqual([["q1"], []]);
+
+    const silencedAt = Date.now();
+    proxy.silence();
+    const at: Record<string, number> = {};
+    await waitFor("D to take q1", async () => {
+      for (const e of events) at[e] ??= Date.now() - silencedAt;
+      return d.owns("q1") ? true : undefined;
+    }, 20_000, 10);
+    console.log(`[leases] network silent under C (heartbeat 200 ms): C fenced after ${at["C-q1"]} ms, D took q1 after ${at["D+q1"]} ms`);
+    expect(events).toEqual(["C+q1", "C-q1", "D+q1"]);
+    // C stops its work before the server can free the lock: its heartbeat fails after at most 3 heartbeats, the server waits 5.
+    expect(c.ownedPipelines()).toEqual([]);
+    await proxy.close();
   });
 });
