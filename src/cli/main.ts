@@ -12,6 +12,7 @@ import { correctCommands } from "./commands/correct.js";
 import { dbCommands } from "./commands/db.js";
 import { dropCommand } from "./commands/drop.js";
 import { holdCommands } from "./commands/hold.js";
+import { rebuildCommand } from "./commands/rebuild.js";
 import { ingestCommands } from "./commands/ingest.js";
 import { latenessCommand } from "./commands/lateness.js";
 import { replayCommand } from "./commands/replay.js";
@@ -36,6 +37,7 @@ export function buildCli(): Command {
   dbCommands(program);
   dropCommand(program, ctxOf);
   holdCommands(program, ctxOf);
+  rebuildCommand(program, ctxOf);
   return program;
 }
 

@@ -11,6 +11,8 @@ export const LockNamespace = {
   migrate: 0x5741_0003,
   /** The owner of one pipeline (src/cluster/leases.ts): a session-level lock held by one replica's lease connection. */
   pipelineOwner: 0x5741_0004,
+  /** A rebuild of one pipeline (held by its session while it runs: one rebuild at a time). */
+  rebuild: 0x5741_0005,
 } as const;
 
 /** SQL fragment taking a transaction-scoped advisory lock for (namespace, pipeline). Params: $1 namespace, $2 pipeline. */

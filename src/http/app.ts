@@ -16,6 +16,7 @@ import { addCorrectionRoutes } from "./correctionRoutes.js";
 import { errorHandler, HttpError } from "./errors.js";
 import { addEventRoutes } from "./eventRoutes.js";
 import { addHoldRoutes } from "./holdRoutes.js";
+import { addRebuildRoutes } from "./rebuildRoutes.js";
 import { addLatenessRoutes } from "./latenessRoutes.js";
 import { ApiRoutes, errors, json } from "./openapi.js";
 import { addPipelineRoutes } from "./pipelineRoutes.js";
@@ -75,6 +76,7 @@ export function createApp(deps: ApiDeps): express.Express {
   addCorrectionRoutes(ctx);
   addLatenessRoutes(ctx);
   addHoldRoutes(ctx);
+  addRebuildRoutes(ctx);
   app.use("/ui", uiRouter(deps, ctx.pipelineOf)); // pages for people, not in the API document (src/ui)
   const document = routes.document();
 

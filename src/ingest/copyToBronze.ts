@@ -26,6 +26,7 @@ import { readBronzeMaxSeq } from "../db/sql/readBronzeMaxSeq.js";
 import { readLandedRange } from "../db/sql/readLandedRange.js";
 import { readLandedSource, type LandedSourceRow } from "../db/sql/readLandedSource.js";
 import { recordLandedSource } from "../db/sql/recordLandedSource.js";
+import { recordSourceHeader } from "../db/sql/sourceHeaders.js";
 import { analyzePipelineColumns } from "../db/sql/plannerStatistics.js";
 import { inAppendQueue, withAppendLock } from "./appendLock.js";
 import { classifyLines } from "./classifyLines.js";
@@ -64,6 +65,8 @@ export interface LandOptions {
    * HTTP and the CLI accept only the pipeline's declared inputs.
    */
   input?: string;
+  /** The CSV header line the records were read by, once they are read: recorded with the source, so a rebuild can read its raw lines again. */
+  csvHeader?: () => string | undefined;
   /** The source key was made up for this landing (`http:<uuid>`, `stdin:<uuid>`): no earlier landing to look up. */
   newSource?: boolean;
 }
@@ -141,6 +144,8 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
       });
       // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
       if (!recorded) return rollback(RECORDED_MEANWHILE);
+      const header = opts.csvHeader?.();
+      if (header !== undefined) await recordSourceHeader(client, pipeline.name, source, header);
       await opts.beforeCommit?.(client, result);
       if (result.landed >= pipeline.trigger.maxRowsPerBatch) {
         // A landing larger than one micro-batch refreshes bronze's statistics before the

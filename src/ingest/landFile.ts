@@ -82,10 +82,10 @@ export async function* fileChunks(fh: FileHandle, start: number): AsyncGenerator
 }
 
 /** The CSV header of an open file (read from its start), for the later pieces of an append-only file. */
-async function readCsvHeader(fh: FileHandle, pipeline: PipelineConfig): Promise<CsvColumns | undefined> {
-  let columns: CsvColumns | undefined;
-  for await (const _ of readRecords(fileChunks(fh, 0), "csv", { ...readOptionsFor(pipeline), unterminated: "hold", onHeader: (c) => (columns = c) })) break;
-  return columns;
+async function readCsvHeader(fh: FileHandle, pipeline: PipelineConfig): Promise<{ columns: CsvColumns; text: string } | undefined> {
+  let header: { columns: CsvColumns; text: string } | undefined;
+  for await (const _ of readRecords(fileChunks(fh, 0), "csv", { ...readOptionsFor(pipeline), unterminated: "hold", onHeader: (columns, text) => (header = { columns, text }) })) break;
+  return header;
 }
 
 /** SHA-256 and line count of all of `fh`'s bytes. */
@@ -121,6 +121,7 @@ export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: Fil
   const from = opts.continueFrom;
   const offset = from?.landedBytes ?? 0;
   const header = pipeline.source.format === "csv" && offset > 0 ? await readCsvHeader(fh, pipeline) : undefined;
+  let headerText = header?.text;
   const hash = offset === 0 ? createHash("sha256") : undefined;
   const position = { offset, line: from?.landedLines ?? 0 };
   const source = offset === 0 ? name : `${name}@${offset}`;
@@ -128,7 +129,8 @@ export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: Fil
     const input = readRecords(fileChunks(fh, offset), pipeline.source.format, {
       ...readOptionsFor(pipeline),
       unterminated: pipeline.source.appendOnly ? "hold" : "record",
-      header,
+      header: header?.columns,
+      onHeader: (_, text) => (headerText = text),
       startOffset: offset,
       firstLine: position.line + 1,
       position,
@@ -140,6 +142,7 @@ export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: Fil
     landingTimeMs: opts.landingTimeMs ?? Date.now(),
     onProgress: opts.onProgress,
     ...(opts.input === undefined ? {} : { input: opts.input }),
+    csvHeader: () => headerText,
     beforeCommit: (client, result) =>
       recordFileLanding(client, pipeline, name, { sizeBytes: st.size, mtimeMs: st.mtimeMs, sha256: hash?.digest("hex") ?? null, landedBytes: position.offset, landedLines: position.line }, result),
   });
@@ -193,7 +196,9 @@ export async function landStream(pool: Pool, pipeline: PipelineConfig, input: Re
     await pipe(input, createWriteStream(file, { mode: 0o600 }));
     const fh = await open(file, "r");
     try {
-      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, readRecords(fileChunks(fh, 0), pipeline.source.format, readOptionsFor(pipeline)), { landingTimeMs, newSource: true, ...(inputName === undefined ? {} : { input: inputName }) });
+      let headerText: string | undefined;
+      const records = readRecords(fileChunks(fh, 0), pipeline.source.format, { ...readOptionsFor(pipeline), onHeader: (_, text) => (headerText = text) });
+      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, records, { landingTimeMs, newSource: true, csvHeader: () => headerText, ...(inputName === undefined ? {} : { input: inputName }) });
     } finally {
       await fh.close();
     }

@@ -115,8 +115,8 @@ export interface ReadOptions {
   position?: { offset: number; line: number };
   /** Sees every chunk of input bytes (to hash them). */
   onChunk?: (chunk: Buffer) => void;
-  /** Receives the CSV header's columns once read. */
-  onHeader?: (columns: CsvColumns) => void;
+  /** Receives the CSV header's columns once read, and the header line's text (recorded per source for a rebuild). */
+  onHeader?: (columns: CsvColumns, text: string) => void;
 }
 
 /** Reader options for `pipeline`: its dialect, the columns it reads and its record limit. */
@@ -186,7 +186,7 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
       const parsed = problem === undefined ? csvFields(text, parseOptions) : { error: problem };
       if (!Array.isArray(parsed)) throw new SourceRefused(`CSV header (line ${l.line}) is unreadable: ${parsed.error}`);
       columns = csvColumns(parsed, l.line, opts.required ?? [], dialect.headerCase);
-      opts.onHeader?.(columns);
+      opts.onHeader?.(columns, text);
       done(l);
       continue;
     }
@@ -220,4 +220,33 @@ function csvRecord(line: number, text: string, columns: CsvColumns, parseOptions
   if (!Array.isArray(values)) return { line, raw: text, fields: null, parseError: values.error };
   const mapped = csvRecordFields(values, columns);
   return "error" in mapped ? { line, raw: text, fields: null, parseError: mapped.error } : { line, raw: text, fields: mapped.fields };
+}
+
+/**
+ * A recorded CSV header line (`straggler.source_headers`) as the columns the
+ * readers map records by, under `opts` (dialect, columns the pipeline reads).
+ * @throws SourceRefused when it is unreadable, names a column twice or misses a column the pipeline reads
+ */
+export function headerColumns(header: string, opts: ReadOptions): CsvColumns {
+  const names = csvFields(header, csvParseOptions(opts.csv ?? DEFAULT_CSV_DIALECT));
+  if (!Array.isArray(names)) throw new SourceRefused(`CSV header is unreadable: ${names.error}`);
+  return csvColumns(names, 1, opts.required ?? [], (opts.csv ?? DEFAULT_CSV_DIALECT).headerCase);
+}
+
+/**
+ * One stored record's text (bronze `raw`) read again as the readers read it:
+ * a JSON line, or a CSV record by its source's header (`columns`, from
+ * `headerColumns`; null when none was recorded: the record is not readable).
+ * For a rebuild (src/lifecycle/rebuildClassify.ts); `line` is the record's line number.
+ */
+export function storedRecord(text: string, line: number, format: SourceFormat, csv: CsvDialect | undefined, columns: CsvColumns | null): RawRecord {
+  const problem = textProblem(text);
+  if (problem !== undefined) return { line, raw: text, fields: null, parseError: problem };
+  if (format === "jsonl") {
+    const parsed = jsonFields(text);
+    return "error" in parsed ? { line, raw: text, fields: null, parseError: parsed.error } : { line, raw: text, ...parsed };
+  }
+  if (columns === null) return { line, raw: text, fields: null, parseError: "the CSV header of its source was not recorded" };
+  const dialect = csv ?? DEFAULT_CSV_DIALECT;
+  return csvRecord(line, text, columns, csvParseOptions(dialect), dialect);
 }

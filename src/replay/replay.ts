@@ -78,14 +78,17 @@ const FETCH = 5000;
  * (a bad CSV header: checked before any of its rows is staged) is left out
  * and reported; the others go on.
  */
-async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayOptions, refused: ReplaySummary["refused"]): Promise<number> {
+async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayOptions, refused: ReplaySummary["refused"], headers: Set<string>): Promise<number> {
   await createReplayRows(client);
   let rows = 0;
   for (const file of opts.files) {
     const origin = path.basename(file);
     let header = true;
     async function* encode(): AsyncGenerator<string> {
-      for await (const rec of readRecords(createReadStream(file), pipeline.source.format, { ...readOptionsFor(pipeline), onHeader: () => (header = false) })) {
+      for await (const rec of readRecords(createReadStream(file), pipeline.source.format, { ...readOptionsFor(pipeline), onHeader: (_, text) => {
+        header = false;
+        headers.add(text);
+      } })) {
         const at = rec.fields?.[opts.arrivalField];
         const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone) : undefined;
         rows++;
@@ -128,11 +131,14 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
   const client = await pool.connect();
   try {
     const refused: ReplaySummary["refused"] = [];
-    const total = await stage(client, pipeline, opts, refused);
+    // The CSV header lines read: when every file has the same one, it is recorded with each landed span (for a rebuild).
+    const headers = new Set<string>();
+    const total = await stage(client, pipeline, opts, refused, headers);
+    const csvHeader = headers.size === 1 ? [...headers][0] : undefined;
     // The cursor lives in a transaction on the staging session; landings and batches run on other connections.
     const counts = await inTransaction(client, async () => {
       await openReplayCursor(client);
-      return replaySpans(pool, client, pipeline, `replay:${id}`, started, total, opts);
+      return replaySpans(pool, client, pipeline, `replay:${id}`, started, total, opts, csvHeader);
     });
     // The files are now in bronze: the landing folder must not land them again.
     // They are recorded with 0 rows (their rows count under the replay:… sources).
@@ -162,6 +168,7 @@ async function replaySpans(
   started: number,
   total: number,
   opts: ReplayOptions,
+  csvHeader: string | undefined,
 ): Promise<{ replayBatches: number; skippedBatches: number; streamBatches: number; rowsLanded: number; duplicateRows: number }> {
   const span = opts.batchSpanMs;
   let buffer: ReplayRow[] = [];
@@ -192,7 +199,7 @@ async function replaySpans(
     const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
     // Records without an ingestion time of their own arrive at the end of their span.
     const landingTimeMs = current === null ? started : current + span;
-    const land = await landRecords(pool, pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs });
+    const land = await landRecords(pool, pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, csvHeader: () => csvHeader });
     if (land.alreadyLanded) {
       skipped++;
       await (async () => { for await (const _ of records()) void _; })(); // skip the span's rows

@@ -7,6 +7,7 @@ import {
   correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, sourcesResponse, windowRow,
 } from "../../src/http/responses.js";
 import { holdResponse } from "../../src/http/holdRoutes.js";
+import { rebuildResponse } from "../../src/http/rebuildRoutes.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
 import { latenessResponse } from "../../src/observe/latenessQuery.js";
 import { runBatch } from "../../src/stream/runBatch.js";
@@ -62,6 +63,7 @@ describe("GET /openapi.json", () => {
       "GET /pipelines/:pipeline/windows",
       "POST /pipelines/:pipeline/events",
       "POST /pipelines/:pipeline/hold",
+      "POST /pipelines/:pipeline/rebuild",
       "POST /pipelines/:pipeline/recompute",
       "POST /pipelines/:pipeline/release",
     ]);
@@ -96,6 +98,7 @@ describe("GET /openapi.json", () => {
       "post /pipelines/{pipeline}/events": ["200", "201", "400", "401", "404", "413", "415", "422", "500", "503"],
       "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "409", "415", "500", "503"],
       "post /pipelines/{pipeline}/hold": ["201", "400", "401", "404", "409", "500", "503"],
+      "post /pipelines/{pipeline}/rebuild": ["200", "400", "401", "404", "409", "422", "500", "503"],
       "post /pipelines/{pipeline}/release": ["200", "400", "401", "404", "409", "500", "503"],
     });
   });
@@ -120,6 +123,8 @@ describe("GET /openapi.json", () => {
       answers.push(["held windows", z.array(windowRow), await (await fetch(`${api.base}/pipelines/${pipeline.name}/windows`)).json()]);
       const release = await fetch(`${api.base}/pipelines/${pipeline.name}/release`, { method: "POST", headers: { authorization: auth.authorization } });
       answers.push(["release", holdResponse, await release.json()]);
+      const rebuilt = await fetch(`${api.base}/pipelines/${pipeline.name}/rebuild`, { method: "POST", headers: { authorization: auth.authorization } });
+      answers.push(["rebuild", rebuildResponse, await rebuilt.json()]);
       const get = async (route: string) => (await fetch(`${api.base}${route}`)).json();
       const base = `/pipelines/${pipeline.name}`;
       const runs = await get(`${base}/corrections`);
@@ -138,7 +143,7 @@ describe("GET /openapi.json", () => {
       );
       const sizes = Object.fromEntries(answers.map(([name, , body]) => [name, Array.isArray(body) ? body.length : typeof body]));
       expect(sizes).toEqual({
-        "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", hold: "object", "held windows": 4, release: "object",
+        "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", hold: "object", "held windows": 4, release: "object", rebuild: "object",
         health: "object", pipelines: 1, windows: 4, progress: 3,
         quarantine: "object", sources: "object", "failed-windows": 0, corrections: 1, "correction run": "object", reconcile: "object",
         lateness: "object",

@@ -1,0 +1,83 @@
+/**
+ * Rebuild routes (README "Incidents: hold, rebuild, cut over"): build a
+ * candidate version beside the live one and answer its diff. Needs the token.
+ */
+import express from "express";
+import { z } from "zod";
+import { rebuild, RebuildRefusedError } from "../lifecycle/rebuild.js";
+import { SourceUnreadableError } from "../lifecycle/rebuildClassify.js";
+import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
+import type { RouteContext } from "./context.js";
+import { HttpError, parseOr400 } from "./errors.js";
+import { errors, json } from "./openapi.js";
+import { aggregate, errorResponse, noQuery, pipelineParams } from "./schemas.js";
+
+const iso = z.string().meta({ description: "ISO 8601 UTC instant" });
+
+const windowChange = z.object({
+  change: z.enum(["added", "removed", "changed"]),
+  groupKey: z.string().nullable(),
+  windowStart: iso,
+  windowEnd: iso,
+  before: aggregate.nullable().meta({ description: "the live version's window; null when added" }),
+  after: aggregate.nullable().meta({ description: "the candidate's window; null when removed" }),
+});
+
+/** A rebuild's report, as `straggler rebuild --json` prints it. */
+export const rebuildResponse = z.object({
+  pipeline: z.string(),
+  version: z.number().meta({ description: "the candidate version built" }),
+  policyVersion: z.string(),
+  liveVersion: z.number().nullable(),
+  resumed: z.boolean().meta({ description: "true when it continued a rebuild that had been stopped" }),
+  rowsClassified: z.number(),
+  checkpoint: z.object({ batchId: z.number(), lastSeq: z.number(), maxEventTime: iso.nullable(), watermark: iso.nullable() }),
+  windows: z.number(),
+  reconcile: z.object({
+    ok: z.boolean(),
+    windowsChecked: z.number(),
+    mismatches: z.array(z.object({ groupKey: z.string(), windowStart: iso, windowEnd: iso, stored: z.number().nullable(), expected: z.number().nullable() })),
+    ledger: z.object({ landed: z.number(), accepted: z.number(), quarantined: z.number(), balanced: z.boolean() }),
+  }),
+  diff: z.object({
+    windows: z.array(windowChange),
+    reclassified: z.array(z.object({ before: z.string(), after: z.string(), rows: z.number() })).meta({ description: "rows whose classification changed, by (before, after) label: accepted, SUPERSEDED or the quarantine reason" }),
+    rows: z.array(z.object({ seq: z.number(), eventId: z.string(), before: z.string(), after: z.string() })).meta({ description: "the first 100 rows whose classification changed, by seq" }),
+  }),
+});
+
+export const rebuildBody = z.strictObject({ restart: z.boolean().optional().meta({ description: "start over instead of continuing a stopped rebuild" }) });
+
+export function addRebuildRoutes(ctx: RouteContext): void {
+  const { routes, deps, pipelineOf, auth } = ctx;
+  const { pool, log } = deps;
+
+  routes.add(
+    {
+      method: "post", path: "/pipelines/{pipeline}/rebuild",
+      summary: "Build a candidate results version from the whole ledger under the configured policy, beside the live one (which keeps serving); answers its reconcile and its diff against the live version",
+      security: [{ bearer: [] }],
+      request: { params: pipelineParams, query: noQuery, body: { required: false, content: { "application/json": { schema: rebuildBody } } } },
+      responses: {
+        200: json("the candidate, its checkpoint, reconcile and diff", rebuildResponse),
+        409: json("another rebuild of the pipeline is running, the configured fields.eventId differs from the live policy's, or the window's zone is one PostgreSQL does not know: nothing was built", errorResponse),
+        422: json("a CSV source's recorded header does not name a column the policy reads", errorResponse),
+        ...errors([400, 401, 404, 500, 503]),
+      },
+    },
+    auth,
+    express.json({ limit: "16kb" }),
+    async (req, res) => {
+      const pipeline = pipelineOf(req);
+      parseOr400(noQuery, req.query, "query");
+      const body = parseOr400(rebuildBody, req.body ?? {}, "body");
+      const report = await rebuild(pool, pipeline, { restart: body.restart }).catch((e: unknown) => {
+        if (e instanceof RebuildRefusedError || e instanceof TimeZoneRefusedError) throw new HttpError(409, "conflict", e.message);
+        if (e instanceof SourceUnreadableError) throw new HttpError(422, "source_unreadable", e.message);
+        throw e;
+      });
+      log.info({ pipeline: pipeline.name, version: report.version, ok: report.reconcile.ok }, `pipeline ${pipeline.name} rebuilt over REST as version ${report.version}`);
+      res.json(report);
+    },
+  );
+}

@@ -1,0 +1,224 @@
+/**
+ * Rebuild (README "Incidents: hold, rebuild, cut over"; issue 13 item 2): a
+ * new results version of a pipeline from its whole ledger under the
+ * configured policy, built beside the live version, which keeps serving.
+ *
+ *   1. A `candidate` version is recorded (`straggler.policy_versions`) with a
+ *      rebuild run over the ledger up to its highest seq at the start.
+ *   2. Every row is classified again from its raw text and original
+ *      ingestion time (src/lifecycle/rebuildClassify.ts), in pages by seq
+ *      (bounded memory); each page, its dedupe and the progress commit in one
+ *      transaction, so a killed rebuild continues where it stopped.
+ *   3. At the end, in one transaction under the results lock: the windows as
+ *      the batch oracle computes them from the candidate's accepted rows, its
+ *      checkpoint (offset = the ledger's seq at the start, watermark = latest
+ *      accepted event time − the policy's delay; windows ending at or before
+ *      it final), a reconcile of the candidate, the diff against the live
+ *      version, and the mark `complete`. Only a complete candidate can be cut
+ *      over (src/lifecycle/cutover.ts).
+ */
+import { canonicalPolicy, policyHash, policyOf, type PolicyDocument } from "../config/policy.js";
+import type { PipelineConfig } from "../config/pipelines.js";
+import { dedupeModeOf } from "../core/admission.js";
+import { formatInstant, isoToUs, usOfMs } from "../core/timestamps.js";
+import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
+import { dedupeClassifications, insertClassifications, readBronzePage } from "../db/sql/classifications.js";
+import { lockResults } from "../db/sql/lockResults.js";
+import { readLivePolicy } from "../db/sql/policyVersions.js";
+import { readCheckpoint } from "../db/sql/readCheckpoint.js";
+import { readRebuildDiff, writeRebuildDiff, type ChangedRow, type WindowChange } from "../db/sql/rebuildDiff.js";
+import {
+  completeRebuild, createCandidate, deleteVersion, readPipelineMaxSeq, readRebuild, readRunningRebuild, releaseRebuildLock, saveRebuildProgress,
+  saveVersionCheckpoint, tryRebuildLock, type RebuildRun, type VersionCheckpoint,
+} from "../db/sql/rebuildRuns.js";
+import { readSourceHeaders } from "../db/sql/sourceHeaders.js";
+import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/versionWindows.js";
+import { guardTimeZone } from "../stream/zoneGuard.js";
+import { classifyStored, type HeaderCache } from "./rebuildClassify.js";
+
+/** Rows classified per page (and per transaction) by default. */
+export const REBUILD_PAGE_ROWS = 10_000;
+
+/** A rebuild that cannot run: another one is running, or the policy changes what a rebuild keeps. Nothing was changed. */
+export class RebuildRefusedError extends Error {
+  override name = "RebuildRefusedError";
+}
+
+export interface RebuildOptions {
+  /** Rows per page (default 10 000). */
+  pageRows?: number;
+  /** Start over even when a killed rebuild of the same policy could continue. */
+  restart?: boolean;
+  /** Called once the candidate is known, with the rows left to classify. */
+  onStart?: (info: { version: number; resumed: boolean; rows: number }) => void;
+  /** Called after each page with the rows classified so far in this call. */
+  onProgress?: (rows: number) => void;
+}
+
+/** A candidate's reconcile: its windows against a recompute from its classification, and its ledger. */
+export interface CandidateReconcile {
+  ok: boolean;
+  windowsChecked: number;
+  mismatches: VersionMismatch[];
+  ledger: { landed: number; accepted: number; quarantined: number; balanced: boolean };
+}
+
+/** What a rebuild answers (CLI, REST). Instants ISO 8601 UTC. */
+export interface RebuildReport {
+  pipeline: string;
+  version: number;
+  policyVersion: string;
+  /** The live version it was compared with; null when the pipeline has none yet. */
+  liveVersion: number | null;
+  /** True when it continued a killed rebuild. */
+  resumed: boolean;
+  /** Rows classified in this call. */
+  rowsClassified: number;
+  checkpoint: VersionCheckpoint;
+  windows: number;
+  reconcile: CandidateReconcile;
+  diff: { windows: WindowChange[]; reclassified: { before: string; after: string; rows: number }[]; rows: ChangedRow[] };
+}
+
+/**
+ * The watermark of a version whose latest accepted event time is `maxEventTime`: that − the policy's delay (DESIGN §3), never below `previous`.
+ * @returns ISO instant, or null when neither is known
+ */
+export function versionWatermark(pipeline: PipelineConfig, maxEventTime: string | null, previous: string | null = null): string | null {
+  const fromMax = maxEventTime === null ? null : isoToUs(maxEventTime) - usOfMs(pipeline.watermark.delay);
+  const prev = previous === null ? null : isoToUs(previous);
+  const wm = fromMax === null ? prev : prev === null || fromMax > prev ? fromMax : prev;
+  return wm === null ? null : formatInstant(wm);
+}
+
+/**
+ * Classifies the bronze rows of `pipeline` with `after < seq <= upTo` under `version`, page by page.
+ * `inPage` runs each page's writes (its own transaction for a rebuild; the cutover's for a catch-up).
+ * @returns the rows classified
+ */
+export async function classifyRange(
+  reader: Queryable, pipeline: PipelineConfig, version: number, after: number, upTo: number, pageRows: number,
+  inPage: (write: (client: Queryable) => Promise<void>, lastSeq: number, rows: number) => Promise<void>, onProgress?: (rows: number) => void,
+): Promise<number> {
+  const cache: HeaderCache = new Map();
+  const dedupe = dedupeModeOf(pipeline.admission.dedupe);
+  let done = 0;
+  for (let from = after; ; ) {
+    const page = await readBronzePage(reader, pipeline.name, from, upTo, pageRows);
+    if (page.length === 0) return done;
+    const unknown = pipeline.source.format === "csv" ? [...new Set(page.map((r) => r.source))].filter((s) => !cache.has(s)) : [];
+    const headers = unknown.length > 0 ? await readSourceHeaders(reader, pipeline.name, unknown) : new Map<string, string>();
+    const classified = classifyStored(pipeline, page, headers, cache);
+    const lastSeq = page[page.length - 1]!.seq;
+    const pageFrom = from;
+    await inPage(async (client) => {
+      await insertClassifications(client, pipeline.name, version, classified);
+      if (dedupe !== "off" && classified.some((c) => c.status === "accepted")) await dedupeClassifications(client, pipeline.name, version, pageFrom, dedupe);
+    }, lastSeq, page.length);
+    done += page.length;
+    onProgress?.(done);
+    from = lastSeq;
+  }
+}
+
+/**
+ * Rebuilds `pipeline` into a candidate version under its configured policy, or continues the killed rebuild of the same policy.
+ * @throws RebuildRefusedError when another rebuild of the pipeline runs, or the configured `fields.eventId` differs from the live policy's
+ * @throws SourceUnreadableError (src/lifecycle/rebuildClassify.ts) when a CSV source's recorded header misses a column the policy reads
+ * @throws TimeZoneRefusedError when the calendar window's zone is one PostgreSQL does not know; the database's error
+ */
+export async function rebuild(pool: Pool, pipeline: PipelineConfig, opts: RebuildOptions = {}): Promise<RebuildReport> {
+  await guardTimeZone(pool, pipeline);
+  const lock = await pool.connect();
+  try {
+    if (!(await tryRebuildLock(lock, pipeline.name))) throw new RebuildRefusedError(`a rebuild of pipeline ${pipeline.name} is running; wait for it to finish`);
+    try {
+      return await rebuildLocked(pool, pipeline, opts);
+    } finally {
+      await releaseRebuildLock(lock, pipeline.name);
+    }
+  } finally {
+    lock.release();
+  }
+}
+
+async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: RebuildOptions): Promise<RebuildReport> {
+  const canonical = canonicalPolicy(policyOf(pipeline));
+  const hash = policyHash(canonical);
+  const live = await readLivePolicy(pool, pipeline.name);
+  if (live) {
+    const liveId = ((JSON.parse(live.policy) as PolicyDocument).fields as { eventId?: string } | undefined)?.eventId;
+    if (liveId !== pipeline.fields.eventId) {
+      throw new RebuildRefusedError(`fields.eventId: ${liveId ?? "(not set)"} → ${pipeline.fields.eventId ?? "(not set)"}: event ids are part of the ledger and are not rebuilt; put fields.eventId back`);
+    }
+  }
+  let run: RebuildRun | undefined = await readRunningRebuild(pool, pipeline.name);
+  if (run && (opts.restart || run.policyVersion !== hash)) {
+    const stale = run.version;
+    await withTransaction(pool, (c) => deleteVersion(c, pipeline.name, stale));
+    run = undefined;
+  }
+  const resumed = run !== undefined;
+  if (run === undefined) {
+    const ledgerSeq = await readPipelineMaxSeq(pool, pipeline.name);
+    const version = await withTransaction(pool, (c) => createCandidate(c, pipeline.name, hash, canonical, ledgerSeq));
+    run = (await readRebuild(pool, pipeline.name, version))!;
+  }
+  const { version, ledgerSeq, doneSeq } = run;
+  const left = Number((await pool.query("SELECT count(*) AS n FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3", [pipeline.name, doneSeq, ledgerSeq])).rows[0].n);
+  opts.onStart?.({ version, resumed, rows: left });
+  const rowsClassified = await classifyRange(pool, pipeline, version, doneSeq, ledgerSeq, opts.pageRows ?? REBUILD_PAGE_ROWS, (write, lastSeq, rows) =>
+    withTransaction(pool, async (c) => {
+      await write(c);
+      await saveRebuildProgress(c, pipeline.name, version, lastSeq, rows);
+    }), opts.onProgress);
+  return withTransaction(pool, async (c) => {
+    await lockResults(c, pipeline.name);
+    const { checkpoint, windows } = await buildWindows(c, pipeline, version, ledgerSeq);
+    const reconcile = await reconcileCandidate(c, pipeline, version, ledgerSeq);
+    const liveNow = await readLivePolicy(c, pipeline.name);
+    const rows = await writeRebuildDiff(c, pipeline.name, version, liveNow?.version ?? null, ledgerSeq);
+    await completeRebuild(c, pipeline.name, version, ledgerSeq, { ...reconcile }, rows);
+    const diff = await readRebuildDiff(c, pipeline.name, version);
+    return { pipeline: pipeline.name, version, policyVersion: hash, liveVersion: liveNow?.version ?? null, resumed, rowsClassified, checkpoint, windows, reconcile, diff: { ...diff, rows } };
+  });
+}
+
+/** The candidate's windows and checkpoint: the oracle over its accepted rows up to `ledgerSeq`. */
+async function buildWindows(c: PoolClient, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<{ checkpoint: VersionCheckpoint; windows: number }> {
+  const maxEventTime = await versionMaxEventTime(c, pipeline.name, version);
+  const watermark = versionWatermark(pipeline, maxEventTime);
+  const batchId = (await readCheckpoint(c, pipeline.name))?.batchId ?? -1;
+  const windows = await computeVersionWindows(c, pipeline, version, watermark, batchId, null);
+  const checkpoint = { batchId, lastSeq: ledgerSeq, maxEventTime, watermark };
+  await saveVersionCheckpoint(c, pipeline.name, version, checkpoint);
+  return { checkpoint, windows };
+}
+
+/** Reconcile of a candidate: windows against a recompute from its classification; every ledger row up to `ledgerSeq` classified once. */
+export async function reconcileCandidate(c: Queryable, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<CandidateReconcile> {
+  const { checked, mismatches } = await compareVersionWindows(c, pipeline, version);
+  const { rows } = await c.query(
+    `SELECT (SELECT count(*) FROM straggler.bronze_events WHERE pipeline = $1 AND seq <= $3) AS landed,
+            count(*) FILTER (WHERE status = 'accepted') AS accepted, count(*) FILTER (WHERE status <> 'accepted') AS quarantined
+       FROM straggler.event_classifications WHERE pipeline = $1 AND version = $2 AND seq <= $3`,
+    [pipeline.name, version, ledgerSeq],
+  );
+  const ledger = { landed: Number(rows[0].landed), accepted: Number(rows[0].accepted), quarantined: Number(rows[0].quarantined), balanced: false };
+  ledger.balanced = ledger.accepted + ledger.quarantined === ledger.landed;
+  return { ok: mismatches.length === 0 && ledger.balanced, windowsChecked: checked, mismatches, ledger };
+}
+
+/**
+ * Removes version `version` of `pipeline` (`straggler rebuild --drop V`): its classification, results, checkpoint and diff.
+ * @throws RebuildRefusedError when it is the live version or does not exist
+ */
+export async function dropVersion(pool: Pool, pipeline: string, version: number): Promise<void> {
+  await withTransaction(pool, async (c) => {
+    await lockResults(c, pipeline);
+    const { rows } = await c.query("SELECT state FROM straggler.policy_versions WHERE pipeline = $1 AND version = $2 FOR UPDATE", [pipeline, version]);
+    if (rows.length === 0) throw new RebuildRefusedError(`pipeline ${pipeline} has no version ${version}`);
+    if (rows[0].state === "live") throw new RebuildRefusedError(`version ${version} of pipeline ${pipeline} is live; cut over to another version first`);
+    await deleteVersion(c, pipeline, version);
+  });
+}
