@@ -36,6 +36,9 @@ import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type
 import { guardTimeZone } from "../stream/zoneGuard.js";
 import { classifyStored, type HeaderCache } from "./rebuildClassify.js";
 
+/** Pages between two ANALYZEs of the classification table while it fills (the first page is one). */
+const ANALYZE_EVERY_PAGES = 20;
+
 /** Rows classified per page (and per transaction) by default. */
 export const REBUILD_PAGE_ROWS = 10_000;
 
@@ -102,7 +105,7 @@ export async function classifyRange(
 ): Promise<number> {
   const cache: HeaderCache = new Map();
   const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-  let done = 0;
+  let done = 0, pages = 0;
   for (let from = after; ; ) {
     const page = await readBronzePage(reader, pipeline.name, from, upTo, pageRows);
     if (page.length === 0) return done;
@@ -111,8 +114,12 @@ export async function classifyRange(
     const classified = classifyStored(pipeline, page, headers, cache);
     const lastSeq = page[page.length - 1]!.seq;
     const pageFrom = from;
+    const analyze = pages++ % ANALYZE_EVERY_PAGES === 0;
     await inPage(async (client) => {
       await insertClassifications(client, pipeline.name, version, classified);
+      // The table fills as it is read: without fresh statistics (a new pipeline's rows estimated at none),
+      // the dedupe's probes are planned as scans and a page takes seconds instead of milliseconds.
+      if (analyze) await client.query("ANALYZE straggler.event_classifications");
       if (dedupe !== "off" && classified.some((c) => c.status === "accepted")) await dedupeClassifications(client, pipeline.name, version, pageFrom, dedupe);
     }, lastSeq, page.length);
     done += page.length;

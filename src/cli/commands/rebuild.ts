@@ -48,12 +48,15 @@ export function rebuildCommand(program: Command, ctxOf: () => Context): void {
     .description("build a candidate results version from the whole ledger under the configured policy, beside the live one (which keeps serving), and print its diff against live; a killed rebuild continues when run again")
     .requiredOption("-p, --pipeline <name>", "the pipeline")
     .option("--restart", "start over instead of continuing a killed rebuild")
+    .option("--page-rows <n>", "rows classified per page and transaction (memory is bounded by it)", "10000")
     .option("--drop <version>", "remove a version that is not live (its classification, results and diff) instead of building one")
     .option("--json", "print the report as JSON (as POST /pipelines/{p}/rebuild answers)")
-    .action(async (opts: { pipeline: string; restart?: boolean; drop?: string; json?: boolean }) => {
+    .action(async (opts: { pipeline: string; restart?: boolean; pageRows: string; drop?: string; json?: boolean }) => {
       const ctx = ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
       const dropping = opts.drop === undefined ? undefined : Number(opts.drop);
+      const pageRows = Number(opts.pageRows);
+      if (!Number.isSafeInteger(pageRows) || pageRows < 1 || pageRows > 1_000_000) throw new UsageError(`--page-rows: expected a whole number from 1 to 1000000, got ${JSON.stringify(opts.pageRows)}`);
       if (dropping !== undefined && (!Number.isSafeInteger(dropping) || dropping < 1)) throw new UsageError(`--drop: expected a version number (1, 2, …), got ${JSON.stringify(opts.drop)}`);
       await withDb(ctx, async (db) => {
         try {
@@ -66,6 +69,7 @@ export function rebuildCommand(program: Command, ctxOf: () => Context): void {
           let bar: ReturnType<typeof progressBar> | undefined;
           const report = await rebuild(db.pool, pipeline, {
             restart: opts.restart,
+            pageRows,
             onStart: ({ version, resumed, rows }) => {
               if (resumed) console.error(`${pipeline.name}: continuing the rebuild of version ${version} (${rows} rows left)`);
               bar = progressBar(`rebuild ${pipeline.name} v${version}`, rows);

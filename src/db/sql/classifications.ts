@@ -66,16 +66,23 @@ export async function insertClassifications(client: Queryable, pipeline: string,
 const sameContent = (a: string, b: string) =>
   `(${a}.event_time IS NOT DISTINCT FROM ${b}.event_time AND ${a}.group_key = ${b}.group_key AND ${a}.value IS NOT DISTINCT FROM ${b}.value)`;
 const version = (alias: string) => `${alias}.pipeline = $1 AND ${alias}.version = $2`;
+/*
+ * Written so the plan cannot depend on statistics (the table is new while a rebuild fills it):
+ * a probe for earlier rows of an event id is a scalar subquery with LIMIT over the event-id
+ * index, with `seq + 0` so the primary key's seq range is never walked instead (as
+ * src/db/sql/dedupeLanding.ts does on bronze).
+ */
 const currentVersion = (row: string, what: string) => `(SELECT ${what} FROM straggler.event_classifications o
-         WHERE ${version("o")} AND o.event_id = ${row}.event_id AND o.seq < ${row}.seq AND o.status = 'accepted'
+         WHERE ${version("o")} AND o.event_id = ${row}.event_id AND o.seq + 0 < ${row}.seq AND o.status = 'accepted'
            AND NOT EXISTS (SELECT 1 FROM straggler.superseded_versions s WHERE ${version("s")} AND s.seq = o.seq)
-         ORDER BY o.seq DESC LIMIT 1)`;
+         ORDER BY o.seq + 0 DESC LIMIT 1)`;
 
 /* Params: $1 pipeline, $2 version, $3 rows with seq > $3 are the page's. */
 const FIRST_SQL = `UPDATE straggler.event_classifications b
    SET status = 'quarantined', reason = 'DUPLICATE', detail = 'an accepted record with this event id is already in bronze'
  WHERE ${version("b")} AND b.seq > $3 AND b.status = 'accepted'
-   AND EXISTS (SELECT 1 FROM straggler.event_classifications o WHERE ${version("o")} AND o.event_id = b.event_id AND o.seq < b.seq AND o.status = 'accepted')`;
+   AND (SELECT 1 FROM straggler.event_classifications o
+         WHERE ${version("o")} AND o.event_id = b.event_id AND o.seq + 0 < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL`;
 const AMENDED_SQL = `UPDATE straggler.event_classifications b
    SET reason = 'AMENDED_DUPLICATE',
        detail = 'an accepted record with this event id and other content (event time, group key or value) is already in bronze; the first version stays (admission.dedupe: first)'
@@ -90,7 +97,7 @@ SELECT $1, $2, v.seq, v.event_id, v.next_seq
   FROM (SELECT c.seq, c.event_id, lead(c.seq) OVER (PARTITION BY c.event_id ORDER BY c.seq) AS next_seq
           FROM straggler.event_classifications c
          WHERE ${version("c")} AND c.status = 'accepted'
-           AND c.event_id IN (SELECT n.event_id FROM straggler.event_classifications n WHERE ${version("n")} AND n.seq > $3 AND n.status = 'accepted')
+           AND c.event_id = ANY (ARRAY(SELECT n.event_id FROM straggler.event_classifications n WHERE ${version("n")} AND n.seq > $3 AND n.status = 'accepted'))
            AND NOT EXISTS (SELECT 1 FROM straggler.superseded_versions s WHERE ${version("s")} AND s.seq = c.seq)) v
  WHERE v.next_seq IS NOT NULL`;
 
