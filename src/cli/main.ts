@@ -12,6 +12,7 @@ import { correctCommands } from "./commands/correct.js";
 import { dbCommands } from "./commands/db.js";
 import { dropCommand } from "./commands/drop.js";
 import { holdCommands } from "./commands/hold.js";
+import { cutoverCommand } from "./commands/cutover.js";
 import { rebuildCommand } from "./commands/rebuild.js";
 import { ingestCommands } from "./commands/ingest.js";
 import { latenessCommand } from "./commands/lateness.js";
@@ -38,6 +39,7 @@ export function buildCli(): Command {
   dropCommand(program, ctxOf);
   holdCommands(program, ctxOf);
   rebuildCommand(program, ctxOf);
+  cutoverCommand(program, ctxOf);
   return program;
 }
 

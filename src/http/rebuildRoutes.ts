@@ -4,6 +4,7 @@
  */
 import express from "express";
 import { z } from "zod";
+import { cutover, CutoverRefusedError } from "../lifecycle/cutover.js";
 import { rebuild, RebuildRefusedError } from "../lifecycle/rebuild.js";
 import { SourceUnreadableError } from "../lifecycle/rebuildClassify.js";
 import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
@@ -48,6 +49,20 @@ export const rebuildResponse = z.object({
 
 export const rebuildBody = z.strictObject({ restart: z.boolean().optional().meta({ description: "start over instead of continuing a stopped rebuild" }) });
 
+/** A cutover's result, as `straggler cutover --json` prints it. */
+export const cutoverResponse = z.object({
+  pipeline: z.string(),
+  version: z.number().meta({ description: "the version now live" }),
+  previous: z.number().nullable().meta({ description: "the version live before, now retired; null when there was none" }),
+  rollback: z.boolean().meta({ description: "true when the version had served before" }),
+  caughtUpRows: z.number().meta({ description: "rows landed since the version was built, classified under its policy before it went live" }),
+  checkpoint: z.object({ batchId: z.number(), lastSeq: z.number(), maxEventTime: iso.nullable(), watermark: iso.nullable() }),
+  windows: z.number(),
+  reclassifiedRows: z.number().meta({ description: "bronze rows whose classification columns changed" }),
+});
+
+export const cutoverBody = z.strictObject({ to: z.number({ error: "expected a version number" }).int().positive().meta({ description: "the version to serve" }) });
+
 export function addRebuildRoutes(ctx: RouteContext): void {
   const { routes, deps, pipelineOf, auth } = ctx;
   const { pool, log } = deps;
@@ -78,6 +93,33 @@ export function addRebuildRoutes(ctx: RouteContext): void {
       });
       log.info({ pipeline: pipeline.name, version: report.version, ok: report.reconcile.ok }, `pipeline ${pipeline.name} rebuilt over REST as version ${report.version}`);
       res.json(report);
+    },
+  );
+
+  routes.add(
+    {
+      method: "post", path: "/pipelines/{pipeline}/cutover",
+      summary: "Serve another results version in one transaction: a complete candidate (cut over) or a retired version (roll back); it first catches up with the rows landed since it was built",
+      security: [{ bearer: [] }],
+      request: { params: pipelineParams, query: noQuery, body: { required: true, content: { "application/json": { schema: cutoverBody } } } },
+      responses: {
+        200: json("the version now live", cutoverResponse),
+        409: json("the version is live already, its rebuild is not complete, or its reconcile failed: nothing changed", errorResponse),
+        ...errors([400, 401, 404, 500, 503], { 404: "no such pipeline, or no such version of it" }),
+      },
+    },
+    auth,
+    express.json({ limit: "16kb" }),
+    async (req, res) => {
+      const pipeline = pipelineOf(req);
+      parseOr400(noQuery, req.query, "query");
+      const body = parseOr400(cutoverBody, req.body ?? {}, "body");
+      const r = await cutover(pool, pipeline, body.to).catch((e: unknown) => {
+        if (e instanceof CutoverRefusedError) throw new HttpError(e.status, e.status === 404 ? "not_found" : "conflict", e.message);
+        throw e;
+      });
+      log.warn({ pipeline: pipeline.name, version: r.version, previous: r.previous }, `pipeline ${pipeline.name} cut over to version ${r.version} over REST`);
+      res.json(r);
     },
   );
 }

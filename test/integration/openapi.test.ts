@@ -7,7 +7,7 @@ import {
   correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, sourcesResponse, windowRow,
 } from "../../src/http/responses.js";
 import { holdResponse } from "../../src/http/holdRoutes.js";
-import { rebuildResponse } from "../../src/http/rebuildRoutes.js";
+import { cutoverResponse, rebuildResponse } from "../../src/http/rebuildRoutes.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
 import { latenessResponse } from "../../src/observe/latenessQuery.js";
 import { runBatch } from "../../src/stream/runBatch.js";
@@ -61,6 +61,7 @@ describe("GET /openapi.json", () => {
       "GET /pipelines/:pipeline/reconcile",
       "GET /pipelines/:pipeline/sources",
       "GET /pipelines/:pipeline/windows",
+      "POST /pipelines/:pipeline/cutover",
       "POST /pipelines/:pipeline/events",
       "POST /pipelines/:pipeline/hold",
       "POST /pipelines/:pipeline/rebuild",
@@ -99,6 +100,7 @@ describe("GET /openapi.json", () => {
       "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "409", "415", "500", "503"],
       "post /pipelines/{pipeline}/hold": ["201", "400", "401", "404", "409", "500", "503"],
       "post /pipelines/{pipeline}/rebuild": ["200", "400", "401", "404", "409", "422", "500", "503"],
+      "post /pipelines/{pipeline}/cutover": ["200", "400", "401", "404", "409", "500", "503"],
       "post /pipelines/{pipeline}/release": ["200", "400", "401", "404", "409", "500", "503"],
     });
   });
@@ -141,12 +143,14 @@ describe("GET /openapi.json", () => {
         ["reconcile", reconcileReport, await get(`${base}/reconcile`)],
         ["lateness", latenessResponse, await get(`${base}/lateness?byKey=true&delay=1%20minute`)],
       );
+      const cut = await fetch(`${api.base}/pipelines/${pipeline.name}/cutover`, { method: "POST", headers: { authorization: auth.authorization, "content-type": "application/json" }, body: JSON.stringify({ to: 2 }) });
+      answers.push(["cutover", cutoverResponse, await cut.json()]);
       const sizes = Object.fromEntries(answers.map(([name, , body]) => [name, Array.isArray(body) ? body.length : typeof body]));
       expect(sizes).toEqual({
         "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", hold: "object", "held windows": 4, release: "object", rebuild: "object",
         health: "object", pipelines: 1, windows: 4, progress: 3,
         quarantine: "object", sources: "object", "failed-windows": 0, corrections: 1, "correction run": "object", reconcile: "object",
-        lateness: "object",
+        lateness: "object", cutover: "object",
       });
       for (const [name, schema, body] of answers) expect([name, schema.parse(body)]).toEqual([name, body]);
       // The pages under /ui answer HTML and are not in the document.

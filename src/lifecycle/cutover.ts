@@ -1,0 +1,120 @@
+/**
+ * Cut over and roll back (README "Incidents: hold, rebuild, cut over"; issue
+ * 13 item 3): `straggler.window_results` switches to another version of a
+ * pipeline in one transaction, under the pipeline's bronze-append and results
+ * locks (no landing, micro-batch or correction interleaves; a reader sees
+ * the old version or the new one, never a mix):
+ *
+ *   1. the target must be a complete candidate whose reconcile passed, or a
+ *      retired version (one that served before: a rollback);
+ *   2. a target behind the ledger catches up first: the rows landed since its
+ *      checkpoint are classified under its policy, and the windows they touch
+ *      are recomputed whole from its accepted rows (as the oracle does); its
+ *      watermark moves with them;
+ *   3. the live version's results, checkpoint, windows awaiting correction,
+ *      classification and supersessions are stored under its number; the
+ *      target's are put in their place (bronze's classification columns
+ *      rewritten, its raw columns never); the states swap (old → retired,
+ *      target → live). The stream goes on from the target's checkpoint.
+ *
+ * A hold (src/lifecycle/hold.ts) keeps applying: a held pipeline keeps
+ * serving its held copy whatever is live underneath.
+ */
+import type { PolicyDocument } from "../config/policy.js";
+import type { PipelineConfig } from "../config/pipelines.js";
+import { isoToUs } from "../core/timestamps.js";
+import { withTransaction, type Pool } from "../db/pool.js";
+import { lockResults } from "../db/sql/lockResults.js";
+import { lockBronzeAppend } from "../db/sql/pipelineRows.js";
+import { readLivePolicy } from "../db/sql/policyVersions.js";
+import { readCheckpoint } from "../db/sql/readCheckpoint.js";
+import { readPipelineMaxSeq, readRebuild, readVersionCheckpoint, saveVersionCheckpoint, type VersionCheckpoint } from "../db/sql/rebuildRuns.js";
+import { computeVersionWindows, versionMaxEventTime } from "../db/sql/versionWindows.js";
+import { readMaxBatchId, restoreVersion, stashLive, swapStates } from "../db/sql/versionSwap.js";
+import { classifyRange, REBUILD_PAGE_ROWS, versionWatermark } from "./rebuild.js";
+
+/** A cutover that cannot be made; nothing was changed. `status`: the HTTP status that says why (404 no such version, 409 not servable). */
+export class CutoverRefusedError extends Error {
+  override name = "CutoverRefusedError";
+  constructor(message: string, readonly status: 404 | 409) {
+    super(message);
+  }
+}
+
+/** What a cutover answers (CLI, REST). */
+export interface CutoverReport {
+  pipeline: string;
+  /** The version now live. */
+  version: number;
+  /** The version live before (now retired); null when there was none. */
+  previous: number | null;
+  /** True when the target had served before (a rollback). */
+  rollback: boolean;
+  /** Rows landed since the target was built (or retired), classified under its policy before it went live. */
+  caughtUpRows: number;
+  checkpoint: VersionCheckpoint;
+  /** Windows the target serves. */
+  windows: number;
+  /** Bronze rows whose classification columns changed. */
+  reclassifiedRows: number;
+}
+
+/**
+ * `pipeline` as version `policyText` configures it: the configured pipeline with the version's policy blocks
+ * (fields, timestamps, window, watermark, admission) in place of its own.
+ */
+export function configOfPolicy(pipeline: PipelineConfig, policyText: string): PipelineConfig {
+  const doc = JSON.parse(policyText) as PolicyDocument & { admission: Record<string, unknown> };
+  const min = doc.admission.minEventTime;
+  const admission = { ...doc.admission, minEventTime: min === undefined ? undefined : BigInt(min as string) };
+  return { ...pipeline, fields: doc.fields, timestamps: doc.timestamps, window: doc.window, watermark: doc.watermark, admission } as PipelineConfig;
+}
+
+/**
+ * Makes version `version` of `pipeline` the live one (a candidate: cut over; a retired version: roll back).
+ * @throws CutoverRefusedError when there is no such version, it is live already, its rebuild is not complete or its reconcile failed
+ * @throws the database's error; nothing changes then
+ */
+export async function cutover(pool: Pool, pipeline: PipelineConfig, version: number): Promise<CutoverReport> {
+  const name = pipeline.name;
+  return withTransaction(pool, async (c) => {
+    await lockBronzeAppend(c, name);
+    await lockResults(c, name);
+    const { rows } = await c.query("SELECT state, policy_version, policy FROM straggler.policy_versions WHERE pipeline = $1 AND version = $2 FOR UPDATE", [name, version]);
+    if (rows.length === 0) throw new CutoverRefusedError(`pipeline ${name} has no version ${version}`, 404);
+    const target = rows[0] as { state: "live" | "candidate" | "retired"; policy_version: string; policy: string };
+    if (target.state === "live") throw new CutoverRefusedError(`version ${version} of pipeline ${name} is live already`, 409);
+    if (target.state === "candidate") {
+      const run = await readRebuild(c, name, version);
+      if (run?.status !== "complete") throw new CutoverRefusedError(`version ${version} of pipeline ${name} is not complete: its rebuild stopped at seq ${run?.doneSeq ?? 0} of ${run?.ledgerSeq ?? "?"}; run \`straggler rebuild -p ${name}\` to finish it`, 409);
+      if (run.reconcileOk !== true) throw new CutoverRefusedError(`version ${version} of pipeline ${name} failed its reconcile; it cannot be cut over (rebuild it again)`, 409);
+    }
+    const stored = await readVersionCheckpoint(c, name, version);
+    if (stored === undefined) throw new CutoverRefusedError(`version ${version} of pipeline ${name} has no stored checkpoint`, 409);
+    const config = configOfPolicy(pipeline, target.policy);
+
+    // Catch up with the ledger: rows landed since the target's checkpoint, classified under its policy.
+    const ledgerSeq = await readPipelineMaxSeq(c, name);
+    let checkpoint = stored;
+    let caughtUpRows = 0;
+    if (ledgerSeq > stored.lastSeq) {
+      caughtUpRows = await classifyRange(c, config, version, stored.lastSeq, ledgerSeq, REBUILD_PAGE_ROWS, (write) => write(c));
+      const newest = await versionMaxEventTime(c, name, version, stored.lastSeq);
+      const maxEventTime = newest === null || (stored.maxEventTime !== null && isoToUs(stored.maxEventTime) >= isoToUs(newest)) ? stored.maxEventTime : newest;
+      const watermark = versionWatermark(config, maxEventTime, stored.watermark);
+      await computeVersionWindows(c, config, version, watermark, stored.batchId, stored.lastSeq);
+      checkpoint = { ...stored, lastSeq: ledgerSeq, maxEventTime, watermark };
+      await saveVersionCheckpoint(c, name, version, checkpoint);
+    }
+
+    const live = await readLivePolicy(c, name);
+    const liveBatch = (await readCheckpoint(c, name))?.batchId ?? -1;
+    if (live) await stashLive(c, name, live.version);
+    // Batch ids go on from the highest any version used: progress rows are keyed by them.
+    const batchId = Math.max(checkpoint.batchId, liveBatch, await readMaxBatchId(c, name));
+    const reclassifiedRows = await restoreVersion(c, name, version, target.policy_version, batchId);
+    await swapStates(c, name, version);
+    const windows = Number((await c.query("SELECT count(*) AS n FROM straggler.window_results_table WHERE pipeline = $1", [name])).rows[0].n);
+    return { pipeline: name, version, previous: live?.version ?? null, rollback: target.state === "retired", caughtUpRows, checkpoint: { ...checkpoint, batchId }, windows, reclassifiedRows };
+  });
+}
