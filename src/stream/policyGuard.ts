@@ -37,7 +37,7 @@ export function refusalMessage(pipeline: string, live: { version: number; policy
   return [
     `pipeline ${pipeline} is not streamed: its configured policy differs from the policy of its live results (version ${live.version}, policy ${live.policyVersion}) in ${changes.length} setting${changes.length === 1 ? "" : "s"}:`,
     ...changes.map((c) => `  ${c.text}`),
-    `Either put the setting${changes.length === 1 ? "" : "s"} back in the pipelines file, or drop the pipeline's results with \`straggler drop -p ${pipeline} --yes\` and replay its sources.`,
+    `Either put the setting${changes.length === 1 ? "" : "s"} back in the pipelines file, or rebuild the results under the new policy with \`straggler rebuild -p ${pipeline}\` and serve them with \`straggler cutover\`.`,
   ].join("\n");
 }
 

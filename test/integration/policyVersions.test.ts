@@ -67,7 +67,7 @@ describe("policy versions", () => {
     expect(e.message).toBe(
       `pipeline policy-guard is not streamed: its configured policy differs from the policy of its live results (version 1, policy ${recorded.rows[0].policy_version}) in 1 setting:\n` +
         "  admission.maxFutureSkew: null → 1 hour\n" +
-        "Either put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-guard --yes` and replay its sources.",
+        "Either put the setting back in the pipelines file, or rebuild the results under the new policy with `straggler rebuild -p policy-guard` and serve them with `straggler cutover`.",
     );
     // A correction under the changed policy is refused too, with the same message: a known state, so no run is recorded, and nothing changes.
     const refusedRun = await refusal(runCorrection(pool, guarded, { trigger: "cli" }));
@@ -143,7 +143,7 @@ describe("policy versions", () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe("");
     expect(refused.stderr).toContain(
-      "\n  admission.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-cli --yes` and replay its sources.\n",
+      "\n  admission.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or rebuild the results under the new policy with `straggler rebuild -p policy-cli` and serve them with `straggler cutover`.\n",
     );
     const correct = await cli("correct", "-p", "policy-cli");
     expect([correct.code, correct.stdout]).toEqual([1, ""]);
@@ -160,7 +160,7 @@ describe("policy versions", () => {
       const recompute = await fetch(`${api.base}/pipelines/policy-cli/recompute`, { method: "POST", headers: { authorization: "Bearer t0ken" } });
       const answer = (await recompute.json()) as { error: string; message: string };
       expect([recompute.status, answer.error]).toEqual([409, "policy_refused"]);
-      expect(answer.message).toMatch(/^pipeline policy-cli is not streamed: .*\n  admission\.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or drop the pipeline's results with `straggler drop -p policy-cli --yes` and replay its sources\.$/);
+      expect(answer.message).toMatch(/^pipeline policy-cli is not streamed: .*\n  admission\.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or rebuild the results under the new policy with `straggler rebuild -p policy-cli` and serve them with `straggler cutover`\.$/);
       expect((await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = 'policy-cli'")).rows[0].n).toBe(0);
     } finally {
       await api.close();
