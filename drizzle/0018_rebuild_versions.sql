@@ -108,6 +108,7 @@ CREATE TABLE "straggler"."version_checkpoints" (
 	"last_offset" bigint NOT NULL,
 	"max_event_time" timestamp with time zone,
 	"watermark" timestamp with time zone,
+	"inputs" jsonb,
 	CONSTRAINT "version_checkpoints_pipeline_version_pk" PRIMARY KEY("pipeline","version")
 );
 --> statement-breakpoint

@@ -103,6 +103,7 @@ export const versionCheckpoints = straggler.table(
     lastOffset: bigint("last_offset", { mode: "number" }).notNull(),
     maxEventTime: tstz("max_event_time"),
     watermark: tstz("watermark"),
+    inputs: jsonb("inputs"),
   },
   (t) => [primaryKey({ columns: [t.pipeline, t.version] })],
 );

@@ -32,7 +32,7 @@ export const rebuildResponse = z.object({
   liveVersion: z.number().nullable(),
   resumed: z.boolean().meta({ description: "true when it continued a rebuild that had been stopped" }),
   rowsClassified: z.number(),
-  checkpoint: z.object({ batchId: z.number(), lastSeq: z.number(), maxEventTime: iso.nullable(), watermark: iso.nullable() }),
+  checkpoint: z.object({ batchId: z.number(), lastSeq: z.number(), maxEventTime: iso.nullable(), watermark: iso.nullable(), inputs: z.array(z.unknown()).nullable().meta({ description: "each input's event-time state; null: the default input alone, with the checkpoint's max event time and watermark" }) }),
   windows: z.number(),
   reconcile: z.object({
     ok: z.boolean(),
@@ -56,7 +56,7 @@ export const cutoverResponse = z.object({
   previous: z.number().nullable().meta({ description: "the version live before, now retired; null when there was none" }),
   rollback: z.boolean().meta({ description: "true when the version had served before" }),
   caughtUpRows: z.number().meta({ description: "rows landed since the version was built, classified under its policy before it went live" }),
-  checkpoint: z.object({ batchId: z.number(), lastSeq: z.number(), maxEventTime: iso.nullable(), watermark: iso.nullable() }),
+  checkpoint: z.object({ batchId: z.number(), lastSeq: z.number(), maxEventTime: iso.nullable(), watermark: iso.nullable(), inputs: z.array(z.unknown()).nullable().meta({ description: "each input's event-time state; null: the default input alone, with the checkpoint's max event time and watermark" }) }),
   windows: z.number(),
   reclassifiedRows: z.number().meta({ description: "bronze rows whose classification columns changed" }),
 });

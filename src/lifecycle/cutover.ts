@@ -31,7 +31,7 @@ import { readCheckpoint } from "../db/sql/readCheckpoint.js";
 import { readPipelineMaxSeq, readRebuild, readVersionCheckpoint, saveVersionCheckpoint, type VersionCheckpoint } from "../db/sql/rebuildRuns.js";
 import { computeVersionWindows, versionMaxEventTime } from "../db/sql/versionWindows.js";
 import { readMaxBatchId, restoreVersion, stashLive, swapStates } from "../db/sql/versionSwap.js";
-import { classifyRange, REBUILD_PAGE_ROWS, versionWatermark } from "./rebuild.js";
+import { classifyRange, notRebuildable, REBUILD_PAGE_ROWS, versionWatermark } from "./rebuild.js";
 
 /** A cutover that cannot be made; nothing was changed. `status`: the HTTP status that says why (404 no such version, 409 not servable). */
 export class CutoverRefusedError extends Error {
@@ -92,6 +92,8 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     const stored = await readVersionCheckpoint(c, name, version);
     if (stored === undefined) throw new CutoverRefusedError(`version ${version} of pipeline ${name} has no stored checkpoint`, 409);
     const config = configOfPolicy(pipeline, target.policy);
+    const refused = notRebuildable(config);
+    if (refused !== undefined) throw new CutoverRefusedError(refused, 409);
 
     // Catch up with the ledger: rows landed since the target's checkpoint, classified under its policy.
     const ledgerSeq = await readPipelineMaxSeq(c, name);
@@ -103,7 +105,8 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
       const maxEventTime = newest === null || (stored.maxEventTime !== null && isoToUs(stored.maxEventTime) >= isoToUs(newest)) ? stored.maxEventTime : newest;
       const watermark = versionWatermark(config, maxEventTime, stored.watermark);
       await computeVersionWindows(c, config, version, watermark, stored.batchId, stored.lastSeq);
-      checkpoint = { ...stored, lastSeq: ledgerSeq, maxEventTime, watermark };
+      // The default input alone (a rebuild refuses several inputs): its state is the checkpoint's.
+      checkpoint = { ...stored, lastSeq: ledgerSeq, maxEventTime, watermark, inputs: null };
       await saveVersionCheckpoint(c, name, version, checkpoint);
     }
 

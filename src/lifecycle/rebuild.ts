@@ -149,7 +149,16 @@ export async function rebuild(pool: Pool, pipeline: PipelineConfig, opts: Rebuil
   }
 }
 
+/** Why `pipeline` cannot be rebuilt yet (session windows; several inputs), or undefined. */
+export function notRebuildable(pipeline: PipelineConfig): string | undefined {
+  if (pipeline.window.type === "session") return `pipeline ${pipeline.name} has session windows: a rebuild computes fixed-length and calendar windows only`;
+  if (Object.keys(pipeline.watermark.inputs ?? {}).length > 0) return `pipeline ${pipeline.name} has several inputs (watermark.inputs): a rebuild keeps one watermark, of the default input, only`;
+  return undefined;
+}
+
 async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: RebuildOptions): Promise<RebuildReport> {
+  const refused = notRebuildable(pipeline);
+  if (refused !== undefined) throw new RebuildRefusedError(refused);
   const canonical = canonicalPolicy(policyOf(pipeline));
   const hash = policyHash(canonical);
   const live = await readLivePolicy(pool, pipeline.name);
@@ -197,7 +206,7 @@ async function buildWindows(c: PoolClient, pipeline: PipelineConfig, version: nu
   const watermark = versionWatermark(pipeline, maxEventTime);
   const batchId = (await readCheckpoint(c, pipeline.name))?.batchId ?? -1;
   const windows = await computeVersionWindows(c, pipeline, version, watermark, batchId, null);
-  const checkpoint = { batchId, lastSeq: ledgerSeq, maxEventTime, watermark };
+  const checkpoint = { batchId, lastSeq: ledgerSeq, maxEventTime, watermark, inputs: null };
   await saveVersionCheckpoint(c, pipeline.name, version, checkpoint);
   return { checkpoint, windows };
 }

@@ -41,7 +41,7 @@ describe("rebuild", () => {
 
     const r = await rebuild(pool, guarded);
     expect([r.version, r.liveVersion, r.resumed, r.rowsClassified, r.windows]).toEqual([2, 1, false, 6, 1]);
-    expect(r.checkpoint).toEqual({ batchId: 2, lastSeq: expect.any(Number), maxEventTime: "2026-09-19T12:08:00.000Z", watermark: "2026-09-19T12:03:00.000Z" });
+    expect(r.checkpoint).toEqual({ batchId: 2, lastSeq: expect.any(Number), maxEventTime: "2026-09-19T12:08:00.000Z", watermark: "2026-09-19T12:03:00.000Z", inputs: null });
     expect(r.reconcile).toEqual({ ok: true, windowsChecked: 1, mismatches: [], ledger: { landed: 6, accepted: 5, quarantined: 1, balanced: true } });
     expect(r.diff.windows).toEqual([
       { change: "changed", groupKey: "", windowStart: "2026-09-19T12:00:00.000Z", windowEnd: "2026-09-19T12:10:00.000Z", before: { count: 3, sum: "45", min: "10", max: "20" }, after: { count: 5, sum: "80", min: "5", max: "30" } },
@@ -62,7 +62,7 @@ describe("rebuild", () => {
     const cut = await cutover(pool, guarded, 2);
     expect(cut).toEqual({
       pipeline: control.name, version: 2, previous: 1, rollback: false, caughtUpRows: 0, windows: 1, reclassifiedRows: 6,
-      checkpoint: { batchId: 2, lastSeq: r.checkpoint.lastSeq, maxEventTime: "2026-09-19T12:08:00.000Z", watermark: "2026-09-19T12:03:00.000Z" },
+      checkpoint: { batchId: 2, lastSeq: r.checkpoint.lastSeq, maxEventTime: "2026-09-19T12:08:00.000Z", watermark: "2026-09-19T12:03:00.000Z", inputs: null },
     });
     expect(await windowSummary(pool, control.name, "count")).toEqual(["[12:00,12:10)=5 open"]);
     expect((await pool.query("SELECT DISTINCT results_version FROM straggler.window_results WHERE pipeline = $1", [control.name])).rows).toEqual([{ results_version: 2 }]);

@@ -117,19 +117,24 @@ export interface VersionCheckpoint {
   lastSeq: number;
   maxEventTime: string | null;
   watermark: string | null;
+  /**
+   * Each input's event-time state as the stream keeps it (`straggler.checkpoints.inputs`); null: the
+   * default input alone, with this checkpoint's max event time and watermark (what a rebuild writes).
+   */
+  inputs: unknown[] | null;
 }
 
 /** Writes `version`'s checkpoint. */
 export async function saveVersionCheckpoint(client: Queryable, pipeline: string, version: number, c: VersionCheckpoint): Promise<void> {
   await client.query(
-    `INSERT INTO straggler.version_checkpoints (pipeline, version, batch_id, last_offset, max_event_time, watermark) VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (pipeline, version) DO UPDATE SET batch_id = $3, last_offset = $4, max_event_time = $5, watermark = $6`,
-    [pipeline, version, c.batchId, c.lastSeq, c.maxEventTime, c.watermark],
+    `INSERT INTO straggler.version_checkpoints (pipeline, version, batch_id, last_offset, max_event_time, watermark, inputs) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (pipeline, version) DO UPDATE SET batch_id = $3, last_offset = $4, max_event_time = $5, watermark = $6, inputs = $7`,
+    [pipeline, version, c.batchId, c.lastSeq, c.maxEventTime, c.watermark, c.inputs === null ? null : JSON.stringify(c.inputs)],
   );
 }
 
 /** @returns `version`'s checkpoint, or undefined when none is stored */
 export async function readVersionCheckpoint(client: Queryable, pipeline: string, version: number): Promise<VersionCheckpoint | undefined> {
-  const r = (await client.query("SELECT batch_id, last_offset, max_event_time, watermark FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2", [pipeline, version])).rows[0];
-  return r && { batchId: Number(r.batch_id), lastSeq: Number(r.last_offset), maxEventTime: r.max_event_time, watermark: r.watermark };
+  const r = (await client.query("SELECT batch_id, last_offset, max_event_time, watermark, inputs FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2", [pipeline, version])).rows[0];
+  return r && { batchId: Number(r.batch_id), lastSeq: Number(r.last_offset), maxEventTime: r.max_event_time, watermark: r.watermark, inputs: r.inputs };
 }

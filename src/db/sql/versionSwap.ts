@@ -18,8 +18,8 @@ export async function stashLive(client: Queryable, pipeline: string, version: nu
   }
   await client.query(`INSERT INTO straggler.version_window_results (pipeline, version, ${RESULT_COLUMNS}) SELECT pipeline, $2, ${RESULT_COLUMNS} FROM straggler.window_results_table WHERE pipeline = $1`, p);
   await client.query(
-    `INSERT INTO straggler.version_checkpoints (pipeline, version, batch_id, last_offset, max_event_time, watermark)
-     SELECT pipeline, $2, batch_id, last_offset, max_event_time, watermark FROM straggler.checkpoints WHERE pipeline = $1`,
+    `INSERT INTO straggler.version_checkpoints (pipeline, version, batch_id, last_offset, max_event_time, watermark, inputs)
+     SELECT pipeline, $2, batch_id, last_offset, max_event_time, watermark, inputs FROM straggler.checkpoints WHERE pipeline = $1`,
     p,
   );
   await client.query(`INSERT INTO straggler.version_late_windows (pipeline, version, ${LATE_COLUMNS}) SELECT pipeline, $2, ${LATE_COLUMNS} FROM straggler.late_windows WHERE pipeline = $1`, p);
@@ -45,10 +45,10 @@ export async function restoreVersion(client: Queryable, pipeline: string, versio
   await client.query("DELETE FROM straggler.window_results_table WHERE pipeline = $1", [pipeline]);
   await client.query(`INSERT INTO straggler.window_results_table (pipeline, ${RESULT_COLUMNS}) SELECT pipeline, ${RESULT_COLUMNS} FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2`, p);
   await client.query(
-    `INSERT INTO straggler.checkpoints AS c (pipeline, batch_id, last_offset, max_event_time, watermark, updated_at)
-     SELECT pipeline, $3, last_offset, max_event_time, watermark, now() FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2
+    `INSERT INTO straggler.checkpoints AS c (pipeline, batch_id, last_offset, max_event_time, watermark, inputs, updated_at)
+     SELECT pipeline, $3, last_offset, max_event_time, watermark, inputs, now() FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2
      ON CONFLICT (pipeline) DO UPDATE SET batch_id = EXCLUDED.batch_id, last_offset = EXCLUDED.last_offset, max_event_time = EXCLUDED.max_event_time,
-       watermark = EXCLUDED.watermark, updated_at = now()`,
+       watermark = EXCLUDED.watermark, inputs = EXCLUDED.inputs, updated_at = now()`,
     [pipeline, version, batchId],
   );
   await client.query("DELETE FROM straggler.late_windows WHERE pipeline = $1", [pipeline]);
