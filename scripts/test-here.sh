@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suite through Testcontainers on a machine that can reach no
-# container registry: installs Debian's Chromium (the browser test) when missing,
+# container registry: installs Debian's Chromium (the browser test) and
+# nats-server (the NATS source's tests) when missing,
 # installs and starts Docker and builds the PostgreSQL,
 # Node and service images from Debian packages and the host's Node
 # (scripts/docker-local.sh), then runs vitest against those images, then the
@@ -8,11 +9,15 @@
 # Extra arguments go to the main vitest run. Exits non-zero if either fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# The browser test (test/browser) drives Debian's Chromium: install it when missing.
-if [[ ! -x /usr/bin/chromium ]]; then
+# The browser test (test/browser) drives Debian's Chromium, and the NATS source's
+# tests start Debian's nats-server (JetStream): install what is missing.
+missing=()
+[[ -x /usr/bin/chromium ]] || missing+=(chromium)
+[[ -x /usr/sbin/nats-server ]] || missing+=(nats-server)
+if ((${#missing[@]} > 0)); then
   SUDO=(); ((EUID == 0)) || SUDO=(sudo)
   "${SUDO[@]}" apt-get update -qq
-  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 bash scripts/docker-local.sh
 export STRAGGLER_TEST_PG_IMAGE="${STRAGGLER_PG_IMAGE:-straggler/postgres:15-local}"

@@ -26,6 +26,7 @@ import { landPendingFiles } from "./ingest/landingFolder.js";
 import type { Logger } from "./log.js";
 import { startAlerts } from "./observe/alerts.js";
 import { runBatch } from "./stream/runBatch.js";
+import { logConsumerStarter } from "./sources/logConsumer.js";
 import { analyzeIfStale } from "./db/statistics.js";
 import { StreamLoop } from "./stream/streamLoop.js";
 
@@ -167,8 +168,8 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       },
     };
   };
-  // Each kind of owned work: a log source's consumer adds its starter here.
-  const ownedStarters: OwnedTaskStarter[] = [streamLoop];
+  // Each kind of owned work: the stream loop, and a log source's consumer (source.nats).
+  const ownedStarters: OwnedTaskStarter[] = [streamLoop, await logConsumerStarter(db.pool, pipelines, log)];
   const replicaId = replicaIdOf(env);
   let leases: PipelineLeases | undefined;
   const work = new OwnedWork(pipelines, ownedStarters, (name) => leases?.owns(name) ?? false, log);

@@ -9,6 +9,7 @@ import cron from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { readDuration } from "./duration.js";
+import { natsSourceSchema } from "./natsSource.js";
 import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
 import { tagAlternatives, tagSetting } from "./policySettings.js";
 import { readShare } from "./share.js";
@@ -312,7 +313,13 @@ export const pipelineSchema = z
         .max(MAX_RECORD_BYTES_LIMIT, `expected at most ${MAX_RECORD_BYTES_LIMIT} bytes`)
         .default(1_048_576),
       csv: csvDialectSchema,
+      /** A NATS JetStream stream consumed by the service (src/sources/nats.ts); each message is one JSON record. */
+      nats: natsSourceSchema.optional(),
     })
+      .refine((s) => s.nats === undefined || s.format === "jsonl", {
+        path: ["format"],
+        message: 'a NATS source reads one JSON object per message: expected format "jsonl"',
+      })
       // A pipeline fed only over HTTP (JSON bodies) needs no source block at all.
       .prefault({ format: "jsonl" }),
     fields: z.strictObject({

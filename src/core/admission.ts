@@ -83,6 +83,17 @@ export interface RawRecord {
   parseError?: string;
   /** Name of the file the record came from, when it is not the landing source itself (replay). */
   origin?: string;
+  /**
+   * The event id the source gives the record, used when the pipeline reads none from the
+   * data (`fields.eventId` unset): a log message's id (NATS `Nats-Msg-Id`, else `nats:STREAM:seq`).
+   */
+  eventId?: string;
+  /**
+   * When the source received the record, epoch µs (a log message's time in its log): the
+   * ingestion time when the pipeline reads none from the data (`fields.ingestionTime` unset),
+   * instead of the landing time, so a message landed again gets the same one.
+   */
+  ingestionTimeUs?: bigint;
 }
 
 /** A classified bronze row. Instants are epoch µs; value is a numeric string. */
@@ -162,11 +173,11 @@ function msText(us: bigint): string {
 export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: string, landingTimeMs: number): BronzeRow {
   const f = rec.fields;
   const row: BronzeRow = {
-    eventId: `${rec.origin ?? source}:${rec.line}`,
+    eventId: rec.eventId ?? `${rec.origin ?? source}:${rec.line}`,
     line: rec.line,
     raw: rec.raw,
     eventTimeUs: null,
-    ingestionTimeUs: usOfMs(landingTimeMs),
+    ingestionTimeUs: rec.ingestionTimeUs ?? usOfMs(landingTimeMs),
     groupKey: groupKeyOf(f, policy.fields.groupKey, rec.numbers),
     value: null,
     status: "accepted",

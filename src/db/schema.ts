@@ -256,3 +256,21 @@ export const sessionRetractions = straggler.table(
     check("session_retractions_check", sql`(${t.reason} = 'corrected') = (${t.runId} IS NOT NULL) AND (${t.reason} = 'corrected') = (${t.batchId} IS NULL)`),
   ],
 );
+
+/**
+ * Offsets of durable logs (migration 0021): per pipeline, log (`nats:STREAM`) and
+ * partition, the last offset whose message landed, written in the landing's transaction.
+ * Partition `*` of a NATS stream is its position: every message up to it has landed.
+ */
+export const logOffsets = straggler.table(
+  "log_offsets",
+  {
+    pipeline: text("pipeline").notNull(),
+    log: text("log").notNull(),
+    partition: text("partition").notNull(),
+    lastOffset: bigint("last_offset", { mode: "bigint" }).notNull(),
+    messages: bigint("messages", { mode: "number" }).notNull().default(0),
+    updatedAt: tstz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: "log_offsets_pipeline_log_partition_pk", columns: [t.pipeline, t.log, t.partition] })],
+);

@@ -48,7 +48,7 @@ export const SOURCE_STATES = ["landed", "refused", "changed_after_landing", "wai
 
 export const sourcesQuery = z.strictObject({
   state: z.enum(SOURCE_STATES, { error: "expected landed, refused, changed_after_landing or waiting_to_settle" }).optional(),
-  kind: z.enum(["file", "http", "stdin", "replay"], { error: "expected file, http, stdin or replay" }).optional(),
+  kind: z.enum(["file", "http", "stdin", "replay", "nats"], { error: "expected file, http, stdin, replay or nats" }).optional(),
   limit,
 });
 

@@ -43,7 +43,8 @@ function fieldText(v: unknown): string | null {
   return stringifyJson(v) ?? null;
 }
 
-function textProblem(text: string): string | undefined {
+/** Why a record's text cannot be stored as it is (invalid UTF-8, a NUL), or undefined. */
+export function textProblem(text: string): string | undefined {
   if (text.includes("\uFFFD")) return "invalid UTF-8";
   if (text.includes("\u0000")) return "contains a NUL character";
   return undefined;

@@ -7,7 +7,7 @@ import { columnsBesidesPipeline, sources } from "../views.js";
 /**
  * Not prepared: its text depends on the filters given.
  * @param filter.state only sources in this state (`landed`, `refused`, …)
- * @param filter.kind only sources of this kind (`file`, `http`, `stdin`, `replay`)
+ * @param filter.kind only sources of this kind (`file`, `http`, `stdin`, `replay`, `nats`)
  * @param filter.limit rows at most
  * @returns rows keyed by the view's column names (`pipeline` left out)
  * @throws the database's error when it cannot be reached

@@ -1,0 +1,114 @@
+/**
+ * The service's consumer of a pipeline's log source, startable and stoppable
+ * on its own (an owner of the pipeline starts it, and stops it when it loses
+ * the pipeline): `while (!stopping) { next batch → land it → acknowledge it }`.
+ * A failure (the log or the database unreachable, a refused configuration) is
+ * logged — a configuration refusal once per message — and retried with
+ * backoff; the source then resumes from the database's offsets. Rows landed
+ * wake the stream through bronze's NOTIFY, like every landing.
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Pool } from "../db/pool.js";
+import { backoffMs, type Backoff } from "../db/retry.js";
+import { readLogOffsets } from "../db/sql/logOffsets.js";
+import type { OwnedTaskStarter } from "../cluster/ownedWork.js";
+import type { Logger } from "../log.js";
+import { landLogBatch, type LogBatchResult } from "./landLogBatch.js";
+import { LogSourceRefused, type LogSource } from "./logSource.js";
+
+/** The wait after a failed batch: 500 ms doubling, at most 15 s. */
+const FAILURE_BACKOFF: Backoff = { baseMs: 500, capMs: 15_000 };
+
+export class LogConsumer {
+  private stopping = false;
+  private running: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  private failures = 0;
+  /** The refusal last logged, so a refused configuration is not logged every retry. */
+  private refusal: string | undefined;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly pipeline: PipelineConfig,
+    private readonly source: LogSource,
+    private readonly log: Logger,
+    private readonly opts: {
+      /** False once the pipeline's lease is lost: no further batch is fetched, the consumer ends. */
+      owns?: () => boolean;
+      /** Called after each batch has landed and been acknowledged. */
+      onBatch?: (r: LogBatchResult) => void;
+    } = {},
+  ) {}
+
+  start(): void {
+    this.stopping = false;
+    this.running ??= this.loop().finally(() => (this.running = undefined));
+  }
+
+  /** Stops after the batch in flight has landed and been acknowledged; closes the connection. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.source.interrupt();
+    this.wakeUp?.();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    const log = this.log.child({ pipeline: this.pipeline.name, log: this.source.log });
+    const max = this.pipeline.trigger.maxRowsPerBatch;
+    const offsets = () => readLogOffsets(this.pool, this.pipeline.name, this.source.log);
+    while (!this.stopping) {
+      if (this.opts.owns?.() === false) {
+        log.info("the pipeline's lease is lost: no further batch");
+        break;
+      }
+      try {
+        const batch = await this.source.next(max, offsets);
+        if (batch.messages.length > 0) {
+          const r = await landLogBatch(this.pool, this.pipeline, this.source.log, batch);
+          await this.source.commit(batch);
+          log.debug({ landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, alreadyLanded: r.alreadyLanded }, "log batch landed");
+          this.opts.onBatch?.(r);
+        }
+        if (this.refusal !== undefined || this.failures > 0) log.info("consuming again");
+        this.failures = 0;
+        this.refusal = undefined;
+      } catch (e) {
+        this.failures++;
+        this.source.reset();
+        const delay = backoffMs(this.failures, FAILURE_BACKOFF);
+        if (e instanceof LogSourceRefused) {
+          if (this.refusal !== e.message) log.error(e.message);
+          this.refusal = e.message;
+        } else log.warn({ err: e, failures: this.failures, retryInMs: Math.round(delay) }, "log batch failed; resuming from the database's offsets");
+        if (this.stopping) break;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          this.wakeUp = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeUp = undefined;
+      }
+    }
+    await this.source.close().catch((e: unknown) => log.warn({ err: e }, "closing the log connection failed"));
+  }
+}
+
+/**
+ * The service's starter of log consumers (owned work, src/cluster/ownedWork.ts): for a
+ * pipeline whose source is a log (`source.nats`), a started consumer that stops fetching
+ * once the pipeline's lease is lost; undefined for the others. The NATS client is loaded
+ * only when a pipeline has a NATS source. A pull waits up to the trigger interval (1-30 s)
+ * for its batch to fill.
+ */
+export async function logConsumerStarter(pool: Pool, pipelines: PipelineConfig[], log: Logger): Promise<OwnedTaskStarter> {
+  const nats = pipelines.some((p) => p.source.nats !== undefined) ? await import("./nats.js") : undefined;
+  return (pipeline, owns) => {
+    if (pipeline.source.nats === undefined || nats === undefined) return undefined;
+    const consumer = new LogConsumer(pool, pipeline, new nats.NatsSource(pipeline.source.nats, pipeline.name, pipeline.trigger.interval, log), log, { owns });
+    consumer.start();
+    return consumer;
+  };
+}
