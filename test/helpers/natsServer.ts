@@ -23,6 +23,8 @@ export interface NatsServer {
   start(): Promise<void>;
   /** Stops it and removes its store. */
   dispose(): Promise<void>;
+  /** The last lines the server printed (for a failure's message). */
+  output(): string;
 }
 
 function portOpen(port: number): Promise<boolean> {
@@ -43,6 +45,8 @@ export async function startNatsServer(): Promise<NatsServer> {
   let output = "";
   const start = async () => {
     const p = spawn(NATS_SERVER_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store], { stdio: ["ignore", "pipe", "pipe"] });
+    output += `--- started (pid ${p.pid})\n`;
+    p.once("exit", (code, signal) => (output += `--- exited (${code ?? signal})\n`));
     p.stdout!.on("data", (d) => (output = (output + String(d)).slice(-4000)));
     p.stderr!.on("data", (d) => (output = (output + String(d)).slice(-4000)));
     proc = p;
@@ -50,10 +54,12 @@ export async function startNatsServer(): Promise<NatsServer> {
     await waitFor(`nats-server on port ${port}\n${output}`, async () => ((await portOpen(port)) ? true : undefined), 15_000, 50);
   };
   const stop = async () => {
-    if (proc === undefined) return;
-    proc.kill("SIGTERM");
-    await Promise.race([exited, sleep(10_000).then(() => proc?.kill("SIGKILL"))]);
+    const p = proc;
+    if (p === undefined) return;
+    p.kill("SIGTERM");
+    const force = setTimeout(() => p.kill("SIGKILL"), 10_000); // only this process: a later start's is another
     await exited;
+    clearTimeout(force);
     proc = undefined;
   };
   await start();
@@ -62,6 +68,7 @@ export async function startNatsServer(): Promise<NatsServer> {
     url: `nats://127.0.0.1:${port}`,
     stop,
     start,
+    output: () => output,
     async dispose() {
       await stop();
       rmSync(store, { recursive: true, force: true });

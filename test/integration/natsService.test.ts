@@ -131,7 +131,7 @@ describe("NATS source in the service", () => {
     const stopped = await killAndReap(svc, "SIGTERM");
     expect(stopped.exit).toEqual({ code: 0, signal: null });
     expect(svc.errorLines()).toEqual([]);
-  });
+  }, 420_000);
 });
 
 function writeJsonl(dir: string, n: number): string {

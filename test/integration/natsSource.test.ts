@@ -20,7 +20,7 @@ import { addStream, natsClient, publishUntilStored, startNatsServer, type NatsSe
 import { sleep, waitFor } from "../helpers/service.js";
 
 const getDb = useTestDatabase();
-const log = createLogger("silent");
+const log = createLogger(process.env.NATS_TEST_LOG ?? "silent");
 let server: NatsServer;
 let nc: NatsConnection;
 
@@ -134,7 +134,7 @@ describe("NATS JetStream source", () => {
     expect(await bronze(pool, p.name)).toHaveLength(30);
     const info = await jsm.consumers.info("EV", "straggler-nats-once");
     expect([info.num_ack_pending, info.config.opt_start_seq]).toEqual([0, 31]);
-  });
+  }, 120_000);
 
   it("the server stopped and started again while messages are published: every message lands once", async () => {
     const { pool } = await getDb();
@@ -151,11 +151,11 @@ describe("NATS JetStream source", () => {
     }
     await restart;
     const count = async () => (await pool.query(`SELECT count(*)::int AS rows, count(DISTINCT event_id)::int AS ids FROM straggler.bronze_events WHERE pipeline = $1`, [p.name])).rows[0];
-    await waitFor("every message landed", async () => ((await count()).rows >= N ? true : undefined), 90_000, 100);
+    await waitFor("every message landed", async () => ((await count()).rows >= N ? true : undefined), 150_000, 100);
     await consumer.stop();
     expect(await count()).toEqual({ rows: N, ids: N });
     const jsm = await nc.jetstreamManager();
     expect((await jsm.streams.info("RS")).state.messages).toBe(N);
     expect(await readLogOffsets(pool, p.name, "nats:RS")).toEqual(new Map([["a", 298n], ["b", 299n], ["c", 300n], ["*", 300n]]));
-  });
+  }, 240_000);
 });
