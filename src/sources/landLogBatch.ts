@@ -1,7 +1,8 @@
 /**
  * Lands a batch of log messages (src/sources/logSource.ts) in bronze, exactly
  * once: one landing per partition (source `LOG/PARTITION@FIRST-OFFSET`, or
- * `LOG@FIRST-OFFSET` when the log has no partitions configured), each through
+ * `LOG@FIRST-OFFSET` when the log has no partitions configured) whose rows
+ * name the partition as their input (docs/DESIGN.md "Several inputs"), each through
  * `landRecords` (one transaction under the pipeline's append lock), with the
  * partition's new offset recorded before COMMIT. A message at or below its
  * partition's recorded offset has landed before (a redelivery after a crash
@@ -84,6 +85,8 @@ export async function landLogBatch(pool: Pool, pipeline: PipelineConfig, log: st
     }
     const landing = await landRecords(pool, pipeline, logSourceName(log, partition, messages[0]!.offset), records(), {
       landingTimeMs: Date.now(),
+      // The partition is the rows' input (its own watermark); a log without partitions is the default input.
+      ...(partition === "" ? {} : { input: partition }),
       beforeCommit: async (client) => {
         await advanceLogOffset(client, { pipeline: pipeline.name, log, partition, expected: offsets.get(partition) ?? null, offset: messages.at(-1)!.offset, messages: messages.length });
         if (lastOfBatch && batch.position !== undefined) await raiseLogPosition(client, pipeline.name, log, batch.position, batch.messages.length);

@@ -18,6 +18,7 @@ import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 import { addStream, natsClient, publishUntilStored, startNatsServer, type NatsServer } from "../helpers/natsServer.js";
 import { sleep, waitFor } from "../helpers/service.js";
+import { runBatch } from "../../src/stream/runBatch.js";
 
 const getDb = useTestDatabase();
 const log = createLogger(process.env.NATS_TEST_LOG ?? "silent");
@@ -158,4 +159,45 @@ describe("NATS JetStream source", () => {
     expect((await jsm.streams.info("RS")).state.messages).toBe(N);
     expect(await readLogOffsets(pool, p.name, "nats:RS")).toEqual(new Map([["a", 298n], ["b", 299n], ["c", 300n], ["*", 300n]]));
   }, 240_000);
+
+  it("a partition that goes idle: each partition is an input; after idleTimeout it no longer holds the watermark back", async () => {
+    const { pool } = await getDb();
+    await addStream(nc, "ID", ["id.>"]);
+    const at = (hhmm: string) => `2026-11-30T${hhmm}:00.000Z`;
+    // a, b and c send 10:00; 2.5 seconds later (the stream's time, the rows' ingestion time) only a and b send 10:30.
+    for (const k of PARTS) await publishUntilStored(nc, `id.${k}.x`, { t: at("10:00"), k, v: 1 });
+    await sleep(2500);
+    for (const k of ["a", "b"]) await publishUntilStored(nc, `id.${k}.x`, { t: at("10:30"), k, v: 1 });
+    const watermarks: Record<string, unknown> = {};
+    for (const idleTimeout of [undefined, "2 seconds"]) {
+      const name = idleTimeout === undefined ? "nats-busy" : "nats-idle";
+      const p = pipeline({
+        name,
+        source: { format: "jsonl", nats: { servers: server.url, stream: "ID", subject: "id.*.>", partitionToken: 2 } },
+        fields: { eventTime: "t", groupKey: "k", value: "v" },
+        window: { type: "tumbling", size: "10 minutes" },
+        watermark: { delay: "1 minute", ...(idleTimeout === undefined ? {} : { idleTimeout }) },
+        trigger: { maxRowsPerBatch: 100 },
+      });
+      const src = new NatsSource(p.source.nats!, p.name, 1000, log);
+      const batch = await src.next(100, () => readLogOffsets(pool, p.name, src.log));
+      expect((await landLogBatch(pool, p, src.log, batch)).landed).toBe(5);
+      await src.commit(batch);
+      await src.close();
+      await runBatch(pool, p, "once");
+      const inputs = (await pool.query(`SELECT input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1 ORDER BY 1`, [name])).rows;
+      expect(inputs).toEqual([{ input: "a", n: 2 }, { input: "b", n: 2 }, { input: "c", n: 1 }]);
+      const progress = (await pool.query(`SELECT to_char(next_watermark AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS next_watermark, inputs FROM straggler.batch_progress WHERE pipeline = $1`, [name])).rows[0];
+      watermarks[name] = {
+        watermark: progress.next_watermark,
+        inputs: progress.inputs.map((i: { input: string; watermark: string; idle: boolean }) => [i.input, i.watermark, i.idle]),
+      };
+    }
+    expect(watermarks).toEqual({
+      // Without idleTimeout, c (10:00 − 1 minute) holds the pipeline's watermark (min of the inputs').
+      "nats-busy": { watermark: at("09:59"), inputs: [["a", at("10:29"), false], ["b", at("10:29"), false], ["c", at("09:59"), false]] },
+      // With it, c has sent nothing for 2.5 s of ingestion time (the stream's time): left out.
+      "nats-idle": { watermark: at("10:29"), inputs: [["a", at("10:29"), false], ["b", at("10:29"), false], ["c", at("09:59"), true]] },
+    });
+  }, 120_000);
 });
