@@ -9,14 +9,15 @@
  * between COMMIT and acknowledgement): it is left out. The offset is moved
  * only from the value read before the landing (`advanceLogOffset`): if
  * another consumer landed the partition meanwhile, the landing rolls back
- * (`LogOffsetMovedError`) and nothing lands twice. The batch's last landing
+ * (`LogOffsetMovedError`) and nothing lands twice; so does a landing whose
+ * source another consumer recorded meanwhile. The batch's last landing
  * also raises the log's position (`*`, for a log whose offsets are one
  * sequence across partitions: NATS), from where a restarted consumer resumes.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
-import { advanceLogOffset, raiseLogPosition, readLogOffsets } from "../db/sql/logOffsets.js";
+import { advanceLogOffset, LogOffsetMovedError, raiseLogPosition, readLogOffsets } from "../db/sql/logOffsets.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { utf8Prefix } from "../ingest/lineSplitter.js";
 import { jsonFields, textProblem } from "../ingest/readers.js";
@@ -92,11 +93,10 @@ export async function landLogBatch(pool: Pool, pipeline: PipelineConfig, log: st
         if (lastOfBatch && batch.position !== undefined) await raiseLogPosition(client, pipeline.name, log, batch.position, batch.messages.length);
       },
     });
+    // The source was recorded by another landing since the offsets were read (another consumer
+    // landed a batch starting at the same offset): this batch may hold more; read it again.
+    if (landing.alreadyLanded) throw new LogOffsetMovedError(log, partition);
     result.landings.push(landing);
-    if (landing.alreadyLanded) {
-      result.alreadyLanded += messages.length;
-      continue;
-    }
     result.landed += landing.landed;
     result.accepted += landing.accepted;
     result.quarantined += landing.quarantined;

@@ -9,7 +9,8 @@ import type { NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PipelineConfig } from "../../src/config/pipelines.js";
 import type { Pool } from "../../src/db/pool.js";
-import { readLogOffsets } from "../../src/db/sql/logOffsets.js";
+import { createPool } from "../../src/db/pool.js";
+import { LogOffsetMovedError, readLogOffsets } from "../../src/db/sql/logOffsets.js";
 import { createLogger } from "../../src/log.js";
 import { landLogBatch } from "../../src/sources/landLogBatch.js";
 import { LogConsumer } from "../../src/sources/logConsumer.js";
@@ -199,5 +200,31 @@ describe("NATS JetStream source", () => {
       // With it, c has sent nothing for 2.5 s of ingestion time (the stream's time): left out.
       "nats-idle": { watermark: at("10:29"), inputs: [["a", at("10:29"), false], ["b", at("10:29"), false], ["c", at("09:59"), true]] },
     });
+  }, 120_000);
+
+  it("two consumers landing one partition at once (a takeover while the old owner still lands): each message once", async () => {
+    const { pool, url } = await getDb();
+    const other = createPool(url, 3); // another process: its own append queue, the same append lock
+    try {
+      const p = natsPipeline("nats-race", "EV");
+      const msg = (seq: number) => ({ partition: "a", offset: BigInt(seq), data: new TextEncoder().encode(JSON.stringify({ t: new Date(T0 + seq * 1000).toISOString(), k: "a", v: seq })), eventId: `nats:EV:${seq}`, storedUs: BigInt(T0) * 1000n });
+      const old = { messages: [1, 4].map(msg), position: 4n };
+      const taker = { messages: [1, 4, 7].map(msg), position: 7n };
+      for (let round = 0; round < 5; round++) {
+        const settled = await Promise.allSettled([landLogBatch(pool, p, "nats:EV", old), landLogBatch(other, p, "nats:EV", taker)]);
+        for (const r of settled) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(LogOffsetMovedError);
+        // A consumer whose landing was refused reads the batch again: what had landed is left out.
+        if (settled[0].status === "rejected") await landLogBatch(pool, p, "nats:EV", old);
+        if (settled[1].status === "rejected") await landLogBatch(other, p, "nats:EV", taker);
+        const rows = (await pool.query(`SELECT event_id, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1 ORDER BY 1`, [p.name])).rows;
+        expect(rows).toEqual([{ event_id: "nats:EV:1", n: 1 }, { event_id: "nats:EV:4", n: 1 }, { event_id: "nats:EV:7", n: 1 }]);
+        expect(await readLogOffsets(pool, p.name, "nats:EV")).toEqual(new Map([["a", 7n], ["*", 7n]]));
+        await pool.query(`DELETE FROM straggler.bronze_events WHERE pipeline = $1`, [p.name]);
+        await pool.query(`DELETE FROM straggler.landed_sources WHERE pipeline = $1`, [p.name]);
+        await pool.query(`DELETE FROM straggler.log_offsets WHERE pipeline = $1`, [p.name]);
+      }
+    } finally {
+      await other.end();
+    }
   }, 120_000);
 });
