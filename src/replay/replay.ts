@@ -4,10 +4,11 @@
  * stream after each one — what the pipeline would have seen live.
  *
  * The files are first COPYed into a session-temporary table with each row's
- * arrival instant (memory stays flat whatever the dataset's size); a cursor
- * then reads them back in arrival order. Each span lands as the source
- * `replay:<dataset>:<span start>`, so an interrupted replay resumes where it
- * stopped. Made-up event ids are `<file>:<line>`, the same as landing the
+ * arrival instant (memory stays flat whatever the dataset's size), then read
+ * back in arrival order a page at a time, each page a statement of its own:
+ * no snapshot stays open for the replay's length (src/db/sql/stageReplayRows.ts).
+ * Each span lands as the source `replay:<dataset>:<span start>`, so an
+ * interrupted replay resumes where it stopped. Made-up event ids are `<file>:<line>`, the same as landing the
  * files from the landing folder would give, so landing both ways dedupes.
  * Rows whose arrival time cannot be read land in the first micro-batch.
  * When the replay completes, each file is recorded as landed under its own
@@ -23,10 +24,10 @@ import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import { msOfUs, parseInstant, usOfMs } from "../core/timestamps.js";
-import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
+import type { Pool, PoolClient } from "../db/pool.js";
 import { recordReplayedFile } from "../db/sql/recordReplayedFile.js";
 import {
-  copyReplayRows, createReplayRows, dropReplayRows, fetchReplayRows, indexReplayRows, openReplayCursor, replayLine, type ReplayRow,
+  copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
 } from "../db/sql/stageReplayRows.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { SourceRefused } from "../ingest/errors.js";
@@ -135,11 +136,8 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     const headers = new Set<string>();
     const total = await stage(client, pipeline, opts, refused, headers);
     const csvHeader = headers.size === 1 ? [...headers][0] : undefined;
-    // The cursor lives in a transaction on the staging session; landings and batches run on other connections.
-    const counts = await inTransaction(client, async () => {
-      await openReplayCursor(client);
-      return replaySpans(pool, client, pipeline, `replay:${id}`, started, total, opts, csvHeader);
-    });
+    // Pages are read on the staging session; landings and batches run on other connections.
+    const counts = await replaySpans(pool, client, pipeline, `replay:${id}`, started, total, opts, csvHeader);
     // The files are now in bronze: the landing folder must not land them again.
     // They are recorded with 0 rows (their rows count under the replay:… sources).
     for (const file of opts.files) {
@@ -154,7 +152,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
 }
 
 /**
- * Reads the staged records through the open cursor, span by span of arrival
+ * Reads the staged records page by page on `staging`, span by span of arrival
  * time; lands each span as the source `<sourcePrefix>:<span start>` and runs
  * the stream until the span's rows are consumed.
  * @param started when the replay started, epoch ms: the landing time of records without an arrival time
@@ -162,7 +160,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
  */
 async function replaySpans(
   pool: Pool,
-  cursor: PoolClient,
+  staging: PoolClient,
   pipeline: PipelineConfig,
   sourcePrefix: string,
   started: number,
@@ -173,10 +171,12 @@ async function replaySpans(
   const span = opts.batchSpanMs;
   let buffer: ReplayRow[] = [];
   let exhausted = false;
+  let last: ReplayRow | null = null;
   const fill = async () => {
     if (buffer.length === 0 && !exhausted) {
-      buffer = await fetchReplayRows(cursor, FETCH);
+      buffer = await readReplayPage(staging, last, FETCH);
       if (buffer.length === 0) exhausted = true;
+      else last = buffer[buffer.length - 1]!;
     }
   };
   const spanOf = (r: ReplayRow) => (r.arrival_ms === null ? null : Math.floor(r.arrival_ms / span) * span);
