@@ -10,7 +10,8 @@ import { BATCH_PAIRS, pairWindowBounds } from "./fragments/batchPairs.js";
 import { aggregateWindow, combineAggregates, computedAggregates, storedAggregates } from "./fragments/windowAggregates.js";
 
 const MERGE_WINDOWS = "merge";
-function mergeSql(): string {
+/** The MERGE's text: $1 pipeline, $2 batch id (exported for plan tests). */
+export function mergeSql(): string {
   const { windowStart, windowEnd } = pairWindowBounds();
   return `MERGE INTO straggler.window_results_table AS t
        USING (SELECT group_key, ${windowStart} AS window_start, ${windowEnd} AS window_end,

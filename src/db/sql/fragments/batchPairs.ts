@@ -10,8 +10,22 @@ import { usToTimestamptz } from "./windowAssignment.js";
 
 export const BATCH_PAIRS = "batch_pairs_us";
 
-export const CREATE_BATCH_PAIRS_SQL = `CREATE TEMP TABLE IF NOT EXISTS ${BATCH_PAIRS} (seq bigint, group_key text, value numeric,
-         ws_us bigint, we_us bigint, late boolean) ON COMMIT DELETE ROWS`;
+/**
+ * Creates the pairs table once per session, and ANALYZEs it while it is
+ * empty. Never analysed, the planner takes it for 10 pages (~350 pairs)
+ * whatever it holds, and MERGEs a batch of 14 windows by a hash join over
+ * every results row of the pipeline (4.4 ms at 10k windows, growing with the
+ * results) instead of 14 index probes (0.4 ms). Analysed once, it is
+ * estimated from its actual size in pages at every statement: a handful of
+ * pairs for a small batch, thousands for a large one. No statistics are
+ * written per batch.
+ */
+export const CREATE_BATCH_PAIRS_SQL = `DO $$BEGIN
+  IF to_regclass('pg_temp.${BATCH_PAIRS}') IS NULL THEN
+    CREATE TEMP TABLE ${BATCH_PAIRS} (seq bigint, group_key text, value numeric, ws_us bigint, we_us bigint, late boolean) ON COMMIT DELETE ROWS;
+    ANALYZE pg_temp.${BATCH_PAIRS};
+  END IF;
+END$$`;
 
 /** SQL for a pair's window bounds as timestamptz, from its `ws_us` and `we_us` (group by both). */
 export function pairWindowBounds(): { windowStart: string; windowEnd: string } {
