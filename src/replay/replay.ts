@@ -25,6 +25,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import { msOfUs, parseInstant, usOfMs } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
+import { commitWithoutFlushWait } from "../db/sql/commitWithoutFlushWait.js";
 import { recordReplayedFile } from "../db/sql/recordReplayedFile.js";
 import {
   copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
@@ -200,7 +201,10 @@ async function replaySpans(
     const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
     // Records without an ingestion time of their own arrive at the end of their span.
     const landingTimeMs = current === null ? started : current + span;
-    const land = await landRecords(pool, pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, csvHeader: () => csvHeader });
+    // One WAL flush per span, not two: the span's landing commits without waiting for its
+    // flush, and the micro-batch that follows (which waits) flushes both. A crash between
+    // them may undo the landing: its source is then not recorded, and a resumed replay lands it again.
+    const land = await landRecords(pool, pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, csvHeader: () => csvHeader, beforeCommit: commitWithoutFlushWait });
     if (land.alreadyLanded) {
       skipped++;
       await (async () => { for await (const _ of records()) void _; })(); // skip the span's rows
