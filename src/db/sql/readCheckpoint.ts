@@ -37,6 +37,7 @@ const COLUMNS = "batch_id, last_offset, max_event_time, watermark, inputs";
 const READ_CHECKPOINT = "read_checkpoint";
 const READ_CHECKPOINT_SQL = `SELECT ${COLUMNS} FROM straggler.checkpoints WHERE pipeline = $1`;
 const CREATE_CHECKPOINT_SQL = "INSERT INTO straggler.checkpoints (pipeline) VALUES ($1) ON CONFLICT DO NOTHING";
+const LOCK_CHECKPOINT = "lock_checkpoint";
 const LOCK_CHECKPOINT_SQL = `${READ_CHECKPOINT_SQL} FOR UPDATE`;
 
 interface CheckpointRow {
@@ -69,7 +70,10 @@ export async function readCheckpoint(client: Queryable, pipeline: string): Promi
  * holds it is the one that advances it.
  */
 export async function readCheckpointForUpdate(client: PoolClient, pipeline: string): Promise<Checkpoint> {
+  // One round trip once the row exists (every batch after a pipeline's first).
+  const locked = (await client.query(prepared(LOCK_CHECKPOINT, LOCK_CHECKPOINT_SQL, [pipeline]))).rows[0];
+  if (locked) return toCheckpoint(locked);
   await client.query(CREATE_CHECKPOINT_SQL, [pipeline]);
-  const { rows } = await client.query(LOCK_CHECKPOINT_SQL, [pipeline]);
+  const { rows } = await client.query(prepared(LOCK_CHECKPOINT, LOCK_CHECKPOINT_SQL, [pipeline]));
   return toCheckpoint(rows[0]);
 }
