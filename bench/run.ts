@@ -30,7 +30,7 @@ import { measureFreshness } from "./freshness.js";
 import { measureHttpIngest } from "./httpIngest.js";
 import { createCopyTable, measureEndToEnd, measureLanding, writeWorkload } from "./landing.js";
 import { measureReplayMemory, measureTaxiReplay } from "./replay.js";
-import { createDbaTable, createNaiveTable, measureStream } from "./stream.js";
+import { createDbaTable, createNaiveTable, measureBatchFixedCost, measureStream } from "./stream.js";
 import { lateShare } from "./workload.js";
 
 /** Creates the database `straggler_bench` afresh on the server at `serverUrl`. @returns its URL and the server's version */
@@ -47,11 +47,11 @@ async function freshBenchDatabase(serverUrl: string): Promise<{ url: string; ver
 }
 
 async function main(): Promise<void> {
-  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only this figure: freshness, http, correction").parse().opts();
+  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo)").parse().opts();
   const only = opts.only as string | undefined;
   const scale = Number(opts.scale), rounds = Number(opts.rounds);
   if (!(scale > 0) || !(rounds >= 1)) throw new Error("--scale must be > 0 and --rounds >= 1");
-  if (only !== undefined && !["freshness", "http", "correction"].includes(only)) throw new Error("--only: expected freshness, http or correction");
+  if (only !== undefined && !["freshness", "http", "correction", "microbatch"].includes(only)) throw new Error("--only: expected freshness, http, correction or microbatch");
   const n = Math.max(2000, Math.round(1_000_000 * scale));
   const env = loadEnv();
   const server = await openDatabase(env, log, { migrate: false });
@@ -74,19 +74,21 @@ async function main(): Promise<void> {
     const files = await writeWorkload(n);
     limit = await measureLanding(ctx, files);
     dropShare = await measureStream(ctx);
+    await measureBatchFixedCost(ctx);
     await measureEndToEnd(ctx, files);
     // The bulk sections above leave work for autovacuum; done now, it does not run during the
     // freshness measurement (which would then measure the server's background work).
     say("vacuuming after the bulk sections");
     await pool.query("VACUUM (ANALYZE) straggler.bronze_events, straggler.window_results_table, bench_bronze_copy");
   }
-  if (only === undefined || only === "freshness") await measureFreshness(ctx);
+  if (only === "microbatch") await measureBatchFixedCost(ctx);
+  if (only === undefined || only === "freshness" || only === "microbatch") await measureFreshness(ctx);
   if (only === undefined || only === "http") await measureHttpIngest(ctx);
   if (only === undefined || only === "correction") await measureCorrection(ctx);
   if (only === undefined) {
     await measureReplayMemory(ctx);
-    await measureTaxiReplay(ctx, limit);
   }
+  if (only === undefined || only === "microbatch") await measureTaxiReplay(ctx, limit);
   const md = [
     `# Benchmarks`,
     ``,

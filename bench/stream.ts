@@ -5,10 +5,15 @@
  * - what a DBA writes by hand: each micro-batch (the same number of rows) as
  *   one set-based INSERT … SELECT … GROUP BY … ON CONFLICT DO UPDATE, no
  *   watermark, no late handling, no progress: the floor for the stream's cost.
+ *
+ * Also the fixed cost of one small micro-batch beside a one-row write
+ * transaction (measureBatchFixedCost).
  */
 import { formatInstant, isoToUs } from "../src/core/timestamps.js";
 import { assignWindows } from "../src/core/windows.js";
+import type { RawRecord } from "../src/core/admission.js";
 import type { Pool } from "../src/db/pool.js";
+import { landRecords } from "../src/ingest/copyToBronze.js";
 import { analyzeIfStale } from "../src/db/statistics.js";
 import { runBatch } from "../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../src/stream/streamLoop.js";
@@ -133,4 +138,59 @@ export async function measureStream(ctx: BenchContext): Promise<number> {
       `one INSERT … SELECT … GROUP BY … ON CONFLICT DO UPDATE per batch, no watermark: ${fmtStat(d, " ev/s")}`, `${(s.median / d.median).toFixed(2)} × hand-written`, "");
   }
   return input > 0 ? (100 * dropped) / input : 0;
+}
+
+/** Events per micro-batch in the fixed-cost measurement: issue 15's "~100 events". */
+const SMALL_BATCH = 100;
+
+/** `SMALL_BATCH` on-time events for 10 keys, 0.1 s apart, starting `startMs`. */
+async function* smallBatch(startMs: number, first: number): AsyncGenerator<RawRecord> {
+  for (let i = 0; i < SMALL_BATCH; i++) {
+    const n = first + i;
+    const fields = { id: `s${n}`, t: new Date(startMs + i * 100).toISOString(), k: `k${n % 10}`, v: "1.25" };
+    yield { line: i + 1, raw: JSON.stringify(fields), fields };
+  }
+}
+
+/**
+ * The fixed cost of one micro-batch (issue 15: ~100 events, no late rows): a
+ * fresh pipeline gets 100 on-time events per landing, event time advancing 10
+ * s per batch (10-minute windows, 10-minute delay: windows close as it goes),
+ * and each micro-batch is timed on its own, beside the floor of any batch
+ * that commits durably, timed right after it: a transaction writing one row
+ * (BEGIN, UPDATE, COMMIT: three round trips and one WAL flush).
+ * Batches: 300 × rounds, the first 20 of each round not counted (connections, plans).
+ */
+export async function measureBatchFixedCost(ctx: BenchContext): Promise<void> {
+  const batchMs: number[] = [], floorMs: number[] = [];
+  await ctx.pool.query("CREATE TABLE IF NOT EXISTS bench_floor (id int PRIMARY KEY, n bigint NOT NULL)");
+  await ctx.pool.query("INSERT INTO bench_floor VALUES (1, 0) ON CONFLICT DO NOTHING");
+  const perRound = 300, warmUp = 20;
+  for (let r = 0; r < ctx.rounds; r++) {
+    const pipeline = benchPipeline(`fixed-${r}`, 100_000);
+    const start = Date.parse("2026-03-01T00:00:00Z");
+    for (let b = 0; b < perRound; b++) {
+      await landRecords(ctx.pool, pipeline, `fixed:${b}`, smallBatch(start + b * 10_000, b * SMALL_BATCH), { landingTimeMs: Date.now() });
+      const t0 = now();
+      const progress = await runBatch(ctx.pool, pipeline, "once");
+      const t1 = now();
+      if (progress?.numInputRows !== SMALL_BATCH || progress.numRowsDroppedByWatermark !== 0) throw new Error(`fixed-cost batch ${b}: expected ${SMALL_BATCH} on-time rows, got ${JSON.stringify(progress)}`);
+      const c = await ctx.pool.connect();
+      try {
+        const t2 = now();
+        await c.query("BEGIN");
+        await c.query("UPDATE bench_floor SET n = n + 1 WHERE id = 1");
+        await c.query("COMMIT");
+        if (b >= warmUp) floorMs.push(now() - t2);
+      } finally {
+        c.release();
+      }
+      if (b >= warmUp) batchMs.push(t1 - t0);
+    }
+    say(`fixed cost round ${r}: median ${fmt(stat(batchMs.slice(-(perRound - warmUp))).median)} ms per ${SMALL_BATCH}-event micro-batch`);
+  }
+  const s = stat(batchMs), f = stat(floorMs);
+  const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+  ctx.row(`fixed cost of one micro-batch (${SMALL_BATCH} events, no late rows), ${fmt(s.n)} batches`, `median ${fmt(s.median)} ms, p90 ${fmt(pct(batchMs, 0.9))} ms`,
+    `one-row write transaction (BEGIN, UPDATE, COMMIT) median ${fmt(f.median)} ms`, `${(s.median / f.median).toFixed(1)} × one-row transaction`, "≤ 5 ms");
 }
