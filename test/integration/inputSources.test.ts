@@ -118,9 +118,17 @@ describe("sources name their input", () => {
     writeFileSync(file, line("x1", "12:50", 3) + "\n");
     const bad = await startCli(["ingest", "-p", "feeds", "--input", "c", file], env).done;
     expect([bad.code, bad.stderr.trim()]).toEqual([2, 'straggler: pipeline feeds has no input "c"; its inputs are default, a, b (watermark.inputs)']);
-    const ok = await startCli(["ingest", "-p", "feeds", "--input", "a", file], env).done;
+    const ok = await startCli(["ingest", "-p", "feeds", "--input", "a", "--stream", file], env).done;
     expect(ok.code).toBe(0);
     const rows = (await pool.query("SELECT source, input FROM straggler.bronze_events WHERE pipeline = 'feeds' AND source = 'extra.jsonl'")).rows;
     expect(rows).toEqual([{ source: "extra.jsonl", input: "a" }]);
+    // After the first test's batch, a's 12:50 moves a to 12:45; b (12:20) and default (11:50) hold the min.
+    const status = await startCli(["status", "-p", "feeds"], env).done;
+    expect(status.stdout.split("\n").slice(1, 5)).toEqual([
+      expect.stringMatching(/^  watermark: {13}2026-10-01T11:50:00\.000Z, /),
+      expect.stringMatching(/^    input a: watermark 2026-10-01T12:45:00\.000Z, max event time 2026-10-01T12:50:00\.000Z, last sent /),
+      expect.stringMatching(/^    input b: watermark 2026-10-01T12:20:00\.000Z, max event time 2026-10-01T12:45:00\.000Z, last sent /),
+      expect.stringMatching(/^    input default: watermark 2026-10-01T11:50:00\.000Z, max event time 2026-10-01T12:00:00\.000Z, last sent /),
+    ]);
   });
 });
