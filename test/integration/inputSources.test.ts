@@ -130,5 +130,5 @@ describe("sources name their input", () => {
       expect.stringMatching(/^    input b: watermark 2026-10-01T12:20:00\.000Z, max event time 2026-10-01T12:45:00\.000Z, last sent /),
       expect.stringMatching(/^    input default: watermark 2026-10-01T11:50:00\.000Z, max event time 2026-10-01T12:00:00\.000Z, last sent /),
     ]);
-  });
+  }, 300_000); // three CLI processes: minutes on a loaded machine
 });
