@@ -12,6 +12,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { Queryable } from "../db/pool.js";
 import { readAlertStates } from "../db/sql/alertStates.js";
 import { readOpenHolds } from "../db/sql/holds.js";
+import { readLogOffsetRows } from "../db/sql/logOffsets.js";
 import { listLiveReplicas, readPipelineOwners } from "../db/sql/pipelineLeases.js";
 import { BATCH_DURATION_BUCKETS_S, readPipelineMetrics, type PipelineMetrics } from "../db/sql/readPipelineMetrics.js";
 import { configuredAlerts } from "./alerts.js";
@@ -29,6 +30,8 @@ interface Snapshot {
   owned: Row[];
   /** Per live replica, how many of the configured pipelines it owns. */
   ownedByReplica: Row[];
+  /** Per log source partition, the last offset landed (src/db/sql/logOffsets.ts). */
+  logOffsets: Row[];
   now: number;
 }
 
@@ -52,6 +55,7 @@ const FROM_DATABASE: [string, "counter" | "gauge", string, (s: Snapshot) => Row[
   ["straggler_pipeline_held", "gauge", "1 while the pipeline is held (straggler.window_results serves what it served when the hold began), else 0.", (s) => s.held],
   ["straggler_pipeline_owned", "gauge", "1 while a replica owns the pipeline (its stream runs), else 0.", (s) => s.owned],
   ["straggler_replica_owned_pipelines", "gauge", "Pipelines each live replica owns, by replica id.", (s) => s.ownedByReplica],
+  ["straggler_log_offset", "gauge", "A log source's last offset landed in bronze, by log and partition (NATS: the stream sequence; partition * is the stream's position).", (s) => s.logOffsets],
 ];
 
 function per(s: Snapshot, value: (m: PipelineMetrics) => number | null): Row[] {
@@ -92,11 +96,11 @@ export interface Metrics {
 export function createMetrics(pipelines: PipelineConfig[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], owned: [], ownedByReplica: [], now: 0 };
+  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], owned: [], ownedByReplica: [], logOffsets: [], now: 0 };
   for (const [name, type, help, rows] of FROM_DATABASE) {
     const Kind = type === "counter" ? Counter : Gauge;
     new Kind({
-      name, help, registers: [registry], labelNames: ["pipeline", "reason", "status", "alert", "replica"],
+      name, help, registers: [registry], labelNames: ["pipeline", "reason", "status", "alert", "replica", "log", "partition"],
       collect(this: Counter | Gauge) {
         this.reset();
         for (const r of rows(snapshot)) (this as Gauge).inc(r.labels, r.value);
@@ -120,8 +124,9 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
       next();
     },
     async scrape(client) {
-      const [figures, states, holds, owners, replicas] = await Promise.all([
+      const [figures, states, holds, owners, replicas, offsets] = await Promise.all([
         readPipelineMetrics(client, names), readAlertStates(client, names), readOpenHolds(client, names), readPipelineOwners(client, names), listLiveReplicas(client),
+        readLogOffsetRows(client, names),
       ]);
       const firing = pipelines.flatMap((pipeline) => configuredAlerts(pipeline).map((alert) => ({
         labels: { pipeline: pipeline.name, alert },
@@ -130,7 +135,8 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
       const held = names.map((pipeline) => ({ labels: { pipeline }, value: holds.some((h) => h.pipeline === pipeline) ? 1 : 0 }));
       const owned = names.map((pipeline) => ({ labels: { pipeline }, value: owners.get(pipeline) ? 1 : 0 }));
       const ownedByReplica = replicas.map((replica) => ({ labels: { replica }, value: names.filter((n) => owners.get(n) === replica).length }));
-      snapshot = { pipelines: figures, firing, held, owned, ownedByReplica, now: Date.now() / 1000 };
+      const logOffsets = offsets.map((o) => ({ labels: { pipeline: o.pipeline, log: o.log, partition: o.partition }, value: o.lastOffset }));
+      snapshot = { pipelines: figures, firing, held, owned, ownedByReplica, logOffsets, now: Date.now() / 1000 };
       return registry.metrics();
     },
   };

@@ -124,6 +124,9 @@ describe("NATS source in the service", () => {
     expect(await bronzeCounts(pool, "orders")).toEqual({ rows: N, ids: N, quarantined: 0 });
     const offsets = (await pool.query(`SELECT partition, last_offset::int AS last FROM straggler.log_offsets WHERE pipeline = 'orders' ORDER BY 1`)).rows;
     expect(offsets).toEqual([{ partition: "*", last: 1200 }, { partition: "a", last: 1198 }, { partition: "b", last: 1199 }, { partition: "c", last: 1200 }]);
+    const metrics = (await svc.request("GET", "/metrics")).text;
+    const offsetMetric = (partition: string) => new RegExp(`^straggler_log_offset\\{pipeline="orders",log="nats:ORD",partition="${partition.replace("*", "\\*")}"\\} (\\d+)$`, "m").exec(metrics)?.[1];
+    expect(["*", "a", "b", "c"].map(offsetMetric)).toEqual(["1200", "1198", "1199", "1200"]);
     const jsm = await nc.jetstreamManager();
     await waitFor("the last batch acknowledged", async () => ((await jsm.consumers.info("ORD", "straggler-orders")).num_ack_pending === 0 ? true : undefined), 30_000);
 

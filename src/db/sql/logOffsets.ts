@@ -70,3 +70,14 @@ const RAISE_LOG_POSITION_SQL = `INSERT INTO straggler.log_offsets AS o (pipeline
 export async function raiseLogPosition(client: Queryable, pipeline: string, log: string, offset: bigint, messages: number): Promise<void> {
   await client.query(RAISE_LOG_POSITION_SQL, [pipeline, log, POSITION_PARTITION, String(offset), messages]);
 }
+
+const READ_LOG_OFFSET_ROWS_SQL = `SELECT pipeline, log, partition, last_offset::float8 AS last_offset FROM straggler.log_offsets WHERE pipeline = ANY($1) ORDER BY 1, 2, 3`;
+
+/**
+ * Every recorded offset of `pipelines`' logs, for the metrics (as numbers: exact up to 2^53).
+ * @throws the database's error
+ */
+export async function readLogOffsetRows(client: Queryable, pipelines: string[]): Promise<{ pipeline: string; log: string; partition: string; lastOffset: number }[]> {
+  const { rows } = await client.query<{ pipeline: string; log: string; partition: string; last_offset: number }>(READ_LOG_OFFSET_ROWS_SQL, [pipelines]);
+  return rows.map((r) => ({ pipeline: r.pipeline, log: r.log, partition: r.partition, lastOffset: r.last_offset }));
+}
