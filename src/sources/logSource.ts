@@ -44,8 +44,8 @@ export interface LogSource {
   /**
    * Waits for the next batch: at most `maxMessages` messages (the trigger's
    * maxRowsPerBatch), never more than one batch held. Resumes from `offsets` (the
-   * database's: partition → last landed offset, `*` → the position) when it starts
-   * and after `reset()`.
+   * database's: partition → last landed offset, `*` → the position, read before each
+   * batch) when it starts, after `reset()`, and when the log's view disagrees with them.
    * @returns the batch (empty when nothing came within the wait)
    * @throws the log's errors (connection lost, stream missing); the caller backs off and calls reset()
    */

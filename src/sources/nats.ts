@@ -6,9 +6,9 @@
  * last message, after it has landed) acknowledges the batch.
  *
  * The database's offsets are the truth (src/sources/logSource.ts). Before each
- * batch the consumer is asked what it has delivered: when every delivered
- * message is acknowledged and nothing past the database's position is, it goes
- * on where it is; otherwise (a crash between landing and acknowledging, a
+ * batch the database's offsets are read and the consumer is asked what it has
+ * delivered: when every delivered message is acknowledged and nothing past the
+ * database's position is, it goes on where it is; otherwise (a crash between landing and acknowledging, a
  * batch lost with its connection, a database restored from a backup, the
  * consumer's settings changed) it is made again to start just after the
  * position (`deliver_policy: by_start_sequence`). A batch is cut at the first
@@ -34,6 +34,11 @@ interface NatsBatch extends LogBatch {
   last?: JsMsg;
 }
 
+/** How far a consumer has consumed its stream: its acknowledged floor, or before anything is acknowledged the sequence before its start. */
+function consumedTo(ackFloor: number, optStartSeq: number | undefined): bigint {
+  return BigInt(ackFloor > 0 ? ackFloor : Math.max(0, (optStartSeq ?? 1) - 1));
+}
+
 function jsErrorCode(e: unknown): number | undefined {
   return (e as NatsError | undefined)?.api_error?.err_code;
 }
@@ -47,6 +52,8 @@ export class NatsSource implements LogSource {
   private positioned = false;
   /** The delivery sequence of the last message received in order. */
   private lastDelivery = 0;
+  /** The database's position (`*`) as this consumer left it: where it resumed, raised by each batch it acknowledged. */
+  private believed = 0n;
   private pull: ConsumerMessages | undefined;
   private closing = false;
 
@@ -120,7 +127,7 @@ export class NatsSource implements LogSource {
       info !== undefined && c !== undefined &&
       c.ack_policy === AckPolicy.All && (c.filter_subject ?? "") === (this.cfg.subject ?? "") &&
       c.max_ack_pending === maxMessages && c.ack_wait === nanos(this.cfg.ackWait) &&
-      info.num_ack_pending === 0 && BigInt(info.ack_floor.stream_seq) <= landed;
+      info.num_ack_pending === 0 && consumedTo(info.ack_floor.stream_seq, c.opt_start_seq) <= landed;
     if (fits) {
       this.lastDelivery = info.delivered.consumer_seq;
     } else {
@@ -136,17 +143,22 @@ export class NatsSource implements LogSource {
       this.logger.warn({ pipeline: this.pipeline, stream, landed: String(landed), firstSeq: si.state.first_seq }, `stream ${stream} no longer holds sequences ${landed + 1n} to ${si.state.first_seq - 1}: they were removed before they landed`);
     }
     this.consumer = await nc.jetstream().consumers.get(stream, this.durable);
+    this.believed = landed;
     this.positioned = true;
   }
 
   async next(maxMessages: number, offsets: () => Promise<Map<string, bigint>>): Promise<LogBatch> {
     if (this.closing) return { messages: [] };
+    const landed = await offsets();
     if (this.positioned && this.nc !== undefined) {
-      // Nothing delivered may be left unacknowledged (a message lost after the last pull's end): else resume from the database.
+      // Nothing delivered may be left unacknowledged (a message lost after the last pull's end), and the
+      // database's position must be the one this consumer left (not dropped, not moved by another): else resume from the database.
       const info = await (await this.nc.jetstreamManager()).consumers.info(this.cfg.stream, this.durable).catch(() => undefined);
-      if (info === undefined || info.num_ack_pending !== 0 || info.delivered.consumer_seq !== this.lastDelivery) this.positioned = false;
+      if (info === undefined || info.num_ack_pending !== 0 || info.delivered.consumer_seq !== this.lastDelivery || (landed.get(POSITION_PARTITION) ?? 0n) !== this.believed) {
+        this.positioned = false;
+      }
     }
-    if (!this.positioned) await this.position(await offsets(), maxMessages);
+    if (!this.positioned) await this.position(landed, maxMessages);
     const pull = await this.consumer!.fetch({ max_messages: maxMessages, expires: Math.min(MAX_PULL_WAIT_MS, Math.max(MIN_PULL_WAIT_MS, this.pullWaitMs)) });
     this.pull = pull;
     const batch: NatsBatch = { messages: [] };
@@ -189,6 +201,7 @@ export class NatsSource implements LogSource {
     if (last === undefined) return;
     try {
       if (!(await last.ackAck())) this.positioned = false;
+      else if (batch.position !== undefined && batch.position > this.believed) this.believed = batch.position;
     } catch (e) {
       // Landed but not acknowledged: the check before the next batch finds it and resumes from the database.
       this.positioned = false;

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PipelineConfig } from "../../src/config/pipelines.js";
 import type { Pool } from "../../src/db/pool.js";
 import { createPool } from "../../src/db/pool.js";
+import { dropPipeline } from "../../src/lifecycle/drop.js";
 import { LogOffsetMovedError, readLogOffsets } from "../../src/db/sql/logOffsets.js";
 import { createLogger } from "../../src/log.js";
 import { landLogBatch } from "../../src/sources/landLogBatch.js";
@@ -38,7 +39,7 @@ afterAll(async () => {
 function natsPipeline(name: string, stream: string, extra: Record<string, unknown> = {}): PipelineConfig {
   return pipeline({
     name,
-    source: { format: "jsonl", nats: { servers: server.url, stream, subject: `${stream.toLowerCase()}.*.>`, partitionToken: 2, ackWait: "1 second", ...extra } },
+    source: { format: "jsonl", nats: { servers: server.url, stream, subject: `${stream.toLowerCase()}.*.>`, partitionToken: 2, ...extra } },
     fields: { eventTime: "t", groupKey: "k", value: "v" },
     window: { type: "tumbling", size: "1 minute" },
     watermark: { delay: "1 hour" },
@@ -132,10 +133,15 @@ describe("NATS JetStream source", () => {
     const third = new NatsSource(p.source.nats!, p.name, 1000, log);
     const b4 = await third.next(10, () => readLogOffsets(pool, p.name, third.log));
     expect(b4.messages).toEqual([]);
-    await third.close();
     expect(await bronze(pool, p.name)).toHaveLength(30);
     const info = await jsm.consumers.info("EV", "straggler-nats-once");
     expect([info.num_ack_pending, info.config.opt_start_seq]).toEqual([0, 31]);
+
+    // The pipeline dropped while its consumer runs: the next batch starts the stream again from its start.
+    await dropPipeline(pool, p.name);
+    const again = await third.next(10, () => readLogOffsets(pool, p.name, third.log));
+    expect(again.messages.map((m) => Number(m.offset))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    await third.close();
   }, 120_000);
 
   it("the server stopped and started again while messages are published: every message lands once", async () => {
