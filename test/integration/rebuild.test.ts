@@ -12,6 +12,7 @@ import type { Pool } from "../../src/db/pool.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import { cutover, CutoverRefusedError } from "../../src/lifecycle/cutover.js";
+import { holdPipeline, releasePipeline } from "../../src/lifecycle/hold.js";
 import { dropVersion, rebuild } from "../../src/lifecycle/rebuild.js";
 import { PolicyRefusedError } from "../../src/stream/policyGuard.js";
 import { runBatch } from "../../src/stream/runBatch.js";
@@ -155,5 +156,19 @@ describe("rebuild", () => {
       { event_id: "A-1", reason: "AMENDED_DUPLICATE" }, { event_id: "A-2", reason: "DUPLICATE" },
     ]);
     expect((await pool.query("SELECT count(*)::int AS n FROM straggler.amendments WHERE pipeline = $1", [latest.name])).rows[0].n).toBe(0);
+  });
+
+  it("a hold applies on top of whatever is live: a cutover during a hold is published by the release", async () => {
+    const { pool } = await getDb();
+    const control = futureOutlier(false, "rebuild-held");
+    await controlRun(pool, control);
+    const guarded = futureOutlier(true, "rebuild-held");
+    await rebuild(pool, guarded);
+    await holdPipeline(pool, control.name, "future-dated events under investigation");
+    await cutover(pool, guarded, 2);
+    const held = await pool.query("SELECT window_start, event_count, held FROM straggler.window_results WHERE pipeline = $1 ORDER BY window_start", [control.name]);
+    expect(held.rows.map((x) => `${x.window_start.slice(11, 16)} ${x.event_count} ${x.held}`)).toEqual(["12:00 3 true", "14:00 1 true"]);
+    await releasePipeline(pool, control.name);
+    expect(await windowSummary(pool, control.name, "count")).toEqual(["[12:00,12:10)=5 open"]);
   });
 });
