@@ -25,10 +25,11 @@ import { changesOf, type WindowChange } from "./writeAudit.js";
 /** At most this many late event ids are kept per audit row (the count is always exact), as writeAudit.ts. */
 const MAX_IDS_PER_WINDOW = 1000;
 
+/* Keyed by (key, start): the audit and the retractions look sessions up by bounds and by overlap. */
 const CREATE_NEW_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_new (group_key text, ws timestamptz, we timestamptz,
-  n bigint, s numeric, lo numeric, hi numeric) ON COMMIT DELETE ROWS`;
+  n bigint, s numeric, lo numeric, hi numeric, PRIMARY KEY (group_key, ws)) ON COMMIT DELETE ROWS`;
 const CREATE_OLD_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_old (group_key text, ws timestamptz, we timestamptz,
-  n bigint, s numeric, lo numeric, hi numeric, revision int) ON COMMIT DELETE ROWS`;
+  n bigint, s numeric, lo numeric, hi numeric, revision int, PRIMARY KEY (group_key, ws)) ON COMMIT DELETE ROWS`;
 
 /* $1 pipeline, $2 snapshot, $3 gap µs. An event is in a span when its own window lies inside it (an index range per span). */
 const NEW_SQL = `INSERT INTO sess_new
@@ -125,6 +126,8 @@ export async function recomputeSessions(client: PoolClient, pipeline: string, sn
   const gap = (BigInt(gapMs) * 1000n).toString();
   await client.query(prepared("sess_new", NEW_SQL, [pipeline, snapshot, gap]));
   await client.query(prepared("sess_old", OLD_SQL, [pipeline]));
+  // Fresh statistics for the temporary tables (autovacuum never sees them): the audit joins them.
+  await client.query("ANALYZE sess_new, sess_old");
 }
 
 /**
