@@ -180,3 +180,29 @@ export const correctionAudit = straggler
     corrected_at: instant("corrected_at").notNull(),
   })
   .existing();
+
+/**
+ * Session rows removed from the results (session windows: extended or merged by the stream,
+ * replaced by a correction run), in the order they were removed: follow it by `id`.
+ */
+export const retractions = straggler
+  .view("retractions", {
+    id: int8("id").notNull(),
+    pipeline: text("pipeline").notNull(),
+    group_key: text("group_key"),
+    window_start: instant("window_start").notNull(),
+    window_end: instant("window_end").notNull(),
+    event_count: int8("event_count").notNull(),
+    value_sum: numeric("value_sum"),
+    value_min: numeric("value_min"),
+    value_max: numeric("value_max"),
+    revision: integer("revision").notNull(),
+    was_final: boolean("was_final").notNull(),
+    reason: text("reason").notNull(),
+    batch_id: int8("batch_id"),
+    run_id: int8("run_id"),
+    replaced_by_start: instant("replaced_by_start"),
+    replaced_by_end: instant("replaced_by_end"),
+    retracted_at: instant("retracted_at").notNull(),
+  })
+  .existing();

@@ -1,9 +1,10 @@
-/** Read routes of the pipelines: status, windows, progress, quarantine, sources, failed windows. */
+/** Read routes of the pipelines: status, windows, progress, quarantine, sources, failed windows, retractions. */
 import { z } from "zod";
 import { isoToUs } from "../core/timestamps.js";
 import { countQuarantineByReason } from "../db/sql/countQuarantineByReason.js";
 import { readFailedWindows } from "../db/sql/readFailedWindows.js";
 import { readQuarantine } from "../db/sql/readQuarantine.js";
+import { readRetractions } from "../db/sql/readRetractions.js";
 import { readSources } from "../db/sql/readSources.js";
 import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowResults } from "../db/sql/readWindowResults.js";
@@ -15,8 +16,8 @@ import { pipelineStatus } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
-import { failedWindowRow, pipelineStatusRow, progressRow, quarantineResponse, sourcesResponse, windowRow } from "./responses.js";
-import { limitQuery, noQuery, quarantineQuery, sourcesQuery, windowsQuery } from "./schemas.js";
+import { failedWindowRow, pipelineStatusRow, progressRow, quarantineResponse, retractionRow, sourcesResponse, windowRow } from "./responses.js";
+import { limitQuery, noQuery, quarantineQuery, retractionsQuery, sourcesQuery, windowsQuery } from "./schemas.js";
 
 export function addPipelineRoutes(ctx: RouteContext): void {
   const { routes, deps } = ctx;
@@ -85,5 +86,13 @@ export function addPipelineRoutes(ctx: RouteContext): void {
       query: limitQuery, response: z.array(failedWindowRow), description: "failed windows, latest first; group_key null for the null group",
     },
     (pipeline, q) => readFailedWindows(pool, pipeline.name, q.limit),
+  );
+  addPipelineRead(ctx,
+    {
+      path: "/pipelines/{pipeline}/retractions",
+      summary: "Session rows removed from the results (extended or merged by the stream, replaced by a correction run), oldest first: follow with after=<last id read>",
+      query: retractionsQuery, response: z.array(retractionRow), description: "retractions with an id above `after`, by id; group_key null for the null group",
+    },
+    (pipeline, q) => readRetractions(pool, pipeline.name, q),
   );
 }

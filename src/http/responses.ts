@@ -6,7 +6,7 @@
 import { createSelectSchema } from "drizzle-zod";
 import { getViewSelectedFields, type View } from "drizzle-orm";
 import { z } from "zod";
-import { correctionAudit, correctionHistory, failedWindows, quarantine, sources, streamProgress, windowResults } from "../db/views.js";
+import { correctionAudit, correctionHistory, failedWindows, quarantine, retractions, sources, streamProgress, windowResults } from "../db/views.js";
 import { holdResponse } from "./holdRoutes.js";
 import { aggregate } from "./schemas.js";
 
@@ -35,6 +35,7 @@ export const progressRow = rowOf(streamProgress).extend({
     .meta({ description: "each input's state after the batch; null for batches run before inputs were tracked" }),
 });
 export const failedWindowRow = rowOf(failedWindows);
+export const retractionRow = rowOf(retractions, ["pipeline"]);
 export const correctionRunRow = rowOf(correctionHistory);
 
 export const quarantineResponse = z.object({ byReason: z.record(z.string(), z.number()), rows: z.array(rowOf(quarantine, ["pipeline"])) });

@@ -26,6 +26,12 @@ export const rangeQuery = z
   .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
   .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
 
+/** `GET /pipelines/{pipeline}/retractions`: the ones after `after` (the last id a consumer has read; 0 from the first). */
+export const retractionsQuery = z.strictObject({
+  after: z.coerce.number({ error: "expected an integer >= 0 (the last retraction id read)" }).int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  limit,
+});
+
 export const windowsQuery = z
   .strictObject({
     from: instant.optional(),

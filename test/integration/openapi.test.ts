@@ -4,7 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { createApp } from "../../src/http/app.js";
 import {
-  correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, sourcesResponse, windowRow,
+  correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, retractionRow, sourcesResponse, windowRow,
 } from "../../src/http/responses.js";
 import { holdResponse } from "../../src/http/holdRoutes.js";
 import { cutoverResponse, rebuildResponse } from "../../src/http/rebuildRoutes.js";
@@ -59,6 +59,7 @@ describe("GET /openapi.json", () => {
       "GET /pipelines/:pipeline/progress",
       "GET /pipelines/:pipeline/quarantine",
       "GET /pipelines/:pipeline/reconcile",
+      "GET /pipelines/:pipeline/retractions",
       "GET /pipelines/:pipeline/sources",
       "GET /pipelines/:pipeline/windows",
       "POST /pipelines/:pipeline/cutover",
@@ -92,6 +93,7 @@ describe("GET /openapi.json", () => {
       "get /pipelines/{pipeline}/quarantine": reads,
       "get /pipelines/{pipeline}/sources": reads,
       "get /pipelines/{pipeline}/failed-windows": reads,
+      "get /pipelines/{pipeline}/retractions": reads,
       "get /pipelines/{pipeline}/corrections": reads,
       "get /pipelines/{pipeline}/corrections/{runId}": reads,
       "get /pipelines/{pipeline}/reconcile": reads,
@@ -138,6 +140,7 @@ describe("GET /openapi.json", () => {
         ["quarantine", quarantineResponse, await get(`${base}/quarantine`)],
         ["sources", sourcesResponse, await get(`${base}/sources`)],
         ["failed-windows", z.array(failedWindowRow), await get(`${base}/failed-windows`)],
+        ["retractions", z.array(retractionRow), await get(`${base}/retractions`)],
         ["corrections", z.array(correctionRunRow), runs],
         ["correction run", correctionRunResponse, await get(`${base}/corrections/${runs[0].run_id}`)],
         ["reconcile", reconcileReport, await get(`${base}/reconcile`)],
@@ -149,7 +152,7 @@ describe("GET /openapi.json", () => {
       expect(sizes).toEqual({
         "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", hold: "object", "held windows": 4, release: "object", rebuild: "object",
         health: "object", pipelines: 1, windows: 4, progress: 3,
-        quarantine: "object", sources: "object", "failed-windows": 0, corrections: 1, "correction run": "object", reconcile: "object",
+        quarantine: "object", sources: "object", "failed-windows": 0, retractions: 0, corrections: 1, "correction run": "object", reconcile: "object",
         lateness: "object", cutover: "object",
       });
       for (const [name, schema, body] of answers) expect([name, schema.parse(body)]).toEqual([name, body]);

@@ -13,6 +13,8 @@ import { reconcile } from "../../src/correction/reconcile.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { runBatch } from "../../src/stream/runBatch.js";
+import { createLogger } from "../../src/log.js";
+import { startApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 
@@ -128,6 +130,23 @@ describe("session windows in update mode", () => {
     ]);
     expect(await sessions(pool, p)).toEqual(["x [10:00,11:20)=111/3 corrected", "y [13:00,13:30)=1000/1 open"]);
     expect(await retractions(pool, p)).toEqual(["x [10:00,10:30)=1 corrected run → [10:00,11:20)", "x [10:50,11:20)=10 corrected run → [10:00,11:20)"]);
+    // REST: the sessions like any window, the correction's audit, and the retractions a consumer follows by id.
+    const api = await startApi({ pool, pipelines: [p], log: createLogger("silent"), token: "test-token-0123456789abcdef" });
+    try {
+      const get = async (route: string) => (await fetch(`${api.base}/pipelines/${p.name}${route}`)).json();
+      const rows = (await get("/windows?key=x")) as { window_start: string; window_end: string; value_sum: string; status: string; revision: number }[];
+      expect(rows.map((w) => `${time(w.window_start)}-${time(w.window_end)} ${w.value_sum} ${w.status} r${w.revision}`)).toEqual(["10:00-11:20 111 corrected r2"]);
+      const audit = (await get(`/corrections/${run.runId}`)) as { changes: { window_start: string; window_end: string; count_before: number | null; count_after: number }[] };
+      expect(audit.changes.map((c) => `${time(c.window_start)}-${time(c.window_end)} ${c.count_before ?? "-"}→${c.count_after}`)).toEqual(["10:00-10:30 1→0", "10:00-11:20 -→3", "10:50-11:20 1→0"]);
+      const all = (await get("/retractions")) as { id: number; window_start: string; reason: string; run_id: number | null }[];
+      expect(all.map((r) => [time(r.window_start), r.reason, r.run_id])).toEqual([["10:00", "corrected", run.runId], ["10:50", "corrected", run.runId]]);
+      const next = (await get(`/retractions?after=${all[0]!.id}`)) as { window_start: string }[];
+      expect(next.map((r) => time(r.window_start))).toEqual(["10:50"]);
+      const bad = await fetch(`${api.base}/pipelines/${p.name}/retractions?after=-1`);
+      expect([bad.status, await bad.json()]).toEqual([400, { error: "invalid_request", message: "query.after: expected an integer >= 0 (the last retraction id read)" }]);
+    } finally {
+      await api.close();
+    }
     const awaitingAfter = await pool.query("SELECT count(*)::int AS n FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [p.name]);
     expect(awaitingAfter.rows[0].n).toBe(0);
 
