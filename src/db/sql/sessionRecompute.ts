@@ -39,7 +39,7 @@ WITH ev AS (
    CROSS JOIN LATERAL (
      SELECT ${timestamptzToUs("b.event_time")} AS t_us, b.value FROM straggler.bronze_events b
       WHERE b.pipeline = $1 AND b.group_key = p.group_key AND b.event_time >= p.ws AND b.event_time <= p.we - $3::bigint * interval '1 microsecond'
-        AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}) b
+        AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")} OFFSET 0) b
 ), marked AS (
   SELECT *, CASE WHEN t_us <= max(t_us) OVER (PARTITION BY group_key ORDER BY t_us ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) + $3::bigint
                  THEN 0 ELSE 1 END AS starts FROM ev
@@ -54,16 +54,22 @@ const OLD_SQL = `INSERT INTO sess_old
 SELECT r.group_key, r.window_start, r.window_end, r.event_count, r.value_sum, r.value_min, r.value_max, r.revision
   FROM sess_spans p
  CROSS JOIN LATERAL (SELECT * FROM straggler.window_results_table r
-                      WHERE r.pipeline = $1 AND r.group_key = p.group_key AND r.window_start >= p.ws AND r.window_start <= p.we) r
+                      WHERE r.pipeline = $1 AND r.group_key = p.group_key AND r.window_start >= p.ws AND r.window_start <= p.we OFFSET 0) r
  WHERE r.window_end <= p.we`;
 
 /*
  * $1 pipeline, $2 run, $3 snapshot, $4 gap µs. New sessions not stored as they are, then stored
- * sessions whose bounds no new one has. A new session's revision is one above the rows it replaces.
+ * sessions whose bounds no new one has. A new session's revision is one above the rows it
+ * overlaps: those starting inside it, and the last one starting before it when it reaches in
+ * (stored sessions never overlap, so no earlier one can).
  */
 const AUDIT_SQL = `WITH changed AS (
   SELECT n.*, o.revision AS rev_before, o.n AS n_before, o.s AS s_before, o.lo AS lo_before, o.hi AS hi_before,
-         coalesce((SELECT max(x.revision) FROM sess_old x WHERE x.group_key = n.group_key AND x.ws < n.we AND x.we > n.ws), 0) + 1 AS rev_after
+         coalesce(greatest(
+           (SELECT max(x.revision) FROM sess_old x WHERE x.group_key = n.group_key AND x.ws >= n.ws AND x.ws < n.we),
+           (SELECT CASE WHEN y.we > n.ws THEN y.revision END
+              FROM (SELECT x.ws, x.we, x.revision FROM sess_old x WHERE x.group_key = n.group_key AND x.ws < n.ws ORDER BY x.ws DESC LIMIT 1) y)
+         ), 0) + 1 AS rev_after
     FROM sess_new n LEFT JOIN sess_old o ON o.group_key = n.group_key AND o.ws = n.ws AND o.we = n.we
    WHERE o.group_key IS NULL OR (o.n, o.s, o.lo, o.hi) IS DISTINCT FROM (n.n, n.s, n.lo, n.hi)
 ), gone AS (
@@ -111,10 +117,21 @@ ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
   SET event_count = excluded.event_count, value_sum = excluded.value_sum, value_min = excluded.value_min, value_max = excluded.value_max,
       is_final = excluded.is_final, corrected = excluded.corrected, revision = excluded.revision, updated_at = now()`;
 
-const CLEAR_LATE_EVENTS_SQL = `DELETE FROM straggler.late_events l USING sess_spans p
- WHERE l.pipeline = $1 AND l.group_key = p.group_key AND l.window_start >= p.ws AND l.window_end <= p.we AND l.seq <= $2`;
-const CLEAR_LATE_WINDOWS_SQL = `DELETE FROM straggler.late_windows l USING sess_spans p
- WHERE l.pipeline = $1 AND l.group_key = p.group_key AND l.window_start >= p.ws AND l.window_end <= p.we AND l.max_seq <= $2`;
+/*
+ * Late marks inside a span, up to the snapshot: an index range per span on their keys (pipeline,
+ * group key, window start, …). Every LATERAL subquery here ends in `OFFSET 0` so that it stays a
+ * per-span index range (see sessionSpans.ts).
+ */
+const CLEAR_LATE_EVENTS_SQL = `DELETE FROM straggler.late_events WHERE ctid IN (
+  SELECT l.ctid FROM sess_spans p
+   CROSS JOIN LATERAL (SELECT x.ctid, x.window_end, x.seq FROM straggler.late_events x
+                        WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start >= p.ws AND x.window_start <= p.we OFFSET 0) l
+   WHERE l.window_end <= p.we AND l.seq <= $2)`;
+const CLEAR_LATE_WINDOWS_SQL = `DELETE FROM straggler.late_windows WHERE ctid IN (
+  SELECT l.ctid FROM sess_spans p
+   CROSS JOIN LATERAL (SELECT x.ctid, x.window_end, x.max_seq FROM straggler.late_windows x
+                        WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start >= p.ws AND x.window_start <= p.we OFFSET 0) l
+   WHERE l.window_end <= p.we AND l.max_seq <= $2)`;
 
 /**
  * Fills `sess_new` and `sess_old` over `sess_spans`, reading bronze up to `seq` `snapshot`.

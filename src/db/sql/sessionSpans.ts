@@ -52,6 +52,8 @@ INSERT INTO sess_spans SELECT group_key, s_us, e_us, ${usToTimestamptz("s_us")},
  * sessions never overlap (the stream and the correction both keep them apart), so the only one
  * that can reach a span from the left is the last one starting before it: each side is one
  * index range on the results key (pipeline, group key, window start), not a scan of the key's history.
+ * `OFFSET 0` keeps each LATERAL subquery a per-span index range: flattened, the planner joins on the
+ * key alone and filters the ranges afterwards (a merge join over every pair of a key's rows).
  */
 const GROW_STORED_SQL = `INSERT INTO sess_seeds
 SELECT DISTINCT r.group_key, ${timestamptzToUs("r.window_start")}, ${timestamptzToUs("r.window_end")}
@@ -60,8 +62,8 @@ SELECT DISTINCT r.group_key, ${timestamptzToUs("r.window_start")}, ${timestamptz
    (SELECT x.group_key, x.window_start, x.window_end FROM straggler.window_results_table x
      WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start < p.ws ORDER BY x.window_start DESC LIMIT 1)
    UNION ALL
-   SELECT x.group_key, x.window_start, x.window_end FROM straggler.window_results_table x
-    WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start >= p.ws AND x.window_start <= p.we
+   (SELECT x.group_key, x.window_start, x.window_end FROM straggler.window_results_table x
+     WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start >= p.ws AND x.window_start <= p.we OFFSET 0)
  ) r
  WHERE r.window_end >= p.ws AND NOT (r.window_start >= p.ws AND r.window_end <= p.we)`;
 
@@ -71,14 +73,14 @@ SELECT DISTINCT r.group_key, ${timestamptzToUs("r.window_start")}, ${timestamptz
  */
 const bronzeIn = (from: string, to: string) => `SELECT b.group_key, ${timestamptzToUs("b.event_time")} AS t_us FROM straggler.bronze_events b
     WHERE b.pipeline = $1 AND b.group_key = p.group_key AND b.event_time ${from} AND b.event_time ${to}
-      AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}`;
+      AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")} OFFSET 0`;
 const GROW_BRONZE_SQL = `INSERT INTO sess_seeds
 SELECT DISTINCT e.group_key, e.t_us, e.t_us + $3::bigint
   FROM sess_spans p
  CROSS JOIN LATERAL (
-   ${bronzeIn(">= p.ws - $3::bigint * interval '1 microsecond'", "< p.ws")}
+   (${bronzeIn(">= p.ws - $3::bigint * interval '1 microsecond'", "< p.ws")})
    UNION ALL
-   ${bronzeIn("> p.we - $3::bigint * interval '1 microsecond'", "<= p.we")}
+   (${bronzeIn("> p.we - $3::bigint * interval '1 microsecond'", "<= p.we")})
  ) e`;
 
 /** What the spans start from: the run's snapshot and watermark, and a range request's bounds and keys. */
