@@ -237,7 +237,7 @@ describe("the shipped pipeline files", () => {
   const skews = (file: string) => Object.fromEntries(loadPipelines(path.join(repo, file)).map((p) => [p.name, p.admission.maxFutureSkew]));
 
   it("load, and each states or inherits the future-skew guard it means", () => {
-    expect(skews("pipelines/pipelines.yaml")).toEqual({ "nyc-taxi": 3_600_000, "nyc-taxi-daily": 3_600_000, "usgs-earthquakes": 3_600_000 });
+    expect(skews("pipelines/pipelines.yaml")).toEqual({ "nyc-taxi": 3_600_000, "nyc-taxi-daily": 3_600_000, "usgs-earthquakes": 3_600_000, "usgs-sessions": 3_600_000 });
     expect(skews("pipelines/seed-examples.yaml")).toEqual({ "late-within-delay": 3_600_000, "future-outlier": 3_600_000, "future-outlier-unguarded": null });
     expect(skews("docker/compose-pipelines.yaml")).toEqual({ events: 3_600_000 });
   });
