@@ -197,4 +197,34 @@ describe("session windows in update mode", () => {
     const check = await reconcile(pool, p);
     expect([check.ok, check.windowsChecked]).toEqual([true, 2]);
   });
+
+  it("a range recompute splits a stored session that bronze says is two, and changes nothing where the sessions are right", async () => {
+    const { pool } = await getDb();
+    const p = sessionPipeline("sessions-split");
+    await landAndRun(pool, p, [
+      ["a", "10:00", "x", 1],
+      ["b", "10:50", "x", 10],
+      ["c", "13:00", "y", 1000],
+    ]);
+    const same = await runCorrection(pool, p, { trigger: "cli", range: { from: "2024-05-01T09:00:00Z", to: "2024-05-01T12:00:00Z" } });
+    expect([same.status, same.windowsExamined, same.windowsChanged]).toEqual(["succeeded", 2, 0]);
+    // A stored session no stream would write: the two final sessions as one row.
+    await pool.query(
+      `WITH gone AS (DELETE FROM straggler.window_results_table WHERE pipeline = $1 AND group_key = 'x' RETURNING 1)
+       INSERT INTO straggler.window_results_table (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final)
+       SELECT $1, 'x', '2024-05-01T10:00:00Z', '2024-05-01T11:20:00Z', 2, 11, 1, 10, true FROM (SELECT count(*) FROM gone) g`,
+      [p.name],
+    );
+    expect((await reconcile(pool, p)).mismatches).toHaveLength(3);
+    const run = await runCorrection(pool, p, { trigger: "cli", range: { from: "2024-05-01T09:00:00Z", to: "2024-05-01T12:00:00Z" }, keys: ["x"] });
+    expect([run.status, run.windowsExamined, run.windowsChanged, run.eventsRecovered]).toEqual(["succeeded", 1, 3, 0]);
+    expect(run.changes.map((c) => `${time(c.windowStart)}-${time(c.windowEnd)} ${c.before?.sum ?? "-"} → ${c.after.count === 0 ? "gone" : c.after.sum} r${c.revision}`)).toEqual([
+      "10:00-10:30 - → 1 r2",
+      "10:00-11:20 11 → gone r2",
+      "10:50-11:20 - → 10 r2",
+    ]);
+    expect(await sessions(pool, p)).toEqual(["x [10:00,10:30)=1/1 corrected", "x [10:50,11:20)=10/1 corrected", "y [13:00,13:30)=1000/1 open"]);
+    expect(await retractions(pool, p)).toEqual(["x [10:00,11:20)=11 corrected run → [10:00,10:30)"]);
+    expect((await reconcile(pool, p)).ok).toBe(true);
+  });
 });
