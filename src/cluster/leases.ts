@@ -181,6 +181,7 @@ export class PipelineLeases {
         const surplus = this.ownedPipelines().at(-1)!;
         this.owned.delete(surplus);
         await this.hooks.lost(surplus);
+        if (this.client !== client) return; // fenced meanwhile: the session, and its lock, are gone
         await releasePipelineLease(client, surplus);
         this.log.info({ replica: this.options.replicaId, pipeline: surplus, share }, "lease released: this replica owned more than its share");
         return;
@@ -188,6 +189,7 @@ export class PipelineLeases {
       for (const pipeline of preferenceOrder(this.pipelines, this.options.replicaId)) {
         if (this.owned.size >= share || this.stopped) break;
         if (this.owned.has(pipeline) || !(await tryPipelineLease(client, pipeline))) continue;
+        if (this.client !== client) return; // the session failed meanwhile (fenced): the lock went with it
         this.owned.add(pipeline);
         this.log.info({ replica: this.options.replicaId, pipeline }, "lease taken: this replica owns the pipeline");
         this.hooks.acquired(pipeline);
