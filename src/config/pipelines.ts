@@ -8,7 +8,7 @@ import path from "node:path";
 import cron from "node-cron";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { readDuration } from "./duration.js";
+import { readDuration, type DurationResult } from "./duration.js";
 import { natsSourceSchema } from "./natsSource.js";
 import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
 import { tagAlternatives, tagSetting } from "./policySettings.js";
@@ -51,10 +51,18 @@ const dedupeSetting = tagSetting(
   "dedupe",
 );
 
-/** A duration setting, parsed to ms (tagged so a policy change shows it as a duration again). */
-const duration = (what: string) =>
+/**
+ * A duration setting, parsed to ms (tagged so a policy change shows it as a duration again).
+ * `positive`: zero is refused too; a bare `0` is named as zero rather than with the unit hint
+ * (whose "0 seconds" would be refused next).
+ */
+const duration = (what: string, positive = false) =>
   tagSetting(
     z.unknown().transform((input, ctx) => {
+      if (positive && input === 0) {
+        ctx.addIssue({ code: "custom", message: `expected a duration greater than zero (${what})` });
+        return z.NEVER;
+      }
       const read = readDuration(input);
       if (!read.ok) {
         ctx.addIssue({ code: "custom", message: `${read.message} (${what})` });
@@ -66,7 +74,7 @@ const duration = (what: string) =>
   );
 
 const positiveDuration = (what: string) =>
-  tagSetting(duration(what).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` }), "duration");
+  tagSetting(duration(what, true).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` }), "duration");
 
 /** A share (`0.01` or `"1%"`), read as a fraction in [0, 1] by `readShare` (config/share.ts, the one grammar of shares). */
 const share = (what: string) =>
@@ -127,20 +135,22 @@ export const pipelineName = z
 const fieldName = z.string().min(1, "expected a non-empty field name");
 
 /**
- * A fixed-length window size or slide: a Spark duration; a month or a year is
- * refused here with what to write instead (they have no fixed length: a
- * calendar month needs `window.timeZone`).
+ * A fixed-length window size or slide, or a session gap: a Spark duration greater than zero; a
+ * month or a year is refused here with what to write instead (they have no fixed length: a
+ * calendar month needs `window.timeZone`, which a session window does not take: `calendar` false).
  */
-const windowLength = (what: string) =>
-  tagSetting(windowLengthOf(what), "duration");
+const windowLength = (what: string, calendar = true) =>
+  tagSetting(windowLengthOf(what, calendar), "duration");
 
-const windowLengthOf = (what: string) =>
+const windowLengthOf = (what: string, calendar: boolean) =>
   z.unknown().transform((input, ctx) => {
-    const read = readDuration(input);
+    const read: DurationResult = input === 0 ? { ok: true, ms: 0 } : readDuration(input);
     if (!read.ok) {
       const unit = /^(month|year)s have no fixed length/.exec(read.message)?.[1];
       const message =
-        unit === "month"
+        !calendar && unit !== undefined
+          ? read.message
+          : unit === "month"
           ? 'months have no fixed length: for calendar months give the window a time zone (window.timeZone, e.g. "America/New_York"), or write a fixed length such as "30 days"'
           : unit === "year"
             ? 'years have no fixed length: write a fixed length such as "365 days" (calendar windows are days, weeks or months in a window.timeZone)'
@@ -177,7 +187,7 @@ const fixedWindowSchema = z.discriminatedUnion(
  * events each at most `gap` after the previous one; the window is
  * [first event, last event + gap). `gap` is a fixed length in ms.
  */
-const sessionWindowSchema = z.strictObject({ type: z.literal("session"), gap: windowLength("session gap") });
+const sessionWindowSchema = z.strictObject({ type: z.literal("session"), gap: windowLength("session gap", false) });
 
 /** ISO weekday numbers (1 = Monday … 7 = Sunday) by the names `weekStart` takes. */
 export const WEEKDAYS = { monday: 1, tuesday: 2, wednesday: 3, thursday: 4, friday: 5, saturday: 6, sunday: 7 } as const;
