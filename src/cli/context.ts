@@ -8,6 +8,7 @@ import { loadEnv, type Env } from "../config/env.js";
 import { loadPipelines, type PipelineConfig } from "../config/pipelines.js";
 import { formatInstant, parseInstant } from "../core/timestamps.js";
 import { openDatabase, type Database } from "../db/open.js";
+import { MAX_RESULTS_VERSION } from "../db/sql/policyVersions.js";
 import { LandingDirMissing } from "../ingest/errors.js";
 import { listLandingFiles } from "../ingest/landingFolder.js";
 import { commandLogLevel, createLogger, type CommandKind, type Logger } from "../log.js";
@@ -46,9 +47,26 @@ export function pick(ctx: Context, name: string | undefined): PipelineConfig[] {
   return [pipeline];
 }
 
-/** The one pipeline named `name`. */
+/**
+ * The one pipeline named `name`, for a command that acts on one pipeline.
+ * @throws UsageError for `all` (it names every pipeline: the command would otherwise act on the first alone) and for an unknown name
+ */
 export function pickOne(ctx: Context, name: string): PipelineConfig {
+  if (name === "all") throw new UsageError(`-p all names every pipeline; this command acts on one: name it (configured: ${ctx.pipelines.map((x) => x.name).join(", ")})`);
   return pick(ctx, name)[0]!;
+}
+
+/**
+ * A results version given on the command line (`--to`, `--drop`): a whole number from 1 to
+ * `MAX_RESULTS_VERSION` (the version column is a PostgreSQL integer).
+ * @throws UsageError naming `flag` and what was given
+ */
+export function versionArg(flag: string, text: string): number {
+  const version = Number(text);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(version) || version < 1 || version > MAX_RESULTS_VERSION) {
+    throw new UsageError(`${flag}: expected a version number (1, 2, … up to ${MAX_RESULTS_VERSION}), got ${JSON.stringify(text)}`);
+  }
+  return version;
 }
 
 /** Opens (and migrates) the database, runs `fn`, closes it (stopping an embedded server this process started). */

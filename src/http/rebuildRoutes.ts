@@ -5,6 +5,7 @@
 import express from "express";
 import { z } from "zod";
 import { cutover, CutoverRefusedError } from "../lifecycle/cutover.js";
+import { MAX_RESULTS_VERSION } from "../db/sql/policyVersions.js";
 import { rebuild, RebuildRefusedError } from "../lifecycle/rebuild.js";
 import { SourceUnreadableError } from "../lifecycle/rebuildClassify.js";
 import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
@@ -61,7 +62,7 @@ export const cutoverResponse = z.object({
   reclassifiedRows: z.number().meta({ description: "bronze rows whose classification columns changed" }),
 });
 
-export const cutoverBody = z.strictObject({ to: z.number({ error: "expected a version number" }).int().positive().meta({ description: "the version to serve" }) });
+export const cutoverBody = z.strictObject({ to: z.number({ error: `expected a version number (1, 2, … up to ${MAX_RESULTS_VERSION})` }).int().positive().max(MAX_RESULTS_VERSION).meta({ description: "the version to serve" }) });
 
 export function addRebuildRoutes(ctx: RouteContext): void {
   const { routes, deps, pipelineOf, auth } = ctx;

@@ -1,7 +1,7 @@
 /** `cutover -p P --to V` (src/lifecycle/cutover.ts): serve version V; `--to` a retired version rolls back. */
 import type { Command } from "commander";
 import { cutover, CutoverRefusedError, type CutoverReport } from "../../lifecycle/cutover.js";
-import { json, pickOne, UsageError, withDb, type Context } from "../context.js";
+import { json, pickOne, versionArg, withDb, type Context } from "../context.js";
 
 /** The cutover as the CLI prints it. */
 export function cutoverLines(r: CutoverReport): string[] {
@@ -23,8 +23,7 @@ export function cutoverCommand(program: Command, ctxOf: () => Context): void {
     .action(async (opts: { pipeline: string; to: string; json?: boolean }) => {
       const ctx = ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
-      const version = Number(opts.to);
-      if (!Number.isSafeInteger(version) || version < 1) throw new UsageError(`--to: expected a version number (1, 2, …), got ${JSON.stringify(opts.to)}`);
+      const version = versionArg("--to", opts.to);
       await withDb(ctx, async (db) => {
         try {
           const r = await cutover(db.pool, pipeline, version);

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { dropVersion, rebuild, RebuildRefusedError, type RebuildReport } from "../../lifecycle/rebuild.js";
 import { SourceUnreadableError } from "../../lifecycle/rebuildClassify.js";
 import type { WindowChange } from "../../db/sql/rebuildDiff.js";
-import { json, pickOne, UsageError, withDb, type Context } from "../context.js";
+import { json, pickOne, UsageError, versionArg, withDb, type Context } from "../context.js";
 import { keyLabel } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
@@ -54,10 +54,9 @@ export function rebuildCommand(program: Command, ctxOf: () => Context): void {
     .action(async (opts: { pipeline: string; restart?: boolean; pageRows: string; drop?: string; json?: boolean }) => {
       const ctx = ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
-      const dropping = opts.drop === undefined ? undefined : Number(opts.drop);
+      const dropping = opts.drop === undefined ? undefined : versionArg("--drop", opts.drop);
       const pageRows = Number(opts.pageRows);
       if (!Number.isSafeInteger(pageRows) || pageRows < 1 || pageRows > 1_000_000) throw new UsageError(`--page-rows: expected a whole number from 1 to 1000000, got ${JSON.stringify(opts.pageRows)}`);
-      if (dropping !== undefined && (!Number.isSafeInteger(dropping) || dropping < 1)) throw new UsageError(`--drop: expected a version number (1, 2, …), got ${JSON.stringify(opts.drop)}`);
       await withDb(ctx, async (db) => {
         try {
           if (dropping !== undefined) {

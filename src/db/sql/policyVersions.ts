@@ -5,6 +5,9 @@
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
 
+/** The largest results version number: `policy_versions.version` is a PostgreSQL integer. */
+export const MAX_RESULTS_VERSION = 2_147_483_647;
+
 /** One results version of a pipeline. `policy` is the canonical JSON text; instants ISO 8601 UTC. */
 export interface PolicyVersionRow {
   version: number;
