@@ -12,8 +12,9 @@
  * UTC, so these are fixed lengths. Refused, each with a message saying what
  * to write: a number without a unit (`"10"`), a month or a year (no fixed
  * length), an abbreviation Spark does not read (`10 min`, `500 ms`), a
- * negative duration, and a total that is not a whole number of milliseconds
- * (durations are applied in microseconds, but configured in whole ms).
+ * negative duration, a total that is not a whole number of milliseconds
+ * (durations are applied in microseconds, but configured in whole ms), and a
+ * total over 365000 days (`MAX_DURATION_DAYS`).
  */
 
 export type DurationResult = { ok: true; ms: number } | { ok: false; message: string };
@@ -47,6 +48,14 @@ function unitOf(word: string): string | undefined {
   if (singular in UNIT_US || singular === "month" || singular === "year") return singular;
   return undefined;
 }
+
+/**
+ * The longest duration read, 1000 years of 365 days: an event time (years 1 to 9999) this far back
+ * (a watermark delay) or ahead (a session gap) stays inside PostgreSQL's timestamps (4713 BC to
+ * 294276 AD); a longer delay made every micro-batch fail on its watermark.
+ */
+export const MAX_DURATION_DAYS = 365_000;
+const MAX_DURATION_MS = MAX_DURATION_DAYS * 86_400_000;
 
 /**
  * Reads a duration (see the module comment for the grammar).
@@ -93,7 +102,7 @@ export function readDuration(input: unknown): DurationResult {
   }
   if (totalUs % 1000n !== 0n) return fail(`durations are whole milliseconds: ${JSON.stringify(input)} is not`);
   const ms = totalUs / 1000n;
-  if (ms > BigInt(Number.MAX_SAFE_INTEGER)) return fail(`duration too long: ${JSON.stringify(input)}`);
+  if (ms > BigInt(MAX_DURATION_MS)) return fail(`duration too long: ${JSON.stringify(input)} (at most ${MAX_DURATION_DAYS} days: an event time this far back or ahead is outside PostgreSQL's timestamps)`);
   return { ok: true, ms: Number(ms) };
 }
 

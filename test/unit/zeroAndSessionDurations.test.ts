@@ -60,3 +60,15 @@ describe("a month or a year as a session gap", () => {
     );
   });
 });
+
+describe("a duration longer than 365000 days", () => {
+  it("is refused where it is read, naming the bound; 365000 days is taken", () => {
+    expect(issues(base({ watermark: { delay: "14000000 weeks" } }))).toBe(
+      "  pipelines[0].watermark.delay: duration too long: \"14000000 weeks\" (at most 365000 days: an event time this far back or ahead is outside PostgreSQL's timestamps) (watermark delay)",
+    );
+    expect(issues(base({ window: { type: "session", gap: "365001 days" } }))).toBe(
+      "  pipelines[0].window.gap: duration too long: \"365001 days\" (at most 365000 days: an event time this far back or ahead is outside PostgreSQL's timestamps) (session gap)",
+    );
+    expect(pipelinesFileSchema.parse({ pipelines: [base({ watermark: { delay: "365000 days" } })] }).pipelines[0]!.watermark.delay).toBe(31_536_000_000_000);
+  });
+});
