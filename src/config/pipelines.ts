@@ -440,6 +440,28 @@ export function formatIssues(error: z.ZodError, prefix = ""): string {
 }
 
 /**
+ * The path (as `formatIssues` writes it, e.g. `pipelines[0].watermark.inputs.__proto__`) of the first
+ * key named `__proto__` in the parsed file, or undefined. Such a key parses as data but is dropped
+ * (or becomes a prototype) when validation copies the object, so a setting would vanish silently.
+ */
+function reservedKeyPath(value: unknown, at: string): string | undefined {
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const found = reservedKeyPath(v, `${at}[${i}]`);
+      if (found !== undefined) return found;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      const here = at === "" ? k : `${at}.${k}`;
+      if (k === "__proto__") return here;
+      const found = reservedKeyPath(v, here);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Reads and validates a pipelines file. Relative `landingDir`s are resolved
  * against the file's folder. Throws `ConfigError` naming every bad field.
  */
@@ -456,6 +478,8 @@ export function loadPipelines(file: string): PipelineConfig[] {
   } catch (e) {
     throw new ConfigError(`pipelines file ${file} is not valid YAML/JSON: ${(e as Error).message}`);
   }
+  const reserved = reservedKeyPath(raw, "");
+  if (reserved !== undefined) throw new ConfigError(`invalid pipelines file ${file}:\n  ${reserved}: "__proto__" cannot be a name here (JavaScript objects drop it); choose another name`);
   const parsed = pipelinesFileSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(`invalid pipelines file ${file}:\n${formatIssues(parsed.error)}`);
   const names = new Set<string>();

@@ -199,6 +199,19 @@ describe("loadPipelines", () => {
     expect(() => loadPipelines(file)).toThrow('duplicate pipeline name "a"');
   });
 
+  it("refuses a key named __proto__ anywhere (it would vanish when the file is validated), naming its path", () => {
+    const yamlFile = write(
+      "proto-input.yaml",
+      ["pipelines:", "  - name: two", "    source: { format: jsonl }", "    fields: { eventTime: ts }", "    window: { type: tumbling, size: 1 minute }",
+        "    watermark: { delay: 0 seconds, inputs: { __proto__: { delay: 1 minute } } }", ""].join("\n"),
+    );
+    expect(() => loadPipelines(yamlFile)).toThrow(
+      `invalid pipelines file ${yamlFile}:\n  pipelines[0].watermark.inputs.__proto__: "__proto__" cannot be a name here (JavaScript objects drop it); choose another name`,
+    );
+    const jsonFile = write("proto-top.json", '{"__proto__": {"pipelines": []}, "pipelines": []}');
+    expect(() => loadPipelines(jsonFile)).toThrow(`invalid pipelines file ${jsonFile}:\n  __proto__: "__proto__" cannot be a name here`);
+  });
+
   it("loads a pipeline without a landingDir and leaves it undefined", () => {
     const file = write(
       "http-only.yaml",
