@@ -63,6 +63,24 @@ export function clientErrorMessage(err: Error): string {
   return err.message || "bad request";
 }
 
+/**
+ * The JSON express.json's strict mode refused although it is valid JSON: a
+ * scalar body (`null`, `3`, `"x"`, `true`), which it reports as a syntax error
+ * ("Unexpected token 'n', \"null\" is not valid JSON").
+ * @returns the scalar as JSON text (at most 40 characters), or undefined when the body is not a JSON scalar
+ */
+function jsonScalarOf(body: unknown): string | undefined {
+  if (typeof body !== "string") return undefined;
+  const text = body.trim();
+  if (text === "" || text.startsWith("{") || text.startsWith("[")) return undefined;
+  try {
+    JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (err instanceof HttpError) {
@@ -74,6 +92,13 @@ export function errorHandler(log: Logger) {
     if (e.type === "entity.too.large") {
       res.status(413).json({ error: "payload_too_large", message: "request body is larger than the limit" });
       return;
+    }
+    if (e.type === "entity.parse.failed") {
+      const scalar = jsonScalarOf((err as { body?: unknown }).body);
+      if (scalar !== undefined) {
+        res.status(400).json({ error: "invalid_request", message: `request body must be a JSON object or array, got ${scalar}` });
+        return;
+      }
     }
     if (typeof e.status === "number" && e.status >= 400 && e.status < 500) {
       res.status(e.status).json({ error: "invalid_request", message: clientErrorMessage(err as Error) });

@@ -72,6 +72,15 @@ describe("REST API", () => {
     const bad = await fetch(`${base}/pipelines/${p.name}/recompute`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: '{"from":"yesterday","to":"2026-10-02T00:00:00Z"}' });
     expect([bad.status, await bad.json()]).toEqual([400, { error: "invalid_request", message: "body.from: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z" }]);
 
+    // A body that is JSON but not an object (express.json's strict mode): a 400 that says so, not "null is not valid JSON".
+    for (const [body, shown] of [["null", "null"], [" 42 ", "42"], ['"x"', '"x"']]) {
+      const scalar = await fetch(`${base}/pipelines/${p.name}/recompute`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body });
+      expect([scalar.status, await scalar.json()]).toEqual([400, { error: "invalid_request", message: `request body must be a JSON object or array, got ${shown}` }]);
+    }
+    const broken = await fetch(`${base}/pipelines/${p.name}/recompute`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{nope" });
+    expect([broken.status, (await broken.json()).error]).toEqual([400, "invalid_request"]);
+    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs")).rows[0].n).toBe(0);
+
     const run = await fetch(`${base}/pipelines/${p.name}/recompute`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}" });
     const summary = await run.json();
     expect([run.status, summary.status, summary.trigger, summary.windowsChanged]).toEqual([200, "succeeded", "api", 1]);
