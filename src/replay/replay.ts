@@ -156,7 +156,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
 /**
  * Reads the staged records page by page on `staging`, span by span of arrival
  * time; lands each span as the source `<sourcePrefix>:<span start>` and runs
- * the stream until the span's rows are consumed.
+ * the stream until the span's rows are consumed, while the next span lands.
  * @param started when the replay started, epoch ms: the landing time of records without an arrival time
  * @returns the spans landed and skipped (landed before), the stream's batches, the rows landed and those of them quarantined DUPLICATE
  */
@@ -183,40 +183,11 @@ async function replaySpans(
   };
   const spanOf = (r: ReplayRow) => (r.arrival_ms === null ? null : Math.floor(r.arrival_ms / span) * span);
   let done = 0, replayBatches = 0, skipped = 0, streamBatches = 0, rowsLanded = 0, duplicateRows = 0;
-  for (;;) {
-    await fill();
-    if (exhausted) break;
-    const current = spanOf(buffer[0]!);
-    async function* records(): AsyncGenerator<RawRecord> {
-      for (;;) {
-        await fill();
-        if (exhausted || spanOf(buffer[0]!) !== current) return;
-        const r = buffer.shift()!;
-        done++;
-        yield r.fields === null
-          ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
-          : { line: r.line, raw: r.raw, fields: r.fields, origin: r.origin, ...(r.numbers === null ? {} : { numbers: r.numbers }) };
-      }
-    }
-    const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
-    // Records without an ingestion time of their own arrive at the end of their span.
-    const landingTimeMs = current === null ? started : current + span;
-    // One WAL flush per span, not two: the span's landing commits without waiting for its
-    // flush, and the micro-batch that follows (which waits) flushes both. A crash between
-    // them may undo the landing: its source is then not recorded, and a resumed replay lands it again.
-    const land = await landRecords(pool, pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, csvHeader: () => csvHeader, beforeCommit: commitWithoutFlushWait });
-    if (land.alreadyLanded) {
-      skipped++;
-      await (async () => { for await (const _ of records()) void _; })(); // skip the span's rows
-    } else {
-      replayBatches++;
-      rowsLanded += land.landed;
-      duplicateRows += land.byReason.DUPLICATE ?? 0;
-    }
-    // Stream until this span's rows are consumed (no extra empty batch per span).
+  /** Streams one span's rows: micro-batches up to its last `seq` (no extra empty batch per span). */
+  const streamSpan = async (land: LandResult, rowsDone: number, spans: number) => {
     const batches: BatchProgress[] = [];
     for (;;) {
-      const b = await runBatch(pool, pipeline, "replay");
+      const b = await runBatch(pool, pipeline, "replay", land.lastSeq === null ? {} : { untilSeq: land.lastSeq });
       if (b === null) break;
       batches.push(b);
       if (land.lastSeq !== null && b.endOffset >= land.lastSeq) break;
@@ -224,8 +195,52 @@ async function replaySpans(
     streamBatches += batches.length;
     // Every 100 spans, only the pipeline's estimate: a table-wide ANALYZE of bronze every
     // 100 spans took a fifth of the taxi replay. The tables are refreshed once, at the end.
-    if ((replayBatches + skipped) % 100 === 0) await refreshPipelineEstimate(pool, pipeline.name);
-    opts.onBatch?.({ rowsDone: done, rowsTotal: total, land, batches });
+    if (spans % 100 === 0) await refreshPipelineEstimate(pool, pipeline.name);
+    opts.onBatch?.({ rowsDone, rowsTotal: total, land, batches });
+  };
+  // The previous span's stream runs while this span lands (on other connections): each
+  // span's micro-batches read only its rows (untilSeq), as when they ran one after the other.
+  let streaming: Promise<void> | undefined;
+  try {
+    for (;;) {
+      await fill();
+      if (exhausted) break;
+      const current = spanOf(buffer[0]!);
+      async function* records(): AsyncGenerator<RawRecord> {
+        for (;;) {
+          await fill();
+          if (exhausted || spanOf(buffer[0]!) !== current) return;
+          const r = buffer.shift()!;
+          done++;
+          yield r.fields === null
+            ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
+            : { line: r.line, raw: r.raw, fields: r.fields, origin: r.origin, ...(r.numbers === null ? {} : { numbers: r.numbers }) };
+        }
+      }
+      const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
+      // Records without an ingestion time of their own arrive at the end of their span.
+      const landingTimeMs = current === null ? started : current + span;
+      // One WAL flush per span, not two: the span's landing commits without waiting for its
+      // flush, and its micro-batch (which waits) flushes both. A crash before that may undo
+      // the landing: its source is then not recorded, and a resumed replay lands it again.
+      const land = await landRecords(pool, pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, csvHeader: () => csvHeader, beforeCommit: commitWithoutFlushWait });
+      if (land.alreadyLanded) {
+        skipped++;
+        await (async () => { for await (const _ of records()) void _; })(); // skip the span's rows
+      } else {
+        replayBatches++;
+        rowsLanded += land.landed;
+        duplicateRows += land.byReason.DUPLICATE ?? 0;
+      }
+      await streaming;
+      streaming = streamSpan(land, done, replayBatches + skipped);
+      // Awaited at the next span or below; a failure meanwhile is not unhandled.
+      streaming.catch(() => undefined);
+    }
+    await streaming;
+  } finally {
+    // A landing that failed leaves no micro-batch running behind it.
+    await streaming?.catch(() => undefined);
   }
   return { replayBatches, skippedBatches: skipped, streamBatches, rowsLanded, duplicateRows };
 }

@@ -45,6 +45,9 @@ import { applyHoldRules, type Hold } from "../lifecycle/hold.js";
 
 export type { BatchProgress, TriggerKind };
 
+/** `untilSeq`: the batch reads no bronze row past this `seq` (a replay streams one span while it lands the next). */
+export interface BatchOptions { untilSeq?: number }
+
 /** A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any. */
 export type BatchResult = BatchProgress & { holdOpened?: Hold };
 
@@ -63,10 +66,10 @@ const later = (a: string | null, b: string | null): string | null => (b === null
  * @throws PolicyRefusedError when the configured policy differs from the live results' (nothing is written)
  * @throws database errors; the transaction is rolled back and the batch will run again
  */
-export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind): Promise<BatchResult | null> {
+export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind, opts: BatchOptions = {}): Promise<BatchResult | null> {
   for (;;) {
     try {
-      return await runBatchOnce(pool, pipeline, trigger);
+      return await runBatchOnce(pool, pipeline, trigger, opts);
     } catch (e) {
       // A window whose MERGE fails (e.g. a sum overflowing numeric): quarantine its rows, record it, run the batch again.
       if (!(e instanceof FailingWindowsError)) throw e;
@@ -76,14 +79,14 @@ export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: Tr
   }
 }
 
-async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind): Promise<BatchResult | null> {
+async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind, opts: BatchOptions): Promise<BatchResult | null> {
   const started = performance.now();
   const name = pipeline.name, gapMs = sessionGapOf(pipeline);
   return withTransaction(pool, async (client) => {
     await lockResults(client, name);
     await guardPolicy(client, pipeline);
     const checkpoint = await readCheckpointForUpdate(client, name);
-    const range = await selectBatchRange(client, name, checkpoint.lastSeq, pipeline.trigger.maxRowsPerBatch);
+    const range = await selectBatchRange(client, name, checkpoint.lastSeq, pipeline.trigger.maxRowsPerBatch, opts.untilSeq);
     if (range === null) return null;
     const batchId = checkpoint.batchId + 1;
     const input = await readBatchInput(client, name, range);

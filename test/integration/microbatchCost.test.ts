@@ -64,7 +64,7 @@ describe("replay staging read by key", () => {
     }
   });
 
-  it("no session holds a snapshot between two spans of a replay (a snapshot held open keeps every old row version the stream writes)", async () => {
+  it("no session holds a snapshot between two spans of a replay (a snapshot held open keeps every old row version the stream writes); each span's micro-batch reads that span's rows only, though the next span lands meanwhile", async () => {
     const { pool } = await getDb();
     const file = path.join(dir, "spans.csv");
     const lines = ["id,t,arrived,v"];
@@ -78,9 +78,12 @@ describe("replay staging read by key", () => {
       watermark: { delay: "1 hour" },
     });
     const checks: Promise<number>[] = [];
+    const spans: string[] = [];
     const summary = await replay(pool, p, {
       files: [file], arrivalField: "arrived", batchSpanMs: 3_600_000,
-      onBatch: () => {
+      onBatch: ({ land, batches }) => {
+        // Each span's micro-batch reads that span's rows only, though the next span lands meanwhile.
+        spans.push(batches.map((b) => `${b.endOffset - land.lastSeq!}:${b.numInputRows}/${land.accepted}`).join(" "));
         // The staging session (its last statement read replay_rows, or a cursor over them) idle inside a transaction.
         checks.push(pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query ~ 'replay_(rows|cursor)'")
           .then(({ rows }) => rows[0].n as number));
@@ -89,6 +92,33 @@ describe("replay staging read by key", () => {
     expect(summary.replayBatches).toBe(24);
     expect(summary.rowsLanded).toBe(30);
     expect(await Promise.all(checks)).toEqual(Array(24).fill(0));
+    // Spans of one hour: hours 0-5 hold 2 events, the others 1.
+    expect(spans).toEqual(Array.from({ length: 24 }, (_, h) => (h < 6 ? "0:2/2" : "0:1/1")));
+  });
+});
+
+describe("a micro-batch bounded by untilSeq", () => {
+  it("reads no bronze row past untilSeq: the first of two landings alone, then nothing, then the second without the bound", async () => {
+    const { pool } = await getDb();
+    const p = pipeline({
+      name: "until-seq",
+      source: { format: "jsonl" },
+      fields: { eventId: "id", eventTime: "t", value: "v" },
+      window: { type: "tumbling", size: "10 minutes" },
+      watermark: { delay: "10 minutes" },
+    });
+    const land = async (name: string, ids: number[]) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, ids.map((i) => JSON.stringify({ id: `u${i}`, t: `2024-01-15T12:0${i}:00Z`, v: i })).join("\n") + "\n");
+      return landFile(pool, p, file, name);
+    };
+    const first = await land("until-1.jsonl", [1, 2, 3]);
+    const second = await land("until-2.jsonl", [4, 5]);
+    const a = await runBatch(pool, p, "replay", { untilSeq: first.lastSeq! });
+    expect([a?.endOffset === first.lastSeq, a?.numInputRows]).toEqual([true, 3]);
+    expect(await runBatch(pool, p, "replay", { untilSeq: first.lastSeq! })).toBeNull();
+    const b = await runBatch(pool, p, "replay");
+    expect([b?.startOffset === first.lastSeq, b?.endOffset === second.lastSeq, b?.numInputRows]).toEqual([true, true, 2]);
   });
 });
 
