@@ -25,7 +25,6 @@ import { formatInstant, isoToUs } from "../core/timestamps.js";
 import { advanceInputs } from "../core/watermark.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { assignBatchWindows } from "../db/sql/assignBatchWindows.js";
-import { countOpenWindows } from "../db/sql/countOpenWindows.js";
 import { finalizeWindows } from "../db/sql/finalizeWindows.js";
 import { lockResults } from "../db/sql/lockResults.js";
 import { mergeWindows } from "../db/sql/mergeWindows.js";
@@ -101,8 +100,7 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     const maxEventTime = later(checkpoint.maxEventTime, input.eventTime.max);
     const advanced = advanceInputs(inputStates(checkpoint.inputs), us(checkpoint.watermark), await readBatchInputs(client, name, range), watermarkSettingsOf(pipeline));
     const nextWatermark = iso(advanced.watermarkUs);
-    const numRowsFinalized = await finalizeWindows(client, name, nextWatermark);
-    const numRowsTotal = await countOpenWindows(client, name);
+    const { finalized: numRowsFinalized, open: numRowsTotal } = await finalizeWindows(client, name, nextWatermark);
     const previous = await readLastProgressTime(client, name);
     const inputs = inputProgress(advanced);
     const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, numRowsFinalized, numRowsTotal, inputs }, started, previous);
