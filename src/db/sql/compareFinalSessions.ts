@@ -10,8 +10,7 @@
 import type { PipelineConfig } from "../../config/pipelines.js";
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
-import type { ComparedWindow, CompareRequest } from "./compareFinalWindows.js";
-import { computedAggregates } from "./fragments/windowAggregates.js";
+import { comparedRow, FINAL_AGAINST_FRESH, type ComparedWindow, type CompareRequest } from "./compareFinalWindows.js";
 import { notSuperseded } from "./fragments/superseded.js";
 import { timestamptzToUs, usToTimestamptz } from "./fragments/windowAssignment.js";
 
@@ -29,20 +28,7 @@ const COMPARE_SQL = `WITH ev AS (
   SELECT group_key, ${usToTimestamptz("min(t_us)")} AS window_start, ${usToTimestamptz("max(t_us) + $6::bigint")} AS window_end,
          count(*) AS n, sum(value) AS s, min(value) AS lo, max(value) AS hi
     FROM numbered GROUP BY group_key, island
-), expected AS (
-  SELECT * FROM fresh
-   WHERE $3::timestamptz IS NOT NULL AND window_end <= $3
-     AND ($4::timestamptz IS NULL OR (window_start < $5 AND window_end > $4))
-), stored AS (
-  SELECT group_key, window_start, window_end, event_count AS n, value_sum AS s, value_min AS lo, value_max AS hi
-    FROM straggler.window_results_table
-   WHERE pipeline = $1 AND is_final AND event_count > 0 AND ($4::timestamptz IS NULL OR (window_start < $5 AND window_end > $4))
-)
-SELECT coalesce(e.group_key, s.group_key) AS group_key, coalesce(e.window_start, s.window_start) AS window_start,
-       coalesce(e.window_end, s.window_end) AS window_end,
-       s.n AS s_n, s.s AS s_s, s.lo AS s_lo, s.hi AS s_hi, e.n AS e_n, e.s AS e_s, e.lo AS e_lo, e.hi AS e_hi,
-       (${computedAggregates("s")}) IS DISTINCT FROM (${computedAggregates("e")}) AS differs
-  FROM expected e FULL JOIN stored s USING (group_key, window_start, window_end)`;
+${FINAL_AGAINST_FRESH}`;
 
 /**
  * Compares the final sessions of `pipeline` (gap `gapMs`) with the batch sessionization of bronze, unordered.
@@ -53,13 +39,5 @@ export async function compareFinalSessions(client: Queryable, pipeline: Pipeline
   const { rows } = await client.query(
     prepared("compare_final_sessions", COMPARE_SQL, [pipeline.name, req.snapshot, req.watermark, req.range?.from ?? null, req.range?.to ?? null, (BigInt(gapMs) * 1000n).toString()]),
   );
-  const aggregate = (n: number | null, sum: string | null, min: string | null, max: string | null) => (n === null ? null : { count: n, sum, min, max });
-  return rows.map((r) => ({
-    groupKey: r.group_key,
-    windowStart: r.window_start,
-    windowEnd: r.window_end,
-    stored: aggregate(r.s_n, r.s_s, r.s_lo, r.s_hi),
-    expected: aggregate(r.e_n, r.e_s, r.e_lo, r.e_hi),
-    differs: r.differs,
-  }));
+  return rows.map(comparedRow);
 }

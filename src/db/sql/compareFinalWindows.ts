@@ -46,19 +46,13 @@ export interface CompareRequest {
   skip?: WindowRef[] | null;
 }
 
-/*
- * `b.seq + 0 <= snapshot`: not an index range on the sequence key (see recomputeTargets.ts).
- * $7/$8: only these (key, window start)s; $9/$10: all but these.
+/**
+ * The end of a comparison query, after a CTE `fresh` (group_key, window_start, window_end, n, s, lo, hi)
+ * recomputed from bronze: the windows that must be final (end <= $3, the watermark) in the range
+ * $4/$5 (ISO instants, null: all) against the final windows stored for pipeline $1, as a FULL JOIN
+ * of rows shaped for `comparedRow`. Shared by the window and session comparisons.
  */
-const compareSql = (pipeline: PipelineConfig) => `WITH fresh AS (
-  SELECT b.group_key, w.window_start, w.window_end, ${aggregateWindow("b.value")}
-    FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(pipeline), "b")}
-   WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
-     AND ($4::timestamptz IS NULL OR (b.event_time >= $4::timestamptz - $6 * interval '1 millisecond' AND b.event_time < $5))
-     AND ($7::text[] IS NULL OR (b.group_key, w.window_start) IN (SELECT * FROM unnest($7::text[], $8::timestamptz[])))
-     AND ($9::text[] IS NULL OR (b.group_key, w.window_start) NOT IN (SELECT * FROM unnest($9::text[], $10::timestamptz[])))
-   GROUP BY 1, 2, 3
-), expected AS (
+export const FINAL_AGAINST_FRESH = `), expected AS (
   SELECT * FROM fresh
    WHERE $3::timestamptz IS NOT NULL AND window_end <= $3
      AND ($4::timestamptz IS NULL OR (window_start < $5 AND window_end > $4))
@@ -71,7 +65,33 @@ SELECT coalesce(e.group_key, s.group_key) AS group_key, coalesce(e.window_start,
        coalesce(e.window_end, s.window_end) AS window_end,
        s.n AS s_n, s.s AS s_s, s.lo AS s_lo, s.hi AS s_hi, e.n AS e_n, e.s AS e_s, e.lo AS e_lo, e.hi AS e_hi,
        (${computedAggregates("s")}) IS DISTINCT FROM (${computedAggregates("e")}) AS differs
-  FROM expected e FULL JOIN stored s USING (group_key, window_start, window_end)
+  FROM expected e FULL JOIN stored s USING (group_key, window_start, window_end)`;
+
+/** One row of a query ending in `FINAL_AGAINST_FRESH`, as a `ComparedWindow`. */
+export function comparedRow(r: Record<string, any>): ComparedWindow {
+  return {
+    groupKey: r.group_key,
+    windowStart: r.window_start,
+    windowEnd: r.window_end,
+    stored: aggregate(r.s_n, r.s_s, r.s_lo, r.s_hi),
+    expected: aggregate(r.e_n, r.e_s, r.e_lo, r.e_hi),
+    differs: r.differs,
+  };
+}
+
+/*
+ * `b.seq + 0 <= snapshot`: not an index range on the sequence key (see recomputeTargets.ts).
+ * $7/$8: only these (key, window start)s; $9/$10: all but these.
+ */
+const compareSql = (pipeline: PipelineConfig) => `WITH fresh AS (
+  SELECT b.group_key, w.window_start, w.window_end, ${aggregateWindow("b.value")}
+    FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(pipeline), "b")}
+   WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
+     AND ($4::timestamptz IS NULL OR (b.event_time >= $4::timestamptz - $6 * interval '1 millisecond' AND b.event_time < $5))
+     AND ($7::text[] IS NULL OR (b.group_key, w.window_start) IN (SELECT * FROM unnest($7::text[], $8::timestamptz[])))
+     AND ($9::text[] IS NULL OR (b.group_key, w.window_start) NOT IN (SELECT * FROM unnest($9::text[], $10::timestamptz[])))
+   GROUP BY 1, 2, 3
+${FINAL_AGAINST_FRESH}
  WHERE $9::text[] IS NULL OR (group_key, window_start) NOT IN (SELECT * FROM unnest($9::text[], $10::timestamptz[]))`;
 
 const aggregate = (n: number | null, sum: string | null, min: string | null, max: string | null): Aggregate | null =>
@@ -91,12 +111,5 @@ export async function compareFinalWindows(client: Queryable, pipeline: PipelineC
       skip?.map((w) => w.groupKey) ?? null, skip?.map((w) => w.windowStart) ?? null,
     ]),
   );
-  return rows.map((r) => ({
-    groupKey: r.group_key,
-    windowStart: r.window_start,
-    windowEnd: r.window_end,
-    stored: aggregate(r.s_n, r.s_s, r.s_lo, r.s_hi),
-    expected: aggregate(r.e_n, r.e_s, r.e_lo, r.e_hi),
-    differs: r.differs,
-  }));
+  return rows.map(comparedRow);
 }
