@@ -15,6 +15,7 @@ import { sweepExpiredRuns } from "./correction/runLease.js";
 import { scheduleCorrections } from "./correction/schedule.js";
 import { createPool } from "./db/pool.js";
 import { backoffMs, type Backoff } from "./db/retry.js";
+import { LeaseLostError } from "./cluster/fencing.js";
 import { PipelineLeases } from "./cluster/leases.js";
 import { OwnedWork, type OwnedTaskStarter } from "./cluster/ownedWork.js";
 import { createApp } from "./http/app.js";
@@ -139,23 +140,27 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     analyzing.set(pipeline, run);
   };
   // The stream loop of an owned pipeline, with its landing folder. A loop whose
-  // lease is lost starts no new micro-batch (`owns()`), then stops.
-  const streamLoop: OwnedTaskStarter = (pipeline, owns) => {
+  // lease is lost starts no new micro-batch (`owns()`), then stops; a batch or a
+  // landing it had in flight rolls back at its fence (LeaseLostError, logged by the lease).
+  const streamLoop: OwnedTaskStarter = (pipeline, lease) => {
+    const owns = lease.owns;
+    const fenced = (e: unknown) => e instanceof LeaseLostError && !owns();
     // A missing landing folder is reported once (and again once it has come back and gone).
     let dirMissing = false;
     const loop = new StreamLoop(pipeline, {
       landPending: async () => {
         if (pipeline.source.landingDir === undefined || !owns()) return;
         try {
-          await landPendingFiles(db.pool, pipeline, { log });
+          await landPendingFiles(db.pool, pipeline, { log, lease });
           dirMissing = false;
         } catch (e) {
+          if (fenced(e)) return;
           if (!(e instanceof LandingDirMissing)) throw e;
           if (!dirMissing) log.warn({ pipeline: pipeline.name, landingDir: e.dir }, `pipeline ${pipeline.name}: ${e.message}; no files land until it exists`);
           dirMissing = true;
         }
       },
-      runBatch: async (trigger) => (owns() ? runBatch(db.pool, pipeline, trigger) : null),
+      runBatch: async (trigger) => (owns() ? runBatch(db.pool, pipeline, trigger, { lease }).catch((e: unknown) => (fenced(e) ? null : Promise.reject(e))) : null),
       afterCaughtUp: async () => refreshStatistics(pipeline.name),
       log,
     });
@@ -171,13 +176,12 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   // Each kind of owned work: the stream loop, and a log source's consumer (source.nats).
   const ownedStarters: OwnedTaskStarter[] = [streamLoop, await logConsumerStarter(db.pool, pipelines, log)];
   const replicaId = replicaIdOf(env);
-  let leases: PipelineLeases | undefined;
-  const work = new OwnedWork(pipelines, ownedStarters, (name) => leases?.owns(name) ?? false, log);
-  leases = new PipelineLeases(
+  const work = new OwnedWork(pipelines, ownedStarters, log);
+  const leases = new PipelineLeases(
     db.url,
     pipelines.map((p) => p.name),
     { replicaId, heartbeatMs: env.STRAGGLER_LEASE_HEARTBEAT },
-    { acquired: (name) => work.start(name), lost: (name) => work.stop(name) },
+    { acquired: (name, lease) => work.start(name, lease), lost: (name) => work.stop(name) },
     log,
   );
   await leases.start();
@@ -193,7 +197,8 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     (e) => log.warn({ err: (e as Error).message }, "could not sweep abandoned correction runs; the next run of each pipeline does"),
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
-  const stopAlerts = startAlerts(db.pool, pipelines, log);
+  // Alerts are judged by each pipeline's owner only: one judgement per pipeline across the replicas.
+  const stopAlerts = startAlerts(db.pool, pipelines, log, { owns: (name) => leases.owns(name) });
   log.info({ port, replica: replicaId, pipelines: pipelines.map((pipeline) => pipeline.name), owned: leases.ownedPipelines(), database: db.kind }, "straggler service started");
   return {
     port,

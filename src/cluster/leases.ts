@@ -28,22 +28,27 @@
  *   opened with `idle_session_timeout` = 5H, so the server ends it, and frees
  *   the locks, 5H after the last heartbeat it received; the owner has fenced
  *   by 3H after the last heartbeat it sent, 2H earlier.
- * What one owner has started may still commit after a takeover (a batch in
- * flight on a pooled connection); that is safe because each micro-batch is one
- * transaction under the pipeline's results lock that reads the checkpoint
- * under that lock (DESIGN §10), and landings are deduplicated in their own
- * transactions (file sources by path and hash, log sources by offset).
+ * What one owner has started (a batch in flight on a pooled connection, a
+ * replica paused past its lease) does not commit after a takeover: the taker
+ * raises the lease's fencing token (epoch) before its work starts, and every
+ * commit of owned work checks its own epoch, FOR SHARE, just before COMMIT
+ * (src/cluster/fencing.ts). A writer that has passed that check holds the
+ * token's row until it commits; the taker waits for it at most one heartbeat
+ * (the lease session's `lock_timeout`), then gives the lock back and tries
+ * again at its next heartbeat.
  */
 import pg from "pg";
-import { countLiveReplicas, readPipelineOwners, releasePipelineLease, REPLICA_APPLICATION_PREFIX, tryPipelineLease } from "../db/sql/pipelineLeases.js";
+import { classifyDbError } from "../db/errors.js";
+import { countLiveReplicas, raiseLeaseEpoch, readPipelineOwners, releasePipelineLease, REPLICA_APPLICATION_PREFIX, tryPipelineLease } from "../db/sql/pipelineLeases.js";
 import type { Logger } from "../log.js";
+import { assertLeaseHeld, LeaseLostError, type PipelineLease } from "./fencing.js";
 
 /** Default heartbeat (and takeover poll) of a replica's lease connection, ms. */
 export const DEFAULT_HEARTBEAT_MS = 1_000;
 
 export interface LeaseHooks {
-  /** The replica now owns `pipeline`: start its work. Must not throw. */
-  acquired(pipeline: string): void;
+  /** The replica now owns `pipeline`, under `lease` (its fencing token): start its work. Must not throw. */
+  acquired(pipeline: string, lease: PipelineLease): void;
   /** The replica no longer owns (or is about to release) `pipeline`: stop its work; resolves when stopped. Must not reject. */
   lost(pipeline: string): Promise<void>;
 }
@@ -69,7 +74,10 @@ export const fairShare = (pipelines: number, replicas: number) => Math.ceil(pipe
 
 export class PipelineLeases {
   private client: pg.Client | undefined;
-  private readonly owned = new Set<string>();
+  /** The pipelines owned now, each with the epoch (fencing token) this replica raised when it took it. */
+  private readonly owned = new Map<string, string>();
+  /** Work stopping because a commit found its lease taken over (`deposed`). */
+  private readonly deposing = new Set<Promise<void>>();
   private readonly heartbeatMs: number;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> = Promise.resolve();
@@ -90,7 +98,26 @@ export class PipelineLeases {
 
   /** The pipelines this replica owns now. */
   ownedPipelines(): string[] {
-    return [...this.owned].sort();
+    return [...this.owned.keys()].sort();
+  }
+
+  /** The lease of `pipeline` as held now (undefined when not owned): its epoch, `owns()` and the fence of its commits. */
+  lease(pipeline: string): PipelineLease | undefined {
+    const epoch = this.owned.get(pipeline);
+    if (epoch === undefined) return undefined;
+    return {
+      pipeline,
+      epoch,
+      owns: () => this.owned.get(pipeline) === epoch,
+      assertHeld: async (client) => {
+        try {
+          await assertLeaseHeld(client, pipeline, epoch);
+        } catch (e) {
+          if (e instanceof LeaseLostError) this.deposed(e);
+          throw e;
+        }
+      },
+    };
   }
 
   /** True while this replica owns `pipeline`: the guard checked before each micro-batch. */
@@ -110,7 +137,23 @@ export class PipelineLeases {
     clearTimeout(this.timer);
     await this.ticking;
     await this.fencing;
+    await Promise.all(this.deposing);
     await this.fence("the replica stops");
+  }
+
+  /**
+   * A commit of `e.pipeline`'s work found its epoch taken over (fencing.ts) and rolled back: logged
+   * each time. When this replica still believed it owned the pipeline under that epoch (it had not
+   * noticed: a pause, a lease connection not yet seen failing), the work stops — not awaited here,
+   * the caller is that work.
+   */
+  private deposed(e: LeaseLostError): void {
+    const believed = this.owned.get(e.pipeline) === e.epoch;
+    this.log.error({ replica: this.options.replicaId, pipeline: e.pipeline, epoch: e.epoch, current: e.current }, `lease lost: ${e.message}${believed ? "; this replica stops the pipeline's work" : ""}`);
+    if (!believed) return;
+    this.owned.delete(e.pipeline); // no new unit of work starts from here on
+    const stopping: Promise<void> = this.hooks.lost(e.pipeline).finally(() => this.deposing.delete(stopping));
+    this.deposing.add(stopping);
   }
 
   private schedule(): void {
@@ -122,7 +165,7 @@ export class PipelineLeases {
 
   /** Stops the work of every owned pipeline, then closes the lease connection (which frees the locks still held). */
   private async fence(why: string): Promise<void> {
-    const owned = [...this.owned];
+    const owned = this.ownedPipelines();
     const c = this.client;
     this.owned.clear(); // first: no new micro-batch starts from here on
     this.client = undefined;
@@ -151,7 +194,8 @@ export class PipelineLeases {
       query_timeout: 2 * this.heartbeatMs,
       connectionTimeoutMillis: Math.max(5_000, 2 * this.heartbeatMs),
       // The server ends a silent lease session (network gone without a reset), and frees its locks, 5 heartbeats after the last one.
-      options: `-c idle_session_timeout=${5 * this.heartbeatMs}`,
+      // A taking waits at most one heartbeat for a deposed owner's writer to commit (raiseLeaseEpoch).
+      options: `-c idle_session_timeout=${5 * this.heartbeatMs} -c lock_timeout=${this.heartbeatMs}`,
     });
     // The session is gone or going: PostgreSQL frees its locks, so the work stops now, before another replica takes it.
     const gone = (why: string) => {
@@ -161,6 +205,24 @@ export class PipelineLeases {
     c.on("end", () => gone("the lease connection ended"));
     await c.connect();
     return c;
+  }
+
+  /**
+   * Raises the fencing token of `pipeline`, whose lock this session just took. A writer of the
+   * previous owner still committing holds the token's row: after `lock_timeout` (one heartbeat)
+   * the lock is given back and taken again at a later heartbeat.
+   * @returns the new epoch; undefined when the lock was given back
+   * @throws the database's other errors (the heartbeat fails)
+   */
+  private async raiseEpoch(client: pg.Client, pipeline: string): Promise<string | undefined> {
+    try {
+      return await raiseLeaseEpoch(client, pipeline, this.options.replicaId);
+    } catch (e) {
+      if (classifyDbError(e) !== "lock_not_available") throw e;
+      await releasePipelineLease(client, pipeline);
+      this.log.info({ replica: this.options.replicaId, pipeline }, "lease not taken: a commit of the previous owner still holds its fencing token; tried again next heartbeat");
+      return undefined;
+    }
   }
 
   private async tick(): Promise<void> {
@@ -190,9 +252,11 @@ export class PipelineLeases {
         if (this.owned.size >= share || this.stopped) break;
         if (this.owned.has(pipeline) || !(await tryPipelineLease(client, pipeline))) continue;
         if (this.client !== client) return; // the session failed meanwhile (fenced): the lock went with it
-        this.owned.add(pipeline);
-        this.log.info({ replica: this.options.replicaId, pipeline }, "lease taken: this replica owns the pipeline");
-        this.hooks.acquired(pipeline);
+        const epoch = await this.raiseEpoch(client, pipeline);
+        if (epoch === undefined || this.client !== client) continue;
+        this.owned.set(pipeline, epoch);
+        this.log.info({ replica: this.options.replicaId, pipeline, epoch }, "lease taken: this replica owns the pipeline");
+        this.hooks.acquired(pipeline, this.lease(pipeline)!);
       }
     } catch (e) {
       // A heartbeat that failed or timed out: the lease session may be gone, so the work stops now.

@@ -274,3 +274,14 @@ export const logOffsets = straggler.table(
   },
   (t) => [primaryKey({ name: "log_offsets_pipeline_log_partition_pk", columns: [t.pipeline, t.log, t.partition] })],
 );
+
+/**
+ * The fencing token of each pipeline's lease (migration 0027, src/cluster/fencing.ts): `epoch`
+ * rises by one each time a replica takes the lease; the owner's commits check it FOR SHARE.
+ */
+export const pipelineLeases = straggler.table("pipeline_leases", {
+  pipeline: text("pipeline").primaryKey(),
+  epoch: bigint("epoch", { mode: "bigint" }).notNull(),
+  owner: text("owner").notNull(),
+  takenAt: tstz("taken_at").notNull().defaultNow(),
+});

@@ -11,7 +11,7 @@ import type { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
-import type { Pool } from "../db/pool.js";
+import type { Pool, PoolClient } from "../db/pool.js";
 import { landRecords, type LandResult } from "./copyToBronze.js";
 import type { CsvColumns } from "./csvRecords.js";
 import { SourceRefused } from "./errors.js";
@@ -107,6 +107,8 @@ export interface LandOpenOptions {
   continueFrom?: SourceFileRecord;
   /** The input its rows come from (docs/DESIGN.md "Several inputs"); `default` when unset. */
   input?: string;
+  /** The last statement of the landing's transaction (a replica's lease fence, src/cluster/fencing.ts): a throw rolls the landing back. */
+  fence?: (client: PoolClient) => Promise<void>;
 }
 
 /**
@@ -143,8 +145,10 @@ export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: Fil
     onProgress: opts.onProgress,
     ...(opts.input === undefined ? {} : { input: opts.input }),
     csvHeader: () => headerText,
-    beforeCommit: (client, result) =>
-      recordFileLanding(client, pipeline, name, { sizeBytes: st.size, mtimeMs: st.mtimeMs, sha256: hash?.digest("hex") ?? null, landedBytes: position.offset, landedLines: position.line }, result),
+    beforeCommit: async (client, result) => {
+      await recordFileLanding(client, pipeline, name, { sizeBytes: st.size, mtimeMs: st.mtimeMs, sha256: hash?.digest("hex") ?? null, landedBytes: position.offset, landedLines: position.line }, result);
+      await opts.fence?.(client);
+    },
   });
 }
 

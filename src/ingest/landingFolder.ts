@@ -20,6 +20,7 @@
 import { lstat, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
+import type { PipelineLease } from "../cluster/fencing.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import type { LandResult } from "./copyToBronze.js";
@@ -100,6 +101,8 @@ export interface LandingPassOptions {
   log?: Logger;
   /** The clock, epoch ms (tests). */
   nowMs?: () => number;
+  /** The pipeline's lease (a replica): each landing ends with its fence, and the pass stops once it is lost (src/cluster/fencing.ts). */
+  lease?: Pick<PipelineLease, "owns" | "assertHeld">;
 }
 
 /** True when `file` holds a newline at or after `offset`. */
@@ -181,6 +184,7 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
       if (pipeline.source.appendOnly && !(await hasNewlineAfter(file, 0))) continue;
       await landOne(name, file, undefined);
     } catch (e) {
+      if (opts.lease?.owns() === false) throw e; // the lease is lost (a fenced landing rolled back): the pass stops here
       if (e instanceof SourceRefused) {
         const st = await lstat(file).catch(() => undefined);
         await refuse(name, e.message, { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }).catch((err) => pass.failed.push({ name, error: (err as Error).message }));
@@ -198,7 +202,7 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
     if (opened === null) return;
     try {
       const input = inputOfEntry(name);
-      const r = await landOpenFile(pool, pipeline, opened.fh, opened.st, name, { continueFrom, ...(input === undefined ? {} : { input }) });
+      const r = await landOpenFile(pool, pipeline, opened.fh, opened.st, name, { continueFrom, ...(input === undefined ? {} : { input }), ...(opts.lease ? { fence: opts.lease.assertHeld } : {}) });
       if (r.alreadyLanded) {
         // Landed before this record of files existed (or by a replay): adopt it as it is now.
         const h = await hashFile(opened.fh);

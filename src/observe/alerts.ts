@@ -105,19 +105,36 @@ export function configuredAlerts(pipeline: PipelineConfig): AlertName[] {
 /** How often the service judges the alerts, ms. */
 export const ALERT_INTERVAL_MS = 5_000;
 
+export interface AlertScheduleOptions {
+  /** Between two rounds, ms (default ALERT_INTERVAL_MS). */
+  intervalMs?: number;
+  /**
+   * Whether this process judges `pipeline` now: with several replicas, only the pipeline's owner
+   * (its lease, src/cluster/leases.ts), so each pipeline is judged once per round across them.
+   * Default: every pipeline.
+   */
+  owns?: (pipeline: string) => boolean;
+}
+
 /**
- * Judges every pipeline's alerts every `intervalMs` (a failed round is logged and the next one runs).
+ * Judges the alerts of every pipeline this process owns every `intervalMs` (a failed round is
+ * logged and the next one runs). Each judgement is logged at debug (`alerts judged`).
  * @returns stop(): waits for a round in progress
  */
-export function startAlerts(pool: Pool, pipelines: PipelineConfig[], log: Logger, intervalMs = ALERT_INTERVAL_MS): () => Promise<void> {
+export function startAlerts(pool: Pool, pipelines: PipelineConfig[], log: Logger, opts: AlertScheduleOptions = {}): () => Promise<void> {
   let round: Promise<void> = Promise.resolve();
+  const owns = opts.owns ?? (() => true);
   const timer = setInterval(() => {
     round = round.then(async () => {
       for (const pipeline of pipelines) {
-        await evaluateAlerts(pool, pipeline, log).catch((e: unknown) => log.warn({ err: e, pipeline: pipeline.name }, "alerts could not be judged"));
+        if (!owns(pipeline.name)) continue;
+        await evaluateAlerts(pool, pipeline, log).then(
+          (changes) => log.debug({ pipeline: pipeline.name, changes: changes.length }, "alerts judged"),
+          (e: unknown) => log.warn({ err: e, pipeline: pipeline.name }, "alerts could not be judged"),
+        );
       }
     });
-  }, intervalMs);
+  }, opts.intervalMs ?? ALERT_INTERVAL_MS);
   timer.unref();
   return async () => {
     clearInterval(timer);

@@ -13,7 +13,10 @@
  * source another consumer recorded meanwhile. The batch's last landing
  * also raises the log's position (`*`, for a log whose offsets are one
  * sequence across partitions: NATS), from where a restarted consumer resumes.
+ * Under a replica's `lease`, each landing's last statement is the lease's
+ * fence (src/cluster/fencing.ts): a deposed owner lands nothing.
  */
+import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
@@ -61,9 +64,10 @@ export function logSourceName(log: string, partition: string, first: bigint): st
  * Lands `batch` of `log` for `pipeline`; call `LogSource.commit` only after it returns.
  * @returns counts of what landed and of what had landed before
  * @throws LogOffsetMovedError when another consumer landed a partition meanwhile (that partition's landing rolled back)
+ * @throws LeaseLostError when `opts.lease` is no longer held (that partition's landing rolled back)
  * @throws database errors (the landing in progress rolls back; partitions landed before it stay landed, with their offsets)
  */
-export async function landLogBatch(pool: Pool, pipeline: PipelineConfig, log: string, batch: LogBatch): Promise<LogBatchResult> {
+export async function landLogBatch(pool: Pool, pipeline: PipelineConfig, log: string, batch: LogBatch, opts: { lease?: Pick<PipelineLease, "assertHeld"> } = {}): Promise<LogBatchResult> {
   const result: LogBatchResult = { landed: 0, accepted: 0, quarantined: 0, alreadyLanded: 0, landings: [] };
   if (batch.messages.length === 0) return result;
   const offsets = await readLogOffsets(pool, pipeline.name, log);
@@ -91,6 +95,7 @@ export async function landLogBatch(pool: Pool, pipeline: PipelineConfig, log: st
       beforeCommit: async (client) => {
         await advanceLogOffset(client, { pipeline: pipeline.name, log, partition, expected: offsets.get(partition) ?? null, offset: messages.at(-1)!.offset, messages: messages.length });
         if (lastOfBatch && batch.position !== undefined) await raiseLogPosition(client, pipeline.name, log, batch.position, batch.messages.length);
+        await opts.lease?.assertHeld(client);
       },
     });
     // The source was recorded by another landing since the offsets were read (another consumer

@@ -11,6 +11,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import { backoffMs, type Backoff } from "../db/retry.js";
 import { readLogOffsets } from "../db/sql/logOffsets.js";
+import type { PipelineLease } from "../cluster/fencing.js";
 import type { OwnedTaskStarter } from "../cluster/ownedWork.js";
 import type { Logger } from "../log.js";
 import { landLogBatch, type LogBatchResult } from "./landLogBatch.js";
@@ -33,8 +34,11 @@ export class LogConsumer {
     private readonly source: LogSource,
     private readonly log: Logger,
     private readonly opts: {
-      /** False once the pipeline's lease is lost: no further batch is fetched, the consumer ends. */
-      owns?: () => boolean;
+      /**
+       * The pipeline's lease (a replica): once it is lost no further batch is fetched and the consumer
+       * ends; each landing ends with its fence, so a deposed owner lands nothing (src/cluster/fencing.ts).
+       */
+      lease?: PipelineLease;
       /** Called after each batch has landed and been acknowledged. */
       onBatch?: (r: LogBatchResult) => void;
     } = {},
@@ -58,14 +62,14 @@ export class LogConsumer {
     const max = this.pipeline.trigger.maxRowsPerBatch;
     const offsets = () => readLogOffsets(this.pool, this.pipeline.name, this.source.log);
     while (!this.stopping) {
-      if (this.opts.owns?.() === false) {
+      if (this.opts.lease?.owns() === false) {
         log.info("the pipeline's lease is lost: no further batch");
         break;
       }
       try {
         const batch = await this.source.next(max, offsets);
         if (batch.messages.length > 0) {
-          const r = await landLogBatch(this.pool, this.pipeline, this.source.log, batch);
+          const r = await landLogBatch(this.pool, this.pipeline, this.source.log, batch, { lease: this.opts.lease });
           await this.source.commit(batch);
           log.debug({ landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, alreadyLanded: r.alreadyLanded }, "log batch landed");
           this.opts.onBatch?.(r);
@@ -74,6 +78,8 @@ export class LogConsumer {
         this.failures = 0;
         this.refusal = undefined;
       } catch (e) {
+        // The lease went while the batch landed (a fenced landing rolled back, logged by the lease): unacknowledged, it is the next owner's.
+        if (this.opts.lease?.owns() === false) break;
         this.failures++;
         this.source.reset();
         const delay = backoffMs(this.failures, FAILURE_BACKOFF);
@@ -105,9 +111,9 @@ export class LogConsumer {
  */
 export async function logConsumerStarter(pool: Pool, pipelines: PipelineConfig[], log: Logger): Promise<OwnedTaskStarter> {
   const nats = pipelines.some((p) => p.source.nats !== undefined) ? await import("./nats.js") : undefined;
-  return (pipeline, owns) => {
+  return (pipeline, lease) => {
     if (pipeline.source.nats === undefined || nats === undefined) return undefined;
-    const consumer = new LogConsumer(pool, pipeline, new nats.NatsSource(pipeline.source.nats, pipeline.name, pipeline.trigger.interval, log), log, { owns });
+    const consumer = new LogConsumer(pool, pipeline, new nats.NatsSource(pipeline.source.nats, pipeline.name, pipeline.trigger.interval, log), log, { lease });
     consumer.start();
     return consumer;
   };

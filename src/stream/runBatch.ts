@@ -19,6 +19,7 @@
  * point replays the batch exactly once. Every statement is a step of the
  * query layer (`src/db/sql/`); this module only orders them.
  */
+import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, watermarkSettingsOf, windowSpecOf } from "../config/pipelines.js";
 import { formatInstant, isoToUs } from "../core/timestamps.js";
@@ -44,8 +45,11 @@ import { applyHoldRules, type Hold } from "../lifecycle/hold.js";
 
 export type { BatchProgress, TriggerKind };
 
-/** `untilSeq`: the batch reads no bronze row past this `seq` (a replay streams one span while it lands the next). */
-export interface BatchOptions { untilSeq?: number }
+/**
+ * `untilSeq`: the batch reads no bronze row past this `seq` (a replay streams one span while it lands the next).
+ * `lease`: the pipeline's lease a replica runs the batch under; its fence is the transaction's last statement (src/cluster/fencing.ts).
+ */
+export interface BatchOptions { untilSeq?: number; lease?: Pick<PipelineLease, "assertHeld"> }
 
 /** A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any. */
 export type BatchResult = BatchProgress & { holdOpened?: Hold };
@@ -63,6 +67,7 @@ const later = (a: string | null, b: string | null): string | null => (b === null
  * the batch runs without them (`src/stream/isolateWindows.ts`).
  * @returns the batch's progress, or null when there was nothing to do (an empty batch changes nothing)
  * @throws PolicyRefusedError when the configured policy differs from the live results' (nothing is written)
+ * @throws LeaseLostError when `opts.lease` is no longer held (nothing is written)
  * @throws database errors; the transaction is rolled back and the batch will run again
  */
 export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind, opts: BatchOptions = {}): Promise<BatchResult | null> {
@@ -106,6 +111,7 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
     const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, numRowsFinalized, numRowsTotal, inputs }, started, previous);
     await saveCheckpoint(client, name, { batchId, lastSeq: range.lastSeq, maxEventTime, watermark: nextWatermark, inputs: checkpointInputs(advanced.inputs) });
     await writeProgress(client, progress);
+    await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
     return holdOpened ? { ...progress, holdOpened } : progress;
   });
 }

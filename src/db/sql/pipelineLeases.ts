@@ -3,6 +3,8 @@
  * (namespace `pipelineOwner`, the pipeline name hashed) held by one replica's
  * lease connection, whose `application_name` names the replica. The lock is
  * the lease: PostgreSQL releases it when that session ends, however it ends.
+ * Its fencing token is the pipeline's row of `straggler.pipeline_leases`
+ * (migration 0027, src/cluster/fencing.ts): `epoch` rises by one at each taking.
  */
 import { LockNamespace } from "../locks.js";
 import type { Queryable } from "../pool.js";
@@ -66,4 +68,33 @@ export async function readPipelineOwners(client: Queryable, pipelines: string[])
     [LockNamespace.pipelineOwner, pipelines, REPLICA_APPLICATION_PREFIX],
   );
   return new Map(rows.map((r: { pipeline: string; replica: string | null }) => [r.pipeline, r.replica]));
+}
+
+const RAISE_LEASE_EPOCH_SQL = `INSERT INTO straggler.pipeline_leases AS l (pipeline, epoch, owner) VALUES ($1, 1, $2)
+  ON CONFLICT (pipeline) DO UPDATE SET epoch = l.epoch + 1, owner = EXCLUDED.owner, taken_at = now()
+  RETURNING epoch::text AS epoch`;
+
+/**
+ * Raises the fencing token of `pipeline`'s lease, just taken by `owner` on the lease connection
+ * `client`: from its commit on, a commit checked against an older epoch rolls back. The UPDATE
+ * waits for a writer that has read the row FOR SHARE (`readLeaseEpochForShare`) until it commits:
+ * that writer's commit comes before the taking. Run it with a `lock_timeout`.
+ * @returns the new epoch (a bigint as a decimal string; 1 for the first taking)
+ * @throws the database's error (SQLSTATE 55P03 when the `lock_timeout` ran out first)
+ */
+export async function raiseLeaseEpoch(client: Queryable, pipeline: string, owner: string): Promise<string> {
+  const { rows } = await client.query<{ epoch: string }>(RAISE_LEASE_EPOCH_SQL, [pipeline, owner]);
+  return rows[0]!.epoch;
+}
+
+const READ_LEASE_EPOCH_FOR_SHARE_SQL = `SELECT epoch::text AS epoch, owner FROM straggler.pipeline_leases WHERE pipeline = $1 FOR SHARE`;
+
+/**
+ * The fencing token of `pipeline`'s lease, read FOR SHARE in the caller's transaction: no taking
+ * can raise it before that transaction ends.
+ * @returns the epoch (decimal string) and the replica that took it; undefined when it was never taken
+ */
+export async function readLeaseEpochForShare(client: Queryable, pipeline: string): Promise<{ epoch: string; owner: string } | undefined> {
+  const { rows } = await client.query<{ epoch: string; owner: string }>(READ_LEASE_EPOCH_FOR_SHARE_SQL, [pipeline]);
+  return rows[0];
 }

@@ -1,0 +1,236 @@
+/**
+ * Fencing (src/cluster/fencing.ts), with real connections: two replicas' leases
+ * (A and B, heartbeat 200 ms) on one database. A holds a pipeline's lease and
+ * has work in flight — a micro-batch waiting for the results lock, a folder
+ * landing or a log landing waiting for the append lock — when its lease
+ * session is ended by the server (pg_terminate_backend). The lease is taken
+ * again (by B, or by A reconnected: a new epoch either way); A's work then
+ * reaches its fence and rolls back with LeaseLostError, committing nothing;
+ * the new owner commits the same work once. A writer that passed its fence
+ * before a taking commits first: the taking waits for it.
+ */
+import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { assertLeaseHeld, LeaseLostError, type PipelineLease } from "../../src/cluster/fencing.js";
+import { PipelineLeases } from "../../src/cluster/leases.js";
+import type { PipelineConfig } from "../../src/config/pipelines.js";
+import { LockNamespace, XACT_LOCK_SQL } from "../../src/db/locks.js";
+import type { Pool } from "../../src/db/pool.js";
+import { readLogOffsets } from "../../src/db/sql/logOffsets.js";
+import { landFile } from "../../src/ingest/landFile.js";
+import { landPendingFiles } from "../../src/ingest/landingFolder.js";
+import { landLogBatch } from "../../src/sources/landLogBatch.js";
+import type { LogBatch } from "../../src/sources/logSource.js";
+import { runBatch } from "../../src/stream/runBatch.js";
+import { useTestDatabase } from "../helpers/db.js";
+import { pipeline } from "../helpers/fixtures.js";
+import { blockedOn, holdLock } from "../helpers/locks.js";
+import { checkpoint } from "../helpers/results.js";
+import { sleep, waitFor } from "../helpers/service.js";
+
+const getDb = useTestDatabase();
+const T0 = Date.parse("2026-11-30T10:00:00Z");
+const N = 100;
+
+/** N events, one a second from T0, 4 keys, v = 0..N-1 (sum 4950): JSON lines. */
+const eventLines = () => Array.from({ length: N }, (_, i) => JSON.stringify({ id: `e${i}`, t: new Date(T0 + i * 1000).toISOString(), k: `k${i % 4}`, v: i }));
+
+function fencedPipeline(name: string, landingDir?: string): PipelineConfig {
+  return pipeline({
+    name,
+    source: { format: "jsonl", ...(landingDir ? { landingDir } : {}) },
+    fields: { eventId: "id", eventTime: "t", groupKey: "k", value: "v" },
+    window: { type: "tumbling", size: "1 minute" },
+    watermark: { delay: "30 seconds" },
+    trigger: { interval: "200 milliseconds", maxRowsPerBatch: 1000 },
+  });
+}
+
+interface Replica {
+  id: string;
+  leases: PipelineLeases;
+  /** `+p@epoch` taken, `-p` lost, in order. */
+  events: string[];
+  /** Its log lines at info and above (JSON). */
+  logs: string[];
+}
+
+const running: PipelineLeases[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((l) => l.stop()));
+});
+
+async function startReplica(url: string, id: string, pipelines: string[]): Promise<Replica> {
+  const events: string[] = [];
+  const logs: string[] = [];
+  const log = pino({ level: "info" }, { write: (line: string) => void logs.push(line) });
+  const leases = new PipelineLeases(url, pipelines, { replicaId: id, heartbeatMs: 200 }, {
+    acquired: (p, lease) => events.push(`+${p}@${lease.epoch}`),
+    lost: async (p) => void events.push(`-${p}`),
+  }, log);
+  running.push(leases);
+  await leases.start();
+  return { id, leases, events, logs };
+}
+
+/** Two replicas on `name`: A starts first and owns it (epoch 1), B waits as the other replica. */
+async function twoReplicas(url: string, name: string): Promise<{ a: Replica; b: Replica; leaseA: PipelineLease }> {
+  const a = await startReplica(url, "A", [name]);
+  const b = await startReplica(url, "B", [name]);
+  const leaseA = a.leases.lease(name)!;
+  expect([leaseA.epoch, a.events, b.events]).toEqual(["1", [`+${name}@1`], []]);
+  return { a, b, leaseA };
+}
+
+/**
+ * Ends A's lease session on the server (as a network cut or a restart would) and waits
+ * until the pipeline is owned again under a new epoch, by B or by A reconnected.
+ * @returns the new lease
+ */
+async function depose(pool: Pool, a: Replica, b: Replica, name: string): Promise<PipelineLease> {
+  const { rows } = await pool.query("SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'straggler replica A'");
+  expect(rows).toEqual([{ ok: true }]);
+  return waitFor(`${name} owned again under a new epoch`, async () => {
+    const lease = b.leases.lease(name) ?? a.leases.lease(name);
+    return lease && lease.epoch !== "1" ? lease : undefined;
+  }, 20_000, 20);
+}
+
+async function bronzeRows(pool: Pool, name: string): Promise<number> {
+  const { rows } = await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE pipeline = $1", [name]);
+  return rows[0].n;
+}
+
+async function resultTotals(pool: Pool, name: string): Promise<{ events: number; sum: number }> {
+  const { rows } = await pool.query("SELECT coalesce(sum(event_count), 0)::int AS events, coalesce(sum(value_sum), 0)::int AS sum FROM straggler.window_results WHERE pipeline = $1", [name]);
+  return rows[0];
+}
+
+/** A's log line for the rolled-back commit of epoch 1. */
+const rolledBackLine = (a: Replica, name: string, epoch: string) =>
+  a.logs.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.startsWith(`lease lost: pipeline ${name}: the lease of epoch 1 is no longer held (epoch ${epoch}, taken by `))?.msg;
+
+describe("fencing: a deposed owner commits nothing", () => {
+  it("a micro-batch in flight when its lease is taken over rolls back; the new owner's batch moves the checkpoint once", { timeout: 60_000 }, async () => {
+    const { pool, url } = await getDb();
+    const name = "fenced_batch";
+    const p = fencedPipeline(name);
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "straggler-fencing-")), "events.jsonl");
+    writeFileSync(file, eventLines().join("\n") + "\n");
+    await landFile(pool, p, file, "events.jsonl");
+    expect(await checkpoint(pool, name)).toBeUndefined(); // no batch yet: the first is batch 0
+    const { a, b, leaseA } = await twoReplicas(url, name);
+
+    // A's batch is in flight: inside its transaction, waiting for the results lock the test holds.
+    const results = await holdLock(pool, XACT_LOCK_SQL, [LockNamespace.results, name]);
+    const batchA = runBatch(pool, p, "interval", { lease: leaseA }).then(() => "committed", (e: unknown) => e);
+    await blockedOn(pool, "%pg_advisory_xact_lock%");
+    const next = await depose(pool, a, b, name);
+    expect(next.epoch).toBe("2");
+    expect(leaseA.owns()).toBe(false);
+    await results.release();
+
+    const outcome = await batchA;
+    expect(outcome).toBeInstanceOf(LeaseLostError);
+    expect((outcome as LeaseLostError).message).toMatch(new RegExp(`^pipeline ${name}: the lease of epoch 1 is no longer held \\(epoch 2, taken by [AB]\\); the transaction rolled back and nothing of it was committed$`));
+    expect(await checkpoint(pool, name)).toBeUndefined();
+    const { rows: [{ n: none }] } = await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [name]);
+    expect(none).toBe(0);
+    expect(await resultTotals(pool, name)).toEqual({ events: 0, sum: 0 });
+    expect(rolledBackLine(a, name, "2")).toBeDefined();
+
+    // The new owner's batch takes every row, once.
+    const progress = await runBatch(pool, p, "interval", { lease: next });
+    expect([progress?.batchId, progress?.numInputRows]).toEqual([0, N]);
+    expect(await runBatch(pool, p, "interval", { lease: next })).toBeNull();
+    const { rows: [{ max }] } = await pool.query("SELECT max(seq)::int AS max FROM straggler.bronze WHERE pipeline = $1", [name]);
+    expect((await checkpoint(pool, name)).batch_id).toBe(0);
+    expect(Number((await checkpoint(pool, name)).last_offset)).toBe(max);
+    const { rows: [{ n }] } = await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [name]);
+    expect(n).toBe(1);
+    expect(await resultTotals(pool, name)).toEqual({ events: N, sum: 4950 });
+  });
+
+  it("a taking waits for a writer that passed its fence: that writer commits first, the new epoch comes after", { timeout: 60_000 }, async () => {
+    const { pool, url } = await getDb();
+    const name = "fenced_order";
+    const { a, b, leaseA } = await twoReplicas(url, name);
+    // A writer of epoch 1 past its fence, not yet committed (a paused process): it holds the token's row.
+    const writer = await pool.connect();
+    await writer.query("BEGIN");
+    await assertLeaseHeld(writer, name, leaseA.epoch);
+    await pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'straggler replica A'");
+    // The lock is free, but no replica can raise the epoch: each try gives the lock back after its lock_timeout (200 ms).
+    await waitFor("a replica to try the taking and give it back", async () => (b.logs.concat(a.logs).some((l) => l.includes("lease not taken: a commit of the previous owner still holds its fencing token")) ? true : undefined), 20_000, 20);
+    await sleep(600);
+    expect([a.leases.ownedPipelines(), b.leases.ownedPipelines()]).toEqual([[], []]);
+    const { rows: held } = await pool.query("SELECT epoch::int FROM straggler.pipeline_leases WHERE pipeline = $1", [name]);
+    expect(held).toEqual([{ epoch: 1 }]);
+    await writer.query("COMMIT");
+    writer.release();
+    const next = await waitFor("the taking after the writer's commit", async () => b.leases.lease(name) ?? a.leases.lease(name), 20_000, 20);
+    expect(next.epoch).toBe("2");
+  });
+
+  it("a folder landing of a deposed owner rolls back; the new owner lands the file once", { timeout: 60_000 }, async () => {
+    const { pool, url } = await getDb();
+    const name = "fenced_folder";
+    const dir = mkdtempSync(path.join(tmpdir(), "straggler-fencing-"));
+    const p = fencedPipeline(name, dir);
+    writeFileSync(path.join(dir, "events.jsonl"), eventLines().join("\n") + "\n");
+    utimesSync(path.join(dir, "events.jsonl"), new Date(T0), new Date(T0)); // settled long ago
+    const { a, b, leaseA } = await twoReplicas(url, name);
+
+    // A's landing pass is under way: its landing waits for the append lock the test holds.
+    const append = await holdLock(pool, XACT_LOCK_SQL, [LockNamespace.bronzeAppend, name]);
+    const passA = landPendingFiles(pool, p, { lease: leaseA }).then(() => "landed", (e: unknown) => e);
+    const next = await depose(pool, a, b, name);
+    await append.release();
+
+    expect(await passA).toBeInstanceOf(LeaseLostError);
+    expect(await bronzeRows(pool, name)).toBe(0);
+    const { rows: files } = await pool.query("SELECT state FROM straggler.source_files WHERE pipeline = $1", [name]);
+    expect(files).toEqual([]);
+    expect(rolledBackLine(a, name, next.epoch)).toBeDefined();
+
+    const pass = await landPendingFiles(pool, p, { lease: next });
+    expect(pass.landed.map((r) => [r.source, r.landed])).toEqual([["events.jsonl", N]]);
+    expect((await landPendingFiles(pool, p, { lease: next })).unchanged).toEqual(["events.jsonl"]);
+    expect(await bronzeRows(pool, name)).toBe(N);
+    const { rows: landed } = await pool.query("SELECT state, rows FROM straggler.source_files WHERE pipeline = $1", [name]);
+    expect(landed).toEqual([{ state: "landed", rows: N }]);
+  });
+
+  it("a log landing of a deposed owner rolls back and moves no offset; the new owner lands the batch once", { timeout: 60_000 }, async () => {
+    const { pool, url } = await getDb();
+    const name = "fenced_log";
+    const p = fencedPipeline(name);
+    const log = "nats:FENCED";
+    const batch: LogBatch = {
+      messages: eventLines().map((line, i) => ({ partition: "", offset: BigInt(i + 1), data: Buffer.from(line), eventId: `${log}:${i + 1}`, storedUs: BigInt(T0) * 1000n })),
+      position: BigInt(N),
+    };
+    const { a, b, leaseA } = await twoReplicas(url, name);
+
+    const append = await holdLock(pool, XACT_LOCK_SQL, [LockNamespace.bronzeAppend, name]);
+    const landingA = landLogBatch(pool, p, log, batch, { lease: leaseA }).then(() => "landed", (e: unknown) => e);
+    const next = await depose(pool, a, b, name);
+    await append.release();
+
+    expect(await landingA).toBeInstanceOf(LeaseLostError);
+    expect(await bronzeRows(pool, name)).toBe(0);
+    expect(await readLogOffsets(pool, name, log)).toEqual(new Map());
+    expect(rolledBackLine(a, name, next.epoch)).toBeDefined();
+
+    // The message was not acknowledged: redelivered to the new owner, it lands once.
+    const r = await landLogBatch(pool, p, log, batch, { lease: next });
+    expect([r.landed, r.alreadyLanded]).toEqual([N, 0]);
+    const again = await landLogBatch(pool, p, log, batch, { lease: next });
+    expect([again.landed, again.alreadyLanded]).toEqual([0, N]);
+    expect(await bronzeRows(pool, name)).toBe(N);
+    expect(await readLogOffsets(pool, name, log)).toEqual(new Map([["", BigInt(N)], ["*", BigInt(N)]]));
+  });
+});
