@@ -80,6 +80,8 @@ describe("duties of a pipeline's owner alone", () => {
     r1.child.kill("SIGCONT");
 
     await waitFor("r1 to log its batch rolled back at the fence", async () => (r1.output().includes("lease lost: pipeline gamma: the lease of epoch 1 is no longer held (epoch 2, taken by r2); the transaction rolled back and nothing of it was committed") ? true : undefined), 30_000);
+    const said = r1.output().split("\n").filter((l) => /"msg":"(lease lost|leases given up)/.test(l)).map((l) => (JSON.parse(l) as { msg: string }).msg);
+    console.log(`[duties] r1 after SIGCONT: ${said.join(" | ")}`);
     await waitFor("r2 to stream the rows", async () => {
       const { rows } = await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = 'gamma'");
       return rows[0].n > 0 ? true : undefined;
