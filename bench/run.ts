@@ -13,7 +13,8 @@
  * One module per section: landing.ts (landing, end to end), stream.ts (with
  * the naive and hand-written SQL references), freshness.ts, httpIngest.ts
  * (group commit beside one transaction per request), correction.ts (with the
- * materialized-view references), replay.ts (memory, the taxi demo).
+ * materialized-view references), replay.ts (memory, the taxi demo), nats.ts
+ * (the NATS JetStream source; skipped without nats-server).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -28,6 +29,7 @@ import { log, ROOT, say, type BenchContext, type Stat } from "./common.js";
 import { measureCorrection } from "./correction.js";
 import { measureFreshness } from "./freshness.js";
 import { measureHttpIngest } from "./httpIngest.js";
+import { measureNats } from "./nats.js";
 import { createCopyTable, measureEndToEnd, measureLanding, writeWorkload } from "./landing.js";
 import { measureReplayMemory, measureTaxiReplay } from "./replay.js";
 import { createDbaTable, createNaiveTable, measureBatchFixedCost, measureStream } from "./stream.js";
@@ -47,11 +49,11 @@ async function freshBenchDatabase(serverUrl: string): Promise<{ url: string; ver
 }
 
 async function main(): Promise<void> {
-  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo)").parse().opts();
+  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats").parse().opts();
   const only = opts.only as string | undefined;
   const scale = Number(opts.scale), rounds = Number(opts.rounds);
   if (!(scale > 0) || !(rounds >= 1)) throw new Error("--scale must be > 0 and --rounds >= 1");
-  if (only !== undefined && !["freshness", "http", "correction", "microbatch"].includes(only)) throw new Error("--only: expected freshness, http, correction or microbatch");
+  if (only !== undefined && !["freshness", "http", "correction", "microbatch", "nats"].includes(only)) throw new Error("--only: expected freshness, http, correction, microbatch or nats");
   const n = Math.max(2000, Math.round(1_000_000 * scale));
   const env = loadEnv();
   const server = await openDatabase(env, log, { migrate: false });
@@ -89,6 +91,7 @@ async function main(): Promise<void> {
     await measureReplayMemory(ctx);
   }
   if (only === undefined || only === "microbatch") await measureTaxiReplay(ctx, limit);
+  if (only === undefined || only === "nats") await measureNats(ctx);
   const md = [
     `# Benchmarks`,
     ``,
