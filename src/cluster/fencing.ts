@@ -6,8 +6,9 @@
  *
  * The lease is a session-level advisory lock (src/cluster/leases.ts); its
  * fencing token is an epoch, `straggler.pipeline_leases.epoch` (migration
- * 0027), raised by one by each replica that takes the lock, before it starts
- * any work. The owner keeps the epoch it raised; each transaction that commits
+ * 0027), raised by each replica that takes the lock, before it starts any
+ * work, to the next value of a sequence: never handed out twice, even after
+ * `straggler drop` removed the row (no old writer's epoch can come back). The owner keeps the epoch it raised; each transaction that commits
  * its work reads the row `FOR SHARE` as its last statement before COMMIT
  * (`assertLeaseHeld`) and rolls back (`LeaseLostError`) when the epoch is no
  * longer its own. The row lock makes the order total:

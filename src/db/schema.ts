@@ -277,8 +277,11 @@ export const logOffsets = straggler.table(
 
 /**
  * The fencing token of each pipeline's lease (migration 0027, src/cluster/fencing.ts): `epoch`
- * rises by one each time a replica takes the lease; the owner's commits check it FOR SHARE.
+ * is the next value of `pipeline_lease_epochs` each time a replica takes the lease; the owner's
+ * commits check it FOR SHARE.
  */
+export const pipelineLeaseEpochs = straggler.sequence("pipeline_lease_epochs");
+
 export const pipelineLeases = straggler.table("pipeline_leases", {
   pipeline: text("pipeline").primaryKey(),
   epoch: bigint("epoch", { mode: "bigint" }).notNull(),

@@ -6,7 +6,7 @@
  * session is ended by the server (pg_terminate_backend). The lease is taken
  * again (by B, or by A reconnected: a new epoch either way); A's work then
  * reaches its fence and rolls back with LeaseLostError, committing nothing;
- * the new owner commits the same work once. A writer that passed its fence
+ * the new owner commits the same work once. Epochs only grow (a sequence). A writer that passed its fence
  * before a taking commits first: the taking waits for it.
  */
 import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
@@ -76,12 +76,12 @@ async function startReplica(url: string, id: string, pipelines: string[]): Promi
   return { id, leases, events, logs };
 }
 
-/** Two replicas on `name`: A starts first and owns it (epoch 1), B waits as the other replica. */
+/** Two replicas on `name`: A starts first and owns it, B waits as the other replica. */
 async function twoReplicas(url: string, name: string): Promise<{ a: Replica; b: Replica; leaseA: PipelineLease }> {
   const a = await startReplica(url, "A", [name]);
   const b = await startReplica(url, "B", [name]);
   const leaseA = a.leases.lease(name)!;
-  expect([leaseA.epoch, a.events, b.events]).toEqual(["1", [`+${name}@1`], []]);
+  expect([a.events, b.events]).toEqual([[`+${name}@${leaseA.epoch}`], []]);
   return { a, b, leaseA };
 }
 
@@ -90,13 +90,15 @@ async function twoReplicas(url: string, name: string): Promise<{ a: Replica; b: 
  * until the pipeline is owned again under a new epoch, by B or by A reconnected.
  * @returns the new lease
  */
-async function depose(pool: Pool, a: Replica, b: Replica, name: string): Promise<PipelineLease> {
+async function depose(pool: Pool, a: Replica, b: Replica, name: string, old: PipelineLease): Promise<PipelineLease> {
   const { rows } = await pool.query("SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'straggler replica A'");
   expect(rows).toEqual([{ ok: true }]);
-  return waitFor(`${name} owned again under a new epoch`, async () => {
+  const next = await waitFor(`${name} owned again under a new epoch`, async () => {
     const lease = b.leases.lease(name) ?? a.leases.lease(name);
-    return lease && lease.epoch !== "1" ? lease : undefined;
+    return lease && lease.epoch !== old.epoch ? lease : undefined;
   }, 20_000, 20);
+  expect(BigInt(next.epoch) > BigInt(old.epoch)).toBe(true);
+  return next;
 }
 
 async function bronzeRows(pool: Pool, name: string): Promise<number> {
@@ -109,9 +111,9 @@ async function resultTotals(pool: Pool, name: string): Promise<{ events: number;
   return rows[0];
 }
 
-/** A's log line for the rolled-back commit of epoch 1. */
-const rolledBackLine = (a: Replica, name: string, epoch: string) =>
-  a.logs.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.startsWith(`lease lost: pipeline ${name}: the lease of epoch 1 is no longer held (epoch ${epoch}, taken by `))?.msg;
+/** A's log line for its rolled-back commit under `old`, the pipeline now at `next`. */
+const rolledBackLine = (a: Replica, old: PipelineLease, next: PipelineLease) =>
+  a.logs.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.startsWith(`lease lost: pipeline ${old.pipeline}: the lease of epoch ${old.epoch} is no longer held (epoch ${next.epoch}, taken by `))?.msg;
 
 describe("fencing: a deposed owner commits nothing", () => {
   it("a micro-batch in flight when its lease is taken over rolls back; the new owner's batch moves the checkpoint once", { timeout: 60_000 }, async () => {
@@ -128,19 +130,18 @@ describe("fencing: a deposed owner commits nothing", () => {
     const results = await holdLock(pool, XACT_LOCK_SQL, [LockNamespace.results, name]);
     const batchA = runBatch(pool, p, "interval", { lease: leaseA }).then(() => "committed", (e: unknown) => e);
     await blockedOn(pool, "%pg_advisory_xact_lock%");
-    const next = await depose(pool, a, b, name);
-    expect(next.epoch).toBe("2");
+    const next = await depose(pool, a, b, name, leaseA);
     expect(leaseA.owns()).toBe(false);
     await results.release();
 
     const outcome = await batchA;
     expect(outcome).toBeInstanceOf(LeaseLostError);
-    expect((outcome as LeaseLostError).message).toMatch(new RegExp(`^pipeline ${name}: the lease of epoch 1 is no longer held \\(epoch 2, taken by [AB]\\); the transaction rolled back and nothing of it was committed$`));
+    expect((outcome as LeaseLostError).message).toMatch(new RegExp(`^pipeline ${name}: the lease of epoch ${leaseA.epoch} is no longer held \\(epoch ${next.epoch}, taken by [AB]\\); the transaction rolled back and nothing of it was committed$`));
     expect(await checkpoint(pool, name)).toBeUndefined();
     const { rows: [{ n: none }] } = await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [name]);
     expect(none).toBe(0);
     expect(await resultTotals(pool, name)).toEqual({ events: 0, sum: 0 });
-    expect(rolledBackLine(a, name, "2")).toBeDefined();
+    expect(rolledBackLine(a, leaseA, next)).toBeDefined();
 
     // The new owner's batch takes every row, once.
     const progress = await runBatch(pool, p, "interval", { lease: next });
@@ -167,12 +168,12 @@ describe("fencing: a deposed owner commits nothing", () => {
     await waitFor("a replica to try the taking and give it back", async () => (b.logs.concat(a.logs).some((l) => l.includes("lease not taken: a commit of the previous owner still holds its fencing token")) ? true : undefined), 20_000, 20);
     await sleep(600);
     expect([a.leases.ownedPipelines(), b.leases.ownedPipelines()]).toEqual([[], []]);
-    const { rows: held } = await pool.query("SELECT epoch::int FROM straggler.pipeline_leases WHERE pipeline = $1", [name]);
-    expect(held).toEqual([{ epoch: 1 }]);
+    const { rows: held } = await pool.query("SELECT epoch::text FROM straggler.pipeline_leases WHERE pipeline = $1", [name]);
+    expect(held).toEqual([{ epoch: leaseA.epoch }]);
     await writer.query("COMMIT");
     writer.release();
     const next = await waitFor("the taking after the writer's commit", async () => b.leases.lease(name) ?? a.leases.lease(name), 20_000, 20);
-    expect(next.epoch).toBe("2");
+    expect(BigInt(next.epoch) > BigInt(leaseA.epoch)).toBe(true);
   });
 
   it("a folder landing of a deposed owner rolls back; the new owner lands the file once", { timeout: 60_000 }, async () => {
@@ -187,14 +188,14 @@ describe("fencing: a deposed owner commits nothing", () => {
     // A's landing pass is under way: its landing waits for the append lock the test holds.
     const append = await holdLock(pool, XACT_LOCK_SQL, [LockNamespace.bronzeAppend, name]);
     const passA = landPendingFiles(pool, p, { lease: leaseA }).then(() => "landed", (e: unknown) => e);
-    const next = await depose(pool, a, b, name);
+    const next = await depose(pool, a, b, name, leaseA);
     await append.release();
 
     expect(await passA).toBeInstanceOf(LeaseLostError);
     expect(await bronzeRows(pool, name)).toBe(0);
     const { rows: files } = await pool.query("SELECT state FROM straggler.source_files WHERE pipeline = $1", [name]);
     expect(files).toEqual([]);
-    expect(rolledBackLine(a, name, next.epoch)).toBeDefined();
+    expect(rolledBackLine(a, leaseA, next)).toBeDefined();
 
     const pass = await landPendingFiles(pool, p, { lease: next });
     expect(pass.landed.map((r) => [r.source, r.landed])).toEqual([["events.jsonl", N]]);
@@ -217,13 +218,13 @@ describe("fencing: a deposed owner commits nothing", () => {
 
     const append = await holdLock(pool, XACT_LOCK_SQL, [LockNamespace.bronzeAppend, name]);
     const landingA = landLogBatch(pool, p, log, batch, { lease: leaseA }).then(() => "landed", (e: unknown) => e);
-    const next = await depose(pool, a, b, name);
+    const next = await depose(pool, a, b, name, leaseA);
     await append.release();
 
     expect(await landingA).toBeInstanceOf(LeaseLostError);
     expect(await bronzeRows(pool, name)).toBe(0);
     expect(await readLogOffsets(pool, name, log)).toEqual(new Map());
-    expect(rolledBackLine(a, name, next.epoch)).toBeDefined();
+    expect(rolledBackLine(a, leaseA, next)).toBeDefined();
 
     // The message was not acknowledged: redelivered to the new owner, it lands once.
     const r = await landLogBatch(pool, p, log, batch, { lease: next });

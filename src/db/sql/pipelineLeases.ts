@@ -4,7 +4,8 @@
  * lease connection, whose `application_name` names the replica. The lock is
  * the lease: PostgreSQL releases it when that session ends, however it ends.
  * Its fencing token is the pipeline's row of `straggler.pipeline_leases`
- * (migration 0027, src/cluster/fencing.ts): `epoch` rises by one at each taking.
+ * (migration 0027, src/cluster/fencing.ts): each taking sets `epoch` to the
+ * next value of the sequence `pipeline_lease_epochs`, so an epoch is never handed out twice.
  */
 import { LockNamespace } from "../locks.js";
 import type { Queryable } from "../pool.js";
@@ -70,8 +71,8 @@ export async function readPipelineOwners(client: Queryable, pipelines: string[])
   return new Map(rows.map((r: { pipeline: string; replica: string | null }) => [r.pipeline, r.replica]));
 }
 
-const RAISE_LEASE_EPOCH_SQL = `INSERT INTO straggler.pipeline_leases AS l (pipeline, epoch, owner) VALUES ($1, 1, $2)
-  ON CONFLICT (pipeline) DO UPDATE SET epoch = l.epoch + 1, owner = EXCLUDED.owner, taken_at = now()
+const RAISE_LEASE_EPOCH_SQL = `INSERT INTO straggler.pipeline_leases AS l (pipeline, epoch, owner) VALUES ($1, nextval('straggler.pipeline_lease_epochs'), $2)
+  ON CONFLICT (pipeline) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner, taken_at = now()
   RETURNING epoch::text AS epoch`;
 
 /**
@@ -79,7 +80,7 @@ const RAISE_LEASE_EPOCH_SQL = `INSERT INTO straggler.pipeline_leases AS l (pipel
  * `client`: from its commit on, a commit checked against an older epoch rolls back. The UPDATE
  * waits for a writer that has read the row FOR SHARE (`readLeaseEpochForShare`) until it commits:
  * that writer's commit comes before the taking. Run it with a `lock_timeout`.
- * @returns the new epoch (a bigint as a decimal string; 1 for the first taking)
+ * @returns the new epoch (a bigint as a decimal string), greater than every epoch handed out before
  * @throws the database's error (SQLSTATE 55P03 when the `lock_timeout` ran out first)
  */
 export async function raiseLeaseEpoch(client: Queryable, pipeline: string, owner: string): Promise<string> {
