@@ -253,7 +253,8 @@ export class PipelineLeases {
         if (this.owned.has(pipeline) || !(await tryPipelineLease(client, pipeline))) continue;
         if (this.client !== client) return; // the session failed meanwhile (fenced): the lock went with it
         const epoch = await this.raiseEpoch(client, pipeline);
-        if (epoch === undefined || this.client !== client) continue;
+        if (this.client !== client) return; // as above
+        if (epoch === undefined) continue;
         this.owned.set(pipeline, epoch);
         this.log.info({ replica: this.options.replicaId, pipeline, epoch }, "lease taken: this replica owns the pipeline");
         this.hooks.acquired(pipeline, this.lease(pipeline)!);
