@@ -1,30 +1,38 @@
 /**
- * Request bodies of `POST /pipelines/{p}/events`, read as a stream and
- * spooled to a temporary file before anything lands: the landing holds its
- * pipeline's append lock only while it reads a local file, never while a
- * client is slow to send, and a large body never sits in memory whole.
+ * Request bodies of `POST /pipelines/{p}/events`, read whole before anything
+ * lands: the landing holds its pipeline's append lock only while it reads
+ * bytes that are already here, never while a client is slow to send.
  *
+ * - A body of at most `MEMORY_BODY_MAX_BYTES` decoded bytes (256 KiB, the
+ *   size that lands by group commit) is held in memory; a larger one is
+ *   spooled to a temporary file as soon as it passes that size, so a large
+ *   body never sits in memory whole. Nothing is lost either way on a crash:
+ *   the answer (201) is sent after the landing's COMMIT, and a body that was
+ *   not answered is sent again by its client.
  * - `Content-Encoding`: identity, gzip (x-gzip), deflate or br; anything
  *   else is 415. The limit counts the decoded bytes (a gzip bomb is 413).
  * - The SHA-256 of the decoded bytes, exactly as sent (a BOM and whitespace
  *   included), identifies the body for `Idempotency-Key`.
  * - NDJSON (any body whose first non-blank byte is not `[`) is landed from
- *   the spooled bytes as they are, one record per line.
+ *   its bytes as they are, one record per line.
  * - A JSON array is split into its elements by a streaming tokenizer
  *   (stream-json, not recursive: any depth is safe to read), one element per
  *   line of JSON text; numbers keep their exact text. The tokenizer runs
  *   synchronously on each 64 kB chunk, so the event loop gets a turn
  *   between chunks. An element nested
  *   deeper than `MAX_JSON_DEPTH` or a body that is not valid JSON is 400.
+ *
+ * A body is read to the same records whether it was held or spooled
+ * (test/integration/requestBody.test.ts).
  */
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { PassThrough, Transform, type TransformCallback } from "node:stream";
-import { pipeline as pipe } from "node:stream/promises";
+import { PassThrough, Readable, Transform, Writable, type TransformCallback } from "node:stream";
+import { finished, pipeline as pipe } from "node:stream/promises";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { StringDecoder } from "node:string_decoder";
 import { getManyValues, none } from "stream-chain/defs.js";
@@ -33,16 +41,21 @@ import type { RawRecord } from "../core/admission.js";
 import { MAX_JSON_DEPTH, readRecords, type ReadOptions } from "../ingest/readers.js";
 import { HttpError } from "./errors.js";
 
-export interface SpooledBody {
+/** Largest body held in memory, decoded bytes (256 KiB); a larger one is spooled to a temporary file. */
+export const MEMORY_BODY_MAX_BYTES = 256 * 1024;
+
+export interface RequestBody {
   /** SHA-256 (hex) of the decoded body bytes. */
   sha256: string;
   /** Decoded size, bytes. */
   bytes: number;
   /** `array` for a JSON array body, else `ndjson`. */
   format: "array" | "ndjson";
-  /** The body's records, one per line (NDJSON) or element (array), read from the spool file. */
+  /** `memory`: held whole (at most the memory limit); `file`: spooled to a temporary file. */
+  held: "memory" | "file";
+  /** The body's records, one per line (NDJSON) or element (array). */
   records(): AsyncGenerator<RawRecord>;
-  /** Removes the spool files. */
+  /** Removes the spool files (nothing to do for a body held in memory). */
   remove(): Promise<void>;
 }
 
@@ -78,6 +91,68 @@ class Meter extends Transform {
       }
     }
     done(null, chunk);
+  }
+}
+
+/**
+ * Where a body's bytes go: memory while they fit in `memoryMax` bytes; past
+ * that, everything so far and the rest to the file `body` in a new
+ * temporary folder (`dir`).
+ */
+class Spool extends Writable {
+  chunks: Buffer[] = [];
+  dir: string | undefined;
+  private held = 0;
+  /** The write to the file under way, if any. */
+  private writing: Promise<void> | undefined;
+  private out: WriteStream | undefined;
+  constructor(private readonly memoryMax: number) {
+    super();
+  }
+  get file(): string | undefined {
+    return this.dir === undefined ? undefined : path.join(this.dir, "body");
+  }
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: (e?: Error | null) => void): void {
+    if (this.out === undefined && this.held + chunk.length <= this.memoryMax) {
+      this.chunks.push(chunk);
+      this.held += chunk.length;
+      return done();
+    }
+    this.writing = this.spill(chunk);
+    this.writing.then(() => done(), done);
+  }
+  /** Resolves once no write to the file is under way (after an error too). */
+  async idle(): Promise<void> {
+    await this.writing?.catch(() => undefined);
+  }
+  private async spill(chunk: Buffer): Promise<void> {
+    if (this.out === undefined) {
+      const dir = await mkdtemp(path.join(tmpdir(), "straggler-body-"));
+      if (this.destroyed) {
+        // The read failed meanwhile (413, a dropped connection): its cleanup has run already.
+        await rm(dir, { recursive: true, force: true });
+        throw new Error("the body's read was abandoned");
+      }
+      this.dir = dir;
+      this.out = createWriteStream(this.file!, { mode: 0o600 });
+      this.out.on("error", () => undefined); // reported by the write that meets it
+      const held = this.chunks;
+      this.chunks = [];
+      for (const c of held) await this.append(c);
+    }
+    await this.append(chunk);
+  }
+  private append(chunk: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => this.out!.write(chunk, (e) => (e ? reject(e) : resolve())));
+  }
+  override _final(done: (e?: Error | null) => void): void {
+    if (this.out === undefined) return done();
+    this.out.end();
+    finished(this.out).then(() => done(), done);
+  }
+  override _destroy(e: Error | null, done: (e?: Error | null) => void): void {
+    this.out?.destroy();
+    done(e);
   }
 }
 
@@ -195,6 +270,16 @@ function arrayToLines(): Transform {
   });
 }
 
+async function* memoryRecords(chunks: Buffer[], opts: ReadOptions): AsyncGenerator<RawRecord> {
+  yield* readRecords(
+    (async function* () {
+      yield* chunks;
+    })(),
+    "jsonl",
+    opts,
+  );
+}
+
 async function* fileRecords(file: string, opts: ReadOptions): AsyncGenerator<RawRecord> {
   const stream = createReadStream(file);
   try {
@@ -205,20 +290,23 @@ async function* fileRecords(file: string, opts: ReadOptions): AsyncGenerator<Raw
 }
 
 /**
- * Reads `req`'s body to a temporary file (and, for a JSON array, splits it
- * into one element per line in a second file).
+ * Reads `req`'s body: held in memory up to `memoryMaxBytes`, else spooled to
+ * a temporary file (and, for a JSON array, split into one element per line,
+ * in memory or in a second file likewise).
  * @param limitBytes largest accepted decoded body, bytes
  * @param readOptions how the pipeline reads records (longest record, …)
+ * @param memoryMaxBytes largest body held in memory, decoded bytes (default `MEMORY_BODY_MAX_BYTES`)
  * @throws HttpError 415 (unsupported Content-Encoding), 413 (over the limit), 400 (empty body, invalid JSON array, too deep); nothing is left on disk then
  */
-export async function spoolBody(req: IncomingMessage, limitBytes: number, readOptions: ReadOptions = {}): Promise<SpooledBody> {
+export async function readBody(req: IncomingMessage, limitBytes: number, readOptions: ReadOptions = {}, memoryMaxBytes = MEMORY_BODY_MAX_BYTES): Promise<RequestBody> {
   const declared = Number(req.headers["content-length"]);
   const decoder = decoderFor(req.headers["content-encoding"]);
   if (decoder === undefined && Number.isFinite(declared) && declared > limitBytes) throw TOO_LARGE();
-  const dir = await mkdtemp(path.join(tmpdir(), "straggler-body-"));
-  const remove = () => rm(dir, { recursive: true, force: true });
+  const spool = new Spool(memoryMaxBytes);
+  const remove = async () => {
+    if (spool.dir !== undefined) await rm(spool.dir, { recursive: true, force: true });
+  };
   try {
-    const raw = path.join(dir, "body");
     const meter = new Meter(limitBytes);
     // The request itself stays out of the pipeline: a pipeline destroys its source on error,
     // which would reset the connection before the 413 or 400 answer reaches the client.
@@ -229,8 +317,8 @@ export async function spoolBody(req: IncomingMessage, limitBytes: number, readOp
       if (!req.complete) source.destroy(new Error("the client closed the connection before the body was complete"));
     });
     try {
-      if (decoder) await pipe(source, decoder, meter, createWriteStream(raw, { mode: 0o600 }));
-      else await pipe(source, meter, createWriteStream(raw, { mode: 0o600 }));
+      if (decoder) await pipe(source, decoder, meter, spool);
+      else await pipe(source, meter, spool);
     } catch (e) {
       req.unpipe(source);
       if (e instanceof HttpError) throw e;
@@ -240,21 +328,39 @@ export async function spoolBody(req: IncomingMessage, limitBytes: number, readOp
     }
     if (meter.first === undefined) throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON, got an empty body");
     const format = meter.first === 0x5b ? "array" : "ndjson";
+    const found = { sha256: meter.hash.digest("hex"), bytes: meter.bytes, format, remove } as const;
+    const raw = spool.file;
+    if (raw === undefined) {
+      let chunks = spool.chunks;
+      if (format === "array") {
+        const elements: Buffer[] = [];
+        await splitArray(Readable.from(chunks), new Writable({ write: (c: Buffer, _e, done) => (elements.push(c), done()) }));
+        chunks = elements;
+      }
+      return { ...found, held: "memory", records: () => memoryRecords(chunks, readOptions) };
+    }
     let file = raw;
     if (format === "array") {
-      file = path.join(dir, "elements");
-      try {
-        await pipe(createReadStream(raw), arrayToLines(), createWriteStream(file, { mode: 0o600 }));
-      } catch (e) {
-        if (e instanceof HttpError) throw e;
-        throw new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`, { cause: e });
-      }
+      file = path.join(spool.dir!, "elements");
+      await splitArray(createReadStream(raw), createWriteStream(file, { mode: 0o600 }));
       await rm(raw);
     }
-    return { sha256: meter.hash.digest("hex"), bytes: meter.bytes, format, records: () => fileRecords(file, readOptions), remove };
+    return { ...found, held: "file", records: () => fileRecords(file, readOptions) };
   } catch (e) {
     req.resume(); // read the rest (and drop it), so the error answer reaches the client
+    spool.destroy();
+    await spool.idle(); // a spool folder being made now is removed by the write that makes it
     await remove();
     throw e;
+  }
+}
+
+/** A JSON array's bytes from `from` to its elements, one per line, into `to`. @throws HttpError 400 when it is not a valid JSON array or is too deep */
+async function splitArray(from: Readable, to: Writable): Promise<void> {
+  try {
+    await pipe(from, arrayToLines(), to);
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`, { cause: e });
   }
 }

@@ -17,6 +17,8 @@ export interface ApiDeps {
   token: string | undefined;
   /** Largest accepted request body, bytes. */
   maxBodyBytes?: number;
+  /** Largest events body held in memory (and landed by group commit), decoded bytes; a larger one is spooled to a temporary file (src/http/body.ts). Default 256 KiB. */
+  memoryBodyBytes?: number;
   /**
    * Small event bodies of one pipeline that arrive together land in one transaction (group commit,
    * src/ingest/groupCommit.ts); false: one transaction per request. Default true.

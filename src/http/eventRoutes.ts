@@ -1,23 +1,17 @@
 /** `POST /pipelines/{pipeline}/events`: lands a request's events in bronze, once per Idempotency-Key. */
 import type { Request } from "express";
 import { z } from "zod";
-import { landRecords, SourceConflictError } from "../ingest/copyToBronze.js";
+import { landRecords, SourceConflictError, type LandResult } from "../ingest/copyToBronze.js";
 import { landInGroup } from "../ingest/groupCommit.js";
 import { readOptionsFor } from "../ingest/readers.js";
 import type { RouteContext } from "./context.js";
-import { spoolBody } from "./body.js";
+import { readBody } from "./body.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
 import { declaredInputs } from "../config/pipelines.js";
 import { landResponse, pipelineParams } from "./schemas.js";
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/**
- * Largest body (decoded bytes) that lands by group commit (src/ingest/groupCommit.ts):
- * its records wait in memory for their group. A larger body lands in a transaction of its own.
- */
-export const GROUP_COMMIT_MAX_BYTES = 256 * 1024;
 
 /** Media types an events body may be sent as (JSON array or NDJSON); none at all is read as both. */
 const EVENT_TYPES = ["application/json", "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines", "application/jsonlines", "text/plain"];
@@ -83,15 +77,18 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
       const key = req.get("idempotency-key");
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HttpError(400, "invalid_request", "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -");
       checkEventsType(req);
-      const body = await spoolBody(req, limitBytes, readOptionsFor(pipeline));
+      const body = await readBody(req, limitBytes, readOptionsFor(pipeline), deps.memoryBodyBytes);
+      let r: LandResult;
       try {
         // Without a key the source is made up here, before anything lands, so that a lost
         // answer to COMMIT can be looked up by it.
         const source = `http:${key ?? crypto.randomUUID()}`;
         const opts = { landingTimeMs: Date.now(), requestSha256: body.sha256, newSource: key === undefined, ...(input === undefined ? {} : { input }) };
-        const grouped = deps.groupCommit !== false && body.bytes <= GROUP_COMMIT_MAX_BYTES;
+        // A body held in memory (body.ts: at most 256 KiB by default) lands by group commit (src/ingest/groupCommit.ts):
+        // its records wait in memory for their group. A spooled one lands in a transaction of its own.
+        const grouped = deps.groupCommit !== false && body.held === "memory";
         const landing = grouped ? landInGroup(deps.pool, pipeline, source, body.records(), opts) : landRecords(deps.pool, pipeline, source, body.records(), opts);
-        const r = await landing.catch((e: unknown) => {
+        r = await landing.catch((e: unknown) => {
           if (e instanceof SourceConflictError) {
             throw new HttpError(
               422,
@@ -101,13 +98,13 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
           }
           throw e;
         });
-        res.status(r.alreadyLanded ? 200 : 201).json({
-          pipeline: pipeline.name, source: r.source, alreadyLanded: r.alreadyLanded, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason,
-          firstSeq: r.firstSeq, lastSeq: r.lastSeq,
-        });
       } finally {
-        await body.remove();
+        await body.remove(); // before the answer: a spooled body is gone once the client has its answer
       }
+      res.status(r.alreadyLanded ? 200 : 201).json({
+        pipeline: pipeline.name, source: r.source, alreadyLanded: r.alreadyLanded, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason,
+        firstSeq: r.firstSeq, lastSeq: r.lastSeq,
+      });
     },
   );
 }
