@@ -87,14 +87,17 @@ export function rollback<T>(value: T): RolledBack<T> {
  * on any error rolls back and rethrows the error unchanged. The caller keeps
  * `client` (for a session's temporary table that outlives the transaction,
  * e.g. replay's staging).
- * @param begin the statement that opens it, e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
+ * @param begin the statement that opens it, e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`; it may
+ *   be followed by more statements without parameters (`BEGIN; SELECT …`, one simple-protocol query), whose
+ *   results `fn` gets as its second argument (pg's array of results); when it fails, ROLLBACK is sent too
  * @returns what `fn` returns, once COMMIT (or ROLLBACK) has been answered
  * @throws what `fn`, COMMIT or that ROLLBACK threw; the ROLLBACK sent after an error (which fails too on a lost connection) is never reported over it
  */
-export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.PoolClient) => Promise<T | RolledBack<T>>, begin = "BEGIN"): Promise<T> {
-  await client.query(begin);
+export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.PoolClient, opened: unknown) => Promise<T | RolledBack<T>>, begin = "BEGIN"): Promise<T> {
   try {
-    const result = await fn(client);
+    // `begin` may carry statements after BEGIN (one round trip): `fn` gets their results.
+    const opened = await client.query(begin);
+    const result = await fn(client, opened);
     if (result instanceof RolledBack) {
       await client.query("ROLLBACK");
       return result.value;
@@ -114,7 +117,7 @@ export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.Po
  * @returns what `fn` returns, once COMMIT has been answered
  * @throws a pool error (acquisition timeout, connection refused), or what `fn` or COMMIT threw
  */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T | RolledBack<T>>, begin = "BEGIN"): Promise<T> {
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient, opened: unknown) => Promise<T | RolledBack<T>>, begin = "BEGIN"): Promise<T> {
   const client = await pool.connect();
   try {
     return await inTransaction(client, fn, begin);

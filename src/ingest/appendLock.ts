@@ -13,9 +13,10 @@
  *   back to the pool, and the landing tries again after a backoff (20 ms,
  *   doubling, at most 1 s, with jitter: `backoffMs`).
  */
+import type { QueryResult } from "pg";
 import { rollback, withTransaction, type Pool, type PoolClient, type RolledBack } from "../db/pool.js";
 import { backoffMs, sleep, type Backoff } from "../db/retry.js";
-import { tryAppendLock } from "../db/sql/tryAppendLock.js";
+import { tryAppendLock, tryAppendLockText } from "../db/sql/tryAppendLock.js";
 
 const queues = new WeakMap<Pool, Map<string, Promise<unknown>>>();
 
@@ -67,6 +68,27 @@ const BUSY = Symbol("append lock busy");
 export async function withAppendLock<T>(pool: Pool, pipeline: string, fn: (client: PoolClient) => Promise<T | RolledBack<T>>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const result = await withTransaction<T | typeof BUSY>(pool, async (client) => ((await tryAppendLock(client, pipeline)) ? fn(client) : rollback(BUSY)));
+    if (result !== BUSY) return result;
+    await sleep(backoffMs(attempt, APPEND_LOCK_BACKOFF));
+  }
+}
+
+/**
+ * As `withAppendLock`, with `reads` sent in the same round trip as BEGIN and
+ * the lock (one simple-protocol query): `fn` gets their results, in order.
+ * They run after the lock statement, each with a snapshot of its own (READ
+ * COMMITTED), so they see every landing committed before the lock was taken.
+ * @param reads statements without parameters (`inlineParams`), separated by `;`, that change nothing: they also run when the lock is busy, and their results are then dropped
+ * @returns what `fn` returns (`fn` may end the transaction with `rollback(value)`)
+ * @throws as `withAppendLock`
+ */
+export async function withAppendLockReading<T>(pool: Pool, pipeline: string, reads: string, fn: (client: PoolClient, read: QueryResult[]) => Promise<T | RolledBack<T>>): Promise<T> {
+  const begin = `BEGIN; ${tryAppendLockText(pipeline)}; ${reads}`;
+  for (let attempt = 1; ; attempt++) {
+    const result = await withTransaction<T | typeof BUSY>(pool, async (client, opened) => {
+      const [, lock, ...read] = opened as QueryResult[];
+      return lock!.rows[0].locked === true ? fn(client, read) : rollback(BUSY);
+    }, begin);
     if (result !== BUSY) return result;
     await sleep(backoffMs(attempt, APPEND_LOCK_BACKOFF));
   }

@@ -9,6 +9,11 @@
  * - A request is read and classified before it joins (its bad records are
  *   quarantined rows, its unreadable body an error of its own): joining is
  *   only for work that cannot fail on its own input.
+ * - Four exchanges with the server per group: BEGIN, the lock, the table's
+ *   highest seq and the keyed sources' records in one simple-protocol
+ *   query; the COPY of every member's rows (one write); the dedupe and the
+ *   statement that records each source, reads its seq range and queues the
+ *   NOTIFY in one query (parameters written in: `inlineParams`); COMMIT.
  * - No wait is added. While a pipeline's landing runs, the requests that
  *   arrive queue; when the lock is free, all of them (at most 64 requests or
  *   20,000 rows, in arrival order) form the next group. An idle pipeline
@@ -29,13 +34,13 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf, type RawRecord } from "../core/admission.js";
 import { classifyDbError } from "../db/errors.js";
 import { rollback, type Pool } from "../db/pool.js";
-import { copyBronzeRows } from "../db/sql/copyBronzeRows.js";
-import { dedupeLanding } from "../db/sql/dedupeLanding.js";
+import { copyBronzeLines } from "../db/sql/copyBronzeRows.js";
+import { dedupeStatements } from "../db/sql/dedupeLanding.js";
 import { analyzePipelineColumns } from "../db/sql/plannerStatistics.js";
-import { readBronzeMaxSeq } from "../db/sql/readBronzeMaxSeq.js";
-import { readLandedSources } from "../db/sql/readLandedSources.js";
+import { READ_BRONZE_MAX_SEQ_SQL } from "../db/sql/readBronzeMaxSeq.js";
+import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/readLandedSources.js";
 import { recordGroupLanding } from "../db/sql/recordGroupLanding.js";
-import { inAppendQueue, withAppendLock } from "./appendLock.js";
+import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
 import { classifyLines } from "./classifyLines.js";
 import { commitOutcome } from "./commitOutcome.js";
 import { answerFromRecord, landedBefore, type LandResult } from "./copyToBronze.js";
@@ -220,11 +225,15 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
   let committing: { txid: string; backendPid: number | undefined; results: Map<Member, LandResult> } | undefined;
   let outcome: Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING;
   try {
-    outcome = await withAppendLock<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, async (client) => {
+    // One round trip opens the transaction: BEGIN, the lock, the table's highest seq (every row this
+    // group writes gets a seq above it), and the records of the sources that carry a key.
+    const keyed = members.filter((m) => !m.newSource);
+    const reads = READ_BRONZE_MAX_SEQ_SQL + (keyed.length > 0 ? `; ${readLandedSourcesText(pipeline.name, keyed.map((m) => m.source))}` : "");
+    outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, reads, async (client, [maxSeq, sources]) => {
+      const seqBefore = maxSeq!.rows[0].seq as number;
       // Under the lock: a landing of the same source elsewhere has committed or never will.
-      const keyed = members.filter((m) => !m.newSource);
       if (keyed.length > 0) {
-        const recorded = await readLandedSources(client, pipeline.name, keyed.map((m) => m.source));
+        const recorded = landedSourcesFrom(sources!.rows);
         for (const m of keyed) {
           const r = recorded.get(m.source);
           if (r === undefined) continue;
@@ -237,22 +246,19 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
       }
       const landing = members.filter((m) => !m.settled);
       if (landing.length === 0) return rollback(NOTHING);
-      const seqBefore = await readBronzeMaxSeq(client);
       try {
-        await copyBronzeRows(client, (async function* () {
-          for (const m of landing) yield* m.lines;
-        })());
+        await copyBronzeLines(client, landing.flatMap((m) => m.lines));
       } catch (e) {
         const m = memberOfCopyError(e, landing);
         throw m === undefined ? e : new MemberFailed(m, e);
       }
 
+      // The dedupe and the records in one round trip: the records read the dedupe's outcome from bronze.
       const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-      if (dedupe !== "off" && landing.some((m) => m.accepted > 0)) await dedupeLanding(client, pipeline.name, seqBefore, dedupe);
-
+      const before = dedupe !== "off" && landing.some((m) => m.accepted > 0) ? dedupeStatements(dedupe) : [];
       const { recorded, txid } = await recordGroupLanding(client, pipeline.name, seqBefore, landing.map((m) => ({
         source: m.source, sha256: m.sha256, rows: m.landed, accepted: m.accepted, byReason: m.byReason, requestSha256: m.requestSha256 ?? null,
-      })));
+      })), before);
       const meanwhile = landing.find((m) => !recorded.has(m.source));
       if (meanwhile !== undefined) return rollback({ meanwhile });
       // As for one landing (copyToBronze.ts): more rows than one micro-batch refresh bronze's statistics first.

@@ -26,7 +26,7 @@ const getDb = useTestDatabase();
 const TOKEN = "group-token-0123456789abcdef";
 const orders = (name: string) =>
   pipeline({ name, source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" } });
-const pipelines = ["gc-counts", "gc-bad", "gc-refused", "gc-idem"].map(orders);
+const pipelines = [...["gc-counts", "gc-bad", "gc-refused", "gc-idem"].map(orders), pipeline({ name: "gc-latest", source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" }, admission: { dedupe: "latest" } })];
 
 let api: RunningApi | undefined;
 afterAll(() => api?.close());
@@ -196,5 +196,31 @@ describe("group commit", () => {
       { source: "http:k2", event_id: "j1", status: "accepted" },
       { source: "http:k3", event_id: "l1", status: "accepted" },
     ]);
+  });
+
+  it("the dedupe runs in the group's transaction: under first a re-send with other content is AMENDED_DUPLICATE, an identical one DUPLICATE; under latest the last version supersedes", async () => {
+    const { pool, base } = await setup();
+    await fetch(`${base}/pipelines/gc-counts/events`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "idempotency-key": "d0" }, body: ev("d1", 1, 1) });
+    const [x, y] = await inOneGroup(pool, base, "gc-counts", [
+      { key: "d-x", body: [ev("d1", 1, 1), ev("d2", 2, 2)].join("\n") },
+      { key: "d-y", body: [ev("d1", 1, 5), ev("d2", 2, 2), ev("d3", 3, 3)].join("\n") },
+    ]);
+    expect([x!.status, x!.body.accepted, x!.body.byReason, y!.status, y!.body.accepted, y!.body.byReason]).toEqual([201, 1, { DUPLICATE: 1 }, 201, 1, { AMENDED_DUPLICATE: 1, DUPLICATE: 1 }]);
+    const d = await pool.query("SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = 'gc-counts' AND event_id LIKE 'd_' ORDER BY seq");
+    expect(d.rows.map((r) => `${r.event_id} ${r.status} ${r.reason ?? ""}`.trim())).toEqual([
+      "d1 accepted", "d1 quarantined DUPLICATE", "d2 accepted", "d1 quarantined AMENDED_DUPLICATE", "d2 quarantined DUPLICATE", "d3 accepted",
+    ]);
+
+    const [l0] = await inOneGroup(pool, base, "gc-latest", [{ key: "l0", body: ev("e1", 1, 1) }]);
+    const [l1, l2] = await inOneGroup(pool, base, "gc-latest", [
+      { key: "l1", body: [ev("e1", 1, 2), ev("e2", 2, 2)].join("\n") },
+      { key: "l2", body: [ev("e1", 1, 3), ev("e2", 2, 2)].join("\n") },
+    ]);
+    expect([l1!.body.accepted, l1!.body.byReason, l2!.body.accepted, l2!.body.byReason]).toEqual([2, {}, 1, { DUPLICATE: 1 }]);
+    const s = l0!.body.firstSeq!;
+    const superseded = await pool.query("SELECT seq::int, superseded_by::int FROM straggler.superseded_events WHERE pipeline = 'gc-latest' ORDER BY seq");
+    // e1 = 1 (landed before) is superseded by e1 = 2, which is superseded by e1 = 3 in the same group.
+    expect(superseded.rows).toEqual([{ seq: s, superseded_by: s + 1 }, { seq: s + 1, superseded_by: s + 3 }]);
+    expect(await writers(pool, "gc-latest")).toEqual({ bronze: 2, records: 2, same: true });
   });
 });

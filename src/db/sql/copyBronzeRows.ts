@@ -35,3 +35,12 @@ export function bronzeLine(prefix: string, r: BronzeRow): string {
 export async function copyBronzeRows(client: PoolClient, lines: AsyncIterable<string>): Promise<void> {
   await pipe(Readable.from(inChunks(lines)), client.query(copyFrom(COPY_BRONZE_SQL)));
 }
+
+/**
+ * COPYs lines already in memory (each from `bronzeLine`) into bronze on `client`, in the caller's
+ * transaction, as one write (group commit: src/ingest/groupCommit.ts).
+ * @throws the database's error; the COPY is then aborted
+ */
+export async function copyBronzeLines(client: PoolClient, lines: readonly string[]): Promise<void> {
+  await pipe(Readable.from([lines.join("")]), client.query(copyFrom(COPY_BRONZE_SQL)));
+}

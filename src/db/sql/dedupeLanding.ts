@@ -120,3 +120,12 @@ export async function dedupeLanding(client: Queryable, pipeline: string, seqBefo
   const superseded = (await client.query(prepared("bronze_supersede", SUPERSEDE_SQL, params))).rowCount ?? 0;
   return { duplicates, amended: 0, superseded };
 }
+
+/**
+ * The statements `dedupeLanding` runs for `mode`, in order (params as `DEDUPE_SQL`), for a caller that
+ * sends them with its next statement in one round trip (group commit) and reads the outcome from bronze's
+ * reasons. Under `first`, `AMENDED_SQL` is included even when `DEDUPE_SQL` will find nothing: it then finds nothing.
+ */
+export function dedupeStatements(mode: "first" | "latest"): string[] {
+  return mode === "first" ? [DEDUPE_SQL, AMENDED_SQL] : [LATEST_DUPLICATES_SQL, SUPERSEDE_SQL];
+}

@@ -3,7 +3,8 @@ import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
 
 const READ_BRONZE_MAX_SEQ = "bronze_max_seq";
-const READ_BRONZE_MAX_SEQ_SQL = "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events";
+/** The statement as text (no parameters): its one row's `seq`. */
+export const READ_BRONZE_MAX_SEQ_SQL = "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events";
 
 /**
  * @returns the highest `seq` in bronze, 0 when bronze is empty

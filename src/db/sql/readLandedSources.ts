@@ -1,4 +1,5 @@
 /** Reads the landing records of several sources of one pipeline at once (group commit: the members that carry an Idempotency-Key). */
+import { inlineParams } from "../inlineParams.js";
 import type { Queryable } from "../pool.js";
 import type { LandedSourceRow } from "./readLandedSource.js";
 
@@ -11,5 +12,15 @@ const READ_LANDED_SOURCES_SQL =
  */
 export async function readLandedSources(client: Queryable, pipeline: string, sources: string[]): Promise<Map<string, LandedSourceRow>> {
   const { rows } = await client.query<LandedSourceRow & { source: string }>(READ_LANDED_SOURCES_SQL, [pipeline, sources]);
+  return new Map(rows.map(({ source, ...r }) => [source, r]));
+}
+
+/** The same read as SQL text without parameters, to send with other statements in one round trip (group commit); its rows as `landedSourcesFrom` reads them. */
+export function readLandedSourcesText(pipeline: string, sources: string[]): string {
+  return inlineParams(READ_LANDED_SOURCES_SQL, [pipeline, sources]);
+}
+
+/** The records in the rows of `readLandedSourcesText`'s result, by source. */
+export function landedSourcesFrom(rows: (LandedSourceRow & { source: string })[]): Map<string, LandedSourceRow> {
   return new Map(rows.map(({ source, ...r }) => [source, r]));
 }

@@ -7,6 +7,8 @@
  * the transaction's id (what `readTxidStatus` asks about when the answer to
  * COMMIT is lost).
  */
+import type { QueryResult } from "pg";
+import { inlineParams } from "../inlineParams.js";
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
 import { BRONZE_CHANNEL } from "./bronzeChannel.js";
@@ -67,14 +69,20 @@ export interface RecordedSource {
 
 /**
  * @param seqBefore the table's highest `seq` before the landing (`readBronzeMaxSeq`)
+ * @param before statements to run first in the same round trip (one simple-protocol query, parameters written
+ *   in), with $1 the pipeline and $2 `seqBefore` (the landing's dedupe: `dedupeStatements`); none: one prepared statement
  * @returns the records written, by source (a source missing had a record already: nothing was written for it), and `txid_current()` as text
  * @throws the database's error
  */
-export async function recordGroupLanding(client: Queryable, pipeline: string, seqBefore: number, sources: GroupSource[]): Promise<{ recorded: Map<string, RecordedSource>; txid: string }> {
+export async function recordGroupLanding(client: Queryable, pipeline: string, seqBefore: number, sources: GroupSource[], before: readonly string[] = []): Promise<{ recorded: Map<string, RecordedSource>; txid: string }> {
   const col = <K extends keyof GroupSource>(k: K) => sources.map((s) => s[k]);
-  const { rows } = await client.query(prepared(RECORD_GROUP_LANDING, RECORD_GROUP_LANDING_SQL, [
-    pipeline, seqBefore, col("source"), col("sha256"), col("rows"), col("accepted"), sources.map((s) => JSON.stringify(s.byReason)), col("requestSha256"), BRONZE_CHANNEL,
-  ]));
+  const params = [pipeline, seqBefore, col("source"), col("sha256"), col("rows"), col("accepted"), sources.map((s) => JSON.stringify(s.byReason)), col("requestSha256"), BRONZE_CHANNEL];
+  let rows: Record<string, unknown>[];
+  if (before.length === 0) rows = (await client.query(prepared(RECORD_GROUP_LANDING, RECORD_GROUP_LANDING_SQL, params))).rows;
+  else {
+    const results = (await client.query([...before, RECORD_GROUP_LANDING_SQL].map((sql) => inlineParams(sql, params)).join(";\n"))) as unknown as QueryResult[];
+    rows = results[results.length - 1]!.rows;
+  }
   const recorded = new Map<string, RecordedSource>();
   for (const r of rows) {
     if (r.source === null) continue;
@@ -83,5 +91,5 @@ export async function recordGroupLanding(client: Queryable, pipeline: string, se
       firstSeq: r.first_seq as number | null, lastSeq: r.last_seq as number | null,
     });
   }
-  return { recorded, txid: rows[0].txid as string };
+  return { recorded, txid: rows[0]!.txid as string };
 }
