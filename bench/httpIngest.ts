@@ -1,62 +1,80 @@
 /**
  * HTTP ingest on the load test's workload (test/integration/load.test.ts):
- * autocannon posts 50-event NDJSON requests on 8 connections to a running
- * service (stream loop included), with group commit and with one
- * transaction per request (`STRAGGLER_GROUP_COMMIT=off`), alternating
- * rounds. Each round checks that nothing was lost: every acknowledged
- * request's events are in bronze, once.
+ * 50-event NDJSON requests on 8 keep-alive connections to a running service
+ * (stream loop included), with group commit and with one transaction per
+ * request (`STRAGGLER_GROUP_COMMIT=off`), alternating rounds; then the
+ * curve: both at 4, 16 and 32 connections, one round each. The load
+ * generator runs in a thread of its own (bench/httpLoad.ts). Each round
+ * checks that nothing was lost: every acknowledged request's events are in
+ * bronze, once. Each round also prints where the CPU went: the machine's 2
+ * cores, the service's event loop, the load generator's thread, and the
+ * requests per group.
  */
+import os from "node:os";
 import path from "node:path";
-import autocannon from "autocannon";
+import { performance } from "node:perf_hooks";
 import type { Pool } from "../src/db/pool.js";
+import { groupCommitTotals } from "../src/ingest/groupCommit.js";
 import { startService } from "../src/service.js";
 import { benchPipeline, fmt, fmtStat, log, stat, tmp, say, type BenchContext } from "./common.js";
+import { runLoad } from "./httpLoad.js";
 
 const EVENTS_PER_REQUEST = 50, CONNECTIONS = 8;
+const CURVE = [4, 16, 32];
 const TOKEN = "bench-token-0123456789";
 
-export interface IngestRound { eventsPerSecond: number; p50: number; p99: number; requests: number }
+export interface IngestRound {
+  eventsPerSecond: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  /** Busy share of the machine's cores (all processes), of the service's event loop, of the load generator's thread (0–1). */
+  machine: number;
+  service: number;
+  client: number;
+  /** Requests per committed group (group commit only). */
+  perGroup: number | undefined;
+}
+
+/** Busy and total CPU time of every core so far, ms. */
+function machineTimes(): { busy: number; total: number } {
+  let busy = 0, total = 0;
+  for (const c of os.cpus()) {
+    const t = c.times.user + c.times.nice + c.times.sys + c.times.irq + c.times.idle;
+    total += t;
+    busy += t - c.times.idle;
+  }
+  return { busy, total };
+}
 
 /**
  * One round: `seconds` of load on pipeline `name` through a service started with group commit on or off.
  * @throws Error when a request was not answered 201 or an acknowledged event is not in bronze exactly once
  */
-export async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env">, name: string, groupCommit: boolean, seconds: number): Promise<IngestRound> {
+export async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env">, name: string, groupCommit: boolean, seconds: number, connections = CONNECTIONS): Promise<IngestRound> {
   const pipeline = benchPipeline(name, 100_000, path.join(tmp, `${name}-landing`));
   const db = { pool: ctx.pool, url: ctx.url, kind: "external" as const, close: async () => undefined };
   const service = await startService({ ...ctx.env, PORT: 0, STRAGGLER_API_TOKEN: TOKEN, STRAGGLER_GROUP_COMMIT: groupCommit ? "on" : "off" }, db, [pipeline], log);
-  const sources: string[] = [];
-  let counter = 0, acknowledged = 0;
-  let result: autocannon.Result;
+  const groupsBefore = groupCommitTotals();
+  const cpuBefore = machineTimes();
+  const loopBefore = performance.eventLoopUtilization();
+  let load: Awaited<ReturnType<typeof runLoad>>;
   try {
-    result = await autocannon({
-      url: `http://127.0.0.1:${service.port}`,
-      connections: CONNECTIONS,
-      duration: seconds,
-      requests: [{
-        method: "POST",
-        path: `/pipelines/${name}/events`,
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-ndjson" },
-        setupRequest: (req) => {
-          const now = Date.now(), c = counter++;
-          const lines = Array.from({ length: EVENTS_PER_REQUEST }, (_, i) =>
-            `{"id":"${name}-${c}-${i}","t":"${new Date(now - ((c * 7 + i * 13) % 40_000)).toISOString()}","k":"k${(c + i) % 20}","v":${(c % 1000) / 100 + i}}`);
-          return { ...req, body: lines.join("\n") };
-        },
-        onResponse: (status, body) => {
-          if (status !== 201) return;
-          const r = JSON.parse(body) as { landed: number; source: string };
-          acknowledged += r.landed;
-          sources.push(r.source);
-        },
-      }],
-    });
+    load = await runLoad({ url: `http://127.0.0.1:${service.port}`, pipeline: name, token: TOKEN, connections, seconds, eventsPerRequest: EVENTS_PER_REQUEST });
   } finally {
     await service.stop();
   }
-  if (result.non2xx + result.errors + result.timeouts > 0) throw new Error(`${name}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
-  await checkNothingLost(ctx.pool, name, sources, acknowledged);
-  return { eventsPerSecond: acknowledged / seconds, p50: result.latency.p50, p99: result.latency.p99, requests: sources.length };
+  const serviceBusy = performance.eventLoopUtilization(loopBefore).utilization;
+  const cpuAfter = machineTimes();
+  const groupsAfter = groupCommitTotals();
+  if (load.non2xx + load.errors + load.timeouts > 0) throw new Error(`${name}: ${load.non2xx} non-2xx answers, ${load.errors} errors, ${load.timeouts} timeouts`);
+  await checkNothingLost(ctx.pool, name, load.sources, load.acknowledged);
+  const groups = groupsAfter.groups - groupsBefore.groups;
+  return {
+    eventsPerSecond: load.acknowledged / seconds, p50: load.p50, p99: load.p99, requests: load.sources.length,
+    machine: (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.total - cpuBefore.total), service: serviceBusy, client: load.busy,
+    perGroup: groupCommit && groups > 0 ? (groupsAfter.requests - groupsBefore.requests) / groups : undefined,
+  };
 }
 
 /** Every acknowledged source is recorded with its rows, and bronze holds exactly those rows for it. */
@@ -73,22 +91,51 @@ async function checkNothingLost(pool: Pool, pipeline: string, sources: string[],
   }
 }
 
-/** 1b. HTTP ingest with group commit beside one transaction per request, `rounds` each, alternating; 10 s per round (× scale, at least 3 s). */
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+
+/** One round as a progress line: throughput, latency and where the CPU went. */
+function describe(r: IngestRound): string {
+  return `${fmt(r.eventsPerSecond)} events/s, p50 ${r.p50} ms, p99 ${r.p99} ms; CPU: machine ${pct(r.machine)} of 2 cores, service loop ${pct(r.service)}, load generator ${pct(r.client)} of a core` +
+    (r.perGroup === undefined ? "" : `; ${r.perGroup.toFixed(1)} requests per group`);
+}
+
+/**
+ * 1b. HTTP ingest with group commit beside one transaction per request, `rounds` each, alternating, at 8 connections;
+ * then both once at 4, 16 and 32 connections. 10 s per round (× scale, at least 3 s).
+ */
 export async function measureHttpIngest(ctx: BenchContext): Promise<void> {
   const seconds = Math.max(3, Math.round(10 * Math.min(1, ctx.scale)));
   const group: IngestRound[] = [], single: IngestRound[] = [];
   for (let r = 0; r < ctx.rounds; r++) {
     group.push(await ingestRound(ctx, `http-group-${r}`, true, seconds));
+    say(`http ingest round ${r}, group commit: ${describe(group[r]!)}`);
     single.push(await ingestRound(ctx, `http-single-${r}`, false, seconds));
-    say(`http ingest round ${r}: group commit ${fmt(group[r]!.eventsPerSecond)} events/s (p99 ${group[r]!.p99} ms) vs per request ${fmt(single[r]!.eventsPerSecond)} events/s (p99 ${single[r]!.p99} ms)`);
+    say(`http ingest round ${r}, one transaction per request: ${describe(single[r]!)}`);
   }
   const g = stat(group.map((x) => x.eventsPerSecond)), s = stat(single.map((x) => x.eventsPerSecond));
   const gp99 = stat(group.map((x) => x.p99)), sp99 = stat(single.map((x) => x.p99));
+  const cpu = (xs: IngestRound[]) => `CPU: machine ${pct(stat(xs.map((x) => x.machine)).median)} of 2 cores, service loop ${pct(stat(xs.map((x) => x.service)).median)}, load generator ${pct(stat(xs.map((x) => x.client)).median)} of a core`;
   ctx.row(
     `HTTP ingest, ${CONNECTIONS} connections × ${EVENTS_PER_REQUEST}-event requests, ${seconds} s (group commit); every acknowledged event in bronze once`,
-    `${fmtStat(g, " ev/s")}; p99 ${fmt(gp99.median)} ms (${fmt(gp99.min)}–${fmt(gp99.max)})`,
-    `one transaction per request ${fmtStat(s, " ev/s")}; p99 ${fmt(sp99.median)} ms (${fmt(sp99.min)}–${fmt(sp99.max)})`,
+    `${fmtStat(g, " ev/s")}; p99 ${fmt(gp99.median)} ms (${fmt(gp99.min)}–${fmt(gp99.max)}); ${fmt(stat(group.map((x) => x.perGroup ?? 0)).median)} requests per group; ${cpu(group)}`,
+    `one transaction per request ${fmtStat(s, " ev/s")}; p99 ${fmt(sp99.median)} ms (${fmt(sp99.min)}–${fmt(sp99.max)}); ${cpu(single)}`,
     `${(g.median / s.median).toFixed(2)} × per request`,
     "≥ 20,000 ev/s, p99 < 100 ms",
+  );
+  const curve: string[] = [], curveSingle: string[] = [];
+  for (const c of CURVE) {
+    const gc = await ingestRound(ctx, `http-group-c${c}`, true, seconds, c);
+    say(`http ingest at ${c} connections, group commit: ${describe(gc)}`);
+    const sc = await ingestRound(ctx, `http-single-c${c}`, false, seconds, c);
+    say(`http ingest at ${c} connections, one transaction per request: ${describe(sc)}`);
+    curve.push(`${c}: ${fmt(gc.eventsPerSecond)} ev/s, p99 ${fmt(gc.p99)} ms, ${(gc.perGroup ?? 0).toFixed(1)} per group`);
+    curveSingle.push(`${c}: ${fmt(sc.eventsPerSecond)} ev/s, p99 ${fmt(sc.p99)} ms`);
+  }
+  ctx.row(
+    `HTTP ingest by connections (${EVENTS_PER_REQUEST}-event requests, ${seconds} s, one round each; group commit)`,
+    curve.join("; "),
+    `one transaction per request ${curveSingle.join("; ")}`,
+    "",
+    "",
   );
 }

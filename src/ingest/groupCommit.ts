@@ -74,6 +74,13 @@ interface GroupQueue {
 
 const queues = new WeakMap<Pool, Map<string, GroupQueue>>();
 
+const totals = { groups: 0, requests: 0, rows: 0 };
+
+/** Groups this process has committed so far, with the requests and rows they landed (for the benchmark and diagnostics). */
+export function groupCommitTotals(): { groups: number; requests: number; rows: number } {
+  return { ...totals };
+}
+
 export interface GroupLandOptions {
   /** Ingestion time for records that carry none, epoch ms. */
   landingTimeMs: number;
@@ -282,6 +289,11 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
   }
   if (outcome === NOTHING) return undefined;
   if (!(outcome instanceof Map)) return outcome.meanwhile;
-  for (const [m, r] of outcome) m.resolve(r);
+  totals.groups++;
+  for (const [m, r] of outcome) {
+    totals.requests++;
+    totals.rows += r.landed;
+    m.resolve(r);
+  }
   return undefined;
 }
