@@ -22,8 +22,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { closeHold, openHold, readOpenHold, readQuarantinedInRange, readRecentBatchShares, type Hold } from "../db/sql/holds.js";
 import { lockResults } from "../db/sql/lockResults.js";
-import type { BatchInput } from "../db/sql/readBatchInput.js";
-import type { BatchRange } from "../db/sql/selectBatchRange.js";
+import type { BatchInput, BatchRange } from "../db/sql/readBatch.js";
 
 export type { Hold };
 

@@ -16,7 +16,7 @@
 import { canonicalPolicy, diffPolicies, policyHash, policyOf, type PolicyChange, type PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient, Queryable } from "../db/pool.js";
-import { readLivePolicy, recordLivePolicy, restampLivePolicy } from "../db/sql/policyVersions.js";
+import { readLivePolicy, recordLivePolicy, restampLivePolicy, type PolicyVersionRow } from "../db/sql/policyVersions.js";
 import { timeZoneRefusal, type TimeZoneRefusedError } from "./zoneGuard.js";
 
 /** The pipeline's configured policy differs from the policy of its live results: it is not streamed. */
@@ -65,10 +65,23 @@ interface Compared {
   zone?: TimeZoneRefusedError;
 }
 
-async function compare(client: Queryable, pipeline: PipelineConfig): Promise<Compared> {
-  const canonical = canonicalPolicy(policyOf(pipeline));
-  const policyVersion = policyHash(canonical);
-  const row = await readLivePolicy(client, pipeline.name);
+/** The configured policy's canonical text and hash, computed once per pipeline config (a config is not changed once loaded). */
+const configured = new WeakMap<PipelineConfig, { canonical: string; policyVersion: string }>();
+
+function configuredPolicy(pipeline: PipelineConfig): { canonical: string; policyVersion: string } {
+  let c = configured.get(pipeline);
+  if (c === undefined) {
+    const canonical = canonicalPolicy(policyOf(pipeline));
+    c = { canonical, policyVersion: policyHash(canonical) };
+    configured.set(pipeline, c);
+  }
+  return c;
+}
+
+/** `preRead`: the live policy row when the caller read it already under the results lock (null: none recorded); omitted, it is read here. */
+async function compare(client: Queryable, pipeline: PipelineConfig, preRead?: PolicyVersionRow | null): Promise<Compared> {
+  const { canonical, policyVersion } = configuredPolicy(pipeline);
+  const row = preRead === undefined ? await readLivePolicy(client, pipeline.name) : (preRead ?? undefined);
   const recorded = row ? { version: row.version, policyVersion: row.policyVersion } : null;
   const zone = await timeZoneRefusal(client, pipeline);
   if (zone) return { check: { state: "refused", policyVersion, live: recorded, changes: [], message: zone.message }, canonical, restamp: false, changes: [], zone };
@@ -107,12 +120,14 @@ export async function refuseEarly(client: Queryable, pipeline: PipelineConfig): 
  * The guard of a micro-batch or a correction run: call inside its transaction,
  * after taking the pipeline's results lock (src/db/sql/lockResults.ts).
  * Records the configured policy as live when none is.
+ * @param live the live policy row, when the caller read it under the lock already
+ *   (a micro-batch reads it with its checkpoint: src/db/sql/openBatch.ts); null when none is recorded
  * @returns the live results version the batch or run extends
  * @throws PolicyRefusedError when the configured policy differs from the live one;
  *   TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL does not know
  */
-export async function guardPolicy(client: PoolClient, pipeline: PipelineConfig): Promise<number> {
-  const { check, canonical, restamp, changes, zone } = await compare(client, pipeline);
+export async function guardPolicy(client: PoolClient, pipeline: PipelineConfig, live?: PolicyVersionRow | null): Promise<number> {
+  const { check, canonical, restamp, changes, zone } = await compare(client, pipeline, live);
   if (zone) throw zone;
   if (check.state === "unrecorded") return recordLivePolicy(client, pipeline.name, check.policyVersion, canonical);
   if (check.state === "refused") throw new PolicyRefusedError(pipeline.name, check.live!, changes);

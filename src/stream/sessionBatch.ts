@@ -9,7 +9,7 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient } from "../db/pool.js";
-import type { BatchRange } from "../db/sql/selectBatchRange.js";
+import type { BatchRange } from "../db/sql/readBatch.js";
 import type { LatePairs } from "../db/sql/registerLatePairs.js";
 import { mergeSessions, registerLateSessionEvents, stageSessionEvents } from "../db/sql/sessionStream.js";
 

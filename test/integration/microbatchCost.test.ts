@@ -10,9 +10,9 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { windowSpecOf } from "../../src/config/pipelines.js";
 import { inTransaction, rollback } from "../../src/db/pool.js";
-import { assignBatchWindows } from "../../src/db/sql/assignBatchWindows.js";
 import { BATCH_PAIRS } from "../../src/db/sql/fragments/batchPairs.js";
 import { mergeSql } from "../../src/db/sql/mergeWindows.js";
+import { ensureBatchPairs, readBatch } from "../../src/db/sql/readBatch.js";
 import { copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine } from "../../src/db/sql/stageReplayRows.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { replay } from "../../src/replay/replay.js";
@@ -144,8 +144,10 @@ describe("the MERGE of a small batch", () => {
     const landed = await landFile(pool, p, file, "ten.jsonl");
     const client = await pool.connect();
     try {
+      await ensureBatchPairs(client);
       const plan = await inTransaction(client, async () => {
-        await assignBatchWindows(client, p.name, windowSpecOf(p), { afterSeq: landed.firstSeq! - 1, lastSeq: landed.lastSeq! }, null);
+        const read = await readBatch(client, p.name, { afterSeq: landed.firstSeq! - 1, maxRows: 1000, windows: { spec: windowSpecOf(p), watermarkUs: null } });
+        expect([read?.range.lastSeq === landed.lastSeq, read?.input.numInputRows, read?.latePairs]).toEqual([true, 10, 0]);
         expect((await client.query(`SELECT count(*)::int AS n FROM ${BATCH_PAIRS}`)).rows[0].n).toBe(10);
         const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${mergeSql()}`, [p.name, 1]);
         return rollback(rows[0]["QUERY PLAN"][0].Plan);

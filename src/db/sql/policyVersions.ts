@@ -21,10 +21,18 @@ export interface PolicyVersionRow {
 const READ_LIVE_SQL = `SELECT version, state, policy_version, policy, created_at, live_since
   FROM straggler.policy_versions WHERE pipeline = $1 AND state = 'live'`;
 
+/** A row of `straggler.policy_versions` (columns version, state, policy_version, policy, created_at, live_since) as `PolicyVersionRow`. */
+export function toPolicyVersionRow(r: Record<string, unknown>): PolicyVersionRow {
+  return {
+    version: r.version as number, state: r.state as PolicyVersionRow["state"], policyVersion: r.policy_version as string,
+    policy: r.policy as string, createdAt: r.created_at as string, liveSince: r.live_since as string | null,
+  };
+}
+
 /** @returns the live version of `pipeline`, or undefined before its policy was first recorded */
 export async function readLivePolicy(client: Queryable, pipeline: string): Promise<PolicyVersionRow | undefined> {
   const r = (await client.query(prepared("read_live_policy", READ_LIVE_SQL, [pipeline]))).rows[0];
-  return r && { version: r.version, state: r.state, policyVersion: r.policy_version, policy: r.policy, createdAt: r.created_at, liveSince: r.live_since };
+  return r && toPolicyVersionRow(r);
 }
 
 const RECORD_LIVE_SQL = `INSERT INTO straggler.policy_versions (pipeline, version, state, policy_version, policy, live_since)

@@ -36,11 +36,12 @@ export interface CheckpointInput {
 const COLUMNS = "batch_id, last_offset, max_event_time, watermark, inputs";
 const READ_CHECKPOINT = "read_checkpoint";
 const READ_CHECKPOINT_SQL = `SELECT ${COLUMNS} FROM straggler.checkpoints WHERE pipeline = $1`;
-const CREATE_CHECKPOINT_SQL = "INSERT INTO straggler.checkpoints (pipeline) VALUES ($1) ON CONFLICT DO NOTHING";
+export const CREATE_CHECKPOINT_SQL = "INSERT INTO straggler.checkpoints (pipeline) VALUES ($1) ON CONFLICT DO NOTHING";
 const LOCK_CHECKPOINT = "lock_checkpoint";
 const LOCK_CHECKPOINT_SQL = `${READ_CHECKPOINT_SQL} FOR UPDATE`;
 
-interface CheckpointRow {
+/** A row of `straggler.checkpoints` (its columns batch_id, last_offset, max_event_time, watermark, inputs). */
+export interface CheckpointRow {
   batch_id: number;
   last_offset: number;
   max_event_time: string | null;
@@ -53,7 +54,7 @@ interface CheckpointRow {
  * the default, with the checkpoint's max event time and watermark; when it last
  * sent is unknown.
  */
-function toCheckpoint(row: CheckpointRow): Checkpoint {
+export function toCheckpoint(row: CheckpointRow): Checkpoint {
   const inputs = row.inputs ?? (row.max_event_time === null ? [] : [{ input: DEFAULT_INPUT, maxEventTime: row.max_event_time, watermark: row.watermark, lastIngestionTime: null }]);
   return { batchId: row.batch_id, lastSeq: row.last_offset, maxEventTime: row.max_event_time, watermark: row.watermark, inputs };
 }

@@ -22,7 +22,7 @@ import type { PoolClient } from "../pool.js";
 import { prepared } from "../prepared.js";
 import { notSuperseded } from "./fragments/superseded.js";
 import { timestamptzToUs, usToTimestamptz } from "./fragments/windowAssignment.js";
-import type { BatchRange } from "./selectBatchRange.js";
+import type { BatchRange } from "./readBatch.js";
 import type { LatePairs } from "./registerLatePairs.js";
 
 const EVENTS = "session_batch_events";

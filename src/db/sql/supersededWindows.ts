@@ -22,7 +22,7 @@ import { prepared } from "../prepared.js";
 import { aggregateWindow } from "./fragments/windowAggregates.js";
 import { notSuperseded } from "./fragments/superseded.js";
 import { windowsLateral } from "./fragments/windowAssignment.js";
-import type { BatchRange } from "./selectBatchRange.js";
+import type { BatchRange } from "./readBatch.js";
 
 /** $1 pipeline, $2 batch start (exclusive), $3 batch end: the windows of versions read before and superseded in the batch. */
 const oldWindows = (spec: WindowSpec) => `SELECT o.group_key, w.window_start, w.window_end, max(s.superseded_by) AS max_seq
