@@ -1,11 +1,12 @@
 /**
  * Reads a pipeline's checkpoint (`straggler.checkpoints`): the stream's
- * committed position in bronze and its event-time state (DESIGN §6). The one
- * read of the checkpoint for the stream, its status, the correction and
- * reconcile; the stream's batch locks it (`readCheckpointForUpdate`).
+ * committed position in bronze and its event-time state (DESIGN §6), for the
+ * stream's status, the correction and reconcile; the stream's batch reads and
+ * locks it with its first statement (src/db/sql/openBatch.ts, through
+ * `toCheckpoint`).
  */
 import { DEFAULT_INPUT } from "../../core/watermark.js";
-import type { PoolClient, Queryable } from "../pool.js";
+import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
 
 /** Instants are ISO 8601 UTC strings (µs kept). */
@@ -37,8 +38,6 @@ const COLUMNS = "batch_id, last_offset, max_event_time, watermark, inputs";
 const READ_CHECKPOINT = "read_checkpoint";
 const READ_CHECKPOINT_SQL = `SELECT ${COLUMNS} FROM straggler.checkpoints WHERE pipeline = $1`;
 export const CREATE_CHECKPOINT_SQL = "INSERT INTO straggler.checkpoints (pipeline) VALUES ($1) ON CONFLICT DO NOTHING";
-const LOCK_CHECKPOINT = "lock_checkpoint";
-const LOCK_CHECKPOINT_SQL = `${READ_CHECKPOINT_SQL} FOR UPDATE`;
 
 /** A row of `straggler.checkpoints` (its columns batch_id, last_offset, max_event_time, watermark, inputs). */
 export interface CheckpointRow {
@@ -63,18 +62,4 @@ export function toCheckpoint(row: CheckpointRow): Checkpoint {
 export async function readCheckpoint(client: Queryable, pipeline: string): Promise<Checkpoint | undefined> {
   const row = (await client.query(prepared(READ_CHECKPOINT, READ_CHECKPOINT_SQL, [pipeline]))).rows[0];
   return row && toCheckpoint(row);
-}
-
-/**
- * The checkpoint of `pipeline`, created at its defaults when missing and
- * locked (`FOR UPDATE`) until `client`'s transaction ends: the batch that
- * holds it is the one that advances it.
- */
-export async function readCheckpointForUpdate(client: PoolClient, pipeline: string): Promise<Checkpoint> {
-  // One round trip once the row exists (every batch after a pipeline's first).
-  const locked = (await client.query(prepared(LOCK_CHECKPOINT, LOCK_CHECKPOINT_SQL, [pipeline]))).rows[0];
-  if (locked) return toCheckpoint(locked);
-  await client.query(CREATE_CHECKPOINT_SQL, [pipeline]);
-  const { rows } = await client.query(prepared(LOCK_CHECKPOINT, LOCK_CHECKPOINT_SQL, [pipeline]));
-  return toCheckpoint(rows[0]);
 }
