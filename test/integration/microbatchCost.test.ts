@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { windowSpecOf } from "../../src/config/pipelines.js";
-import { inTransaction, rollback } from "../../src/db/pool.js";
+import { createPool, inTransaction, rollback } from "../../src/db/pool.js";
 import { BATCH_PAIRS } from "../../src/db/sql/fragments/batchPairs.js";
 import { mergeSql } from "../../src/db/sql/mergeWindows.js";
 import { ensureBatchPairs, readBatch } from "../../src/db/sql/readBatch.js";
@@ -166,5 +166,53 @@ describe("the MERGE of a small batch", () => {
     // And the batch itself: its 10 windows are new.
     const progress = await runBatch(pool, p, "once");
     expect(progress?.numRowsUpdated).toBe(10);
+  });
+});
+
+describe("the round trips of a micro-batch", () => {
+  it("a batch with no late pair and no superseded version is BEGIN, the lock, openBatch, readBatch, the MERGE, closeBatch and COMMIT; a late pair adds its one statement", async () => {
+    const { url } = await getDb();
+    const pool = createPool(url, 1); // one connection: every batch after the first finds its pairs table made
+    const statements: string[] = [];
+    pool.on("acquire", (client) => {
+      const marked = client as unknown as { counted?: boolean; query: (...a: unknown[]) => unknown };
+      if (marked.counted) return;
+      marked.counted = true;
+      const query = marked.query.bind(client);
+      marked.query = (q: unknown, ...rest: unknown[]) => {
+        const c = q as { name?: string; text?: string } | string;
+        statements.push(typeof c === "string" ? c.split(/\s/)[0]! : (c.name?.replace(/_[0-9a-f]{12}$/, "") ?? c.text!.split(/\s/)[0]!));
+        return query(q, ...rest);
+      };
+    });
+    try {
+      const p = pipeline({
+        name: "round-trips",
+        source: { format: "jsonl" },
+        fields: { eventId: "id", eventTime: "t", value: "v" },
+        window: { type: "tumbling", size: "10 minutes" },
+        watermark: { delay: "10 minutes" },
+        admission: { maxFutureSkew: null },
+      });
+      const land = async (name: string, events: [string, string][]) => {
+        const file = path.join(dir, name);
+        writeFileSync(file, events.map(([id, t]) => JSON.stringify({ id, t, v: 1 })).join("\n") + "\n");
+        await landFile(pool, p, file, name);
+      };
+      await land("rt-1.jsonl", [["a", "2024-01-15T12:01:00Z"], ["b", "2024-01-15T12:31:00Z"]]);
+      expect((await runBatch(pool, p, "once"))?.numInputRows).toBe(2); // records the policy, creates the checkpoint and the pairs table
+      await land("rt-2.jsonl", [["c", "2024-01-15T12:32:00Z"], ["d", "2024-01-15T12:33:00Z"]]);
+      statements.length = 0;
+      const second = await runBatch(pool, p, "once");
+      expect([second?.numInputRows, second?.numRowsDroppedByWatermark]).toEqual([2, 0]);
+      expect(statements).toEqual(["BEGIN", "SELECT", "open_batch", "read_batch", "merge", "close_batch", "COMMIT"]);
+      await land("rt-3.jsonl", [["e", "2024-01-15T12:02:00Z"], ["f", "2024-01-15T12:34:00Z"]]);
+      statements.length = 0;
+      const third = await runBatch(pool, p, "once");
+      expect([third?.numInputRows, third?.numRowsDroppedByWatermark, third?.numLateWindows]).toEqual([2, 1, 1]);
+      expect(statements).toEqual(["BEGIN", "SELECT", "open_batch", "read_batch", "late", "merge", "close_batch", "COMMIT"]);
+    } finally {
+      await pool.end();
+    }
   });
 });
