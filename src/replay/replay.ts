@@ -26,6 +26,7 @@ import type { RawRecord } from "../core/admission.js";
 import { msOfUs, parseInstant, usOfMs } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { commitWithoutFlushWait } from "../db/sql/commitWithoutFlushWait.js";
+import { readLandedPrefix } from "../db/sql/readLandedPrefix.js";
 import { recordReplayedFile } from "../db/sql/recordReplayedFile.js";
 import {
   copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
@@ -201,6 +202,8 @@ async function replaySpans(
   // The previous span's stream runs while this span lands (on other connections): each
   // span's micro-batches read only its rows (untilSeq), as when they ran one after the other.
   let streaming: Promise<void> | undefined;
+  // The spans an earlier run of this replay landed (a resumed replay skips them).
+  const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
   try {
     for (;;) {
       await fill();
@@ -223,7 +226,11 @@ async function replaySpans(
       // One WAL flush per span, not two: the span's landing commits without waiting for its
       // flush, and its micro-batch (which waits) flushes both. A crash before that may undo
       // the landing: its source is then not recorded, and a resumed replay lands it again.
-      const land = await landRecords(pool, pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, csvHeader: () => csvHeader, beforeCommit: commitWithoutFlushWait });
+      const source = `${sourcePrefix}:${label}`;
+      // A span not landed when the replay started is new: its landing skips the two look-ups of an
+      // earlier landing (one before the append lock, one under it). Landed meanwhile by another
+      // replay, its record's unique key still refuses it, and the landing answers as landed before.
+      const land = await landRecords(pool, pipeline, source, records(), { landingTimeMs, csvHeader: () => csvHeader, beforeCommit: commitWithoutFlushWait, newSource: !landedBefore.has(source) });
       if (land.alreadyLanded) {
         skipped++;
         await (async () => { for await (const _ of records()) void _; })(); // skip the span's rows
