@@ -97,6 +97,37 @@ describe("replay staging read by key", () => {
   });
 });
 
+describe("a replay resumed", () => {
+  it("lands only the spans the interrupted run did not, streams the one it landed without streaming, and ends with the windows of a replay run once", async () => {
+    const { pool } = await getDb();
+    const file = path.join(dir, "resume.csv");
+    const lines = ["id,t,arrived,v"];
+    for (let i = 0; i < 30; i++) lines.push(`r${i},2024-01-15T${String(i % 24).padStart(2, "0")}:01:00Z,2024-01-15T${String(i % 24).padStart(2, "0")}:02:00Z,${i}`);
+    writeFileSync(file, lines.join("\n") + "\n");
+    const config = (name: string) => pipeline({
+      name,
+      source: { landingDir: dir, format: "csv" },
+      fields: { eventId: "id", eventTime: "t", value: "v" },
+      window: { type: "tumbling", size: "1 hour" },
+      watermark: { delay: "1 hour" },
+    });
+    const opts = { files: [file], arrivalField: "arrived", batchSpanMs: 3_600_000 };
+    let spans = 0;
+    // The third span's stream fails: the fourth has landed meanwhile (a span lands while the one before it streams).
+    await expect(replay(pool, config("resumed"), { ...opts, onBatch: () => { if (++spans === 3) throw new Error("interrupted"); } })).rejects.toThrow("interrupted");
+    const resumed = await replay(pool, config("resumed"), opts);
+    expect([resumed.skippedBatches, resumed.replayBatches, resumed.rowsLanded, resumed.duplicateRows]).toEqual([4, 20, 22, 0]);
+    const once = await replay(pool, config("once"), opts);
+    expect([once.skippedBatches, once.replayBatches, once.rowsLanded]).toEqual([0, 24, 30]);
+    const windows = async (name: string) => (await pool.query(
+      `SELECT group_key, window_start, event_count, value_sum, is_final FROM straggler.window_results_table WHERE pipeline = $1 ORDER BY 1, 2`, [name])).rows;
+    const resumedWindows = await windows("resumed");
+    expect(resumedWindows.length).toBe(24);
+    expect(resumedWindows.reduce((n, w) => n + Number(w.event_count), 0)).toBe(30);
+    expect(resumedWindows).toEqual(await windows("once"));
+  });
+});
+
 describe("a micro-batch bounded by untilSeq", () => {
   it("reads no bronze row past untilSeq: the first of two landings alone, then nothing, then the second without the bound", async () => {
     const { pool } = await getDb();
