@@ -23,7 +23,7 @@
  * Because writes, checkpoint and progress commit together, a crash at any
  * point replays the batch exactly once. Every statement is a step of the
  * query layer (`src/db/sql/`); this module only orders them. A batch without
- * late pairs nor superseded versions is six round trips: BEGIN, the lock,
+ * late pairs nor superseded versions is six round trips: BEGIN with the lock,
  * openBatch, readBatch, MERGE, closeBatch, COMMIT.
  */
 import type { PipelineLease } from "../cluster/fencing.js";
@@ -35,7 +35,7 @@ import { isDataException } from "../db/errors.js";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { checkpointInputs, inputStates } from "../db/sql/checkpointInputs.js";
 import { closeBatch } from "../db/sql/closeBatch.js";
-import { lockResults } from "../db/sql/lockResults.js";
+import { beginLockingResults } from "../db/sql/lockResults.js";
 import { mergeWindows } from "../db/sql/mergeWindows.js";
 import { openBatch } from "../db/sql/openBatch.js";
 import { ensureBatchPairs, readBatch, type BatchInput, type BatchRange, type BatchRead } from "../db/sql/readBatch.js";
@@ -107,7 +107,6 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
   try {
     if (gapMs === undefined) await ensureBatchPairs(client); // once per connection, outside the batch's transaction
     return await inTransaction(client, async () => {
-      await lockResults(client, name);
       const { checkpoint, live, previous } = await openBatch(client, name);
       await guardPolicy(client, pipeline, live);
       const batchId = checkpoint.batchId + 1;
@@ -134,7 +133,7 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
       await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
       const closed = { ...progress, numRowsFinalized: finalized, numRowsTotal: open };
       return holdOpened ? { ...closed, holdOpened } : closed;
-    });
+    }, beginLockingResults(name)); // BEGIN and the results lock: one round trip
   } finally {
     client.release();
   }
