@@ -49,3 +49,24 @@ export async function countPipelineRows(client: Queryable, pipeline: string, upT
   const { rows } = await client.query(COUNT_PIPELINE_ROWS_SQL, [pipeline, upTo]);
   return rows[0].n as number;
 }
+
+const ESTIMATE_PIPELINE_WINDOWS_SQL = "EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1";
+const COUNT_PIPELINE_WINDOWS_SQL = "SELECT count(*)::int AS n FROM (SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1 LIMIT $2) s";
+const ANALYZE_RESULTS_PIPELINE_SQL = "ANALYZE straggler.window_results_table (pipeline)";
+
+/** @returns the planner's estimate of `pipeline`'s rows in the results table (EXPLAIN, nothing is read) */
+export async function estimatePipelineWindows(client: Queryable, pipeline: string): Promise<number> {
+  const plan = await client.query(ESTIMATE_PIPELINE_WINDOWS_SQL, [pipeline]);
+  return Number(plan.rows[0]["QUERY PLAN"][0].Plan["Plan Rows"]);
+}
+
+/** @returns `pipeline`'s rows in the results table, counted up to `upTo` at most (an index scan of at most `upTo` entries) */
+export async function countPipelineWindows(client: Queryable, pipeline: string, upTo: number): Promise<number> {
+  const { rows } = await client.query(COUNT_PIPELINE_WINDOWS_SQL, [pipeline, upTo]);
+  return rows[0].n as number;
+}
+
+/** ANALYZEs only the results table's `pipeline` column (and its size): what the MERGE's plan needs to know a pipeline's windows. */
+export async function analyzeResultsPipeline(client: Queryable): Promise<void> {
+  await client.query(ANALYZE_RESULTS_PIPELINE_SQL);
+}
