@@ -16,6 +16,7 @@ import { ensureBatchPairs, readBatch } from "../../src/db/sql/readBatch.js";
 import { copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine } from "../../src/db/sql/stageReplayRows.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { replay } from "../../src/replay/replay.js";
+import { refreshResultsEstimate } from "../../src/db/statistics.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
@@ -197,6 +198,25 @@ describe("the MERGE of a small batch", () => {
     // And the batch itself: its 10 windows are new.
     const progress = await runBatch(pool, p, "once");
     expect(progress?.numRowsUpdated).toBe(10);
+  });
+});
+
+describe("the results' estimate of a pipeline new since the last ANALYZE", () => {
+  it("is refreshed once the pipeline has 1,000 windows estimated at under a quarter of them, and then left alone", async () => {
+    const { pool } = await getDb();
+    const windows = (name: string, from: number, n: number) => pool.query(
+      `INSERT INTO straggler.window_results_table (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
+       SELECT $1, 'k', timestamptz '2024-01-01' + i * interval '1 minute', timestamptz '2024-01-01' + (i + 1) * interval '1 minute', 1, 1, 1, 1, 0
+         FROM generate_series($2::int, $3::int) i`, [name, from, from + n - 1]);
+    await windows("estimate-old", 0, 20_000);
+    await pool.query("ANALYZE straggler.window_results_table");
+    await windows("estimate-new", 0, 999);
+    expect(await refreshResultsEstimate(pool, "estimate-new")).toBe(false); // 999 windows: not checked
+    await windows("estimate-new", 999, 1);
+    expect(await refreshResultsEstimate(pool, "estimate-new")).toBe(true);
+    expect(await refreshResultsEstimate(pool, "estimate-new")).toBe(false);
+    const plan = await pool.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.window_results_table WHERE pipeline = 'estimate-new'");
+    expect(Number(plan.rows[0]["QUERY PLAN"][0].Plan["Plan Rows"])).toBeGreaterThanOrEqual(250);
   });
 });
 
