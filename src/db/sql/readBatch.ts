@@ -51,6 +51,8 @@ export interface BatchRead {
   latePairs: number;
   /** Whether a row of the batch supersedes a version the stream read in an earlier batch (admission.dedupe: latest). */
   supersedes: boolean;
+  /** Bronze rows in the range (accepted, superseded or quarantined): fewer than `maxRows` when bronze held no more when it was read. */
+  rows: number;
 }
 
 /** Where the batch starts, how many rows it may hold, and (windows only) how its pairs are assigned. */
@@ -73,7 +75,7 @@ const INPUT_COLUMNS = `count(*) FILTER (WHERE i.live)::int AS accepted,
        max(i.ingestion_time) FILTER (WHERE i.live) AS max_it`;
 
 /**
- * $1 pipeline, $2 after `seq`, $3 max rows, $4 until `seq`, $5 watermark of earlier batches (epoch µs, null: none).
+ * $1 pipeline, $2 after `seq`, $3 max rows, $4 until `seq`; with pairs, $5 the watermark of earlier batches (epoch µs, null: none).
  * One row for the whole batch (`per_input` false), one per input it holds.
  */
 function readBatchSql(spec: WindowSpec | undefined): string {
@@ -93,7 +95,7 @@ function readBatchSql(spec: WindowSpec | undefined): string {
      last AS (SELECT max(seq) AS last_seq FROM r),
      i AS MATERIALIZED (
        SELECT r.*, r.status = 'accepted' AND ${notSuperseded("r", "last.last_seq")} AS live FROM r, last)${pairs}
-SELECT grouping(i.input) = 0 AS per_input, i.input, ${INPUT_COLUMNS},
+SELECT grouping(i.input) = 0 AS per_input, i.input, ${INPUT_COLUMNS}, count(*)::int AS rows,
        (SELECT last_seq FROM last) AS last_seq,
        ${spec === undefined ? "0" : "(SELECT count(*) FROM pairs WHERE late)::int"} AS late_pairs,
        EXISTS (SELECT 1 FROM straggler.superseded_events s
@@ -113,6 +115,7 @@ interface Row {
   last_seq: number | null;
   late_pairs: number;
   supersedes: boolean;
+  rows: number;
 }
 
 /**
@@ -124,9 +127,10 @@ interface Row {
  */
 export async function readBatch(client: PoolClient, pipeline: string, bounds: BatchBounds): Promise<BatchRead | null> {
   const spec = bounds.windows?.spec;
-  const { rows } = await client.query(prepared("read_batch", readBatchSql(spec), [
-    pipeline, bounds.afterSeq, bounds.maxRows, bounds.untilSeq ?? Number.MAX_SAFE_INTEGER, bounds.windows?.watermarkUs?.toString() ?? null,
-  ]));
+  const params: unknown[] = [pipeline, bounds.afterSeq, bounds.maxRows, bounds.untilSeq ?? Number.MAX_SAFE_INTEGER];
+  // $5, the watermark, only where pairs are assigned: a statement takes as many values as it names.
+  if (bounds.windows !== undefined) params.push(bounds.windows.watermarkUs?.toString() ?? null);
+  const { rows } = await client.query(prepared("read_batch", readBatchSql(spec), params));
   const all = (rows as Row[]).find((r) => !r.per_input)!;
   if (all.last_seq === null) return null;
   return {
@@ -139,6 +143,7 @@ export async function readBatch(client: PoolClient, pipeline: string, bounds: Ba
     })),
     latePairs: all.late_pairs,
     supersedes: all.supersedes,
+    rows: all.rows,
   };
 }
 
