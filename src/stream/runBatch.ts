@@ -59,6 +59,18 @@ export interface BatchOptions { untilSeq?: number; lease?: Pick<PipelineLease, "
 /** A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any. */
 export type BatchResult = BatchProgress & { holdOpened?: Hold };
 
+/** The results of batches that took fewer rows than `trigger.maxRowsPerBatch` (kept beside them: the progress's shape is what is printed and stored). */
+const caughtUpBatches = new WeakSet<BatchProgress>();
+
+/**
+ * Whether the batch that returned `progress` (the object `runBatch` returned, not a copy) took
+ * fewer rows than `trigger.maxRowsPerBatch`: bronze held no row past it (up to `untilSeq`) when
+ * it was read, so a batch more would find only what landed since.
+ */
+export function isCaughtUp(progress: BatchProgress): boolean {
+  return caughtUpBatches.has(progress);
+}
+
 /** Instants travel as ISO strings (µs kept) and are compared as epoch µs. */
 const us = (iso: string | null): bigint | null => (iso === null ? null : isoToUs(iso));
 const iso = (u: bigint | null): string | null => (u === null ? null : formatInstant(u));
@@ -131,8 +143,9 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
       const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, inputs }, started, previous);
       const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) });
       await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
-      const closed = { ...progress, numRowsFinalized: finalized, numRowsTotal: open };
-      return holdOpened ? { ...closed, holdOpened } : closed;
+      const closed: BatchResult = { ...progress, numRowsFinalized: finalized, numRowsTotal: open, ...(holdOpened ? { holdOpened } : {}) };
+      if (read.rows < pipeline.trigger.maxRowsPerBatch) caughtUpBatches.add(closed);
+      return closed;
     }, beginLockingResults(name)); // BEGIN and the results lock: one round trip
   } finally {
     client.release();

@@ -13,7 +13,7 @@ import { backoffMs } from "../db/retry.js";
 import type { Logger } from "../log.js";
 import { PolicyRefusedError } from "./policyGuard.js";
 import { TimeZoneRefusedError } from "./zoneGuard.js";
-import type { BatchProgress, BatchResult, TriggerKind } from "./runBatch.js";
+import { isCaughtUp, type BatchProgress, type BatchResult, type TriggerKind } from "./runBatch.js";
 
 export interface StreamLoopDeps {
   /** Lands whatever is waiting in the pipeline's landing folder. */
@@ -28,7 +28,12 @@ export interface StreamLoopDeps {
 /** After a failed iteration the loop waits the trigger interval doubling per failure, with jitter (`backoffMs`), at most this, ms. */
 const MAX_BACKOFF_MS = 30_000;
 
-/** Runs batches until one finds nothing to do; returns the progress of each. */
+/**
+ * Runs batches until one finds nothing to do, or one says it caught up (it read fewer rows
+ * than a batch may hold: `isCaughtUp`, without a batch more that would find
+ * nothing); returns the progress of each. Rows landed meanwhile wake the service's loop
+ * again (LISTEN/NOTIFY), and its next iteration streams them.
+ */
 export async function runUntilCaughtUp(runBatch: StreamLoopDeps["runBatch"], trigger: TriggerKind, onBatch?: (p: BatchProgress) => void): Promise<BatchProgress[]> {
   const all: BatchProgress[] = [];
   for (;;) {
@@ -36,6 +41,7 @@ export async function runUntilCaughtUp(runBatch: StreamLoopDeps["runBatch"], tri
     if (progress === null) return all;
     all.push(progress);
     onBatch?.(progress);
+    if (isCaughtUp(progress)) return all;
   }
 }
 
