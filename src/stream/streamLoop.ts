@@ -1,6 +1,7 @@
 /**
  * The service's loop for one pipeline, in pg-boss style:
  * `while (!stopping) { try { land pending files (a failure is logged) → run batches until caught up } catch { log, back off } ; await wake-or-interval }`.
+ * A wake (rows landed) skips the landing pass unless the trigger interval has passed since the last one.
  * The batches run even when the landing pass failed; the loop then backs off.
  * `wake()` cuts the wait short (LISTEN/NOTIFY when rows land), so freshness
  * is not bound to the trigger interval. `stop()` awaits the iteration in flight.
@@ -53,6 +54,8 @@ export class StreamLoop {
   private failures = 0;
   /** The refusal last logged, so a refused pipeline is not logged every retry. */
   private refusal: string | undefined;
+  /** When the last landing pass started (performance.now(), ms). */
+  private lastLandingPass = -Infinity;
 
   constructor(
     private readonly pipeline: PipelineConfig,
@@ -82,13 +85,20 @@ export class StreamLoop {
       let delay = this.pipeline.trigger.interval;
       let landingFailed: unknown;
       try {
+        const wokenByRows = this.woken;
         this.woken = false;
-        // A landing pass that fails (the database, one file) must not hold up the
-        // rows already in bronze: the batches run whatever the landing did.
-        await this.deps.landPending().catch((e: unknown) => {
-          landingFailed = e;
-          log.error({ err: e }, "landing pass failed; the stream goes on with what is in bronze");
-        });
+        // Woken because rows landed, the loop streams them first: the landing folder is
+        // scanned (a directory listing and a read of its sources) at most once per
+        // trigger interval, not in front of every wake.
+        if (!wokenByRows || performance.now() - this.lastLandingPass >= this.pipeline.trigger.interval) {
+          this.lastLandingPass = performance.now();
+          // A landing pass that fails (the database, one file) must not hold up the
+          // rows already in bronze: the batches run whatever the landing did.
+          await this.deps.landPending().catch((e: unknown) => {
+            landingFailed = e;
+            log.error({ err: e }, "landing pass failed; the stream goes on with what is in bronze");
+          });
+        }
         await runUntilCaughtUp(this.deps.runBatch, "interval", (progress) => {
           log.info(
             { batchId: progress.batchId, numInputRows: progress.numInputRows, watermark: progress.nextWatermark, numRowsDroppedByWatermark: progress.numRowsDroppedByWatermark, durationMs: progress.durationMs },

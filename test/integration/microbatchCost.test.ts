@@ -18,6 +18,7 @@ import { landFile } from "../../src/ingest/landFile.js";
 import { replay } from "../../src/replay/replay.js";
 import { refreshResultsEstimate } from "../../src/db/statistics.js";
 import { runBatch } from "../../src/stream/runBatch.js";
+import { runUntilCaughtUp } from "../../src/stream/streamLoop.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 
@@ -262,6 +263,12 @@ describe("the round trips of a micro-batch", () => {
       const third = await runBatch(pool, p, "once");
       expect([third?.numInputRows, third?.numRowsDroppedByWatermark, third?.numLateWindows]).toEqual([2, 1, 1]);
       expect(statements).toEqual(["BEGIN;", "open_batch", "read_batch", "late", "merge", "close_batch", "COMMIT"]);
+      // Caught up (2 rows of at most 100,000): the loop runs no batch more that would find nothing.
+      await land("rt-4.jsonl", [["g", "2024-01-15T12:35:00Z"], ["h", "2024-01-15T12:36:00Z"]]);
+      statements.length = 0;
+      const loop = await runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");
+      expect(loop.map((b) => b.numInputRows)).toEqual([2]);
+      expect(statements.filter((s) => s === "BEGIN;").length).toBe(1);
     } finally {
       await pool.end();
     }
