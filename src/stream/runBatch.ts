@@ -24,7 +24,8 @@
  * point replays the batch exactly once. Every statement is a step of the
  * query layer (`src/db/sql/`); this module only orders them. A batch without
  * late pairs nor superseded versions is six round trips: BEGIN with the lock,
- * openBatch, readBatch, MERGE, closeBatch, COMMIT.
+ * openBatch, readBatch, MERGE, closeBatch, COMMIT (and the lease's fence
+ * before COMMIT when a replica runs it under its lease).
  */
 import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
