@@ -18,7 +18,7 @@
  *     assigning windows to here)
  *   → advance the watermark → finalize windows whose end <= new watermark,
  *     write checkpoint and progress, in one statement (src/db/sql/closeBatch.ts)
- *   → commit.
+ *   → under a replica's lease, its fence (src/cluster/fencing.ts) → commit.
  *
  * Because writes, checkpoint and progress commit together, a crash at any
  * point replays the batch exactly once. Every statement is a step of the
