@@ -1,13 +1,19 @@
 /**
  * Landing and end to end, each beside plain COPY of the same rows into a
  * table shaped like bronze (the machine's landing limit), alternating
- * A, B, A, B.
+ * A, B, A, B; and landing into bronze partitioned by day beside bronze as
+ * one table (`measurePartitionedLanding`, bench/partitionedLanding.ts).
  */
-import { createWriteStream, readFileSync } from "node:fs";
+import { copyFileSync, createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
+import { drizzle } from "drizzle-orm/node-postgres";
+import { migrate } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
+import { MIGRATIONS_DIR, runMigrations } from "../src/db/migrate.js";
+import { createPool } from "../src/db/pool.js";
 import { copyText, inChunks } from "../src/db/copyText.js";
 import type { Pool } from "../src/db/pool.js";
 import { landFile } from "../src/ingest/landFile.js";
@@ -105,4 +111,90 @@ export async function measureEndToEnd(ctx: BenchContext, files: WorkloadFiles): 
   }
   const e2eS = stat(e2e), e2eLimitS = stat(e2eLimit);
   ctx.row("end to end (file in → results committed)", fmtStat(e2eS, " ev/s"), `plain COPY ${fmtStat(e2eLimitS, " ev/s")}`, `${(e2eS.median / e2eLimitS.median).toFixed(2)} × limit`, "≥ 0.5 × limit");
+}
+
+/** The database `name` on the server of `serverUrl`, created afresh. @returns its URL */
+async function freshDatabase(serverUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** Applies the migrations before `firstLeftOut` (bronze as it was before partitioning: migrations up to 0022). */
+async function migrateUpTo(pool: Pool, firstLeftOut: number): Promise<void> {
+  const dir = path.join(tmp, `migrations-before-${firstLeftOut}`);
+  mkdirSync(path.join(dir, "meta"), { recursive: true });
+  const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as { entries: { idx: number; tag: string }[] };
+  journal.entries = journal.entries.filter((e) => e.idx < firstLeftOut);
+  writeFileSync(path.join(dir, "meta", "_journal.json"), JSON.stringify(journal));
+  for (const e of journal.entries) copyFileSync(path.join(MIGRATIONS_DIR, `${e.tag}.sql`), path.join(dir, `${e.tag}.sql`));
+  const client = await pool.connect();
+  try {
+    await client.query("SET client_min_messages = warning");
+    await migrate(drizzle(client), { migrationsFolder: dir, migrationsSchema: "straggler", migrationsTable: "__drizzle_migrations" });
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * `days` days of history in bronze: `rows` accepted rows of pipeline `history`, landed
+ * evenly over the last `days` days (on a partitioned bronze, in their months' partitions),
+ * then VACUUM ANALYZE. Its event ids differ from the workload's: every dedupe probe of
+ * the landing then looks in every partition and finds nothing (the probe's worst case).
+ */
+async function seedHistory(pool: Pool, rows: number, days: number, partitioned: boolean): Promise<void> {
+  if (partitioned) await pool.query("SELECT straggler.ensure_bronze_partitions((now() AT TIME ZONE 'UTC')::date - $1::int, (now() AT TIME ZONE 'UTC')::date)", [days]);
+  await pool.query(
+    `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
+     SELECT 'history', 'bench', 'history.jsonl', g, 'h' || g, '{}', now() - (g % $2) * interval '1 day', now() - (g % $2) * interval '1 day',
+            '"k' || (g % 100) || '"', g % 1000, 'accepted', now() - (($2 - 1) - (g * $2 / ($1 + 1))) * interval '1 day' - interval '1 hour'
+       FROM generate_series(1, $1::int) g`,
+    [rows, days],
+  );
+  await pool.query("VACUUM ANALYZE straggler.bronze_events");
+}
+
+/**
+ * Landing into a partitioned bronze beside an unpartitioned one (issue 16 item 3's target:
+ * within 10 %): two databases on one server, one migrated to date (bronze partitioned by
+ * month), one to migration 0022 (bronze one table, as before partitioning), each with the same
+ * `days` days of history (`historyRows` rows); the workload lands as a new pipeline into
+ * each in turn, A, B, A, B.
+ * @returns the two rates, events/s
+ */
+export async function measurePartitionedLanding(serverUrl: string, opts: { n: number; rounds: number; historyRows: number; days: number }): Promise<{ partitioned: Stat; unpartitioned: Stat; partitions: number }> {
+  const files = await writeWorkload(opts.n);
+  const partUrl = await freshDatabase(serverUrl, "straggler_bench_partitioned");
+  const flatUrl = await freshDatabase(serverUrl, "straggler_bench_unpartitioned");
+  const part = createPool(partUrl, 4), flat = createPool(flatUrl, 4);
+  try {
+    await runMigrations(part);
+    await migrateUpTo(flat, 23);
+    await seedHistory(part, opts.historyRows, opts.days, true);
+    await seedHistory(flat, opts.historyRows, opts.days, false);
+    const partitions = Number((await part.query("SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'straggler.bronze_events'::regclass")).rows[0].n);
+    say(`history: ${opts.historyRows} rows over ${opts.days} days; partitioned bronze has ${partitions} partitions`);
+    const rates = { partitioned: [] as number[], unpartitioned: [] as number[] };
+    for (let r = 0; r < opts.rounds; r++) {
+      for (const [kind, pool] of [["unpartitioned", flat], ["partitioned", part]] as const) {
+        const t0 = now();
+        const res = await landFile(pool, benchPipeline(`land-${r}`), files.events, `events-${r}.jsonl`);
+        rates[kind].push(res.landed / ((now() - t0) / 1000));
+        say(`round ${r} ${kind}: ${fmt(rates[kind][r]!)} events/s`);
+      }
+    }
+    return { partitioned: stat(rates.partitioned), unpartitioned: stat(rates.unpartitioned), partitions };
+  } finally {
+    await part.end();
+    await flat.end();
+  }
 }

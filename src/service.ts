@@ -29,6 +29,7 @@ import { startAlerts } from "./observe/alerts.js";
 import { runBatch } from "./stream/runBatch.js";
 import { logConsumerStarter } from "./sources/logConsumer.js";
 import { analyzeIfStale } from "./db/statistics.js";
+import { startRetention } from "./retention/schedule.js";
 import { StreamLoop } from "./stream/streamLoop.js";
 
 export interface Service {
@@ -199,6 +200,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   const schedule = scheduleCorrections(db.pool, pipelines, log);
   // Alerts are judged by each pipeline's owner only: one judgement per pipeline across the replicas.
   const stopAlerts = startAlerts(db.pool, pipelines, log, { owns: (name) => leases.owns(name) });
+  const retention = startRetention(db.pool, pipelines, log);
   log.info({ port, replica: replicaId, pipelines: pipelines.map((pipeline) => pipeline.name), owned: leases.ownedPipelines(), database: db.kind }, "straggler service started");
   return {
     port,
@@ -210,6 +212,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       await Promise.all(analyzing.values());
       await schedule.stop();
       await stopAlerts();
+      await retention.stop();
       await stopListening();
       await healthPool.end();
     },

@@ -14,11 +14,18 @@ export const straggler = pgSchema("straggler");
 /** `timestamptz` without a declared precision: PostgreSQL's full precision, microseconds (as the migrations create it). */
 export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "string" });
 
-/** The raw ledger: every landed record, accepted or quarantined. Immutable. */
+/**
+ * The raw ledger: every landed record, accepted or quarantined. Immutable.
+ * Partitioned by RANGE (landed_at), one partition per UTC day plus a DEFAULT
+ * partition (drizzle/0023_partitioned_bronze.sql; drizzle cannot declare
+ * partitioning): the primary key includes the partition key, `seq` stays
+ * unique through its one sequence. Partitions past the correction horizon
+ * are archived and dropped (src/retention/).
+ */
 export const bronzeEvents = straggler.table(
   "bronze_events",
   {
-    seq: bigserial("seq", { mode: "number" }).primaryKey(),
+    seq: bigserial("seq", { mode: "number" }).notNull(),
     pipeline: text("pipeline").notNull(),
     eventId: text("event_id").notNull(),
     raw: text("raw").notNull(),
@@ -37,6 +44,7 @@ export const bronzeEvents = straggler.table(
     input: text("input").notNull().default("default"),
   },
   (t) => [
+    primaryKey({ name: "bronze_events_seq_landed_at_pk", columns: [t.seq, t.landedAt] }),
     index("bronze_events_pipeline_seq").on(t.pipeline, t.seq),
     // Not partial: a partial `status = 'accepted'` index here would match every
     // stream query's predicate and, before the first ANALYZE, be picked to scan

@@ -4,6 +4,7 @@
  * checkpoints, batch progress, results, late events and windows, correction
  * runs and their audit, failed windows, alert states, policy versions — and
  * whatever table keyed by pipeline a later migration adds). For `straggler drop`.
+ * Bronze's partitions are left out: their rows are bronze_events' own.
  */
 import { LockNamespace, XACT_LOCK_SQL } from "../locks.js";
 import type { Queryable } from "../pool.js";
@@ -12,6 +13,7 @@ const PIPELINE_TABLES_SQL = `SELECT c.table_name
   FROM information_schema.columns c
   JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
  WHERE c.table_schema = 'straggler' AND c.column_name = 'pipeline' AND t.table_type = 'BASE TABLE'
+   AND NOT (SELECT relispartition FROM pg_class WHERE oid = format('straggler.%I', c.table_name)::regclass)
  ORDER BY c.table_name`;
 
 /** The tables of schema `straggler` keyed by pipeline (names without the schema), sorted. */

