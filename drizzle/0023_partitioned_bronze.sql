@@ -131,10 +131,12 @@ DROP TABLE straggler.bronze_events_unpartitioned;
 CREATE TRIGGER bronze_raw_unchanged BEFORE UPDATE OF seq, pipeline, event_id, raw, ingestion_time, source, source_line, landed_at
   ON straggler.bronze_events FOR EACH ROW EXECUTE FUNCTION straggler.bronze_raw_unchanged();
 --> statement-breakpoint
--- Archived partitions (src/retention/archive.ts): one row per archive written, with its file,
--- SHA-256, bounds and manifest; restored_at is set while its rows are back in bronze.
+-- Archives of bronze partitions (src/retention/archive.ts): one per partition and pipeline (each
+-- pipeline's rows go to its own retention.archive folder), with its file, SHA-256, bounds and
+-- manifest; restored_at is set while its rows are back in bronze (src/retention/restore.ts).
 CREATE TABLE straggler.bronze_archives (
-	"partition" text PRIMARY KEY,
+	"partition" text NOT NULL,
+	"pipeline" text NOT NULL,
 	"range_start" timestamp with time zone NOT NULL,
 	"range_end" timestamp with time zone NOT NULL,
 	"file" text NOT NULL,
@@ -142,29 +144,29 @@ CREATE TABLE straggler.bronze_archives (
 	"rows" bigint NOT NULL,
 	"manifest" jsonb NOT NULL,
 	"archived_at" timestamp with time zone DEFAULT now() NOT NULL,
-	"restored_at" timestamp with time zone
+	"restored_at" timestamp with time zone,
+	CONSTRAINT "bronze_archives_partition_pipeline_pk" PRIMARY KEY ("partition", "pipeline")
 );
 --> statement-breakpoint
--- The ledger counts of archived rows, by archive, pipeline, status and reason, with the
--- pipeline's event-time range in the archive (the horizon guard reads it).
+-- The ledger counts of an archive's rows by status and reason ('' for accepted rows), with the
+-- event-time range of those rows (the horizon guard reads it; null when none has an event time).
 CREATE TABLE straggler.bronze_archived_counts (
-	"partition" text NOT NULL REFERENCES straggler.bronze_archives ("partition") ON DELETE CASCADE,
+	"partition" text NOT NULL,
 	"pipeline" text NOT NULL,
 	"status" text NOT NULL,
-	"reason" text NOT NULL DEFAULT '',
+	"reason" text NOT NULL,
 	"rows" bigint NOT NULL,
 	"min_event_time" timestamp with time zone,
 	"max_event_time" timestamp with time zone,
-	CONSTRAINT "bronze_archived_counts_pk" PRIMARY KEY ("partition", "pipeline", "status", "reason")
+	CONSTRAINT "bronze_archived_counts_pk" PRIMARY KEY ("partition", "pipeline", "status", "reason"),
+	CONSTRAINT "bronze_archived_counts_archive_fk" FOREIGN KEY ("partition", "pipeline") REFERENCES straggler.bronze_archives ("partition", "pipeline") ON DELETE CASCADE
 );
 --> statement-breakpoint
-CREATE INDEX bronze_archived_counts_pipeline ON straggler.bronze_archived_counts (pipeline);
---> statement-breakpoint
--- The rows of archives not restored: counted by the ledger beside bronze's own.
+-- The counts of archives not restored: the ledger adds them to bronze's own.
 CREATE VIEW straggler.archived_rows AS
-SELECT c.pipeline, c.status, c.reason, c.rows, c.min_event_time, c.max_event_time, c.partition
+SELECT c.partition, c.pipeline, c.status, c.reason, c.rows, c.min_event_time, c.max_event_time
   FROM straggler.bronze_archived_counts c
-  JOIN straggler.bronze_archives a ON a.partition = c.partition
+  JOIN straggler.bronze_archives a ON a.partition = c.partition AND a.pipeline = c.pipeline
  WHERE a.restored_at IS NULL;
 --> statement-breakpoint
 CREATE VIEW straggler.bronze AS

@@ -17,6 +17,7 @@ import { rebuildCommand } from "./commands/rebuild.js";
 import { ingestCommands } from "./commands/ingest.js";
 import { latenessCommand } from "./commands/lateness.js";
 import { replayCommand } from "./commands/replay.js";
+import { retentionCommands } from "./commands/retention.js";
 import { serveCommands } from "./commands/serve.js";
 import { streamCommands } from "./commands/stream.js";
 import { context, UsageError, type ContextOf } from "./context.js";
@@ -40,6 +41,7 @@ export function buildCli(): Command {
   holdCommands(program, ctxOf);
   rebuildCommand(program, ctxOf);
   cutoverCommand(program, ctxOf);
+  retentionCommands(program, ctxOf);
   return program;
 }
 

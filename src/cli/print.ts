@@ -111,6 +111,9 @@ export function correctionLines(s: CorrectionSummary, shown = 20): string[] {
     `${s.pipeline}: correction run ${s.runId} ${s.status}: ${s.windowsExamined} windows examined, ${s.windowsChanged} changed, ` +
       `${s.eventsRecovered} late events recovered, ${s.windowsFailed ? `${s.windowsFailed} failed (straggler.failed_windows), ` : ""}${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
   ];
+  if (s.windowsPastHorizon) {
+    lines.push(`  ${s.windowsPastHorizon} windows awaiting correction not recomputed: archived rows could be in them (past the correction horizon; straggler restore puts an archive back)`);
+  }
   for (const c of s.changes.slice(0, shown)) {
     lines.push(`  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
   }

@@ -1,6 +1,7 @@
 /** How a CLI command run over several pipelines (`-p all`) reports one pipeline refused and goes on with the others. */
 import { PolicyRefusedError } from "../stream/policyGuard.js";
 import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
+import { HorizonRefusedError } from "../retention/guard.js";
 
 /**
  * Prints the refusal of one pipeline on stderr and raises the exit code, so that
@@ -8,7 +9,7 @@ import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
  * message and code a single-pipeline run gives (src/cli/main.ts):
  * TimeZoneRefusedError (src/stream/zoneGuard.ts) is a configuration error,
  * `straggler: <message>` and exit 2; PolicyRefusedError (src/stream/policyGuard.ts)
- * is `<message>` and exit 1.
+ * and HorizonRefusedError (src/retention/guard.ts) are `<message>` and exit 1.
  * @returns false (nothing printed) when `e` is neither refusal: the caller rethrows it
  */
 export function reportRefusal(e: unknown): boolean {
@@ -17,7 +18,7 @@ export function reportRefusal(e: unknown): boolean {
     worstExit(2);
     return true;
   }
-  if (e instanceof PolicyRefusedError) {
+  if (e instanceof PolicyRefusedError || e instanceof HorizonRefusedError) {
     console.error(e.message);
     worstExit(1);
     return true;

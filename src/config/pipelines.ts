@@ -402,6 +402,19 @@ export const pipelineSchema = z
         correctionFailed: z.boolean().default(true),
       })
       .prefault({}),
+    /**
+     * Retention of bronze (src/retention/, README "Retention and archives"): bronze's monthly
+     * partitions whose rows of this pipeline all have event times more than `correctionHorizon`
+     * behind its watermark are archived to `archive` (a folder; relative to the pipelines file)
+     * and dropped, and windows that could hold archived rows are no longer corrected. Unset: this
+     * pipeline's rows are kept, and a partition holding any of them is never archived.
+     */
+    retention: z
+      .strictObject({
+        correctionHorizon: positiveDuration("correction horizon: how far behind the watermark a window may still be corrected"),
+        archive: z.string().min(1, "expected a folder path for the archive files"),
+      })
+      .optional(),
     /** Automatic holds of the published results (src/lifecycle/hold.ts, README "Incidents: hold"): both off unless set. */
     hold: z
       .strictObject({
@@ -487,6 +500,7 @@ export function loadPipelines(file: string): PipelineConfig[] {
     if (names.has(p.name)) throw new ConfigError(`invalid pipelines file ${file}:\n  pipelines.name: duplicate pipeline name "${p.name}"`);
     names.add(p.name);
     if (p.source.landingDir !== undefined) p.source.landingDir = path.resolve(path.dirname(file), p.source.landingDir);
+    if (p.retention !== undefined) p.retention.archive = path.resolve(path.dirname(file), p.retention.archive);
   }
   return parsed.data.pipelines;
 }

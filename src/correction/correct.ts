@@ -24,7 +24,7 @@
  * them and the next run corrects them. Running twice changes nothing the
  * second time.
  */
-import { sessionGapOf, type PipelineConfig } from "../config/pipelines.js";
+import { sessionGapOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
 import { keyIn } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";
@@ -37,6 +37,8 @@ import { mergeCorrections } from "../db/sql/mergeCorrections.js";
 import { writeAudit, type WindowChange } from "../db/sql/writeAudit.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import { guardPolicy, refuseEarly } from "../stream/policyGuard.js";
+import { dropArchivedTargets, refuseArchived } from "../retention/guard.js";
+import { longestWindowMs } from "../core/windows.js";
 import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
 import { correctSessions } from "./sessions.js";
 import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
@@ -71,6 +73,11 @@ export interface CorrectionSummary {
   windowsChanged: number;
   /** Windows whose recompute failed (a data exception): recorded in `straggler.failed_windows`, their late rows quarantined. */
   windowsFailed: number;
+  /**
+   * Windows awaiting correction that archived rows could be in (src/retention/guard.ts): not
+   * recomputed, left awaiting correction with their late events. Present only when some were.
+   */
+  windowsPastHorizon?: number;
   eventsRecovered: number;
   durationMs: number;
   error: string | null;
@@ -104,6 +111,8 @@ export class RunNotRecordedError extends Error {
  * renews it while working, and commits its changes together with status `succeeded`.
  * @returns the run's summary: `skipped` (with `heldBy`) when `req.cronSlot` is held by a run that
  *   succeeded or is running; a failure is recorded and returned with `status: "failed"`, never thrown
+ * @throws HorizonRefusedError (src/retention/guard.ts) when `req.range` reaches windows archived rows could be in
+ *   (past the correction horizon): nothing is recomputed and no run is recorded
  * @throws PolicyRefusedError (src/stream/policyGuard.ts) when the configured policy is refused
  *   (it differs from the live results' policy): a known state, not a failure, so no run is
  *   claimed or recorded (README "Policy versions"); the database's error when the run cannot be
@@ -116,6 +125,8 @@ export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: C
   // A refused policy is a known state, not a failed run: checked before claiming, without the
   // results lock (a running batch must not delay the claim); the run's own transaction checks again.
   await refuseEarly(pool, pipeline);
+  // A range reaching archived rows is refused whole: its windows would be recomputed from what is left of them.
+  if (req.range) await refuseArchived(pool, pipeline, "correction of the windows in", req.range, rangeMarginMs(pipeline));
   const leaseMs = opts.leaseMs ?? pipeline.correction.lease;
   const claim = await claimRun(pool, {
     pipeline: pipeline.name, trigger: req.trigger, cronSlot: req.cronSlot ?? null, range: req.range ?? null, keys: req.keys ?? null, leaseMs,
@@ -131,6 +142,11 @@ export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: C
   } finally {
     await heartbeat.stop();
   }
+}
+
+/** How long before a range's start a window overlapping it may start, ms: the longest window, or the session gap. */
+function rangeMarginMs(pipeline: PipelineConfig): number {
+  return sessionGapOf(pipeline) ?? longestWindowMs(windowSpecOf(pipeline));
 }
 
 /** A summary with nothing done yet. */
@@ -171,13 +187,16 @@ async function correctWindows(client: PoolClient, pipeline: PipelineConfig, req:
   const gapMs = sessionGapOf(pipeline);
   if (gapMs !== undefined) return correctSessions(client, pipeline, gapMs, run, { range: req.range ?? null, keys });
   await createRunTables(client);
-  const windowsExamined = await collectTargets(client, pipeline, { snapshot: run.snapshot, watermark: run.watermark, range: req.range ?? null, keys });
+  const collected = await collectTargets(client, pipeline, { snapshot: run.snapshot, watermark: run.watermark, range: req.range ?? null, keys });
+  // Windows archived rows could be in stay awaiting correction: their rows are no longer all in bronze.
+  const windowsPastHorizon = await dropArchivedTargets(client, pipeline.name);
+  const windowsExamined = collected - windowsPastHorizon;
   const windowsFailed = await recomputeGuarded(client, pipeline, run);
   await mergeCorrections(client, pipeline.name);
   const changes = await writeAudit(client, pipeline.name, run.runId, run.snapshot);
   await clearLateMarks(client, pipeline.name, run.snapshot);
   const eventsRecovered = changes.reduce((n, change) => n + change.lateEventCount, 0);
-  return { windowsExamined, windowsChanged: changes.length, windowsFailed, eventsRecovered, changes };
+  return { windowsExamined, windowsChanged: changes.length, windowsFailed, eventsRecovered, changes, ...(windowsPastHorizon > 0 ? { windowsPastHorizon } : {}) };
 }
 
 /**

@@ -10,7 +10,9 @@
  * rows (src/db/sql/compareFinalSessions.ts).
  */
 import { guardTimeZone } from "../stream/zoneGuard.js";
-import { sessionGapOf, type PipelineConfig } from "../config/pipelines.js";
+import { sessionGapOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
+import { longestWindowMs } from "../core/windows.js";
+import { refuseArchived } from "../retention/guard.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
@@ -60,9 +62,12 @@ export interface FailedWindow {
  * Reconciles `pipeline` over `range` (ISO instants, `[from, to)`), or over all time.
  * @throws TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL
  *   does not know; the database's error (a data exception only when no single window's recompute fails alone)
+ * @throws HorizonRefusedError (src/retention/guard.ts) when the range (or, without one, all time) reaches
+ *   windows archived rows could be in: they would compare as mismatches against what is left in bronze
  */
 export async function reconcile(pool: Pool, pipeline: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {
   await guardTimeZone(pool, pipeline);
+  await refuseArchived(pool, pipeline, "reconcile of the final windows", range ?? null, sessionGapOf(pipeline) ?? longestWindowMs(windowSpecOf(pipeline)));
   // One snapshot for the checkpoint, the comparison and the ledger: the stream
   // and the correction commit results and checkpoint together, so a single
   // REPEATABLE READ snapshot is always consistent — and blocks neither writer.

@@ -13,6 +13,8 @@ export const LockNamespace = {
   pipelineOwner: 0x5741_0004,
   /** A rebuild of one pipeline (held by its session while it runs: one rebuild at a time). */
   rebuild: 0x5741_0005,
+  /** Bronze's archive and restore (src/retention/): one at a time across replicas (second key 0). */
+  retention: 0x5741_0023,
 } as const;
 
 /** SQL fragment taking a transaction-scoped advisory lock for (namespace, pipeline). Params: $1 namespace, $2 pipeline. */

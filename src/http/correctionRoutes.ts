@@ -5,6 +5,7 @@ import { runCorrection } from "../correction/correct.js";
 import { reconcile } from "../correction/reconcile.js";
 import { logCorrection } from "../correction/schedule.js";
 import { PolicyRefusedError } from "../stream/policyGuard.js";
+import { HorizonRefusedError } from "../retention/guard.js";
 import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
 import { readCorrectionAudit } from "../db/sql/readCorrectionAudit.js";
 import { readCorrectionHistory, readCorrectionRun } from "../db/sql/readCorrectionHistory.js";
@@ -42,7 +43,7 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
       responses: {
         200: json("the run summary", correctionSummary),
         ...errors([400, 401, 404, 415, 503], { 415: "a body that is not application/json" }),
-        409: json("the pipeline is refused (its configured policy differs from its live results' policy, or its calendar window's zone is one PostgreSQL does not know): `policy_refused` with the refusal message; no run is recorded", errorResponse),
+        409: json("the pipeline is refused (its configured policy differs from its live results' policy, or its calendar window's zone is one PostgreSQL does not know): `policy_refused` with the refusal message; or the range reaches windows whose rows are archived past the correction horizon: `horizon_refused`; no run is recorded", errorResponse),
         500: json("the run failed (its summary, status `failed`, with the error), or an internal error", z.union([correctionSummary, errorResponse])),
       },
     },
@@ -56,6 +57,8 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
       const summary = await correct(pipeline, { trigger: "api", range: body.from && body.to ? { from: body.from, to: body.to } : undefined, keys: body.keys }).catch((e: unknown) => {
         // A refused pipeline (changed policy, or a calendar zone PostgreSQL does not know) is a known state: no run is recorded.
         if (e instanceof PolicyRefusedError || e instanceof TimeZoneRefusedError) throw new HttpError(409, "policy_refused", e.message);
+        // A range reaching windows whose rows are archived (src/retention/guard.ts): nothing recomputed, no run recorded.
+        if (e instanceof HorizonRefusedError) throw new HttpError(409, "horizon_refused", e.message);
         throw e;
       });
       logCorrection(log, summary);
@@ -87,6 +90,10 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
   addPipelineRead(
     ctx,
     { path: "/pipelines/{pipeline}/reconcile", summary: "Compare final windows with a fresh recompute from bronze; check the ledger", query: rangeQuery, response: reconcileReport, description: "the report" },
-    (pipeline, q) => reconcile(pool, pipeline, q.from && q.to ? { from: q.from, to: q.to } : undefined),
+    (pipeline, q) =>
+      reconcile(pool, pipeline, q.from && q.to ? { from: q.from, to: q.to } : undefined).catch((e: unknown) => {
+        if (e instanceof HorizonRefusedError) throw new HttpError(409, "horizon_refused", e.message);
+        throw e;
+      }),
   );
 }

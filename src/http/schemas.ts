@@ -96,6 +96,7 @@ export const correctionSummary = z.object({
   windowsExamined: z.number(),
   windowsChanged: z.number(),
   windowsFailed: z.number(),
+  windowsPastHorizon: z.number().optional().describe("windows awaiting correction that archived rows could be in: not recomputed, left awaiting correction (present only when some were)"),
   eventsRecovered: z.number(),
   durationMs: z.number(),
   error: z.string().nullable(),

@@ -34,6 +34,7 @@ import {
 import { readSourceHeaders } from "../db/sql/sourceHeaders.js";
 import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/versionWindows.js";
 import { guardTimeZone } from "../stream/zoneGuard.js";
+import { HorizonRefusedError, refuseArchived } from "../retention/guard.js";
 import { classifyStored, type HeaderCache } from "./rebuildClassify.js";
 
 /** Pages between two ANALYZEs of the classification table while it fills (the first page is one). */
@@ -130,7 +131,8 @@ export async function classifyRange(
 
 /**
  * Rebuilds `pipeline` into a candidate version under its configured policy, or continues the killed rebuild of the same policy.
- * @throws RebuildRefusedError when another rebuild of the pipeline runs, or the configured `fields.eventId` differs from the live policy's
+ * @throws RebuildRefusedError when another rebuild of the pipeline runs, the configured `fields.eventId` differs from the live policy's,
+ *   or rows of the pipeline are archived (src/retention/guard.ts: restore them first)
  * @throws SourceUnreadableError (src/lifecycle/rebuildClassify.ts) when a CSV source's recorded header misses a column the policy reads
  * @throws TimeZoneRefusedError when the calendar window's zone is one PostgreSQL does not know; the database's error
  */
@@ -159,6 +161,13 @@ export function notRebuildable(pipeline: PipelineConfig): string | undefined {
 async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: RebuildOptions): Promise<RebuildReport> {
   const refused = notRebuildable(pipeline);
   if (refused !== undefined) throw new RebuildRefusedError(refused);
+  // A rebuild recomputes every window from bronze: not while rows of the pipeline are archived.
+  try {
+    await refuseArchived(pool, pipeline, "rebuild of the windows", null);
+  } catch (e) {
+    if (e instanceof HorizonRefusedError) throw new RebuildRefusedError(e.message);
+    throw e;
+  }
   const canonical = canonicalPolicy(policyOf(pipeline));
   const hash = policyHash(canonical);
   const live = await readLivePolicy(pool, pipeline.name);

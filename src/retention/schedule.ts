@@ -7,6 +7,7 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
+import { runArchive } from "./archive.js";
 import { ensurePartitions } from "./partitions.js";
 
 /** The tick of the retention work, ms (one hour). */
@@ -28,7 +29,13 @@ export function startRetention(pool: Pool, pipelines: PipelineConfig[], log: Log
       } catch (e) {
         log.warn({ err: (e as Error).message }, "bronze partitions could not be made ahead; retried at the next tick (landings go to the DEFAULT partition meanwhile)");
       }
-      void pipelines;
+      if (!pipelines.some((p) => p.retention)) return;
+      try {
+        const run = await runArchive(pool, pipelines, { includeRestored: false });
+        for (const a of run.archived) log.info({ partition: a.partition, rows: a.rows, files: a.archives.map((w) => w.manifestFile) }, `bronze partition ${a.partition} archived and dropped`);
+      } catch (e) {
+        log.warn({ err: (e as Error).message }, "bronze archive run failed; retried at the next tick (nothing was dropped that was not archived)");
+      }
     })();
   };
   tick();

@@ -44,7 +44,7 @@ async function everyRow(pool: Pool, pipeline: string): Promise<Record<string, st
 
 /** The rows the seed's control run and one correction leave: what drop removes. */
 const FIRST_RUN_ROWS = {
-  alert_states: 0, batch_progress: 3, bronze_archived_counts: 0, bronze_events: 6, checkpoints: 1, correction_runs: 1, corrections: 1, held_window_results: 0, landed_sources: 3,
+  alert_states: 0, batch_progress: 3, bronze_archived_counts: 0, bronze_archives: 0, bronze_events: 6, checkpoints: 1, correction_runs: 1, corrections: 1, held_window_results: 0, landed_sources: 3,
   late_events: 0, late_windows: 0, log_offsets: 0, pipeline_holds: 0, pipeline_leases: 0, policy_versions: 1, session_retractions: 0, source_files: 3, superseded_events: 0, window_failures: 0, window_results_table: 2,
   // A CSV source's header line (for a rebuild); the tables of versions beside the live one.
   source_headers: 3, event_classifications: 0, rebuild_reason_changes: 0, rebuild_window_changes: 0, rebuilds: 0, superseded_versions: 0,

@@ -2,7 +2,7 @@
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
 
-/** Bronze rows of a pipeline by status, rows its landed sources account for, and rows the stream has not read yet. */
+/** Bronze rows of a pipeline by status (archived ones included), rows its landed sources account for, and rows the stream has not read yet. */
 export interface Ledger {
   landed: number;
   accepted: number;
@@ -14,9 +14,13 @@ export interface Ledger {
 }
 
 const READ_LEDGER = "read_ledger";
-const READ_LEDGER_SQL = `SELECT (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1) AS landed,
-       (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'accepted') AS accepted,
-       (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'quarantined') AS quarantined,
+// Rows of archived partitions (straggler.archived_rows, src/retention/archive.ts) count as landed: the ledger survives archival.
+const READ_LEDGER_SQL = `SELECT (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1)
+         + (SELECT coalesce(sum(rows), 0)::int FROM straggler.archived_rows WHERE pipeline = $1) AS landed,
+       (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'accepted')
+         + (SELECT coalesce(sum(rows), 0)::int FROM straggler.archived_rows WHERE pipeline = $1 AND status = 'accepted') AS accepted,
+       (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'quarantined')
+         + (SELECT coalesce(sum(rows), 0)::int FROM straggler.archived_rows WHERE pipeline = $1 AND status = 'quarantined') AS quarantined,
        (SELECT coalesce(sum(rows), 0)::int FROM straggler.landed_sources WHERE pipeline = $1) AS by_source,
        (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2) AS backlog`;
 

@@ -22,7 +22,11 @@ export interface StatusCounts {
 }
 
 const LEDGER_SQL = "SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1";
-const REASONS_SQL = "SELECT reason, count(*)::int AS n FROM straggler.quarantine WHERE pipeline = $1 GROUP BY reason ORDER BY reason";
+// With the quarantined rows of archived partitions (straggler.archived_rows): counts survive archival, as the ledger's do.
+const REASONS_SQL = `SELECT reason, sum(n)::int AS n
+  FROM (SELECT reason, count(*) AS n FROM straggler.quarantine WHERE pipeline = $1 GROUP BY reason
+        UNION ALL SELECT reason, rows FROM straggler.archived_rows WHERE pipeline = $1 AND status = 'quarantined') t
+ GROUP BY reason ORDER BY reason`;
 const BACKLOG_SQL = "SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2";
 const DROPPED_SQL = "SELECT coalesce(sum(num_rows_dropped_by_watermark), 0)::bigint AS n FROM straggler.batch_progress WHERE pipeline = $1";
 const WINDOWS_SQL = "SELECT status, count(*)::int AS n FROM straggler.window_results WHERE pipeline = $1 GROUP BY status";

@@ -1,0 +1,294 @@
+/**
+ * The archive step (`straggler archive`, and the service's hourly tick when a
+ * pipeline has `retention`): bronze partitions wholly past the correction
+ * horizon are written to compressed files and dropped.
+ *
+ * A partition is shared by every pipeline that landed in its month. It is
+ * archived only when, for every pipeline with rows in it:
+ *   - the pipeline has a `retention` setting (a pipeline without one keeps its rows);
+ *   - the stream has read all its rows there (checkpoint `last_offset` >= their greatest seq);
+ *   - all its rows there have event times more than `correctionHorizon` behind its
+ *     watermark (rows without an event time never enter a window);
+ *   - no rebuild of it is running;
+ * and the partition is closed (its month has ended, so nothing lands in it any more).
+ *
+ * Each pipeline's rows go to its own `retention.archive` folder as
+ * `<partition>.<pipeline>.copy.gz` (PostgreSQL COPY text, the columns named in
+ * the manifest, in seq order, gzip) beside `<partition>.<pipeline>.manifest.json`
+ * (bounds, rows by status and reason, event-time and seq range, SHA-256 of the
+ * .gz file). In one transaction holding the partition against writes: the files
+ * are written, the counts recorded in `straggler.bronze_archives` and
+ * `straggler.bronze_archived_counts` (so the ledger keeps counting the rows),
+ * then the partition is detached and dropped. A crash before COMMIT leaves bronze
+ * as it was (files written again on the next run).
+ */
+import { createHash } from "node:crypto";
+import { createWriteStream, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { Transform } from "node:stream";
+import { pipeline as pipe } from "node:stream/promises";
+import { createGzip } from "node:zlib";
+import { to as copyTo } from "pg-copy-streams";
+import { formatDuration } from "../config/duration.js";
+import type { PipelineConfig } from "../config/pipelines.js";
+import { LockNamespace } from "../db/locks.js";
+import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
+import { listPartitions, type BronzePartition } from "./partitions.js";
+
+/** The archive file format, as the manifest names it. */
+export const ARCHIVE_FORMAT = "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip";
+
+/** Bronze's columns in an archive, in order (all of them). */
+export const ARCHIVE_COLUMNS = [
+  "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
+  "policy_version", "source", "source_line", "landed_at", "input",
+] as const;
+
+/** An archive's manifest (`<partition>.<pipeline>.manifest.json`). Instants ISO 8601 UTC. */
+export interface ArchiveManifest {
+  format: string;
+  partition: string;
+  pipeline: string;
+  /** The partition's landed_at bounds [rangeStart, rangeEnd). */
+  rangeStart: string;
+  rangeEnd: string;
+  columns: string[];
+  rows: number;
+  /** Rows by status (`accepted`, `quarantined`). */
+  byStatus: Record<string, number>;
+  /** Quarantined rows by reason. */
+  byReason: Record<string, number>;
+  /** Least and greatest event time of the rows (null when none has one). */
+  eventTime: { min: string | null; max: string | null };
+  seq: { min: number | null; max: number | null };
+  /** The data file's name (in the manifest's folder), its size in bytes and SHA-256 (hex). */
+  file: string;
+  bytes: number;
+  sha256: string;
+  /** The pipeline's horizon and watermark when it was archived. */
+  correctionHorizon: string;
+  watermark: string;
+  archivedAt: string;
+}
+
+/** Why a partition is or is not archived now. */
+export interface PartitionVerdict {
+  partition: string;
+  rangeStart: string;
+  rangeEnd: string;
+  rows: number;
+  archivable: boolean;
+  /** Restored from its archives earlier (the service leaves such a partition alone; `straggler archive` archives it again). */
+  restored: boolean;
+  /** Why not, one line per pipeline that holds it back (empty when archivable). */
+  reasons: string[];
+  pipelines: PipelineInPartition[];
+}
+
+/** One pipeline's rows in a partition. */
+export interface PipelineInPartition {
+  pipeline: string;
+  rows: number;
+  maxSeq: number;
+  minEventTime: string | null;
+  maxEventTime: string | null;
+}
+
+/** An archive written: where, and what it holds. */
+export interface WrittenArchive {
+  manifestFile: string;
+  manifest: ArchiveManifest;
+}
+
+const PIPELINES_IN_SQL = (partition: string) => `SELECT pipeline, count(*)::bigint AS rows, max(seq) AS max_seq, min(event_time) AS min_et, max(event_time) AS max_et
+  FROM straggler.${quoteIdent(partition)} GROUP BY pipeline ORDER BY pipeline`;
+
+const CHECKPOINTS_SQL = "SELECT pipeline, last_offset, watermark FROM straggler.checkpoints WHERE pipeline = ANY($1)";
+const RUNNING_REBUILDS_SQL = "SELECT DISTINCT pipeline FROM straggler.rebuilds WHERE status = 'running' AND pipeline = ANY($1)";
+const RESTORED_SQL = "SELECT DISTINCT partition FROM straggler.bronze_archives WHERE restored_at IS NOT NULL";
+
+/** `"name"` quoted as an SQL identifier. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Each closed partition (its month has ended) with its verdict, oldest first.
+ * @param now the clock, ms (tests)
+ */
+export async function planArchive(db: Queryable, pipelines: PipelineConfig[], now = Date.now()): Promise<PartitionVerdict[]> {
+  const byName = new Map(pipelines.map((p) => [p.name, p]));
+  const restored = new Set((await db.query(RESTORED_SQL)).rows.map((r) => r.partition as string));
+  const closed = (await listPartitions(db)).filter((p): p is BronzePartition & { rangeStart: string; rangeEnd: string } => p.rangeEnd !== null && Date.parse(p.rangeEnd) <= now);
+  const verdicts: PartitionVerdict[] = [];
+  for (const part of closed) {
+    const inIt: PipelineInPartition[] = (await db.query(PIPELINES_IN_SQL(part.name))).rows.map((r) => ({
+      pipeline: r.pipeline as string, rows: Number(r.rows), maxSeq: Number(r.max_seq), minEventTime: r.min_et as string | null, maxEventTime: r.max_et as string | null,
+    }));
+    const names = inIt.map((p) => p.pipeline);
+    const checkpoints = new Map((await db.query(CHECKPOINTS_SQL, [names])).rows.map((r) => [r.pipeline as string, { lastSeq: Number(r.last_offset), watermark: r.watermark as string | null }]));
+    const rebuilding = new Set((await db.query(RUNNING_REBUILDS_SQL, [names])).rows.map((r) => r.pipeline as string));
+    const reasons: string[] = [];
+    for (const p of inIt) {
+      const config = byName.get(p.pipeline);
+      const cp = checkpoints.get(p.pipeline);
+      if (!config) reasons.push(`${p.pipeline}: has ${p.rows} rows here and is not in the pipelines file (its horizon is unknown)`);
+      else if (!config.retention) reasons.push(`${p.pipeline}: has ${p.rows} rows here and no retention setting (its rows are kept)`);
+      else if (!cp || cp.lastSeq < p.maxSeq) reasons.push(`${p.pipeline}: the stream has not read all its rows here yet (up to seq ${p.maxSeq}; checkpoint ${cp?.lastSeq ?? 0})`);
+      else if (rebuilding.has(p.pipeline)) reasons.push(`${p.pipeline}: a rebuild is running`);
+      else if (p.maxEventTime !== null) {
+        const horizonMs = config.retention.correctionHorizon;
+        const cutoff = cp.watermark === null ? null : Date.parse(cp.watermark) - horizonMs;
+        if (cutoff === null || Date.parse(p.maxEventTime) >= cutoff) {
+          reasons.push(
+            `${p.pipeline}: event times up to ${p.maxEventTime} are within the correction horizon (${formatDuration(horizonMs)} behind the watermark ${cp.watermark ?? "(none yet)"}` +
+              `${cutoff === null ? "" : `, i.e. from ${new Date(cutoff).toISOString()}`})`,
+          );
+        }
+      }
+    }
+    verdicts.push({
+      partition: part.name, rangeStart: part.rangeStart, rangeEnd: part.rangeEnd, rows: inIt.reduce((n, p) => n + p.rows, 0),
+      archivable: reasons.length === 0, restored: restored.has(part.name), reasons, pipelines: inIt,
+    });
+  }
+  return verdicts;
+}
+
+/** SHA-256 (hex) and byte count of what passes through. */
+function hashing(): { stream: Transform; digest: () => { sha256: string; bytes: number } } {
+  const h = createHash("sha256");
+  let bytes = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      h.update(chunk);
+      bytes += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  return { stream, digest: () => ({ sha256: h.digest("hex"), bytes }) };
+}
+
+/** The file names of the archive of `partition` for `pipeline`. */
+export function archiveFiles(folder: string, partition: string, pipeline: string): { data: string; manifest: string } {
+  const base = path.join(folder, `${partition}.${pipeline}`);
+  return { data: `${base}.copy.gz`, manifest: `${base}.manifest.json` };
+}
+
+const COUNTS_SQL = (partition: string) => `SELECT status, coalesce(reason, '') AS reason, count(*)::bigint AS rows, min(event_time) AS min_et, max(event_time) AS max_et
+  FROM straggler.${quoteIdent(partition)} WHERE pipeline = $1 GROUP BY status, coalesce(reason, '') ORDER BY 1, 2`;
+
+/** Writes one pipeline's rows of `partition` (COPY → gzip → file, hashed) and its manifest, on `client` in the archiving transaction. */
+async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: PipelineInPartition, config: PipelineConfig, watermark: string): Promise<WrittenArchive & { counts: { status: string; reason: string; rows: number; minEt: string | null; maxEt: string | null }[] }> {
+  const folder = config.retention!.archive;
+  mkdirSync(folder, { recursive: true });
+  const files = archiveFiles(folder, verdict.partition, p.pipeline);
+  const tmpData = `${files.data}.tmp`;
+  const copySql = `COPY (SELECT ${ARCHIVE_COLUMNS.join(", ")} FROM straggler.${quoteIdent(verdict.partition)} WHERE pipeline = ${quoteLiteral(p.pipeline)} ORDER BY seq) TO STDOUT`;
+  const hash = hashing();
+  await pipe(client.query(copyTo(copySql)), createGzip(), hash.stream, createWriteStream(tmpData));
+  const { sha256, bytes } = hash.digest();
+  renameSync(tmpData, files.data);
+  const counts = (await client.query(COUNTS_SQL(verdict.partition), [p.pipeline])).rows.map((r) => ({
+    status: r.status as string, reason: r.reason as string, rows: Number(r.rows), minEt: r.min_et as string | null, maxEt: r.max_et as string | null,
+  }));
+  const byStatus: Record<string, number> = {}, byReason: Record<string, number> = {};
+  for (const c of counts) {
+    byStatus[c.status] = (byStatus[c.status] ?? 0) + c.rows;
+    if (c.reason !== "") byReason[c.reason] = (byReason[c.reason] ?? 0) + c.rows;
+  }
+  const seqRange = (await client.query(`SELECT min(seq) AS lo, max(seq) AS hi FROM straggler.${quoteIdent(verdict.partition)} WHERE pipeline = $1`, [p.pipeline])).rows[0];
+  const manifest: ArchiveManifest = {
+    format: ARCHIVE_FORMAT,
+    partition: verdict.partition,
+    pipeline: p.pipeline,
+    rangeStart: verdict.rangeStart,
+    rangeEnd: verdict.rangeEnd,
+    columns: [...ARCHIVE_COLUMNS],
+    rows: p.rows,
+    byStatus,
+    byReason,
+    eventTime: { min: p.minEventTime, max: p.maxEventTime },
+    seq: { min: seqRange.lo === null ? null : Number(seqRange.lo), max: seqRange.hi === null ? null : Number(seqRange.hi) },
+    file: path.basename(files.data),
+    bytes,
+    sha256,
+    correctionHorizon: formatDuration(config.retention!.correctionHorizon),
+    watermark,
+    archivedAt: new Date().toISOString(),
+  };
+  writeFileSync(`${files.manifest}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
+  renameSync(`${files.manifest}.tmp`, files.manifest);
+  return { manifestFile: files.manifest, manifest, counts };
+}
+
+/** `'text'` quoted as an SQL literal. */
+function quoteLiteral(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+const RECORD_ARCHIVE_SQL = `INSERT INTO straggler.bronze_archives (partition, pipeline, range_start, range_end, file, sha256, rows, manifest)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (partition, pipeline) DO UPDATE SET range_start = EXCLUDED.range_start, range_end = EXCLUDED.range_end, file = EXCLUDED.file,
+  sha256 = EXCLUDED.sha256, rows = EXCLUDED.rows, manifest = EXCLUDED.manifest, archived_at = now(), restored_at = NULL`;
+const CLEAR_COUNTS_SQL = "DELETE FROM straggler.bronze_archived_counts WHERE partition = $1 AND pipeline = $2";
+const RECORD_COUNT_SQL = `INSERT INTO straggler.bronze_archived_counts (partition, pipeline, status, reason, rows, min_event_time, max_event_time)
+VALUES ($1, $2, $3, $4, $5, $6, $7)`;
+
+/**
+ * Archives `verdict`'s partition (which must be archivable) and drops it, in one transaction.
+ * @returns the archives written, one per pipeline with rows in it (none when another run archived it meanwhile)
+ * @throws Error when the partition changed meanwhile (rows or verdict); the database's error
+ *   (a lock timeout after 10 s while a long read holds bronze: nothing is dropped, the next run tries again)
+ */
+export async function archivePartition(pool: Pool, pipelines: PipelineConfig[], verdict: PartitionVerdict, now = Date.now()): Promise<WrittenArchive[]> {
+  const byName = new Map(pipelines.map((p) => [p.name, p]));
+  return withTransaction(pool, async (client) => {
+    // One archive or restore at a time; the partition's rows cannot change while it is written.
+    await client.query("SELECT pg_advisory_xact_lock($1::int, 0)", [LockNamespace.retention]);
+    // Archived meanwhile by another replica's run: nothing left to do.
+    if ((await client.query("SELECT to_regclass($1) AS t", [`straggler.${quoteIdent(verdict.partition)}`])).rows[0].t === null) return [];
+    await client.query(`LOCK TABLE straggler.${quoteIdent(verdict.partition)} IN SHARE MODE`);
+    const [again] = await planArchive(client, pipelines, now).then((vs) => vs.filter((v) => v.partition === verdict.partition));
+    if (!again || !again.archivable) throw new Error(`${verdict.partition}: no longer archivable: ${again?.reasons.join("; ") ?? "gone"}`);
+    const watermarks = new Map((await client.query(CHECKPOINTS_SQL, [again.pipelines.map((p) => p.pipeline)])).rows.map((r) => [r.pipeline as string, r.watermark as string]));
+    const written: WrittenArchive[] = [];
+    for (const p of again.pipelines) {
+      const w = await writeArchive(client, again, p, byName.get(p.pipeline)!, watermarks.get(p.pipeline)!);
+      await client.query(RECORD_ARCHIVE_SQL, [again.partition, p.pipeline, again.rangeStart, again.rangeEnd, w.manifestFile, w.manifest.sha256, p.rows, w.manifest]);
+      await client.query(CLEAR_COUNTS_SQL, [again.partition, p.pipeline]);
+      for (const c of w.counts) await client.query(RECORD_COUNT_SQL, [again.partition, p.pipeline, c.status, c.reason, c.rows, c.minEt, c.maxEt]);
+      written.push({ manifestFile: w.manifestFile, manifest: w.manifest });
+    }
+    // DETACH and DROP take an ACCESS EXCLUSIVE lock on bronze for a moment: wait 10 s at most.
+    await client.query("SET LOCAL lock_timeout = '10s'");
+    await client.query(`ALTER TABLE straggler.bronze_events DETACH PARTITION straggler.${quoteIdent(again.partition)}`);
+    await client.query(`DROP TABLE straggler.${quoteIdent(again.partition)}`);
+    return written;
+  });
+}
+
+/** What one archive run did: the partitions archived (with their files) and those kept, with why. */
+export interface ArchiveRun {
+  archived: { partition: string; rows: number; archives: WrittenArchive[] }[];
+  kept: PartitionVerdict[];
+}
+
+/**
+ * Archives every archivable partition, oldest first.
+ * @param opts.includeRestored also archive again partitions restored earlier (`straggler archive` does; the service does not)
+ * @throws as archivePartition
+ */
+export async function runArchive(pool: Pool, pipelines: PipelineConfig[], opts: { includeRestored: boolean; now?: number }): Promise<ArchiveRun> {
+  const verdicts = await planArchive(pool, pipelines, opts.now);
+  const run: ArchiveRun = { archived: [], kept: [] };
+  for (const v of verdicts) {
+    if (!v.archivable || (v.restored && !opts.includeRestored)) {
+      run.kept.push(v.archivable ? { ...v, reasons: ["restored from its archives: `straggler archive` archives it again"] } : v);
+      continue;
+    }
+    const archives = await archivePartition(pool, pipelines, v, opts.now);
+    run.archived.push({ partition: v.partition, rows: v.rows, archives });
+  }
+  return run;
+}

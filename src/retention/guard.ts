@@ -1,0 +1,89 @@
+/**
+ * The horizon guard (README "Retention and archives"): windows that could hold
+ * archived rows are not recomputed from bronze, whose rows for them are gone
+ * (a recompute would rewrite such a window from what is left, down to count 0).
+ *
+ * A window [start, end) of a pipeline could hold archived rows when an archive
+ * of that pipeline not restored (`straggler.archived_rows`) has event times
+ * reaching into it: its min event time < end and its max event time >= start.
+ * The correction job leaves such windows awaiting correction (their late events
+ * stay recorded and counted); a requested range, `reconcile` and `rebuild` that
+ * reach them are refused with `HorizonRefusedError`.
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import { formatDuration } from "../config/duration.js";
+import type { Queryable } from "../db/pool.js";
+
+/** One archive of a pipeline that reaches into a refused window range. */
+export interface ArchivedSpan {
+  partition: string;
+  /** ISO 8601: the archive's least and greatest event time of the pipeline. */
+  minEventTime: string;
+  maxEventTime: string;
+  file: string;
+}
+
+/** A window range refused because archived rows could be in it; the message names the range, the horizon and how to restore. */
+export class HorizonRefusedError extends Error {
+  override name = "HorizonRefusedError";
+  constructor(
+    readonly pipeline: string,
+    readonly what: string,
+    readonly range: { from: string; to: string } | null,
+    readonly archives: ArchivedSpan[],
+    horizon: string | null,
+  ) {
+    const span = range ? `[${range.from}, ${range.to})` : "over all time";
+    const first = archives[0]!;
+    const names = archives.map((a) => `${a.partition} (event times ${a.minEventTime} to ${a.maxEventTime})`).join(", ");
+    super(
+      `${pipeline}: ${what} ${span} refused: it could hold rows archived past the correction horizon` +
+        `${horizon ? ` (${horizon})` : ""}, which are no longer in bronze: ${names}. Nothing was recomputed. ` +
+        `To recompute it, restore the archive first: straggler restore --archive ${first.file}` +
+        (range ? "" : `; or give a range (--from, --to) whose windows start after ${archives.reduce((m, a) => (a.maxEventTime > m ? a.maxEventTime : m), first.maxEventTime)}`),
+    );
+  }
+}
+
+const OVERLAPPING_SQL = `SELECT a.partition, min(a.min_event_time) AS min_et, max(a.max_event_time) AS max_et, min(b.file) AS file
+  FROM straggler.archived_rows a JOIN straggler.bronze_archives b ON b.partition = a.partition AND b.pipeline = a.pipeline
+ WHERE a.pipeline = $1 AND a.min_event_time IS NOT NULL
+ GROUP BY a.partition
+HAVING ($2::timestamptz IS NULL OR min(a.min_event_time) < $3::timestamptz) AND ($2::timestamptz IS NULL OR max(a.max_event_time) >= $2::timestamptz)
+ ORDER BY a.partition`;
+
+/**
+ * The archives of `pipeline` not restored whose event times reach into windows overlapping `range`
+ * (`[from, to)`, ISO instants; null: all time).
+ * @param margin ms by which a window may start before `from` and still overlap the range (the longest window)
+ */
+export async function archivesReaching(db: Queryable, pipeline: string, range: { from: string; to: string } | null, marginMs = 0): Promise<ArchivedSpan[]> {
+  const from = range ? new Date(Date.parse(range.from) - marginMs).toISOString() : null;
+  const { rows } = await db.query(OVERLAPPING_SQL, [pipeline, from, range ? range.to : null]);
+  return rows.map((r) => ({ partition: r.partition as string, minEventTime: r.min_et as string, maxEventTime: r.max_et as string, file: r.file as string }));
+}
+
+/**
+ * Refuses `what` (a correction range, a reconcile, a rebuild) of `pipeline` over `range` when an
+ * archive not restored reaches into it.
+ * @throws HorizonRefusedError naming the range, the horizon and the archive to restore
+ */
+export async function refuseArchived(db: Queryable, pipeline: PipelineConfig, what: string, range: { from: string; to: string } | null, marginMs = 0): Promise<void> {
+  const archives = await archivesReaching(db, pipeline.name, range, marginMs);
+  if (archives.length === 0) return;
+  const horizon = pipeline.retention ? `correction horizon ${formatDuration(pipeline.retention.correctionHorizon)}` : null;
+  throw new HorizonRefusedError(pipeline.name, what, range, archives, horizon);
+}
+
+const DROP_ARCHIVED_TARGETS_SQL = `DELETE FROM corr_targets t
+ WHERE EXISTS (SELECT 1 FROM straggler.archived_rows a
+                WHERE a.pipeline = $1 AND a.min_event_time < t.window_end AND a.max_event_time >= t.window_start)`;
+
+/**
+ * Takes out of a correction run's targets (`corr_targets`) the windows archived rows could be in:
+ * they are not recomputed, and their late marks stay (clearLateMarks clears only the targets').
+ * @returns how many windows were taken out
+ */
+export async function dropArchivedTargets(db: Queryable, pipeline: string): Promise<number> {
+  return (await db.query(DROP_ARCHIVED_TARGETS_SQL, [pipeline])).rowCount ?? 0;
+}
