@@ -4,15 +4,13 @@
  * A, B, A, B; and landing into bronze partitioned by day beside bronze as
  * one table (`measurePartitionedLanding`, bench/partitionedLanding.ts).
  */
-import { copyFileSync, createWriteStream, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
-import { drizzle } from "drizzle-orm/node-postgres";
-import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
-import { MIGRATIONS_DIR, runMigrations } from "../src/db/migrate.js";
+import { runMigrations, runMigrationsBefore } from "../src/db/migrate.js";
 import { createPool } from "../src/db/pool.js";
 import { copyText, inChunks } from "../src/db/copyText.js";
 import type { Pool } from "../src/db/pool.js";
@@ -128,23 +126,6 @@ async function freshDatabase(serverUrl: string, name: string): Promise<string> {
   return u.toString();
 }
 
-/** Applies the migrations before `firstLeftOut` (bronze as it was before partitioning: migrations up to 0022). */
-async function migrateUpTo(pool: Pool, firstLeftOut: number): Promise<void> {
-  const dir = path.join(tmp, `migrations-before-${firstLeftOut}`);
-  mkdirSync(path.join(dir, "meta"), { recursive: true });
-  const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as { entries: { idx: number; tag: string }[] };
-  journal.entries = journal.entries.filter((e) => e.idx < firstLeftOut);
-  writeFileSync(path.join(dir, "meta", "_journal.json"), JSON.stringify(journal));
-  for (const e of journal.entries) copyFileSync(path.join(MIGRATIONS_DIR, `${e.tag}.sql`), path.join(dir, `${e.tag}.sql`));
-  const client = await pool.connect();
-  try {
-    await client.query("SET client_min_messages = warning");
-    await migrate(drizzle(client), { migrationsFolder: dir, migrationsSchema: "straggler", migrationsTable: "__drizzle_migrations" });
-  } finally {
-    client.release();
-  }
-}
-
 /**
  * `days` days of history in bronze: `rows` accepted rows of pipeline `history`, landed
  * evenly over the last `days` days (on a partitioned bronze, in their months' partitions),
@@ -178,7 +159,7 @@ export async function measurePartitionedLanding(serverUrl: string, opts: { n: nu
   const part = createPool(partUrl, 4), flat = createPool(flatUrl, 4);
   try {
     await runMigrations(part);
-    await migrateUpTo(flat, 23);
+    await runMigrationsBefore(flat, 23);
     await seedHistory(part, opts.historyRows, opts.days, true);
     await seedHistory(flat, opts.historyRows, opts.days, false);
     const partitions = Number((await part.query("SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'straggler.bronze_events'::regclass")).rows[0].n);

@@ -82,7 +82,8 @@ async function reconcileIn(client: PoolClient, pipeline: PipelineConfig, range?:
   const mismatches: Mismatch[] = compared
     .filter((w) => w.differs)
     .map((w) => ({ groupKey: keyOut(w.groupKey), windowStart: w.windowStart, windowEnd: w.windowEnd, stored: w.stored, expected: w.expected }))
-    .sort((a, b) => (a.windowStart + keyIn(a.groupKey)).localeCompare(b.windowStart + keyIn(b.groupKey)));
+    // By start and key, then end: two session windows of one key may start together (a stored one and the one bronze says).
+    .sort((a, b) => (a.windowStart + keyIn(a.groupKey)).localeCompare(b.windowStart + keyIn(b.groupKey)) || a.windowEnd.localeCompare(b.windowEnd));
   const ledger = await readLedger(client, pipeline.name, req.snapshot);
   const balanced = ledger.accepted + ledger.quarantined === ledger.landed && ledger.landedBySource === ledger.landed;
   return {

@@ -296,3 +296,40 @@ export const pipelineLeases = straggler.table("pipeline_leases", {
   owner: text("owner").notNull(),
   takenAt: tstz("taken_at").notNull().defaultNow(),
 });
+
+/**
+ * Archives of bronze partitions (migration 0023, src/retention/archive.ts): one per partition
+ * and pipeline, with its file (the manifest's path), SHA-256 of the data file, the partition's
+ * landed_at bounds and the manifest; `restoredAt` is set while its rows are back in bronze.
+ */
+export const bronzeArchives = straggler.table(
+  "bronze_archives",
+  {
+    partition: text("partition").notNull(),
+    pipeline: text("pipeline").notNull(),
+    rangeStart: tstz("range_start").notNull(),
+    rangeEnd: tstz("range_end").notNull(),
+    file: text("file").notNull(),
+    sha256: text("sha256").notNull(),
+    rows: bigint("rows", { mode: "number" }).notNull(),
+    manifest: jsonb("manifest").notNull(),
+    archivedAt: tstz("archived_at").notNull().defaultNow(),
+    restoredAt: tstz("restored_at"),
+  },
+  (t) => [primaryKey({ name: "bronze_archives_partition_pipeline_pk", columns: [t.partition, t.pipeline] })],
+);
+
+/** An archive's ledger counts by status and reason (`''` for accepted rows) with their event-time range (the horizon guard reads it). */
+export const bronzeArchivedCounts = straggler.table(
+  "bronze_archived_counts",
+  {
+    partition: text("partition").notNull(),
+    pipeline: text("pipeline").notNull(),
+    status: text("status").notNull(),
+    reason: text("reason").notNull(),
+    rows: bigint("rows", { mode: "number" }).notNull(),
+    minEventTime: tstz("min_event_time"),
+    maxEventTime: tstz("max_event_time"),
+  },
+  (t) => [primaryKey({ name: "bronze_archived_counts_pk", columns: [t.partition, t.pipeline, t.status, t.reason] })],
+);
