@@ -11,7 +11,6 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
-import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import { runMigrations, runMigrationsBefore } from "../../src/db/migrate.js";
@@ -25,7 +24,7 @@ import { restoreArchive, RestoreRefusedError } from "../../src/retention/restore
 import { runBatch } from "../../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../../src/stream/streamLoop.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { retentionPipeline } from "../helpers/retention.js";
 
 const getDb = useTestDatabase();
 
@@ -38,17 +37,6 @@ const m1 = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1);
 const partName = (ms: number) => `bronze_events_p${iso(ms).slice(0, 7).replace("-", "")}`;
 /** The synthetic month starts 15 days before last month: days 0-14 land in the month before last, days 15-29 in last month. */
 const S = m1 - 15 * DAY;
-
-function retentionPipeline(dir: string, archive: string): PipelineConfig {
-  return pipeline({
-    name: "ret",
-    source: { landingDir: dir, format: "jsonl" },
-    fields: { eventId: "id", eventTime: "t", groupKey: "k", value: "v" },
-    window: { type: "tumbling", size: "1 day" },
-    watermark: { delay: "1 hour" },
-    retention: { correctionHorizon: "10 days", archive },
-  });
-}
 
 /** 30 days × keys a, b × 10 events (hours 1-10 of the day, value day + 1); 2 rows without an event time; 1 copy of the first event. */
 function monthLines(): string[] {
