@@ -237,17 +237,17 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`;
 
 /**
  * Archives `verdict`'s partition (which must be archivable) and drops it, in one transaction.
- * @returns the archives written, one per pipeline with rows in it (none when another run archived it meanwhile)
+ * @returns the archives written, one per pipeline with rows in it; null when another run (another replica's) archived it meanwhile
  * @throws Error when the partition changed meanwhile (rows or verdict); the database's error
  *   (a lock timeout after 10 s while a long read holds bronze: nothing is dropped, the next run tries again)
  */
-export async function archivePartition(pool: Pool, pipelines: PipelineConfig[], verdict: PartitionVerdict, now = Date.now()): Promise<WrittenArchive[]> {
+export async function archivePartition(pool: Pool, pipelines: PipelineConfig[], verdict: PartitionVerdict, now = Date.now()): Promise<WrittenArchive[] | null> {
   const byName = new Map(pipelines.map((p) => [p.name, p]));
-  return withTransaction(pool, async (client) => {
+  return withTransaction<WrittenArchive[] | null>(pool, async (client) => {
     // One archive or restore at a time; the partition's rows cannot change while it is written.
     await client.query("SELECT pg_advisory_xact_lock($1::int, 0)", [LockNamespace.retention]);
     // Archived meanwhile by another replica's run: nothing left to do.
-    if ((await client.query("SELECT to_regclass($1) AS t", [`straggler.${quoteIdent(verdict.partition)}`])).rows[0].t === null) return [];
+    if ((await client.query("SELECT to_regclass($1) AS t", [`straggler.${quoteIdent(verdict.partition)}`])).rows[0].t === null) return null;
     await client.query(`LOCK TABLE straggler.${quoteIdent(verdict.partition)} IN SHARE MODE`);
     const [again] = await planArchive(client, pipelines, now).then((vs) => vs.filter((v) => v.partition === verdict.partition));
     if (!again || !again.archivable) throw new Error(`${verdict.partition}: no longer archivable: ${again?.reasons.join("; ") ?? "gone"}`);
@@ -288,6 +288,7 @@ export async function runArchive(pool: Pool, pipelines: PipelineConfig[], opts: 
       continue;
     }
     const archives = await archivePartition(pool, pipelines, v, opts.now);
+    if (archives === null) continue; // archived meanwhile by another replica
     run.archived.push({ partition: v.partition, rows: v.rows, archives });
   }
   return run;
