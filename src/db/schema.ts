@@ -7,7 +7,7 @@
  * Instants are `timestamptz` (microseconds, PostgreSQL's full precision), values `numeric`, sequence numbers `bigint`.
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, check, doublePrecision, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, check, doublePrecision, foreignKey, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 
 export const straggler = pgSchema("straggler");
 
@@ -331,5 +331,8 @@ export const bronzeArchivedCounts = straggler.table(
     minEventTime: tstz("min_event_time"),
     maxEventTime: tstz("max_event_time"),
   },
-  (t) => [primaryKey({ name: "bronze_archived_counts_pk", columns: [t.partition, t.pipeline, t.status, t.reason] })],
+  (t) => [
+    primaryKey({ name: "bronze_archived_counts_pk", columns: [t.partition, t.pipeline, t.status, t.reason] }),
+    foreignKey({ name: "bronze_archived_counts_archive_fk", columns: [t.partition, t.pipeline], foreignColumns: [bronzeArchives.partition, bronzeArchives.pipeline] }).onDelete("cascade"),
+  ],
 );
