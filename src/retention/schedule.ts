@@ -1,5 +1,5 @@
 /**
- * The service's retention work: bronze's daily partitions made ahead at start
+ * The service's retention work: bronze's monthly partitions (this month's and the next) made at start
  * and every hour (src/retention/partitions.ts), and, for pipelines with a
  * `retention` setting, the archive step on the same hourly tick
  * (src/retention/archive.ts). Failures are logged and retried on the next tick.
