@@ -85,7 +85,9 @@ async function sizes(url: string): Promise<{ bronze: number; bronzeIndexes: numb
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const { rows } = await c.query(`SELECT pg_table_size('straggler.bronze_events') AS bronze, pg_indexes_size('straggler.bronze_events') AS bronze_indexes,
+    // Bronze is partitioned (migration 0023): its size is its partitions' (the parent itself holds nothing).
+    const { rows } = await c.query(`SELECT (SELECT sum(pg_table_size(relid)) FROM pg_partition_tree('straggler.bronze_events') WHERE isleaf) AS bronze,
+                                           (SELECT sum(pg_indexes_size(relid)) FROM pg_partition_tree('straggler.bronze_events') WHERE isleaf) AS bronze_indexes,
                                            pg_total_relation_size('straggler.window_results_table') AS results,
                                            (SELECT count(*) FROM straggler.window_results_table) AS windows`);
     const r = rows[0];
