@@ -5,9 +5,16 @@
  */
 import type { Queryable } from "../pool.js";
 
+// Bronze is partitioned (migration 0023): PostgreSQL counts no changes on a partitioned table and
+// autovacuum never ANALYZEs one (only its partitions), so bronze is stale when its partitions' live
+// rows exceed its row count at its last ANALYZE (reltuples, -1 before the first) by 10 % + 1000.
 const READ_STALE_TABLES_SQL = `SELECT schemaname || '.' || relname AS t FROM pg_stat_user_tables
-      WHERE schemaname || '.' || relname = ANY($1)
-        AND n_mod_since_analyze > 0.1 * n_live_tup + 1000`;
+      WHERE schemaname || '.' || relname = ANY($1) AND relname <> 'bronze_events'
+        AND n_mod_since_analyze > 0.1 * n_live_tup + 1000
+      UNION ALL
+      SELECT 'straggler.bronze_events' WHERE 'straggler.bronze_events' = ANY($1)
+        AND (SELECT coalesce(sum(s.n_live_tup), 0) FROM pg_stat_user_tables s JOIN pg_partition_tree('straggler.bronze_events') p ON p.relid = s.relid WHERE p.isleaf)
+            > 1.1 * greatest((SELECT reltuples FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass), 0) + 1000`;
 const ANALYZE_PIPELINE_COLUMNS_SQL = "ANALYZE straggler.bronze_events (pipeline, seq)";
 const ESTIMATE_PIPELINE_ROWS_SQL = "EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.bronze_events WHERE pipeline = $1";
 const COUNT_PIPELINE_ROWS_SQL = "SELECT count(*)::int AS n FROM (SELECT 1 FROM straggler.bronze_events WHERE pipeline = $1 LIMIT $2) s";
