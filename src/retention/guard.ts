@@ -87,3 +87,16 @@ const DROP_ARCHIVED_TARGETS_SQL = `DELETE FROM corr_targets t
 export async function dropArchivedTargets(db: Queryable, pipeline: string): Promise<number> {
   return (await db.query(DROP_ARCHIVED_TARGETS_SQL, [pipeline])).rowCount ?? 0;
 }
+
+const DROP_ARCHIVED_SPANS_SQL = `DELETE FROM sess_spans t
+ WHERE EXISTS (SELECT 1 FROM straggler.archived_rows a
+                WHERE a.pipeline = $1 AND a.min_event_time < t.we AND a.max_event_time >= t.ws)`;
+
+/**
+ * Session windows: takes out of a correction run's spans (`sess_spans`, src/db/sql/sessionSpans.ts)
+ * those archived rows could be in; their sessions are not recomputed and their late marks stay.
+ * @returns how many spans were taken out
+ */
+export async function dropArchivedSpans(db: Queryable, pipeline: string): Promise<number> {
+  return (await db.query(DROP_ARCHIVED_SPANS_SQL, [pipeline])).rowCount ?? 0;
+}

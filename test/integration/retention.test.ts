@@ -24,6 +24,7 @@ import { restoreArchive, RestoreRefusedError } from "../../src/retention/restore
 import { runBatch } from "../../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../../src/stream/streamLoop.js";
 import { useTestDatabase } from "../helpers/db.js";
+import { pipeline } from "../helpers/fixtures.js";
 import { retentionPipeline } from "../helpers/retention.js";
 
 const getDb = useTestDatabase();
@@ -270,5 +271,49 @@ describe("bronze partitions and the correction horizon", () => {
       }
       await admin.end();
     }
+  });
+
+  it("session windows: a late event bridging two archived sessions is recorded and left awaiting correction; the sessions keep their values", async () => {
+    const { pool } = await getDb();
+    const work = mkdtempSync(path.join(os.tmpdir(), "straggler-retention-sessions-"));
+    const landing = path.join(work, "landing");
+    mkdirSync(landing);
+    const p = pipeline({
+      name: "ret-sessions",
+      source: { landingDir: landing, format: "jsonl" },
+      fields: { eventId: "id", eventTime: "t", groupKey: "k", value: "v" },
+      window: { type: "session", gap: "30 minutes" },
+      watermark: { delay: "1 hour" },
+      admission: { dedupe: "first" },
+      retention: { correctionHorizon: "10 days", archive: path.join(work, "archive") },
+    });
+    await pool.query("SELECT straggler.ensure_bronze_partitions($1::date, $2::date)", [iso(m2).slice(0, 10), iso(m1).slice(0, 10)]);
+    // Two sessions 40 minutes apart in the month before last; one event 20 days later (last month) moves the watermark on.
+    const t0 = m1 - 5 * DAY;
+    const events = [[0, 1], [10, 2], [50, 4], [60, 8]].map(([min, v]) => ({ id: `s-${min}`, t: iso(t0 + min! * 60_000), k: "a", v }));
+    events.push({ id: "later", t: iso(m1 + 15 * DAY), k: "a", v: 100 });
+    writeFileSync(path.join(landing, "sessions.jsonl"), events.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    await landFile(pool, p, path.join(landing, "sessions.jsonl"), "sessions.jsonl");
+    await backdate(pool, p.name);
+    await runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");
+    const sessions = async () =>
+      (await pool.query("SELECT window_start, window_end, event_count::int AS n, value_sum AS sum FROM straggler.window_results WHERE pipeline = $1 ORDER BY window_start", [p.name])).rows;
+    const before = await sessions();
+    expect(before).toEqual([
+      { window_start: iso(t0), window_end: iso(t0 + 40 * 60_000), n: 2, sum: "3" },
+      { window_start: iso(t0 + 50 * 60_000), window_end: iso(t0 + 90 * 60_000), n: 2, sum: "12" },
+      { window_start: iso(m1 + 15 * DAY), window_end: iso(m1 + 15 * DAY + 30 * 60_000), n: 1, sum: "100" },
+    ]);
+    const run = await runArchive(pool, [p], { includeRestored: false });
+    expect(run.archived.map((a) => [a.partition, a.rows])).toEqual([[partName(m2), 4]]);
+    // 00:30 bridges the two archived sessions: the stream drops it (late); the correction job leaves them as they are.
+    writeFileSync(path.join(landing, "bridge.jsonl"), JSON.stringify({ id: "bridge", t: iso(t0 + 30 * 60_000), k: "a", v: 16 }) + "\n");
+    await landFile(pool, p, path.join(landing, "bridge.jsonl"), "bridge.jsonl");
+    await runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");
+    const job = await runCorrection(pool, p, { trigger: "cli" });
+    expect([job.status, job.windowsExamined, job.windowsChanged, job.windowsPastHorizon]).toEqual(["succeeded", 0, 0, 1]);
+    expect(await sessions()).toEqual(before);
+    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.late_events WHERE pipeline = $1", [p.name])).rows[0].n).toBe(1);
+    await expect(runCorrection(pool, p, { trigger: "cli", range: { from: iso(t0), to: iso(t0 + DAY) } })).rejects.toBeInstanceOf(HorizonRefusedError);
   });
 });
