@@ -6,10 +6,12 @@
  * curve: both at 4, 16 and 32 connections, one round each. The load
  * generator runs in a thread of its own (bench/httpLoad.ts). Each round
  * checks that nothing was lost: every acknowledged request's events are in
- * bronze, once. Each round also prints where the CPU went: the machine's 2
- * cores, the service's event loop, the load generator's thread, and the
- * requests per group.
+ * bronze, once. Each round also prints where the CPU went: the machine's
+ * cores, the bench process (service and load generator), the service's event
+ * loop, the load generator's thread, the database server's processes (from
+ * /proc on Linux), and the requests per group.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -20,7 +22,8 @@ import { benchPipeline, fmt, fmtStat, log, stat, tmp, say, type BenchContext } f
 import { runLoad } from "./httpLoad.js";
 
 const EVENTS_PER_REQUEST = 50, CONNECTIONS = 8;
-const CURVE = [4, 16, 32];
+/** Connections of the curve after the A/B rounds; `BENCH_HTTP_CURVE=off` skips it (a quick A/B). */
+const CURVE = process.env.BENCH_HTTP_CURVE === "off" ? [] : [4, 16, 32];
 const TOKEN = "bench-token-0123456789";
 
 export interface IngestRound {
@@ -30,10 +33,52 @@ export interface IngestRound {
   requests: number;
   /** Busy share of the machine's cores (all processes), of the service's event loop, of the load generator's thread (0–1). */
   machine: number;
+  /** CPU of the bench process (service and load generator, all threads) and of the database server, in cores (1 = one core busy); server undefined without /proc. */
+  process: number;
+  server: number | undefined;
   service: number;
   client: number;
   /** Requests per committed group (group commit only). */
   perGroup: number | undefined;
+}
+
+/** Clock ticks per second of /proc's CPU times (Linux: `getconf CLK_TCK`, 100 everywhere it is built for). */
+const CLK_TCK = 100;
+
+/**
+ * CPU time so far of the database server `postmasterPid` and its processes (backends, WAL writer, …),
+ * ms, from /proc (Linux); undefined where there is no /proc.
+ */
+function serverCpuMs(postmasterPid: number | undefined): number | undefined {
+  if (postmasterPid === undefined) return undefined;
+  try {
+    let ticks = 0;
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      } catch {
+        continue; // ended meanwhile
+      }
+      // After "(comm)": state ppid … utime (14th field) stime (15th).
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(pid) === postmasterPid || Number(f[1]) === postmasterPid) ticks += Number(f[11]) + Number(f[12]);
+    }
+    return (ticks * 1000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The server's postmaster: the parent of this session's backend (/proc, Linux); undefined elsewhere. */
+async function postmasterOf(pool: Pool): Promise<number | undefined> {
+  const pid = (await pool.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
+  try {
+    return Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+  } catch {
+    return undefined; // not Linux, or the server runs elsewhere
+  }
 }
 
 /** Busy and total CPU time of every core so far, ms. */
@@ -55,8 +100,12 @@ export async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env"
   const pipeline = benchPipeline(name, 100_000, path.join(tmp, `${name}-landing`));
   const db = { pool: ctx.pool, url: ctx.url, kind: "external" as const, close: async () => undefined };
   const service = await startService({ ...ctx.env, PORT: 0, STRAGGLER_API_TOKEN: TOKEN, STRAGGLER_GROUP_COMMIT: groupCommit ? "on" : "off" }, db, [pipeline], log);
+  const postmaster = await postmasterOf(ctx.pool);
   const groupsBefore = groupCommitTotals();
   const cpuBefore = machineTimes();
+  const processBefore = process.cpuUsage();
+  const serverBefore = serverCpuMs(postmaster);
+  const startedAt = performance.now();
   const loopBefore = performance.eventLoopUtilization();
   let load: Awaited<ReturnType<typeof runLoad>>;
   try {
@@ -65,6 +114,9 @@ export async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env"
     await service.stop();
   }
   const serviceBusy = performance.eventLoopUtilization(loopBefore).utilization;
+  const elapsed = performance.now() - startedAt;
+  const processCpu = process.cpuUsage(processBefore);
+  const serverAfter = serverCpuMs(postmaster);
   const cpuAfter = machineTimes();
   const groupsAfter = groupCommitTotals();
   if (load.non2xx + load.errors + load.timeouts > 0) throw new Error(`${name}: ${load.non2xx} non-2xx answers, ${load.errors} errors, ${load.timeouts} timeouts`);
@@ -73,6 +125,8 @@ export async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env"
   return {
     eventsPerSecond: load.acknowledged / seconds, p50: load.p50, p99: load.p99, requests: load.sources.length,
     machine: (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.total - cpuBefore.total), service: serviceBusy, client: load.busy,
+    process: (processCpu.user + processCpu.system) / 1000 / elapsed,
+    server: serverBefore === undefined || serverAfter === undefined ? undefined : (serverAfter - serverBefore) / elapsed,
     perGroup: groupCommit && groups > 0 ? (groupsAfter.requests - groupsBefore.requests) / groups : undefined,
   };
 }
@@ -95,7 +149,8 @@ const pct = (x: number) => `${Math.round(x * 100)} %`;
 
 /** One round as a progress line: throughput, latency and where the CPU went. */
 function describe(r: IngestRound): string {
-  return `${fmt(r.eventsPerSecond)} events/s, p50 ${r.p50} ms, p99 ${r.p99} ms; CPU: machine ${pct(r.machine)} of 2 cores, service loop ${pct(r.service)}, load generator ${pct(r.client)} of a core` +
+  return `${fmt(r.eventsPerSecond)} events/s, p50 ${r.p50} ms, p99 ${r.p99} ms; CPU: machine ${pct(r.machine)} of 2 cores; ` +
+    `bench process ${r.process.toFixed(2)} cores (service loop ${pct(r.service)}, load generator ${pct(r.client)} of a core), database server ${r.server === undefined ? "?" : r.server.toFixed(2)} cores` +
     (r.perGroup === undefined ? "" : `; ${r.perGroup.toFixed(1)} requests per group`);
 }
 
@@ -114,7 +169,10 @@ export async function measureHttpIngest(ctx: BenchContext): Promise<void> {
   }
   const g = stat(group.map((x) => x.eventsPerSecond)), s = stat(single.map((x) => x.eventsPerSecond));
   const gp99 = stat(group.map((x) => x.p99)), sp99 = stat(single.map((x) => x.p99));
-  const cpu = (xs: IngestRound[]) => `CPU: machine ${pct(stat(xs.map((x) => x.machine)).median)} of 2 cores, service loop ${pct(stat(xs.map((x) => x.service)).median)}, load generator ${pct(stat(xs.map((x) => x.client)).median)} of a core`;
+  const med = (xs: IngestRound[], f: (x: IngestRound) => number) => stat(xs.map(f)).median;
+  const cpu = (xs: IngestRound[]) =>
+    `CPU: machine ${pct(med(xs, (x) => x.machine))} of 2 cores; bench process ${med(xs, (x) => x.process).toFixed(2)} cores (service loop ${pct(med(xs, (x) => x.service))}, load generator ${pct(med(xs, (x) => x.client))} of a core), ` +
+    `database server ${xs.some((x) => x.server === undefined) ? "?" : med(xs, (x) => x.server!).toFixed(2)} cores`;
   ctx.row(
     `HTTP ingest, ${CONNECTIONS} connections × ${EVENTS_PER_REQUEST}-event requests, ${seconds} s (group commit); every acknowledged event in bronze once`,
     `${fmtStat(g, " ev/s")}; p99 ${fmt(gp99.median)} ms (${fmt(gp99.min)}–${fmt(gp99.max)}); ${fmt(stat(group.map((x) => x.perGroup ?? 0)).median)} requests per group; ${cpu(group)}`,
@@ -122,6 +180,7 @@ export async function measureHttpIngest(ctx: BenchContext): Promise<void> {
     `${(g.median / s.median).toFixed(2)} × per request`,
     "≥ 20,000 ev/s, p99 < 100 ms",
   );
+  if (CURVE.length === 0) return;
   const curve: string[] = [], curveSingle: string[] = [];
   for (const c of CURVE) {
     const gc = await ingestRound(ctx, `http-group-c${c}`, true, seconds, c);
