@@ -41,7 +41,7 @@ export async function openDatabase(env: Env, log: Logger, opts: { migrate?: bool
     if (!closing) log.warn({ code: (e as { code?: string }).code, error: e.message }, "idle database connection failed");
   });
   try {
-    if (opts.migrate !== false) await runMigrations(pool);
+    if (opts.migrate !== false) await runMigrations(pool, { log });
   } catch (e) {
     await pool.end();
     await stopEmbedded?.();

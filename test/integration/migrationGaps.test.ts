@@ -1,0 +1,127 @@
+/**
+ * A migration skipped by an earlier migrate (src/db/migrate.ts, README "Migrations"): a
+ * database migrated while 0027 was released and 0023 not yet never got 0023 from drizzle's
+ * migrate (it applies only migrations later than the newest applied one); runMigrations
+ * applies it, records it, and is a no-op after.
+ */
+import { rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { describe, expect, inject, it } from "vitest";
+import { copyMigrationsFolder, readJournalMigrations, runMigrations, runMigrationsWithout, MIGRATIONS_DIR } from "../../src/db/migrate.js";
+import { createPool, type Pool } from "../../src/db/pool.js";
+
+/** A new empty database for `fn`, dropped after it. */
+async function withFreshDatabase(fn: (pool: Pool) => Promise<void>): Promise<void> {
+  const name = `straggler_t_gap_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
+  const admin = new pg.Client({ connectionString: inject("adminUrl") });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(inject("adminUrl"));
+  u.pathname = `/${name}`;
+  const pool = createPool(u.toString(), 2);
+  try {
+    await fn(pool);
+  } finally {
+    await pool.end();
+    // pool.end() resolves before its connections have closed: drop once they have gone (a FORCE drop would kill them mid-close).
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+        break;
+      } catch (e) {
+        if (attempt === 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    await admin.end();
+  }
+}
+
+const journal = readJournalMigrations(MIGRATIONS_DIR);
+const m0023 = journal.find((m) => m.tag === "0023_partitioned_bronze")!;
+const m0027 = journal.find((m) => m.tag === "0027_pipeline_lease_epochs")!;
+
+const relkind = async (pool: Pool) => (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind as string;
+const recorded = async (pool: Pool) => (await pool.query("SELECT hash, created_at::text AS at FROM straggler.__drizzle_migrations ORDER BY id")).rows as { hash: string; at: string }[];
+const insertBronze = (pool: Pool, id: string, at: string) =>
+  pool.query(
+    `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
+     VALUES ('old', 'v', 'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
+    [id, at],
+  );
+
+/** A logger that keeps each info line's message. */
+function captureLog(): { info: (obj: object, msg: string) => void; lines: string[] } {
+  const lines: string[] = [];
+  return { info: (_obj, msg) => void lines.push(msg), lines };
+}
+
+describe("migrations skipped by an earlier migrate", () => {
+  it("0023 missing under an applied 0027: applied at the next start with bronze's rows and seq values kept, recorded, logged; then a no-op", async () => {
+    await withFreshDatabase(async (pool) => {
+      await runMigrationsWithout(pool, [23]);
+      expect(await relkind(pool)).toBe("r");
+      const before = await recorded(pool);
+      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023).map((m) => m.hash));
+      expect(before.at(-1)).toEqual({ hash: m0027.hash, at: "1796000027000" });
+      const seqs: number[] = [];
+      for (const [id, at] of [["a", "2026-05-31T23:59:59.999999Z"], ["b", "2026-06-01T00:00:00Z"], ["c", "2026-06-15T12:00:00Z"]] as const) seqs.push((await insertBronze(pool, id, at)).rows[0].seq);
+
+      const log = captureLog();
+      await runMigrations(pool, { log });
+      expect(log.lines).toEqual(["applying migration 0023_partitioned_bronze, skipped by an earlier migrate because a later-numbered one was applied first"]);
+      expect(await relkind(pool)).toBe("p");
+      expect((await pool.query("SELECT count(*)::int AS n FROM pg_partitioned_table WHERE partrelid = 'straggler.bronze_events'::regclass")).rows[0].n).toBe(1);
+      const rows = (await pool.query("SELECT seq::int, event_id, tableoid::regclass::text AS t FROM straggler.bronze_events ORDER BY seq")).rows;
+      expect(rows).toEqual([
+        { seq: seqs[0], event_id: "a", t: "straggler.bronze_events_p202605" },
+        { seq: seqs[1], event_id: "b", t: "straggler.bronze_events_p202606" },
+        { seq: seqs[2], event_id: "c", t: "straggler.bronze_events_p202606" },
+      ]);
+      const after = await recorded(pool);
+      expect(after).toEqual([...before, { hash: m0023.hash, at: "1796000023000" }]);
+      // 0027's table is untouched and the sequence goes on after the kept rows.
+      expect((await pool.query("SELECT to_regclass('straggler.pipeline_leases')::text AS t")).rows[0].t).toBe("straggler.pipeline_leases");
+      expect((await insertBronze(pool, "d", "2026-06-16T00:00:00Z")).rows[0].seq).toBe(seqs[2]! + 1);
+
+      // Up to date: nothing applied, nothing logged, nothing recorded.
+      const again = captureLog();
+      await runMigrations(pool, { log: again });
+      expect(again.lines).toEqual([]);
+      expect(await recorded(pool)).toEqual(after);
+
+      // A migration recorded by its `when` with another hash was applied from an earlier text of its file: not applied again.
+      await pool.query("UPDATE straggler.__drizzle_migrations SET hash = 'an earlier text' WHERE created_at = $1", [m0023.folderMillis]);
+      const edited = captureLog();
+      await runMigrations(pool, { log: edited });
+      expect(edited.lines).toEqual([]);
+      expect((await recorded(pool)).length).toBe(after.length);
+    });
+  });
+
+  it("a skipped migration that fails is rolled back, not recorded, and named in the error; fixed, the next start applies it", async () => {
+    await withFreshDatabase(async (pool) => {
+      await runMigrationsWithout(pool, [23]);
+      const before = await recorded(pool);
+      const dir = copyMigrationsFolder(() => true);
+      try {
+        writeFileSync(path.join(dir, "0023_partitioned_bronze.sql"), "CREATE TABLE straggler.gap_probe (x int);\n--> statement-breakpoint\nTHIS IS NOT SQL;\n");
+        const log = captureLog();
+        await expect(runMigrations(pool, { log, migrationsFolder: dir })).rejects.toThrow(
+          'migration 0023_partitioned_bronze (skipped by an earlier migrate because a later-numbered one was applied first) failed and was rolled back: syntax error at or near "THIS"',
+        );
+        expect(log.lines).toEqual(["applying migration 0023_partitioned_bronze, skipped by an earlier migrate because a later-numbered one was applied first"]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      expect((await pool.query("SELECT to_regclass('straggler.gap_probe') AS t")).rows[0].t).toBeNull();
+      expect(await recorded(pool)).toEqual(before);
+      expect(await relkind(pool)).toBe("r");
+      // The lock was released and the database is as it was: with the real file the next start applies 0023.
+      await runMigrations(pool);
+      expect(await relkind(pool)).toBe("p");
+      expect(await recorded(pool)).toEqual([...before, { hash: m0023.hash, at: "1796000023000" }]);
+    });
+  });
+});
