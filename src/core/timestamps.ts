@@ -18,9 +18,12 @@
  * - `epoch_s` / `epoch_ms` / `epoch_us` / `epoch_ns`: integer or decimal
  *   numbers of s / ms / µs / ns since the epoch.
  *
- * A non-zero fraction finer than a microsecond follows `subMicrosecond`:
- * `refuse` (the default) or `truncate` (the digits after the microsecond
- * are dropped; for a negative epoch number that moves the instant toward 1970).
+ * A fraction may have any number of digits, in ISO 8601 and epoch numbers
+ * alike (numpy writes 12 for picoseconds): zeros after the sixth are always
+ * accepted, and a non-zero fraction finer than a microsecond follows
+ * `subMicrosecond`: `refuse` (the default) or `truncate` (the digits after
+ * the microsecond are dropped; for a negative epoch number that moves the
+ * instant toward 1970).
  */
 import { DateTime, IANAZone } from "luxon";
 
@@ -30,7 +33,7 @@ export type SubMicrosecond = "refuse" | "truncate";
 export type InstantResult = { ok: true; us: bigint } | { ok: false; detail: string };
 
 const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:\s*(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?|((?:UTC|GMT))))?$/i;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?(?:\s*(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?|((?:UTC|GMT))))?$/i;
 const EPOCH = /^[+-]?\d+(?:\.\d+)?$/;
 
 /** Forms refused on purpose, with the message that says what to write instead. */
