@@ -10,7 +10,8 @@
  *   the answer (201) is sent after the landing's COMMIT, and a body that was
  *   not answered is sent again by its client.
  * - `Content-Encoding`: identity, gzip (x-gzip), deflate or br; anything
- *   else is 415. The limit counts the decoded bytes (a gzip bomb is 413).
+ *   else is 415. Bodies are UTF-8: one starting with a UTF-16 or UTF-32
+ *   byte order mark is 415 with a message saying so. The limit counts the decoded bytes (a gzip bomb is 413).
  * - The SHA-256 of the decoded bytes, exactly as sent (a BOM and whitespace
  *   included), identifies the body for `Idempotency-Key`.
  * - NDJSON (any body whose first non-blank byte is not `[`) is landed from
@@ -38,7 +39,7 @@ import { StringDecoder } from "node:string_decoder";
 import { getManyValues, none } from "stream-chain/defs.js";
 import { jsonParser as jsonTokenizer } from "stream-json/core/parser.js";
 import type { RawRecord } from "../core/admission.js";
-import { MAX_JSON_DEPTH, readRecords, type ReadOptions } from "../ingest/readers.js";
+import { MAX_JSON_DEPTH, notUtf8, readRecords, type ReadOptions } from "../ingest/readers.js";
 import { HttpError } from "./errors.js";
 
 /** Largest body held in memory, decoded bytes (256 KiB); a larger one is spooled to a temporary file. */
@@ -75,6 +76,8 @@ class Meter extends Transform {
   readonly hash = createHash("sha256");
   bytes = 0;
   first: number | undefined;
+  /** The body's first 4 bytes (fewer when it is shorter). */
+  head = Buffer.alloc(0);
   constructor(private readonly limit: number) {
     super();
   }
@@ -82,6 +85,7 @@ class Meter extends Transform {
     this.bytes += chunk.length;
     if (this.bytes > this.limit) return done(TOO_LARGE());
     this.hash.update(chunk);
+    if (this.head.length < 4) this.head = Buffer.concat([this.head, chunk.subarray(0, 4 - this.head.length)]);
     if (this.first === undefined) {
       for (const b of chunk) {
         // space, tab, LF, CR, and the bytes of a UTF-8 BOM
@@ -296,7 +300,7 @@ async function* fileRecords(file: string, opts: ReadOptions): AsyncGenerator<Raw
  * @param limitBytes largest accepted decoded body, bytes
  * @param readOptions how the pipeline reads records (longest record, …)
  * @param memoryMaxBytes largest body held in memory, decoded bytes (default `MEMORY_BODY_MAX_BYTES`)
- * @throws HttpError 415 (unsupported Content-Encoding), 413 (over the limit), 400 (empty body, invalid JSON array, too deep); nothing is left on disk then
+ * @throws HttpError 415 (unsupported Content-Encoding; a UTF-16 or UTF-32 byte order mark), 413 (over the limit), 400 (empty body, invalid JSON array, too deep); nothing is left on disk then
  */
 export async function readBody(req: IncomingMessage, limitBytes: number, readOptions: ReadOptions = {}, memoryMaxBytes = MEMORY_BODY_MAX_BYTES): Promise<RequestBody> {
   const declared = Number(req.headers["content-length"]);
@@ -326,6 +330,8 @@ export async function readBody(req: IncomingMessage, limitBytes: number, readOpt
       if (typeof (e as { errno?: unknown }).errno === "number" && decoder) throw new HttpError(400, "invalid_request", `body: cannot decode ${req.headers["content-encoding"]}: ${(e as Error).message}`, { cause: e });
       throw e;
     }
+    const encoding = notUtf8(meter.head);
+    if (encoding !== undefined) throw new HttpError(415, "unsupported_media_type", `body: ${encoding}`);
     if (meter.first === undefined) throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON, got an empty body");
     const format = meter.first === 0x5b ? "array" : "ndjson";
     const found = { sha256: meter.hash.digest("hex"), bytes: meter.bytes, format, remove } as const;

@@ -19,7 +19,7 @@ const errorDescriptions = {
   401: "missing or wrong bearer token, or no token configured",
   404: "no such pipeline",
   413: "body too large (counted after decompression)",
-  415: "a Content-Type that is not accepted, or an unsupported Content-Encoding",
+  415: "a Content-Type that is not accepted, an unsupported Content-Encoding, or a body in UTF-16 or UTF-32 (byte order mark)",
   422: "the Idempotency-Key was already used with a different body; nothing landed",
   500: "internal error (see the service log)",
   503: "database unreachable (`unavailable`), no pooled connection free in time (`busy`), or a landing whose outcome is unknown (`outcome_unknown`); retry after the Retry-After header",

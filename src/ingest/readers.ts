@@ -15,7 +15,8 @@
  * multi-line record) longer than `maxRecordBytes` (default 1 MiB) is
  * MALFORMED ("longer than … bytes"), its raw text cut to that many bytes,
  * and reading goes on with the next line. Blank lines carry no record and are
- * skipped. A UTF-8 BOM is removed. Invalid UTF-8 (decoded as U+FFFD) and NUL
+ * skipped. A UTF-8 BOM is removed; a UTF-16 or UTF-32 one refuses the whole
+ * source (SourceRefused, nothing read) with a message saying to convert it. Invalid UTF-8 (decoded as U+FFFD) and NUL
  * bytes make a line malformed. A final line without a newline is a record
  * unless `unterminated: "hold"` (append-only files), where it waits for its
  * newline.
@@ -128,9 +129,25 @@ export function readOptionsFor(pipeline: PipelineConfig): ReadOptions {
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**
+ * Why a source's first bytes say it is not UTF-8, or undefined: a UTF-16 or
+ * UTF-32 byte order mark (spreadsheet "Unicode text" exports, PowerShell's
+ * `>` redirection). Read as UTF-8 every line of such a file would be
+ * MALFORMED for a NUL or invalid UTF-8, which names the symptom, not the cause.
+ */
+export function notUtf8(first: Buffer): string | undefined {
+  const hex = (n: number) => [...first.subarray(0, n)].map((b) => b.toString(16).toUpperCase().padStart(2, "0")).join(" ");
+  const says = (name: string, n: number) => `${name} text (byte order mark ${hex(n)}): records are read as UTF-8; convert it (e.g. iconv -f ${name} -t UTF-8)`;
+  if (first.length >= 4 && first[0] === 0xff && first[1] === 0xfe && first[2] === 0 && first[3] === 0) return says("UTF-32", 4);
+  if (first.length >= 4 && first[0] === 0 && first[1] === 0 && first[2] === 0xfe && first[3] === 0xff) return says("UTF-32", 4);
+  if (first.length >= 2 && ((first[0] === 0xff && first[1] === 0xfe) || (first[0] === 0xfe && first[1] === 0xff))) return says("UTF-16", 2);
+  return undefined;
+}
+
+/**
  * Reads records from `input`.
  * @returns an async iterable of records; for CSV the header line is consumed, not yielded
- * @throws SourceRefused when a CSV input's header is unreadable, names a column twice or misses a column the pipeline reads
+ * @throws SourceRefused when a CSV input's header is unreadable, names a column twice or misses a column the pipeline reads,
+ *   or when the input starts with a UTF-16 or UTF-32 byte order mark (before any record is read)
  */
 export async function* readRecords(input: AsyncIterable<Buffer | string>, format: SourceFormat, opts: ReadOptions = {}): AsyncGenerator<RawRecord> {
   const max = opts.maxRecordBytes ?? MAX_RECORD_BYTES;
@@ -149,7 +166,11 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
 
   for await (const batch of lines) for (const l of batch) {
     let bytes = l.bytes;
-    if (l.line === 1 && (opts.startOffset ?? 0) === 0 && bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3);
+    if (l.line === 1 && (opts.startOffset ?? 0) === 0) {
+      const encoding = notUtf8(bytes);
+      if (encoding !== undefined) throw new SourceRefused(encoding);
+      if (bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3);
+    }
     if (pending !== undefined) {
       // Inside a quoted field that spans lines: this line continues the record.
       const text = bytes.toString("utf8");

@@ -1,0 +1,342 @@
+/**
+ * Inputs real producers send that the hostile-input suite does not cover:
+ * numbers written by spreadsheets and loggers, fractions of seconds longer
+ * than nine digits, and text that is not UTF-8 by its byte order mark (UTF-16
+ * and UTF-32 exports), through the real landing paths (`landStream`,
+ * `landFile`) and the HTTP route. Each case asserts the exact bronze rows and
+ * that the ledger balances (the harness is hostileInput.test.ts's).
+ */
+import type { Server } from "node:http";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
+import { reconcile } from "../../src/correction/reconcile.js";
+import { createApp } from "../../src/http/app.js";
+import { landFile, landStream } from "../../src/ingest/landFile.js";
+import { SourceRefused } from "../../src/ingest/errors.js";
+import { createLogger } from "../../src/log.js";
+import { runBatch } from "../../src/stream/runBatch.js";
+import { useTestDatabase } from "../helpers/db.js";
+import { pipeline } from "../helpers/fixtures.js";
+
+const getDb = useTestDatabase();
+const LANDED = Date.UTC(2024, 4, 1, 12, 0); // ingestion time of records that carry none
+const TS = "2024-05-01T10:00:00Z";
+const DIR = mkdtempSync(path.join(tmpdir(), "straggler-odd-"));
+afterAll(() => rmSync(DIR, { recursive: true, force: true }));
+
+type Format = "jsonl" | "csv";
+type Reason = "MALFORMED" | "NULL_TS" | "PARSE_FAIL" | "FUTURE_TS" | "TOO_OLD" | "INVALID_VALUE" | "DUPLICATE" | "AMENDED_DUPLICATE";
+
+/** One expected bronze row. `reason` absent = accepted. Optional fields are compared only when given. */
+interface Row {
+  line: number;
+  reason?: Reason;
+  detail?: string;
+  eventTime?: string | null;
+  value?: string | null;
+  key?: string;
+  eventId?: string;
+  raw?: string;
+}
+
+type Input = string | Buffer | Buffer[]; // Buffer[]: the chunks the stream delivers
+
+interface Case {
+  format?: Format;
+  /** stream: landStream (default); file: written to disk and landed with landFile. */
+  via?: "stream" | "file";
+  /** Replaces top-level sections of the base pipeline (fields, timestamps, admission). */
+  over?: Record<string, unknown>;
+  /** One landing per element (a file or a stream each). */
+  batches: Input[];
+  rows: Row[];
+  /** Expected `straggler.window_results` after one micro-batch: [group key (null: the null group), event count, value sum], any order. */
+  windows?: Array<[string | null, number, string | null]>;
+}
+
+const HEADER = "id,ts,amount,key";
+const BASE_FIELDS = { eventId: "id", eventTime: "ts", value: "amount", groupKey: ["key"] };
+
+function basePipeline(name: string, format: Format, over: Record<string, unknown> = {}): PipelineConfig {
+  return pipeline({
+    name,
+    source: { landingDir: path.join(DIR, name), format },
+    fields: BASE_FIELDS,
+    timestamps: { format: "iso8601" },
+    window: { type: "tumbling", size: "1 hour" },
+    watermark: { delay: "1 hour" },
+    // Records are dated around LANDED and up to a day after it: these cases are about parsing, not the future-skew guard.
+    admission: { maxFutureSkew: null },
+    ...over,
+  });
+}
+
+/** A JSON line with the base fields; `extra` replaces or adds fields (undefined removes one). */
+function ev(id: unknown, extra: Record<string, unknown> = {}): string {
+  const o: Record<string, unknown> = { id, ts: TS, amount: 1, key: "k", ...extra };
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return JSON.stringify(o);
+}
+
+const chunksOf = (input: Input): Buffer[] => (Array.isArray(input) ? input : [Buffer.isBuffer(input) ? input : Buffer.from(input, "utf8")]);
+
+/**
+ * Record lines in `input`, counted here without the project's reader: lines
+ * end at LF, CRLF or CR; blank (whitespace-only) lines and a CSV header are
+ * not records. A BOM at the start counts as whitespace.
+ */
+function recordLines(input: Input, format: Format): number {
+  const text = Buffer.concat(chunksOf(input)).toString("utf8");
+  const nonBlank = text.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "").length;
+  return format === "csv" ? Math.max(0, nonBlank - 1) : nonBlank;
+}
+
+let caseNo = 0;
+const pipelineName = () => `odd-${++caseNo}`;
+
+interface BronzeOut {
+  source_line: number;
+  status: string;
+  reason: string | null;
+  detail: string | null;
+  event_time: string | null;
+  value: string | null;
+  group_key: string;
+  event_id: string;
+  raw: string;
+}
+
+/** Lands `c`, checks every bronze row, the ledger, one micro-batch and reconcile. Returns the pipeline. */
+async function runCase(c: Case): Promise<PipelineConfig> {
+  const { pool } = await getDb();
+  const format = c.format ?? "jsonl";
+  const p = basePipeline(pipelineName(), format, c.over);
+  for (const [i, input] of c.batches.entries()) {
+    if (c.via === "file") {
+      const name = `${i}.${format === "csv" ? "csv" : "jsonl"}`;
+      const file = path.join(DIR, `${p.name}-${name}`);
+      writeFileSync(file, Buffer.concat(chunksOf(input)));
+      const r = await landFile(pool, p, file, name, { landingTimeMs: LANDED });
+      expect(r.alreadyLanded).toBe(false);
+    } else {
+      await landStream(pool, p, Readable.from(chunksOf(input)), "hostile", LANDED);
+    }
+  }
+  const { rows } = await pool.query<BronzeOut>(
+    `SELECT source_line, status, reason, detail, event_time, value, group_key, event_id, raw
+       FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq`,
+    [p.name],
+  );
+  const project = (r: BronzeOut, want: Row) => ({
+    line: r.source_line,
+    status: r.status,
+    reason: r.reason,
+    detail: r.detail,
+    ...("eventTime" in want ? { eventTime: r.event_time } : {}),
+    ...("value" in want ? { value: r.value } : {}),
+    ...("key" in want ? { key: r.group_key } : {}),
+    ...("eventId" in want ? { eventId: r.event_id } : {}),
+    ...("raw" in want ? { raw: r.raw } : {}),
+  });
+  const expected = c.rows.map((w) => {
+    const { line, reason, detail, ...rest } = w;
+    return { line, status: reason ? "quarantined" : "accepted", reason: reason ?? null, detail: reason ? detail : null, ...rest };
+  });
+  expect(rows.map((r, i) => project(r, c.rows[i] ?? { line: 0 }))).toEqual(expected);
+
+  // The ledger: every non-blank record line sent landed once, accepted or quarantined.
+  const sent = c.batches.reduce((n, b) => n + recordLines(b, format), 0);
+  const accepted = c.rows.filter((r) => !r.reason).length;
+  const ledger = (await pool.query("SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1", [p.name])).rows[0] ?? { landed: 0, accepted: 0, quarantined: 0 };
+  expect(ledger).toEqual({ landed: sent, accepted, quarantined: sent - accepted });
+  expect(ledger.accepted + ledger.quarantined).toBe(ledger.landed);
+
+  // The stream digests whatever was accepted; reconcile agrees and balances.
+  await runBatch(pool, p, "once");
+  const rec = await reconcile(pool, p);
+  expect(rec.ledger).toEqual({ landed: sent, accepted, quarantined: sent - accepted, landedBySource: sent, balanced: true });
+  expect(rec.ok).toBe(true);
+
+  if (c.windows) {
+    const w = await pool.query<{ group_key: string | null; event_count: number; value_sum: string | null }>(
+      "SELECT group_key, event_count, value_sum FROM straggler.window_results WHERE pipeline = $1",
+      [p.name],
+    );
+    type W = [string | null, number, string | null];
+    const byKey = (a: W, b: W) => (String(a[0]) < String(b[0]) ? -1 : String(a[0]) > String(b[0]) ? 1 : 0);
+    expect(w.rows.map((r) => [r.group_key, Number(r.event_count), r.value_sum] as W).sort(byKey)).toEqual([...c.windows].sort(byKey));
+  }
+  return p;
+}
+
+const lines = (...ls: string[]) => ls.join("\n") + "\n";
+const csv = (...ls: string[]) => [HEADER, ...ls].join("\n") + "\n";
+
+
+const NOT_DECIMAL = (t: string) => `value "amount": not a decimal number: ${JSON.stringify(t)}`;
+const utf16le = (s: string) => Buffer.from("\ufeff" + s, "utf16le");
+const utf16be = (s: string) => utf16le(s).swap16();
+const utf32le = (s: string) => Buffer.concat([Buffer.from([0xff, 0xfe, 0, 0]), ...[...s].map((c) => { const b = Buffer.alloc(4); b.writeUInt32LE(c.codePointAt(0)!); return b; })]);
+const UTF16_LE_REFUSED = "UTF-16 text (byte order mark FF FE): records are read as UTF-8; convert it (e.g. iconv -f UTF-16 -t UTF-8)";
+const UTF16_BE_REFUSED = "UTF-16 text (byte order mark FE FF): records are read as UTF-8; convert it (e.g. iconv -f UTF-16 -t UTF-8)";
+const UTF32_LE_REFUSED = "UTF-32 text (byte order mark FF FE 00 00): records are read as UTF-8; convert it (e.g. iconv -f UTF-32 -t UTF-8)";
+
+describe("numbers as producers write them", () => {
+  it("JSON values: -0, a leading +, .5, 5., 1E+2, +.5e-1 and padded text are decimals; hex, separators, units, signs twice are INVALID_VALUE", async () => {
+    const values: Array<[unknown, string | null]> = [
+      ["-0", "0"], // numeric reads -0 as 0
+      ["+5", "5"],
+      [".5", "0.5"],
+      ["5.", "5"],
+      ["1E+2", "100"],
+      ["+.5e-1", "0.05"],
+      [" 12 ", "12"],
+      ["\u00a012\u3000", "12"], // no-break and ideographic spaces are whitespace too
+      ["0e99999999999999999999", "0"],
+      ["0x10", null],
+      ["1,234.5", null],
+      ["1_000", null],
+      ["1 234", null],
+      ["$5", null],
+      ["5%", null],
+      ["(5)", null],
+      ["--1", null],
+      ["1.2.3", null],
+      ["-", null],
+      ["1e", null],
+      ["12\u200b", null], // a zero-width space is not whitespace
+    ];
+    const { pool } = await getDb();
+    const p = await runCase({
+      batches: [lines(...values.map(([v], i) => ev(`v${i}`, { amount: v })), `{"id":"neg-zero-number","ts":"${TS}","amount":-0,"key":"k"}`)],
+      rows: [
+        ...values.map(([v, stored], i) => (stored === null ? { line: i + 1, reason: "INVALID_VALUE" as const, detail: NOT_DECIMAL(v as string), value: null } : { line: i + 1, value: stored })),
+        { line: values.length + 1, value: "0" },
+      ],
+    });
+    // Summed exactly: -0 + 5 + 0.5 + 5 + 100 + 0.05 + 12 + 12 + 0 + (-0).
+    const sum = await pool.query("SELECT value_sum::text AS s, event_count::int AS n FROM straggler.window_results WHERE pipeline = $1", [p.name]);
+    expect(sum.rows).toEqual([{ s: "134.55", n: 10 }]);
+  });
+
+  it("CSV values: -0, +3, padded 7 and 1.5E-3 are decimals; a quoted 1,234.5 and 1 234 are INVALID_VALUE", async () => {
+    await runCase({
+      format: "csv",
+      batches: [csv(`a,${TS},-0,k`, `b,${TS},+3,k`, `c,${TS}, 7 ,k`, `d,${TS},1.5E-3,k`, `e,${TS},"1,234.5",k`, `f,${TS},1 234,k`)],
+      rows: [
+        { line: 2, value: "0" },
+        { line: 3, value: "3" },
+        { line: 4, value: "7" },
+        { line: 5, value: "0.0015" },
+        { line: 6, reason: "INVALID_VALUE", detail: NOT_DECIMAL("1,234.5") },
+        { line: 7, reason: "INVALID_VALUE", detail: NOT_DECIMAL("1 234") },
+      ],
+      windows: [["k", 4, "10.0015"]],
+    });
+  });
+});
+
+describe("fractions of a second longer than nine digits", () => {
+  it("ISO 8601: zeros after the sixth digit are accepted at any length; a non-zero digit there follows subMicrosecond", async () => {
+    const SUB_US = 'event time "ts": a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)';
+    await runCase({
+      batches: [lines(
+        ev("a", { ts: "2024-05-01T10:00:00.123456000000Z" }), // numpy datetime64[ps]
+        ev("b", { ts: "2024-05-01T10:00:00,500000000000000000000+02:00" }),
+        ev("c", { ts: "2024-05-01T10:00:00.1234567890Z" }),
+        ev("d", { ts: "2024-05-01T10:00:00.000000000001Z" }),
+      )],
+      rows: [
+        { line: 1, eventTime: "2024-05-01T10:00:00.123456Z" },
+        { line: 2, eventTime: "2024-05-01T08:00:00.500Z" },
+        { line: 3, reason: "PARSE_FAIL", detail: SUB_US, eventTime: null },
+        { line: 4, reason: "PARSE_FAIL", detail: SUB_US, eventTime: null },
+      ],
+    });
+  });
+
+  it("with subMicrosecond: truncate, a 12-digit fraction keeps its first six digits", async () => {
+    await runCase({
+      over: { timestamps: { format: "iso8601", subMicrosecond: "truncate" } },
+      batches: [lines(ev("a", { ts: "2024-05-01T10:00:00.123456789012Z" }))],
+      rows: [{ line: 1, eventTime: "2024-05-01T10:00:00.123456Z" }],
+    });
+  });
+});
+
+describe("text that is not UTF-8: a UTF-16 or UTF-32 byte order mark refuses the source with what to do", () => {
+  it("a UTF-16 LE JSON lines file is refused by name with the reason, recorded refused, nothing landed", async () => {
+    const { pool } = await getDb();
+    const p = basePipeline(pipelineName(), "jsonl");
+    const file = path.join(DIR, `${p.name}.jsonl`);
+    writeFileSync(file, utf16le(lines(ev("a"), ev("b"))));
+    await expect(landFile(pool, p, file, "export.jsonl", { landingTimeMs: LANDED })).rejects.toThrow(new SourceRefused(UTF16_LE_REFUSED));
+    const src = await pool.query("SELECT source, state, reason FROM straggler.sources WHERE pipeline = $1", [p.name]);
+    expect(src.rows).toEqual([{ source: "export.jsonl", state: "refused", reason: UTF16_LE_REFUSED }]);
+    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE pipeline = $1", [p.name])).rows[0].n).toBe(0);
+  });
+
+  it("a UTF-16 LE CSV file (a spreadsheet's Unicode text export) is refused with the same reason, not as an unreadable header", async () => {
+    const { pool } = await getDb();
+    const p = basePipeline(pipelineName(), "csv");
+    const file = path.join(DIR, `${p.name}.csv`);
+    writeFileSync(file, utf16le(csv(`a,${TS},1,k`)));
+    await expect(landFile(pool, p, file, "export.csv", { landingTimeMs: LANDED })).rejects.toThrow(new SourceRefused(UTF16_LE_REFUSED));
+    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE pipeline = $1", [p.name])).rows[0].n).toBe(0);
+  });
+
+  it("UTF-16 BE and UTF-32 LE on stdin are refused by their byte order marks; nothing lands", async () => {
+    const { pool } = await getDb();
+    for (const [bytes, reason] of [[utf16be(lines(ev("a"))), UTF16_BE_REFUSED], [utf32le(lines(ev("a"))), UTF32_LE_REFUSED]] as const) {
+      const p = basePipeline(pipelineName(), "jsonl");
+      await expect(landStream(pool, p, Readable.from([bytes]), "stdin", LANDED)).rejects.toThrow(new SourceRefused(reason));
+      expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE pipeline = $1", [p.name])).rows[0].n).toBe(0);
+    }
+  });
+
+  it("a UTF-8 file whose first character is U+FEFF (a UTF-8 BOM) still lands: only UTF-16/32 marks refuse", async () => {
+    await runCase({ via: "file", batches: [Buffer.from("\ufeff" + lines(ev("a")), "utf8")], rows: [{ line: 1 }] });
+  });
+});
+
+describe("text that is not UTF-8 over HTTP", () => {
+  const TOKEN = "odd-token-0123456789";
+  const httpPipelines = [basePipeline("odd-http-1", "jsonl")];
+  let server: Server | undefined;
+  let base = "";
+
+  beforeAll(async () => {
+    const { pool } = await getDb();
+    const app = createApp({ pool, pipelines: httpPipelines, log: createLogger("silent"), token: TOKEN, maxBodyBytes: 1024 * 1024 });
+    await new Promise<void>((resolve) => {
+      server = app.listen(0, "127.0.0.1", () => {
+        const a = server!.address();
+        base = `http://127.0.0.1:${typeof a === "object" && a ? a.port : 0}`;
+        resolve();
+      });
+    });
+  });
+  afterAll(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+
+  it("a UTF-16 body (NDJSON or a JSON array, held or spooled) is 415 naming the encoding; nothing lands; a UTF-8 one after it lands", async () => {
+    const { pool } = await getDb();
+    const post = (body: Buffer, type: string) =>
+      fetch(`${base}/pipelines/odd-http-1/events`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": type }, body: new Uint8Array(body) });
+    const big = lines(...Array.from({ length: 3000 }, (_, i) => ev(`big-${i}`))); // > 256 KiB as UTF-16: spooled
+    for (const [body, type, reason] of [
+      [utf16le(lines(ev("a"))), "application/x-ndjson", UTF16_LE_REFUSED],
+      [utf16be(`[${ev("a")}]`), "application/json", UTF16_BE_REFUSED],
+      [utf16le(big), "application/x-ndjson", UTF16_LE_REFUSED],
+    ] as const) {
+      const r = await post(body, type);
+      expect([r.status, await r.json()]).toEqual([415, { error: "unsupported_media_type", message: `body: ${reason}` }]);
+    }
+    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE pipeline = 'odd-http-1'")).rows[0].n).toBe(0);
+    const ok = await post(Buffer.from(lines(ev("a"))), "application/x-ndjson");
+    expect([ok.status, (await ok.json()).accepted]).toEqual([201, 1]);
+  });
+});
