@@ -62,6 +62,18 @@ export interface RequestBody {
 
 const TOO_LARGE = () => new HttpError(413, "payload_too_large", "request body is larger than the limit");
 
+/**
+ * The service's own fault while spooling a body (no space left, no temporary
+ * folder, too many open files): a system call's error, never the client's.
+ * 503, so the client sends the body again later, rather than a 400 that
+ * would tell it the body is bad. Undefined for any other error.
+ */
+function spoolFault(e: unknown): HttpError | undefined {
+  const err = e as NodeJS.ErrnoException;
+  if (typeof err?.syscall !== "string" || typeof err.code !== "string") return undefined;
+  return new HttpError(503, "unavailable", `the service cannot hold the request body (${err.code} in its temporary folder); nothing landed, retry later`, { cause: e });
+}
+
 function decoderFor(encoding: string | undefined): Transform | undefined {
   const e = (encoding ?? "identity").trim().toLowerCase();
   if (e === "identity" || e === "") return undefined;
@@ -300,7 +312,7 @@ async function* fileRecords(file: string, opts: ReadOptions): AsyncGenerator<Raw
  * @param limitBytes largest accepted decoded body, bytes
  * @param readOptions how the pipeline reads records (longest record, …)
  * @param memoryMaxBytes largest body held in memory, decoded bytes (default `MEMORY_BODY_MAX_BYTES`)
- * @throws HttpError 415 (unsupported Content-Encoding; a UTF-16 or UTF-32 byte order mark), 413 (over the limit), 400 (empty body, invalid JSON array, too deep); nothing is left on disk then
+ * @throws HttpError 503 (the spool's file system failed: no space, no temporary folder), 415 (unsupported Content-Encoding; a UTF-16 or UTF-32 byte order mark), 413 (over the limit), 400 (empty body, invalid JSON array, too deep); nothing is left on disk then
  */
 export async function readBody(req: IncomingMessage, limitBytes: number, readOptions: ReadOptions = {}, memoryMaxBytes = MEMORY_BODY_MAX_BYTES): Promise<RequestBody> {
   const declared = Number(req.headers["content-length"]);
@@ -326,6 +338,8 @@ export async function readBody(req: IncomingMessage, limitBytes: number, readOpt
     } catch (e) {
       req.unpipe(source);
       if (e instanceof HttpError) throw e;
+      const fault = spoolFault(e);
+      if (fault !== undefined) throw fault;
       // zlib's errors are the client's: a body that does not decode.
       if (typeof (e as { errno?: unknown }).errno === "number" && decoder) throw new HttpError(400, "invalid_request", `body: cannot decode ${req.headers["content-encoding"]}: ${(e as Error).message}`, { cause: e });
       throw e;
@@ -367,6 +381,6 @@ async function splitArray(from: Readable, to: Writable): Promise<void> {
     await pipe(from, arrayToLines(), to);
   } catch (e) {
     if (e instanceof HttpError) throw e;
-    throw new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`, { cause: e });
+    throw spoolFault(e) ?? new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`, { cause: e });
   }
 }

@@ -84,6 +84,7 @@ function jsonScalarOf(body: unknown): string | undefined {
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (err instanceof HttpError) {
+      if (err.status === 503) res.set("Retry-After", "5");
       res.status(err.status).json({ error: err.code, message: err.message });
       return;
     }

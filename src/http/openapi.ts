@@ -22,7 +22,7 @@ const errorDescriptions = {
   415: "a Content-Type that is not accepted, an unsupported Content-Encoding, or a body in UTF-16 or UTF-32 (byte order mark)",
   422: "the Idempotency-Key was already used with a different body; nothing landed",
   500: "internal error (see the service log)",
-  503: "database unreachable (`unavailable`), no pooled connection free in time (`busy`), or a landing whose outcome is unknown (`outcome_unknown`); retry after the Retry-After header",
+  503: "database unreachable, or no room to hold a large body in the service's temporary folder (`unavailable`), no pooled connection free in time (`busy`), or a landing whose outcome is unknown (`outcome_unknown`); retry after the Retry-After header",
 } as const;
 
 /** `{ error, message }` responses for `codes`, with their usual descriptions (or the ones given). */

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
 import { reconcile } from "../../src/correction/reconcile.js";
@@ -338,5 +339,31 @@ describe("text that is not UTF-8 over HTTP", () => {
     expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE pipeline = 'odd-http-1'")).rows[0].n).toBe(0);
     const ok = await post(Buffer.from(lines(ev("a"))), "application/x-ndjson");
     expect([ok.status, (await ok.json()).accepted]).toEqual([201, 1]);
+  });
+
+  it("a body the service cannot spool (its temporary folder gone or full) is 503 with Retry-After, plain or gzipped, never a 400 that calls the body bad; nothing lands", async () => {
+    const { pool } = await getDb();
+    const big = Buffer.from(lines(...Array.from({ length: 4000 }, (_, i) => ev(`spool-${i}`)))); // > 256 KiB: spooled to a file
+    const message = "the service cannot hold the request body (ENOENT in its temporary folder); nothing landed, retry later";
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = path.join(DIR, "no-such-folder");
+    try {
+      for (const [body, headers] of [
+        [big, {}],
+        [gzipSync(big), { "content-encoding": "gzip" }],
+        [Buffer.from(`[${big.toString().trim().split("\n").join(",")}]`), { "content-type": "application/json" }],
+      ] as const) {
+        const r = await fetch(`${base}/pipelines/odd-http-1/events`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-ndjson", ...headers },
+          body: new Uint8Array(body),
+        });
+        expect([r.status, r.headers.get("retry-after"), await r.json()]).toEqual([503, "5", { error: "unavailable", message }]);
+      }
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE pipeline = 'odd-http-1' AND event_id LIKE 'spool-%'")).rows[0].n).toBe(0);
   });
 });
