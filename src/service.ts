@@ -24,6 +24,7 @@ import { appendQueuesIdle } from "./ingest/appendLock.js";
 import { listenForLanded } from "./db/sql/bronzeChannel.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
+import { sweepStaleSpools } from "./ingest/spoolFolders.js";
 import type { Logger } from "./log.js";
 import { startAlerts } from "./observe/alerts.js";
 import { runBatch } from "./stream/runBatch.js";
@@ -128,6 +129,9 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   }
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : env.PORT;
+  // Spool folders of bodies and stdin landings whose process was killed before it removed them.
+  const swept = await sweepStaleSpools();
+  if (swept.length > 0) log.info({ removed: swept.length, folders: swept.slice(0, 20) }, "removed stale spool folders left by ended processes");
   const loops = new Map<string, StreamLoop>();
   // Statistics refreshes run beside the stream, never in front of its next
   // micro-batch: an ANALYZE of a large bronze takes up to a second, which a

@@ -30,7 +30,6 @@ import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough, Readable, Transform, Writable, type TransformCallback } from "node:stream";
 import { finished, pipeline as pipe } from "node:stream/promises";
@@ -40,6 +39,7 @@ import { getManyValues, none } from "stream-chain/defs.js";
 import { jsonParser as jsonTokenizer } from "stream-json/core/parser.js";
 import type { RawRecord } from "../core/admission.js";
 import { MAX_JSON_DEPTH, notUtf8, readRecords, type ReadOptions } from "../ingest/readers.js";
+import { spoolPrefix } from "../ingest/spoolFolders.js";
 import { HttpError } from "./errors.js";
 
 /** Largest body held in memory, decoded bytes (256 KiB); a larger one is spooled to a temporary file. */
@@ -143,7 +143,7 @@ class Spool extends Writable {
   }
   private async spill(chunk: Buffer): Promise<void> {
     if (this.out === undefined) {
-      const dir = await mkdtemp(path.join(tmpdir(), "straggler-body-"));
+      const dir = await mkdtemp(spoolPrefix("body"));
       if (this.destroyed) {
         // The read failed meanwhile (413, a dropped connection): its cleanup has run already.
         await rm(dir, { recursive: true, force: true });

@@ -5,7 +5,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { constants, createWriteStream, type Stats } from "node:fs";
 import { lstat, mkdtemp, open, rm, type FileHandle } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
@@ -15,6 +14,7 @@ import type { Pool, PoolClient } from "../db/pool.js";
 import { landRecords, type LandResult } from "./copyToBronze.js";
 import type { CsvColumns } from "./csvRecords.js";
 import { SourceRefused } from "./errors.js";
+import { spoolPrefix } from "./spoolFolders.js";
 import { readOptionsFor, readRecords } from "./readers.js";
 import { markSourceFile, recordFileLanding, type SourceFileRecord } from "./sourceFiles.js";
 
@@ -194,7 +194,7 @@ export async function landFile(
  * @throws the stream's read error, SourceRefused (bad CSV header) or a database error; nothing is landed then
  */
 export async function landStream(pool: Pool, pipeline: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now(), inputName?: string): Promise<LandResult> {
-  const dir = await mkdtemp(path.join(tmpdir(), "straggler-spool-"));
+  const dir = await mkdtemp(spoolPrefix("spool"));
   try {
     const file = path.join(dir, "input");
     await pipe(input, createWriteStream(file, { mode: 0o600 }));
