@@ -18,15 +18,20 @@ export interface Finalized {
 }
 
 // Every part of one statement reads the same snapshot: the open count does not see the
-// UPDATE, so the windows it finalized (all open before it) are taken off. The checkpoint's
-// row was locked by the batch's first read (src/db/sql/openBatch.ts).
+// UPDATE. The windows open after it are those open before it that end after the new
+// watermark (the UPDATE finalizes every other one; the batch holds the results lock): counted
+// so, the scan of the partial index starts at the watermark, and skips the entries of every
+// window finalized before (dead row versions until a vacuum), which made the count grow with
+// the pipeline's history. The checkpoint's row was locked by the batch's first read
+// (src/db/sql/openBatch.ts).
 const CLOSE_BATCH_SQL = `WITH fin AS (
          UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
           WHERE pipeline = $1 AND NOT is_final AND window_end <= $15
          RETURNING 1),
        counts AS (
          SELECT (SELECT count(*) FROM fin)::int AS finalized,
-                ((SELECT count(*) FROM straggler.window_results_table WHERE pipeline = $1 AND NOT is_final) - (SELECT count(*) FROM fin))::int AS open),
+                (SELECT count(*) FROM straggler.window_results_table
+                  WHERE pipeline = $1 AND NOT is_final AND window_end > coalesce($15, '-infinity'::timestamptz))::int AS open),
        cp AS (
          UPDATE straggler.checkpoints SET batch_id = $2, last_offset = $5, max_event_time = $20, watermark = $15, inputs = $21, updated_at = now()
           WHERE pipeline = $1)
