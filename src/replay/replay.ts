@@ -25,7 +25,6 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import { msOfUs, parseInstant, usOfMs } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
-import { commitWithoutFlushWait } from "../db/sql/commitWithoutFlushWait.js";
 import { readLandedPrefix } from "../db/sql/readLandedPrefix.js";
 import { recordReplayedFile } from "../db/sql/recordReplayedFile.js";
 import {
@@ -234,7 +233,7 @@ async function replaySpans(
       // A span not landed when the replay started is new: its landing skips the two look-ups of an
       // earlier landing (one before the append lock, one under it). Landed meanwhile by another
       // replay, its record's unique key still refuses it, and the landing answers as landed before.
-      const land = await landRecords(pool, pipeline, source, records(), { landingTimeMs, csvHeader: () => csvHeader, beforeCommit: commitWithoutFlushWait, newSource: !landedBefore.has(source) });
+      const land = await landRecords(pool, pipeline, source, records(), { landingTimeMs, csvHeader: () => csvHeader, commitWithoutFlushWait: true, newSource: !landedBefore.has(source) });
       if (land.alreadyLanded) {
         skipped++;
         await (async () => { for await (const _ of records()) void _; })(); // skip the span's rows

@@ -7,7 +7,7 @@
  */
 import type { PoolClient } from "../pool.js";
 
-const COMMIT_WITHOUT_FLUSH_WAIT_SQL = "SET LOCAL synchronous_commit = off";
+export const COMMIT_WITHOUT_FLUSH_WAIT_SQL = "SET LOCAL synchronous_commit = off";
 
 /** Lets the open transaction on `client` commit without waiting for the WAL flush (see above). */
 export async function commitWithoutFlushWait(client: PoolClient): Promise<void> {
