@@ -21,7 +21,8 @@
  * unless `unterminated: "hold"` (append-only files), where it waits for its
  * newline.
  */
-import { isLosslessNumber, parse as parseJson, stringify as stringifyJson } from "lossless-json";
+import { isLosslessNumber, parse as parseJson } from "lossless-json";
+import { canonicalNumber } from "../core/decimal.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import { csvColumns, csvFields, csvParseOptions, csvRecordFields, DEFAULT_CSV_DIALECT, quoteOpenAtEnd, requiredColumns, type CsvColumns, type CsvDialect, type RequiredColumn } from "./csvRecords.js";
@@ -35,13 +36,35 @@ export type SourceFormat = "csv" | "jsonl";
 /** Default record limit, bytes (`source.maxRecordBytes`): a longer line is quarantined, its raw text cut to this many bytes. */
 export const MAX_RECORD_BYTES = 1_048_576;
 
-/** A top-level JSON value as field text: null stays null, `""` stays `""` (a key of its own), numbers keep their exact text. */
+/**
+ * A top-level JSON value as field text: null stays null, `""` stays `""` (a key of its own), numbers keep their exact text,
+ * an object or array is its canonical JSON text (`canonicalJson`), so one nested value is one key or event id whatever
+ * order its members were written in.
+ */
 function fieldText(v: unknown): string | null {
   if (v === null || v === undefined) return null;
   if (typeof v === "string") return v;
   if (isLosslessNumber(v)) return v.toString();
   if (typeof v === "boolean") return String(v);
-  return stringifyJson(v) ?? null;
+  return canonicalJson(v);
+}
+
+/**
+ * The canonical JSON text of a parsed (lossless) JSON value: members of an object sorted by their names'
+ * UTF-16 code units (the order of RFC 8785, JSON Canonicalization Scheme), numbers in their canonical decimal
+ * form (`canonicalNumber`: `1.0` and `1e0` are `1`; exact, not through a double as RFC 8785 would), strings as
+ * `JSON.stringify` writes them, no whitespace. `{"b":2,"a":1.0}` and `{"a":1,"b":2}` both give `{"a":1,"b":2}`.
+ * Depth is bounded by the reader (`MAX_JSON_DEPTH`) before parsing.
+ */
+export function canonicalJson(v: unknown): string {
+  if (v === null || v === undefined) return "null";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "boolean") return String(v);
+  if (isLosslessNumber(v)) return canonicalNumber(v.toString());
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  const o = v as Record<string, unknown>;
+  const names = Object.keys(o).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${names.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(",")}}`;
 }
 
 /** Why a record's text cannot be stored as it is (invalid UTF-8, a NUL), or undefined. */

@@ -226,4 +226,27 @@ describe("a JSON number used as a key or id has one canonical text", () => {
     await runBatch(pool, p, "once");
     expect(await windowsOf(p)).toEqual([["-0.001", 1, "16"], ["100", 2, "3.50"], ["100.0", 1, "8"]]);
   });
+
+  it("an object or array as key or id: reordered members are one key and one id (a DUPLICATE); an array's order counts", async () => {
+    const { pool } = await getDb();
+    const p = orders("nested-keys", { eventId: "id", groupKey: ["store"] });
+    const r = await land(p, [
+      '{"id":{"src":"a","n":1},"store":{"region":"eu","shard":1.0},"event_time":"2024-01-15T12:01:00Z","amount":1}',
+      '{"id":{"n":1.0,"src":"a"},"store":{"shard":1,"region":"eu"},"event_time":"2024-01-15T12:01:00Z","amount":1}',
+      '{"id":{"n":2,"src":"a"},"store":{ "shard" : 1e0 , "region" : "eu" },"event_time":"2024-01-15T12:02:00Z","amount":2}',
+      '{"id":[1,2],"store":[2,1],"event_time":"2024-01-15T12:03:00Z","amount":4}',
+      '{"id":[2,1],"store":[1,2],"event_time":"2024-01-15T12:03:00Z","amount":8}',
+    ].join("\n") + "\n");
+    expect([r.accepted, r.byReason]).toEqual([4, { DUPLICATE: 1 }]);
+    const b = await pool.query("SELECT event_id, group_key, status FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name]);
+    expect(b.rows.map((x) => [x.event_id, x.group_key, x.status])).toEqual([
+      ['{"n":1,"src":"a"}', '{"region":"eu","shard":1}', "accepted"],
+      ['{"n":1,"src":"a"}', '{"region":"eu","shard":1}', "quarantined"],
+      ['{"n":2,"src":"a"}', '{"region":"eu","shard":1}', "accepted"],
+      ["[1,2]", "[2,1]", "accepted"],
+      ["[2,1]", "[1,2]", "accepted"],
+    ]);
+    await runBatch(pool, p, "once");
+    expect(await windowsOf(p)).toEqual([["[1,2]", 1, "8"], ["[2,1]", 1, "4"], ['{"region":"eu","shard":1}', 2, "3"]]);
+  });
 });
