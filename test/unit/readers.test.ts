@@ -91,9 +91,9 @@ describe("readRecords jsonl", () => {
     expect([r!.fields, r!.numbers]).toEqual([{ id: "2.0", store: "7.0", n: "-0", d: '{"x":1}' }, ["id", "n"]]);
   });
 
-  it("keeps numbers inside nested values as JSON numbers with their exact text", async () => {
-    const [r] = await read('{"d":{"x":1.50},"e":[1,"y"]}\n', "jsonl");
-    expect(r!.fields).toEqual({ d: '{"x":1.50}', e: '[1,"y"]' });
+  it("writes nested values as canonical JSON: numbers exact in canonical form (never through a double), members sorted", async () => {
+    const [r] = await read('{"d":{"y":12345678901234567890.10,"x":1.50},"e":[1,"y"]}\n', "jsonl");
+    expect(r!.fields).toEqual({ d: '{"x":1.5,"y":12345678901234567890.1}', e: '[1,"y"]' });
   });
 
   it("makes invalid JSON and non-objects malformed and keeps reading", async () => {
