@@ -34,7 +34,7 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
  * Runs `fn` until it no longer fails with "being accessed by other users":
  * every 100 ms, 50 retries at most; `last` is true on the final attempt.
  */
-async function whileInUse(fn: (last: boolean) => Promise<unknown>): Promise<void> {
+export async function whileInUse(fn: (last: boolean) => Promise<unknown>): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await fn(attempt === 50);

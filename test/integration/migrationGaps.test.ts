@@ -8,6 +8,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
+import { whileInUse } from "../helpers/db.js";
 import { copyMigrationsFolder, readJournalMigrations, runMigrations, runMigrationsWithout, MIGRATIONS_DIR } from "../../src/db/migrate.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 
@@ -25,15 +26,7 @@ async function withFreshDatabase(fn: (pool: Pool) => Promise<void>): Promise<voi
   } finally {
     await pool.end();
     // pool.end() resolves before its connections have closed: drop once they have gone (a FORCE drop would kill them mid-close).
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-        break;
-      } catch (e) {
-        if (attempt === 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await whileInUse(() => admin.query(`DROP DATABASE IF EXISTS ${name}`));
     await admin.end();
   }
 }

@@ -23,7 +23,7 @@ import { listPartitions } from "../../src/retention/partitions.js";
 import { restoreArchive, RestoreRefusedError } from "../../src/retention/restore.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../../src/stream/streamLoop.js";
-import { useTestDatabase } from "../helpers/db.js";
+import { useTestDatabase, whileInUse } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 import { retentionPipeline } from "../helpers/retention.js";
 
@@ -260,15 +260,7 @@ describe("bronze partitions and the correction horizon", () => {
     } finally {
       await pool.end();
       // pool.end() resolves before its connections have closed: drop once they have gone (a FORCE drop would kill them mid-close).
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-          break;
-        } catch (e) {
-          if (attempt === 50 || !/being accessed by other users/.test((e as Error).message)) throw e;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
+      await whileInUse(() => admin.query(`DROP DATABASE IF EXISTS ${name}`));
       await admin.end();
     }
   });
