@@ -16,7 +16,8 @@
  * MALFORMED ("longer than … bytes"), its raw text cut to that many bytes,
  * and reading goes on with the next line. Blank lines carry no record and are
  * skipped. A UTF-8 BOM is removed; a UTF-16 or UTF-32 one refuses the whole
- * source (SourceRefused, nothing read) with a message saying to convert it. Invalid UTF-8 (decoded as U+FFFD) and NUL
+ * source (SourceRefused, nothing read) with a message saying to convert it, as do
+ * NUL bytes in the first four in the pattern of UTF-16 or UTF-32 text without a mark. Invalid UTF-8 (decoded as U+FFFD) and NUL
  * bytes make a line malformed. A final line without a newline is a record
  * unless `unterminated: "hold"` (append-only files), where it waits for its
  * newline.
@@ -154,7 +155,8 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /**
  * Why a source's first bytes say it is not UTF-8, or undefined: a UTF-16 or
  * UTF-32 byte order mark (spreadsheet "Unicode text" exports, PowerShell's
- * `>` redirection). Read as UTF-8 every line of such a file would be
+ * `>` redirection), or, without a mark, NUL bytes in the pattern of UTF-16 or
+ * UTF-32 text in the first four bytes (RFC 4627 §3's detection). Read as UTF-8 every line of such a file would be
  * MALFORMED for a NUL or invalid UTF-8, which names the symptom, not the cause.
  */
 export function notUtf8(first: Buffer): string | undefined {
@@ -163,6 +165,14 @@ export function notUtf8(first: Buffer): string | undefined {
   if (first.length >= 4 && first[0] === 0xff && first[1] === 0xfe && first[2] === 0 && first[3] === 0) return says("UTF-32", 4);
   if (first.length >= 4 && first[0] === 0 && first[1] === 0 && first[2] === 0xfe && first[3] === 0xff) return says("UTF-32", 4);
   if (first.length >= 2 && ((first[0] === 0xff && first[1] === 0xfe) || (first[0] === 0xfe && first[1] === 0xff))) return says("UTF-16", 2);
+  // No byte order mark: the pattern of NUL bytes in the first four (RFC 4627 §3: a JSON text starts with two
+  // ASCII characters, so 00 00 00 xx is UTF-32BE, 00 xx 00 xx UTF-16BE, xx 00 00 00 UTF-32LE, xx 00 xx 00 UTF-16LE;
+  // a CSV header starts with ASCII as well). UTF-8 text never holds a NUL: read as UTF-8, every line would be MALFORMED.
+  if (first.length >= 4) {
+    const [a, b, c, d] = [first[0] === 0, first[1] === 0, first[2] === 0, first[3] === 0];
+    const name = a && b && c && !d ? "UTF-32BE" : a && !b && c && !d ? "UTF-16BE" : !a && b && c && d ? "UTF-32LE" : !a && b && !c && d ? "UTF-16LE" : undefined;
+    if (name !== undefined) return `${name} text (no byte order mark; its first bytes ${hex(4)}): records are read as UTF-8; convert it (e.g. iconv -f ${name} -t UTF-8)`;
+  }
   return undefined;
 }
 

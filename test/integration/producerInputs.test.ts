@@ -2,7 +2,7 @@
  * Inputs real producers send that the hostile-input suite does not cover:
  * numbers written by spreadsheets and loggers, fractions of seconds longer
  * than nine digits, and text that is not UTF-8 by its byte order mark (UTF-16
- * and UTF-32 exports), through the real landing paths (`landStream`,
+ * and UTF-32 exports) or, without one, by the NUL bytes of its first four, through the real landing paths (`landStream`,
  * `landFile`) and the HTTP route. Each case asserts the exact bronze rows and
  * that the ledger balances (the harness is hostileInput.test.ts's).
  */
@@ -142,6 +142,33 @@ describe("text that is not UTF-8: a UTF-16 or UTF-32 byte order mark refuses the
     }
   });
 
+  it("without a byte order mark, UTF-16 and UTF-32 are known by the NUL bytes in their first four (RFC 4627 §3) and refused by name: files, CSV, stdin", async () => {
+    const { pool } = await getDb();
+    const noMark = (b: Buffer, n: number) => b.subarray(n);
+    const cases = [
+      ["file", "jsonl", noMark(utf16le(lines(ev("a"), ev("b"))), 2), "UTF-16LE text (no byte order mark; its first bytes 7B 00 22 00): records are read as UTF-8; convert it (e.g. iconv -f UTF-16LE -t UTF-8)"],
+      ["file", "csv", noMark(utf16be(csv(`a,${TS},1,k`)), 2), "UTF-16BE text (no byte order mark; its first bytes 00 69 00 64): records are read as UTF-8; convert it (e.g. iconv -f UTF-16BE -t UTF-8)"],
+      ["stdin", "jsonl", noMark(utf32le(lines(ev("a"))), 4), "UTF-32LE text (no byte order mark; its first bytes 7B 00 00 00): records are read as UTF-8; convert it (e.g. iconv -f UTF-32LE -t UTF-8)"],
+      ["stdin", "jsonl", noMark(utf32le(lines(ev("a"))), 4).swap32(), "UTF-32BE text (no byte order mark; its first bytes 00 00 00 7B): records are read as UTF-8; convert it (e.g. iconv -f UTF-32BE -t UTF-8)"],
+    ] as const;
+    for (const [via, format, bytes, reason] of cases) {
+      const p = basePipeline(pipelineName(), format);
+      if (via === "file") {
+        const file = path.join(DIR, `${p.name}.${format}`);
+        writeFileSync(file, bytes);
+        await expect(landFile(pool, p, file, `${p.name}.${format}`, { landingTimeMs: LANDED })).rejects.toThrow(new SourceRefused(reason));
+      } else {
+        await expect(landStream(pool, p, Readable.from([bytes]), "stdin", LANDED)).rejects.toThrow(new SourceRefused(reason));
+      }
+      expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE pipeline = $1", [p.name])).rows[0].n).toBe(0);
+    }
+  });
+
+  it("a UTF-8 file with a NUL later in its first line is not taken for UTF-16: that line alone is MALFORMED", async () => {
+    const withNul = `{"id":"z\u0000","ts":"${TS}","amount":1,"key":"k"}`;
+    await runCase({ batches: [lines(withNul, ev("ok"))], rows: [{ line: 1, reason: "MALFORMED", detail: "contains a NUL character" }, { line: 2, eventId: "ok" }] });
+  });
+
   it("a UTF-8 file whose first character is U+FEFF (a UTF-8 BOM) still lands: only UTF-16/32 marks refuse", async () => {
     await runCase({ via: "file", batches: [Buffer.from("\ufeff" + lines(ev("a")), "utf8")], rows: [{ line: 1 }] });
   });
@@ -175,6 +202,7 @@ describe("text that is not UTF-8 over HTTP", () => {
       [utf16le(lines(ev("a"))), "application/x-ndjson", UTF16_LE_REFUSED],
       [utf16be(`[${ev("a")}]`), "application/json", UTF16_BE_REFUSED],
       [utf16le(big), "application/x-ndjson", UTF16_LE_REFUSED],
+      [utf16le(lines(ev("a"))).subarray(2), "application/x-ndjson", "UTF-16LE text (no byte order mark; its first bytes 7B 00 22 00): records are read as UTF-8; convert it (e.g. iconv -f UTF-16LE -t UTF-8)"],
     ] as const) {
       const r = await post(body, type);
       expect([r.status, await r.json()]).toEqual([415, { error: "unsupported_media_type", message: `body: ${reason}` }]);
