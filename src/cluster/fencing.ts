@@ -1,6 +1,8 @@
 /**
  * Fencing: a replica that has lost a pipeline's lease commits nothing more for
- * that pipeline — no micro-batch, no folder landing, no log landing — even when
+ * that pipeline — no micro-batch, no folder landing, no log landing, and none
+ * of their bookkeeping (a landing-folder file recorded as waiting, refused,
+ * changed or touched; a failing window's rows quarantined) — even when
  * it has not noticed yet (a long GC pause, a network cut to its lease
  * connection while a batch is in flight on a pooled connection).
  *
@@ -26,9 +28,11 @@
  * all the same. A lock on a row both sides touch is what orders the two
  * commits. (A backend pid can also be reused by a later session.)
  *
- * What stays outside the fence: bookkeeping that no other replica's work
- * depends on (a landing-folder file marked waiting or refused), and the
- * quarantine of a failing window's rows (its own transaction, replayable).
+ * The bookkeeping is fenced the same way: each record of a landing-folder
+ * file's state is a transaction of its own ending with the fence
+ * (src/ingest/landingFolder.ts), and so is the quarantine of a failing
+ * window's rows (src/stream/isolateWindows.ts). Without a lease (a single
+ * process, no replicas) nothing is fenced and those writes are as before.
  * HTTP ingest is not owned work: every replica lands requests.
  */
 import { readLeaseEpochForShare } from "../db/sql/pipelineLeases.js";

@@ -16,12 +16,18 @@
  *   it), and a file that shrinks is `changed_after_landing`;
  * - a database error on one file is logged with its name and the pass goes
  *   on; the pass then throws, so the caller backs off.
+ *
+ * Under a replica's lease every write of the pass is fenced
+ * (src/cluster/fencing.ts): a landing ends with the fence in its own
+ * transaction, and so does each record of a file's state (waiting, refused,
+ * changed, touched, adopted). A deposed owner writes none of them
+ * (LeaseLostError) and the pass stops there.
  */
 import { lstat, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
-import type { PipelineLease } from "../cluster/fencing.js";
-import type { Pool } from "../db/pool.js";
+import { LeaseLostError, type PipelineLease } from "../cluster/fencing.js";
+import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import type { LandResult } from "./copyToBronze.js";
 import { LandingDirMissing, SourceRefused } from "./errors.js";
@@ -101,7 +107,7 @@ export interface LandingPassOptions {
   log?: Logger;
   /** The clock, epoch ms (tests). */
   nowMs?: () => number;
-  /** The pipeline's lease (a replica): each landing ends with its fence, and the pass stops once it is lost (src/cluster/fencing.ts). */
+  /** The pipeline's lease (a replica): each landing and each record of a file's state ends with its fence, and the pass stops once it is lost (src/cluster/fencing.ts). */
   lease?: Pick<PipelineLease, "owns" | "assertHeld">;
 }
 
@@ -121,7 +127,7 @@ async function hasNewlineAfter(file: string, offset: number): Promise<boolean> {
  * Lands every file of the pipeline's landing folder that is new, settled, or
  * (append-only) has grown, in name order; records and logs (once) every
  * refused, changed and waiting file.
- * @throws LandingDirMissing; an Error after the pass when a file failed for another reason than itself
+ * @throws LandingDirMissing; LeaseLostError when `opts.lease` is no longer held (that write rolled back, the pass stops); an Error after the pass when a file failed for another reason than itself
  */
 export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opts: LandingPassOptions = {}): Promise<LandingPass> {
   const entries = await scanLandingDir(pipeline);
@@ -130,9 +136,19 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
   const log = opts.log?.child({ pipeline: pipeline.name });
   const config = sourceConfigHash(pipeline);
   const now = opts.nowMs ?? Date.now;
+  const lease = opts.lease;
+  /** A write of a file's record: under a lease, in a transaction of its own ending with the fence (nothing written when the lease is lost); without one, a statement of its own. */
+  const record = (write: (client: Queryable) => Promise<void>): Promise<void> =>
+    lease === undefined ? write(pool) : withTransaction(pool, async (client) => {
+      await write(client);
+      await lease.assertHeld(client); // fencing: a deposed owner records nothing (LeaseLostError rolls it back)
+    });
+  const mark = (name: string, state: Parameters<typeof markSourceFile>[3], facts: { sizeBytes: number; mtimeMs: number }, reason: string | null = null) =>
+    record((client) => markSourceFile(client, pipeline, name, state, facts, reason));
+  const leaseLost = (e: unknown) => e instanceof LeaseLostError || lease?.owns() === false;
 
   const refuse = async (name: string, reason: string, facts: { sizeBytes: number; mtimeMs: number }) => {
-    await markSourceFile(pool, pipeline, name, "refused", facts, reason);
+    await mark(name, "refused", facts, reason);
     pass.refused.push({ name, reason });
     log?.warn({ file: name, reason }, `file ${name} refused: ${reason}`);
   };
@@ -152,7 +168,7 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
         continue;
       }
       if (row?.state === "changed_after_landing") {
-        if (!same) await markSourceFile(pool, pipeline, name, "changed_after_landing", facts, row.reason);
+        if (!same) await mark(name, "changed_after_landing", facts, row.reason);
         continue;
       }
       if (row?.state === "landed") {
@@ -171,12 +187,12 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
       if (st.size === 0) {
         // An empty file is one being created (`: > f`, then written): landing it now as 0 rows would
         // make its content a change after landing that never lands. It waits for content.
-        if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, pipeline, name, "waiting_to_settle", facts, "empty: waits for content");
+        if (row?.state !== "waiting_to_settle" || !same) await mark(name, "waiting_to_settle", facts, "empty: waits for content");
         pass.waiting.push(name);
         continue;
       }
       if (!pipeline.source.appendOnly && now() - Math.floor(st.mtimeMs) < pipeline.source.settle) {
-        if (row?.state !== "waiting_to_settle" || !same) await markSourceFile(pool, pipeline, name, "waiting_to_settle", facts);
+        if (row?.state !== "waiting_to_settle" || !same) await mark(name, "waiting_to_settle", facts);
         if (row?.state !== "waiting_to_settle") log?.info({ file: name, settleMs: pipeline.source.settle }, `file ${name} waits to settle`);
         pass.waiting.push(name);
         continue;
@@ -184,10 +200,13 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
       if (pipeline.source.appendOnly && !(await hasNewlineAfter(file, 0))) continue;
       await landOne(name, file, undefined);
     } catch (e) {
-      if (opts.lease?.owns() === false) throw e; // the lease is lost (a fenced landing rolled back): the pass stops here
+      if (leaseLost(e)) throw e; // the lease is lost (a fenced landing or record rolled back): the pass stops here
       if (e instanceof SourceRefused) {
         const st = await lstat(file).catch(() => undefined);
-        await refuse(name, e.message, { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }).catch((err) => pass.failed.push({ name, error: (err as Error).message }));
+        await refuse(name, e.message, { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }).catch((err) => {
+          if (leaseLost(err)) throw err;
+          pass.failed.push({ name, error: (err as Error).message });
+        });
       } else {
         pass.failed.push({ name, error: (e as Error).message });
         log?.error({ file: name, err: e }, `landing ${name} failed; tried again next pass`);
@@ -206,7 +225,7 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
       if (r.alreadyLanded) {
         // Landed before this record of files existed (or by a replay): adopt it as it is now.
         const h = await hashFile(opened.fh);
-        await recordFileLanding(pool, pipeline, name, { sizeBytes: opened.st.size, mtimeMs: opened.st.mtimeMs, sha256: h.sha256, landedBytes: h.bytes, landedLines: h.lines }, r);
+        await record((client) => recordFileLanding(client, pipeline, name, { sizeBytes: opened.st.size, mtimeMs: opened.st.mtimeMs, sha256: h.sha256, landedBytes: h.bytes, landedLines: h.lines }, r));
         return;
       }
       pass.landed.push(r);
@@ -218,7 +237,7 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
 
   async function changed(name: string, facts: { sizeBytes: number; mtimeMs: number }, how: string): Promise<void> {
     const reason = `changed after landing: ${how}; not landed again`;
-    await markSourceFile(pool, pipeline, name, "changed_after_landing", facts, reason);
+    await mark(name, "changed_after_landing", facts, reason);
     pass.changed.push(name);
     log?.warn({ file: name, reason }, `file ${name} ${reason}`);
   }
@@ -229,7 +248,7 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
     try {
       const h = await hashFile(opened.fh);
       if (h.sha256 === row.sha256) {
-        await markSourceFile(pool, pipeline, name, "landed", facts); // touched, same bytes
+        await mark(name, "landed", facts); // touched, same bytes
         pass.unchanged.push(name);
       } else await changed(name, facts, `size ${row.sizeBytes} -> ${h.bytes} bytes, SHA-256 ${String(row.sha256).slice(0, 12)}… -> ${h.sha256.slice(0, 12)}…`);
     } finally {

@@ -5,8 +5,11 @@
  * are found by bisection, the batch is rolled back, their rows in this batch
  * are quarantined (`INVALID_VALUE`) and the windows recorded as failed in a
  * transaction of their own, and the batch runs again without them — so the
- * watermark, late pairs and counts never include a quarantined row.
+ * watermark, late pairs and counts never include a quarantined row. Under a
+ * replica's lease that transaction ends with the lease's fence, as the
+ * batch's does (src/cluster/fencing.ts): a deposed owner quarantines nothing.
  */
+import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
@@ -58,15 +61,18 @@ export async function mergeGuarded<R>(client: PoolClient, batch: { lastSeq: numb
  * Quarantines the rows of the failing windows and records the windows, in one
  * transaction under the pipeline's results lock — unless the checkpoint moved
  * meanwhile (another runner took the batch: it found the same windows).
+ * `lease`: the pipeline's lease a replica runs the batch under; its fence is the transaction's last statement.
  * @returns rows quarantined, or -1 when the checkpoint had moved (nothing done)
+ * @throws LeaseLostError when `lease` is no longer held (nothing is written)
  */
-export async function quarantineFailingWindows(pool: Pool, pipeline: PipelineConfig, e: FailingWindowsError): Promise<number> {
+export async function quarantineFailingWindows(pool: Pool, pipeline: PipelineConfig, e: FailingWindowsError, lease?: Pick<PipelineLease, "assertHeld">): Promise<number> {
   return withTransaction(pool, async (client) => {
     await lockResults(client, pipeline.name);
     const checkpoint = await readCheckpoint(client, pipeline.name);
     if ((checkpoint?.lastSeq ?? 0) !== e.lastSeq) return -1; // no checkpoint row yet: the batch started from 0
     let n = 0;
     for (const f of e.failures) n += await recordWindowFailure(client, pipeline.name, f, { phase: "stream", batchId: e.batchId });
+    await lease?.assertHeld(client); // fencing: a replica that lost the lease quarantines nothing (LeaseLostError rolls it back)
     return n;
   });
 }

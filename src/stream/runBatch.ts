@@ -108,7 +108,7 @@ export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: Tr
       // A window whose MERGE fails (e.g. a sum overflowing numeric): quarantine its rows, record it, run the batch again.
       if (!(e instanceof FailingWindowsError)) throw e;
       // Every round quarantines rows (or finds the batch taken): it cannot loop without progress.
-      if ((await quarantineFailingWindows(pool, pipeline, e)) === 0) throw e;
+      if ((await quarantineFailingWindows(pool, pipeline, e, opts.lease)) === 0) throw e;
     }
   }
 }

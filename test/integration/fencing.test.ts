@@ -6,10 +6,12 @@
  * session is ended by the server (pg_terminate_backend). The lease is taken
  * again (by B, or by A reconnected: a new epoch either way); A's work then
  * reaches its fence and rolls back with LeaseLostError, committing nothing;
- * the new owner commits the same work once. Epochs only grow (a sequence). A writer that passed its fence
+ * the new owner commits the same work once. The bookkeeping of owned work is
+ * fenced too: a deposed owner records no file's state (waiting, refused,
+ * changed) and quarantines no failing window's rows. Epochs only grow (a sequence). A writer that passed its fence
  * before a taking commits first: the taking waits for it.
  */
-import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pino } from "pino";
@@ -233,5 +235,104 @@ describe("fencing: a deposed owner commits nothing", () => {
     expect([again.landed, again.alreadyLanded]).toEqual([0, N]);
     expect(await bronzeRows(pool, name)).toBe(N);
     expect(await readLogOffsets(pool, name, log)).toEqual(new Map([["", BigInt(N)], ["*", BigInt(N)]]));
+  });
+});
+
+/** A's "lease lost" log lines for commits under `old` rolled back while the pipeline is at `next`. */
+const rolledBackLines = (a: Replica, old: PipelineLease, next: PipelineLease) =>
+  a.logs.map((l) => JSON.parse(l) as { msg: string }).filter((l) => l.msg.startsWith(`lease lost: pipeline ${old.pipeline}: the lease of epoch ${old.epoch} is no longer held (epoch ${next.epoch}, taken by `)).length;
+
+async function sourceFiles(pool: Pool, name: string): Promise<Array<{ name: string; state: string; reason: string | null }>> {
+  const { rows } = await pool.query("SELECT name, state, reason FROM straggler.source_files WHERE pipeline = $1 ORDER BY name", [name]);
+  return rows;
+}
+
+describe("fencing: a deposed owner writes no bookkeeping", () => {
+  it("a landing pass of a deposed owner records no file as waiting, refused or changed; the new owner's pass records each", { timeout: 60_000 }, async () => {
+    const { pool, url } = await getDb();
+    const name = "fenced_files";
+    const dir = mkdtempSync(path.join(tmpdir(), "straggler-fencing-"));
+    const p = fencedPipeline(name, dir);
+    const { a, b, leaseA } = await twoReplicas(url, name);
+    const next = await depose(pool, a, b, name, leaseA);
+    const early = { nowMs: () => T0 + 1000 }; // 1 s after the files' mtime: not settled (settle 2 s)
+    const late = { nowMs: () => T0 + 60_000 };
+    const lost = (e: unknown) => expect((e as Error).message).toMatch(new RegExp(`^pipeline ${name}: the lease of epoch ${leaseA.epoch} is no longer held \\(epoch ${next.epoch}, taken by [AB]\\); the transaction rolled back`));
+    const file = path.join(dir, "events.jsonl");
+    writeFileSync(file, eventLines().join("\n") + "\n");
+    utimesSync(file, new Date(T0), new Date(T0));
+
+    // waiting_to_settle
+    const waiting = await landPendingFiles(pool, p, { lease: leaseA, ...early }).then(() => "recorded", (e: unknown) => e);
+    expect(waiting).toBeInstanceOf(LeaseLostError);
+    lost(waiting);
+    expect(await sourceFiles(pool, name)).toEqual([]);
+    expect(rolledBackLines(a, leaseA, next)).toBe(1);
+    expect((await landPendingFiles(pool, p, { lease: next, ...early })).waiting).toEqual(["events.jsonl"]);
+    expect(await sourceFiles(pool, name)).toEqual([{ name: "events.jsonl", state: "waiting_to_settle", reason: null }]);
+
+    // refused: not a regular file
+    mkdirSync(path.join(dir, "folder.jsonl"));
+    const refused = await landPendingFiles(pool, p, { lease: leaseA, ...early }).then(() => "recorded", (e: unknown) => e);
+    expect(refused).toBeInstanceOf(LeaseLostError);
+    lost(refused);
+    expect(await sourceFiles(pool, name)).toEqual([{ name: "events.jsonl", state: "waiting_to_settle", reason: null }]);
+    expect(rolledBackLines(a, leaseA, next)).toBe(2);
+    const pass = await landPendingFiles(pool, p, { lease: next, ...early });
+    expect([pass.waiting, pass.refused]).toEqual([["events.jsonl"], [{ name: "folder.jsonl", reason: "not a regular file: a directory" }]]);
+    expect(await sourceFiles(pool, name)).toEqual([
+      { name: "events.jsonl", state: "waiting_to_settle", reason: null },
+      { name: "folder.jsonl", state: "refused", reason: "not a regular file: a directory" },
+    ]);
+
+    // changed_after_landing
+    expect((await landPendingFiles(pool, p, { lease: next, ...late })).landed.map((r) => [r.source, r.landed])).toEqual([["events.jsonl", N]]);
+    writeFileSync(file, eventLines().slice(0, 10).join("\n") + "\n");
+    utimesSync(file, new Date(T0 + 5000), new Date(T0 + 5000));
+    const changed = await landPendingFiles(pool, p, { lease: leaseA, ...late }).then(() => "recorded", (e: unknown) => e);
+    expect(changed).toBeInstanceOf(LeaseLostError);
+    lost(changed);
+    const landedState = [
+      { name: "events.jsonl", state: "landed", reason: null },
+      { name: "folder.jsonl", state: "refused", reason: "not a regular file: a directory" },
+    ];
+    expect(await sourceFiles(pool, name)).toEqual(landedState);
+    expect(rolledBackLines(a, leaseA, next)).toBe(3);
+    expect((await landPendingFiles(pool, p, { lease: next, ...late })).changed).toEqual(["events.jsonl"]);
+    expect((await sourceFiles(pool, name))[0]).toMatchObject({ name: "events.jsonl", state: "changed_after_landing" });
+    expect(await bronzeRows(pool, name)).toBe(N);
+  });
+
+  it("a failing window's quarantine by a deposed owner writes nothing; the new owner's batch quarantines its rows once", { timeout: 60_000 }, async () => {
+    const { pool, url } = await getDb();
+    const name = "fenced_quarantine";
+    const p = fencedPipeline(name);
+    // Two accepted values whose sum overflows numeric (accepted under an older policy without a value bound), one ordinary.
+    for (const [i, r] of [{ id: "big1", k: "k0", v: "9e131071" }, { id: "big2", k: "k0", v: "9e131071" }, { id: "ok", k: "k1", v: "5" }].entries()) {
+      await pool.query(
+        `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status)
+         VALUES ($1, 'old-policy', 'old', $2, $3, $4, $5, $5, $6, $7, 'accepted')`,
+        [name, i + 1, r.id, JSON.stringify(r), new Date(T0 + i * 1000).toISOString(), r.k, r.v],
+      );
+    }
+    await pool.query("INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined) VALUES ($1, 'old', 'x', 3, 3, 0)", [name]);
+    const statuses = async () => (await pool.query("SELECT event_id, status FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq", [name])).rows.map((r) => `${r.event_id} ${r.status}`);
+    const failures = async () => (await pool.query("SELECT group_key, phase, batch_id, quarantined_rows FROM straggler.window_failures WHERE pipeline = $1", [name])).rows;
+    const { a, b, leaseA } = await twoReplicas(url, name);
+    const next = await depose(pool, a, b, name, leaseA);
+
+    const outcome = await runBatch(pool, p, "interval", { lease: leaseA }).then(() => "committed", (e: unknown) => e);
+    expect(outcome).toBeInstanceOf(LeaseLostError);
+    expect((outcome as LeaseLostError).message).toMatch(new RegExp(`^pipeline ${name}: the lease of epoch ${leaseA.epoch} is no longer held \\(epoch ${next.epoch}, taken by [AB]\\)`));
+    expect(await statuses()).toEqual(["big1 accepted", "big2 accepted", "ok accepted"]);
+    expect(await failures()).toEqual([]);
+    expect(await checkpoint(pool, name)).toBeUndefined();
+    expect(rolledBackLines(a, leaseA, next)).toBe(1);
+
+    const progress = await runBatch(pool, p, "interval", { lease: next });
+    expect([progress?.batchId, progress?.numInputRows, progress?.numQuarantinedRows]).toEqual([0, 1, 2]);
+    expect(await statuses()).toEqual(["big1 quarantined", "big2 quarantined", "ok accepted"]);
+    expect(await failures()).toEqual([{ group_key: "k0", phase: "stream", batch_id: 0, quarantined_rows: 2 }]);
+    expect(await resultTotals(pool, name)).toEqual({ events: 1, sum: 5 });
   });
 });
