@@ -248,7 +248,7 @@ async function sourceFiles(pool: Pool, name: string): Promise<Array<{ name: stri
 }
 
 describe("fencing: a deposed owner writes no bookkeeping", () => {
-  it("a landing pass of a deposed owner records no file as waiting, refused or changed; the new owner's pass records each", { timeout: 60_000 }, async () => {
+  it("a landing pass of a deposed owner records no file as waiting, refused, touched or changed; the new owner's pass records each", { timeout: 60_000 }, async () => {
     const { pool, url } = await getDb();
     const name = "fenced_files";
     const dir = mkdtempSync(path.join(tmpdir(), "straggler-fencing-"));
@@ -287,6 +287,16 @@ describe("fencing: a deposed owner writes no bookkeeping", () => {
 
     // changed_after_landing
     expect((await landPendingFiles(pool, p, { lease: next, ...late })).landed.map((r) => [r.source, r.landed])).toEqual([["events.jsonl", N]]);
+    // touched: a new mtime, the same bytes (the record's mtime moves)
+    const mtime = async () => Number((await pool.query("SELECT (extract(epoch FROM mtime) * 1000)::bigint AS ms FROM straggler.source_files WHERE pipeline = $1 AND name = 'events.jsonl'", [name])).rows[0].ms);
+    expect(await mtime()).toBe(T0);
+    utimesSync(file, new Date(T0 + 3000), new Date(T0 + 3000));
+    const touched = await landPendingFiles(pool, p, { lease: leaseA, ...late }).then(() => "recorded", (e: unknown) => e);
+    expect(touched).toBeInstanceOf(LeaseLostError);
+    lost(touched);
+    expect(await mtime()).toBe(T0);
+    expect((await landPendingFiles(pool, p, { lease: next, ...late })).unchanged).toEqual(["events.jsonl"]);
+    expect(await mtime()).toBe(T0 + 3000);
     writeFileSync(file, eventLines().slice(0, 10).join("\n") + "\n");
     utimesSync(file, new Date(T0 + 5000), new Date(T0 + 5000));
     const changed = await landPendingFiles(pool, p, { lease: leaseA, ...late }).then(() => "recorded", (e: unknown) => e);
@@ -297,7 +307,7 @@ describe("fencing: a deposed owner writes no bookkeeping", () => {
       { name: "folder.jsonl", state: "refused", reason: "not a regular file: a directory" },
     ];
     expect(await sourceFiles(pool, name)).toEqual(landedState);
-    expect(rolledBackLines(a, leaseA, next)).toBe(3);
+    expect(rolledBackLines(a, leaseA, next)).toBe(4);
     expect((await landPendingFiles(pool, p, { lease: next, ...late })).changed).toEqual(["events.jsonl"]);
     expect((await sourceFiles(pool, name))[0]).toMatchObject({ name: "events.jsonl", state: "changed_after_landing" });
     expect(await bronzeRows(pool, name)).toBe(N);
