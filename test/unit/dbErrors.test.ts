@@ -103,8 +103,9 @@ describe("classifyDbError: SQLSTATE and connection errors in groups", () => {
     const refused = new pg.Client({ connectionString: nowhere.toString() });
     expect(classifyDbError(await rejection(() => refused.connect()))).toBe("unavailable");
 
-    // A pool of one whose connection is held: the next acquisition times out.
-    const small = createPool(url, 1, 50);
+    // A pool of one whose connection is held: the next acquisition times out. The timeout is also the first
+    // connection's (pg-pool has one setting), so it leaves room for a server busy with a full suite beside it.
+    const small = createPool(url, 1, 1_000);
     const held = await small.connect();
     try {
       expect(classifyDbError(await rejection(() => small.connect()))).toBe("busy");
