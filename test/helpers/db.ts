@@ -75,3 +75,22 @@ export function useTestDatabase(): () => Promise<TestDatabase> {
     return db;
   };
 }
+
+/** A new empty database (not migrated) for `fn`, with a pool of two; dropped after it, once its connections have gone. */
+export async function withFreshDatabase(fn: (pool: Pool) => Promise<void>): Promise<void> {
+  const name = `straggler_t_new_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
+  const admin = new pg.Client({ connectionString: inject("adminUrl") });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(inject("adminUrl"));
+  u.pathname = `/${name}`;
+  const pool = createPool(u.toString(), 2);
+  try {
+    await fn(pool);
+  } finally {
+    await pool.end();
+    // pool.end() resolves before its connections have closed: drop once they have gone (a FORCE drop would kill them mid-close).
+    await whileInUse(() => admin.query(`DROP DATABASE IF EXISTS ${name}`));
+    await admin.end();
+  }
+}

@@ -6,30 +6,10 @@
  */
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
-import { describe, expect, inject, it } from "vitest";
-import { whileInUse } from "../helpers/db.js";
+import { describe, expect, it } from "vitest";
+import { withFreshDatabase } from "../helpers/db.js";
 import { copyMigrationsFolder, readJournalMigrations, runMigrations, runMigrationsWithout, MIGRATIONS_DIR } from "../../src/db/migrate.js";
-import { createPool, type Pool } from "../../src/db/pool.js";
-
-/** A new empty database for `fn`, dropped after it. */
-async function withFreshDatabase(fn: (pool: Pool) => Promise<void>): Promise<void> {
-  const name = `straggler_t_gap_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
-  const admin = new pg.Client({ connectionString: inject("adminUrl") });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(inject("adminUrl"));
-  u.pathname = `/${name}`;
-  const pool = createPool(u.toString(), 2);
-  try {
-    await fn(pool);
-  } finally {
-    await pool.end();
-    // pool.end() resolves before its connections have closed: drop once they have gone (a FORCE drop would kill them mid-close).
-    await whileInUse(() => admin.query(`DROP DATABASE IF EXISTS ${name}`));
-    await admin.end();
-  }
-}
+import type { Pool } from "../../src/db/pool.js";
 
 const journal = readJournalMigrations(MIGRATIONS_DIR);
 const m0023 = journal.find((m) => m.tag === "0023_partitioned_bronze")!;

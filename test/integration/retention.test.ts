@@ -9,12 +9,11 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCorrection } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import { runMigrations, runMigrationsBefore } from "../../src/db/migrate.js";
-import { createPool, type Pool } from "../../src/db/pool.js";
+import type { Pool } from "../../src/db/pool.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { rebuild, RebuildRefusedError } from "../../src/lifecycle/rebuild.js";
 import { runArchive, type ArchiveManifest } from "../../src/retention/archive.js";
@@ -23,7 +22,7 @@ import { listPartitions } from "../../src/retention/partitions.js";
 import { restoreArchive, RestoreRefusedError } from "../../src/retention/restore.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../../src/stream/streamLoop.js";
-import { useTestDatabase, whileInUse } from "../helpers/db.js";
+import { useTestDatabase, withFreshDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 import { retentionPipeline } from "../helpers/retention.js";
 
@@ -216,53 +215,41 @@ describe("bronze partitions and the correction horizon", () => {
   });
 
   it("migration 0023 converts an existing bronze: every row in its landing month's partition with its seq, the sequence continued, the views and the raw-column trigger in place", async () => {
-    const name = `straggler_t_mig_${process.pid}_${Date.now() % 100000}`;
-    const admin = new pg.Client({ connectionString: inject("adminUrl") });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    const u = new URL(inject("adminUrl"));
-    u.pathname = `/${name}`;
-    const pool = createPool(u.toString(), 2);
-    try {
-      await runMigrationsBefore(pool, 23);
-      expect((await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind).toBe("r");
-      const insert = (seqAt: string) =>
-        pool.query(
-          `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
-           VALUES ('old', 'v', 'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
-          [`id-${seqAt}`, seqAt],
-        );
-      const seqs: number[] = [];
-      for (const at of ["2026-03-31T23:59:59.999999Z", "2026-04-01T00:00:00Z", "2026-06-15T12:00:00Z"]) seqs.push((await insert(at)).rows[0].seq);
-      await pool.query("DELETE FROM straggler.bronze_events WHERE seq = $1", [seqs[1]]); // a gap in seq stays a gap
-      await runMigrations(pool);
-      expect((await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind).toBe("p");
-      const rows = (await pool.query("SELECT seq::int, tableoid::regclass::text AS t, landed_at FROM straggler.bronze_events ORDER BY seq")).rows;
-      expect(rows).toEqual([
-        { seq: seqs[0], t: "straggler.bronze_events_p202603", landed_at: "2026-03-31T23:59:59.999999Z" },
-        { seq: seqs[2], t: "straggler.bronze_events_p202606", landed_at: "2026-06-15T12:00:00.000Z" },
-      ]);
-      // The months between the rows' get partitions too, and this month and the next.
-      const names = (await listPartitions(pool)).map((x) => x.name);
-      const thisMonth = `bronze_events_p${iso(Date.now()).slice(0, 7).replace("-", "")}`;
-      expect(names.filter((n) => n.startsWith("bronze_events_p") && n < "bronze_events_p202607")).toEqual(["bronze_events_p202603", "bronze_events_p202604", "bronze_events_p202605", "bronze_events_p202606"]);
-      expect(names).toContain(thisMonth);
-      expect(names).toContain("bronze_events_default");
-      // The sequence goes on after the copied rows; the views read the partitioned table.
-      expect((await insert("2026-06-16T00:00:00Z")).rows[0].seq).toBe(seqs[2]! + 1);
-      expect(await ledgerOf(pool, "old")).toEqual({ landed: 3, accepted: 3, quarantined: 0 });
-      expect((await pool.query("SELECT pg_get_serial_sequence('straggler.bronze_events', 'seq') AS s")).rows[0].s).toBe("straggler.bronze_events_seq_seq");
-      await expect(pool.query("UPDATE straggler.bronze_events SET raw = 'x' WHERE seq = $1", [seqs[0]])).rejects.toThrow(
-        `bronze row ${seqs[0]} of pipeline old: the raw columns (seq, pipeline, event_id, raw, ingestion_time, source, source_line, landed_at) never change`,
+    await withFreshDatabase(async (pool) => {
+    await runMigrationsBefore(pool, 23);
+    expect((await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind).toBe("r");
+    const insert = (seqAt: string) =>
+      pool.query(
+        `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
+         VALUES ('old', 'v', 'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
+        [`id-${seqAt}`, seqAt],
       );
-      // A seq is still unique: the primary key is (seq, landed_at) and every value comes from the one sequence.
-      expect((await pool.query("SELECT pg_get_constraintdef(oid) AS d FROM pg_constraint WHERE conrelid = 'straggler.bronze_events'::regclass AND contype = 'p'")).rows[0].d).toBe("PRIMARY KEY (seq, landed_at)");
-    } finally {
-      await pool.end();
-      // pool.end() resolves before its connections have closed: drop once they have gone (a FORCE drop would kill them mid-close).
-      await whileInUse(() => admin.query(`DROP DATABASE IF EXISTS ${name}`));
-      await admin.end();
-    }
+    const seqs: number[] = [];
+    for (const at of ["2026-03-31T23:59:59.999999Z", "2026-04-01T00:00:00Z", "2026-06-15T12:00:00Z"]) seqs.push((await insert(at)).rows[0].seq);
+    await pool.query("DELETE FROM straggler.bronze_events WHERE seq = $1", [seqs[1]]); // a gap in seq stays a gap
+    await runMigrations(pool);
+    expect((await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind).toBe("p");
+    const rows = (await pool.query("SELECT seq::int, tableoid::regclass::text AS t, landed_at FROM straggler.bronze_events ORDER BY seq")).rows;
+    expect(rows).toEqual([
+      { seq: seqs[0], t: "straggler.bronze_events_p202603", landed_at: "2026-03-31T23:59:59.999999Z" },
+      { seq: seqs[2], t: "straggler.bronze_events_p202606", landed_at: "2026-06-15T12:00:00.000Z" },
+    ]);
+    // The months between the rows' get partitions too, and this month and the next.
+    const names = (await listPartitions(pool)).map((x) => x.name);
+    const thisMonth = `bronze_events_p${iso(Date.now()).slice(0, 7).replace("-", "")}`;
+    expect(names.filter((n) => n.startsWith("bronze_events_p") && n < "bronze_events_p202607")).toEqual(["bronze_events_p202603", "bronze_events_p202604", "bronze_events_p202605", "bronze_events_p202606"]);
+    expect(names).toContain(thisMonth);
+    expect(names).toContain("bronze_events_default");
+    // The sequence goes on after the copied rows; the views read the partitioned table.
+    expect((await insert("2026-06-16T00:00:00Z")).rows[0].seq).toBe(seqs[2]! + 1);
+    expect(await ledgerOf(pool, "old")).toEqual({ landed: 3, accepted: 3, quarantined: 0 });
+    expect((await pool.query("SELECT pg_get_serial_sequence('straggler.bronze_events', 'seq') AS s")).rows[0].s).toBe("straggler.bronze_events_seq_seq");
+    await expect(pool.query("UPDATE straggler.bronze_events SET raw = 'x' WHERE seq = $1", [seqs[0]])).rejects.toThrow(
+      `bronze row ${seqs[0]} of pipeline old: the raw columns (seq, pipeline, event_id, raw, ingestion_time, source, source_line, landed_at) never change`,
+    );
+    // A seq is still unique: the primary key is (seq, landed_at) and every value comes from the one sequence.
+    expect((await pool.query("SELECT pg_get_constraintdef(oid) AS d FROM pg_constraint WHERE conrelid = 'straggler.bronze_events'::regclass AND contype = 'p'")).rows[0].d).toBe("PRIMARY KEY (seq, landed_at)");
+    });
   });
 
   it("session windows: a late event bridging two archived sessions is recorded and left awaiting correction; the sessions keep their values", async () => {
