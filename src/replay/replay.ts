@@ -7,6 +7,8 @@
  * arrival instant (memory stays flat whatever the dataset's size), then read
  * back in arrival order a page at a time, each page a statement of its own:
  * no snapshot stays open for the replay's length (src/db/sql/stageReplayRows.ts).
+ * One file whose records are already in arrival order skips the staging: it
+ * is read twice, a check and then the landing (`inArrivalOrder`).
  * Each span lands as the source `replay:<dataset>:<span start>`, so an
  * interrupted replay resumes where it stopped. Made-up event ids are `<file>:<line>`, the same as landing the
  * files from the landing folder would give, so landing both ways dedupes.
@@ -41,7 +43,8 @@ export interface ReplayOptions {
   arrivalField: string;
   /** Span of arrival time per micro-batch, ms. */
   batchSpanMs: number;
-  onStaged?: (rows: number) => void;
+  /** Rows read so far before the first micro-batch: staged in the temporary table (`staging`), or checked to be in arrival order in the file (not `staging`). */
+  onStaged?: (rows: number, staging: boolean) => void;
   /** A file left out: its header is refused (src/ingest/csvRecords.ts). */
   onRefused?: (file: string, reason: string) => void;
   onBatch?: (info: { rowsDone: number; rowsTotal: number; land: LandResult; batches: BatchProgress[] }) => void;
@@ -49,6 +52,8 @@ export interface ReplayOptions {
 
 export interface ReplaySummary {
   rowsStaged: number;
+  /** False when the dataset (one file already in arrival order) was read straight from the file, true when it was staged in a temporary table. */
+  staged: boolean;
   replayBatches: number;
   skippedBatches: number;
   streamBatches: number;
@@ -94,7 +99,7 @@ async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayO
         const at = rec.fields?.[opts.arrivalField];
         const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone) : undefined;
         rows++;
-        if (rows % 10_000 === 0) opts.onStaged?.(rows);
+        if (rows % 10_000 === 0) opts.onStaged?.(rows, true);
         const fields = rec.fields === null ? null : JSON.stringify(rec.fields).replace(/\\u0000/g, "");
         const numbers = rec.numbers === undefined ? null : `{${rec.numbers.map((n) => `"${n.replace(/\u0000/g, "").replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
         const arrival: [number, number] | null = parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : null;
@@ -110,9 +115,114 @@ async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayO
       opts.onRefused?.(file, e.message);
     }
   }
-  opts.onStaged?.(rows);
+  opts.onStaged?.(rows, true);
   await indexReplayRows(client);
   return rows;
+}
+
+/** Where the replay reads its records from, in arrival order: the staging table or the file itself. */
+interface RowSource {
+  /** The next record in arrival order, without taking it; undefined once every record is read. */
+  peek(): Promise<ReplayRow | undefined>;
+  /** Takes the record `peek` returned (call only after a `peek` that returned one). */
+  take(): ReplayRow;
+}
+
+/** The staged records, a page (`FETCH` records, one statement) at a time, on the staging session. */
+function stagedRows(staging: PoolClient): RowSource {
+  let buffer: ReplayRow[] = [];
+  let exhausted = false;
+  let last: ReplayRow | null = null;
+  return {
+    async peek() {
+      if (buffer.length === 0 && !exhausted) {
+        buffer = await readReplayPage(staging, last, FETCH);
+        if (buffer.length === 0) exhausted = true;
+        else last = buffer[buffer.length - 1]!;
+      }
+      return buffer[0];
+    },
+    take: () => buffer.shift()!,
+  };
+}
+
+/** A record as the staging table gives it back, read straight from the file (the staging order of one file in arrival order). */
+function asStaged(rec: RawRecord, origin: string, arrival: [number, number]): ReplayRow {
+  return {
+    arrival_ms: arrival[0], arrival_sub_ms: arrival[1], origin, line: rec.line, ord: 0, raw: rec.raw, parse_error: null,
+    fields: rec.fields, numbers: rec.numbers ?? null,
+  };
+}
+
+/** `[epoch ms, µs within the ms]` of a record's arrival time, or null when it has none or it cannot be read. */
+function arrivalOf(rec: RawRecord, pipeline: PipelineConfig, field: string): [number, number] | null {
+  const at = rec.fields?.[field];
+  const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone) : undefined;
+  return parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : null;
+}
+
+/**
+ * The fast path: one file whose records are already in arrival order is read
+ * straight from the file, twice (a check, then the landing), instead of being
+ * staged and read back from a temporary table. The records and their order
+ * are those staging would give: the staging order of a file in arrival order
+ * is its own order (arrival instant, then line), so the first pass checks
+ * that every record has a readable arrival time, never goes back in time,
+ * carries no NUL (staging removes NULs) and has fields (a record the reader
+ * could not make fields of is staged first). Any other dataset is staged.
+ * @returns the records' source and count, or null when the dataset must be staged
+ */
+async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, headers: Set<string>): Promise<{ rows: RowSource; total: number } | null> {
+  if (opts.files.length !== 1) return null;
+  const file = opts.files[0]!;
+  const origin = path.basename(file);
+  const read = (onHeader?: (text: string) => void) =>
+    readRecords(createReadStream(file), pipeline.source.format, { ...readOptionsFor(pipeline), ...(onHeader ? { onHeader: (_: unknown, text: string) => onHeader(text) } : {}) });
+  let total = 0;
+  let before: [number, number] = [-Infinity, -1];
+  const seen = new Set<string>();
+  try {
+    for await (const rec of read((text) => seen.add(text))) {
+      const arrival = arrivalOf(rec, pipeline, opts.arrivalField);
+      if (rec.fields === null || arrival === null || rec.raw.includes("\u0000")) return null;
+      if (arrival[0] < before[0] || (arrival[0] === before[0] && arrival[1] < before[1])) return null;
+      before = arrival;
+      total++;
+      if (total % 10_000 === 0) opts.onStaged?.(total, false);
+    }
+  } catch (e) {
+    // A refused header is reported by the staging path, which reads the file again.
+    if (e instanceof SourceRefused) return null;
+    throw e;
+  }
+  opts.onStaged?.(total, false);
+  for (const h of seen) headers.add(h);
+  const records = read()[Symbol.asyncIterator]();
+  let next: ReplayRow | undefined;
+  let done = false;
+  return {
+    total,
+    rows: {
+      async peek() {
+        if (next === undefined && !done) {
+          const r = await records.next();
+          if (r.done) done = true;
+          else {
+            const arrival = arrivalOf(r.value, pipeline, opts.arrivalField);
+            // The file changed between the two passes: what was checked no longer holds.
+            if (arrival === null || r.value.fields === null) throw new Error(`${file} changed while it was replayed (a record without an arrival time at line ${r.value.line}); run the replay again`);
+            next = asStaged(r.value, origin, arrival);
+          }
+        }
+        return next;
+      },
+      take() {
+        const r = next!;
+        next = undefined;
+        return r;
+      },
+    },
+  };
 }
 
 /** A dataset's identity: its files' names and sizes (a changed file makes a new replay). */
@@ -135,10 +245,12 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     const refused: ReplaySummary["refused"] = [];
     // The CSV header lines read: when every file has the same one, it is recorded with each landed span (for a rebuild).
     const headers = new Set<string>();
-    const total = await stage(client, pipeline, opts, refused, headers);
+    // One file already in arrival order is read straight from the file; any other dataset is staged.
+    const direct = await inArrivalOrder(pipeline, opts, headers);
+    const total = direct?.total ?? (await stage(client, pipeline, opts, refused, headers));
     const csvHeader = headers.size === 1 ? [...headers][0] : undefined;
     // Pages are read on the staging session; landings and batches run on other connections.
-    const counts = await replaySpans(pool, client, pipeline, `replay:${id}`, started, total, opts, csvHeader);
+    const counts = await replaySpans(pool, direct?.rows ?? stagedRows(client), pipeline, `replay:${id}`, started, total, opts, csvHeader);
     await analyzeIfStale(pool, pipeline.name);
     // The files are now in bronze: the landing folder must not land them again.
     // They are recorded with 0 rows (their rows count under the replay:… sources).
@@ -146,7 +258,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
       if (refused.some((r) => r.file === file)) continue;
       await recordReplayedFile(pool, pipeline.name, path.basename(file), `replay:${id}`);
     }
-    return { rowsStaged: total, ...counts, elapsedMs: Date.now() - started, refused, alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded) };
+    return { rowsStaged: total, staged: direct === null, ...counts, elapsedMs: Date.now() - started, refused, alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded) };
   } finally {
     await dropReplayRows(client);
     client.release();
@@ -154,7 +266,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
 }
 
 /**
- * Reads the staged records page by page on `staging`, span by span of arrival
+ * Reads the records from `rows` in arrival order, span by span of arrival
  * time; lands each span as the source `<sourcePrefix>:<span start>` and runs
  * the stream until the span's rows are consumed, while the next span lands.
  * @param started when the replay started, epoch ms: the landing time of records without an arrival time
@@ -162,7 +274,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
  */
 async function replaySpans(
   pool: Pool,
-  staging: PoolClient,
+  rows: RowSource,
   pipeline: PipelineConfig,
   sourcePrefix: string,
   started: number,
@@ -171,16 +283,6 @@ async function replaySpans(
   csvHeader: string | undefined,
 ): Promise<{ replayBatches: number; skippedBatches: number; streamBatches: number; rowsLanded: number; duplicateRows: number }> {
   const span = opts.batchSpanMs;
-  let buffer: ReplayRow[] = [];
-  let exhausted = false;
-  let last: ReplayRow | null = null;
-  const fill = async () => {
-    if (buffer.length === 0 && !exhausted) {
-      buffer = await readReplayPage(staging, last, FETCH);
-      if (buffer.length === 0) exhausted = true;
-      else last = buffer[buffer.length - 1]!;
-    }
-  };
   const spanOf = (r: ReplayRow) => (r.arrival_ms === null ? null : Math.floor(r.arrival_ms / span) * span);
   let done = 0, replayBatches = 0, skipped = 0, streamBatches = 0, rowsLanded = 0, duplicateRows = 0;
   /** Streams one span's rows: micro-batches up to its last `seq` (no extra empty batch per span). */
@@ -209,14 +311,14 @@ async function replaySpans(
   const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
   try {
     for (;;) {
-      await fill();
-      if (exhausted) break;
-      const current = spanOf(buffer[0]!);
+      const first = await rows.peek();
+      if (first === undefined) break;
+      const current = spanOf(first);
       async function* records(): AsyncGenerator<RawRecord> {
         for (;;) {
-          await fill();
-          if (exhausted || spanOf(buffer[0]!) !== current) return;
-          const r = buffer.shift()!;
+          const next = await rows.peek();
+          if (next === undefined || spanOf(next) !== current) return;
+          const r = rows.take();
           done++;
           yield r.fields === null
             ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }

@@ -52,6 +52,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
         if (!opts.json) console.log(`Replaying ${paths.length} file(s) into ${pipeline.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
         let bar: ReturnType<typeof progressBar> | undefined;
         let staged = 0;
+        let staging = true;
         let dropped = 0;
         let rowsLanded = 0;
         const rssPeak = { mb: 0 };
@@ -62,9 +63,10 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
             files: paths,
             arrivalField,
             batchSpanMs,
-            onStaged: (n) => {
+            onStaged: (n, inTable) => {
               staged = n;
-              if (process.stderr.isTTY) process.stderr.write(`\rstaged ${n} rows`);
+              staging = inTable;
+              if (process.stderr.isTTY) process.stderr.write(`\r${inTable ? "staged" : "checked"} ${n} rows`);
             },
             onRefused: (file, reason) => console.error(`${pipeline.name}: ${file} refused (left out of the replay): ${reason}`),
             onBatch: ({ rowsDone, rowsTotal, land, batches }) => {
@@ -73,7 +75,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
               if (rowsDone === 0) return;
               if (batches.length > 0) lastBatch = batches[batches.length - 1];
               if (bar === undefined) {
-                process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}staged ${staged} rows in arrival order\n`);
+                process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${staging ? `staged ${staged} rows in arrival order` : `${staged} rows already in arrival order: read from the file, not staged`}\n`);
                 bar = progressBar("replay", rowsTotal);
               }
               bar.update(rowsDone, lastBatch ? `batch ${lastBatch.batchId}, watermark ${lastBatch.nextWatermark ?? "-"}, dropped so far ${dropped}` : "");
