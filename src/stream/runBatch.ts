@@ -131,18 +131,22 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
       const { range, input } = read;
       // A hold rule tripped by this batch's rows keeps the results published before it.
       const holdOpened = await applyHoldRules(client, pipeline, { batchId, range, input });
-      const { late, numRowsUpdated } = gapMs !== undefined
-        ? await streamSessions(client, pipeline, gapMs, { batchId, range, watermarkUs: us(checkpoint.watermark) })
-        : await streamWindows(client, pipeline, { batchId, checkpoint, read, guarded });
       // §6: the watermark advances on this batch's rows, then closes windows. Each input's
       // watermark advances on its own rows; the pipeline's is chosen from them (min or max,
       // idle inputs left out) and never moves backwards (docs/DESIGN.md "Several inputs").
+      // It comes from this batch's input alone, so it is known before the MERGE, which writes
+      // final the windows it touches that it has passed (never used for the late rule).
       const maxEventTime = later(checkpoint.maxEventTime, input.eventTime.max);
       const advanced = advanceInputs(inputStates(checkpoint.inputs), us(checkpoint.watermark), read.inputs, watermarkSettingsOf(pipeline));
       const nextWatermark = iso(advanced.watermarkUs);
+      // Not when the batch supersedes versions (admission.dedupe: latest): their open windows are recomputed after the MERGE, so they stay open until closeBatch.
+      const finalUpToUs = gapMs === undefined && !read.supersedes ? advanced.watermarkUs : null;
+      const { late, numRowsUpdated } = gapMs !== undefined
+        ? await streamSessions(client, pipeline, gapMs, { batchId, range, watermarkUs: us(checkpoint.watermark) })
+        : await streamWindows(client, pipeline, { batchId, checkpoint, read, guarded, finalUpToUs });
       const inputs = inputProgress(advanced);
       const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, inputs }, started, previous);
-      const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) });
+      const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) }, finalUpToUs);
       await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
       const closed: BatchResult = { ...progress, numRowsFinalized: finalized, numRowsTotal: open, ...(holdOpened ? { holdOpened } : {}) };
       if (read.rows < pipeline.trigger.maxRowsPerBatch) caughtUpBatches.add(closed);
@@ -154,11 +158,11 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
 }
 
 /** The window steps of fixed-length and calendar windows (DESIGN §3–5), after `readBatch` filled the pairs table; session windows take `streamSessions`. */
-async function streamWindows(client: PoolClient, pipeline: PipelineConfig, b: { batchId: number; checkpoint: Checkpoint; read: BatchRead; guarded: boolean }): Promise<WindowSteps> {
+async function streamWindows(client: PoolClient, pipeline: PipelineConfig, b: { batchId: number; checkpoint: Checkpoint; read: BatchRead; guarded: boolean; finalUpToUs: bigint | null }): Promise<WindowSteps> {
   const name = pipeline.name, { batchId, checkpoint, read } = b;
   // §3–4: pairs are late against the watermark of earlier batches only (readBatch marked them).
   const late = read.latePairs > 0 ? await registerLatePairs(client, name, batchId) : { pairs: 0, windows: 0 };
-  const merge = () => mergeWindows(client, name, batchId);
+  const merge = () => mergeWindows(client, name, batchId, b.finalUpToUs);
   const numRowsUpdated = b.guarded ? await mergeGuarded(client, { lastSeq: checkpoint.lastSeq, batchId }, merge) : await merge().catch((e: unknown) => {
     throw isDataException(e) ? new UnguardedMergeFailed("the MERGE failed with a data exception", { cause: e }) : e;
   });

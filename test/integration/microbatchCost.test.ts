@@ -182,7 +182,7 @@ describe("the MERGE of a small batch", () => {
         const read = await readBatch(client, p.name, { afterSeq: landed.firstSeq! - 1, maxRows: 1000, windows: { spec: windowSpecOf(p), watermarkUs: null } });
         expect([read?.range.lastSeq === landed.lastSeq, read?.input.numInputRows, read?.latePairs]).toEqual([true, 10, 0]);
         expect((await client.query(`SELECT count(*)::int AS n FROM ${BATCH_PAIRS}`)).rows[0].n).toBe(10);
-        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${mergeSql()}`, [p.name, 1]);
+        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${mergeSql()}`, [p.name, 1, null]);
         return rollback(rows[0]["QUERY PLAN"][0].Plan);
       });
       const nodes: { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Plan Rows": number }[] = [];
@@ -257,12 +257,12 @@ describe("the round trips of a micro-batch", () => {
       statements.length = 0;
       const second = await runBatch(pool, p, "once");
       expect([second?.numInputRows, second?.numRowsDroppedByWatermark]).toEqual([2, 0]);
-      expect(statements).toEqual(["BEGIN;", "open_batch", "read_batch", "merge", "close_batch", "COMMIT"]);
+      expect(statements).toEqual(["BEGIN;", "open_batch", "read_batch", "merge", "close_batch_merged_final", "COMMIT"]);
       await land("rt-3.jsonl", [["e", "2024-01-15T12:02:00Z"], ["f", "2024-01-15T12:34:00Z"]]);
       statements.length = 0;
       const third = await runBatch(pool, p, "once");
       expect([third?.numInputRows, third?.numRowsDroppedByWatermark, third?.numLateWindows]).toEqual([2, 1, 1]);
-      expect(statements).toEqual(["BEGIN;", "open_batch", "read_batch", "late", "merge", "close_batch", "COMMIT"]);
+      expect(statements).toEqual(["BEGIN;", "open_batch", "read_batch", "late", "merge", "close_batch_merged_final", "COMMIT"]);
       // Caught up (2 rows of at most 100,000): the loop runs no batch more that would find nothing.
       await land("rt-4.jsonl", [["g", "2024-01-15T12:35:00Z"], ["h", "2024-01-15T12:36:00Z"]]);
       statements.length = 0;

@@ -8,6 +8,7 @@
  */
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
+import { BATCH_PAIRS } from "./fragments/batchPairs.js";
 import type { Checkpoint } from "./readCheckpoint.js";
 import type { BatchProgress } from "./writeProgress.js";
 
@@ -24,12 +25,22 @@ export interface Finalized {
 // window finalized before (dead row versions until a vacuum), which made the count grow with
 // the pipeline's history. The checkpoint's row was locked by the batch's first read
 // (src/db/sql/openBatch.ts).
-const CLOSE_BATCH_SQL = `WITH fin AS (
+/**
+ * The statement's text. `mergedFinal`: the batch's MERGE wrote final the windows it touched that end at
+ * or before the new watermark (src/db/sql/mergeWindows.ts): they count as finalized by this batch, one
+ * per (key, window) of the batch's on-time pairs ending at or before $23 (the new watermark, epoch µs).
+ * Exact because an on-time pair's window ends after the watermark of earlier batches, so it was open.
+ */
+function closeBatchSql(mergedFinal: boolean): string {
+  const merged = mergedFinal
+    ? ` + (SELECT count(*) FROM (SELECT DISTINCT group_key, ws_us, we_us FROM ${BATCH_PAIRS} WHERE NOT late AND we_us <= $23::bigint) m)::int`
+    : "";
+  return `WITH fin AS (
          UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
           WHERE pipeline = $1 AND NOT is_final AND window_end <= $15
          RETURNING 1),
        counts AS (
-         SELECT (SELECT count(*) FROM fin)::int AS finalized,
+         SELECT (SELECT count(*) FROM fin)::int${merged} AS finalized,
                 (SELECT count(*) FROM straggler.window_results_table
                   WHERE pipeline = $1 AND NOT is_final AND window_end > coalesce($15, '-infinity'::timestamptz))::int AS open),
        cp AS (
@@ -41,6 +52,7 @@ const CLOSE_BATCH_SQL = `WITH fin AS (
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$22,
                (SELECT finalized FROM counts), (SELECT open FROM counts))
        RETURNING num_rows_finalized AS finalized, num_rows_total AS open`;
+}
 
 /**
  * Finalizes windows up to `progress.nextWatermark` (null finalizes nothing), saves the
@@ -48,15 +60,17 @@ const CLOSE_BATCH_SQL = `WITH fin AS (
  * inserts `progress`, whose `numRowsFinalized` and `numRowsTotal` are taken from the
  * finalization (the values given are not written).
  * @param state the checkpoint's max event time (ISO 8601) and inputs after the batch
+ * @param mergedFinalUpToUs the new watermark (epoch µs) when the batch's MERGE wrote final the windows it touched up to it; they count as finalized (null: it wrote them open)
  * @returns windows finalized, and windows still open afterwards
  * @throws the database's error
  */
-export async function closeBatch(client: Queryable, progress: BatchProgress, state: Pick<Checkpoint, "maxEventTime" | "inputs">): Promise<Finalized> {
-  const r = (await client.query(prepared("close_batch", CLOSE_BATCH_SQL, [
+export async function closeBatch(client: Queryable, progress: BatchProgress, state: Pick<Checkpoint, "maxEventTime" | "inputs">, mergedFinalUpToUs: bigint | null = null): Promise<Finalized> {
+  const merged = mergedFinalUpToUs !== null;
+  const r = (await client.query(prepared(merged ? "close_batch_merged_final" : "close_batch", closeBatchSql(merged), [
     progress.pipeline, progress.batchId, progress.trigger, progress.startOffset, progress.endOffset, progress.numInputRows, progress.numQuarantinedRows,
     progress.inputRowsPerSecond, progress.processedRowsPerSecond, progress.durationMs, progress.eventTime.min, progress.eventTime.max, progress.eventTime.avg,
     progress.eventTime.watermark, progress.nextWatermark, progress.numRowsDroppedByWatermark, progress.numLateWindows, progress.numRowsUpdated, progress.timestamp,
-    state.maxEventTime, JSON.stringify(state.inputs), JSON.stringify(progress.inputs),
+    state.maxEventTime, JSON.stringify(state.inputs), JSON.stringify(progress.inputs), ...(merged ? [mergedFinalUpToUs.toString()] : []),
   ]))).rows[0];
   return { finalized: r.finalized, open: r.open };
 }
