@@ -10,6 +10,13 @@ import { parseOr400 } from "./errors.js";
 import { errors, json, type ApiRoutes } from "./openapi.js";
 import { pipelineParams } from "./schemas.js";
 import { readsOf } from "./readBudget.js";
+import { ANSWER_BYTES_DEFAULT, budgetAnswer } from "./answerBudget.js";
+
+/** The byte budget of one read's answer (src/http/answerBudget.ts): `bytes` to stay within; a read that cut its rows itself sets `truncated`. */
+export interface ReadBudgetOfAnswer {
+  bytes: number;
+  truncated: boolean;
+}
 
 export interface ApiDeps {
   pool: Pool;
@@ -56,12 +63,12 @@ export interface RouteContext {
 /**
  * Adds `GET path` for one pipeline: its query parsed with `query` (400 naming
  * the bad field), answered 200 with what `read` returns for the pipeline (run on the request's read
- * pool: `readsOf`, src/http/readBudget.ts); documented with `response` and the read routes' error answers.
+ * pool: `readsOf`, src/http/readBudget.ts; cut to the answer's byte budget, src/http/answerBudget.ts); documented with `response` and the read routes' error answers.
  */
 export function addPipelineRead<Q extends z.ZodObject>(
   { routes, pipelineOf, deps }: RouteContext,
   spec: { path: string; summary: string; query: Q; response: z.ZodType; description: string },
-  read: (pipeline: PipelineConfig, query: z.infer<Q>, pool: Pool) => Promise<unknown>,
+  read: (pipeline: PipelineConfig, query: z.infer<Q>, pool: Pool, budget: ReadBudgetOfAnswer) => Promise<unknown>,
 ): void {
   routes.add(
     {
@@ -70,7 +77,9 @@ export function addPipelineRead<Q extends z.ZodObject>(
     },
     async (req, res) => {
       const pipeline = pipelineOf(req);
-      res.json(await read(pipeline, parseOr400(spec.query, req.query, "query"), readsOf(req, deps.pool)));
+      const budget: ReadBudgetOfAnswer = { bytes: deps.answerBytes ?? ANSWER_BYTES_DEFAULT, truncated: false };
+      const answer = await read(pipeline, parseOr400(spec.query, req.query, "query"), readsOf(req, deps.pool), budget);
+      res.json(budgetAnswer(res, answer, budget.bytes, budget.truncated));
     },
   );
 }

@@ -11,6 +11,7 @@ import { readCorrectionAudit } from "../db/sql/readCorrectionAudit.js";
 import { readCorrectionHistory, readCorrectionRun } from "../db/sql/readCorrectionHistory.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { readsOf } from "./readBudget.js";
+import { ANSWER_BYTES_DEFAULT, budgetAnswer } from "./answerBudget.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
 import { correctionRunResponse, correctionRunRow, reconcileReport } from "./responses.js";
@@ -85,7 +86,7 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
       const reads = readsOf(req, pool);
       const run = await readCorrectionRun(reads, pipeline.name, runId);
       if (run === undefined) throw new HttpError(404, "not_found", `no correction run ${runId} for pipeline ${pipeline.name}`);
-      res.json({ run, changes: await readCorrectionAudit(reads, runId) });
+      res.json(budgetAnswer(res, { run, changes: await readCorrectionAudit(reads, runId) }, deps.answerBytes ?? ANSWER_BYTES_DEFAULT));
     },
   );
 

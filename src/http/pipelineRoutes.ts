@@ -56,8 +56,8 @@ export function addPipelineRoutes(ctx: RouteContext): void {
     },
   );
 
-  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q, pool) =>
-    readWindowResults(pool, pipeline.name, q),
+  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q, pool, budget) =>
+    readWindowResults(pool, pipeline.name, q, budget),
   );
   addPipelineRead(ctx, 
     { path: "/pipelines/{pipeline}/progress", summary: "Latest micro-batch progress", query: limitQuery, response: z.array(progressRow), description: "batches, latest first" },
@@ -95,6 +95,6 @@ export function addPipelineRoutes(ctx: RouteContext): void {
       summary: "Session rows removed from the results (extended or merged by the stream, replaced by a correction run), oldest first: follow with after=<last id read>",
       query: retractionsQuery, response: z.array(retractionRow), description: "retractions with an id above `after`, by id; group_key null for the null group",
     },
-    (pipeline, q, pool) => readRetractions(pool, pipeline.name, q),
+    (pipeline, q, pool, budget) => readRetractions(pool, pipeline.name, q, budget),
   );
 }
