@@ -73,7 +73,12 @@ export function addPipelineRead<Q extends z.ZodObject>(
   routes.add(
     {
       method: "get", path: spec.path, summary: spec.summary, request: { params: pipelineParams, query: spec.query },
-      responses: { 200: json(spec.description, spec.response), ...errors([400, 404, 500, 503]) },
+      responses: {
+        200: {
+          ...json(`${spec.description}; a list cut to the answer's byte budget (about 4 MiB) carries the header Straggler-Truncated: true and Straggler-Rows (the rows sent)`, spec.response),
+        },
+        ...errors([400, 404, 500, 503]),
+      },
     },
     async (req, res) => {
       const pipeline = pipelineOf(req);
