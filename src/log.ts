@@ -1,12 +1,32 @@
 /** Structured logging (pino). Logs go to stderr so CLI output on stdout stays clean. */
 import { pino, type Logger } from "pino";
 import type { Env } from "./config/env.js";
+import { REDACTED, redactSecrets } from "./secrets.js";
 
 export type { Logger };
 
-/** A pino logger at `level` writing JSON lines to stderr. */
+/**
+ * Request and response headers that carry credentials: written as `[Redacted]` in every log line
+ * (pino-http logs each request's headers).
+ */
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"];
+export const REDACTED_PATHS = [
+  ...CREDENTIAL_HEADERS.map((h) => `req.headers["${h}"]`),
+  'res.headers["set-cookie"]',
+  // An error logged with the options of the pg client that raised it.
+  "err.client.password", "err.config.password", "password", "connectionString",
+];
+
+/**
+ * A pino logger at `level` writing JSON lines to stderr. Credential headers are redacted by
+ * path, and every line is scrubbed of the secrets the process knows (src/secrets.ts: the API
+ * tokens, the database password) whatever field they would appear in.
+ */
 export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: "straggler" } }, pino.destination(2));
+  return pino(
+    { level, base: { service: "straggler" }, redact: { paths: REDACTED_PATHS, censor: REDACTED }, hooks: { streamWrite: redactSecrets } },
+    pino.destination(2),
+  );
 }
 
 /**

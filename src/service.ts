@@ -90,6 +90,9 @@ export function replicaIdOf(env: Pick<Env, "STRAGGLER_REPLICA_ID">): string {
   return hostname().slice(0, 45 - pid.length) + pid;
 }
 
+/** A read's longest wait for a read connection, ms: over it, 503 `busy`. */
+const READ_ACQUIRE_TIMEOUT_MS = 2_000;
+
 /** `/health`'s longest wait for a connection of its own, ms: over it, the database counts as unreachable. */
 const HEALTH_TIMEOUT_MS = 2_000;
 
@@ -119,12 +122,18 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   // /health gets connections of its own, so it answers while every pooled one is busy.
   const healthPool = createPool(db.url, 2, HEALTH_TIMEOUT_MS);
   healthPool.on("error", () => undefined); // an idle health connection that dies is replaced on the next probe
-  const app = createApp({ pool: db.pool, healthPool, pipelines, log, token: env.STRAGGLER_API_TOKEN, groupCommit: env.STRAGGLER_GROUP_COMMIT !== "off" });
+  // Reads get connections of their own, each query bounded by the read timeout (src/http/readBudget.ts).
+  const readPool = createPool(db.url, env.STRAGGLER_READ_CONNECTIONS, READ_ACQUIRE_TIMEOUT_MS, env.STRAGGLER_READ_TIMEOUT);
+  readPool.on("error", () => undefined); // an idle read connection that dies is replaced on the next read
+  const app = createApp({
+    pool: db.pool, healthPool, readPool, readConcurrency: env.STRAGGLER_READ_CONCURRENCY, readToken: env.STRAGGLER_READ_TOKEN,
+    pipelines, log, token: env.STRAGGLER_API_TOKEN, groupCommit: env.STRAGGLER_GROUP_COMMIT !== "off",
+  });
   let server: Server;
   try {
     server = await listen(app, env.PORT);
   } catch (e) {
-    await healthPool.end();
+    await Promise.all([healthPool.end(), readPool.end()]);
     throw e;
   }
   const address = server.address();
@@ -219,6 +228,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       await retention.stop();
       await stopListening();
       await healthPool.end();
+      await readPool.end();
     },
   };
 }

@@ -21,6 +21,7 @@ import { retentionCommands } from "./commands/retention.js";
 import { serveCommands } from "./commands/serve.js";
 import { streamCommands } from "./commands/stream.js";
 import { context, UsageError, type ContextOf } from "./context.js";
+import { redactSecrets } from "../secrets.js";
 
 export function buildCli(): Command {
   const program = new Command("straggler")
@@ -60,11 +61,11 @@ async function main(): Promise<void> {
       return;
     }
     if (e instanceof ConfigError || e instanceof UsageError) {
-      console.error(`straggler: ${e.message}`);
+      console.error(`straggler: ${redactSecrets(e.message)}`);
       process.exitCode = 2;
       return;
     }
-    console.error(`straggler: ${(e as Error).message}`);
+    console.error(`straggler: ${redactSecrets((e as Error).message)}`);
     process.exitCode = 1;
   }
 }

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { readDuration } from "./duration.js";
 import { ConfigError, formatIssues } from "./pipelines.js";
+import { addEnvSecrets } from "../secrets.js";
 
 const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { error: "expected fatal|error|warn|info|debug|trace|silent" });
 
@@ -17,6 +18,8 @@ const envSchema = z.object({
   STRAGGLER_PIPELINES: z.string().default("pipelines/pipelines.yaml"),
   STRAGGLER_DATA_DIR: z.string().default(".straggler"),
   STRAGGLER_API_TOKEN: z.string().min(16, "expected a token of at least 16 characters").optional(),
+  /** When set, the read routes need it (or STRAGGLER_API_TOKEN) as a bearer token; unset, reads are open (src/http/auth.ts). */
+  STRAGGLER_READ_TOKEN: z.string().min(16, "expected a token of at least 16 characters").optional(),
   /** This replica's name, shown as the owner of its pipelines (default `host:pid`). */
   STRAGGLER_REPLICA_ID: z.string().regex(/^[\x21-\x7e]{1,45}$/, "expected 1 to 45 printable ASCII characters without spaces").optional(),
   /** The heartbeat of the replica's pipeline leases, a duration (`1 second`, `500 milliseconds`): takeover after an owner dies within about one heartbeat. */
@@ -29,6 +32,20 @@ const envSchema = z.object({
       else if (d.ms < 100 || d.ms > 60_000) ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 minute" });
       return d.ok ? d.ms : 0;
     }),
+  /** Connections of the read pool (src/http/readBudget.ts): reads never use the ones landing and the stream need. */
+  STRAGGLER_READ_CONNECTIONS: z.coerce.number({ error: "expected a whole number from 1 to 100" }).int().min(1).max(100).default(2),
+  /** Reads answered at once; one more is answered 503 `busy` with Retry-After (src/http/readBudget.ts). */
+  STRAGGLER_READ_CONCURRENCY: z.coerce.number({ error: "expected a whole number from 1 to 1000" }).int().min(1).max(1000).default(4),
+  /** Longest read query (its statement_timeout), a duration (`30 seconds`): past it the read is answered 503 `read_timeout`. */
+  STRAGGLER_READ_TIMEOUT: z
+    .string()
+    .default("30 seconds")
+    .transform((text, ctx) => {
+      const d = readDuration(text);
+      if (!d.ok) ctx.addIssue({ code: "custom", message: d.message });
+      else if (d.ms < 100 || d.ms > 3_600_000) ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 hour" });
+      return d.ok ? d.ms : 0;
+    }),
   /** `off`: every HTTP landing in a transaction of its own, instead of group commit (src/ingest/groupCommit.ts). */
   STRAGGLER_GROUP_COMMIT: z.enum(["on", "off"], { error: "expected on|off" }).default("on"),
 });
@@ -38,6 +55,8 @@ export type Env = z.infer<typeof envSchema>;
 /** Validates `source` (default `process.env`); throws `ConfigError` naming each bad variable. */
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ""));
+  // Known before anything is logged or printed, even an invalid environment's message (src/secrets.ts).
+  addEnvSecrets(cleaned);
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) throw new ConfigError(`invalid environment:\n${formatIssues(parsed.error)}`);
   return parsed.data;

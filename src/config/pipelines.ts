@@ -16,20 +16,21 @@ import { readShare } from "./share.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
 import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec, type WindowSpec } from "../core/windows.js";
 import { DEFAULT_INPUT, type WatermarkSettings } from "../core/watermark.js";
-import { compareAbs, decimalParts, MAX_ABS_VALUE_DEFAULT, parseDecimal } from "../core/decimal.js";
+import { compareAbs, decimalParts, MAX_ABS_VALUE_CEILING, MAX_ABS_VALUE_DEFAULT, MAX_FRACTION_DIGITS_CEILING, MAX_FRACTION_DIGITS_DEFAULT, parseDecimal } from "../core/decimal.js";
 
 /**
- * `admission.maxAbsValue`: a positive decimal (string or number), at most the
- * default 1e131000, which leaves numeric room for any sum (see `MAX_ABS_VALUE_DEFAULT`).
+ * `admission.maxAbsValue`: a positive decimal (string or number), default 1e38 (keeps a window
+ * row small: `MAX_ABS_VALUE_DEFAULT`), at most 1e131000, which leaves numeric room for any sum
+ * (`MAX_ABS_VALUE_CEILING`).
  */
 const maxAbsValue = z
-  .union([z.string(), z.number()], { error: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_DEFAULT}` })
+  .union([z.string(), z.number()], { error: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_CEILING}` })
   .transform((v, ctx) => {
     const text = String(v).trim();
     const parsed = parseDecimal(text);
     const parts = parsed.ok ? decimalParts(parsed.value) : undefined;
-    if (parts === undefined || parts.negative || parts.digits === "" || compareAbs(parts, decimalParts(MAX_ABS_VALUE_DEFAULT)!) > 0) {
-      ctx.addIssue({ code: "custom", message: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_DEFAULT} (larger values could make a sum overflow numeric), got ${JSON.stringify(String(v)).slice(0, 60)}` });
+    if (parts === undefined || parts.negative || parts.digits === "" || compareAbs(parts, decimalParts(MAX_ABS_VALUE_CEILING)!) > 0) {
+      ctx.addIssue({ code: "custom", message: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_CEILING} (larger values could make a sum overflow numeric), got ${JSON.stringify(String(v)).slice(0, 60)}` });
       return z.NEVER;
     }
     return text;
@@ -368,6 +369,13 @@ export const pipelineSchema = z
         ).optional(),
         dedupe: dedupeSetting.default(true),
         maxAbsValue: maxAbsValue.default(MAX_ABS_VALUE_DEFAULT),
+        /** Most digits after the decimal point a value may have (its numeric scale); default 18, at most 16383. */
+        maxFractionDigits: z
+          .number({ error: `expected a whole number from 0 to ${MAX_FRACTION_DIGITS_CEILING}` })
+          .int({ error: `expected a whole number from 0 to ${MAX_FRACTION_DIGITS_CEILING}` })
+          .min(0, { error: `expected a whole number from 0 to ${MAX_FRACTION_DIGITS_CEILING}` })
+          .max(MAX_FRACTION_DIGITS_CEILING, { error: `expected a whole number from 0 to ${MAX_FRACTION_DIGITS_CEILING} (numeric's digits after the point)` })
+          .default(MAX_FRACTION_DIGITS_DEFAULT),
         missingKey: z.enum(["group", "quarantine"], { error: 'expected "group" (null and absent keys form the null group) or "quarantine" (MISSING_KEY)' }).default("group"),
       })
       .prefault({}),

@@ -4,7 +4,7 @@
  * never read. Duplicates need the ledger and are classified in SQL when the
  * rows reach bronze (`src/ingest/copyToBronze.ts`).
  */
-import { canonicalNumber, compareAbs, decimalParts, parseDecimal, type DecimalParts } from "./decimal.js";
+import { canonicalNumber, compareAbs, decimalParts, fractionDigits, parseDecimal, type DecimalParts } from "./decimal.js";
 import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
 import { formatInstant, parseInstant, usOfMs, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
 
@@ -19,7 +19,7 @@ export { groupKeyOf } from "./keys.js";
 export interface AdmissionPolicy {
   fields: { eventId?: string | undefined; eventTime: string; ingestionTime?: string | undefined; groupKey: string[]; value?: string | undefined };
   timestamps: { format: TimestampFormat; timeZone?: string | undefined; subMicrosecond?: SubMicrosecond | undefined };
-  admission: { maxFutureSkew: number | null; minEventTime?: bigint | undefined; maxAbsValue: string; missingKey: "group" | "quarantine" };
+  admission: { maxFutureSkew: number | null; minEventTime?: bigint | undefined; maxAbsValue: string; maxFractionDigits: number; missingKey: "group" | "quarantine" };
 }
 
 /** Why a record was quarantined. Stable strings: dashboards group by them. */
@@ -30,7 +30,7 @@ export const QuarantineReason = {
   PARSE_FAIL: "PARSE_FAIL", // event or ingestion time not a strict timestamp
   FUTURE_TS: "FUTURE_TS", // event time more than maxFutureSkew after its ingestion time
   TOO_OLD: "TOO_OLD", // event time before the pipeline's minEventTime
-  INVALID_VALUE: "INVALID_VALUE", // value missing, not a decimal, NaN/Infinity, above admission.maxAbsValue; or its window's aggregate failed (stream/correction)
+  INVALID_VALUE: "INVALID_VALUE", // value missing, not a decimal, NaN/Infinity, above admission.maxAbsValue or with more digits after the point than admission.maxFractionDigits; or its window's aggregate failed (stream/correction)
   DUPLICATE: "DUPLICATE", // an accepted record with the same event id and the same content (see `DedupeMode`) is already in bronze
   AMENDED_DUPLICATE: "AMENDED_DUPLICATE", // admission.dedupe first: an accepted record with the same event id and other content is already in bronze; the first stays
 } as const;
@@ -212,6 +212,8 @@ export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: 
       if (!parsed.ok) valueProblem = `value "${policy.fields.value}": ${parsed.detail}`;
       else if (aboveLimit(parsed.value.trim(), limitOf(policy.admission.maxAbsValue))) {
         valueProblem = `value "${policy.fields.value}": magnitude above admission.maxAbsValue ${policy.admission.maxAbsValue}: ${v.trim().slice(0, 40)}`;
+      } else if (fractionDigits(parsed.value) > policy.admission.maxFractionDigits) {
+        valueProblem = `value "${policy.fields.value}": ${fractionDigits(parsed.value)} digits after the decimal point, above admission.maxFractionDigits ${policy.admission.maxFractionDigits}: ${v.trim().slice(0, 40)}`;
       } else row.value = parsed.value;
     }
   }

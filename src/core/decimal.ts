@@ -105,9 +105,35 @@ export function compareAbs(a: DecimalParts, b: DecimalParts): number {
 }
 
 /**
- * Default and largest `admission.maxAbsValue`. With every accepted |value| <=
- * 1e131000, a sum of up to 2^63 rows stays below 1e131019, inside numeric's
- * 131072 integer digits: no sum, average, minimum or maximum of accepted rows
- * can overflow.
+ * Largest `admission.maxAbsValue`. With every accepted |value| <= 1e131000, a
+ * sum of up to 2^63 rows stays below 1e131019, inside numeric's 131072 integer
+ * digits: no sum, average, minimum or maximum of accepted rows can overflow.
  */
-export const MAX_ABS_VALUE_DEFAULT = "1e131000";
+export const MAX_ABS_VALUE_CEILING = "1e131000";
+
+/**
+ * Default `admission.maxAbsValue`: 1e38, the range of Spark's and most SQL engines' widest decimal
+ * (`DECIMAL(38, s)`). It keeps every numeric of a window row short: a value has at most 39
+ * integer digits, a sum of up to 2^63 of them at most 58, so with `MAX_FRACTION_DIGITS_DEFAULT`
+ * each of sum, min, max and avg renders in under 100 characters and a window row in well
+ * under 1 KB of JSON (README "Configuration"). The ceiling's 131,001-digit values made a row
+ * of about 524 KB.
+ */
+export const MAX_ABS_VALUE_DEFAULT = "1e38";
+
+/** Largest `admission.maxFractionDigits`: numeric's 16383 digits after the point. */
+export const MAX_FRACTION_DIGITS_CEILING = MAX_FRAC_DIGITS;
+
+/** Default `admission.maxFractionDigits`: 18, the scale of Spark's default `DecimalType(38, 18)`. */
+export const MAX_FRACTION_DIGITS_DEFAULT = 18;
+
+/**
+ * The digits after the point that `text` (a literal `parseDecimal` accepted) is stored with as
+ * `numeric`: its fraction's digits minus its exponent, trailing zeros included (`"1.50"`: 2,
+ * `"1e-20"`: 20, `"12e3"`: 0), as PostgreSQL keeps the scale.
+ */
+export function fractionDigits(text: string): number {
+  const m = DECIMAL.exec(text.trim());
+  if (!m) return 0;
+  return Math.max(0, (m[3] ?? "").length - (m[4] === undefined ? 0 : Number(m[4])));
+}

@@ -57,11 +57,13 @@ export const POOL_ACQUIRE_TIMEOUT_MS = 5_000;
  * A pool on `url` with UTC sessions and the type parsers above.
  * @param max connections at most
  * @param acquireTimeoutMs longest wait for a free connection (or for a new one to connect), ms
+ * @param statementTimeoutMs the sessions' `statement_timeout`, ms (a statement running longer is cancelled by the server, SQLSTATE 57014); default none
  */
-export function createPool(url: string, max = 10, acquireTimeoutMs = POOL_ACQUIRE_TIMEOUT_MS): pg.Pool {
+export function createPool(url: string, max = 10, acquireTimeoutMs = POOL_ACQUIRE_TIMEOUT_MS, statementTimeoutMs?: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url, max, connectionTimeoutMillis: acquireTimeoutMs,
-    options: "-c TimeZone=UTC -c plan_cache_mode=force_custom_plan -c jit=off", types: types as pg.CustomTypesConfig,
+    options: `-c TimeZone=UTC -c plan_cache_mode=force_custom_plan -c jit=off${statementTimeoutMs === undefined ? "" : ` -c statement_timeout=${Math.round(statementTimeoutMs)}`}`,
+    types: types as pg.CustomTypesConfig,
   });
   // pg-pool listens for errors only on idle clients. A checked-out client whose
   // connection dies (the server stops or restarts) emits 'error' with no

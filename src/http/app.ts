@@ -11,6 +11,7 @@ import express from "express";
 import { ping } from "../db/sql/ping.js";
 import { metricsHandler, observeRequests } from "../observe/http.js";
 import { requireToken } from "./auth.js";
+import { readBudget } from "./readBudget.js";
 import type { ApiDeps, RouteContext } from "./context.js";
 import { addCorrectionRoutes } from "./correctionRoutes.js";
 import { errorHandler, HttpError } from "./errors.js";
@@ -33,6 +34,16 @@ export function createApp(deps: ApiDeps): express.Express {
   app.disable("x-powered-by");
   app.set("query parser", "simple");
   const metrics = observeRequests(app, deps.pipelines, deps.log);
+  // Reads get a budget of their own (connections, concurrency, time, a token when configured).
+  app.use(
+    readBudget({
+      pool: deps.readPool ?? deps.pool,
+      cancelPool: deps.healthPool ?? deps.pool,
+      concurrency: deps.readPool === undefined ? Number.POSITIVE_INFINITY : deps.readConcurrency,
+      readToken: deps.readToken,
+      writeToken: deps.token,
+    }),
+  );
   const byName = new Map(deps.pipelines.map((pipeline) => [pipeline.name, pipeline]));
   const routes = new ApiRoutes(app);
   const ctx: RouteContext = {

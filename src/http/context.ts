@@ -9,6 +9,14 @@ import type { z } from "zod";
 import { parseOr400 } from "./errors.js";
 import { errors, json, type ApiRoutes } from "./openapi.js";
 import { pipelineParams } from "./schemas.js";
+import { readsOf } from "./readBudget.js";
+import { ANSWER_BYTES_DEFAULT, budgetAnswer } from "./answerBudget.js";
+
+/** The byte budget of one read's answer (src/http/answerBudget.ts): `bytes` to stay within; a read that cut its rows itself sets `truncated`. */
+export interface ReadBudgetOfAnswer {
+  bytes: number;
+  truncated: boolean;
+}
 
 export interface ApiDeps {
   pool: Pool;
@@ -26,6 +34,18 @@ export interface ApiDeps {
   groupCommit?: boolean;
   /** Connections for `GET /health` only (the service gives it a pool of its own); default `pool`. */
   healthPool?: Pool;
+  /**
+   * Connections for reads only (src/http/readBudget.ts; the service gives them a pool of their own
+   * with a statement_timeout). Given, reads run on it and at most `readConcurrency` are answered
+   * at once; default: reads run on `pool`, unbounded.
+   */
+  readPool?: Pool;
+  /** Reads answered at once when `readPool` is given; default 4 (`READ_CONCURRENCY_DEFAULT`). */
+  readConcurrency?: number;
+  /** `STRAGGLER_READ_TOKEN`: when set, reads need it or `token` as their bearer token. */
+  readToken?: string;
+  /** Largest answer of a list route, bytes of JSON (src/http/answerBudget.ts); default 4 MiB. */
+  answerBytes?: number;
   /** Runs a correction (the service serialises it with its schedule). */
   correct?: (pipeline: PipelineConfig, req: CorrectionRequest) => Promise<CorrectionSummary>;
 }
@@ -42,21 +62,29 @@ export interface RouteContext {
 
 /**
  * Adds `GET path` for one pipeline: its query parsed with `query` (400 naming
- * the bad field), answered 200 with what `read` returns for the pipeline; documented with `response` and the read routes' error answers.
+ * the bad field), answered 200 with what `read` returns for the pipeline (run on the request's read
+ * pool: `readsOf`, src/http/readBudget.ts; cut to the answer's byte budget, src/http/answerBudget.ts); documented with `response` and the read routes' error answers.
  */
 export function addPipelineRead<Q extends z.ZodObject>(
-  { routes, pipelineOf }: RouteContext,
+  { routes, pipelineOf, deps }: RouteContext,
   spec: { path: string; summary: string; query: Q; response: z.ZodType; description: string },
-  read: (pipeline: PipelineConfig, query: z.infer<Q>) => Promise<unknown>,
+  read: (pipeline: PipelineConfig, query: z.infer<Q>, pool: Pool, budget: ReadBudgetOfAnswer) => Promise<unknown>,
 ): void {
   routes.add(
     {
       method: "get", path: spec.path, summary: spec.summary, request: { params: pipelineParams, query: spec.query },
-      responses: { 200: json(spec.description, spec.response), ...errors([400, 404, 500, 503]) },
+      responses: {
+        200: {
+          ...json(`${spec.description}; a list cut to the answer's byte budget (about 4 MiB) carries the header Straggler-Truncated: true and Straggler-Rows (the rows sent)`, spec.response),
+        },
+        ...errors([400, 404, 500, 503]),
+      },
     },
     async (req, res) => {
       const pipeline = pipelineOf(req);
-      res.json(await read(pipeline, parseOr400(spec.query, req.query, "query")));
+      const budget: ReadBudgetOfAnswer = { bytes: deps.answerBytes ?? ANSWER_BYTES_DEFAULT, truncated: false };
+      const answer = await read(pipeline, parseOr400(spec.query, req.query, "query"), readsOf(req, deps.pool), budget);
+      res.json(budgetAnswer(res, answer, budget.bytes, budget.truncated));
     },
   );
 }

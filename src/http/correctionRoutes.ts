@@ -10,6 +10,8 @@ import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
 import { readCorrectionAudit } from "../db/sql/readCorrectionAudit.js";
 import { readCorrectionHistory, readCorrectionRun } from "../db/sql/readCorrectionHistory.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
+import { readsOf } from "./readBudget.js";
+import { ANSWER_BYTES_DEFAULT, budgetAnswer } from "./answerBudget.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
 import { correctionRunResponse, correctionRunRow, reconcileReport } from "./responses.js";
@@ -68,7 +70,7 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
 
   addPipelineRead(
     ctx, { path: "/pipelines/{pipeline}/corrections", summary: "Correction runs", query: limitQuery, response: z.array(correctionRunRow), description: "runs, latest first" },
-    (pipeline, q) => readCorrectionHistory(pool, pipeline.name, q.limit),
+    (pipeline, q, pool) => readCorrectionHistory(pool, pipeline.name, q.limit),
   );
 
   routes.add(
@@ -81,16 +83,17 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
       const pipeline = pipelineOf(req);
       const runId = parseOr400(runIdParam, req.params.runId, "path.runId");
       parseOr400(noQuery, req.query, "query");
-      const run = await readCorrectionRun(pool, pipeline.name, runId);
+      const reads = readsOf(req, pool);
+      const run = await readCorrectionRun(reads, pipeline.name, runId);
       if (run === undefined) throw new HttpError(404, "not_found", `no correction run ${runId} for pipeline ${pipeline.name}`);
-      res.json({ run, changes: await readCorrectionAudit(pool, runId) });
+      res.json(budgetAnswer(res, { run, changes: await readCorrectionAudit(reads, runId) }, deps.answerBytes ?? ANSWER_BYTES_DEFAULT));
     },
   );
 
   addPipelineRead(
     ctx,
     { path: "/pipelines/{pipeline}/reconcile", summary: "Compare final windows with a fresh recompute from bronze; check the ledger", query: rangeQuery, response: reconcileReport, description: "the report" },
-    (pipeline, q) =>
+    (pipeline, q, pool) =>
       reconcile(pool, pipeline, q.from && q.to ? { from: q.from, to: q.to } : undefined).catch((e: unknown) => {
         if (e instanceof HorizonRefusedError) throw new HttpError(409, "horizon_refused", e.message);
         throw e;

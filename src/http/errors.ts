@@ -11,6 +11,7 @@ import { z } from "zod";
 import { isPoolTimeout, isUnavailable } from "../db/errors.js";
 import { CommitOutcomeUnknownError } from "../ingest/commitOutcome.js";
 import type { Logger } from "../log.js";
+import { ClientGoneError } from "./readBudget.js";
 
 /** An answer for the caller: HTTP `status`, `code` as the body's `error`; `cause` keeps the error it was made from, if any. */
 export class HttpError extends Error {
@@ -83,8 +84,13 @@ function jsonScalarOf(body: unknown): string | undefined {
 
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    // The client has hung up (src/http/readBudget.ts cancelled its read): there is no one to answer.
+    if (err instanceof ClientGoneError || (req.destroyed && res.writableEnded === false && (err as { code?: string }).code === "57014")) {
+      if (!res.headersSent) res.status(499).end();
+      return;
+    }
     if (err instanceof HttpError) {
-      if (err.status === 503) res.set("Retry-After", "5");
+      if (err.status === 503 && res.get("Retry-After") === undefined) res.set("Retry-After", "5");
       res.status(err.status).json({ error: err.code, message: err.message });
       return;
     }
@@ -110,6 +116,10 @@ export function errorHandler(log: Logger) {
         error: "outcome_unknown",
         message: "the database connection dropped while the landing was committing and the database could not be asked since: it may have landed. Retry with the same Idempotency-Key: it lands once",
       });
+      return;
+    }
+    if ((err as { code?: string }).code === "57014" && /statement timeout/.test((err as Error).message)) {
+      res.set("Retry-After", "5").status(503).json({ error: "read_timeout", message: "the read ran longer than the service's read timeout (STRAGGLER_READ_TIMEOUT) and was stopped: ask for less (a narrower range, a smaller limit)" });
       return;
     }
     if (isPoolTimeout(err)) {

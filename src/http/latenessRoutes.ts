@@ -18,6 +18,6 @@ export function addLatenessRoutes(ctx: RouteContext): void {
       response: latenessResponse,
       description: "the lateness report",
     },
-    (pipeline, q) => latenessReport(ctx.deps.pool, pipeline, latenessOptionsOf(q)),
+    (pipeline, q, pool) => latenessReport(pool, pipeline, latenessOptionsOf(q)),
   );
 }

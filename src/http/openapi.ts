@@ -16,13 +16,13 @@ export const json = (description: string, schema: z.ZodType): ResponseConfig => 
 
 const errorDescriptions = {
   400: "invalid request (an unknown query parameter included); the message names the bad field",
-  401: "missing or wrong bearer token, or no token configured",
+  401: "missing or wrong bearer token, or no token configured (a read needs one only when STRAGGLER_READ_TOKEN is set)",
   404: "no such pipeline",
   413: "body too large (counted after decompression)",
   415: "a Content-Type that is not accepted, an unsupported Content-Encoding, or a body in UTF-16 or UTF-32 (byte order mark)",
   422: "the Idempotency-Key was already used with a different body; nothing landed",
   500: "internal error (see the service log)",
-  503: "database unreachable, or no room to hold a large body in the service's temporary folder (`unavailable`), no pooled connection free in time (`busy`), or a landing whose outcome is unknown (`outcome_unknown`); retry after the Retry-After header",
+  503: "database unreachable, or no room to hold a large body in the service's temporary folder (`unavailable`), no pooled connection free in time or more reads at once than STRAGGLER_READ_CONCURRENCY (`busy`), a read past STRAGGLER_READ_TIMEOUT (`read_timeout`), or a landing whose outcome is unknown (`outcome_unknown`); retry after the Retry-After header",
 } as const;
 
 /** `{ error, message }` responses for `codes`, with their usual descriptions (or the ones given). */

@@ -14,6 +14,7 @@ import { readOpenHold } from "../db/sql/holds.js";
 import { checkPolicy } from "../stream/policyGuard.js";
 import { pipelineStatus } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
+import { readsOf } from "./readBudget.js";
 import { parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
 import { failedWindowRow, pipelineStatusRow, progressRow, quarantineResponse, retractionRow, sourcesResponse, windowRow } from "./responses.js";
@@ -29,6 +30,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
     },
     async (req, res) => {
       parseOr400(noQuery, req.query, "query");
+      const pool = readsOf(req, deps.pool);
       const all = await Promise.all(
         deps.pipelines.map(async (pipeline) => ({ ...(await pipelineStatus(pool, pipeline.name)), alerts: await alertViews(pool, pipeline), policy: await checkPolicy(pool, pipeline), hold: (await readOpenHold(pool, pipeline.name)) ?? null })),
       );
@@ -54,16 +56,16 @@ export function addPipelineRoutes(ctx: RouteContext): void {
     },
   );
 
-  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q) =>
-    readWindowResults(pool, pipeline.name, q),
+  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q, pool, budget) =>
+    readWindowResults(pool, pipeline.name, q, budget),
   );
   addPipelineRead(ctx, 
     { path: "/pipelines/{pipeline}/progress", summary: "Latest micro-batch progress", query: limitQuery, response: z.array(progressRow), description: "batches, latest first" },
-    (pipeline, q) => readStreamProgress(pool, pipeline.name, q.limit),
+    (pipeline, q, pool) => readStreamProgress(pool, pipeline.name, q.limit),
   );
   addPipelineRead(ctx, 
     { path: "/pipelines/{pipeline}/quarantine", summary: "Quarantined rows, by reason", query: quarantineQuery, response: quarantineResponse, description: "counts by reason, and the rows latest first" },
-    async (pipeline, q) => {
+    async (pipeline, q, pool) => {
       const [byReason, rows] = await Promise.all([countQuarantineByReason(pool, pipeline.name), readQuarantine(pool, pipeline.name, q)]);
       return { byReason, rows };
     },
@@ -74,7 +76,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
       summary: "Every source (file, request, stdin, replay micro-batch) with its state: landed, refused (with its reason), changed_after_landing, waiting_to_settle",
       query: sourcesQuery, response: sourcesResponse, description: "counts by state, and the sources most recently seen first",
     },
-    async (pipeline, q) => {
+    async (pipeline, q, pool) => {
       const [byState, rows] = await Promise.all([countSourcesByState(pool, pipeline.name), readSources(pool, pipeline.name, q)]);
       return { byState, rows };
     },
@@ -85,7 +87,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
       summary: "Windows whose aggregate failed (a data exception such as a numeric overflow): their rows were quarantined as INVALID_VALUE and the pipeline went on",
       query: limitQuery, response: z.array(failedWindowRow), description: "failed windows, latest first; group_key null for the null group",
     },
-    (pipeline, q) => readFailedWindows(pool, pipeline.name, q.limit),
+    (pipeline, q, pool) => readFailedWindows(pool, pipeline.name, q.limit),
   );
   addPipelineRead(ctx,
     {
@@ -93,6 +95,6 @@ export function addPipelineRoutes(ctx: RouteContext): void {
       summary: "Session rows removed from the results (extended or merged by the stream, replaced by a correction run), oldest first: follow with after=<last id read>",
       query: retractionsQuery, response: z.array(retractionRow), description: "retractions with an id above `after`, by id; group_key null for the null group",
     },
-    (pipeline, q) => readRetractions(pool, pipeline.name, q),
+    (pipeline, q, pool, budget) => readRetractions(pool, pipeline.name, q, budget),
   );
 }

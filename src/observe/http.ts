@@ -5,7 +5,8 @@
 import type { Express, RequestHandler } from "express";
 import { pinoHttp } from "pino-http";
 import type { PipelineConfig } from "../config/pipelines.js";
-import type { Queryable } from "../db/pool.js";
+import type { Pool } from "../db/pool.js";
+import { readsOf } from "../http/readBudget.js";
 import type { Logger } from "../log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 
@@ -21,7 +22,7 @@ export function observeRequests(app: Express, pipelines: PipelineConfig[], log: 
   const metrics = createMetrics(pipelines);
   app.use(
     pinoHttp({
-      logger: log,
+      logger: log, // its lines are redacted (src/log.ts): credential headers, every known secret
       customLogLevel: (req, res, err) => (res.statusCode >= 400 || err ? "warn" : POLLED.has(req.url?.split("?")[0] ?? "") ? "debug" : "info"),
     }),
   );
@@ -30,9 +31,9 @@ export function observeRequests(app: Express, pipelines: PipelineConfig[], log: 
 }
 
 /** `GET /metrics`: every metric in Prometheus text format, database figures read now. */
-export function metricsHandler(metrics: Metrics, client: Queryable): RequestHandler {
-  return async (_req, res) => {
-    const text = await metrics.scrape(client);
+export function metricsHandler(metrics: Metrics, client: Pool): RequestHandler {
+  return async (req, res) => {
+    const text = await metrics.scrape(readsOf(req, client));
     res.type(metrics.registry.contentType).send(text);
   };
 }

@@ -17,6 +17,7 @@ import { z } from "zod";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { ApiDeps } from "../http/context.js";
 import { clientErrorMessage, HttpError, parseOr400 } from "../http/errors.js";
+import { readsOf } from "../http/readBudget.js";
 import { instant } from "../http/schemas.js";
 import { LatenessCache, readBatchSeries, readCorrections, readOverview, readWindows, WINDOWS_PER_PAGE } from "./data.js";
 import { DEFAULT_BATCHES, errorPage, listPage, pipelinePage } from "./pages.js";
@@ -72,7 +73,8 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
 
   router.get("/", async (req, res) => {
     parseOr400(z.strictObject({}), req.query, "query");
-    const rows = await Promise.all(deps.pipelines.map(async (pipeline) => ({ pipeline, overview: await readOverview(pool, pipeline) })));
+    const reads = readsOf(req, pool);
+    const rows = await Promise.all(deps.pipelines.map(async (pipeline) => ({ pipeline, overview: await readOverview(reads, pipeline) })));
     sendPage(res, 200, listPage(rows));
   });
 
@@ -80,12 +82,13 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
     const pipeline = pipelineOf(req);
     const q = parseOr400(pipelinePageQuery, req.query, "query");
     const filter = { key: q.key, from: q.from, to: q.to, status: q.status, page: q.page };
-    const overview = await readOverview(pool, pipeline);
+    const reads = readsOf(req, pool);
+    const overview = await readOverview(reads, pipeline);
     const [batches, windows, corrections, report] = await Promise.all([
-      readBatchSeries(pool, pipeline.name, q.batches),
-      readWindows(pool, pipeline.name, filter),
-      readCorrections(pool, pipeline.name),
-      lateness.get(pool, pipeline, overview).catch((e: Error) => ({ error: e.message })),
+      readBatchSeries(reads, pipeline.name, q.batches),
+      readWindows(reads, pipeline.name, filter),
+      readCorrections(reads, pipeline.name),
+      lateness.get(reads, pipeline, overview).catch((e: Error) => ({ error: e.message })),
     ]);
     // A page past the last one would show an empty, inverted range ("Windows 22,201 – 22,200"): refuse it, naming the last.
     const lastPage = Math.max(1, Math.ceil(windows.total / WINDOWS_PER_PAGE));

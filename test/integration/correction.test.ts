@@ -92,6 +92,7 @@ describe("correction job", () => {
       fields: { eventId: "id", eventTime: "t", value: "v" },
       window: { type: "tumbling", size: "10 minutes" },
       watermark: { delay: "0 seconds" },
+      admission: { maxFractionDigits: 20 }, // 1e-20 and a 20-digit fraction: above the default 18
     });
     // 0.1 + 0.2 = 0.30000000000000004 in binary floats; ten 0.1s = 0.9999999999999999.
     const values = ["0.1", "0.2", ...Array(10).fill("0.1"), "1e-20", "12345678901234567890.12345678901234567890"];

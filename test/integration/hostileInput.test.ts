@@ -348,9 +348,10 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("1e400 is within numeric's range: accepted and stored and summed exactly", async () => {
+  it("1e400 is within numeric's range: accepted and stored and summed exactly under a wider admission.maxAbsValue", async () => {
     const big = "1" + "0".repeat(400);
     await runCase({
+      over: { admission: { maxAbsValue: "1e131000" } },
       batches: [lines(`{"id":"a","ts":"${TS}","amount":1e400,"key":"k"}`, `{"id":"b","ts":"${TS}","amount":-1E+400,"key":"k"}`, `{"id":"c","ts":"${TS}","amount":1e400,"key":"k"}`)],
       rows: [
         { line: 1, value: big },
@@ -372,9 +373,10 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("the limits: |value| up to admission.maxAbsValue (default 1e131000) and 16383 fraction digits are accepted, beyond is not", async () => {
-    // 1e131071 fits numeric but two of them do not sum: the default bound leaves room for any sum.
+  it("the limits: |value| up to admission.maxAbsValue's ceiling 1e131000 and 16383 fraction digits are accepted when configured, beyond is not", async () => {
+    // 1e131071 fits numeric but two of them do not sum: the ceiling leaves room for any sum.
     await runCase({
+      over: { admission: { maxAbsValue: "1e131000", maxFractionDigits: 16383 } },
       batches: [lines(`{"id":"a","ts":"${TS}","amount":1e131000}`, `{"id":"b","ts":"${TS}","amount":1e131072}`, `{"id":"c","ts":"${TS}","amount":1e-16383}`, `{"id":"d","ts":"${TS}","amount":1e-16384}`, `{"id":"e","ts":"${TS}","amount":-1e131071}`)],
       rows: [
         { line: 1, value: "1" + "0".repeat(131000) },

@@ -117,7 +117,7 @@ describe("events bodies held or spooled land alike", () => {
   const getDb = useTestDatabase();
   const TOKEN = "body-token-0123456789abcdef";
   const p = (name: string) =>
-    pipeline({ name, source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" } });
+    pipeline({ name, source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" }, admission: { maxFractionDigits: 21 } }); // a3 has 21 digits after the point
   let held: RunningApi | undefined, spooledApi: RunningApi | undefined;
   beforeAll(async () => {
     const { pool } = await getDb();

@@ -39,9 +39,33 @@ async function quarantine(p: PipelineConfig): Promise<Array<[string, string | nu
 }
 
 describe("admission.maxAbsValue", () => {
-  it("default 1e131000: exactly the bound is accepted either sign, the next value above is INVALID_VALUE; two of the largest still sum", async () => {
+  it("default 1e38 and 18 digits after the point: the bounds are accepted either sign, beyond is INVALID_VALUE naming the bound; every aggregate renders short", async () => {
     const { pool } = await getDb();
-    const p = orders("values-default");
+    const p = orders("values-small");
+    expect([p.admission.maxAbsValue, p.admission.maxFractionDigits]).toEqual(["1e38", 18]);
+    const r = await landStream(
+      pool, p,
+      Readable.from([[
+        ev("max", "1e38"), ev("neg", "-1E+38"), ev("frac", "0.123456789012345678"), ev("tiny", "1e-18"), ev("zeros", "1.500000000000000000"),
+        ev("above", "100000000000000000000000000000000000000.5"), ev("frac19", "0.1234567890123456789"), ev("tiny19", "12e-19"), ev("wide", "1e131000"),
+      ].join("\n")]),
+      "t", LANDED,
+    );
+    expect([r.accepted, r.byReason]).toEqual([5, { INVALID_VALUE: 4 }]);
+    expect(await quarantine(p)).toEqual([
+      ["above", 'value "amount": magnitude above admission.maxAbsValue 1e38: 100000000000000000000000000000000000000.'],
+      ["frac19", 'value "amount": 19 digits after the decimal point, above admission.maxFractionDigits 18: 0.1234567890123456789'],
+      ["tiny19", 'value "amount": 19 digits after the decimal point, above admission.maxFractionDigits 18: 12e-19'],
+      ["wide", 'value "amount": magnitude above admission.maxAbsValue 1e38: 1e131000'],
+    ]);
+    await runBatch(pool, p, "once");
+    const w = await pool.query("SELECT event_count::int AS n, value_sum::text AS sum, value_min::text AS min, value_max::text AS max, length(value_avg::text) AS avg_chars FROM straggler.window_results WHERE pipeline = $1", [p.name]);
+    expect(w.rows).toEqual([{ n: 5, sum: "1.623456789012345679", min: "-100000000000000000000000000000000000000", max: "100000000000000000000000000000000000000", avg_chars: 22 }]);
+  });
+
+  it("the ceiling 1e131000, configured: exactly the bound is accepted either sign, the next value above is INVALID_VALUE; two of the largest still sum", async () => {
+    const { pool } = await getDb();
+    const p = orders("values-default", { maxAbsValue: "1e131000" });
     const above = "1" + "0".repeat(130999) + "1e1"; // 1e131000 + 10
     const r = await landStream(pool, p, Readable.from([[ev("max", "1e131000"), ev("neg", "-1E+131000"), ev("max2", "1e131000"), ev("above", above), ev("tiny", "1.0000000000000000000001e131000")].join("\n")]), "t", LANDED);
     expect([r.accepted, r.byReason]).toEqual([3, { INVALID_VALUE: 2 }]);

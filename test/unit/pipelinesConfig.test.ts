@@ -27,7 +27,7 @@ describe("pipelines file validation messages", () => {
     expect(p.window).toEqual({ type: "tumbling", size: 600_000, offset: 0 });
     expect(p.watermark.delay).toBe(300_000);
     expect(p.timestamps).toEqual({ format: "iso8601" });
-    expect(p.admission).toEqual({ maxFutureSkew: 3_600_000, dedupe: true, maxAbsValue: "1e131000", missingKey: "group" }); // the default guard: 1 hour
+    expect(p.admission).toEqual({ maxFutureSkew: 3_600_000, dedupe: true, maxAbsValue: "1e38", maxFractionDigits: 18, missingKey: "group" }); // the default guard: 1 hour; values bounded to keep window rows small
     expect(p.fields.groupKey).toEqual([]);
     expect(windowSpecOf(p)).toEqual({ sizeMs: 600_000, slideMs: 600_000, offsetMs: 0 });
   });

@@ -15,7 +15,7 @@ const texts = (a: Record<string, unknown>, b: Record<string, unknown>) => diffPo
 describe("policy of a pipeline", () => {
   it("is the fields, timestamps, window, watermark and admission blocks, canonical JSON with sorted keys", () => {
     expect(canonicalPolicy(policyOf(pipeline(raw)))).toBe(
-      '{"admission":{"dedupe":true,"maxAbsValue":"1e131000","maxFutureSkew":3600000,"missingKey":"group"},"fields":{"eventTime":"ts","groupKey":[],"value":"amount"},' +
+      '{"admission":{"dedupe":true,"maxAbsValue":"1e38","maxFractionDigits":18,"maxFutureSkew":3600000,"missingKey":"group"},"fields":{"eventTime":"ts","groupKey":[],"value":"amount"},' +
         '"timestamps":{"format":"iso8601"},"watermark":{"delay":300000},"window":{"offset":0,"size":600000,"type":"tumbling"}}',
     );
   });

@@ -1,5 +1,6 @@
 /** Window results of one pipeline, filtered (view `straggler.window_results`; `GET /pipelines/{pipeline}/windows`). */
-import { and, eq, gt, isNull, lt, type SQL } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { rowsWithinBudget } from "../../http/answerBudget.js";
 import { execute, orm } from "../orm.js";
 import type { Queryable } from "../pool.js";
 import { columnsBesidesPipeline, windowResults } from "../views.js";
@@ -34,20 +35,35 @@ export function windowFilter(pipeline: string, filter: Omit<WindowResultsFilter,
   );
 }
 
+/** What a window row's JSON adds to its text (`octet_length(row::text)`): its column names and quotes, bytes. */
+const WINDOW_ROW_JSON_BYTES = 320;
+
 /**
  * The pipeline's windows overlapping `[from, to)`, by window start then key.
  * Not prepared: its text depends on the filters given.
+ * @param budget when given, only the first rows whose text fits in `budget.bytes` are fetched
+ *   (their sizes are read first, src/http/answerBudget.ts), and `budget.truncated` is set when
+ *   rows were left out
  * @returns rows keyed by the view's column names (`pipeline` left out)
  * @throws the database's error when it cannot be reached
  */
-export async function readWindowResults(client: Queryable, pipeline: string, filter: WindowResultsFilter) {
+export async function readWindowResults(client: Queryable, pipeline: string, filter: WindowResultsFilter, budget?: { bytes: number; truncated: boolean }) {
   const w = windowResults;
+  let limit = filter.limit;
+  if (budget !== undefined) {
+    const sizes = await execute(
+      orm(client).select({ bytes: sql<number>`octet_length(window_results::text)`.mapWith(Number) }).from(w).where(windowFilter(pipeline, filter)).orderBy(w.window_start, w.group_key).limit(filter.limit),
+    );
+    const fit = rowsWithinBudget(sizes.map((s) => s.bytes), budget.bytes, WINDOW_ROW_JSON_BYTES);
+    if (fit.truncated) budget.truncated = true;
+    limit = Math.max(1, fit.limit);
+  }
   return execute(
     orm(client)
       .select(columnsBesidesPipeline(w))
       .from(w)
       .where(windowFilter(pipeline, filter))
       .orderBy(w.window_start, w.group_key)
-      .limit(filter.limit),
+      .limit(limit),
   );
 }
