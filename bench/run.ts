@@ -14,7 +14,8 @@
  * the naive and hand-written SQL references), freshness.ts, httpIngest.ts
  * (group commit beside one transaction per request), correction.ts (with the
  * materialized-view references), replay.ts (memory, the taxi demo), nats.ts
- * (the NATS JetStream source; skipped without nats-server).
+ * (the NATS JetStream source; skipped without nats-server), peers.ts (the peers workload beside the
+ * minimal ledger and COPY + REFRESH MATERIALIZED VIEW; skipped without ../shared/bench).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -31,6 +32,7 @@ import { measureFreshness } from "./freshness.js";
 import { measureHttpIngest } from "./httpIngest.js";
 import { measureNats } from "./nats.js";
 import { createCopyTable, measureEndToEnd, measureLanding, writeWorkload } from "./landing.js";
+import { measurePeers } from "./peers.js";
 import { measureReplayMemory, measureTaxiReplay } from "./replay.js";
 import { createDbaTable, createNaiveTable, measureBatchFixedCost, measureStream } from "./stream.js";
 import { lateShare } from "./workload.js";
@@ -49,11 +51,11 @@ async function freshBenchDatabase(serverUrl: string): Promise<{ url: string; ver
 }
 
 async function main(): Promise<void> {
-  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats").parse().opts();
+  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats, peers (the peers workload beside the minimal ledger and COPY + REFRESH)").parse().opts();
   const only = opts.only as string | undefined;
   const scale = Number(opts.scale), rounds = Number(opts.rounds);
   if (!(scale > 0) || !(rounds >= 1)) throw new Error("--scale must be > 0 and --rounds >= 1");
-  if (only !== undefined && !["freshness", "http", "correction", "microbatch", "nats"].includes(only)) throw new Error("--only: expected freshness, http, correction, microbatch or nats");
+  if (only !== undefined && !["freshness", "http", "correction", "microbatch", "nats", "peers"].includes(only)) throw new Error("--only: expected freshness, http, correction, microbatch, nats or peers");
   const n = Math.max(2000, Math.round(1_000_000 * scale));
   const env = loadEnv();
   const server = await openDatabase(env, log, { migrate: false });
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
   }
   if (only === undefined || only === "microbatch") await measureTaxiReplay(ctx, limit);
   if (only === undefined || only === "nats") await measureNats(ctx);
+  if (only === undefined || only === "peers") await measurePeers(ctx);
   const md = [
     `# Benchmarks`,
     ``,
