@@ -8,6 +8,10 @@
  * range on the sequence key — without fresh statistics the planner takes it
  * and scans a pipeline's whole history once per window. The (pipeline, group
  * key, event time) index is the access path a correction's cost should follow.
+ * The targets are visited in (key, window) order, the index's own: one key's
+ * windows read neighbouring index pages (and, bronze's heap being in landing
+ * order, heap pages in increasing order) instead of a jump per window across
+ * every key's part of the index.
  */
 import type { PoolClient } from "../pool.js";
 import { prepared } from "../prepared.js";
@@ -16,7 +20,7 @@ import { notSuperseded } from "./fragments/superseded.js";
 
 const RECOMPUTE_TARGETS_SQL = `INSERT INTO corr_changes
 SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")}, ${computedAggregates("f")}
-  FROM corr_targets t
+  FROM (SELECT * FROM corr_targets ORDER BY group_key, window_start, window_end) t
   CROSS JOIN LATERAL (
     SELECT ${aggregateWindow("b.value")}
       FROM straggler.bronze_events b
