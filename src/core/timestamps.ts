@@ -21,9 +21,10 @@
  * A fraction may have any number of digits, in ISO 8601 and epoch numbers
  * alike (numpy writes 12 for picoseconds): zeros after the sixth are always
  * accepted, and a non-zero fraction finer than a microsecond follows
- * `subMicrosecond`: `refuse` (the default) or `truncate` (the digits after
- * the microsecond are dropped; for a negative epoch number that moves the
- * instant toward 1970).
+ * `subMicrosecond`: `refuse` (the default) or `truncate`: the instant becomes
+ * the microsecond it falls in (rounded toward the past), so one instant
+ * written as ISO 8601 or as any epoch number is stored alike (for a negative
+ * epoch number that is away from 1970: `-0.0000005` s is `…59.999999Z`).
  */
 import { DateTime, IANAZone } from "luxon";
 
@@ -167,18 +168,15 @@ function parseEpoch(text: string, format: Exclude<TimestampFormat, "iso8601">, r
   const negative = text.startsWith("-");
   const [whole = "", frac = ""] = text.replace(/^[+-]/, "").split(".");
   const shift = EPOCH_SHIFT[format];
-  let us: bigint;
-  if (shift >= 0) {
-    const bad = finer(frac, shift, rule);
-    if (bad) return { ok: false, detail: bad };
-    us = BigInt(whole) * 10n ** BigInt(shift) + BigInt(frac.slice(0, shift).padEnd(shift, "0") || "0");
-  } else {
-    // epoch_ns: the last three integer digits and any fraction are finer than a microsecond.
-    const bad = finer(whole.slice(-3) + frac, 0, rule);
-    if (bad) return { ok: false, detail: bad };
-    us = BigInt(whole.slice(0, -3) || "0");
-  }
-  return inRange(negative ? -us : us);
+  // Digits finer than a microsecond: after the sixth fraction digit of a second (epoch_s), the third of a ms, any of a µs,
+  // the last three integer digits and any fraction of a ns.
+  const dropped = shift >= 0 ? frac.slice(shift) : whole.slice(-3) + frac;
+  const bad = finer(dropped, 0, rule);
+  if (bad) return { ok: false, detail: bad };
+  const us = shift >= 0 ? BigInt(whole) * 10n ** BigInt(shift) + BigInt(frac.slice(0, shift).padEnd(shift, "0") || "0") : BigInt(whole.slice(0, -3) || "0");
+  // Truncation keeps the microsecond the instant falls in, as dropping digits of an ISO 8601 fraction does:
+  // toward the past, so -0.0000005 s is 1969-12-31T23:59:59.999999Z, as 1969-12-31T23:59:59.9999995Z is.
+  return inRange(negative ? -us - (/[1-9]/.test(dropped) ? 1n : 0n) : us);
 }
 
 /**

@@ -92,7 +92,7 @@ async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayO
         headers.add(text);
       } })) {
         const at = rec.fields?.[opts.arrivalField];
-        const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone) : undefined;
+        const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond) : undefined;
         rows++;
         if (rows % 10_000 === 0) opts.onStaged?.(rows);
         const fields = rec.fields === null ? null : JSON.stringify(rec.fields).replace(/\\u0000/g, "");
