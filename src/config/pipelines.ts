@@ -14,7 +14,7 @@ import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
 import { tagAlternatives, tagSetting } from "./policySettings.js";
 import { readShare } from "./share.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
-import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec, type WindowSpec } from "../core/windows.js";
+import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec, type WindowShape, type WindowSpec } from "../core/windows.js";
 import { DEFAULT_INPUT, type WatermarkSettings } from "../core/watermark.js";
 import { compareAbs, decimalParts, MAX_ABS_VALUE_DEFAULT, parseDecimal } from "../core/decimal.js";
 
@@ -523,6 +523,11 @@ export function windowSpecOf(p: PipelineConfig): WindowSpec {
   if (w.type === "session") throw new Error(`pipeline ${p.name} has session windows, which have no fixed window spec`);
   if ("calendar" in w) return { calendar: w.calendar };
   return { sizeMs: w.size, slideMs: w.type === "sliding" ? w.slide : w.size, offsetMs: w.offset };
+}
+
+/** The window shape of a pipeline for admission's range check (`windowOutsideRange`): its window spec, or its session gap. */
+export function windowShapeOf(p: PipelineConfig): WindowShape {
+  return p.window.type === "session" ? { sessionGapMs: p.window.gap } : windowSpecOf(p);
 }
 
 /** The session gap of a pipeline with session windows, ms; undefined for any other window. */

@@ -47,13 +47,28 @@ const REFUSED_FORMS: [RegExp, string][] = [
   [/^[+-]\d{5,}-/, "expanded years (+YYYYYY) are not accepted: years are 0001-9999"],
 ];
 
-/** Smallest and largest instants accepted, epoch µs: 0001-01-01T00:00Z and 9999-12-31T23:59:59.999999Z. */
-const MIN_US = (() => {
+/**
+ * The supported range, epoch µs: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, the instants both
+ * this parser and PostgreSQL's `timestamptz` text input accept (PostgreSQL reads neither year 0000 nor
+ * `+010000`). Every instant Straggler computes and sends to PostgreSQL stays inside it (`clampInstant`).
+ */
+export const MIN_INSTANT_US = (() => {
   const d = new Date(Date.UTC(2000, 0, 1));
   d.setUTCFullYear(1);
   return BigInt(d.getTime()) * 1000n;
 })();
-const MAX_US = BigInt(Date.UTC(9999, 11, 31, 23, 59, 59, 999)) * 1000n + 999n;
+export const MAX_INSTANT_US = BigInt(Date.UTC(9999, 11, 31, 23, 59, 59, 999)) * 1000n + 999n;
+const MIN_US = MIN_INSTANT_US, MAX_US = MAX_INSTANT_US;
+
+/** `us` moved into the supported range (`MIN_INSTANT_US`..`MAX_INSTANT_US`): for bounds widened or narrowed by a duration, which hold no event outside it. */
+export function clampInstant(us: bigint): bigint {
+  return us < MIN_US ? MIN_US : us > MAX_US ? MAX_US : us;
+}
+
+/** An ISO 8601 instant (`formatInstant`'s form) minus `ms`, clamped to the supported range, as `formatInstant` writes it. */
+export function isoMinusMs(iso: string, ms: number): string {
+  return formatInstant(clampInstant(isoToUs(iso) - BigInt(Math.round(ms)) * 1000n));
+}
 
 /** Floor division of bigints (rounds toward −∞, unlike `/`). */
 export function floorDiv(a: bigint, b: bigint): bigint {

@@ -404,7 +404,7 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("years 0001 and 9999 are accepted; 10000, 0000 and instants outside 0001-9999 in UTC are PARSE_FAIL", async () => {
+  it("years 0001 and 9999 are accepted; 10000, 0000, instants outside 0001-9999 in UTC and an event whose window would end in 10000 are PARSE_FAIL", async () => {
     await runCase({
       batches: [
         lines(
@@ -419,7 +419,11 @@ describe("hostile and broken input: records", () => {
       ],
       rows: [
         { line: 1, eventTime: "0001-01-01T00:00:00.000Z" },
-        { line: 2, eventTime: "9999-12-31T23:59:59.999Z" },
+        // Its 1-hour window would end at 10000-01-01T00:00Z, outside the supported instants (README "Timestamps").
+        {
+          line: 2, reason: "PARSE_FAIL", eventTime: "9999-12-31T23:59:59.999Z",
+          detail: "event time 9999-12-31T23:59:59.999Z: its window [9999-12-31T23:00:00.000Z, +010000-01-01T00:00:00.000Z) reaches outside the supported instants (0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z)",
+        },
         { line: 3, reason: "PARSE_FAIL", detail: 'event time "ts": not an ISO 8601 timestamp: "10000-01-01T00:00:00Z"' },
         { line: 4, reason: "PARSE_FAIL", detail: 'event time "ts": field out of range: 0000-12-31T00:00:00Z' },
         { line: 5, reason: "PARSE_FAIL", detail: 'event time "ts": instant outside years 0001-9999' },
