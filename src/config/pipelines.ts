@@ -117,7 +117,7 @@ const csvDialectSchema = z
     quote: oneChar("quote").default('"'),
     escape: oneChar("escape inside quotes").default('"'),
     relaxQuotes: z.boolean().default(false),
-    multiline: z.boolean().default(false),
+    multiline: z.boolean().default(true),
     trim: z.boolean().default(false),
     comment: oneChar("comment line start").optional(),
     headerCase: z.enum(["exact", "insensitive"], { error: 'expected "exact" or "insensitive"' }).default("exact"),

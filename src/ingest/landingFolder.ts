@@ -111,12 +111,12 @@ export interface LandingPassOptions {
   lease?: Pick<PipelineLease, "owns" | "assertHeld">;
 }
 
-/** True when `file` holds a newline at or after `offset`. */
+/** True when `file` holds a line end (LF, or a CR: CR-only line ends) at or after `offset`. */
 async function hasNewlineAfter(file: string, offset: number): Promise<boolean> {
   const opened = await openSourceFile(file, true);
   if (opened === null) return false;
   try {
-    for await (const chunk of fileChunks(opened.fh, offset)) if (chunk.includes(0x0a)) return true;
+    for await (const chunk of fileChunks(opened.fh, offset)) if (chunk.includes(0x0a) || chunk.includes(0x0d)) return true;
     return false;
   } finally {
     await opened.fh.close();

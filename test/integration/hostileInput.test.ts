@@ -120,13 +120,24 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("a CSV record may not span lines: both halves of a quoted line break are MALFORMED", async () => {
+  it("a quoted field holding a line break is one record (RFC 4180): its second line is never an event; with multiline: false the record is MALFORMED whole", async () => {
+    const batches = [csv(`a,${TS},1,"multi`, `line"`, `b,${TS},1,"say ""hi"""`)];
     await runCase({
       format: "csv",
-      batches: [csv(`a,${TS},1,"multi`, `line"`, `b,${TS},1,"say ""hi"""`)],
+      batches,
+      records: 2,
       rows: [
-        { line: 2, reason: "MALFORMED", detail: "invalid CSV: Quote Not Closed: the parsing is finished with an opening quote at line 1" },
-        { line: 3, reason: "MALFORMED", detail: 'invalid CSV: Invalid Opening Quote: a quote is found on field 0 at line 1, value is "line"' },
+        { line: 2, key: "multi\nline", raw: `a,${TS},1,"multi\nline"` },
+        { line: 4, key: 'say "hi"' },
+      ],
+    });
+    await runCase({
+      format: "csv",
+      over: { source: { format: "csv", csv: { multiline: false } } },
+      batches,
+      records: 2,
+      rows: [
+        { line: 2, reason: "MALFORMED", detail: "a quoted field spans lines (source.csv.multiline: false)", raw: `a,${TS},1,"multi\nline"` },
         { line: 4, key: 'say "hi"' },
       ],
     });
