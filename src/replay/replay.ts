@@ -115,6 +115,23 @@ async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayO
   return rows;
 }
 
+/**
+ * Files of a replay that share a base name, which is a file source's name (made-up event ids are
+ * `<name>:<line>`, the landing folder knows a replayed file by it): `[name, paths]` for the first such name, or
+ * undefined. Two such files would make the second's events DUPLICATEs of the first's.
+ */
+export function sharedFileName(files: string[]): [string, string[]] | undefined {
+  const byName = new Map<string, string[]>();
+  for (const f of files) byName.set(path.basename(f), [...(byName.get(path.basename(f)) ?? []), f]);
+  return [...byName].find(([, paths]) => paths.length > 1);
+}
+
+/** Why a replay of `files` is refused before anything is staged (two files share a name), or undefined. */
+export function replayFilesProblem(files: string[]): string | undefined {
+  const shared = sharedFileName(files);
+  return shared && `${shared[1].join(" and ")} share the name ${shared[0]}, which is a file source's name (its made-up event ids are ${shared[0]}:<line>): give each file a name of its own`;
+}
+
 /** A dataset's identity: its files' names and sizes (a changed file makes a new replay). */
 async function datasetId(files: string[]): Promise<string> {
   const h = createHash("sha256");
@@ -125,9 +142,12 @@ async function datasetId(files: string[]): Promise<string> {
 /**
  * Replays `opts.files` through landing and the stream of `pipeline`.
  * @returns counts and elapsed time; per-batch results arrive through `onBatch`
+ * @throws Error when two files share a base name (`replayFilesProblem`), before anything is staged
  * @throws when a file cannot be read or the database fails (landed spans stay landed; run again to resume)
  */
 export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayOptions): Promise<ReplaySummary> {
+  const problem = replayFilesProblem(opts.files);
+  if (problem !== undefined) throw new Error(`replay refused: ${problem}`);
   const started = Date.now();
   const id = await datasetId(opts.files);
   const client = await pool.connect();
