@@ -129,6 +129,24 @@ describe("the landing folder's subfolders", () => {
   });
 });
 
+describe("the landing folder: a landed file whose bytes changed", () => {
+  it("is reported changed after landing on stderr with exit 1 by the pass that finds it; later passes say nothing new (exit 0)", async () => {
+    const { url, pool } = await getDb();
+    const c = setup();
+    const env = { DATABASE_URL: url, STRAGGLER_PIPELINES: c.config };
+    writeFileSync(path.join(c.landing, "r.csv"), DAY1);
+    const first = await startCli(["ingest", "-p", c.name], env).done;
+    expect([first.code, first.stderr]).toEqual([0, ""]);
+    writeFileSync(path.join(c.landing, "r.csv"), DAY1 + "d1c,2024-01-15T12:03:00Z,30\n");
+    const changed = await startCli(["ingest", "-p", c.name], env).done;
+    expect([changed.code, changed.stderr.trim()]).toEqual([1, `${c.name}: r.csv changed after landing; not landed again (see straggler sources)`]);
+    const later = await startCli(["ingest", "-p", c.name], env).done;
+    expect([later.code, later.stderr]).toEqual([0, ""]);
+    expect(await eventIds(pool, c.name)).toEqual(["r.csv:d1a", "r.csv:d1b"]);
+    expect((await sources(pool, c.name)).map((r) => [r.source, r.state])).toEqual([["r.csv", "changed_after_landing"]]);
+  });
+});
+
 describe("replay of two files sharing a name", () => {
   it("is refused before anything is staged, exit 2, naming both", async () => {
     const { url, pool } = await getDb();
