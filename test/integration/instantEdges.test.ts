@@ -155,6 +155,12 @@ describe("ranges at the edges: REST and CLI", () => {
       expect([con.status, conBody.ok, conBody.windowsChecked]).toEqual([200, true, 1]);
       const late = await fetch(`${api.base}/pipelines/${p.name}/reconcile?from=9999-12-31T00:00:00Z&to=9999-12-31T23:59:59.999999Z`, { headers: auth });
       expect([late.status, (await late.json()).ok]).toEqual([200, true]);
+      for (const route of ["windows", "lateness"]) {
+        for (const range of ["from=0001-01-01T00:00:00Z&to=0001-01-02T00:00:00Z", "from=9999-12-31T00:00:00Z&to=9999-12-31T23:59:59.999999Z"]) {
+          const r = await fetch(`${api.base}/pipelines/${p.name}/${route}?${range}`, { headers: auth });
+          expect([route, range, r.status]).toEqual([route, range, 200]);
+        }
+      }
       const expanded = await fetch(`${api.base}/pipelines/${p.name}/reconcile?from=9999-12-31T00:00:00Z&to=%2B010000-01-01T00:00:00Z`, { headers: auth });
       expect(expanded.status).toBe(400);
     } finally {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { RawRecord } from "../../src/core/admission.js";
 import { DEFAULT_CSV_DIALECT, type CsvDialect, type RequiredColumn } from "../../src/ingest/csvRecords.js";
 import { SourceRefused } from "../../src/ingest/errors.js";
-import { readRecords, type ReadOptions } from "../../src/ingest/readers.js";
+import { headerColumns, readRecords, storedRecord, type ReadOptions } from "../../src/ingest/readers.js";
 
 const req = (...columns: string[]): RequiredColumn[] => columns.map((column) => ({ column, configField: column === "event_time" ? "fields.eventTime" : "fields.value" }));
 
@@ -112,6 +112,13 @@ describe("CSV dialects (source.csv)", () => {
       expect(out, `cut at ${cut}`).toEqual(whole);
     }
     expect(brief(whole)).toEqual([[2, { t: "2024-01-15T12:01:00Z", amount: "10", note: "a\r\nb" }], [4, { t: "2024-01-15T12:02:00Z", amount: "20", note: "c" }]]);
+  });
+
+  it("a rebuild reads a stored multi-line record as landing read it (storedRecord): one record, CRLF kept; MALFORMED under multiline: false", () => {
+    const columns = headerColumns("t,amount,note", { csv: DEFAULT_CSV_DIALECT });
+    const raw = '2024-01-15T12:01:00Z,10,"a\r\nb"';
+    expect(storedRecord(raw, 2, "csv", DEFAULT_CSV_DIALECT, columns)).toEqual({ line: 2, raw, fields: { t: "2024-01-15T12:01:00Z", amount: "10", note: "a\r\nb" } });
+    expect(storedRecord(raw, 2, "csv", { ...DEFAULT_CSV_DIALECT, multiline: false }, columns)).toEqual({ line: 2, raw, fields: null, parseError: "a quoted field spans lines (source.csv.multiline: false)" });
   });
 
   it("append-only pieces: a record whose quote is still open waits, the position stays at the last complete record", async () => {
