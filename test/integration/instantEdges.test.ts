@@ -163,6 +163,8 @@ describe("ranges at the edges: REST and CLI", () => {
       }
       const expanded = await fetch(`${api.base}/pipelines/${p.name}/reconcile?from=9999-12-31T00:00:00Z&to=%2B010000-01-01T00:00:00Z`, { headers: auth });
       expect(expanded.status).toBe(400);
+      const yearZero = await fetch(`${api.base}/pipelines/${p.name}/recompute`, { method: "POST", headers: auth, body: JSON.stringify({ from: "0000-12-31T00:00:00Z", to: "0001-01-02T00:00:00Z" }) });
+      expect([yearZero.status, (await yearZero.json()).error]).toEqual([400, "invalid_request"]);
     } finally {
       await api.close();
     }
