@@ -18,6 +18,7 @@ import { landStream } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
 import { latenessReport } from "../../src/observe/lateness.js";
 import { runBatch } from "../../src/stream/runBatch.js";
+import { versionWatermark } from "../../src/lifecycle/rebuild.js";
 import { startApi } from "../helpers/api.js";
 import { startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -133,6 +134,8 @@ describe("events at year 1 and year 9999", () => {
     const advisor = await latenessReport(pool, p, { delaysMs: [400 * 86_400_000] });
     expect(advisor.whatIf.delays.map((d) => [d.delayMs, d.droppedPairs])).toContainEqual([400 * 86_400_000, 0]);
     expect(advisor.whatIf.rows).toBe(3);
+    // A rebuilt version's watermark is held to the same floor.
+    expect(versionWatermark(p, "0001-01-01T00:30:00.000Z")).toBe("0001-01-01T00:00:00.000Z");
   });
 });
 
