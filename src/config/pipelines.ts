@@ -14,7 +14,7 @@ import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
 import { tagAlternatives, tagSetting } from "./policySettings.js";
 import { readShare } from "./share.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
-import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec, type WindowSpec } from "../core/windows.js";
+import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec, type WindowShape, type WindowSpec } from "../core/windows.js";
 import { DEFAULT_INPUT, type WatermarkSettings } from "../core/watermark.js";
 import { compareAbs, decimalParts, MAX_ABS_VALUE_CEILING, MAX_ABS_VALUE_DEFAULT, MAX_FRACTION_DIGITS_CEILING, MAX_FRACTION_DIGITS_DEFAULT, parseDecimal } from "../core/decimal.js";
 
@@ -118,7 +118,7 @@ const csvDialectSchema = z
     quote: oneChar("quote").default('"'),
     escape: oneChar("escape inside quotes").default('"'),
     relaxQuotes: z.boolean().default(false),
-    multiline: z.boolean().default(false),
+    multiline: z.boolean().default(true),
     trim: z.boolean().default(false),
     comment: oneChar("comment line start").optional(),
     headerCase: z.enum(["exact", "insensitive"], { error: 'expected "exact" or "insensitive"' }).default("exact"),
@@ -531,6 +531,11 @@ export function windowSpecOf(p: PipelineConfig): WindowSpec {
   if (w.type === "session") throw new Error(`pipeline ${p.name} has session windows, which have no fixed window spec`);
   if ("calendar" in w) return { calendar: w.calendar };
   return { sizeMs: w.size, slideMs: w.type === "sliding" ? w.slide : w.size, offsetMs: w.offset };
+}
+
+/** The window shape of a pipeline for admission's range check (`windowOutsideRange`): its window spec, or its session gap. */
+export function windowShapeOf(p: PipelineConfig): WindowShape {
+  return p.window.type === "session" ? { sessionGapMs: p.window.gap } : windowSpecOf(p);
 }
 
 /** The session gap of a pipeline with session windows, ms; undefined for any other window. */

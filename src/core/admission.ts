@@ -7,6 +7,7 @@
 import { canonicalNumber, compareAbs, decimalParts, fractionDigits, parseDecimal, type DecimalParts } from "./decimal.js";
 import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
 import { formatInstant, parseInstant, usOfMs, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
+import { windowOutsideRange, type WindowShape } from "./windows.js";
 
 export { groupKeyOf } from "./keys.js";
 
@@ -168,9 +169,11 @@ function msText(us: bigint): string {
  * @param policy the pipeline's fields, timestamp rules and admission policy (a `PipelineConfig` will do)
  * @param source the landing source; event ids are made as `origin-or-source:line` when the data has none
  * @param landingTimeMs ingestion time to use when the record carries none, epoch ms
+ * @param window the pipeline's window shape (`windowShapeOf`): an event whose windows reach outside the supported
+ *   instants is PARSE_FAIL (`windowOutsideRange`); unchecked when undefined
  * @returns the bronze row; never throws
  */
-export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: string, landingTimeMs: number): BronzeRow {
+export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: string, landingTimeMs: number, window?: WindowShape): BronzeRow {
   const f = rec.fields;
   const row: BronzeRow = {
     eventId: rec.eventId ?? `${rec.origin ?? source}:${rec.line}`,
@@ -246,6 +249,9 @@ export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: 
   if (policy.admission.minEventTime !== undefined && parsed.us < policy.admission.minEventTime) {
     return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${formatInstant(policy.admission.minEventTime)}`);
   }
+  // Its windows (or session) must lie inside the supported instants, which every part computes with (README "Timestamps").
+  const outside = window === undefined ? undefined : windowOutsideRange(parsed.us, window);
+  if (outside !== undefined) return quarantine(QuarantineReason.PARSE_FAIL, outside);
   if (valueProblem !== undefined) return quarantine(QuarantineReason.INVALID_VALUE, valueProblem);
   return row;
 }

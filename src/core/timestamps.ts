@@ -21,9 +21,10 @@
  * A fraction may have any number of digits, in ISO 8601 and epoch numbers
  * alike (numpy writes 12 for picoseconds): zeros after the sixth are always
  * accepted, and a non-zero fraction finer than a microsecond follows
- * `subMicrosecond`: `refuse` (the default) or `truncate` (the digits after
- * the microsecond are dropped; for a negative epoch number that moves the
- * instant toward 1970).
+ * `subMicrosecond`: `refuse` (the default) or `truncate`: the instant becomes
+ * the microsecond it falls in (rounded toward the past), so one instant
+ * written as ISO 8601 or as any epoch number is stored alike (for a negative
+ * epoch number that is away from 1970: `-0.0000005` s is `…59.999999Z`).
  */
 import { DateTime, IANAZone } from "luxon";
 
@@ -46,13 +47,28 @@ const REFUSED_FORMS: [RegExp, string][] = [
   [/^[+-]\d{5,}-/, "expanded years (+YYYYYY) are not accepted: years are 0001-9999"],
 ];
 
-/** Smallest and largest instants accepted, epoch µs: 0001-01-01T00:00Z and 9999-12-31T23:59:59.999999Z. */
-const MIN_US = (() => {
+/**
+ * The supported range, epoch µs: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z, the instants both
+ * this parser and PostgreSQL's `timestamptz` text input accept (PostgreSQL reads neither year 0000 nor
+ * `+010000`). Every instant Straggler computes and sends to PostgreSQL stays inside it (`clampInstant`).
+ */
+export const MIN_INSTANT_US = (() => {
   const d = new Date(Date.UTC(2000, 0, 1));
   d.setUTCFullYear(1);
   return BigInt(d.getTime()) * 1000n;
 })();
-const MAX_US = BigInt(Date.UTC(9999, 11, 31, 23, 59, 59, 999)) * 1000n + 999n;
+export const MAX_INSTANT_US = BigInt(Date.UTC(9999, 11, 31, 23, 59, 59, 999)) * 1000n + 999n;
+const MIN_US = MIN_INSTANT_US, MAX_US = MAX_INSTANT_US;
+
+/** `us` moved into the supported range (`MIN_INSTANT_US`..`MAX_INSTANT_US`): for bounds widened or narrowed by a duration, which hold no event outside it. */
+export function clampInstant(us: bigint): bigint {
+  return us < MIN_US ? MIN_US : us > MAX_US ? MAX_US : us;
+}
+
+/** An ISO 8601 instant (`formatInstant`'s form) minus `ms`, clamped to the supported range, as `formatInstant` writes it. */
+export function isoMinusMs(iso: string, ms: number): string {
+  return formatInstant(clampInstant(isoToUs(iso) - BigInt(Math.round(ms)) * 1000n));
+}
 
 /** Floor division of bigints (rounds toward −∞, unlike `/`). */
 export function floorDiv(a: bigint, b: bigint): bigint {
@@ -167,18 +183,15 @@ function parseEpoch(text: string, format: Exclude<TimestampFormat, "iso8601">, r
   const negative = text.startsWith("-");
   const [whole = "", frac = ""] = text.replace(/^[+-]/, "").split(".");
   const shift = EPOCH_SHIFT[format];
-  let us: bigint;
-  if (shift >= 0) {
-    const bad = finer(frac, shift, rule);
-    if (bad) return { ok: false, detail: bad };
-    us = BigInt(whole) * 10n ** BigInt(shift) + BigInt(frac.slice(0, shift).padEnd(shift, "0") || "0");
-  } else {
-    // epoch_ns: the last three integer digits and any fraction are finer than a microsecond.
-    const bad = finer(whole.slice(-3) + frac, 0, rule);
-    if (bad) return { ok: false, detail: bad };
-    us = BigInt(whole.slice(0, -3) || "0");
-  }
-  return inRange(negative ? -us : us);
+  // Digits finer than a microsecond: after the sixth fraction digit of a second (epoch_s), the third of a ms, any of a µs,
+  // the last three integer digits and any fraction of a ns.
+  const dropped = shift >= 0 ? frac.slice(shift) : whole.slice(-3) + frac;
+  const bad = finer(dropped, 0, rule);
+  if (bad) return { ok: false, detail: bad };
+  const us = shift >= 0 ? BigInt(whole) * 10n ** BigInt(shift) + BigInt(frac.slice(0, shift).padEnd(shift, "0") || "0") : BigInt(whole.slice(0, -3) || "0");
+  // Truncation keeps the microsecond the instant falls in, as dropping digits of an ISO 8601 fraction does:
+  // toward the past, so -0.0000005 s is 1969-12-31T23:59:59.999999Z, as 1969-12-31T23:59:59.9999995Z is.
+  return inRange(negative ? -us - (/[1-9]/.test(dropped) ? 1n : 0n) : us);
 }
 
 /**

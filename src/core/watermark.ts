@@ -8,16 +8,20 @@
  * - Spark's late rule: an (event, window) pair is dropped iff
  *   `window end <= watermark`. Decided per window, never per event.
  */
+import { clampInstant } from "./timestamps.js";
 
 /**
  * Watermark after a batch, in epoch µs (or `null` while still undefined).
  * @param previousUs watermark before the batch, epoch µs, or null
  * @param maxEventUs max accepted event time seen so far (this batch included), epoch µs, or null
  * @param delayMs watermark delay, whole ms (>= 0), applied in µs
+ * @returns the watermark, never before 0001-01-01T00:00:00Z (`MIN_INSTANT_US`): a delay longer than the events'
+ *   distance from year 1 gives that instant, which drops nothing more (every window ends after it), and
+ *   PostgreSQL cannot read year 0000
  */
 export function advanceWatermark(previousUs: bigint | null, maxEventUs: bigint | null, delayMs: number): bigint | null {
   if (maxEventUs === null) return previousUs;
-  const candidate = maxEventUs - BigInt(delayMs) * 1000n;
+  const candidate = clampInstant(maxEventUs - BigInt(delayMs) * 1000n);
   return previousUs === null || candidate > previousUs ? candidate : previousUs;
 }
 

@@ -19,7 +19,7 @@
  *   of instants; only where the boundaries fall differs.
  */
 import { DateTime, IANAZone } from "luxon";
-import { floorDiv } from "./timestamps.js";
+import { floorDiv, formatInstant, MAX_INSTANT_US, MIN_INSTANT_US } from "./timestamps.js";
 
 /** Fixed-length window shape in milliseconds. `slideMs === sizeMs` for tumbling windows. */
 export interface FixedWindowSpec {
@@ -242,4 +242,33 @@ export function canonicalTimeZone(zone: string): string {
 /** Whether two zone names name the same zone by spelling (case-insensitive, as IANA names are). */
 export function sameTimeZoneName(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
+}
+
+/** A pipeline's window shape for the range check: a window spec, or a session gap in ms. */
+export type WindowShape = WindowSpec | { sessionGapMs: number };
+
+const RANGE_TEXT = "0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z";
+
+/**
+ * Why the windows of an event at `eventUs` reach outside the supported instants (0001-01-01T00:00:00Z to
+ * 9999-12-31T23:59:59.999999Z, README "Timestamps"), or undefined when they all lie inside: a window's start
+ * and end, a session's end (the event time plus the gap), are instants every part (the stream's SQL, the
+ * correction job, the REST API) computes with and sends to PostgreSQL. Admission quarantines such an event
+ * (PARSE_FAIL) rather than window it into year 0 or 10000. Only events within the longest window (plus a day)
+ * of either edge are computed; the rest return at once.
+ */
+export function windowOutsideRange(eventUs: bigint, shape: WindowShape): string | undefined {
+  const reachMs = "sessionGapMs" in shape ? shape.sessionGapMs : longestWindowMs(shape) + DAY_MS;
+  const reach = BigInt(reachMs) * 1000n;
+  if (eventUs - reach >= MIN_INSTANT_US && eventUs + reach <= MAX_INSTANT_US) return undefined;
+  if ("sessionGapMs" in shape) {
+    const end = eventUs + BigInt(shape.sessionGapMs) * 1000n;
+    return end > MAX_INSTANT_US ? `event time ${formatInstant(eventUs)}: its session window would end at ${formatInstant(end)} (the event time plus the gap), after the last supported instant (${RANGE_TEXT})` : undefined;
+  }
+  for (const w of assignWindows(eventUs, shape)) {
+    if (w.startUs < MIN_INSTANT_US || w.endUs > MAX_INSTANT_US) {
+      return `event time ${formatInstant(eventUs)}: its window [${formatInstant(w.startUs)}, ${formatInstant(w.endUs)}) reaches outside the supported instants (${RANGE_TEXT})`;
+    }
+  }
+  return undefined;
 }

@@ -7,7 +7,7 @@
  */
 import { createHash, type Hash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { policyVersion } from "../config/pipelines.js";
+import { policyVersion, windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, type RawRecord } from "../core/admission.js";
 import { bronzeLine, bronzeLinePrefix } from "../db/sql/copyBronzeRows.js";
 
@@ -46,6 +46,7 @@ export function classifyLines(pipeline: PipelineConfig, source: string, records:
   const tally: LineTally = { landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256") };
   const prefix = bronzeLinePrefix(pipeline.name, policyVersion(pipeline), source, opts.input);
   const every = opts.progressEvery ?? 10_000;
+  const window = windowShapeOf(pipeline);
   async function* lines(): AsyncGenerator<string> {
     let lastYield = performance.now();
     for await (const rec of records) {
@@ -56,7 +57,7 @@ export function classifyLines(pipeline: PipelineConfig, source: string, records:
       tally.hash.update(rec.raw).update("\n");
       tally.landed++;
       if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
-      const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs);
+      const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
       if (row.status === "accepted") tally.accepted++;
       else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
       yield bronzeLine(prefix, row);

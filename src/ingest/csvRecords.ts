@@ -24,7 +24,7 @@ import { SourceRefused } from "./errors.js";
 
 export type CsvDialect = PipelineConfig["source"]["csv"];
 
-export const DEFAULT_CSV_DIALECT: CsvDialect = { delimiter: ",", quote: '"', escape: '"', relaxQuotes: false, multiline: false, trim: false, headerCase: "exact" };
+export const DEFAULT_CSV_DIALECT: CsvDialect = { delimiter: ",", quote: '"', escape: '"', relaxQuotes: false, multiline: true, trim: false, headerCase: "exact" };
 
 /** A column a pipeline reads, and the config field that names it (`fields.eventTime`, …). */
 export interface RequiredColumn {

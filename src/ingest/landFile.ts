@@ -13,10 +13,11 @@ import type { RawRecord } from "../core/admission.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { landRecords, type LandResult } from "./copyToBronze.js";
 import type { CsvColumns } from "./csvRecords.js";
-import { SourceRefused } from "./errors.js";
+import { SourceNameTaken, SourceRefused } from "./errors.js";
 import { spoolPrefix } from "./spoolFolders.js";
 import { readOptionsFor, readRecords } from "./readers.js";
 import { markSourceFile, recordFileLanding, type SourceFileRecord } from "./sourceFiles.js";
+import { readSourceFile } from "../db/sql/readSourceFiles.js";
 
 /** What kind of thing `st` is, for a refusal message. */
 export function fileKind(st: Stats): string {
@@ -88,14 +89,16 @@ async function readCsvHeader(fh: FileHandle, pipeline: PipelineConfig): Promise<
   return header;
 }
 
-/** SHA-256 and line count of all of `fh`'s bytes. */
+/** SHA-256 and line count of all of `fh`'s bytes (line ends as the readers count them: LF, CRLF, a lone CR). */
 export async function hashFile(fh: FileHandle): Promise<{ sha256: string; lines: number; bytes: number }> {
   const h = createHash("sha256");
-  let lines = 0, bytes = 0;
+  let lines = 0, bytes = 0, lastCr = false;
   for await (const chunk of fileChunks(fh, 0)) {
     h.update(chunk);
     bytes += chunk.length;
-    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) if (!(i === 0 ? lastCr : chunk[i - 1] === 0x0d)) lines++;
+    for (let i = chunk.indexOf(0x0d); i !== -1; i = chunk.indexOf(0x0d, i + 1)) lines++; // a CR ends a line, alone or before its LF
+    lastCr = chunk[chunk.length - 1] === 0x0d;
   }
   return { sha256: h.digest("hex"), lines, bytes };
 }
@@ -154,10 +157,14 @@ export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: Fil
 
 /**
  * Lands one named file (`straggler ingest -p P file…`, tests, the benchmark)
- * under the source key `name`, so the same file lands once. No settle
- * period: naming a file says it is complete.
+ * under the source key `name`, so the same file lands once: given again with
+ * the same bytes it is answered `alreadyLanded`; a different file under a name
+ * that has landed (`day2/r.csv` after `day1/r.csv`, both `r.csv`) is refused
+ * (`SourceNameTaken`), nothing landed or recorded. No settle period: naming a
+ * file says it is complete.
  * @param landingTimeMs ingestion time for records without one (default: now)
  * @param noFollow open as a landing-folder file: no symlink, only a regular file
+ * @throws SourceNameTaken when a file with other bytes has landed under `name` (not recorded: the landed file's record stays)
  * @throws SourceRefused when the file cannot be landed (recorded as refused), or a database error
  */
 export async function landFile(
@@ -171,9 +178,15 @@ export async function landFile(
   try {
     opened = await openSourceFile(file, opts.noFollow ?? false);
     if (opened === null) throw new SourceRefused(`no such file: ${file}`);
+    // The name has landed before: the same bytes are skipped as already landed; other bytes are refused by name.
+    const known = await readSourceFile(pool, pipeline.name, name);
+    if (known !== undefined && known.sha256 !== null && (known.state === "landed" || known.state === "changed_after_landing")) {
+      const these = await hashFile(opened.fh);
+      if (these.sha256 !== known.sha256) throw new SourceNameTaken(file, name, { sizeBytes: known.sizeBytes, sha256: known.sha256 }, these);
+    }
     return await landOpenFile(pool, pipeline, opened.fh, opened.st, name, opts);
   } catch (e) {
-    if (e instanceof SourceRefused) {
+    if (e instanceof SourceRefused && !(e instanceof SourceNameTaken)) {
       const st = opened?.st ?? (await lstat(file).catch(() => undefined));
       await markSourceFile(pool, pipeline, name, "refused", { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }, e.message);
     }

@@ -60,23 +60,33 @@ async function landingDirOf(pipeline: PipelineConfig): Promise<string | undefine
  * name: the format's extensions, not starting with `.` or `_` (in-progress or
  * private: write a file under such a name, then rename it). The entries of a
  * subfolder named after a declared input (`watermark.inputs`; a real folder,
- * not a symlink) are listed as `<input>/<name>`: they land as that input. `regular` is
+ * not a symlink) are listed as `<input>/<name>`: they land as that input; any other
+ * subfolder (not `.`/`_`) is listed as `<folder>/` with a `refusal` saying its files are not landed. `regular` is
  * false for anything that is not a plain file (folder, symlink, FIFO, socket,
  * device): those are refused, never read, so a pass never reads outside the
  * folder and never blocks.
  * @throws LandingDirMissing
  */
-export async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean }[]> {
+export async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean; refusal?: string }[]> {
   const dir = await landingDirOf(pipeline);
   if (dir === undefined) return []; // no landing folder: a landing pass has nothing to do
   const considered = (name: string) => !/^[._]/.test(name) && EXTENSIONS[pipeline.source.format].includes(path.extname(name).toLowerCase());
   const inputs = new Set(Object.keys(pipeline.watermark.inputs ?? {}));
-  const found: { name: string; regular: boolean }[] = [];
+  const found: { name: string; regular: boolean; refusal?: string }[] = [];
   for (const e of await readdir(dir, { withFileTypes: true })) {
     if (e.isDirectory() && inputs.has(e.name)) {
       const inner = await readdir(path.join(dir, e.name), { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? [] : Promise.reject(err)));
       for (const f of inner) if (considered(f.name)) found.push({ name: `${e.name}/${f.name}`, regular: f.isFile() });
     } else if (considered(e.name)) found.push({ name: e.name, regular: e.isFile() });
+    else if (e.isDirectory() && !/^[._]/.test(e.name)) {
+      // A subfolder that is no declared input (day1/, day2/): its files would never land, and nothing would say so.
+      const declared = [...inputs].sort();
+      found.push({
+        name: `${e.name}/`, regular: false,
+        refusal: `a subfolder that is not an input declared in watermark.inputs (${declared.length > 0 ? `declared: ${declared.join(", ")}` : "none declared"}): ` +
+          `its files are not landed; move them into the landing folder under names of their own, or declare the input`,
+      });
+    }
   }
   return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
@@ -111,12 +121,12 @@ export interface LandingPassOptions {
   lease?: Pick<PipelineLease, "owns" | "assertHeld">;
 }
 
-/** True when `file` holds a newline at or after `offset`. */
+/** True when `file` holds a line end (LF, or a CR: CR-only line ends) at or after `offset`. */
 async function hasNewlineAfter(file: string, offset: number): Promise<boolean> {
   const opened = await openSourceFile(file, true);
   if (opened === null) return false;
   try {
-    for await (const chunk of fileChunks(opened.fh, offset)) if (chunk.includes(0x0a)) return true;
+    for await (const chunk of fileChunks(opened.fh, offset)) if (chunk.includes(0x0a) || chunk.includes(0x0d)) return true;
     return false;
   } finally {
     await opened.fh.close();
@@ -164,7 +174,7 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
       const same = row !== undefined && row.sizeBytes === st.size && row.mtimeMs === Math.floor(st.mtimeMs);
       if (row?.state === "refused" && same && row.configHash === config) continue;
       if (!entry.regular || !st.isFile()) {
-        if (row?.state !== "refused" || !same) await refuse(name, `not a regular file: ${fileKind(st)}`, facts);
+        if (row?.state !== "refused" || !same) await refuse(name, entry.refusal ?? `not a regular file: ${fileKind(st)}`, facts);
         continue;
       }
       if (row?.state === "changed_after_landing") {

@@ -1,38 +1,44 @@
 /**
  * A byte-level line splitter with a bounded buffer: the input's lines as
- * bytes, split on `\n` with `Buffer.indexOf`; `\r\n` and a lone `\r` end a
- * line too (as Node's readline reads them).
+ * bytes, each ended by `\n`, `\r\n` or a lone `\r` (as Node's readline reads
+ * them), found with `Buffer.indexOf` on the bytes, so a file with CR-only line
+ * ends is read line by line like any other. Each line says which ending it
+ * had (`eol`), so a record of several lines (a quoted CSV field that spans
+ * lines) can be put back together byte for byte.
  *
  * A line longer than `maxBytes` is never held whole: the splitter keeps its
  * first `maxBytes` bytes (for the quarantine row), counts and drops the rest
- * up to the next newline, and yields the line with `tooLong: true`. What it
+ * up to the next line end, and yields the line with `tooLong: true`. What it
  * holds between input chunks is therefore at most `maxBytes` bytes, whatever
  * the input (a 1 GB line costs no more memory than a 1 MiB one).
  *
- * A final line without its newline is yielded with `terminated: false` when
+ * A final line without its line end is yielded with `terminated: false` when
  * `unterminated` is `"record"`, and held back (not yielded) when it is
- * `"hold"` (append-only files: the line may still be being written).
+ * `"hold"` (append-only files: the line may still be being written; a `\r`
+ * as the input's last byte may be the start of a `\r\n`, so it is held too).
  */
 
 export interface SplitLine {
-  /** The line's bytes without its newline (and trailing `\r`); at most `maxBytes` of them. */
+  /** The line's bytes without its line end; at most `maxBytes` of them. */
   bytes: Buffer;
   /** 1-based physical line number (counting from `firstLine`). */
   line: number;
   /** The line was longer than `maxBytes`: `bytes` holds its start only. */
   tooLong: boolean;
-  /** Length of the whole line in bytes, newline excluded (a trailing `\r` included). */
+  /** Length of the whole line in bytes, its line end excluded. */
   length: number;
-  /** The line ended with a newline. */
+  /** The line ended with a line end. */
   terminated: boolean;
-  /** Byte offset in the input just after this line (and its newline), counting from `startOffset`. */
+  /** The line end it had: `"\n"`, `"\r\n"`, `"\r"`, or `""` for a final line without one. */
+  eol: "\n" | "\r\n" | "\r" | "";
+  /** Byte offset in the input just after this line (and its line end), counting from `startOffset`. */
   endOffset: number;
 }
 
 export interface SplitOptions {
   /** Longest line kept whole, bytes. */
   maxBytes: number;
-  /** A final line without a newline: yielded (`record`) or held back (`hold`). */
+  /** A final line without a line end: yielded (`record`) or held back (`hold`). */
   unterminated: "record" | "hold";
   /** Offset of the input's first byte in its file (append-only pieces start mid-file). */
   startOffset?: number;
@@ -48,7 +54,6 @@ const CR = 0x0d;
 
 /**
  * Splits `input` into lines.
- * @param input chunks of bytes (strings are read as UTF-8)
  * @returns an async iterable of the lines completed by each input chunk (one
  *   array per chunk, never empty: one await per chunk, not per line), in order;
  *   never throws by itself (errors of `input` pass through)
@@ -60,29 +65,26 @@ export async function* splitLines(input: AsyncIterable<Buffer | string>, opts: S
   let length = 0; // bytes of the current line so far, dropped ones included
   let offset = opts.startOffset ?? 0; // offset of the current line's first byte
   let line = opts.firstLine ?? 1;
+  let crPending = false; // the previous chunk ended with a CR: its line ends with the next byte (LF or not)
 
-  // The line(s) held so far, onto `out`. A lone CR (old Mac line ending) also ends a
-  // line: a line is split at each CR not followed by LF (rare: found with one indexOf).
-  const take = (terminated: boolean, out: SplitLine[]): void => {
-    let bytes = parts.length === 1 ? parts[0]! : parts.length === 0 ? EMPTY : Buffer.concat(parts, kept);
-    const tooLong = length > max;
-    if (!tooLong) {
-      let cr = bytes.indexOf(CR);
-      while (cr !== -1 && cr < bytes.length - 1) {
-        out.push({ bytes: bytes.subarray(0, cr), line: line++, tooLong: false, length: cr, terminated: true, endOffset: offset + cr + 1 });
-        offset += cr + 1;
-        bytes = bytes.subarray(cr + 1);
-        cr = bytes.indexOf(CR);
-      }
-      length = bytes.length;
-    }
-    const end = offset + length + (terminated ? 1 : 0);
-    if (!tooLong && bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
-    out.push({ bytes, line: line++, tooLong, length, terminated, endOffset: end });
+  const take = (eol: SplitLine["eol"], out: SplitLine[]): void => {
+    const bytes = parts.length === 1 ? parts[0]! : parts.length === 0 ? EMPTY : Buffer.concat(parts, kept);
+    const end = offset + length + eol.length;
+    out.push({ bytes, line: line++, tooLong: length > max, length, terminated: eol !== "", eol, endOffset: end });
     offset = end;
     parts = [];
     kept = 0;
     length = 0;
+  };
+  const add = (buf: Buffer, from: number, to: number, carried: boolean): void => {
+    const piece = to - from;
+    if (kept < max && piece > 0) {
+      const n = Math.min(piece, max - kept);
+      // A piece carried over to the next chunk is copied, so it does not pin the whole chunk.
+      parts.push(carried ? Buffer.from(buf.subarray(from, from + n)) : buf.subarray(from, from + n));
+      kept += n;
+    }
+    length += piece;
   };
 
   for await (const chunk of input) {
@@ -90,26 +92,49 @@ export async function* splitLines(input: AsyncIterable<Buffer | string>, opts: S
     opts.onChunk?.(buf);
     const batch: SplitLine[] = [];
     let pos = 0;
+    if (crPending && buf.length > 0) {
+      crPending = false;
+      if (buf[0] === LF) {
+        take("\r\n", batch);
+        pos = 1;
+      } else take("\r", batch);
+    }
+    // The next CR of the chunk, found once per CR (most inputs have none, or one before each LF).
+    let cr = buf.indexOf(CR, pos);
     while (pos < buf.length) {
       const nl = buf.indexOf(LF, pos);
-      const end = nl === -1 ? buf.length : nl;
-      const piece = end - pos;
-      if (kept < max && piece > 0) {
-        const n = Math.min(piece, max - kept);
-        // A piece carried over to the next chunk is copied, so it does not pin the whole chunk.
-        parts.push(nl === -1 ? Buffer.from(buf.subarray(pos, pos + n)) : buf.subarray(pos, pos + n));
-        kept += n;
+      if (cr !== -1 && cr < pos) cr = buf.indexOf(CR, pos);
+      if (cr !== -1 && (nl === -1 || cr < nl)) {
+        add(buf, pos, cr, cr === buf.length - 1);
+        if (cr === buf.length - 1) {
+          crPending = true; // CRLF across chunks, or a lone CR: the next chunk's first byte tells
+          pos = buf.length;
+          break;
+        }
+        if (buf[cr + 1] === LF) {
+          take("\r\n", batch);
+          pos = cr + 2;
+        } else {
+          take("\r", batch);
+          pos = cr + 1;
+        }
+        cr = buf.indexOf(CR, pos);
+        continue;
       }
-      length += piece;
+      add(buf, pos, nl === -1 ? buf.length : nl, nl === -1);
       if (nl === -1) break;
-      take(true, batch);
+      take("\n", batch);
       pos = nl + 1;
     }
     if (batch.length > 0) yield batch;
   }
-  if (length > 0 && opts.unterminated === "record") {
+  if (crPending && opts.unterminated === "record") {
     const last: SplitLine[] = [];
-    take(false, last);
+    take("\r", last);
+    yield last;
+  } else if (!crPending && length > 0 && opts.unterminated === "record") {
+    const last: SplitLine[] = [];
+    take("", last);
     yield last;
   }
 }

@@ -7,20 +7,28 @@
  * - `jsonl`: one JSON object per line, parsed losslessly (`lossless-json`):
  *   numbers keep their exact text, so `0.1` stays `0.1` and `1e400` stays
  *   `1e400` for the decimal check to refuse.
- * - `csv`: a header line, then one record per line (or per several lines
- *   with `source.csv.multiline`, for quoted fields that span lines), read by
- *   header name with `csv-parse` in the configured dialect (src/ingest/csvRecords.ts).
+ * - `csv`: a header line, then records as RFC 4180 and csv-parse read them:
+ *   a quoted field may hold line ends (LF, CRLF or a lone CR), and its record
+ *   goes on until the quote closes; the record's raw text is all of its lines
+ *   with their line ends as they were. Read by header name with `csv-parse`
+ *   in the configured dialect (src/ingest/csvRecords.ts). With
+ *   `source.csv.multiline: false` such a record is one MALFORMED record. A
+ *   quote still open at the end of the input is one MALFORMED record ("a
+ *   quoted field is not closed at the end of the input"); no text inside a
+ *   field is ever read as a record of its own.
  *
- * Lines are split on bytes (src/ingest/lineSplitter.ts): a line (or
- * multi-line record) longer than `maxRecordBytes` (default 1 MiB) is
- * MALFORMED ("longer than … bytes"), its raw text cut to that many bytes,
- * and reading goes on with the next line. Blank lines carry no record and are
+ * Lines are split on bytes (src/ingest/lineSplitter.ts): a line longer than
+ * `maxRecordBytes` (default 1 MiB) is MALFORMED ("longer than … bytes"), its
+ * raw text cut to that many bytes, and reading goes on with the next line; a
+ * multi-line record past the limit is MALFORMED the same way, its lines read
+ * on (not kept) until its quote closes. Blank lines carry no record and are
  * skipped. A UTF-8 BOM is removed; a UTF-16 or UTF-32 one refuses the whole
  * source (SourceRefused, nothing read) with a message saying to convert it, as do
  * NUL bytes in the first four in the pattern of UTF-16 or UTF-32 text without a mark. Invalid UTF-8 (decoded as U+FFFD) and NUL
  * bytes make a line malformed. A final line without a newline is a record
  * unless `unterminated: "hold"` (append-only files), where it waits for its
- * newline.
+ * newline, as does a record whose quote is still open: `position` moves only
+ * past complete records, so the next piece starts at the record's first line.
  */
 import { isLosslessNumber, parse as parseJson } from "lossless-json";
 import { canonicalNumber } from "../core/decimal.js";
@@ -188,8 +196,11 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
   const parseOptions = csvParseOptions(dialect);
   const position = opts.position ?? { offset: opts.startOffset ?? 0, line: (opts.firstLine ?? 1) - 1 };
   let columns = opts.header;
-  // A multi-line CSV record in progress: its first line, texts, bytes so far.
-  let pending: { line: number; texts: string[]; bytes: number } | undefined;
+  // A CSV record of several lines in progress (a quoted field spans lines, RFC 4180): its first line, its text so far
+  // with each line end as it was, its bytes so far, the line end of its last line. Past maxRecordBytes it is `skipping`:
+  // its text is cut to the limit and its lines are read only to know where its quote closes, so no text inside a field
+  // is ever read as a record.
+  let pending: { line: number; raw: string; bytes: number; eol: string; skipping: boolean } | undefined;
   const lines = splitLines(input, { maxBytes: max, unterminated: opts.unterminated ?? "record", startOffset: opts.startOffset, firstLine: opts.firstLine, onChunk: opts.onChunk });
   const done = (l: SplitLine) => {
     position.offset = l.endOffset;
@@ -207,28 +218,35 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
     if (pending !== undefined) {
       // Inside a quoted field that spans lines: this line continues the record.
       const text = bytes.toString("utf8");
-      pending.bytes += l.length + 1;
-      if (l.tooLong || pending.bytes > max) {
-        const raw = utf8Prefix(Buffer.from(pending.texts.join("\n"), "utf8"), max);
-        pending = undefined;
-        done(l);
-        yield tooLong(l.line, raw);
-        continue;
-      }
-      pending.texts.push(text);
-      if (quoteOpenAtEnd(text, dialect, true)) continue;
-      const record = pending.texts.join("\n");
-      const first = pending.line;
+      pending.bytes += pending.eol.length + l.length;
+      if (!pending.skipping && (l.tooLong || pending.bytes > max)) {
+        pending.skipping = true;
+        pending.raw = utf8Prefix(Buffer.from(pending.raw + pending.eol + text, "utf8"), max);
+      } else if (!pending.skipping) pending.raw += pending.eol + text;
+      pending.eol = l.eol;
+      // A line longer than the limit was read in part: where its quote closes is not known, so the record ends with it.
+      if (!l.tooLong && quoteOpenAtEnd(text, dialect, true)) continue;
+      const rec = pending;
       pending = undefined;
       done(l);
-      const problem = textProblem(record);
-      yield problem === undefined ? csvRecord(first, record, columns!, parseOptions, dialect) : { line: first, raw: record, fields: null, parseError: problem };
+      if (rec.skipping) {
+        yield { line: rec.line, raw: rec.raw, fields: null, parseError: `longer than ${max} bytes (a quoted field spanning lines ${rec.line}-${l.line})` };
+        continue;
+      }
+      const problem = textProblem(rec.raw);
+      yield problem === undefined ? csvRecord(rec.line, rec.raw, columns!, parseOptions, dialect) : { line: rec.line, raw: rec.raw, fields: null, parseError: problem };
       continue;
     }
     if (l.tooLong) {
       if (format === "csv" && columns === undefined) throw new SourceRefused(`CSV header (line ${l.line}) is longer than ${max} bytes`);
+      const raw = utf8Prefix(bytes, max);
+      if (format === "csv" && quoteOpenAtEnd(raw, dialect, false)) {
+        // Its quoted field goes on past the line: the lines up to its closing quote are the same record.
+        pending = { line: l.line, raw, bytes: l.length, eol: l.eol, skipping: true };
+        continue;
+      }
       done(l);
-      yield tooLong(l.line, utf8Prefix(bytes, max));
+      yield tooLong(l.line, raw);
       continue;
     }
     const text = bytes.toString("utf8");
@@ -245,30 +263,35 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
       done(l);
       continue;
     }
-    if (problem !== undefined) {
-      done(l);
-      yield { line: l.line, raw: text, fields: null, parseError: problem };
-      continue;
-    }
     if (format === "jsonl") {
-      const parsed = jsonFields(text);
       done(l);
+      if (problem !== undefined) {
+        yield { line: l.line, raw: text, fields: null, parseError: problem };
+        continue;
+      }
+      const parsed = jsonFields(text);
       yield "error" in parsed ? { line: l.line, raw: text, fields: null, parseError: parsed.error } : { line: l.line, raw: text, ...parsed };
       continue;
     }
-    if (dialect.multiline && quoteOpenAtEnd(text, dialect, false)) {
-      pending = { line: l.line, texts: [text], bytes: l.length };
+    if (quoteOpenAtEnd(text, dialect, false)) {
+      // A quoted field that spans lines (RFC 4180): the record goes on until its quote closes.
+      pending = { line: l.line, raw: text, bytes: l.length, eol: l.eol, skipping: false };
       continue;
     }
     done(l);
-    yield csvRecord(l.line, text, columns!, parseOptions, dialect);
+    yield problem === undefined ? csvRecord(l.line, text, columns!, parseOptions, dialect) : { line: l.line, raw: text, fields: null, parseError: problem };
   }
   if (pending !== undefined && (opts.unterminated ?? "record") === "record") {
-    yield { line: pending.line, raw: utf8Prefix(Buffer.from(pending.texts.join("\n"), "utf8"), max), fields: null, parseError: "a quoted field is not closed at the end of the input" };
+    // Its quote never closed: one record, MALFORMED, its text kept up to the limit.
+    yield { line: pending.line, raw: pending.raw, fields: null, parseError: "a quoted field is not closed at the end of the input" };
   }
 }
 
+/** Why a CSV record of several lines is not read under `dialect`: `multiline: false` refuses quoted fields that span lines. */
+const SPANS_LINES = "a quoted field spans lines (source.csv.multiline: false)";
+
 function csvRecord(line: number, text: string, columns: CsvColumns, parseOptions: ReturnType<typeof csvParseOptions>, dialect: CsvDialect): RawRecord {
+  if (!dialect.multiline && /[\r\n]/.test(text)) return { line, raw: text, fields: null, parseError: SPANS_LINES };
   // Without a quote character (and without trim) a record is its text split on the
   // delimiter, exactly what csv-parse returns for it: that case skips the parser.
   const values = !dialect.trim && !text.includes(dialect.quote) ? text.split(dialect.delimiter) : csvFields(text, parseOptions);

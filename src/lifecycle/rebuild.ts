@@ -20,7 +20,7 @@
 import { canonicalPolicy, policyHash, policyOf, type PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf } from "../core/admission.js";
-import { formatInstant, isoToUs, usOfMs } from "../core/timestamps.js";
+import { clampInstant, formatInstant, isoToUs, usOfMs } from "../core/timestamps.js";
 import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
 import { dedupeClassifications, insertClassifications, readBronzePage } from "../db/sql/classifications.js";
 import { lockResults } from "../db/sql/lockResults.js";
@@ -89,7 +89,8 @@ export interface RebuildReport {
  * @returns ISO instant, or null when neither is known
  */
 export function versionWatermark(pipeline: PipelineConfig, maxEventTime: string | null, previous: string | null = null): string | null {
-  const fromMax = maxEventTime === null ? null : isoToUs(maxEventTime) - usOfMs(pipeline.watermark.delay);
+  // Never before 0001-01-01T00:00:00Z, as the stream's (src/core/watermark.ts): PostgreSQL cannot read year 0000.
+  const fromMax = maxEventTime === null ? null : clampInstant(isoToUs(maxEventTime) - usOfMs(pipeline.watermark.delay));
   const prev = previous === null ? null : isoToUs(previous);
   const wm = fromMax === null ? prev : prev === null || fromMax > prev ? fromMax : prev;
   return wm === null ? null : formatInstant(wm);

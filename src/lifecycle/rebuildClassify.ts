@@ -10,7 +10,7 @@
  * id is the stored one (a raw column). Dedupe needs the other rows and runs
  * in SQL afterwards (src/db/sql/classifications.ts).
  */
-import type { PipelineConfig } from "../config/pipelines.js";
+import { windowShapeOf, type PipelineConfig } from "../config/pipelines.js";
 import { classifyRecord, QuarantineReason } from "../core/admission.js";
 import { formatInstant } from "../core/timestamps.js";
 import type { Classification, RawBronzeRow } from "../db/sql/classifications.js";
@@ -35,6 +35,7 @@ export type HeaderCache = Map<string, CsvColumns | null>;
 export function classifyStored(pipeline: PipelineConfig, rows: RawBronzeRow[], headers: Map<string, string>, cache: HeaderCache): Classification[] {
   const opts = readOptionsFor(pipeline);
   const ingestionField = pipeline.fields.ingestionTime;
+  const window = windowShapeOf(pipeline);
   return rows.map((row) => {
     // A line cut at landing (longer than the record limit) has lost its end: it stays what it was.
     if (row.oldReason === QuarantineReason.MALFORMED && row.oldDetail?.startsWith("longer than ")) {
@@ -56,7 +57,7 @@ export function classifyStored(pipeline: PipelineConfig, rows: RawBronzeRow[], h
     const rec = storedRecord(row.raw, row.sourceLine, pipeline.source.format, opts.csv, columns);
     const own = ingestionField !== undefined && rec.fields !== null && (rec.fields[ingestionField] ?? "") !== "";
     const landingMs = own ? row.landedMs : Number(row.ingestionUs / 1000n);
-    const c = classifyRecord(rec, pipeline, row.source, landingMs);
+    const c = classifyRecord(rec, pipeline, row.source, landingMs, window);
     return {
       seq: row.seq, eventId: row.eventId, eventTime: c.eventTimeUs === null ? null : formatInstant(c.eventTimeUs), groupKey: c.groupKey,
       value: c.value, status: c.status, reason: c.reason, detail: c.detail,

@@ -97,7 +97,7 @@ async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayO
         headers.add(text);
       } })) {
         const at = rec.fields?.[opts.arrivalField];
-        const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone) : undefined;
+        const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond) : undefined;
         rows++;
         if (rows % 10_000 === 0) opts.onStaged?.(rows, true);
         const fields = rec.fields === null ? null : JSON.stringify(rec.fields).replace(/\\u0000/g, "");
@@ -157,7 +157,7 @@ function asStaged(rec: RawRecord, origin: string, arrival: [number, number]): Re
 /** `[epoch ms, µs within the ms]` of a record's arrival time, or null when it has none or it cannot be read. */
 function arrivalOf(rec: RawRecord, pipeline: PipelineConfig, field: string): [number, number] | null {
   const at = rec.fields?.[field];
-  const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone) : undefined;
+  const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond) : undefined;
   return parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : null;
 }
 
@@ -225,6 +225,23 @@ async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, hea
   };
 }
 
+/**
+ * Files of a replay that share a base name, which is a file source's name (made-up event ids are
+ * `<name>:<line>`, the landing folder knows a replayed file by it): `[name, paths]` for the first such name, or
+ * undefined. Two such files would make the second's events DUPLICATEs of the first's.
+ */
+export function sharedFileName(files: string[]): [string, string[]] | undefined {
+  const byName = new Map<string, string[]>();
+  for (const f of files) byName.set(path.basename(f), [...(byName.get(path.basename(f)) ?? []), f]);
+  return [...byName].find(([, paths]) => paths.length > 1);
+}
+
+/** Why a replay of `files` is refused before anything is staged (two files share a name), or undefined. */
+export function replayFilesProblem(files: string[]): string | undefined {
+  const shared = sharedFileName(files);
+  return shared && `${shared[1].join(" and ")} share the name ${shared[0]}, which is a file source's name (its made-up event ids are ${shared[0]}:<line>): give each file a name of its own`;
+}
+
 /** A dataset's identity: its files' names and sizes (a changed file makes a new replay). */
 async function datasetId(files: string[]): Promise<string> {
   const h = createHash("sha256");
@@ -235,9 +252,12 @@ async function datasetId(files: string[]): Promise<string> {
 /**
  * Replays `opts.files` through landing and the stream of `pipeline`.
  * @returns counts and elapsed time; per-batch results arrive through `onBatch`
+ * @throws Error when two files share a base name (`replayFilesProblem`), before anything is staged
  * @throws when a file cannot be read or the database fails (landed spans stay landed; run again to resume)
  */
 export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayOptions): Promise<ReplaySummary> {
+  const problem = replayFilesProblem(opts.files);
+  if (problem !== undefined) throw new Error(`replay refused: ${problem}`);
   const started = Date.now();
   const id = await datasetId(opts.files);
   const client = await pool.connect();

@@ -13,6 +13,7 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { formatDuration } from "../config/duration.js";
 import type { Queryable } from "../db/pool.js";
+import { isoMinusMs } from "../core/timestamps.js";
 
 /** One archive of a pipeline that reaches into a refused window range. */
 export interface ArchivedSpan {
@@ -55,10 +56,13 @@ HAVING ($2::timestamptz IS NULL OR min(a.min_event_time) < $3::timestamptz) AND 
 /**
  * The archives of `pipeline` not restored whose event times reach into windows overlapping `range`
  * (`[from, to)`, ISO instants; null: all time).
- * @param margin ms by which a window may start before `from` and still overlap the range (the longest window)
+ * @param range `from` and `to` as `formatInstant` writes them (years 0001-9999)
+ * @param marginMs ms by which a window may start before `from` and still overlap the range (the longest window);
+ *   the widened start is clamped to 0001-01-01T00:00:00Z, the earliest supported instant
  */
 export async function archivesReaching(db: Queryable, pipeline: string, range: { from: string; to: string } | null, marginMs = 0): Promise<ArchivedSpan[]> {
-  const from = range ? new Date(Date.parse(range.from) - marginMs).toISOString() : null;
+  // Widened by the longest window, clamped to the supported range: no event is older than 0001-01-01.
+  const from = range ? isoMinusMs(range.from, marginMs) : null;
   const { rows } = await db.query(OVERLAPPING_SQL, [pipeline, from, range ? range.to : null]);
   return rows.map((r) => ({ partition: r.partition as string, minEventTime: r.min_et as string, maxEventTime: r.max_et as string, file: r.file as string }));
 }

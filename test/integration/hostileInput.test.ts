@@ -120,13 +120,24 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("a CSV record may not span lines: both halves of a quoted line break are MALFORMED", async () => {
+  it("a quoted field holding a line break is one record (RFC 4180): its second line is never an event; with multiline: false the record is MALFORMED whole", async () => {
+    const batches = [csv(`a,${TS},1,"multi`, `line"`, `b,${TS},1,"say ""hi"""`)];
     await runCase({
       format: "csv",
-      batches: [csv(`a,${TS},1,"multi`, `line"`, `b,${TS},1,"say ""hi"""`)],
+      batches,
+      records: 2,
       rows: [
-        { line: 2, reason: "MALFORMED", detail: "invalid CSV: Quote Not Closed: the parsing is finished with an opening quote at line 1" },
-        { line: 3, reason: "MALFORMED", detail: 'invalid CSV: Invalid Opening Quote: a quote is found on field 0 at line 1, value is "line"' },
+        { line: 2, key: "multi\nline", raw: `a,${TS},1,"multi\nline"` },
+        { line: 4, key: 'say "hi"' },
+      ],
+    });
+    await runCase({
+      format: "csv",
+      over: { source: { format: "csv", csv: { multiline: false } } },
+      batches,
+      records: 2,
+      rows: [
+        { line: 2, reason: "MALFORMED", detail: "a quoted field spans lines (source.csv.multiline: false)", raw: `a,${TS},1,"multi\nline"` },
         { line: 4, key: 'say "hi"' },
       ],
     });
@@ -406,7 +417,7 @@ describe("hostile and broken input: records", () => {
     });
   });
 
-  it("years 0001 and 9999 are accepted; 10000, 0000 and instants outside 0001-9999 in UTC are PARSE_FAIL", async () => {
+  it("years 0001 and 9999 are accepted; 10000, 0000, instants outside 0001-9999 in UTC and an event whose window would end in 10000 are PARSE_FAIL", async () => {
     await runCase({
       batches: [
         lines(
@@ -421,7 +432,11 @@ describe("hostile and broken input: records", () => {
       ],
       rows: [
         { line: 1, eventTime: "0001-01-01T00:00:00.000Z" },
-        { line: 2, eventTime: "9999-12-31T23:59:59.999Z" },
+        // Its 1-hour window would end at 10000-01-01T00:00Z, outside the supported instants (README "Timestamps").
+        {
+          line: 2, reason: "PARSE_FAIL", eventTime: "9999-12-31T23:59:59.999Z",
+          detail: "event time 9999-12-31T23:59:59.999Z: its window [9999-12-31T23:00:00.000Z, +010000-01-01T00:00:00.000Z) reaches outside the supported instants (0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z)",
+        },
         { line: 3, reason: "PARSE_FAIL", detail: 'event time "ts": not an ISO 8601 timestamp: "10000-01-01T00:00:00Z"' },
         { line: 4, reason: "PARSE_FAIL", detail: 'event time "ts": field out of range: 0000-12-31T00:00:00Z' },
         { line: 5, reason: "PARSE_FAIL", detail: 'event time "ts": instant outside years 0001-9999' },

@@ -52,14 +52,17 @@ let api: RunningApi | undefined;
 afterAll(() => api?.close());
 
 describe("sources name their input", () => {
-  it("the landing folder: files in a declared input's subfolder land as that input, the folder's own as default; an undeclared folder is not read", async () => {
+  it("the landing folder: files in a declared input's subfolder land as that input, the folder's own as default; an undeclared folder is refused by name, not read", async () => {
     const { pool } = await getDb();
     const { p, dir } = setup();
     const old = new Date("2026-01-01T00:00:00Z");
     for (const f of ["a/1.jsonl", "b/2.jsonl", "root.jsonl"]) utimesSync(path.join(dir, "landing", f), old, old);
     const pass = await landPendingFiles(pool, p);
     expect(pass.landed.map((r) => r.source)).toEqual(["a/1.jsonl", "b/2.jsonl", "root.jsonl"]);
-    expect([pass.refused, pass.waiting]).toEqual([[], []]);
+    expect([pass.refused, pass.waiting]).toEqual([[{
+      name: "zz/",
+      reason: "a subfolder that is not an input declared in watermark.inputs (declared: a, b): its files are not landed; move them into the landing folder under names of their own, or declare the input",
+    }], []]);
     expect(await bronzeInputs(p.name)).toEqual([
       { source: "a/1.jsonl", input: "a", n: 2 },
       { source: "b/2.jsonl", input: "b", n: 1 },

@@ -112,6 +112,69 @@ describe("fractions of a second longer than nine digits", () => {
   });
 });
 
+describe("epoch numbers finer than a microsecond follow the rule of ISO 8601 fractions", () => {
+  const SUB_US = 'event time "ts": a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)';
+  const epochLines = () => lines(
+    `{"id":"n","ts":1705320180.9876543,"amount":1,"key":"k"}`, // a JSON number
+    ev("s", { ts: "1705320180.9876543" }), // the same as a string
+    ev("z", { ts: "1705320180.9876540000" }), // zeros after the sixth digit
+    ev("neg", { ts: "-0.0000005" }),
+  );
+
+  it("epoch_s, refuse (the default): a non-zero seventh digit is PARSE_FAIL, number or string, as in ISO 8601; zeros are exact", async () => {
+    await runCase({
+      over: { timestamps: { format: "epoch_s" } },
+      batches: [epochLines()],
+      rows: [
+        { line: 1, reason: "PARSE_FAIL", detail: SUB_US, eventTime: null },
+        { line: 2, reason: "PARSE_FAIL", detail: SUB_US, eventTime: null },
+        { line: 3, eventTime: "2024-01-15T12:03:00.987654Z" },
+        { line: 4, reason: "PARSE_FAIL", detail: SUB_US, eventTime: null },
+      ],
+    });
+  });
+
+  it("epoch_s, truncate: the microsecond the instant falls in, stored exactly; before 1970 too (toward the past, as ISO 8601)", async () => {
+    await runCase({
+      over: { timestamps: { format: "epoch_s", subMicrosecond: "truncate" } },
+      batches: [epochLines()],
+      rows: [
+        { line: 1, eventTime: "2024-01-15T12:03:00.987654Z" },
+        { line: 2, eventTime: "2024-01-15T12:03:00.987654Z" },
+        { line: 3, eventTime: "2024-01-15T12:03:00.987654Z" },
+        { line: 4, eventTime: "1969-12-31T23:59:59.999999Z" },
+      ],
+    });
+  });
+
+  it("epoch_ms, epoch_us and epoch_ns with truncate, and ISO 8601 beside them: one instant, one stored value", async () => {
+    await runCase({
+      over: { timestamps: { format: "epoch_ms", subMicrosecond: "truncate" } },
+      batches: [lines(`{"id":"n","ts":1705320180987.6543,"amount":1,"key":"k"}`, ev("s", { ts: "1705320180987.6543" }), ev("neg", { ts: "-0.0005" }))],
+      rows: [
+        { line: 1, eventTime: "2024-01-15T12:03:00.987654Z" },
+        { line: 2, eventTime: "2024-01-15T12:03:00.987654Z" },
+        { line: 3, eventTime: "1969-12-31T23:59:59.999999Z" },
+      ],
+    });
+    await runCase({
+      over: { timestamps: { format: "epoch_us", subMicrosecond: "truncate" } },
+      batches: [lines(`{"id":"n","ts":1705320180987654.3,"amount":1,"key":"k"}`, ev("s", { ts: "1705320180987654.3" }))],
+      rows: [{ line: 1, eventTime: "2024-01-15T12:03:00.987654Z" }, { line: 2, eventTime: "2024-01-15T12:03:00.987654Z" }],
+    });
+    await runCase({
+      over: { timestamps: { format: "epoch_ns", subMicrosecond: "truncate" } },
+      batches: [lines(`{"id":"n","ts":1705320180987654300,"amount":1,"key":"k"}`, ev("neg", { ts: "-500" }))],
+      rows: [{ line: 1, eventTime: "2024-01-15T12:03:00.987654Z" }, { line: 2, eventTime: "1969-12-31T23:59:59.999999Z" }],
+    });
+    await runCase({
+      over: { timestamps: { format: "iso8601", subMicrosecond: "truncate" } },
+      batches: [lines(ev("a", { ts: "2024-01-15T12:03:00.9876543Z" }), ev("neg", { ts: "1969-12-31T23:59:59.9999995Z" }))],
+      rows: [{ line: 1, eventTime: "2024-01-15T12:03:00.987654Z" }, { line: 2, eventTime: "1969-12-31T23:59:59.999999Z" }],
+    });
+  });
+});
+
 describe("text that is not UTF-8: a UTF-16 or UTF-32 byte order mark refuses the source with what to do", () => {
   it("a UTF-16 LE JSON lines file is refused by name with the reason, recorded refused, nothing landed", async () => {
     const { pool } = await getDb();

@@ -80,7 +80,7 @@ describe("CSV dialects (issue 10.8)", () => {
     expect([r.landed, r.accepted]).toEqual([2, 2]);
     const raws = await pool.query("SELECT source_line, raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name]);
     expect(raws.rows).toEqual([
-      { source_line: 2, raw: '2024-01-15T12:01:00Z;10;"two\nlines; one note"' },
+      { source_line: 2, raw: '2024-01-15T12:01:00Z;10;"two\r\nlines; one note"' }, // the record's full text, its CRLF kept
       { source_line: 4, raw: '2024-01-15T12:02:00Z;20;27" screen' },
     ]);
     await runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");

@@ -20,6 +20,24 @@ describe("splitLines", () => {
     ]);
   });
 
+  it("says which line end each line had, so a record of several lines is put back byte for byte; CR-only input is split on the bytes", async () => {
+    const lines = await split(["a\r", "\nb\rc", "\r", "d\n", "e\r"], 100);
+    expect(lines.map((l) => [l.line, l.bytes.toString(), l.eol, l.endOffset])).toEqual([
+      [1, "a", "\r\n", 3],
+      [2, "b", "\r", 5],
+      [3, "c", "\r", 7],
+      [4, "d", "\n", 9],
+      [5, "e", "\r", 11],
+    ]);
+    // A CR as the input's last byte may be half of a CRLF still being written: held with the final line.
+    expect((await split(["a\rb\r"], 100, "hold")).map((l) => [l.bytes.toString(), l.eol])).toEqual([["a", "\r"]]);
+    // 3 MiB of CR-only lines in 64 KiB chunks: every line whole, none too long.
+    const text = Buffer.from("x,1\r".repeat(786_432));
+    const chunks = Array.from({ length: text.length / 65_536 }, (_, i) => text.subarray(i * 65_536, (i + 1) * 65_536));
+    const many = await split(chunks, 1024);
+    expect([many.length, many.every((l) => l.bytes.toString() === "x,1" && !l.tooLong)]).toEqual([786_432, true]);
+  });
+
   it("holds back a final line without its newline when asked (append-only files)", async () => {
     expect(texts(await split(["a\nb\nhalf-writ"], 100, "hold"))).toEqual([
       [1, "a", false, true, 2],

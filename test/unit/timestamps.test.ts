@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatInstant, isoToUs, isValidTimeZone, parseInstant, type InstantResult } from "../../src/core/timestamps.js";
+import { formatInstant, isoToUs, isValidTimeZone, parseInstant, type InstantResult, type TimestampFormat } from "../../src/core/timestamps.js";
 import { assignWindows } from "../../src/core/windows.js";
 
 const HOUR = 3_600_000;
@@ -128,8 +128,32 @@ describe("parseInstant iso8601: calendar and range", () => {
     expect(parseInstant("2024-05-01T12:00:00.123456789Z", "iso8601", undefined, "truncate")).toEqual(ok(Date.UTC(2024, 4, 1, 12, 0, 0, 123), 456));
     expect(parseInstant("2024-01-15T12:09:59.9999999Z", "iso8601", undefined, "truncate")).toEqual(ok(Date.UTC(2024, 0, 15, 12, 9, 59, 999), 999));
     expect(parseInstant("1700000000123456789", "epoch_ns", undefined, "truncate")).toEqual(ok(1_700_000_000_123, 456));
-    expect(parseInstant("-1.0000005", "epoch_s", undefined, "truncate")).toEqual(ok(-1_000)); // toward 1970 for negative epochs
+    expect(parseInstant("-1.0000005", "epoch_s", undefined, "truncate")).toEqual({ ok: true, us: -1_000_001n }); // the µs it falls in: toward the past, as ISO 8601's
     expect(parseInstant("1700000000.1234567", "epoch_s", undefined, "refuse")).toEqual({ ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" });
+  });
+
+  it("one instant finer than a microsecond is refused or truncated alike in ISO 8601 and every epoch form, number or string", () => {
+    const SUB_US = { ok: false, detail: "a fraction finer than a microsecond (timestamps.subMicrosecond: refuse)" };
+    // 2024-01-15T12:03:00.9876543Z, written six ways; truncated, each is 12:03:00.987654Z exactly.
+    const after: Array<[string, TimestampFormat]> = [
+      ["2024-01-15T12:03:00.9876543Z", "iso8601"], ["2024-01-15T13:03:00,98765430+01:00", "iso8601"],
+      ["1705320180.9876543", "epoch_s"], ["1705320180987.6543", "epoch_ms"], ["1705320180987654.3", "epoch_us"], ["1705320180987654300", "epoch_ns"],
+    ];
+    for (const [text, format] of after) {
+      expect(parseInstant(text, format, undefined), text).toEqual(SUB_US);
+      expect(parseInstant(text, format, undefined, "truncate"), text).toEqual({ ok: true, us: 1_705_320_180_987_654n });
+    }
+    // Before 1970: 1969-12-31T23:59:59.9999995Z is -0.0000005 s; both keep the microsecond it falls in, …59.999999Z (-1 µs).
+    const before: Array<[string, TimestampFormat]> = [
+      ["1969-12-31T23:59:59.9999995Z", "iso8601"], ["-0.0000005", "epoch_s"], ["-0.0005", "epoch_ms"], ["-0.5", "epoch_us"], ["-500", "epoch_ns"],
+    ];
+    for (const [text, format] of before) {
+      expect(parseInstant(text, format, undefined), text).toEqual(SUB_US);
+      expect(parseInstant(text, format, undefined, "truncate"), text).toEqual({ ok: true, us: -1n });
+    }
+    expect(parseInstant("-1.0000000", "epoch_s", undefined)).toEqual({ ok: true, us: -1_000_000n }); // zeros are exact, never moved
+    expect(parseInstant("-62135596800.0000001", "epoch_s", undefined, "truncate")).toEqual({ ok: false, detail: "instant outside years 0001-9999" });
+    expect(parseInstant("-62135596800.0000000", "epoch_s", undefined)).toEqual({ ok: true, us: -62_135_596_800_000_000n });
   });
 
   it("refuses text that is not a timestamp", () => {

@@ -113,3 +113,12 @@ describe("advanceInputs", () => {
     expect(back.inputs.map((i) => i.watermarkUs)).toEqual([m(20), m(-5)]);
   });
 });
+
+describe("the watermark at the edge of the supported range", () => {
+  const MIN = -62_135_596_800_000_000n; // 0001-01-01T00:00:00Z, epoch µs
+  it("never falls before 0001-01-01T00:00:00Z: a delay longer than the events' distance from year 1 gives that instant", () => {
+    expect(advanceWatermark(null, MIN + 1_800_000_000n, 3_600_000)).toBe(MIN);
+    expect(advanceWatermark(null, MIN, 0)).toBe(MIN);
+    expect(advanceWatermark(MIN, MIN + 7_200_000_000n, 3_600_000)).toBe(MIN + 3_600_000_000n);
+  });
+});

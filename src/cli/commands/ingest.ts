@@ -119,7 +119,8 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
           for (const b of report.batches) say(batchLine(b));
         }
         if (opts.json) json(report);
-        if (report.refused.length > 0) process.exitCode = 1;
+        // A file refused, or changed after it landed (its new bytes are not landed): a script must not read success.
+        if (report.refused.length > 0 || report.changed.length > 0) process.exitCode = 1;
       });
     });
 

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { formatDuration, readDuration } from "../../config/duration.js";
 import type { PipelineConfig } from "../../config/pipelines.js";
 import { listLandingFiles } from "../../ingest/landingFolder.js";
-import { replay, type ReplaySummary } from "../../replay/replay.js";
+import { replay, replayFilesProblem, type ReplaySummary } from "../../replay/replay.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
 import { pipelineStatus } from "../../stream/status.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
@@ -48,6 +48,8 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
       checkInputFiles(files);
       const paths = files.length > 0 ? files : (await listLandingFiles(await landingFolderOf(pipeline))).map((f) => path.join(pipeline.source.landingDir!, f));
       if (paths.length === 0) throw new UsageError(`no files to replay in ${pipeline.source.landingDir}`);
+      const problem = replayFilesProblem(paths);
+      if (problem !== undefined) throw new UsageError(`replay refused, nothing staged: ${problem}`);
       await withDb(ctx, async (db) => {
         if (!opts.json) console.log(`Replaying ${paths.length} file(s) into ${pipeline.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
         let bar: ReturnType<typeof progressBar> | undefined;

@@ -22,16 +22,29 @@ export interface SourceFileRecord {
 const READ_SOURCE_FILES_SQL = `SELECT name, state, reason, size_bytes, (extract(epoch FROM mtime) * 1000)::bigint AS mtime_ms, sha256, config_hash, landed_bytes, landed_lines
        FROM straggler.source_files WHERE pipeline = $1`;
 
+const READ_SOURCE_FILE_SQL = `${READ_SOURCE_FILES_SQL} AND name = $2`;
+
+/**
+ * @returns the record of the file `name` of `pipeline`, or undefined when there is none
+ * @throws the database's error
+ */
+export async function readSourceFile(client: Queryable, pipeline: string, name: string): Promise<SourceFileRecord | undefined> {
+  const { rows } = await client.query(READ_SOURCE_FILE_SQL, [pipeline, name]);
+  return rows.map(recordOf)[0];
+}
+
+function recordOf(r: Record<string, unknown>): SourceFileRecord {
+  return {
+    name: r.name as string, state: r.state as SourceFileState, reason: r.reason as string | null, sizeBytes: r.size_bytes as number | null, mtimeMs: r.mtime_ms as number | null,
+    sha256: r.sha256 as string | null, configHash: r.config_hash as string | null, landedBytes: r.landed_bytes as number, landedLines: r.landed_lines as number,
+  };
+}
+
 /**
  * @returns every file record of `pipeline`, by name
  * @throws the database's error
  */
 export async function readSourceFiles(client: Queryable, pipeline: string): Promise<Map<string, SourceFileRecord>> {
   const { rows } = await client.query(READ_SOURCE_FILES_SQL, [pipeline]);
-  return new Map(
-    rows.map((r) => [
-      r.name as string,
-      { name: r.name, state: r.state, reason: r.reason, sizeBytes: r.size_bytes, mtimeMs: r.mtime_ms, sha256: r.sha256, configHash: r.config_hash, landedBytes: r.landed_bytes, landedLines: r.landed_lines },
-    ]),
-  );
+  return new Map(rows.map((r) => [r.name as string, recordOf(r)]));
 }
