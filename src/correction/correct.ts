@@ -41,7 +41,7 @@ import { dropArchivedTargets, refuseArchived } from "../retention/guard.js";
 import { longestWindowMs } from "../core/windows.js";
 import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
 import { correctSessions } from "./sessions.js";
-import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
+import { finishRun, holdRun, recordFailure, type SlotHolder } from "./runLease.js";
 
 export type { Aggregate } from "../db/sql/windows.js";
 export type { WindowChange };
@@ -107,8 +107,8 @@ export class RunNotRecordedError extends Error {
 }
 
 /**
- * Runs one correction of `pipeline`: claims the run under a lease (src/correction/runLease.ts),
- * renews it while working, and commits its changes together with status `succeeded`.
+ * Runs one correction of `pipeline`: claims the run under a lease and a holder lock on a
+ * connection of its own (src/correction/runLease.ts), renews the lease while working, and commits its changes together with status `succeeded`.
  * @returns the run's summary: `skipped` (with `heldBy`) when `req.cronSlot` is held by a run that
  *   succeeded or is running; a failure is recorded and returned with `status: "failed"`, never thrown
  * @throws HorizonRefusedError (src/retention/guard.ts) when `req.range` reaches windows archived rows could be in
@@ -128,19 +128,18 @@ export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: C
   // A range reaching archived rows is refused whole: its windows would be recomputed from what is left of them.
   if (req.range) await refuseArchived(pool, pipeline, "correction of the windows in", req.range, rangeMarginMs(pipeline));
   const leaseMs = opts.leaseMs ?? pipeline.correction.lease;
-  const claim = await claimRun(pool, {
+  const claim = await holdRun(pool, {
     pipeline: pipeline.name, trigger: req.trigger, cronSlot: req.cronSlot ?? null, range: req.range ?? null, keys: req.keys ?? null, leaseMs,
-  });
+  }, opts.heartbeatMs);
   if (claim.heldBy) return { ...base, status: "skipped", heldBy: claim.heldBy, durationMs: elapsed() };
-  const running = { ...base, runId: claim.runId };
-  const heartbeat = startHeartbeat(pool, claim.runId, leaseMs, opts.heartbeatMs);
+  const running = { ...base, runId: claim.hold.runId };
   try {
     await analyzeIfStale(pool, pipeline.name);
     return await withRetry(() => withTransaction(pool, (client) => correctUnderLock(client, pipeline, req, running, elapsed)));
   } catch (e) {
     return await recordFailedRun(pool, running, (e as Error).message, leaseMs, elapsed);
   } finally {
-    await heartbeat.stop();
+    await claim.hold.stop(); // after the run's transaction has ended: the holder lock outlives its commit
   }
 }
 
@@ -212,7 +211,7 @@ async function recordFailedRun(pool: Pool, running: CorrectionSummary, error: st
   } catch (e2) {
     throw new RunNotRecordedError(
       `correction run ${runId} of ${running.pipeline} failed (${error}) and its outcome could not be recorded (${(e2 as Error).message}); ` +
-        `it stays 'running' until its lease expires (within ${leaseMs / 1000} s) and is then marked abandoned: straggler.correction_history tells its outcome`,
+        `it stays 'running' until its lease expires (within ${leaseMs / 1000} s) or its holder's session ends, and is then marked abandoned: straggler.correction_history tells its outcome`,
       e2,
     );
   }

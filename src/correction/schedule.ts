@@ -27,7 +27,7 @@ export function skippedMessage(s: CorrectionSummary): string {
   if (!h) return "correction slot held by another run";
   return h.status === "succeeded"
     ? `correction slot already run: run ${h.runId} succeeded`
-    : `correction slot being run by run ${h.runId} (lease until ${h.leaseUntil})`;
+    : `correction slot being run by run ${h.runId} (its holder's session is alive; lease until ${h.leaseUntil}): not done yet`;
 }
 
 /** Logs a run's summary: error for `failed`, info otherwise. */
