@@ -67,7 +67,7 @@ async function main(): Promise<number> {
     let heldByLiveRun = false;
     for (const p of chosen) {
       try {
-        const s = await runCorrection(db.pool, p, { trigger: "cron", cronSlot: slot });
+        const s = await runCorrection(db.pool, p, { trigger: "cron", cronSlot: slot }, { onPolicyAdopted: (a) => console.log(a.message) });
         logCorrection(log, s);
         if (s.status === "skipped") console.log(`${p.name}: skipped: ${skippedMessage(s)}`);
         else console.log(`${p.name}: run ${s.runId} ${s.status}, ${s.windowsChanged} windows changed, ${s.eventsRecovered} late events recovered${s.error ? ` — ${s.error}` : ""}`);

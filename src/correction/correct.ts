@@ -36,7 +36,7 @@ import { lockResults } from "../db/sql/lockResults.js";
 import { mergeCorrections } from "../db/sql/mergeCorrections.js";
 import { writeAudit, type WindowChange } from "../db/sql/writeAudit.js";
 import { analyzeIfStale } from "../db/statistics.js";
-import { guardPolicy, refuseEarly } from "../stream/policyGuard.js";
+import { guardPolicy, refuseEarly, type PolicyAdoption } from "../stream/policyGuard.js";
 import { dropArchivedTargets, refuseArchived } from "../retention/guard.js";
 import { longestWindowMs } from "../core/windows.js";
 import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
@@ -90,6 +90,8 @@ export interface CorrectionOptions {
   leaseMs?: number;
   /** How often the lease is renewed, ms (default: a third of the lease). */
   heartbeatMs?: number;
+  /** Called once the run has committed, when its policy guard adopted the configured policy (src/stream/policyGuard.ts). */
+  onPolicyAdopted?: (adoption: PolicyAdoption) => void;
 }
 
 /**
@@ -135,7 +137,10 @@ export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: C
   const running = { ...base, runId: claim.hold.runId };
   try {
     await analyzeIfStale(pool, pipeline.name);
-    return await withRetry(() => withTransaction(pool, (client) => correctUnderLock(client, pipeline, req, running, elapsed)));
+    let adopted: PolicyAdoption | undefined;
+    const summary = await withRetry(() => withTransaction(pool, (client) => correctUnderLock(client, pipeline, req, running, elapsed, (a) => (adopted = a))));
+    if (adopted) opts.onPolicyAdopted?.(adopted);
+    return summary;
   } catch (e) {
     return await recordFailedRun(pool, running, (e as Error).message, leaseMs, elapsed);
   } finally {
@@ -161,9 +166,11 @@ function summaryOf(pipeline: PipelineConfig, req: CorrectionRequest): Correction
  * bronze snapshot is its committed `seq`, the windows it no longer owns end at or before its
  * watermark — corrects them, and records `succeeded` with the changes (or throws LeaseLostError).
  */
-async function correctUnderLock(client: PoolClient, pipeline: PipelineConfig, req: CorrectionRequest, running: CorrectionSummary, elapsed: () => number): Promise<CorrectionSummary> {
+async function correctUnderLock(
+  client: PoolClient, pipeline: PipelineConfig, req: CorrectionRequest, running: CorrectionSummary, elapsed: () => number, adopt: (a: PolicyAdoption | undefined) => void,
+): Promise<CorrectionSummary> {
   await lockResults(client, pipeline.name);
-  await guardPolicy(client, pipeline); // a window spec or admission the results were not computed under must not rewrite them
+  adopt((await guardPolicy(client, pipeline)).adopted); // a window spec or admission the results were not computed under must not rewrite them
   const checkpoint = await readCheckpoint(client, pipeline.name);
   let summary: CorrectionSummary = { ...running, bronzeSnapshot: checkpoint?.lastSeq ?? null };
   if (checkpoint && checkpoint.watermark !== null) {
