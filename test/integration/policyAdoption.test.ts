@@ -102,7 +102,7 @@ describe("a policy change with nothing to invalidate is adopted", () => {
     expect(await windowSummary(pool, "orders")).toEqual(["[12:00,12:10)=12 open"]);
     expect(await liveVersions(pool, "orders")).toEqual([{ version: 1, state: "live", policy_version: configured }]);
     expect((await checkPolicy(pool, after)).state).toBe("live");
-  }, 60_000);
+  }, 300_000);
 
   it("a micro-batch: rows quarantined under the old policy stay quarantined, the change is adopted and reported once; accepted rows under the old policy refuse it", async () => {
     const { pool } = await getDb();

@@ -69,7 +69,7 @@ const abandoned = (pool: Pool, runId: number) =>
   waitFor("the run's lease to expire", async () => {
     const r = (await pool.query("SELECT status, error FROM straggler.correction_history WHERE run_id = $1", [runId])).rows[0];
     return r.status === "abandoned" ? (r.error as string) : undefined;
-  }, 10_000);
+  }, 60_000);
 
 /** After the victim is gone: nothing of it is visible, it is still `running`, then the next run sweeps it and redoes its work. */
 async function expectAbandonedAndRedone(pool: Pool, name: string, env: Record<string, string>, runId: number): Promise<void> {
@@ -134,7 +134,7 @@ describe("correction runs left in limbo", () => {
     await lock.release();
     await backendGone(pool, pid);
     await expectAbandonedAndRedone(pool, "killed", env, runId);
-  }, 60_000);
+  }, 300_000);
 
   it("a correction that loses the database mid-run exits 1 naming the run and its lease; it is abandoned and redone", async () => {
     const { pool, url } = await getDb();
@@ -148,18 +148,22 @@ describe("correction runs left in limbo", () => {
     await lock.release();
     const r = await cli.done;
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
-    // Which of node-postgres' connection-loss messages the cut produces depends on timing; the rest is exact.
+    // Which of node-postgres' connection-loss messages the cut produces, for the run and for recording its failure,
+    // depends on timing (and on how busy the machine is); the rest is exact.
     const host = new URL(proxy.url).host.replace(/[.]/g, "\\.");
+    const lost = "Connection terminated unexpectedly|Connection terminated|Connection terminated due to connection timeout|(?:read|write) (?:ECONNRESET|EPIPE)" +
+      "|Client has encountered a connection error and is not queryable|Client was closed and is not queryable";
+    const unreachable = `connect ECONNREFUSED ${host}|timeout exceeded when trying to connect|${lost}`;
     expect(r.stderr).toMatch(
       new RegExp(
-        `^straggler: correction run ${runId} of outage failed \\((Connection terminated unexpectedly|Connection terminated|read ECONNRESET|Client has encountered a connection error and is not queryable)\\) ` +
-          `and its outcome could not be recorded \\(connect ECONNREFUSED ${host}\\); it stays 'running' until its lease expires \\(within 1 s\\) or its holder's session ends, ` +
+        `^straggler: correction run ${runId} of outage failed \\((?:${lost})\\) ` +
+          `and its outcome could not be recorded \\((?:${unreachable})\\); it stays 'running' until its lease expires \\(within 1 s\\) or its holder's session ends, ` +
           "and is then marked abandoned: straggler\\.correction_history tells its outcome\\n$",
       ),
     );
     await backendGone(pool, pid);
     await expectAbandonedAndRedone(pool, "outage", env, runId);
-  }, 60_000);
+  }, 300_000);
 
   it("jobs/correct.ts killed with SIGKILL mid-run: a retry of its slot meanwhile exits 3 (held by a live run), after the kill it runs at once, long before the lease ends", async () => {
     const { pool, url } = await getDb();
@@ -231,5 +235,5 @@ describe("correction runs left in limbo", () => {
       { cron_slot: "2026-10-01T15:01:00.000Z", status: "failed" },
       { cron_slot: "2026-10-01T15:01:00.000Z", status: "succeeded" },
     ]);
-  }, 60_000);
+  }, 300_000);
 });
