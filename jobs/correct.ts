@@ -6,10 +6,15 @@
  * Runs as trigger `cron` keyed by the current minute, so several hosts
  * running the same crontab correct each pipeline once per minute slot; a slot
  * whose run failed or was abandoned (its lease expired) runs again on a retry.
- * Exit status: 0 every run succeeded, or its slot is held by a run that
- * succeeded or is running (another host's: "skipped"); 1 a run failed or the
- * database could not be reached (each pipeline is still tried); 2 bad
- * configuration, pipeline name or slot. `--slot` runs a given minute's slot
+ * Exit status (the worst over the pipelines): 0 every run succeeded, or its
+ * slot was already run by a run that succeeded ("skipped: correction slot
+ * already run"); 3 a slot is being run by another run whose holder is alive
+ * ("skipped: correction slot being run by run N …": this job did not do the
+ * work, which is not done yet); 1 a run failed or the database could not be
+ * reached (each pipeline is still tried); 2 bad configuration, pipeline name
+ * or slot. A slot held by a run whose process is gone (its holder lock went
+ * with its database session) or whose lease expired is not skipped: that run
+ * is marked abandoned and the slot runs. `--slot` runs a given minute's slot
  * instead of the current one (to retry a slot by hand after its minute).
  */
 import { Command, CommanderError } from "commander";
@@ -19,6 +24,9 @@ import { runCorrection } from "../src/correction/correct.js";
 import { cronSlotOf, logCorrection, skippedMessage } from "../src/correction/schedule.js";
 import { openDatabase } from "../src/db/open.js";
 import { createLogger } from "../src/log.js";
+
+/** Exit status when a slot is being run by another live run: skipped, its work not done by this job (README "CLI"). */
+const SLOT_HELD_BY_LIVE_RUN = 3;
 
 /** The slot option: an ISO 8601 instant with a zone on a whole minute, as ISO UTC; undefined when invalid. */
 function slotOption(text: string): string | undefined {
@@ -56,19 +64,21 @@ async function main(): Promise<number> {
   const db = await openDatabase(env, log);
   try {
     let failed = false;
+    let heldByLiveRun = false;
     for (const p of chosen) {
       try {
-        const s = await runCorrection(db.pool, p, { trigger: "cron", cronSlot: slot });
+        const s = await runCorrection(db.pool, p, { trigger: "cron", cronSlot: slot }, { onPolicyAdopted: (a) => console.log(a.message) });
         logCorrection(log, s);
         if (s.status === "skipped") console.log(`${p.name}: skipped: ${skippedMessage(s)}`);
         else console.log(`${p.name}: run ${s.runId} ${s.status}, ${s.windowsChanged} windows changed, ${s.eventsRecovered} late events recovered${s.error ? ` — ${s.error}` : ""}`);
         failed ||= s.status === "failed";
+        heldByLiveRun ||= s.status === "skipped" && s.heldBy?.status === "running";
       } catch (e) {
         console.error(`jobs/correct: ${p.name}: ${(e as Error).message}`);
         failed = true;
       }
     }
-    return failed ? 1 : 0;
+    return failed ? 1 : heldByLiveRun ? SLOT_HELD_BY_LIVE_RUN : 0;
   } finally {
     await db.close();
   }

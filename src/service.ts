@@ -12,7 +12,7 @@ import type { Env } from "./config/env.js";
 import type { PipelineConfig } from "./config/pipelines.js";
 import type { Database } from "./db/open.js";
 import { sweepExpiredRuns } from "./correction/runLease.js";
-import { scheduleCorrections } from "./correction/schedule.js";
+import { logPolicyAdopted, scheduleCorrections } from "./correction/schedule.js";
 import { createPool } from "./db/pool.js";
 import { backoffMs, type Backoff } from "./db/retry.js";
 import { LeaseLostError } from "./cluster/fencing.js";
@@ -174,7 +174,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
           dirMissing = true;
         }
       },
-      runBatch: async (trigger) => (owns() ? runBatch(db.pool, pipeline, trigger, { lease }).catch((e: unknown) => (fenced(e) ? null : Promise.reject(e))) : null),
+      runBatch: async (trigger) => (owns() ? runBatch(db.pool, pipeline, trigger, { lease, onPolicyAdopted: (a) => logPolicyAdopted(log, a) }).catch((e: unknown) => (fenced(e) ? null : Promise.reject(e))) : null),
       afterCaughtUp: async () => refreshStatistics(pipeline.name),
       log,
     });

@@ -57,6 +57,7 @@ export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> =
 
 /** The configured policy against the live results (src/stream/policyGuard.ts). */
 function policyLine(p: PolicyCheck): string {
+  if (p.state === "unrecorded" && p.live !== null) return `unrecorded: results version ${p.live.version} (policy ${p.live.policyVersion}) holds no window results and no rows accepted under another policy; the next batch adopts policy ${p.policyVersion} (${p.changes.join("; ")})`;
   if (p.state === "unrecorded") return `unrecorded (the first batch records policy ${p.policyVersion})`;
   if (p.state === "live") return `live: results version ${p.live!.version}, policy ${p.policyVersion}`;
   if (p.changes.length === 0 && p.message !== null) return `REFUSED: ${p.message}`; // not a policy change: the window's zone (src/stream/zoneGuard.ts)

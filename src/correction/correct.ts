@@ -36,12 +36,12 @@ import { lockResults } from "../db/sql/lockResults.js";
 import { mergeCorrections } from "../db/sql/mergeCorrections.js";
 import { writeAudit, type WindowChange } from "../db/sql/writeAudit.js";
 import { analyzeIfStale } from "../db/statistics.js";
-import { guardPolicy, refuseEarly } from "../stream/policyGuard.js";
+import { guardPolicy, refuseEarly, type PolicyAdoption } from "../stream/policyGuard.js";
 import { dropArchivedTargets, refuseArchived } from "../retention/guard.js";
 import { longestWindowMs } from "../core/windows.js";
 import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
 import { correctSessions } from "./sessions.js";
-import { claimRun, finishRun, recordFailure, startHeartbeat, type SlotHolder } from "./runLease.js";
+import { finishRun, holdRun, recordFailure, type SlotHolder } from "./runLease.js";
 
 export type { Aggregate } from "../db/sql/windows.js";
 export type { WindowChange };
@@ -90,6 +90,8 @@ export interface CorrectionOptions {
   leaseMs?: number;
   /** How often the lease is renewed, ms (default: a third of the lease). */
   heartbeatMs?: number;
+  /** Called once the run has committed, when its policy guard adopted the configured policy (src/stream/policyGuard.ts). */
+  onPolicyAdopted?: (adoption: PolicyAdoption) => void;
 }
 
 /**
@@ -107,8 +109,8 @@ export class RunNotRecordedError extends Error {
 }
 
 /**
- * Runs one correction of `pipeline`: claims the run under a lease (src/correction/runLease.ts),
- * renews it while working, and commits its changes together with status `succeeded`.
+ * Runs one correction of `pipeline`: claims the run under a lease and a holder lock on a
+ * connection of its own (src/correction/runLease.ts), renews the lease while working, and commits its changes together with status `succeeded`.
  * @returns the run's summary: `skipped` (with `heldBy`) when `req.cronSlot` is held by a run that
  *   succeeded or is running; a failure is recorded and returned with `status: "failed"`, never thrown
  * @throws HorizonRefusedError (src/retention/guard.ts) when `req.range` reaches windows archived rows could be in
@@ -128,19 +130,21 @@ export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: C
   // A range reaching archived rows is refused whole: its windows would be recomputed from what is left of them.
   if (req.range) await refuseArchived(pool, pipeline, "correction of the windows in", req.range, rangeMarginMs(pipeline));
   const leaseMs = opts.leaseMs ?? pipeline.correction.lease;
-  const claim = await claimRun(pool, {
+  const claim = await holdRun(pool, {
     pipeline: pipeline.name, trigger: req.trigger, cronSlot: req.cronSlot ?? null, range: req.range ?? null, keys: req.keys ?? null, leaseMs,
-  });
+  }, opts.heartbeatMs);
   if (claim.heldBy) return { ...base, status: "skipped", heldBy: claim.heldBy, durationMs: elapsed() };
-  const running = { ...base, runId: claim.runId };
-  const heartbeat = startHeartbeat(pool, claim.runId, leaseMs, opts.heartbeatMs);
+  const running = { ...base, runId: claim.hold.runId };
   try {
     await analyzeIfStale(pool, pipeline.name);
-    return await withRetry(() => withTransaction(pool, (client) => correctUnderLock(client, pipeline, req, running, elapsed)));
+    let adopted: PolicyAdoption | undefined;
+    const summary = await withRetry(() => withTransaction(pool, (client) => correctUnderLock(client, pipeline, req, running, elapsed, (a) => (adopted = a))));
+    if (adopted) opts.onPolicyAdopted?.(adopted);
+    return summary;
   } catch (e) {
     return await recordFailedRun(pool, running, (e as Error).message, leaseMs, elapsed);
   } finally {
-    await heartbeat.stop();
+    await claim.hold.stop(); // after the run's transaction has ended: the holder lock outlives its commit
   }
 }
 
@@ -162,9 +166,11 @@ function summaryOf(pipeline: PipelineConfig, req: CorrectionRequest): Correction
  * bronze snapshot is its committed `seq`, the windows it no longer owns end at or before its
  * watermark — corrects them, and records `succeeded` with the changes (or throws LeaseLostError).
  */
-async function correctUnderLock(client: PoolClient, pipeline: PipelineConfig, req: CorrectionRequest, running: CorrectionSummary, elapsed: () => number): Promise<CorrectionSummary> {
+async function correctUnderLock(
+  client: PoolClient, pipeline: PipelineConfig, req: CorrectionRequest, running: CorrectionSummary, elapsed: () => number, adopt: (a: PolicyAdoption | undefined) => void,
+): Promise<CorrectionSummary> {
   await lockResults(client, pipeline.name);
-  await guardPolicy(client, pipeline); // a window spec or admission the results were not computed under must not rewrite them
+  adopt((await guardPolicy(client, pipeline)).adopted); // a window spec or admission the results were not computed under must not rewrite them
   const checkpoint = await readCheckpoint(client, pipeline.name);
   let summary: CorrectionSummary = { ...running, bronzeSnapshot: checkpoint?.lastSeq ?? null };
   if (checkpoint && checkpoint.watermark !== null) {
@@ -212,7 +218,7 @@ async function recordFailedRun(pool: Pool, running: CorrectionSummary, error: st
   } catch (e2) {
     throw new RunNotRecordedError(
       `correction run ${runId} of ${running.pipeline} failed (${error}) and its outcome could not be recorded (${(e2 as Error).message}); ` +
-        `it stays 'running' until its lease expires (within ${leaseMs / 1000} s) and is then marked abandoned: straggler.correction_history tells its outcome`,
+        `it stays 'running' until its lease expires (within ${leaseMs / 1000} s) or its holder's session ends, and is then marked abandoned: straggler.correction_history tells its outcome`,
       e2,
     );
   }

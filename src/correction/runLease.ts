@@ -5,14 +5,22 @@
  * runs whose lease expired to `abandoned`.
  *
  * Rules (README "The correction job", DESIGN §9):
+ * - A run has a holder: a pooled connection of its own, checked out for the
+ *   whole run, whose session holds the run's holder lock (a session-level
+ *   advisory lock, namespace `correctionRun`, taken in the statement that
+ *   inserts the run). When the process dies (SIGKILL, crash), PostgreSQL ends
+ *   the session and the lock goes with it: the run is known to be gone at
+ *   once (pg_locks), whatever its lease says.
  * - A run holds a lease: `lease_until` = the database's clock + the lease
- *   (`correction.lease`, default 60 s), renewed every third of the lease on a
- *   pooled connection of its own while the run works. Database time is used
- *   throughout, so hosts with skewed clocks agree.
- * - A `running` run whose lease has passed is `abandoned` with a reason. It is
- *   written by whoever looks next: every run sweeps its pipeline before it
- *   claims, and the service sweeps every pipeline at start; the
- *   `correction_history` view shows such a run as `abandoned` even before.
+ *   (`correction.lease`, default 60 s), renewed every third of the lease on
+ *   the holder connection while the run works. Database time is used
+ *   throughout, so hosts with skewed clocks agree. The lease covers a holder
+ *   whose session lives on while its process cannot reach the database.
+ * - A `running` run whose lease has passed, or whose holder is gone, is
+ *   `abandoned` with a reason. It is written by whoever looks next: every run
+ *   sweeps its pipeline before it claims, and the service sweeps every
+ *   pipeline at start; the `correction_history` view shows a run whose lease
+ *   has passed as `abandoned` even before.
  * - A run commits `succeeded` in the same transaction as its changes, and only
  *   while it is still `running`. So an abandoned run's changes were rolled
  *   back, always, and a run that outlived its lease (marked abandoned while
@@ -21,7 +29,8 @@
  *   unique index): a failed or abandoned slot can run again.
  */
 import type { PoolClient, Queryable } from "../db/pool.js";
-import { insertRun, type RunClaim } from "../db/sql/insertRun.js";
+import type { Pool } from "../db/pool.js";
+import { insertRun, releaseRunHolder, type RunClaim } from "../db/sql/insertRun.js";
 import { markRunFailed } from "../db/sql/markRunFailed.js";
 import { markRunSucceeded, type RunOutcome } from "../db/sql/markRunSucceeded.js";
 import { readRun, type RunState } from "../db/sql/readRun.js";
@@ -33,9 +42,10 @@ export { sweepExpiredRuns };
 export type { RunClaim, RunOutcome, SlotHolder };
 
 /**
- * Sweeps the pipeline's expired runs, then inserts the run as `running` with
- * a lease. A cron slot already held (succeeded, or running with a live lease)
- * is not claimed: the holder is returned instead.
+ * Sweeps the pipeline's expired runs and those whose holder is gone, then inserts the run as
+ * `running` with a lease, its holder lock taken on `client`'s session (which must stay checked
+ * out until the run has finished: `holdRun` does all this). A cron slot already held (succeeded,
+ * or running with a live lease and holder) is not claimed: the holder is returned instead.
  * @returns `{ runId }` when claimed, `{ heldBy }` when the slot is taken
  * @throws the database's error when it cannot be reached
  */
@@ -46,7 +56,7 @@ export async function claimRun(client: Queryable, claim: RunClaim): Promise<{ ru
     if (runId !== null) return { runId };
     const heldBy = await readSlotHolder(client, claim.pipeline, claim.cronSlot);
     if (heldBy) return { heldBy };
-    // The holder failed, or its lease expired, between the insert and this read: sweep and claim again.
+    // The holder failed, its lease expired or its process ended between the insert and this read: sweep and claim again.
   }
   throw new Error(`could not claim cron slot ${claim.cronSlot} of pipeline ${claim.pipeline}: it changed hands three times while claiming`);
 }
@@ -71,6 +81,58 @@ export function startHeartbeat(client: Queryable, runId: number, leaseMs: number
     async stop() {
       clearInterval(timer);
       await inFlight;
+    },
+  };
+}
+
+/** A claimed run's holder: its lease renewals and holder lock, until `stop()`. */
+export interface RunHold {
+  runId: number;
+  /** Stops renewing, releases the holder lock and gives the connection back (destroyed when it broke). Never throws. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Claims a run (`claimRun`) on a connection of its own from `pool`, kept for the whole run: its
+ * session holds the run's holder lock, and renews the lease every `everyMs` (`startHeartbeat`).
+ * @returns `{ hold }` when claimed, `{ heldBy }` when the cron slot is held (the connection is given back)
+ * @throws the database's error when it cannot be reached (nothing is left checked out)
+ */
+export async function holdRun(pool: Pool, claim: RunClaim, everyMs?: number): Promise<{ hold: RunHold; heldBy?: undefined } | { hold?: undefined; heldBy: SlotHolder }> {
+  const holder = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (e: Error) => (broken = e); // a connection lost while checked out: destroyed on release
+  holder.on("error", onError);
+  const giveBack = () => {
+    holder.off("error", onError);
+    holder.release(broken);
+  };
+  let claimed: Awaited<ReturnType<typeof claimRun>>;
+  try {
+    claimed = await claimRun(holder, claim);
+  } catch (e) {
+    broken = e as Error;
+    giveBack();
+    throw e;
+  }
+  if (claimed.heldBy) {
+    giveBack();
+    return { heldBy: claimed.heldBy };
+  }
+  const runId = claimed.runId;
+  const heartbeat = startHeartbeat(holder, runId, claim.leaseMs, everyMs);
+  return {
+    hold: {
+      runId,
+      async stop() {
+        await heartbeat.stop();
+        try {
+          if (!broken) await releaseRunHolder(holder, runId);
+        } catch (e) {
+          broken = e as Error; // the session is gone, and its lock with it
+        }
+        giveBack();
+      },
     },
   };
 }

@@ -10,7 +10,7 @@ import cron, { type ScheduledTask } from "node-cron";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
-import { PolicyRefusedError } from "../stream/policyGuard.js";
+import { PolicyRefusedError, type PolicyAdoption } from "../stream/policyGuard.js";
 import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
 import { runCorrection, type CorrectionSummary } from "./correct.js";
 
@@ -27,7 +27,12 @@ export function skippedMessage(s: CorrectionSummary): string {
   if (!h) return "correction slot held by another run";
   return h.status === "succeeded"
     ? `correction slot already run: run ${h.runId} succeeded`
-    : `correction slot being run by run ${h.runId} (lease until ${h.leaseUntil})`;
+    : `correction slot being run by run ${h.runId} (its holder's session is alive; lease until ${h.leaseUntil}): not done yet`;
+}
+
+/** Logs the adoption of a configured policy by a batch or run's policy guard (src/stream/policyGuard.ts), at warn: the results' policy changed. */
+export function logPolicyAdopted(log: Logger, a: PolicyAdoption): void {
+  log.warn({ pipeline: a.pipeline, resultsVersion: a.version, from: a.from, to: a.to, changes: a.changes }, a.message);
 }
 
 /** Logs a run's summary: error for `failed`, info otherwise. */
@@ -51,7 +56,7 @@ export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log
     const task = cron.schedule(
       expr,
       async (ctx) => {
-        const run = runCorrection(pool, pipeline, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) })
+        const run = runCorrection(pool, pipeline, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) }, { onPolicyAdopted: (a) => logPolicyAdopted(log, a) })
           .then((s) => logCorrection(log, s))
           .catch((e) => {
             // A refused policy is a known state: a warning each tick, no failed run.

@@ -260,6 +260,8 @@ export const sessionRetractions = straggler.table(
   },
   (t) => [
     index("session_retractions_pipeline_id").on(t.pipeline, t.id),
+    // A new retraction prunes the ones it covers: the key's removed rows inside its replacement (migration 0028).
+    index("session_retractions_key_start").on(t.pipeline, t.groupKey, t.windowStart),
     check("session_retractions_reason_check", sql`${t.reason} IN ('extended', 'merged', 'corrected')`),
     check("session_retractions_check", sql`(${t.reason} = 'corrected') = (${t.runId} IS NOT NULL) AND (${t.reason} = 'corrected') = (${t.batchId} IS NULL)`),
   ],

@@ -3,7 +3,7 @@ import express, { type Request } from "express";
 import { z } from "zod";
 import { runCorrection } from "../correction/correct.js";
 import { reconcile } from "../correction/reconcile.js";
-import { logCorrection } from "../correction/schedule.js";
+import { logCorrection, logPolicyAdopted } from "../correction/schedule.js";
 import { PolicyRefusedError } from "../stream/policyGuard.js";
 import { HorizonRefusedError } from "../retention/guard.js";
 import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
@@ -33,7 +33,7 @@ const requireJsonBody: express.RequestHandler = (req, _res, next) => {
 export function addCorrectionRoutes(ctx: RouteContext): void {
   const { routes, deps, pipelineOf, auth } = ctx;
   const { pool, log } = deps;
-  const correct = deps.correct ?? ((pipeline, request) => runCorrection(pool, pipeline, request));
+  const correct = deps.correct ?? ((pipeline, request) => runCorrection(pool, pipeline, request, { onPolicyAdopted: (a) => logPolicyAdopted(log, a) }));
 
   routes.add(
     {

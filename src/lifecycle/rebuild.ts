@@ -25,6 +25,7 @@ import { withTransaction, type Pool, type PoolClient, type Queryable } from "../
 import { dedupeClassifications, insertClassifications, readBronzePage } from "../db/sql/classifications.js";
 import { lockResults } from "../db/sql/lockResults.js";
 import { readLivePolicy } from "../db/sql/policyVersions.js";
+import { readResultsFootprint } from "../db/sql/resultsFootprint.js";
 import { readCheckpoint } from "../db/sql/readCheckpoint.js";
 import { readRebuildDiff, writeRebuildDiff, type ChangedRow, type WindowChange } from "../db/sql/rebuildDiff.js";
 import {
@@ -174,7 +175,8 @@ async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: Rebuild
   const live = await readLivePolicy(pool, pipeline.name);
   if (live) {
     const liveId = ((JSON.parse(live.policy) as PolicyDocument).fields as { eventId?: string } | undefined)?.eventId;
-    if (liveId !== pipeline.fields.eventId) {
+    // With no accepted row (and no results) no event id is in use: the change is adopted by the next batch, not refused.
+    if (liveId !== pipeline.fields.eventId && (await readResultsFootprint(pool, pipeline.name, hash)).length > 0) {
       throw new RebuildRefusedError(`fields.eventId: ${liveId ?? "(not set)"} → ${pipeline.fields.eventId ?? "(not set)"}: event ids are part of the ledger and are not rebuilt; put fields.eventId back`);
     }
   }

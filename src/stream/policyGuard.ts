@@ -10,6 +10,13 @@
  *   - the same: go on;
  *   - only settings a newer Straggler added or dropped, at their defaults:
  *     the live version's text is rewritten, go on;
+ *   - other settings changed, but the live results hold nothing the change
+ *     would invalidate — no window results, no windows awaiting correction,
+ *     no session retractions, no held results, no archived accepted rows, no
+ *     row in bronze accepted under another policy (src/db/sql/resultsFootprint.ts): the configured policy is
+ *     **adopted**, the live version's policy rewritten to it in place (its
+ *     number kept), and the adoption returned to be logged or printed
+ *     (a configuration fixed after its first files were all refused);
  *   - otherwise: `PolicyRefusedError`, naming each changed setting
  *     (`admission.maxFutureSkew: null → 1 hour`) and the ways forward.
  */
@@ -17,6 +24,7 @@ import { canonicalPolicy, diffPolicies, policyHash, policyOf, type PolicyChange,
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient, Queryable } from "../db/pool.js";
 import { readLivePolicy, recordLivePolicy, restampLivePolicy, type PolicyVersionRow } from "../db/sql/policyVersions.js";
+import { readResultsFootprint } from "../db/sql/resultsFootprint.js";
 import { timeZoneRefusal, type TimeZoneRefusedError } from "./zoneGuard.js";
 
 /** The pipeline's configured policy differs from the policy of its live results: it is not streamed. */
@@ -41,25 +49,52 @@ export function refusalMessage(pipeline: string, live: { version: number; policy
   ].join("\n");
 }
 
+/** A configured policy adopted as the live results' policy, which had nothing it would invalidate. */
+export interface PolicyAdoption {
+  pipeline: string;
+  /** The live results version, whose policy was rewritten in place. */
+  version: number;
+  /** Policy versions (hashes): the one recorded before, the one adopted. */
+  from: string;
+  to: string;
+  /** The changed settings, `path: before → after`. */
+  changes: string[];
+  /** In words, as logged and printed. */
+  message: string;
+}
+
+/** The adoption in words: what changed and why it could be adopted. */
+export function adoptionMessage(pipeline: string, version: number, changes: string[]): string {
+  return `pipeline ${pipeline}: the configured policy is adopted as the policy of its live results (version ${version}), which hold nothing it would invalidate ` +
+    `(no window results, no rows accepted under another policy): ${changes.join("; ")}`;
+}
+
 /** Where a pipeline stands against its live results. */
 export interface PolicyCheck {
-  /** `unrecorded`: no results version yet (the first batch records it); `live`: configured = live; `refused`: they differ, or the window's zone is one PostgreSQL does not know (`changes` empty, `message` says so). */
+  /**
+   * `unrecorded`: no results version yet, or one whose results hold nothing (no
+   * window results, no rows accepted under another policy): the next batch records the configured policy (adopts it, when another was
+   * recorded: `live` and `changes` then say which, `message` says so); `live`: configured = live;
+   * `refused`: they differ, or the window's zone is one PostgreSQL does not know (`changes` empty, `message` says so).
+   */
   state: "unrecorded" | "live" | "refused";
   /** The configured policy's version (hash). */
   policyVersion: string;
   /** The live results' version number and policy version; null when none is recorded. */
   live: { version: number; policyVersion: string } | null;
-  /** The changed settings (`path: before → after`); empty unless refused. */
+  /** The changed settings (`path: before → after`); empty unless refused or to be adopted. */
   changes: string[];
-  /** The refusal message; null unless refused. */
+  /** The refusal message, or the adoption to come; null otherwise. */
   message: string | null;
 }
 
 interface Compared {
   check: PolicyCheck;
   canonical: string;
-  /** The live text differs only in settings at their defaults: rewrite it. */
+  /** The live text differs only in settings at their defaults, or the results hold nothing the change would invalidate: rewrite it. */
   restamp: boolean;
+  /** The settings changed, and the results hold nothing they would invalidate: the rewrite is an adoption. */
+  adopt?: boolean;
   changes: PolicyChange[];
   /** The calendar window's zone is one PostgreSQL does not know (src/stream/zoneGuard.ts). */
   zone?: TimeZoneRefusedError;
@@ -90,6 +125,10 @@ async function compare(client: Queryable, pipeline: PipelineConfig, preRead?: Po
   if (row.policyVersion === policyVersion) return { check: { state: "live", policyVersion, live, changes: [], message: null }, canonical, restamp: false, changes: [] };
   const changes = diffPolicies(JSON.parse(row.policy) as PolicyDocument, policyOf(pipeline));
   if (changes.length === 0) return { check: { state: "live", policyVersion, live, changes: [], message: null }, canonical, restamp: true, changes };
+  if ((await readResultsFootprint(client, pipeline.name, policyVersion)).length === 0) {
+    const texts = changes.map((c) => c.text);
+    return { check: { state: "unrecorded", policyVersion, live, changes: texts, message: adoptionMessage(pipeline.name, live.version, texts) }, canonical, restamp: true, adopt: true, changes };
+  }
   const check: PolicyCheck = { state: "refused", policyVersion, live, changes: changes.map((c) => c.text), message: refusalMessage(pipeline.name, live, changes) };
   return { check, canonical, restamp: false, changes };
 }
@@ -116,21 +155,31 @@ export async function refuseEarly(client: Queryable, pipeline: PipelineConfig): 
   if (check.state === "refused") throw new PolicyRefusedError(pipeline.name, check.live!, changes);
 }
 
+/** What the guard let through: the live results version extended, and the adoption it made, if any. */
+export interface GuardOutcome {
+  version: number;
+  /** Set when the configured policy was adopted in place (it commits with the caller's transaction). */
+  adopted?: PolicyAdoption;
+}
+
 /**
  * The guard of a micro-batch or a correction run: call inside its transaction,
  * after taking the pipeline's results lock (src/db/sql/lockResults.ts).
- * Records the configured policy as live when none is.
+ * Records the configured policy as live when none is, and adopts it when the
+ * live results hold nothing it would invalidate (README "Policy versions").
  * @param live the live policy row, when the caller read it under the lock already
  *   (a micro-batch reads it with its checkpoint: src/db/sql/openBatch.ts); null when none is recorded
- * @returns the live results version the batch or run extends
- * @throws PolicyRefusedError when the configured policy differs from the live one;
+ * @returns the live results version the batch or run extends, with the adoption when one was made
+ * @throws PolicyRefusedError when the configured policy differs from the live one and the results hold something;
  *   TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL does not know
  */
-export async function guardPolicy(client: PoolClient, pipeline: PipelineConfig, live?: PolicyVersionRow | null): Promise<number> {
-  const { check, canonical, restamp, changes, zone } = await compare(client, pipeline, live);
+export async function guardPolicy(client: PoolClient, pipeline: PipelineConfig, live?: PolicyVersionRow | null): Promise<GuardOutcome> {
+  const { check, canonical, restamp, adopt, changes, zone } = await compare(client, pipeline, live);
   if (zone) throw zone;
-  if (check.state === "unrecorded") return recordLivePolicy(client, pipeline.name, check.policyVersion, canonical);
   if (check.state === "refused") throw new PolicyRefusedError(pipeline.name, check.live!, changes);
+  if (check.state === "unrecorded" && !adopt) return { version: await recordLivePolicy(client, pipeline.name, check.policyVersion, canonical) };
   if (restamp) await restampLivePolicy(client, pipeline.name, check.policyVersion, canonical);
-  return check.live!.version;
+  const version = check.live!.version;
+  if (!adopt) return { version };
+  return { version, adopted: { pipeline: pipeline.name, version, from: check.live!.policyVersion, to: check.policyVersion, changes: check.changes, message: check.message! } };
 }

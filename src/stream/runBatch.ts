@@ -45,7 +45,7 @@ import { registerLatePairs, type LatePairs } from "../db/sql/registerLatePairs.j
 import { correctSupersededWindows } from "../db/sql/supersededWindows.js";
 import { inputProgress, type BatchProgress, type InputProgress, type TriggerKind } from "../db/sql/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
-import { guardPolicy } from "./policyGuard.js";
+import { guardPolicy, type PolicyAdoption } from "./policyGuard.js";
 import { streamSessions, type WindowSteps } from "./sessionBatch.js";
 import { applyHoldRules, type Hold } from "../lifecycle/hold.js";
 
@@ -55,7 +55,12 @@ export type { BatchProgress, TriggerKind };
  * `untilSeq`: the batch reads no bronze row past this `seq` (a replay streams one span while it lands the next).
  * `lease`: the pipeline's lease a replica runs the batch under; its fence is the transaction's last statement (src/cluster/fencing.ts).
  */
-export interface BatchOptions { untilSeq?: number; lease?: Pick<PipelineLease, "assertHeld"> }
+export interface BatchOptions {
+  untilSeq?: number;
+  lease?: Pick<PipelineLease, "assertHeld">;
+  /** Called once the batch's transaction has committed, when its policy guard adopted the configured policy (src/stream/policyGuard.ts). */
+  onPolicyAdopted?: (adoption: PolicyAdoption) => void;
+}
 
 /** A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any. */
 export type BatchResult = BatchProgress & { holdOpened?: Hold };
@@ -117,11 +122,12 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
   const started = performance.now();
   const name = pipeline.name, gapMs = sessionGapOf(pipeline);
   const client = await pool.connect();
+  let adopted: PolicyAdoption | undefined;
   try {
     if (gapMs === undefined) await ensureBatchPairs(client); // once per connection, outside the batch's transaction
-    return await inTransaction(client, async () => {
+    const result = await inTransaction(client, async () => {
       const { checkpoint, live, previous } = await openBatch(client, name);
-      await guardPolicy(client, pipeline, live);
+      adopted = (await guardPolicy(client, pipeline, live)).adopted;
       const batchId = checkpoint.batchId + 1;
       const read = await readBatch(client, name, {
         afterSeq: checkpoint.lastSeq, maxRows: pipeline.trigger.maxRowsPerBatch, untilSeq: opts.untilSeq,
@@ -152,6 +158,8 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
       if (read.rows < pipeline.trigger.maxRowsPerBatch) caughtUpBatches.add(closed);
       return closed;
     }, beginLockingResults(name)); // BEGIN and the results lock: one round trip
+    if (adopted) opts.onPolicyAdopted?.(adopted); // committed (an empty batch commits its guard's writes too)
+    return result;
   } finally {
     client.release();
   }

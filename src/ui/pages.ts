@@ -5,7 +5,10 @@
  * are rendered here; the charts are drawn in the browser (`assets/page.js`,
  * uPlot) from the JSON the page carries in `<script id="page-data">`.
  */
-import { windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
+import { declaredInputs, watermarkSettingsOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
+import { DEFAULT_INPUT } from "../core/watermark.js";
+import { isoToUs } from "../core/timestamps.js";
+import type { CheckpointInput } from "../db/sql/readCheckpoint.js";
 import { describeCalendar } from "../core/windows.js";
 import { HISTOGRAM_EDGES_MS, type LatenessReport } from "../observe/lateness.js";
 import { shortDuration } from "../observe/latenessText.js";
@@ -17,20 +20,71 @@ const pipelineHref = (name: string) => `/ui/pipelines/${encodeURIComponent(name)
 const keyText = (key: string | null) => (key === null ? "(null)" : key);
 const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
 
+type Tone = "idle" | "busy" | "bad" | "good";
+const TONE_RANK: Record<Tone, number> = { good: 0, idle: 1, busy: 2, bad: 3 };
+
+/** How long a stream may go without a batch while rows wait before it is called stalled: ten trigger intervals, at least a minute. */
+export const stallAfterMs = (pipeline: PipelineConfig) => Math.max(60_000, 10 * pipeline.trigger.interval);
+
+/** Microseconds of an ISO instant, or null. */
+const usOf = (iso: string | null): bigint | null => (iso === null ? null : isoToUs(iso));
+
 /**
- * A pipeline's state in a word or two: refused (for its time zone or a changed
- * policy), held, firing, not started, catching up, up to date. A refusal for the
- * calendar window's zone is the one with no changed settings (PolicyCheck in
- * src/stream/policyGuard.ts).
+ * The input holding the pipeline's watermark back, when one is quiet: with the `min` policy and
+ * two inputs or more, the input (not idle by `watermark.idleTimeout`) whose watermark is the
+ * pipeline's, when it last sent (ingestion time; its max event time when that is unknown) more
+ * than the watermark delay before the input that sent last. A feed that is behind in event time
+ * but keeps sending holds the watermark by design and is not named.
+ * @returns the input and since when it is quiet (ISO), or null
  */
-export function stateOf(o: PipelineOverview): { label: string; tone: "idle" | "busy" | "bad" | "good" } {
+export function watermarkHolder(o: PipelineOverview, pipeline: PipelineConfig): { input: string; quietSince: string; watermark: string } | null {
+  const c = o.status.checkpoint;
+  const settings = watermarkSettingsOf(pipeline);
+  if (!c || c.watermark === null || settings.policy !== "min" || c.inputs.length < 2) return null;
+  const sent = (i: CheckpointInput) => i.lastIngestionTime ?? i.maxEventTime;
+  const clock = c.inputs.reduce<bigint | null>((m, i) => { const u = usOf(i.lastIngestionTime); return u !== null && (m === null || u > m) ? u : m; }, null);
+  const idle = (i: CheckpointInput) => {
+    const last = usOf(i.lastIngestionTime);
+    return settings.idleTimeoutMs !== undefined && clock !== null && last !== null && clock - last >= BigInt(settings.idleTimeoutMs) * 1000n;
+  };
+  const holder = c.inputs.find((i) => i.watermark !== null && !idle(i) && usOf(i.watermark) === usOf(c.watermark));
+  if (!holder) return null;
+  const latest = c.inputs.reduce<bigint | null>((m, i) => { const u = usOf(sent(i)); return u !== null && (m === null || u > m) ? u : m; }, null);
+  const since = usOf(sent(holder));
+  if (latest === null || since === null || latest - since <= BigInt(settings.delayMs) * 1000n) return null;
+  return { input: holder.input, quietSince: sent(holder)!, watermark: c.watermark };
+}
+
+/**
+ * A pipeline's state in a few words, each part saying what holds it (README "The pipeline page"):
+ * refused (for its time zone or a changed policy; alone), held (since when, why), the alerts
+ * firing; then the stream: not started, stalled (rows waiting and no batch for `stallAfterMs`),
+ * catching up, held by a quiet input (`watermarkHolder`) or up to date; then the windows whose
+ * aggregate failed and the windows awaiting correction. Parts are joined with " · "; the tone is
+ * the worst part's. A refusal for the calendar window's zone is the one with no changed settings
+ * (PolicyCheck in src/stream/policyGuard.ts).
+ * @param nowMs the clock the stall is judged on (epoch ms)
+ */
+export function stateOf(o: PipelineOverview, pipeline: PipelineConfig, nowMs = Date.now()): { label: string; tone: Tone } {
   if (o.policy.state === "refused") return { label: o.policy.changes.length === 0 ? "refused: time zone" : "refused: policy changed", tone: "bad" };
-  if (o.hold !== null) return { label: "held", tone: "busy" };
+  const parts: { label: string; tone: Tone }[] = [];
+  if (o.hold !== null) parts.push({ label: `held since ${o.hold.heldAt} (${o.hold.reason})`, tone: "busy" });
   const firing = o.alerts.filter((a) => a.state === "firing").map((a) => a.alert);
-  if (firing.length > 0) return { label: `firing: ${firing.join(", ")}`, tone: "bad" };
-  if (o.status.checkpoint === null) return { label: o.status.backlogRows > 0 ? "not started (rows waiting)" : "not started", tone: "idle" };
-  if (o.status.backlogRows > 0) return { label: "catching up", tone: "busy" };
-  return { label: "up to date", tone: "good" };
+  if (firing.length > 0) parts.push({ label: `firing: ${firing.join(", ")}`, tone: "bad" });
+  const s = o.status;
+  const lastBatchAt = typeof s.lastProgress?.timestamp === "string" ? Date.parse(s.lastProgress.timestamp) : null;
+  if (s.checkpoint === null) parts.push({ label: s.backlogRows > 0 ? "not started (rows waiting)" : "not started", tone: "idle" });
+  else if (s.backlogRows > 0 && lastBatchAt !== null && nowMs - lastBatchAt >= stallAfterMs(pipeline)) {
+    parts.push({ label: `stalled: ${count(s.backlogRows)} rows waiting, last batch at ${new Date(lastBatchAt).toISOString()}`, tone: "bad" });
+  } else if (s.backlogRows > 0) parts.push({ label: "catching up", tone: "busy" });
+  else {
+    const holder = watermarkHolder(o, pipeline);
+    parts.push(holder ? { label: `held by input ${holder.input} (quiet since ${holder.quietSince})`, tone: "busy" } : { label: "up to date", tone: "good" });
+  }
+  if (s.failedWindows > 0) parts.push({ label: `${count(s.failedWindows)} failed window${s.failedWindows === 1 ? "" : "s"}`, tone: "bad" });
+  if (s.windows.awaitingCorrection > 0) parts.push({ label: `${count(s.windows.awaitingCorrection)} awaiting correction`, tone: "busy" });
+  const tone = parts.reduce<Tone>((t, p) => (TONE_RANK[p.tone] > TONE_RANK[t] ? p.tone : t), "good");
+  return { label: parts.map((p) => p.label).join(" · "), tone };
 }
 
 /** `GET /ui`: a table of the pipelines with their state. */
@@ -42,7 +96,7 @@ export function listPage(rows: { pipeline: PipelineConfig; overview: PipelineOve
 <th class="n">open</th><th class="n">final</th><th class="n">corrected</th><th class="n">awaiting correction</th><th class="n">dropped pairs</th><th class="n">quarantined</th></tr></thead>
 <tbody>
 ${rows.map(({ pipeline, overview: o }) => {
-  const state = stateOf(o);
+  const state = stateOf(o, pipeline);
   const s = o.status;
   return html`<tr data-pipeline="${pipeline.name}">
 <td><a href="${pipelineHref(pipeline.name)}">${pipeline.name}</a></td>
@@ -252,6 +306,40 @@ Hold keeps the published windows as they are while landing, the stream and corre
 </section>`;
 }
 
+/**
+ * Each input's watermark (docs/DESIGN.md "Several inputs"), for a pipeline with more than its
+ * default input: its delay, watermark, max event time, when it last sent, and whether it holds
+ * the pipeline's watermark (the `min` policy's choice), is quiet doing so, or is idle. Inputs
+ * declared that sent nothing yet are listed too.
+ */
+function inputsSection(pipeline: PipelineConfig, o: PipelineOverview): Html {
+  const declared = declaredInputs(pipeline);
+  const seen = o.status.checkpoint?.inputs ?? [];
+  if (declared.length < 2 && seen.every((i) => i.input === DEFAULT_INPUT)) return html``;
+  const settings = watermarkSettingsOf(pipeline);
+  const holder = watermarkHolder(o, pipeline);
+  const watermark = usOf(o.status.checkpoint?.watermark ?? null);
+  const names = [...declared, ...seen.map((i) => i.input).filter((n) => !declared.includes(n))];
+  const clock = seen.reduce<bigint | null>((m, i) => { const u = usOf(i.lastIngestionTime); return u !== null && (m === null || u > m) ? u : m; }, null);
+  const role = (i: CheckpointInput | undefined): string => {
+    if (!i || i.watermark === null) return "no row yet: not in the choice";
+    const last = usOf(i.lastIngestionTime);
+    if (settings.idleTimeoutMs !== undefined && clock !== null && last !== null && clock - last >= BigInt(settings.idleTimeoutMs) * 1000n) return "idle: left out of the choice";
+    if (holder?.input === i.input) return `holds the watermark (quiet since ${holder.quietSince})`;
+    if (watermark !== null && usOf(i.watermark) === watermark) return "holds the watermark";
+    return "";
+  };
+  return html`<section id="inputs"><h2>Inputs <small>the watermark is the ${settings.policy} of theirs${settings.idleTimeoutMs !== undefined ? `, idle ones left out after ${shortDuration(settings.idleTimeoutMs)}` : ""}</small></h2>
+<table class="grid" id="input-table"><thead><tr><th>input</th><th>delay</th><th>watermark</th><th>max event time</th><th>last sent</th><th>role</th></tr></thead><tbody>
+${names.map((name) => {
+  const i = seen.find((x) => x.input === name);
+  return html`<tr data-input="${name}"><td>${name}</td><td>${shortDuration(settings.delays.get(name) ?? settings.delayMs)}</td>
+<td class="t" data-field="inputWatermark">${i?.watermark ?? "-"}</td><td class="t">${i?.maxEventTime ?? "-"}</td><td class="t">${i?.lastIngestionTime ?? "-"}</td>
+<td data-field="inputRole">${role(i)}</td></tr>`;
+})}
+</tbody></table></section>`;
+}
+
 /** Recent batches the charts show unless `?batches=` says otherwise. */
 export const DEFAULT_BATCHES = 500;
 
@@ -259,7 +347,7 @@ export const DEFAULT_BATCHES = 500;
 export function pipelinePage(input: PipelinePageInput): string {
   const { pipeline, overview: o, batches } = input;
   const s = o.status;
-  const state = stateOf(o);
+  const state = stateOf(o, pipeline);
   const lateness = "error" in input.lateness ? null : input.lateness;
   const chartData = {
     batches,
@@ -292,6 +380,7 @@ ${stat("awaiting correction", "awaitingCorrection", count(s.windows.awaitingCorr
 </div>
 ${o.policy.state === "refused" ? html`<pre class="error" id="policy-refusal">${o.policy.message}</pre>` : ""}
 ${o.hold ? html`<p class="held" id="hold">Held since <span class="t">${o.hold.heldAt}</span>${o.hold.rule ? ` by the rule ${o.hold.rule}${o.hold.batchId !== null ? ` (batch ${o.hold.batchId})` : ""}` : " by hand"}: <b data-field="holdReason">${o.hold.reason}</b>. The windows below are the ones published when the hold began; Release publishes the live results.</p>` : ""}
+${inputsSection(pipeline, o)}
 ${alertsSection(o)}
 <section id="batches">
 <h2>Recent batches <small>the last ${batches.batchId.length === 1 ? "micro-batch" : `${count(batches.batchId.length)} micro-batches`} (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>

@@ -109,7 +109,8 @@ describe("the pipeline pages in Chromium", () => {
     expect(res?.status()).toBe(200);
     const [status] = await getJson("/pipelines");
     const row = `tr[data-pipeline="shop"]`;
-    expect([status.policy.state, await text(page, `${row} .badge`)]).toEqual(["live", "up to date"]);
+    // Its late trip's window awaits correction: the badge says so beside "up to date".
+    expect([status.policy.state, status.windows.awaitingCorrection, await text(page, `${row} .badge`)]).toEqual(["live", 1, "up to date · 1 awaiting correction"]);
     expect(await text(page, `${row} [data-field="watermark"]`)).toBe(status.watermark);
     expect(await text(page, `${row} [data-field="maxEventTime"]`)).toBe(status.maxEventTime);
     expect(num(await text(page, `${row} [data-field="numRowsDroppedByWatermark"]`))).toBe(1);
@@ -272,7 +273,7 @@ describe("the pipeline pages in Chromium", () => {
     await Promise.all([page.waitForEvent("load"), page.click("#hold-button")]);
     const [held] = await getJson("/pipelines");
     expect([held.hold.reason, held.hold.rule]).toEqual(["checking a <late> source", null]);
-    expect(await text(page, "#state")).toBe("held");
+    expect(await text(page, "#state")).toBe(`held since ${held.hold.heldAt} (checking a <late> source) · up to date`);
     expect(await text(page, '#hold [data-field="holdReason"]')).toBe("checking a <late> source");
     expect(await page.locator("#hold-button").isDisabled()).toBe(true);
     await Promise.all([page.waitForEvent("load"), page.click("#release-button")]);

@@ -8,8 +8,14 @@ export interface CliRun {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-/** Starts `straggler <args>` with `env` added to the environment. */
-export function startCli(args: string[], env: Record<string, string>): CliRun {
+/** How long a CLI run may take before it is killed and its run fails naming it: generous, for a busy machine. */
+export const CLI_TIMEOUT_MS = 240_000;
+
+/**
+ * Starts `straggler <args>` with `env` added to the environment. `done` resolves when it exits; a run
+ * still going after `timeoutMs` is killed and `done` rejects naming the command and its output so far.
+ */
+export function startCli(args: string[], env: Record<string, string>, timeoutMs = CLI_TIMEOUT_MS): CliRun {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "src/cli/main.ts"), ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
@@ -18,9 +24,16 @@ export function startCli(args: string[], env: Record<string, string>): CliRun {
   let stdout = "", stderr = "";
   child.stdout!.on("data", (d) => (stdout += d));
   child.stderr!.on("data", (d) => (stderr += d));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`straggler ${args.join(" ")} did not exit within ${timeoutMs / 1000} s; stdout so far:\n${stdout.slice(-2000)}\nstderr so far:\n${stderr.slice(-2000)}`));
+    }, timeoutMs);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
   return { child, done };
 }
 

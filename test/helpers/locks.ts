@@ -19,7 +19,7 @@ export async function holdLock(pool: Pool, lockSql: string, params: unknown[] = 
 }
 
 /** Waits until a session of this database waits on a lock while running a statement matching `like`; returns its pid. */
-export function blockedOn(pool: Pool, like: string, timeoutMs = 30_000): Promise<number> {
+export function blockedOn(pool: Pool, like: string, timeoutMs = 120_000): Promise<number> {
   return waitFor(
     `a session blocked on ${like}`,
     async () => {

@@ -51,7 +51,7 @@ export async function startNatsServer(): Promise<NatsServer> {
     p.stderr!.on("data", (d) => (output = (output + String(d)).slice(-4000)));
     proc = p;
     exited = new Promise((resolve) => p.once("exit", () => resolve()));
-    await waitFor(`nats-server on port ${port}\n${output}`, async () => ((await portOpen(port)) ? true : undefined), 15_000, 50);
+    await waitFor(`nats-server on port ${port}\n${output}`, async () => ((await portOpen(port)) ? true : undefined), 60_000, 50);
   };
   const stop = async () => {
     const p = proc;

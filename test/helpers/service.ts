@@ -15,8 +15,8 @@ export { prng } from "./prng.js";
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Polls `probe` every `everyMs` until it returns something other than undefined. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 50): Promise<T> {
+/** Polls `probe` every `everyMs` until it returns something other than undefined; after `timeoutMs` (generous: machines running tests are busy) it throws naming `what`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -203,7 +203,7 @@ export function startServe(port: number, env: Record<string, string>): ServeProc
     output: () => lines.join("\n"),
     errorLines: () => [...errors],
     request: (method, urlPath, opts) => request(baseUrl, method, urlPath, opts),
-    async waitHealthy(timeoutMs = 60_000) {
+    async waitHealthy(timeoutMs = 180_000) {
       const started = Date.now();
       for (;;) {
         if (exitInfo) throw new Error(`the service exited (${JSON.stringify(exitInfo)}) before /health answered 200:\n${self.output()}`);

@@ -136,7 +136,7 @@ describe("one-shot commands' output", () => {
     } finally {
       await api.close();
     }
-  }, 120_000);
+  }, 900_000); // each command is bounded by startCli's own timeout, which names it
 
   it("on the embedded database too: quiet by default; logs come back on stderr with --verbose or STRAGGLER_LOG_LEVEL, never on stdout", async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), "straggler-cli-quiet-"));
@@ -151,5 +151,5 @@ describe("one-shot commands' output", () => {
     }
     const bad = await startCli(["migrate"], { ...env, STRAGGLER_LOG_LEVEL: "loud" }).done;
     expect([bad.code, bad.stdout, bad.stderr]).toEqual([2, "", "straggler: invalid environment:\n  STRAGGLER_LOG_LEVEL: expected fatal|error|warn|info|debug|trace|silent\n"]);
-  }, 120_000);
+  }, 900_000); // each command is bounded by startCli's own timeout, which names it
 });

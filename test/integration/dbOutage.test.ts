@@ -154,7 +154,7 @@ describe("database outage", () => {
       const port = await freePort();
       service = startServe(port, { DATABASE_URL: url, STRAGGLER_PIPELINES: config, STRAGGLER_API_TOKEN: TOKEN });
       await service.waitHealthy();
-      await waitFor("the LISTEN session", async () => ((await listening()) === 1 ? true : undefined), 10_000);
+      await waitFor("the LISTEN session", async () => ((await listening()) === 1 ? true : undefined), 60_000);
 
       // A first file, landed and streamed.
       const first = events(rand, "a", 600, Date.parse("2026-10-01T12:00:00Z"));
@@ -188,7 +188,7 @@ describe("database outage", () => {
         if (service!.child.exitCode !== null || service!.child.signalCode !== null) throw new Error(`the service died: ${service!.child.exitCode ?? service!.child.signalCode}`);
         return posts.filter((p) => p.at > 0 && pred(p)).length;
       };
-      await waitFor("10 acknowledged batches", async () => (answered((p) => p.result?.status === 201) >= 10 ? true : undefined), 30_000);
+      await waitFor("10 acknowledged batches", async () => (answered((p) => p.result?.status === 201) >= 10 ? true : undefined), 120_000);
 
       // A bigger file lands and streams while the database goes away.
       const second = events(rand, "b", 3000, eventClock + 60_000);
@@ -200,7 +200,7 @@ describe("database outage", () => {
       const stoppedAt = Date.now();
 
       // While it is away: the service is up, unhealthy, and refuses writes with 503 + Retry-After.
-      await waitFor("5 batches refused while the database is down", async () => (answered((p) => p.at > stoppedAt && p.result?.status === 503) >= 5 ? true : undefined), 30_000);
+      await waitFor("5 batches refused while the database is down", async () => (answered((p) => p.at > stoppedAt && p.result?.status === 503) >= 5 ? true : undefined), 120_000);
       const health = await service.request("GET", "/health");
       expect(health.status).toBe(503);
       expect(health.json).toMatchObject({ status: "unhealthy" });
@@ -235,15 +235,15 @@ describe("database outage", () => {
         )[0]!.n === 1;
       const resumed = waitFor("the stream to land and stream the third file", async () => ((await thirdStreamed()) ? Date.now() - backAt : undefined), 60_000, 50);
       resumed.catch(() => undefined); // awaited below
-      const recoveryMs = await service.waitHealthy(30_000);
-      const listenMs = await waitFor("the LISTEN session re-established", async () => ((await listening()) === 1 ? Date.now() - backAt : undefined), 15_000, 100);
+      const recoveryMs = await service.waitHealthy(120_000);
+      const listenMs = await waitFor("the LISTEN session re-established", async () => ((await listening()) === 1 ? Date.now() - backAt : undefined), 60_000, 100);
       const resumedMs = await resumed;
       // Bounded: the LISTEN reconnection (at most 5 s apart) wakes the stream, whatever its own backoff.
       expect(resumedMs).toBeLessThan(15_000);
       const acknowledgedBefore = answered((p) => p.result?.status === 201);
       posting = true;
       posters.splice(0, posters.length, poster(), poster());
-      await waitFor("10 more acknowledged batches", async () => (answered((p) => p.result?.status === 201) >= acknowledgedBefore + 10 ? true : undefined), 30_000);
+      await waitFor("10 more acknowledged batches", async () => (answered((p) => p.result?.status === 201) >= acknowledgedBefore + 10 ? true : undefined), 120_000);
       posting = false;
       await Promise.all(posters);
       const caughtUpMs = await waitFor(

@@ -31,7 +31,7 @@ import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 import { blockedOn, holdLock } from "../helpers/locks.js";
 import { checkpoint } from "../helpers/results.js";
-import { sleep, waitFor } from "../helpers/service.js";
+import { waitFor } from "../helpers/service.js";
 
 const getDb = useTestDatabase();
 const T0 = Date.parse("2026-11-30T10:00:00Z");
@@ -118,7 +118,7 @@ const rolledBackLine = (a: Replica, old: PipelineLease, next: PipelineLease) =>
   a.logs.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.startsWith(`lease lost: pipeline ${old.pipeline}: the lease of epoch ${old.epoch} is no longer held (epoch ${next.epoch}, taken by `))?.msg;
 
 describe("fencing: a deposed owner commits nothing", () => {
-  it("a micro-batch in flight when its lease is taken over rolls back; the new owner's batch moves the checkpoint once", { timeout: 60_000 }, async () => {
+  it("a micro-batch in flight when its lease is taken over rolls back; the new owner's batch moves the checkpoint once", { timeout: 300_000 }, async () => {
     const { pool, url } = await getDb();
     const name = "fenced_batch";
     const p = fencedPipeline(name);
@@ -157,7 +157,7 @@ describe("fencing: a deposed owner commits nothing", () => {
     expect(await resultTotals(pool, name)).toEqual({ events: N, sum: 4950 });
   });
 
-  it("a taking waits for a writer that passed its fence: that writer commits first, the new epoch comes after", { timeout: 60_000 }, async () => {
+  it("a taking waits for a writer that passed its fence: that writer commits first, the new epoch comes after", { timeout: 300_000 }, async () => {
     const { pool, url } = await getDb();
     const name = "fenced_order";
     const { a, b, leaseA } = await twoReplicas(url, name);
@@ -167,18 +167,19 @@ describe("fencing: a deposed owner commits nothing", () => {
     await assertLeaseHeld(writer, name, leaseA.epoch);
     await pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'straggler replica A'");
     // The lock is free, but no replica can raise the epoch: each try gives the lock back after its lock_timeout (200 ms).
-    await waitFor("a replica to try the taking and give it back", async () => (b.logs.concat(a.logs).some((l) => l.includes("lease not taken: a commit of the previous owner still holds its fencing token")) ? true : undefined), 20_000, 20);
-    await sleep(600);
+    const givenBack = () => b.logs.concat(a.logs).filter((l) => l.includes("lease not taken: a commit of the previous owner still holds its fencing token")).length;
+    // Three tries given back (not a fixed wait): the taking keeps failing while the writer holds the token.
+    await waitFor("three tries of the taking given back", async () => (givenBack() >= 3 ? true : undefined), 120_000, 20);
     expect([a.leases.ownedPipelines(), b.leases.ownedPipelines()]).toEqual([[], []]);
     const { rows: held } = await pool.query("SELECT epoch::text FROM straggler.pipeline_leases WHERE pipeline = $1", [name]);
     expect(held).toEqual([{ epoch: leaseA.epoch }]);
     await writer.query("COMMIT");
     writer.release();
-    const next = await waitFor("the taking after the writer's commit", async () => b.leases.lease(name) ?? a.leases.lease(name), 20_000, 20);
+    const next = await waitFor("the taking after the writer's commit", async () => b.leases.lease(name) ?? a.leases.lease(name), 120_000, 20);
     expect(BigInt(next.epoch) > BigInt(leaseA.epoch)).toBe(true);
   });
 
-  it("a folder landing of a deposed owner rolls back; the new owner lands the file once", { timeout: 60_000 }, async () => {
+  it("a folder landing of a deposed owner rolls back; the new owner lands the file once", { timeout: 300_000 }, async () => {
     const { pool, url } = await getDb();
     const name = "fenced_folder";
     const dir = mkdtempSync(path.join(tmpdir(), "straggler-fencing-"));
@@ -207,7 +208,7 @@ describe("fencing: a deposed owner commits nothing", () => {
     expect(landed).toEqual([{ state: "landed", rows: N }]);
   });
 
-  it("a log landing of a deposed owner rolls back and moves no offset; the new owner lands the batch once", { timeout: 60_000 }, async () => {
+  it("a log landing of a deposed owner rolls back and moves no offset; the new owner lands the batch once", { timeout: 300_000 }, async () => {
     const { pool, url } = await getDb();
     const name = "fenced_log";
     const p = fencedPipeline(name);
@@ -248,7 +249,7 @@ async function sourceFiles(pool: Pool, name: string): Promise<Array<{ name: stri
 }
 
 describe("fencing: a deposed owner writes no bookkeeping", () => {
-  it("a landing pass of a deposed owner records no file as waiting, refused, touched or changed; the new owner's pass records each", { timeout: 60_000 }, async () => {
+  it("a landing pass of a deposed owner records no file as waiting, refused, touched or changed; the new owner's pass records each", { timeout: 300_000 }, async () => {
     const { pool, url } = await getDb();
     const name = "fenced_files";
     const dir = mkdtempSync(path.join(tmpdir(), "straggler-fencing-"));
@@ -313,7 +314,7 @@ describe("fencing: a deposed owner writes no bookkeeping", () => {
     expect(await bronzeRows(pool, name)).toBe(N);
   });
 
-  it("a failing window's quarantine by a deposed owner writes nothing; the new owner's batch quarantines its rows once", { timeout: 60_000 }, async () => {
+  it("a failing window's quarantine by a deposed owner writes nothing; the new owner's batch quarantines its rows once", { timeout: 300_000 }, async () => {
     const { pool, url } = await getDb();
     const name = "fenced_quarantine";
     const p = fencedPipeline(name);

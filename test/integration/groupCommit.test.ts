@@ -20,6 +20,7 @@ import { waitingInGroup } from "../../src/ingest/groupCommit.js";
 import { createLogger } from "../../src/log.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
+import { waitFor } from "../helpers/service.js";
 import { pipeline } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
@@ -66,7 +67,7 @@ async function inOneGroup(pool: Pool, base: string, name: string, posts: Post[])
       continue;
     }
     joined++;
-    for (let t = 0; waitingInGroup(pool, name) < joined && t < 500; t++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(`request ${joined} to join the open group`, async () => (waitingInGroup(pool, name) >= joined ? true : undefined), 120_000, 10);
     await p.afterJoining?.();
   }
   expect(waitingInGroup(pool, name)).toBe(joined);

@@ -19,6 +19,7 @@ import { runBatch, type BatchResult } from "../../src/stream/runBatch.js";
 import { startApi } from "../helpers/api.js";
 import { startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
+import { waitFor } from "../helpers/service.js";
 import { pipeline, seedDir } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
@@ -137,9 +138,10 @@ describe("holds", () => {
         seen.add(rows[0].s);
       }
     })();
-    await new Promise((r) => setTimeout(r, 100));
+    // The reader has seen the held results before the release and the live ones after it (not a fixed wait: a busy machine reads slowly).
+    await waitFor("the reader to see the held results", async () => (seen.has("1 held") ? true : undefined));
     await releasePipeline(pool, p.name);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor("the reader to see the live results", async () => (seen.has("11") ? true : undefined));
     stop = true;
     await reader;
     expect([...seen].sort()).toEqual(["1 held", "11"]);

@@ -1,6 +1,6 @@
 /**
  * Pipeline leases in one process (src/cluster/leases.ts), two replicas A and B
- * on one database with a 200 ms heartbeat: shares, hand-over order (the
+ * on one database with a 200 ms heartbeat (1 s for the silent network): shares, hand-over order (the
  * giver's work stops before the taker's starts), fencing when the lease
  * session ends under a living replica, and release on stop. The owners are
  * read back as every process reads them (pg_locks).
@@ -19,7 +19,7 @@ const running: PipelineLeases[] = [];
 afterAll(() => Promise.all(running.map((l) => l.stop())));
 
 describe("pipeline leases", () => {
-  it("share, hand-over, fencing and release between two replicas", { timeout: 60_000 }, async () => {
+  it("share, hand-over, fencing and release between two replicas", { timeout: 240_000 }, async () => {
     const { pool, url } = await getDb();
     /** What happened, in order: `A+p1` acquired, `A-p1` lost (with whether A still owned it then). */
     const events: string[] = [];
@@ -37,7 +37,7 @@ describe("pipeline leases", () => {
     const settled = (want: Record<string, string | null>) => waitFor(`owners ${JSON.stringify(want)}`, async () => {
       const now = await owners();
       return JSON.stringify(now) === JSON.stringify(want) ? now : undefined;
-    }, 20_000);
+    }, 60_000);
 
     // Alone, A owns every pipeline from its first heartbeat.
     const a = replica("A");
@@ -49,6 +49,8 @@ describe("pipeline leases", () => {
     const b = replica("B");
     await b.start();
     await settled({ p1: "A", p2: "A", p3: "B", unknown: null });
+    // B holds p3's lock before its work starts (it raises the epoch first): wait for the hand-over itself.
+    await waitFor("B's work on p3 to start", async () => (events.includes("B+p3") ? true : undefined), 60_000);
     expect(events.slice(0, 3).sort()).toEqual(["A+p1", "A+p2", "A+p3"]);
     expect(events.slice(3)).toEqual(["A-p3", "B+p3"]);
 
@@ -62,8 +64,10 @@ describe("pipeline leases", () => {
       if (!events.includes("A-p1") || !events.includes("A-p2")) return undefined;
       const now = await owners();
       const counts = ["A", "B"].map((id) => Object.values(now).filter((o) => o === id).length).sort();
-      return counts[0] === 1 && counts[1] === 2 ? true : undefined;
-    }, 20_000);
+      // …and each taker's work started (it holds the lock a moment before it is told).
+      const told = [...a.ownedPipelines(), ...b.ownedPipelines()].sort();
+      return counts[0] === 1 && counts[1] === 2 && JSON.stringify(told) === JSON.stringify(PIPELINES) ? true : undefined;
+    }, 60_000);
     expect(events.slice(0, 2).sort()).toEqual(["A-p1", "A-p2"]);
     for (const p of ["p1", "p2"]) {
       const taken = events.indexOf(`B+${p}`);
@@ -80,12 +84,13 @@ describe("pipeline leases", () => {
     running.splice(running.indexOf(a), 1);
   });
 
-  it("a network gone silent under the owner: it fences after its heartbeat times out, the server frees its lease after 5 heartbeats, then another replica takes it", { timeout: 60_000 }, async () => {
+  // A 1 s heartbeat: C fences within 3 s, the server frees the lock after 5 s; the 2 s between hold on a busy machine.
+  it("a network gone silent under the owner: it fences after its heartbeat times out, the server frees its lease after 5 heartbeats, then another replica takes it", { timeout: 120_000 }, async () => {
     const { url } = await getDb();
     const proxy = await startProxy(url);
     const events: string[] = [];
     const replica = (id: string, via: string) => {
-      const leases: PipelineLeases = new PipelineLeases(via, ["q1"], { replicaId: id, heartbeatMs: 200 }, {
+      const leases: PipelineLeases = new PipelineLeases(via, ["q1"], { replicaId: id, heartbeatMs: 1_000 }, {
         acquired: (p) => events.push(`${id}+${p}`),
         lost: async (p) => {
           events.push(`${id}-${p}${leases.owns(p) ? " (still owned)" : ""}`);
@@ -106,8 +111,8 @@ describe("pipeline leases", () => {
     await waitFor("D to take q1", async () => {
       for (const e of events) at[e] ??= Date.now() - silencedAt;
       return d.owns("q1") ? true : undefined;
-    }, 20_000, 10);
-    console.log(`[leases] network silent under C (heartbeat 200 ms): C fenced after ${at["C-q1"]} ms, D took q1 after ${at["D+q1"]} ms`);
+    }, 60_000, 10);
+    console.log(`[leases] network silent under C (heartbeat 1 s): C fenced after ${at["C-q1"]} ms, D took q1 after ${at["D+q1"]} ms`);
     expect(events).toEqual(["C+q1", "C-q1", "D+q1"]);
     // C stops its work before the server can free the lock: its heartbeat fails after at most 3 heartbeats, the server waits 5.
     expect(c.ownedPipelines()).toEqual([]);

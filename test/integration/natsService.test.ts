@@ -128,7 +128,7 @@ describe("NATS source in the service", () => {
     const offsetMetric = (partition: string) => new RegExp(`^straggler_log_offset\\{pipeline="orders",log="nats:ORD",partition="${partition.replace("*", "\\*")}"\\} (\\d+)$`, "m").exec(metrics)?.[1];
     expect(["*", "a", "b", "c"].map(offsetMetric)).toEqual(["1200", "1198", "1199", "1200"]);
     const jsm = await nc.jetstreamManager();
-    await waitFor("the last batch acknowledged", async () => ((await jsm.consumers.info("ORD", "straggler-orders")).num_ack_pending === 0 ? true : undefined), 30_000);
+    await waitFor("the last batch acknowledged", async () => ((await jsm.consumers.info("ORD", "straggler-orders")).num_ack_pending === 0 ? true : undefined), 120_000);
 
     // 4. A graceful stop ends the consumer's pull and the process.
     const stopped = await killAndReap(svc, "SIGTERM");

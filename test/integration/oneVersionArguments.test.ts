@@ -50,7 +50,7 @@ describe("one pipeline, one version", () => {
     const { pool } = await getDb();
     const holds = await pool.query("SELECT count(*)::int AS n FROM straggler.holds WHERE pipeline IN ('one-a', 'one-b')");
     expect(holds.rows[0].n).toBe(0);
-  }, 60_000);
+  }, 300_000);
 
   it("POST /pipelines/{p}/cutover answers 400 for a version beyond 2147483647 and 404 at the bound; the candidate stays as it was", async () => {
     const { pool } = await getDb();

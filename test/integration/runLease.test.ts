@@ -36,6 +36,7 @@ const runsOf = async (pool: Pool, pipeline: string) =>
 const auditRuns = async (pool: Pool, pipeline: string) =>
   (await pool.query("SELECT run_id, sum_before, sum_after FROM straggler.corrections WHERE pipeline = $1 ORDER BY run_id", [pipeline])).rows;
 const REASON = /^lease expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z: the process running it stopped or lost the database before it finished; its changes were rolled back$/;
+const HOLDER_GONE = /^holder gone at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \(lease until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\): the process running it ended, its database session and holder lock with it, before it finished; its changes were rolled back$/;
 const WINDOWS_BEFORE = ["[12:00,12:10)=19 final", "[12:10,12:20)=7 final", "[12:20,12:30)=3 final", "[12:40,12:50)=1 open"];
 const WINDOWS_AFTER = ["[12:00,12:10)=119 corrected", "[12:10,12:20)=7 final", "[12:20,12:30)=3 final", "[12:40,12:50)=1 open"];
 
@@ -136,23 +137,42 @@ describe("cron slots", () => {
     const afterDead = await cron(slot("13:02"));
     expect(afterDead.status).toBe("succeeded");
 
-    // A running run with a live lease (another replica's): skipped.
-    const live = (await pool.query(
+    // A running run with a live lease whose holder is gone (no session holds its holder lock: its
+    // process ended): swept to abandoned at once, the slot runs.
+    const orphan = (await pool.query(
       `INSERT INTO straggler.correction_runs (pipeline, trigger, cron_slot, status, lease_until)
-       VALUES ($1, 'cron', $2, 'running', clock_timestamp() + interval '1 hour') RETURNING run_id, lease_until`, [p.name, slot("13:03")])).rows[0];
-    const busy = await cron(slot("13:03"));
-    expect([busy.status, busy.heldBy]).toEqual(["skipped", { runId: live.run_id, status: "running", leaseUntil: live.lease_until }]);
+       VALUES ($1, 'cron', $2, 'running', clock_timestamp() + interval '1 hour') RETURNING run_id`, [p.name, slot("13:03")])).rows[0].run_id;
+    const afterOrphan = await cron(slot("13:03"));
+    expect(afterOrphan.status).toBe("succeeded");
 
-    const rows = (await runsOf(pool, p.name)).map((r) => [r.cron_slot, r.status, r.error === null ? null : REASON.test(r.error) ? "lease expired" : r.error]);
+    // A running run with a live lease and a live holder (another replica's, its session holding the lock): skipped.
+    const replica = await pool.connect();
+    const live = (await replica.query(
+      `INSERT INTO straggler.correction_runs (pipeline, trigger, cron_slot, status, lease_until)
+       VALUES ($1, 'cron', $2, 'running', clock_timestamp() + interval '1 hour') RETURNING run_id, lease_until`, [p.name, slot("13:04")])).rows[0];
+    await replica.query("SELECT pg_advisory_lock($1, $2::int)", [LockNamespace.correctionRun, live.run_id]);
+    const busy = await cron(slot("13:04"));
+    expect([busy.status, busy.heldBy]).toEqual(["skipped", { runId: live.run_id, status: "running", leaseUntil: live.lease_until }]);
+    // The same replica's session gone: the next tick of that slot runs it.
+    await replica.query("SELECT pg_advisory_unlock_all()");
+    replica.release();
+    const afterReplica = await cron(slot("13:04"));
+    expect(afterReplica.status).toBe("succeeded");
+
+    const reasonOf = (e: string | null) => (e === null ? null : REASON.test(e) ? "lease expired" : HOLDER_GONE.test(e) ? "holder gone" : e);
+    const rows = (await runsOf(pool, p.name)).map((r) => [r.cron_slot, r.status, reasonOf(r.error)]);
     expect(rows).toEqual([
       [slot("13:00"), "succeeded", null],
       [slot("13:01"), "failed", "audit refused"],
       [slot("13:01"), "succeeded", null],
       [slot("13:02"), "abandoned", "lease expired"],
       [slot("13:02"), "succeeded", null],
-      [slot("13:03"), "running", null],
+      [slot("13:03"), "abandoned", "holder gone"],
+      [slot("13:03"), "succeeded", null],
+      [slot("13:04"), "abandoned", "holder gone"],
+      [slot("13:04"), "succeeded", null],
     ]);
-    expect((await runsOf(pool, p.name)).find((r) => r.status === "abandoned").run_id).toBe(dead);
+    expect((await runsOf(pool, p.name)).filter((r) => r.status === "abandoned").map((r) => r.run_id)).toEqual([dead, orphan, live.run_id]);
   });
 
   it("two replicas firing the same slot at once: one runs it, the other is skipped", async () => {

@@ -24,6 +24,7 @@ import { startProxy } from "../helpers/tcpProxy.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { REPO_ROOT, seedDir } from "../helpers/fixtures.js";
 import { backendGone, blockedOn, holdLock } from "../helpers/locks.js";
+import { LockNamespace } from "../../src/db/locks.js";
 import { windowSummary } from "../helpers/results.js";
 import { waitFor } from "../helpers/service.js";
 
@@ -35,8 +36,8 @@ const REASON = /^lease expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z: the pr
 const AUDIT_LOCK = "LOCK TABLE straggler.corrections IN EXCLUSIVE MODE";
 const AUDIT_INSERT = "%INSERT INTO straggler.corrections%";
 
-/** A pipelines file with the late-within-delay seed under `name` and a 1-second correction lease; the seed landed and streamed file by file. */
-async function setup(pool: Pool, name: string): Promise<string> {
+/** A pipelines file with the late-within-delay seed under `name` and a correction lease (1 second unless given); the seed landed and streamed file by file. */
+async function setup(pool: Pool, name: string, lease = "1 second"): Promise<string> {
   const dir = mkdtempSync(path.join(tmpdir(), "straggler-limbo-"));
   const file = path.join(dir, "pipelines.yaml");
   writeFileSync(
@@ -48,7 +49,7 @@ async function setup(pool: Pool, name: string): Promise<string> {
     timestamps: { timeZone: UTC }
     window: { type: tumbling, size: 10 minutes }
     watermark: { delay: 10 minutes }
-    correction: { lease: 1 second }
+    correction: { lease: ${lease} }
 `,
   );
   const p = loadPipelines(file)[0]!;
@@ -68,7 +69,7 @@ const abandoned = (pool: Pool, runId: number) =>
   waitFor("the run's lease to expire", async () => {
     const r = (await pool.query("SELECT status, error FROM straggler.correction_history WHERE run_id = $1", [runId])).rows[0];
     return r.status === "abandoned" ? (r.error as string) : undefined;
-  }, 10_000);
+  }, 60_000);
 
 /** After the victim is gone: nothing of it is visible, it is still `running`, then the next run sweeps it and redoes its work. */
 async function expectAbandonedAndRedone(pool: Pool, name: string, env: Record<string, string>, runId: number): Promise<void> {
@@ -92,14 +93,33 @@ async function expectAbandonedAndRedone(pool: Pool, name: string, env: Record<st
 
 /** Runs `jobs/correct.ts <args>` to the end. */
 function job(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return startJob(args, env).done.then(({ code, stdout, stderr }) => ({ code, stdout, stderr }));
+}
+
+/** Starts `jobs/correct.ts <args>`. */
+function startJob(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "jobs/correct.ts"), ...args], {
     cwd: REPO_ROOT, env: { ...process.env, LOG_LEVEL: "silent", ...env }, stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "", stderr = "";
   child.stdout.on("data", (d) => (stdout += d));
   child.stderr.on("data", (d) => (stderr += d));
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
 }
+
+/** The backend pid of the session holding run `runId`'s holder lock (src/correction/runLease.ts), once it holds it. */
+const holderPid = (pool: Pool, runId: number) =>
+  waitFor(`the holder lock of run ${runId}`, async () => {
+    const { rows } = await pool.query(
+      "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = $1::int::oid AND objid = $2::int::oid",
+      [LockNamespace.correctionRun, runId],
+    );
+    return rows[0]?.pid as number | undefined;
+  });
+
+const HOLDER_GONE = /^holder gone at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) \(lease until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\): the process running it ended, its database session and holder lock with it, before it finished; its changes were rolled back$/;
 
 describe("correction runs left in limbo", () => {
   it("a correction killed with SIGKILL mid-run is abandoned when its lease expires, and the next run redoes its work", async () => {
@@ -114,7 +134,7 @@ describe("correction runs left in limbo", () => {
     await lock.release();
     await backendGone(pool, pid);
     await expectAbandonedAndRedone(pool, "killed", env, runId);
-  }, 60_000);
+  }, 300_000);
 
   it("a correction that loses the database mid-run exits 1 naming the run and its lease; it is abandoned and redone", async () => {
     const { pool, url } = await getDb();
@@ -128,18 +148,61 @@ describe("correction runs left in limbo", () => {
     await lock.release();
     const r = await cli.done;
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: "" });
-    // Which of node-postgres' connection-loss messages the cut produces depends on timing; the rest is exact.
+    // Which of node-postgres' connection-loss messages the cut produces, for the run and for recording its failure,
+    // depends on timing (and on how busy the machine is); the rest is exact.
     const host = new URL(proxy.url).host.replace(/[.]/g, "\\.");
+    const lost = "Connection terminated unexpectedly|Connection terminated|Connection terminated due to connection timeout|(?:read|write) (?:ECONNRESET|EPIPE)" +
+      "|Client has encountered a connection error and is not queryable|Client was closed and is not queryable";
+    const unreachable = `connect ECONNREFUSED ${host}|timeout exceeded when trying to connect|${lost}`;
     expect(r.stderr).toMatch(
       new RegExp(
-        `^straggler: correction run ${runId} of outage failed \\((Connection terminated unexpectedly|Connection terminated|read ECONNRESET|Client has encountered a connection error and is not queryable)\\) ` +
-          `and its outcome could not be recorded \\(connect ECONNREFUSED ${host}\\); it stays 'running' until its lease expires \\(within 1 s\\) ` +
+        `^straggler: correction run ${runId} of outage failed \\((?:${lost})\\) ` +
+          `and its outcome could not be recorded \\((?:${unreachable})\\); it stays 'running' until its lease expires \\(within 1 s\\) or its holder's session ends, ` +
           "and is then marked abandoned: straggler\\.correction_history tells its outcome\\n$",
       ),
     );
     await backendGone(pool, pid);
     await expectAbandonedAndRedone(pool, "outage", env, runId);
-  }, 60_000);
+  }, 300_000);
+
+  it("jobs/correct.ts killed with SIGKILL mid-run: a retry of its slot meanwhile exits 3 (held by a live run), after the kill it runs at once, long before the lease ends", async () => {
+    const { pool, url } = await getDb();
+    const env = { DATABASE_URL: url, STRAGGLER_PIPELINES: await setup(pool, "cron-killed", "1 hour") };
+    const lock = await holdLock(pool, AUDIT_LOCK);
+    const victim = startJob(["cron-killed", "--slot", "2026-10-01T16:00:00Z"], env);
+    const txPid = await blockedOn(pool, AUDIT_INSERT);
+    const runId = (await runsOf(pool, "cron-killed"))[0].run_id as number;
+    const holder = await holderPid(pool, runId);
+    expect(holder).not.toBe(txPid);
+    const leaseUntil = (await pool.query("SELECT lease_until FROM straggler.correction_runs WHERE run_id = $1", [runId])).rows[0].lease_until as string;
+
+    // While the victim lives, a retry of its slot is skipped with exit 3: the work is not done.
+    expect(await job(["cron-killed", "--slot", "2026-10-01T16:00:00Z"], env)).toEqual({
+      code: 3, stdout: `cron-killed: skipped: correction slot being run by run ${runId} (its holder's session is alive; lease until ${leaseUntil}): not done yet\n`, stderr: "",
+    });
+
+    victim.child.kill("SIGKILL");
+    expect((await victim.done).signal).toBe("SIGKILL");
+    await lock.release();
+    await backendGone(pool, holder);
+    await backendGone(pool, txPid);
+    expect(await runsOf(pool, "cron-killed")).toEqual([{ run_id: runId, status: "running", windows_changed: null, error: null }]);
+
+    // The lease has most of an hour to run; the retry sees the holder gone and runs the slot.
+    const retried = await job(["cron-killed", "--slot", "2026-10-01T16:00:00Z"], env);
+    const [, retriedId] = /^cron-killed: run (\d+) succeeded/.exec(retried.stdout) ?? [];
+    expect(retried).toEqual({ code: 0, stdout: `cron-killed: run ${retriedId} succeeded, 1 windows changed, 1 late events recovered\n`, stderr: "" });
+    expect(Number(retriedId)).toBeGreaterThan(runId);
+    expect(await windowSummary(pool, "cron-killed")).toEqual(WINDOWS_AFTER);
+    const runs = await runsOf(pool, "cron-killed");
+    expect(runs.map((r) => [r.run_id, r.status, r.windows_changed])).toEqual([[runId, "abandoned", null], [Number(retriedId), "succeeded", 1]]);
+    const [, goneAt, until] = HOLDER_GONE.exec(runs[0].error) ?? [];
+    expect(until).toBe(`${leaseUntil.slice(0, 23)}Z`); // the reason names the lease to the millisecond
+    expect(Date.parse(goneAt!)).toBeLessThan(Date.parse(leaseUntil));
+    expect((await pool.query("SELECT run_id, sum_before, sum_after FROM straggler.corrections WHERE pipeline = 'cron-killed'")).rows).toEqual([
+      { run_id: Number(retriedId), sum_before: "19", sum_after: "119" },
+    ]);
+  }, 120_000);
 
   it("jobs/correct.ts: exit 0 for a run and for a slot already run, 1 for a failed run; a retry of the failed slot runs", async () => {
     const { pool, url } = await getDb();
@@ -172,5 +235,5 @@ describe("correction runs left in limbo", () => {
       { cron_slot: "2026-10-01T15:01:00.000Z", status: "failed" },
       { cron_slot: "2026-10-01T15:01:00.000Z", status: "succeeded" },
     ]);
-  }, 60_000);
+  }, 300_000);
 });

@@ -6,12 +6,14 @@
  * state label of a pipeline refused for its time zone or a changed policy.
  */
 import type { Server } from "node:http";
+import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import { answerClientErrors } from "../../src/http/errors.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
+import { landStream } from "../../src/ingest/landFile.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline, postedOrders } from "../helpers/fixtures.js";
@@ -134,7 +136,11 @@ describe("the state label of a refused pipeline", () => {
     const { pool } = await getDb();
     const zoned = pipeline({ ...ZONED, name: "ui-zone-label" });
     const utc = { ...ZONED, name: "ui-changed-label", window: { type: "tumbling", size: "1 day", timeZone: "UTC" } };
-    await runCorrection(pool, pipeline(utc), { trigger: "cli" }); // records the 1-day policy as live; 1 week is a changed policy
+    // The 1-day policy live with a window in its results: 1 week is a changed policy with something to invalidate (not adopted).
+    const live = pipeline(utc);
+    await landStream(pool, live, Readable.from(['{"t":"2026-10-01T12:00:00Z"}\n']), "one-row");
+    await runBatch(pool, live, "once");
+    await runCorrection(pool, live, { trigger: "cli" });
     const changed = pipeline({ ...utc, window: { ...utc.window, size: "1 week" } });
     const labelApi = await startApi({ pool, pipelines: [zoned, changed], log: createLogger("silent"), token: TOKEN });
     try {

@@ -7,18 +7,18 @@ import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
 import { StreamLoop } from "../../src/stream/streamLoop.js";
 import { pipeline } from "../helpers/fixtures.js";
+import { waitFor } from "../helpers/service.js";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("the stream loop's wakes", () => {
-  it("lands the folder at start; wakes 50 ms apart run batches without landing; a wake after the 1-second interval lands again", async () => {
+  it("lands the folder at start; wakes run batches without landing; the interval's iteration (5 s) lands again", async () => {
     const p = pipeline({
       name: "loop-wakes",
       source: { format: "jsonl" },
       fields: { eventTime: "t" },
       window: { type: "tumbling", size: "10 minutes" },
       watermark: { delay: "10 minutes" },
-      trigger: { interval: "1 second" },
+      trigger: { interval: "5 seconds" },
     });
     const calls: string[] = [];
     const loop = new StreamLoop(p, {
@@ -29,24 +29,23 @@ describe("the stream loop's wakes", () => {
       },
       log: createLogger("silent"),
     });
+    const count = (c: string) => calls.filter((x) => x === c).length;
     loop.start();
-    await sleep(50);
+    await waitFor("the loop's first iteration", async () => (count("batch") >= 1 ? true : undefined));
     for (let i = 0; i < 3; i++) {
+      const batches = count("batch");
       loop.wake();
-      await sleep(50);
+      await waitFor(`the batch of wake ${i + 1}`, async () => (count("batch") > batches ? true : undefined));
     }
-    // Wakes that come while a batch runs coalesce into one iteration: at least one batch per wake after the first.
+    // Each wake streams without landing: the folder was landed at start and the interval has not passed.
     expect(calls[0]).toBe("land");
-    expect(calls.filter((c) => c === "land").length).toBe(1);
-    expect(calls.filter((c) => c === "batch").length).toBeGreaterThanOrEqual(2);
+    expect(count("land")).toBe(1);
+    expect(count("batch")).toBe(4);
     const before = calls.length;
-    // 1 second after the landing pass at start: the interval's own iteration lands (at about
-    // 1.15 s, 1 s after the last wake's iteration), or this wake does.
-    await sleep(1_000);
-    loop.wake();
-    await sleep(50);
+    // The interval's own iteration lands the folder again, then streams.
+    await waitFor("the interval's iteration to land and stream", async () => (count("land") === 2 && calls.lastIndexOf("batch") > calls.lastIndexOf("land") ? true : undefined), 60_000);
     await loop.stop();
     expect(calls.slice(before, before + 2)).toEqual(["land", "batch"]);
-    expect(calls.filter((c) => c === "land").length).toBe(2);
+    expect(count("land")).toBe(2);
   });
 });

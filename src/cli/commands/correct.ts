@@ -25,7 +25,7 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
           const keys = opts.nullKey ? [...(opts.key ?? []), null] : opts.key;
           let s;
           try {
-            s = await runCorrection(db.pool, pipeline, { trigger: "cli", range, keys });
+            s = await runCorrection(db.pool, pipeline, { trigger: "cli", range, keys }, { onPolicyAdopted: (a) => !opts.json && console.log(a.message) });
           } catch (e) {
             // A refused pipeline is not a failed run (none is recorded): say why, go on with the others.
             if (!reportRefusal(e)) throw e;

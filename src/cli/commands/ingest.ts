@@ -115,7 +115,7 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
         else await landFiles(db, pipeline, files, opts.input, report, say);
         if (opts.stream) {
           await analyzeIfStale(db.pool, pipeline.name);
-          report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now");
+          report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: (a) => say(a.message) }), "available-now");
           for (const b of report.batches) say(batchLine(b));
         }
         if (opts.json) json(report);

@@ -4,12 +4,15 @@ import { analyzeIfStale } from "../../db/statistics.js";
 import { alertViews } from "../../observe/alerts.js";
 import { runBatch } from "../../stream/runBatch.js";
 import { readOpenHold } from "../../db/sql/holds.js";
-import { checkPolicy } from "../../stream/policyGuard.js";
+import { checkPolicy, type PolicyAdoption } from "../../stream/policyGuard.js";
 import { pipelineStatus } from "../../stream/status.js";
 import { runUntilCaughtUp } from "../../stream/streamLoop.js";
 import { json, pick, withDb, type ContextOf } from "../context.js";
 import { printBatch, statusLines } from "../print.js";
 import { reportRefusal } from "../refusal.js";
+
+/** A policy adopted by a batch's guard, on stdout with the batches. */
+const sayAdopted = (a: PolicyAdoption) => console.log(a.message);
 
 export function streamCommands(program: Command, ctxOf: ContextOf): void {
   program
@@ -24,12 +27,12 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
         for (const pipeline of pick(ctx, opts.pipeline)) {
           try {
             if (opts.once) {
-              const b = await runBatch(db.pool, pipeline, "once");
+              const b = await runBatch(db.pool, pipeline, "once", { onPolicyAdopted: sayAdopted });
               if (b) printBatch(b);
               else console.log(`${pipeline.name}: nothing new in bronze`);
             } else {
               await analyzeIfStale(db.pool, pipeline.name);
-              const all = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now", printBatch);
+              const all = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: sayAdopted }), "available-now", printBatch);
               if (all.length === 0) console.log(`${pipeline.name}: nothing new in bronze`);
             }
           } catch (e) {

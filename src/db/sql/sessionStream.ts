@@ -14,7 +14,9 @@
  *    islands (gaps and islands over the windows, touching ones merge); a session
  *    row whose bounds an island changes is deleted and recorded in
  *    `straggler.session_retractions` (extended; merged when the island holds two
- *    or more rows), and each island is upserted with its full aggregates.
+ *    or more rows), pruning the stream's earlier retractions it covers (their
+ *    removed rows lie inside the island), and each island is upserted with its
+ *    full aggregates.
  *
  * Instants are bigint epoch µs inside the statements (fragments/windowAssignment.ts).
  */
@@ -90,13 +92,24 @@ SELECT group_key, min(s_us), max(e_us), sum(n), sum(s), min(lo), max(hi),
   FROM numbered GROUP BY group_key, island
 HAVING count(*) FILTER (WHERE NOT is_row) > 0`;
 
-/* Open rows inside a batch's island whose bounds the island changes: removed, kept in the retractions. */
+/*
+ * Open rows inside a batch's island whose bounds the island changes: removed, kept in the
+ * retractions. The stream's earlier retractions (extended, merged) of the key whose removed row
+ * lies inside an island that retracts now are pruned in the same statement: the new retraction
+ * covers them (README "Session windows": it retracts every row of its key inside its
+ * replacement), so a key keeps the stream retractions of the last batch that changed each of
+ * its sessions, not one per batch.
+ */
 const RETRACT_SQL = `WITH gone AS (
   DELETE FROM straggler.window_results_table r USING ${ITEMS} i
    WHERE r.pipeline = $1 AND r.group_key = i.group_key AND NOT r.is_final
      AND r.window_start >= ${usToTimestamptz("i.s_us")} AND r.window_end <= ${usToTimestamptz("i.e_us")}
      AND (r.window_start, r.window_end) <> (${usToTimestamptz("i.s_us")}, ${usToTimestamptz("i.e_us")})
   RETURNING r.*, i.rows AS island_rows, i.s_us, i.e_us
+), covered AS (
+  DELETE FROM straggler.session_retractions x USING (SELECT DISTINCT group_key, s_us, e_us FROM gone) g
+   WHERE x.pipeline = $1 AND x.group_key = g.group_key AND x.reason IN ('extended', 'merged')
+     AND x.window_start >= ${usToTimestamptz("g.s_us")} AND x.window_end <= ${usToTimestamptz("g.e_us")}
 )
 INSERT INTO straggler.session_retractions (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max,
   revision, was_final, reason, batch_id, replaced_by_start, replaced_by_end)
