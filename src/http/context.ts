@@ -10,13 +10,22 @@ import { parseOr400 } from "./errors.js";
 import { errors, json, type ApiRoutes } from "./openapi.js";
 import { pipelineParams } from "./schemas.js";
 import { readsOf } from "./readBudget.js";
-import { ANSWER_BYTES_DEFAULT, budgetAnswer } from "./answerBudget.js";
+import { ANSWER_BYTES_DEFAULT, budgetAnswer, TRUNCATED_HEADER } from "./answerBudget.js";
 
 /** The byte budget of one read's answer (src/http/answerBudget.ts): `bytes` to stay within; a read that cut its rows itself sets `truncated`. */
 export interface ReadBudgetOfAnswer {
   bytes: number;
   truncated: boolean;
+  /**
+   * Set by a read whose rows can be continued: the cursor (an opaque string for the route's `after`
+   * parameter) that continues after `row`, and the page's row limit. When the answer was cut to the
+   * budget or filled the limit, its last row's cursor goes out as the `Straggler-Next` header.
+   */
+  next?: { cursorOf: (row: unknown) => string; limit: number };
 }
+
+/** The header that carries the cursor of the next page (`?after=…`) of a read cut short or full. */
+export const NEXT_HEADER = "Straggler-Next";
 
 export interface ApiDeps {
   pool: Pool;
@@ -75,7 +84,7 @@ export function addPipelineRead<Q extends z.ZodObject>(
       method: "get", path: spec.path, summary: spec.summary, request: { params: pipelineParams, query: spec.query },
       responses: {
         200: {
-          ...json(`${spec.description}; a list cut to the answer's byte budget (about 4 MiB) carries the header Straggler-Truncated: true and Straggler-Rows (the rows sent)`, spec.response),
+          ...json(`${spec.description}; a list cut to the answer's byte budget (about 4 MiB) carries the header Straggler-Truncated: true and Straggler-Rows (the rows sent); where the route takes \`after\`, a page cut short or full carries Straggler-Next, the cursor of the next page`, spec.response),
         },
         ...errors([400, 404, 500, 503]),
       },
@@ -84,7 +93,11 @@ export function addPipelineRead<Q extends z.ZodObject>(
       const pipeline = pipelineOf(req);
       const budget: ReadBudgetOfAnswer = { bytes: deps.answerBytes ?? ANSWER_BYTES_DEFAULT, truncated: false };
       const answer = await read(pipeline, parseOr400(spec.query, req.query, "query"), readsOf(req, deps.pool), budget);
-      res.json(budgetAnswer(res, answer, budget.bytes, budget.truncated));
+      const body = budgetAnswer(res, answer, budget.bytes, budget.truncated);
+      if (budget.next && Array.isArray(body) && body.length > 0 && (res.get(TRUNCATED_HEADER) === "true" || body.length >= budget.next.limit)) {
+        res.set(NEXT_HEADER, budget.next.cursorOf(body[body.length - 1]));
+      }
+      res.json(body);
     },
   );
 }

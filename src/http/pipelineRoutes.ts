@@ -18,6 +18,7 @@ import { readsOf } from "./readBudget.js";
 import { parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
 import { failedWindowRow, pipelineStatusRow, progressRow, quarantineResponse, retractionRow, sourcesResponse, windowRow } from "./responses.js";
+import { windowCursor } from "./windowCursor.js";
 import { limitQuery, noQuery, quarantineQuery, retractionsQuery, sourcesQuery, windowsQuery } from "./schemas.js";
 
 export function addPipelineRoutes(ctx: RouteContext): void {
@@ -56,8 +57,10 @@ export function addPipelineRoutes(ctx: RouteContext): void {
     },
   );
 
-  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q, pool, budget) =>
-    readWindowResults(pool, pipeline.name, q, budget),
+  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q, pool, budget) => {
+    budget.next = { cursorOf: windowCursor, limit: q.limit };
+    return readWindowResults(pool, pipeline.name, q, budget);
+  },
   );
   addPipelineRead(ctx, 
     { path: "/pipelines/{pipeline}/progress", summary: "Latest micro-batch progress", query: limitQuery, response: z.array(progressRow), description: "batches, latest first" },

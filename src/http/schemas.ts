@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { formatInstant, parseInstant } from "../core/timestamps.js";
+import { parseWindowCursor } from "./windowCursor.js";
 
 /** An ISO 8601 instant with a zone, normalised to UTC. */
 export const instant = z
@@ -40,6 +41,15 @@ export const windowsQuery = z
     /** `true`: only the null group (a key field null or absent); a query string cannot carry a null `key`. */
     nullKey: z.enum(["true", "false"], { error: "expected true or false" }).transform((v) => v === "true").optional(),
     status: z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" }).optional(),
+    /** The cursor of the next page: the `Straggler-Next` header of the page before (src/db/sql/readWindowResults.ts `windowCursor`). */
+    after: z.string().max(2000).transform((v, ctx) => {
+      const c = parseWindowCursor(v);
+      if (c === undefined) {
+        ctx.addIssue({ code: "custom", message: "expected the Straggler-Next header of an earlier page" });
+        return z.NEVER;
+      }
+      return c;
+    }).optional(),
     limit,
   })
   .refine((q) => !(q.nullKey && q.key !== undefined), { message: "give key or nullKey=true, not both", path: ["nullKey"], when: (c) => c.issues.length === 0 });

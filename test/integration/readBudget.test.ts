@@ -86,6 +86,41 @@ describe("bounded answers", () => {
   });
 });
 
+describe("the windows' cursor", () => {
+  it("a page cut to the budget carries Straggler-Next; following it returns every wide window once, in order; a full page does too, the last page not; a bad cursor is 400", { timeout: 180_000 }, async () => {
+    // The 100 wide windows of the test above, one per minute from T0, key a.
+    const seen: string[] = [];
+    let after: string | undefined;
+    const cuts: [number, string | undefined, boolean][] = [];
+    for (let page = 0; page < 40; page++) {
+      const r = await service.request("GET", `/pipelines/wide/windows?limit=100${after ? `&after=${after}` : ""}`, { timeoutMs: 60_000 });
+      expect(r.status).toBe(200);
+      const rows = r.json as { window_start: string }[];
+      seen.push(...rows.map((x) => x.window_start));
+      after = r.headers["straggler-next"] as string | undefined;
+      cuts.push([rows.length, r.headers["straggler-truncated"] as string | undefined, after !== undefined]);
+      if (after === undefined) break;
+    }
+    // One-minute windows, one event each; about 524 KB a row, so about 8 rows fit a page.
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, i) => new Date(T0 + i * 60_000).toISOString()));
+    // Every page but the last was cut to the budget and carries the cursor; the last carries neither.
+    expect(cuts.slice(0, -1).every(([n, truncated, next]) => n > 0 && n < 100 && truncated === "true" && next)).toBe(true);
+    expect(cuts.at(-1)!.slice(1)).toEqual([undefined, false]);
+    // A full page (limit 3 of 100 windows) carries the cursor; the page that is not full does not.
+    const pages: number[] = [];
+    after = undefined;
+    for (;;) {
+      const r = await service.request("GET", `/pipelines/wide/windows?limit=3${after ? `&after=${after}` : ""}`, { timeoutMs: 60_000 });
+      pages.push((r.json as unknown[]).length);
+      after = r.headers["straggler-next"] as string | undefined;
+      if (after === undefined) break;
+    }
+    expect(pages).toEqual([...Array(33).fill(3), 1]);
+    const bad = await service.request("GET", "/pipelines/wide/windows?after=not-a-cursor");
+    expect([bad.status, JSON.stringify(bad.json).includes("expected the Straggler-Next header of an earlier page")]).toEqual([400, true]);
+  });
+});
+
 describe("reads never starve writes", () => {
   it("12 unauthenticated reads held by a lock: 4 run, 8 are 503 busy at once; POST /events lands and /health answers meanwhile; hung-up reads are cancelled, the rest time out", { timeout: 120_000 }, async () => {
     const { pool } = await getDb();

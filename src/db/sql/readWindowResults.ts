@@ -15,8 +15,17 @@ export interface WindowResultsFilter {
   /** Only the null group. */
   nullKey?: boolean;
   status?: string;
+  /** Only windows after this one in the answer's order (a page's cursor). */
+  after?: WindowPosition;
   /** Rows at most. */
   limit: number;
+}
+
+/** A window's place in the answer's order: start, key (null: the null group), end; instants ISO 8601. */
+export interface WindowPosition {
+  start: string;
+  key: string | null;
+  end: string;
 }
 
 /**
@@ -32,14 +41,18 @@ export function windowFilter(pipeline: string, filter: Omit<WindowResultsFilter,
     filter.key === undefined ? undefined : eq(w.group_key, filter.key),
     filter.status === undefined ? undefined : eq(w.status, filter.status),
     filter.nullKey ? isNull(w.group_key) : undefined,
+    filter.after === undefined ? undefined : sql`(${w.window_start}, ${w.group_key} IS NOT NULL, coalesce(${w.group_key}, ''), ${w.window_end}) > (${filter.after.start}::timestamptz, ${filter.after.key !== null}, ${filter.after.key ?? ""}, ${filter.after.end}::timestamptz)`,
   );
 }
+
+/** The answer's order, total: window start, the null group first, key, window end. */
+const windowOrder = () => [windowResults.window_start, sql`${windowResults.group_key} IS NOT NULL`, windowResults.group_key, windowResults.window_end];
 
 /** What a window row's JSON adds to its text (`octet_length(row::text)`): its column names and quotes, bytes. */
 const WINDOW_ROW_JSON_BYTES = 320;
 
 /**
- * The pipeline's windows overlapping `[from, to)`, by window start then key.
+ * The pipeline's windows overlapping `[from, to)`, by window start, then key (the null group first), then end; after `filter.after` when given.
  * Not prepared: its text depends on the filters given.
  * @param budget when given, only the first rows whose text fits in `budget.bytes` are fetched
  *   (their sizes are read first, src/http/answerBudget.ts), and `budget.truncated` is set when
@@ -52,7 +65,7 @@ export async function readWindowResults(client: Queryable, pipeline: string, fil
   let limit = filter.limit;
   if (budget !== undefined) {
     const sizes = await execute(
-      orm(client).select({ bytes: sql<number>`octet_length(window_results::text)`.mapWith(Number) }).from(w).where(windowFilter(pipeline, filter)).orderBy(w.window_start, w.group_key).limit(filter.limit),
+      orm(client).select({ bytes: sql<number>`octet_length(window_results::text)`.mapWith(Number) }).from(w).where(windowFilter(pipeline, filter)).orderBy(...windowOrder()).limit(filter.limit),
     );
     const fit = rowsWithinBudget(sizes.map((s) => s.bytes), budget.bytes, WINDOW_ROW_JSON_BYTES);
     if (fit.truncated) budget.truncated = true;
@@ -63,7 +76,7 @@ export async function readWindowResults(client: Queryable, pipeline: string, fil
       .select(columnsBesidesPipeline(w))
       .from(w)
       .where(windowFilter(pipeline, filter))
-      .orderBy(w.window_start, w.group_key)
+      .orderBy(...windowOrder())
       .limit(limit),
   );
 }
