@@ -117,7 +117,7 @@ describe("plans after a bulk landing", () => {
     const hot = `bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
     expect(scans).toEqual([`${hot}_pkey`, `${hot}_event_id_idx`]);
     expect(plan).toMatch(/"Index Cond":"\(event_id = b_\d+\.event_id\)"/);
-    expect(plan).toMatch(/"Filter":"\(\(seq < b_\d+\.seq\) AND \(\(pipeline \|\| ''::text\) = \$1\)\)"/);
+    expect(plan).toMatch(/"Filter":"\(\(seq < b_\d+\.seq\) AND \(\(pipeline \|\| ''::text\) = 'probe-new'::text\)\)"/);
     const seqScanned = new Set([...plan.matchAll(/"Node Type":"Seq Scan",[^{}]*?"Relation Name":"([^"]+)"/g)].map((m) => m[1]));
     const { rows: empty } = await pool.query("SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'straggler.bronze_events'::regclass AND c.relname <> $1", [hot]);
     expect([...seqScanned].sort()).toEqual(empty.map((r) => r.relname as string).sort());
