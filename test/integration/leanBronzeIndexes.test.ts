@@ -9,9 +9,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { runMigrations, runMigrationsKeeping } from "../../src/db/migrate.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landFile } from "../../src/ingest/landFile.js";
-import { useTestDatabase } from "../helpers/db.js";
+import { useTestDatabase, withFreshDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
@@ -34,6 +35,11 @@ function writeLines(name: string, records: Record<string, unknown>[]): string {
 }
 
 const at = "2026-10-01T12:00:00Z";
+
+/** Bronze's index names on the partitioned table, sorted. */
+const indexNames = async (pool: Pool) =>
+  (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
+const LEAN = ["bronze_events_accepted_event_id", "bronze_events_event_time_brin", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk"];
 
 /** Each row of `source` in `pipeline`, by seq: its event id, status or reason, and the partition holding it. */
 async function rowsOf(pool: Pool, pipelineName: string, source: string): Promise<string[]> {
@@ -93,6 +99,29 @@ describe("bronze's indexes after migration 0028", () => {
          JOIN pg_index x ON x.indrelid = c.oid WHERE t.inhparent = 'straggler.bronze_events'::regclass GROUP BY c.relname`,
     );
     for (const r of counts.rows) expect([r.part, r.n]).toEqual([r.part, 5]);
+  });
+});
+
+describe("migration 0028 on a bronze with rows", () => {
+  it("replaces the index set of 0023 with the lean one, keeps every row, and a landing after it finds an accepted row landed before it as DUPLICATE", async () => {
+    await withFreshDatabase(async (pool) => {
+      await runMigrationsKeeping(pool, (idx) => idx <= 27);
+      expect(await indexNames(pool)).toEqual([
+        "bronze_events_accepted_event_id_seq", "bronze_events_pipeline_event_time", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk",
+      ]);
+      const p = jsonl("lean-migrated");
+      await landFile(pool, p, writeLines("before.jsonl", [{ id: "b1", t: at, v: 1 }, { id: "b2", v: 2 }]), "before.jsonl");
+      await runMigrations(pool);
+      expect(await indexNames(pool)).toEqual(LEAN);
+      const rows = await pool.query("SELECT event_id, status FROM straggler.bronze_events ORDER BY seq");
+      expect(rows.rows).toEqual([{ event_id: "b1", status: "accepted" }, { event_id: "b2", status: "quarantined" }]);
+      const r = await landFile(pool, p, writeLines("after.jsonl", [{ id: "b1", t: at, v: 1 }, { id: "b2", t: at, v: 2 }]), "after.jsonl");
+      expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([2, 1, 1, { DUPLICATE: 1 }]);
+      expect((await pool.query("SELECT event_id, coalesce(reason, status) AS s FROM straggler.bronze_events WHERE source = 'after.jsonl' ORDER BY seq")).rows).toEqual([
+        { event_id: "b1", s: "DUPLICATE" },
+        { event_id: "b2", s: "accepted" },
+      ]);
+    });
   });
 });
 
