@@ -12,7 +12,7 @@
 --    sessionSpans.ts, the lateness report): BRIN (event_time) instead of btree (pipeline,
 --    event_time). Bronze is in landing order and event time follows it up to the lateness, so a
 --    range of 128 pages spans a few hours of event time: a day's range read 1,664 pages for the
---    1,352 that hold its rows, against 1,550 by the btree (a reconcile of that day read 3,014
+--    about 1,340 that hold its rows, against 1,550 by the btree (a reconcile of that day read 3,014
 --    buffers against 88,501). 31.3 -> 0.2 B per event. A pipeline's range read also reads the
 --    pages of the other pipelines that landed at the same time.
 --  * Correction's per-window read (recomputeTargets.ts, sessionRecompute.ts, supersededWindows.ts,
