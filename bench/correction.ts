@@ -53,11 +53,11 @@ async function refresh(pool: Pool, view: string, concurrently: boolean): Promise
   return now() - t0;
 }
 
-/** Rebuilds the correction's read index with (migration 0022) or without its INCLUDE columns, and refreshes statistics. */
+/** Rebuilds the correction's read index with (migrations 0022, 0028) or without its INCLUDE columns, and refreshes statistics. */
 async function setCorrectionIndex(pool: Pool, covering: boolean): Promise<void> {
   say(`rebuilding the correction index ${covering ? "with" : "without"} INCLUDE`);
   await pool.query("DROP INDEX straggler.bronze_events_pipeline_key_event_time");
-  await pool.query(`CREATE INDEX bronze_events_pipeline_key_event_time ON straggler.bronze_events (pipeline, group_key, event_time)${covering ? " INCLUDE (value, status, seq)" : ""}`);
+  await pool.query(`CREATE INDEX bronze_events_pipeline_key_event_time ON straggler.bronze_events (pipeline, group_key, event_time)${covering ? " INCLUDE (value, seq)" : ""} WHERE status = 'accepted'`);
   await pool.query("VACUUM (ANALYZE) straggler.bronze_events");
 }
 

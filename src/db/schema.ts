@@ -16,7 +16,7 @@ export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode
 
 /**
  * The raw ledger: every landed record, accepted or quarantined. Immutable.
- * Partitioned by RANGE (landed_at), one partition per UTC day plus a DEFAULT
+ * Partitioned by RANGE (landed_at), one partition per UTC calendar month plus a DEFAULT
  * partition (drizzle/0023_partitioned_bronze.sql; drizzle cannot declare
  * partitioning): the primary key includes the partition key, `seq` stays
  * unique through its one sequence. Partitions past the correction horizon
@@ -46,18 +46,20 @@ export const bronzeEvents = straggler.table(
   (t) => [
     primaryKey({ name: "bronze_events_seq_landed_at_pk", columns: [t.seq, t.landedAt] }),
     index("bronze_events_pipeline_seq").on(t.pipeline, t.seq),
-    // Not partial: a partial `status = 'accepted'` index here would match every
-    // stream query's predicate and, before the first ANALYZE, be picked to scan
-    // a pipeline's whole history instead of its sequence range.
-    index("bronze_events_pipeline_event_time").on(t.pipeline, t.eventTime),
-    // Corrections read one key's events of one window. Migration 0022 rebuilds it with
-    // INCLUDE (value, status, seq), which drizzle's index builder cannot express: the
-    // recompute then reads the index only (drizzle/0022_covering_correction_index.sql).
-    index("bronze_events_pipeline_key_event_time").on(t.pipeline, t.groupKey, t.eventTime),
+    // Event-time range reads (correction and reconcile over a range, sessions, lateness): a BRIN
+    // index, a few bytes per 128 pages, since bronze is in landing order and event time follows
+    // landing up to the lateness (drizzle/0029_lean_bronze_indexes.sql).
+    index("bronze_events_event_time_brin").using("brin", t.eventTime),
+    // Corrections read one key's accepted events of one window. Migration 0029 makes it
+    // INCLUDE (value, seq), which drizzle's index builder cannot express: the recompute then
+    // reads the index only (drizzle/0022_covering_correction_index.sql, 0029). Partial: every
+    // reader of it asks for accepted rows, and a stream query by seq range could already read it
+    // (whole, by pipeline) before 0029, when status and seq were INCLUDEd.
+    index("bronze_events_pipeline_key_event_time").on(t.pipeline, t.groupKey, t.eventTime).where(sql`status = 'accepted'`),
     // Dedupe probe: is an accepted row with this event id at a lower seq in this
     // pipeline? event_id leads, so no other index can serve the probe (see the
-    // landing's DEDUPE_SQL); pipeline and seq are read from the index itself.
-    index("bronze_events_accepted_event_id_seq").on(t.eventId, t.pipeline, t.seq).where(sql`status = 'accepted'`),
+    // landing's DEDUPE_SQL); pipeline and seq are checked on the heap row (0029).
+    index("bronze_events_accepted_event_id").on(t.eventId).where(sql`status = 'accepted'`),
   ],
 );
 

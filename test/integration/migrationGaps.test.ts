@@ -8,14 +8,18 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { withFreshDatabase } from "../helpers/db.js";
-import { copyMigrationsFolder, readJournalMigrations, runMigrations, runMigrationsWithout, MIGRATIONS_DIR } from "../../src/db/migrate.js";
+import { copyMigrationsFolder, readJournalMigrations, runMigrations, runMigrationsKeeping, runMigrationsWithout, MIGRATIONS_DIR } from "../../src/db/migrate.js";
 import type { Pool } from "../../src/db/pool.js";
 
 const journal = readJournalMigrations(MIGRATIONS_DIR);
 const m0023 = journal.find((m) => m.tag === "0023_partitioned_bronze")!;
 const m0027 = journal.find((m) => m.tag === "0027_pipeline_lease_epochs")!;
+const m0028 = journal.find((m) => m.tag === "0028_session_retraction_chains")!;
+const m0029 = journal.find((m) => m.tag === "0029_lean_bronze_indexes")!;
 
 const relkind = async (pool: Pool) => (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind as string;
+const bronzeIndexes = async (pool: Pool) =>
+  (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
 const recorded = async (pool: Pool) => (await pool.query("SELECT hash, created_at::text AS at FROM straggler.__drizzle_migrations ORDER BY id")).rows as { hash: string; at: string }[];
 const insertBronze = (pool: Pool, id: string, at: string) =>
   pool.query(
@@ -31,16 +35,14 @@ function captureLog(): { info: (obj: object, msg: string) => void; lines: string
 }
 
 describe("migrations skipped by an earlier migrate", () => {
-  it("0023 missing under an applied 0027: applied at the next start with bronze's rows and seq values kept, recorded, logged; then a no-op", async () => {
+  it("0023 missing under an applied 0027: applied at the next start (after 0028, and 0029, which finds bronze not yet partitioned and leaves it) with bronze's rows and seq values kept, recorded, logged; then a no-op", async () => {
     await withFreshDatabase(async (pool) => {
-      await runMigrationsWithout(pool, [23]);
+      // As the release with 0027 and without 0023 left the database.
+      await runMigrationsKeeping(pool, (idx) => idx !== 23 && idx <= 27);
       expect(await relkind(pool)).toBe("r");
       const before = await recorded(pool);
-      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023).map((m) => m.hash));
-      // The newest journal migration (0027 or later) was applied before 0023.
-      const newest = journal.at(-1)!;
-      expect(newest.folderMillis).toBeGreaterThanOrEqual(m0027.folderMillis);
-      expect(before.at(-1)).toEqual({ hash: newest.hash, at: String(newest.folderMillis) });
+      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023 && m !== m0028 && m !== m0029).map((m) => m.hash));
+      expect(before.at(-1)).toEqual({ hash: m0027.hash, at: "1796000027000" });
       const seqs: number[] = [];
       for (const [id, at] of [["a", "2026-05-31T23:59:59.999999Z"], ["b", "2026-06-01T00:00:00Z"], ["c", "2026-06-15T12:00:00Z"]] as const) seqs.push((await insertBronze(pool, id, at)).rows[0].seq);
 
@@ -56,7 +58,11 @@ describe("migrations skipped by an earlier migrate", () => {
         { seq: seqs[2], event_id: "c", t: "straggler.bronze_events_p202606" },
       ]);
       const after = await recorded(pool);
-      expect(after).toEqual([...before, { hash: m0023.hash, at: "1796000023000" }]);
+      expect(after).toEqual([...before, { hash: m0028.hash, at: "1796000028000" }, { hash: m0029.hash, at: "1796000029000" }, { hash: m0023.hash, at: "1796000023000" }]);
+      // 0029 ran on the unpartitioned bronze and changed nothing; 0023 then made its own index set.
+      expect(await bronzeIndexes(pool)).toEqual([
+        "bronze_events_accepted_event_id_seq", "bronze_events_pipeline_event_time", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk",
+      ]);
       // 0027's table is untouched and the sequence goes on after the kept rows.
       expect((await pool.query("SELECT to_regclass('straggler.pipeline_leases')::text AS t")).rows[0].t).toBe("straggler.pipeline_leases");
       expect((await insertBronze(pool, "d", "2026-06-16T00:00:00Z")).rows[0].seq).toBe(seqs[2]! + 1);

@@ -1,0 +1,159 @@
+/**
+ * Bronze's indexes after migration 0029 (drizzle/0029_lean_bronze_indexes.sql, BENCHMARKS.md
+ * "Lean bronze: indexes"): exactly the intended set on the partitioned table and on each
+ * partition, and the landing's dedupe, whose event-id index no longer holds pipeline and seq,
+ * still finds an earlier accepted version across two landings and across partitions, and only
+ * an accepted one of the same pipeline.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { runMigrations, runMigrationsKeeping } from "../../src/db/migrate.js";
+import type { Pool } from "../../src/db/pool.js";
+import { landFile } from "../../src/ingest/landFile.js";
+import { useTestDatabase, withFreshDatabase } from "../helpers/db.js";
+import { pipeline } from "../helpers/fixtures.js";
+
+const getDb = useTestDatabase();
+const dir = mkdtempSync(path.join(os.tmpdir(), "straggler-lean-bronze-test-"));
+
+const jsonl = (name: string) =>
+  pipeline({
+    name,
+    source: { landingDir: dir, format: "jsonl" },
+    fields: { eventId: "id", eventTime: "t", value: "v" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+  });
+
+/** Writes one JSON line per record to `name` in the landing folder; returns its path. */
+function writeLines(name: string, records: Record<string, unknown>[]): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  return file;
+}
+
+const at = "2026-10-01T12:00:00Z";
+
+/** Bronze's index names on the partitioned table, sorted. */
+const indexNames = async (pool: Pool) =>
+  (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
+const LEAN = ["bronze_events_accepted_event_id", "bronze_events_event_time_brin", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk"];
+
+/** Each row of `source` in `pipeline`, by seq: its event id, status or reason, and the partition holding it. */
+async function rowsOf(pool: Pool, pipelineName: string, source: string): Promise<string[]> {
+  const { rows } = await pool.query(
+    "SELECT event_id, coalesce(reason, status) AS s, tableoid::regclass::text AS part FROM straggler.bronze_events WHERE pipeline = $1 AND source = $2 ORDER BY seq",
+    [pipelineName, source],
+  );
+  return rows.map((r) => `${r.event_id}:${r.s}@${r.part}`);
+}
+
+/** Moves `pipeline`'s rows of `source` to the partition of `landedAt` (made when missing). Fixture only: the raw columns never change otherwise. */
+async function moveToMonth(pool: Pool, pipelineName: string, source: string, landedAt: string): Promise<void> {
+  await pool.query("SELECT straggler.ensure_bronze_partitions($1::date, $1::date)", [landedAt.slice(0, 10)]);
+  const c = await pool.connect();
+  try {
+    await c.query("SET session_replication_role = replica"); // the bronze_raw_unchanged trigger stays off for this statement
+    await c.query("UPDATE straggler.bronze_events SET landed_at = $3 WHERE pipeline = $1 AND source = $2", [pipelineName, source, landedAt]);
+    await c.query("RESET session_replication_role");
+  } finally {
+    c.release();
+  }
+}
+
+describe("bronze's indexes after migration 0029", () => {
+  it("the partitioned table has exactly the primary key, (pipeline, seq), BRIN (event_time), the partial covering correction index and the partial event-id index; every partition has the same five", async () => {
+    const { pool } = await getDb();
+    const { rows } = await pool.query("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname");
+    expect(rows).toEqual([
+      {
+        indexname: "bronze_events_accepted_event_id",
+        indexdef: "CREATE INDEX bronze_events_accepted_event_id ON ONLY straggler.bronze_events USING btree (event_id) WHERE (status = 'accepted'::text)",
+      },
+      { indexname: "bronze_events_event_time_brin", indexdef: "CREATE INDEX bronze_events_event_time_brin ON ONLY straggler.bronze_events USING brin (event_time)" },
+      {
+        indexname: "bronze_events_pipeline_key_event_time",
+        indexdef:
+          "CREATE INDEX bronze_events_pipeline_key_event_time ON ONLY straggler.bronze_events USING btree (pipeline, group_key, event_time) INCLUDE (value, seq) WHERE (status = 'accepted'::text)",
+      },
+      { indexname: "bronze_events_pipeline_seq", indexdef: "CREATE INDEX bronze_events_pipeline_seq ON ONLY straggler.bronze_events USING btree (pipeline, seq)" },
+      { indexname: "bronze_events_seq_landed_at_pk", indexdef: "CREATE UNIQUE INDEX bronze_events_seq_landed_at_pk ON ONLY straggler.bronze_events USING btree (seq, landed_at)" },
+    ]);
+    // A partition made later (as the service makes next month's) gets the five too, attached to the parent's.
+    await pool.query("SELECT straggler.ensure_bronze_partitions('2001-01-01', '2001-01-01')");
+    const parts = await pool.query(
+      `SELECT c.relname AS part, array_agg(pi.relname ORDER BY pi.relname)::text[] AS parents
+         FROM pg_inherits t JOIN pg_class c ON c.oid = t.inhrelid
+         JOIN pg_index x ON x.indrelid = c.oid
+         JOIN pg_inherits ii ON ii.inhrelid = x.indexrelid JOIN pg_class pi ON pi.oid = ii.inhparent
+        WHERE t.inhparent = 'straggler.bronze_events'::regclass
+        GROUP BY c.relname ORDER BY c.relname`,
+    );
+    const names = rows.map((r) => r.indexname as string);
+    expect(parts.rows.map((r) => r.part)).toContain("bronze_events_p200101");
+    for (const r of parts.rows) expect(r.parents).toEqual(names);
+    const counts = await pool.query(
+      `SELECT c.relname AS part, count(x.indexrelid)::int AS n FROM pg_inherits t JOIN pg_class c ON c.oid = t.inhrelid
+         JOIN pg_index x ON x.indrelid = c.oid WHERE t.inhparent = 'straggler.bronze_events'::regclass GROUP BY c.relname`,
+    );
+    for (const r of counts.rows) expect([r.part, r.n]).toEqual([r.part, 5]);
+  });
+});
+
+describe("migration 0029 on a bronze with rows", () => {
+  it("replaces the index set of 0023 with the lean one, keeps every row, and a landing after it finds an accepted row landed before it as DUPLICATE", async () => {
+    await withFreshDatabase(async (pool) => {
+      await runMigrationsKeeping(pool, (idx) => idx <= 27);
+      expect(await indexNames(pool)).toEqual([
+        "bronze_events_accepted_event_id_seq", "bronze_events_pipeline_event_time", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk",
+      ]);
+      const p = jsonl("lean-migrated");
+      await landFile(pool, p, writeLines("before.jsonl", [{ id: "b1", t: at, v: 1 }, { id: "b2", v: 2 }]), "before.jsonl");
+      await runMigrations(pool);
+      expect(await indexNames(pool)).toEqual(LEAN);
+      const rows = await pool.query("SELECT event_id, status FROM straggler.bronze_events ORDER BY seq");
+      expect(rows.rows).toEqual([{ event_id: "b1", status: "accepted" }, { event_id: "b2", status: "quarantined" }]);
+      const r = await landFile(pool, p, writeLines("after.jsonl", [{ id: "b1", t: at, v: 1 }, { id: "b2", t: at, v: 2 }]), "after.jsonl");
+      expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([2, 1, 1, { DUPLICATE: 1 }]);
+      expect((await pool.query("SELECT event_id, coalesce(reason, status) AS s FROM straggler.bronze_events WHERE source = 'after.jsonl' ORDER BY seq")).rows).toEqual([
+        { event_id: "b1", s: "DUPLICATE" },
+        { event_id: "b2", s: "accepted" },
+      ]);
+    });
+  });
+});
+
+describe("the dedupe with the narrower event-id index", () => {
+  it("finds an accepted version landed by an earlier landing, in this month's partition and in an older partition; the first version stays accepted", async () => {
+    const { pool } = await getDb();
+    const p = jsonl("lean-dedupe");
+    await landFile(pool, p, writeLines("old.jsonl", [{ id: "o1", t: at, v: 1 }, { id: "o2", t: at, v: 2 }]), "old.jsonl");
+    await moveToMonth(pool, p.name, "old.jsonl", "2026-01-15T00:00:00Z");
+    await landFile(pool, p, writeLines("recent.jsonl", [{ id: "r1", t: at, v: 3 }]), "recent.jsonl");
+    const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
+    expect(await rowsOf(pool, p.name, "old.jsonl")).toEqual(["o1:accepted@straggler.bronze_events_p202601", "o2:accepted@straggler.bronze_events_p202601"]);
+    expect(await rowsOf(pool, p.name, "recent.jsonl")).toEqual([`r1:accepted@${hot}`]);
+
+    const r = await landFile(pool, p, writeLines("again.jsonl", [{ id: "o2", t: at, v: 2 }, { id: "r1", t: at, v: 3 }, { id: "n1", t: at, v: 4 }]), "again.jsonl");
+    expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([3, 1, 2, { DUPLICATE: 2 }]);
+    expect(await rowsOf(pool, p.name, "again.jsonl")).toEqual([`o2:DUPLICATE@${hot}`, `r1:DUPLICATE@${hot}`, `n1:accepted@${hot}`]);
+    expect(await rowsOf(pool, p.name, "old.jsonl")).toEqual(["o1:accepted@straggler.bronze_events_p202601", "o2:accepted@straggler.bronze_events_p202601"]);
+    expect(await rowsOf(pool, p.name, "recent.jsonl")).toEqual([`r1:accepted@${hot}`]);
+  });
+
+  it("takes neither another pipeline's accepted row nor a quarantined row of its own pipeline for an earlier version; copies within one landing keep the first", async () => {
+    const { pool } = await getDb();
+    const a = jsonl("lean-dedupe-a");
+    const b = jsonl("lean-dedupe-b");
+    await landFile(pool, a, writeLines("a.jsonl", [{ id: "x1", t: at, v: 1 }]), "a.jsonl");
+    await landFile(pool, b, writeLines("b1.jsonl", [{ id: "x2", v: 1 }]), "b1.jsonl"); // no event time: quarantined
+    const r = await landFile(pool, b, writeLines("b2.jsonl", [{ id: "x1", t: at, v: 1 }, { id: "x2", t: at, v: 1 }, { id: "x2", t: at, v: 1 }]), "b2.jsonl");
+    expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([3, 2, 1, { DUPLICATE: 1 }]);
+    const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
+    expect(await rowsOf(pool, b.name, "b2.jsonl")).toEqual([`x1:accepted@${hot}`, `x2:accepted@${hot}`, `x2:DUPLICATE@${hot}`]);
+    expect((await rowsOf(pool, b.name, "b1.jsonl"))[0]).toMatch(/^x2:[A-Z_]+@/);
+    expect(await rowsOf(pool, a.name, "a.jsonl")).toEqual([`x1:accepted@${hot}`]);
+  });
+});
