@@ -1,4 +1,7 @@
-/** Runs the real CLI as a child process (for restart and end-to-end tests). */
+/**
+ * Runs the real CLI as a child process (for restart and end-to-end tests): bin/straggler.mjs,
+ * what users run, which runs the compiled dist/ (globalSetup builds it when it is older than src/).
+ */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { REPO_ROOT } from "./fixtures.js";
@@ -8,9 +11,12 @@ export interface CliRun {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
+/** The command line of `straggler`, before its arguments: node and bin/straggler.mjs. */
+export const CLI = [process.execPath, path.join(REPO_ROOT, "bin/straggler.mjs")] as const;
+
 /** Starts `straggler <args>` with `env` added to the environment. */
 export function startCli(args: string[], env: Record<string, string>): CliRun {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "src/cli/main.ts"), ...args], {
+  const child = spawn(CLI[0], [CLI[1], ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],

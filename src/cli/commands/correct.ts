@@ -1,7 +1,5 @@
 /** `correct` (a correction run) and `reconcile` (final windows against a recompute from bronze). */
 import type { Command } from "commander";
-import { runCorrection } from "../../correction/correct.js";
-import { reconcile } from "../../correction/reconcile.js";
 import { json, pick, rangeOption, withDb, type ContextOf } from "../context.js";
 import { correctionLines, keyLabel } from "../print.js";
 import { reportRefusal, worstExit } from "../refusal.js";
@@ -17,8 +15,9 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("--null-key", "only the null group (with --key: it too)")
     .option("--json", "print the run summaries as JSON: an array, one per pipeline run, each as POST /pipelines/{p}/recompute answers")
     .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[]; nullKey?: boolean; json?: boolean }) => {
-      const ctx = ctxOf();
-      const range = rangeOption(opts);
+      const ctx = await ctxOf();
+      const { runCorrection } = await import("../../correction/correct.js");
+      const range = await rangeOption(opts);
       await withDb(ctx, async (db) => {
         const summaries = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
@@ -28,7 +27,7 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
             s = await runCorrection(db.pool, pipeline, { trigger: "cli", range, keys });
           } catch (e) {
             // A refused pipeline is not a failed run (none is recorded): say why, go on with the others.
-            if (!reportRefusal(e)) throw e;
+            if (!(await reportRefusal(e))) throw e;
             continue;
           }
           summaries.push(s);
@@ -47,8 +46,9 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
     .option("--json", "print the full reports as JSON: an array, one per pipeline, each as GET /pipelines/{p}/reconcile answers")
     .action(async (opts: { pipeline: string; from?: string; to?: string; json?: boolean }) => {
-      const ctx = ctxOf();
-      const range = rangeOption(opts);
+      const ctx = await ctxOf();
+      const { reconcile } = await import("../../correction/reconcile.js");
+      const range = await rangeOption(opts);
       await withDb(ctx, async (db) => {
         const reports = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
@@ -56,7 +56,7 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
           try {
             r = await reconcile(db.pool, pipeline, range);
           } catch (e) {
-            if (!reportRefusal(e)) throw e;
+            if (!(await reportRefusal(e))) throw e;
             continue;
           }
           reports.push(r);

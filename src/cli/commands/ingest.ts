@@ -2,18 +2,10 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { formatDuration } from "../../config/duration.js";
-import { declaredInputs, type PipelineConfig } from "../../config/pipelines.js";
+import type { PipelineConfig } from "../../config/pipelines.js";
 import type { Database } from "../../db/open.js";
-import { readSources } from "../../db/sql/readSources.js";
-import { sourcesQuery } from "../../http/schemas.js";
-import { analyzeIfStale } from "../../db/statistics.js";
 import type { LandResult } from "../../ingest/copyToBronze.js";
-import { SourceRefused } from "../../ingest/errors.js";
-import { landFile, landStream } from "../../ingest/landFile.js";
-import { landPendingFiles } from "../../ingest/landingFolder.js";
-import { runBatch, type BatchProgress } from "../../stream/runBatch.js";
-import { countSourcesByState } from "../../db/sql/countSourcesByState.js";
-import { runUntilCaughtUp } from "../../stream/streamLoop.js";
+import type { BatchProgress } from "../../stream/runBatch.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 import { batchLine, landLine } from "../print.js";
 import { progressBar } from "../progressBar.js";
@@ -40,6 +32,7 @@ type Say = (line: string) => void;
  * still be being written: waits for them to settle (passes every 200 ms), unless `wait` is false.
  */
 async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport, say: Say): Promise<void> {
+  const { landPendingFiles } = await import("../../ingest/landingFolder.js");
   const told = new Set<string>();
   for (let first = true; ; first = false) {
     const pass = await landPendingFiles(db.pool, pipeline);
@@ -66,6 +59,7 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
 
 /** Lands the named files ('-' is stdin) into `report`. */
 async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], input: string | undefined, report: IngestReport, say: Say): Promise<void> {
+  const [{ SourceRefused }, { landFile, landStream }] = await Promise.all([import("../../ingest/errors.js"), import("../../ingest/landFile.js")]);
   for (const f of files) {
     try {
       let r: LandResult;
@@ -99,10 +93,11 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .option("--no-wait", "landing folder: do not wait for files modified less than source.settle ago")
     .option("--json", "print one JSON document: each landing (as POST /pipelines/{p}/events answers), the files skipped, refused, changed or waiting, and the stream's batches")
     .action(async (files: string[], opts: { pipeline: string; input?: string; stream?: boolean; wait?: boolean; json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
       checkInputFiles(files);
       if (opts.input !== undefined) {
+        const { declaredInputs } = await import("../../config/pipelines.js");
         const inputs = declaredInputs(pipeline);
         if (!inputs.includes(opts.input)) throw new UsageError(`pipeline ${pipeline.name} has no input ${JSON.stringify(opts.input)}; its inputs are ${inputs.join(", ")} (watermark.inputs)`);
         if (files.length === 0) throw new UsageError(`--input names the input of the files given (or stdin); the landing folder's inputs are its subfolders <landingDir>/<input>/`);
@@ -114,6 +109,7 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
         if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report, say);
         else await landFiles(db, pipeline, files, opts.input, report, say);
         if (opts.stream) {
+          const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([import("../../db/statistics.js"), import("../../stream/runBatch.js"), import("../../stream/streamLoop.js")]);
           await analyzeIfStale(db.pool, pipeline.name);
           report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t), "available-now");
           for (const b of report.batches) say(batchLine(b));
@@ -132,7 +128,10 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .option("--limit <n>", "at most this many (1 to 10000), most recently seen first", "100")
     .option("--json", "print JSON: the counts by state and the rows, as GET /pipelines/{p}/sources answers")
     .action(async (opts: { pipeline: string; state?: string; kind?: string; limit: string; json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const [{ sourcesQuery }, { readSources }, { countSourcesByState }] = await Promise.all([
+        import("../../http/schemas.js"), import("../../db/sql/readSources.js"), import("../../db/sql/countSourcesByState.js"),
+      ]);
       const pipeline = pickOne(ctx, opts.pipeline);
       // The REST route's query schema: the same values accepted, the same messages.
       const parsed = sourcesQuery.safeParse({ state: opts.state, kind: opts.kind, limit: opts.limit });

@@ -4,10 +4,9 @@
  * the live version; `rebuild -p P --drop V` removes a version that is not live.
  */
 import type { Command } from "commander";
-import { dropVersion, rebuild, RebuildRefusedError, type RebuildReport } from "../../lifecycle/rebuild.js";
-import { SourceUnreadableError } from "../../lifecycle/rebuildClassify.js";
+import type { RebuildReport } from "../../lifecycle/rebuild.js";
 import type { WindowChange } from "../../db/sql/rebuildDiff.js";
-import { json, pickOne, UsageError, versionArg, withDb, type Context } from "../context.js";
+import { json, pickOne, UsageError, versionArg, withDb, type ContextOf } from "../context.js";
 import { keyLabel } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
@@ -42,7 +41,7 @@ export function rebuildLines(r: RebuildReport, keyed: boolean): string[] {
   return lines;
 }
 
-export function rebuildCommand(program: Command, ctxOf: () => Context): void {
+export function rebuildCommand(program: Command, ctxOf: ContextOf): void {
   program
     .command("rebuild")
     .description("build a candidate results version from the whole ledger under the configured policy, beside the live one (which keeps serving), and print its diff against live; a killed rebuild continues when run again")
@@ -52,7 +51,8 @@ export function rebuildCommand(program: Command, ctxOf: () => Context): void {
     .option("--drop <version>", "remove a version that is not live (its classification, results and diff) instead of building one")
     .option("--json", "print the report as JSON (as POST /pipelines/{p}/rebuild answers)")
     .action(async (opts: { pipeline: string; restart?: boolean; pageRows: string; drop?: string; json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const [{ dropVersion, rebuild, RebuildRefusedError }, { SourceUnreadableError }] = await Promise.all([import("../../lifecycle/rebuild.js"), import("../../lifecycle/rebuildClassify.js")]);
       const pipeline = pickOne(ctx, opts.pipeline);
       const dropping = opts.drop === undefined ? undefined : versionArg("--drop", opts.drop);
       const pageRows = Number(opts.pageRows);
