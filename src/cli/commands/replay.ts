@@ -99,6 +99,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
               }).join("\n"),
             );
             if (summary.alreadyLanded !== null) console.log(summary.alreadyLanded);
+            if (summary.landedBefore !== null) console.log(`${pipeline.name}: ${summary.landedBefore}`);
           }
           if (summary.refused.length > 0) process.exitCode = 1;
         } finally {
