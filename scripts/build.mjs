@@ -2,7 +2,9 @@
 /**
  * `npm run build` (and `prepare`, which `npm ci` runs): compiles src/ and jobs/
  * to JavaScript under dist/ (dist/src/…, dist/jobs/…, the same layout), one
- * module per file with its source map, and copies the UI's static assets
+ * module per file with its source map (pointing at src/ and jobs/, which stay
+ * beside dist/, also in the service image: the maps carry no copy of the
+ * sources, which keeps them small to load), and copies the UI's static assets
  * beside the compiled page code. esbuild only strips the types (a second or
  * less); `npm run typecheck` checks them. esbuild comes with tsx, a runtime
  * dependency, so a production install (`npm ci --omit=dev`) can build too.
@@ -56,7 +58,7 @@ await esbuild.build({
   platform: "node",
   target: "node20",
   sourcemap: "linked",
-  sourcesContent: true,
+  sourcesContent: false,
   logLevel: "warning",
 });
 // The page's static files, read at run time next to the compiled routes (src/ui/routes.ts).
