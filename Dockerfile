@@ -3,9 +3,9 @@
 #   docker build -t straggler/service:local .
 #   docker run -e DATABASE_URL=postgres://… -e STRAGGLER_API_TOKEN=… -p 8080:8080 straggler/service:local
 #
-# The sources run as TypeScript through tsx (bin/straggler.mjs), a runtime
-# dependency, so there is no build stage: a production install plus the
-# sources is the whole image. NODE_IMAGE defaults to the official image; where
+# The image runs the compiled CLI (dist/, scripts/build.mjs): the build only
+# strips types with esbuild, which comes with tsx, a runtime dependency, so a
+# production install can build and there is no separate build stage. NODE_IMAGE defaults to the official image; where
 # no registry is reachable scripts/docker-local.sh builds a local stand-in
 # (straggler/node:20-local) and passes it here. Written for both BuildKit and
 # the legacy builder (no RUN --mount).
@@ -17,8 +17,10 @@ ENV NODE_ENV=production \
     STRAGGLER_DATA_DIR=/app/.straggler
 WORKDIR /app
 
-# Dependencies first: this layer is reused until package*.json change.
+# Dependencies first: this layer is reused until package*.json or the build
+# script change (`npm ci` runs it as `prepare`; with no src/ yet it builds nothing).
 COPY package.json package-lock.json ./
+COPY scripts/build.mjs ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund --loglevel=warn \
  && npm cache clean --force
 
@@ -29,6 +31,8 @@ COPY drizzle ./drizzle
 COPY jobs ./jobs
 COPY pipelines ./pipelines
 COPY src ./src
+# dist/: src/ and jobs/ compiled, with source maps (bin/straggler.mjs runs it).
+RUN node scripts/build.mjs
 
 # The embedded PostgreSQL (used only when DATABASE_URL is unset) writes its
 # data under STRAGGLER_DATA_DIR; landing folders are mounted under /data.
@@ -39,4 +43,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node is PID 1 and handles SIGTERM itself: the service stops gracefully.
+# The correction job runs from the same image: node --enable-source-maps dist/jobs/correct.js all
 CMD ["node", "bin/straggler.mjs", "serve"]

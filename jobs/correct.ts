@@ -1,7 +1,9 @@
 /**
  * One scheduled correction, for the system's cron or a Kubernetes CronJob:
  *
- *   node --import tsx jobs/correct.ts [pipeline|all] [--slot 2026-10-01T12:00:00Z]
+ *   node --enable-source-maps dist/jobs/correct.js [pipeline|all] [--slot 2026-10-01T12:00:00Z]
+ *
+ * (this file compiled by `npm run build`; from a checkout without a build: node --import tsx jobs/correct.ts …)
  *
  * Runs as trigger `cron` keyed by the current minute, so several hosts
  * running the same crontab correct each pipeline once per minute slot; a slot

@@ -2,16 +2,17 @@
  * What every command shares: the validated environment and pipelines, the
  * database opened for one command, and the checks of command-line input
  * (each throws `UsageError`, which `main()` turns into exit code 2).
+ *
+ * Light to import: `straggler --help` loads every command's definition and
+ * this module with them, so the configuration, the logger and the database
+ * are imported when a command first needs them (`context`, `withDb`).
  */
 import { statSync } from "node:fs";
-import { loadEnv, type Env } from "../config/env.js";
-import { loadPipelines, type PipelineConfig } from "../config/pipelines.js";
-import { formatInstant, parseInstant } from "../core/timestamps.js";
-import { openDatabase, type Database } from "../db/open.js";
+import type { Env } from "../config/env.js";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { Database } from "../db/open.js";
 import { MAX_RESULTS_VERSION } from "../db/sql/policyVersions.js";
-import { LandingDirMissing } from "../ingest/errors.js";
-import { listLandingFiles } from "../ingest/landingFolder.js";
-import { commandLogLevel, createLogger, type CommandKind, type Logger } from "../log.js";
+import type { CommandKind, Logger } from "../log.js";
 
 /** Bad command-line input: printed as `straggler: <message>`, exit code 2. */
 export class UsageError extends Error {
@@ -25,14 +26,15 @@ export interface Context {
 }
 
 /** What a command calls to build its context: `long-running` for `serve` and `stream`, one-shot otherwise (the default). */
-export type ContextOf = (kind?: CommandKind) => Context;
+export type ContextOf = (kind?: CommandKind) => Promise<Context>;
 
 /**
  * Builds a command's context; `configFile` (from `--config`) wins over `STRAGGLER_PIPELINES`.
  * The logger's level follows `commandLogLevel` (src/log.ts): one-shot commands are quiet unless `verbose`.
  * @throws ConfigError for a bad environment or pipelines file
  */
-export function context(configFile: string | undefined, kind: CommandKind = "one-shot", verbose = false): Context {
+export async function context(configFile: string | undefined, kind: CommandKind = "one-shot", verbose = false): Promise<Context> {
+  const [{ loadEnv }, { loadPipelines }, { commandLogLevel, createLogger }] = await Promise.all([import("../config/env.js"), import("../config/pipelines.js"), import("../log.js")]);
   const env = loadEnv();
   const log = createLogger(commandLogLevel(kind, env, verbose));
   const pipelines = loadPipelines(configFile ?? env.STRAGGLER_PIPELINES);
@@ -71,6 +73,7 @@ export function versionArg(flag: string, text: string): number {
 
 /** Opens (and migrates) the database, runs `fn`, closes it (stopping an embedded server this process started). */
 export async function withDb<T>(ctx: Context, fn: (db: Database) => Promise<T>): Promise<T> {
+  const { openDatabase } = await import("../db/open.js");
   const db = await openDatabase(ctx.env, ctx.log);
   try {
     return await fn(db);
@@ -99,6 +102,7 @@ export function checkInputFiles(files: string[]): void {
 /** The pipeline, once its landing folder is known to exist: a missing one is a usage error (exit 2), not "no files". */
 export async function landingFolderOf(pipeline: PipelineConfig): Promise<PipelineConfig> {
   if (pipeline.source.landingDir === undefined) throw new UsageError(`pipeline ${pipeline.name} has no source.landingDir; name the files to land`);
+  const [{ LandingDirMissing }, { listLandingFiles }] = await Promise.all([import("../ingest/errors.js"), import("../ingest/landingFolder.js")]);
   try {
     await listLandingFiles(pipeline);
   } catch (e) {
@@ -109,8 +113,9 @@ export async function landingFolderOf(pipeline: PipelineConfig): Promise<Pipelin
 }
 
 /** `--from`/`--to` as ISO 8601 UTC strings (both or neither; from before to). */
-export function rangeOption(opts: { from?: string; to?: string }): { from: string; to: string } | undefined {
+export async function rangeOption(opts: { from?: string; to?: string }): Promise<{ from: string; to: string } | undefined> {
   if (opts.from === undefined && opts.to === undefined) return undefined;
+  const { formatInstant, parseInstant } = await import("../core/timestamps.js");
   const from = opts.from === undefined ? undefined : parseInstant(opts.from, "iso8601", undefined);
   const to = opts.to === undefined ? undefined : parseInstant(opts.to, "iso8601", undefined);
   if (!from?.ok) throw new UsageError(`--from: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.from)}`);

@@ -7,7 +7,6 @@
  * 2 usage or configuration error.
  */
 import { Command, CommanderError, Option } from "commander";
-import { ConfigError } from "../config/pipelines.js";
 import { correctCommands } from "./commands/correct.js";
 import { dbCommands } from "./commands/db.js";
 import { dropCommand } from "./commands/drop.js";
@@ -22,6 +21,10 @@ import { serveCommands } from "./commands/serve.js";
 import { streamCommands } from "./commands/stream.js";
 import { context, UsageError, type ContextOf } from "./context.js";
 import { redactSecrets } from "../secrets.js";
+
+// Each commands/ module defines its commands with light imports only and imports
+// what an action needs when it runs: `--help`, `status` or `ingest` never load the
+// service (express, the UI), NATS or what other commands use.
 
 export function buildCli(): Command {
   const program = new Command("straggler")
@@ -60,6 +63,7 @@ async function main(): Promise<void> {
       process.exitCode = e.exitCode === 0 ? 0 : 2;
       return;
     }
+    const { ConfigError } = await import("../config/pipelines.js");
     if (e instanceof ConfigError || e instanceof UsageError) {
       console.error(`straggler: ${redactSecrets(e.message)}`);
       process.exitCode = 2;

@@ -2,6 +2,9 @@
  * How the CLI prints for people, on stdout: a landing, a micro-batch, a
  * pipeline's status and summary, a correction run. (`--json` prints the
  * documents these lines are made from; logs and progress go to stderr.)
+ * A list that can be long is cut after `--limit` lines (default
+ * `DEFAULT_LIMIT`) with a line counting the rest (`moreLines`); the summary
+ * line comes first, and `--json` has every item.
  */
 import { formatDuration } from "../config/duration.js";
 import type { CorrectionSummary } from "../correction/correct.js";
@@ -13,6 +16,35 @@ import type { BatchProgress } from "../stream/runBatch.js";
 import type { PipelineStatus } from "../stream/status.js";
 import { DEFAULT_INPUT } from "../core/watermark.js";
 import type { CheckpointInput } from "../db/sql/readCheckpoint.js";
+import { UsageError } from "./context.js";
+
+/** Items of a long list a command prints for people before "… and N more" (`--limit`). */
+export const DEFAULT_LIMIT = 20;
+
+/** The `--limit` option's text: the flag, what it does, its default. */
+export const LIMIT_HELP = `lines of each list for people: at most this many lines of each list for people (then "… and N more"); --json has them all`;
+
+/**
+ * `--limit` as given: a whole number from 0 to 1000000.
+ * @throws UsageError naming the flag and what was given (exit 2)
+ */
+export function limitArg(text: string): number {
+  const n = Number(text);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n > 1_000_000) {
+    throw new UsageError(`--limit: expected a whole number from 0 to 1000000, got ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+
+/**
+ * The first `limit` of `items` as lines, then `<indent>… and N more<hint>` when some are left out.
+ * @param total how many there are in all (default `items.length`; more when `items` is itself a page)
+ */
+export function moreLines<T>(items: readonly T[], limit: number, line: (item: T) => string, opts: { indent?: string; hint?: string; total?: number } = {}): string[] {
+  const shown = items.slice(0, limit).map(line);
+  const rest = (opts.total ?? items.length) - shown.length;
+  return rest > 0 ? [...shown, `${opts.indent ?? "  "}… and ${rest} more${opts.hint ?? ""}`] : shown;
+}
 
 /** A landing as one line for people. */
 export function landLine(r: LandResult): string {
@@ -118,7 +150,7 @@ export function correctionLines(s: CorrectionSummary, shown = 20): string[] {
   for (const c of s.changes.slice(0, shown)) {
     lines.push(`  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
   }
-  if (s.changes.length > shown) lines.push(`  … and ${s.changes.length - shown} more`);
+  if (s.changes.length > shown) lines.push(`  … and ${s.changes.length - shown} more (--limit N shows more, --json all)`);
   if (s.windowsChanged > 0 && s.runId !== null) {
     lines.push(
       `  read: straggler.window_results (the windows now), straggler.correction_audit WHERE run_id = ${s.runId} (each window before and after), straggler.correction_history (the runs)`,

@@ -2,7 +2,10 @@
  * Progress for long work: a cli-progress bar on a terminal, a line every 10%
  * otherwise (logs, CI), all on stderr so stdout stays for results.
  */
-import cliProgress from "cli-progress";
+import { createRequire } from "node:module";
+
+/** cli-progress, loaded by the first bar on a terminal (not when the CLI starts). */
+const loadCliProgress = () => createRequire(import.meta.url)("cli-progress") as typeof import("cli-progress");
 
 export interface Progress {
   update(done: number, info?: string): void;
@@ -11,6 +14,7 @@ export interface Progress {
 
 export function progressBar(label: string, total: number): Progress {
   if (process.stderr.isTTY) {
+    const cliProgress = loadCliProgress();
     const bar = new cliProgress.SingleBar(
       { stream: process.stderr, format: `${label} [{bar}] {percentage}% | {value}/{total} rows | {info}`, hideCursor: true },
       cliProgress.Presets.shades_classic,

@@ -1,7 +1,4 @@
 /** How a CLI command run over several pipelines (`-p all`) reports one pipeline refused and goes on with the others. */
-import { PolicyRefusedError } from "../stream/policyGuard.js";
-import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
-import { HorizonRefusedError } from "../retention/guard.js";
 
 /**
  * Prints the refusal of one pipeline on stderr and raises the exit code, so that
@@ -10,9 +7,13 @@ import { HorizonRefusedError } from "../retention/guard.js";
  * TimeZoneRefusedError (src/stream/zoneGuard.ts) is a configuration error,
  * `straggler: <message>` and exit 2; PolicyRefusedError (src/stream/policyGuard.ts)
  * and HorizonRefusedError (src/retention/guard.ts) are `<message>` and exit 1.
+ * (The guards are imported here, when a command failed, not when the CLI starts.)
  * @returns false (nothing printed) when `e` is neither refusal: the caller rethrows it
  */
-export function reportRefusal(e: unknown): boolean {
+export async function reportRefusal(e: unknown): Promise<boolean> {
+  const [{ PolicyRefusedError }, { TimeZoneRefusedError }, { HorizonRefusedError }] = await Promise.all([
+    import("../stream/policyGuard.js"), import("../stream/zoneGuard.js"), import("../retention/guard.js"),
+  ]);
   if (e instanceof TimeZoneRefusedError) {
     console.error(`straggler: ${e.message}`);
     worstExit(2);

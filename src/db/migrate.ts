@@ -3,7 +3,7 @@
  * replicas starting together migrate once, then any migration an earlier
  * migrate skipped (see `applySkippedMigrations`).
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +13,14 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import type pg from "pg";
 import { LockNamespace } from "./locks.js";
 
-export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../drizzle");
+/**
+ * The repository's `drizzle/` folder: two levels up from src/db/migrate.ts, three from
+ * the compiled dist/src/db/migrate.js (scripts/build.mjs keeps src/'s layout under dist/).
+ */
+export const MIGRATIONS_DIR = ((here: string) => {
+  const fromSources = path.resolve(here, "../../drizzle");
+  return existsSync(fromSources) ? fromSources : path.resolve(here, "../../../drizzle");
+})(path.dirname(fileURLToPath(import.meta.url)));
 
 /** Where drizzle records applied migrations: one row each, `hash` (sha256 of the file's text) and `created_at` (the journal's `when`, ms). */
 const MIGRATIONS_SCHEMA = "straggler";

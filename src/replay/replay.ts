@@ -14,14 +14,20 @@
  * files from the landing folder would give, so landing both ways dedupes.
  * Rows whose arrival time cannot be read land in the first micro-batch.
  * When the replay completes, each file is recorded as landed under its own
- * name (with 0 rows), so the service's landing folder does not land it again.
+ * name (with 0 rows), so the service's landing folder does not land it again,
+ * and the replay itself is recorded complete (src/db/sql/replayCompletion.ts):
+ * the same replay run again (same files, same span) knows from that one row
+ * that every micro-batch was landed, and reads nothing of the files beyond
+ * their size and modification time — their bytes (SHA-256) only when the
+ * modification time differs. It then lands nothing and says so (`landedBefore`).
  * Rows already in bronze (landed before from the landing folder or by an
  * earlier replay) are quarantined DUPLICATE; the summary says so plainly,
  * with the way to replay from scratch (`straggler drop -p P --yes` first).
  */
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
+import { createReadStream, type Stats } from "node:fs";
 import { stat } from "node:fs/promises";
+import { pipeline as pipe } from "node:stream/promises";
 import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
@@ -29,6 +35,7 @@ import { msOfUs, parseInstant, usOfMs } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { readLandedPrefix } from "../db/sql/readLandedPrefix.js";
 import { recordReplayedFile } from "../db/sql/recordReplayedFile.js";
+import { readReplayCompletions, recordReplayCompletion, type ReplayCompletion } from "../db/sql/replayCompletion.js";
 import {
   copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
 } from "../db/sql/stageReplayRows.js";
@@ -66,6 +73,12 @@ export interface ReplaySummary {
   duplicateRows: number;
   /** When `duplicateRows` > 0: "N of M rows were already in bronze (DUPLICATE): …" with the way to replay from scratch; else null. */
   alreadyLanded: string | null;
+  /**
+   * When this replay (the same files, unchanged, and the same span) completed before: "every micro-batch
+   * was landed before …", and nothing was read or landed (`replayBatches` 0, `skippedBatches` its
+   * micro-batches, `rowsStaged` its rows); else null.
+   */
+  landedBefore: string | null;
 }
 
 /**
@@ -243,10 +256,51 @@ export function replayFilesProblem(files: string[]): string | undefined {
 }
 
 /** A dataset's identity: its files' names and sizes (a changed file makes a new replay). */
-async function datasetId(files: string[]): Promise<string> {
+function datasetId(files: string[], stats: Stats[]): string {
   const h = createHash("sha256");
-  for (const f of files) h.update(`${path.basename(f)}:${(await stat(f)).size}\n`);
+  files.forEach((f, i) => h.update(`${path.basename(f)}:${stats[i]!.size}\n`));
   return h.digest("hex").slice(0, 12);
+}
+
+/** The files' names, sizes and modification times (whole ms), hashed: what proves them unchanged without reading them. */
+function statFingerprint(files: string[], stats: Stats[]): string {
+  const h = createHash("sha256");
+  files.forEach((f, i) => h.update(`${path.basename(f)}:${stats[i]!.size}:${Math.trunc(stats[i]!.mtimeMs)}\n`));
+  return h.digest("hex").slice(0, 16);
+}
+
+/** SHA-256 (hex) of the files' bytes, one after the other. */
+async function contentHash(files: string[]): Promise<string> {
+  const h = createHash("sha256");
+  for (const f of files) await pipe(createReadStream(f), async function* (chunks: AsyncIterable<Buffer>) {
+    for await (const c of chunks) h.update(c);
+  });
+  return h.digest("hex");
+}
+
+/**
+ * The completed replay of these files with this span, when one is recorded and the files are unchanged:
+ * the same names, sizes and modification times, or (a modification time differs) the same bytes. One query;
+ * the files are read only in the second case.
+ */
+async function completedBefore(pool: Pool, pipeline: PipelineConfig, tag: string, spanMs: number, fingerprint: string, files: string[]): Promise<{ completion: ReplayCompletion; by: "stat" | "sha256" } | null> {
+  const completions = (await readReplayCompletions(pool, pipeline.name, tag)).filter((c) => c.spanMs === spanMs);
+  // A completion found again by its bytes is recorded again with the new fingerprint: the first record's time is the replay's.
+  const firstOf = (c: ReplayCompletion) => ({ ...c, completedAt: completions.filter((x) => x.sha256 === c.sha256).map((x) => x.completedAt).sort()[0]! });
+  const same = completions.find((c) => c.statFingerprint === fingerprint);
+  if (same) return { completion: firstOf(same), by: "stat" };
+  if (completions.length === 0) return null;
+  const sha256 = await contentHash(files);
+  const sameBytes = completions.find((c) => c.sha256 === sha256);
+  return sameBytes ? { completion: firstOf(sameBytes), by: "sha256" } : null;
+}
+
+/** The summary's words for a replay that completed before. */
+export function landedBeforeMessage(c: Pick<ReplayCompletion, "batches" | "rows" | "completedAt">, by: "stat" | "sha256"): string {
+  return (
+    `every micro-batch was landed before (${c.batches} micro-batches, ${c.rows} rows; this replay completed at ${c.completedAt}): nothing landed; ` +
+    (by === "stat" ? "the files' sizes and modification times are unchanged, so they were not read" : "the files' modification times changed but their SHA-256 did not")
+  );
 }
 
 /**
@@ -259,7 +313,19 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
   const problem = replayFilesProblem(opts.files);
   if (problem !== undefined) throw new Error(`replay refused: ${problem}`);
   const started = Date.now();
-  const id = await datasetId(opts.files);
+  const stats = await Promise.all(opts.files.map((f) => stat(f)));
+  const id = datasetId(opts.files, stats);
+  const fingerprint = statFingerprint(opts.files, stats);
+  const before = await completedBefore(pool, pipeline, `replay:${id}`, opts.batchSpanMs, fingerprint, opts.files);
+  if (before !== null) {
+    const { completion: c, by } = before;
+    // Read again by its bytes: record this fingerprint too, so the next run needs only the stat.
+    if (by === "sha256") await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { ...c, statFingerprint: fingerprint });
+    return {
+      rowsStaged: c.rows, staged: false, replayBatches: 0, skippedBatches: c.batches, streamBatches: 0, rowsLanded: 0, duplicateRows: 0,
+      elapsedMs: Date.now() - started, refused: [], alreadyLanded: null, landedBefore: landedBeforeMessage(c, by),
+    };
+  }
   const client = await pool.connect();
   try {
     const refused: ReplaySummary["refused"] = [];
@@ -278,7 +344,18 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
       if (refused.some((r) => r.file === file)) continue;
       await recordReplayedFile(pool, pipeline.name, path.basename(file), `replay:${id}`);
     }
-    return { rowsStaged: total, staged: direct === null, ...counts, elapsedMs: Date.now() - started, refused, alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded) };
+    // Complete (no file left out): a run of the same replay again needs only this record. Not when
+    // a file changed while it was replayed (its stat now differs): what landed is not what it holds.
+    if (refused.length === 0) {
+      const sha256 = await contentHash(opts.files);
+      if (statFingerprint(opts.files, await Promise.all(opts.files.map((f) => stat(f)))) === fingerprint) {
+        await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { spanMs: opts.batchSpanMs, batches: counts.replayBatches + counts.skippedBatches, rows: total, statFingerprint: fingerprint, sha256 });
+      }
+    }
+    return {
+      rowsStaged: total, staged: direct === null, ...counts, elapsedMs: Date.now() - started, refused,
+      alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded), landedBefore: null,
+    };
   } finally {
     await dropReplayRows(client);
     client.release();

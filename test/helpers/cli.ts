@@ -1,4 +1,7 @@
-/** Runs the real CLI as a child process (for restart and end-to-end tests). */
+/**
+ * Runs the real CLI as a child process (for restart and end-to-end tests): bin/straggler.mjs,
+ * what users run, which runs the compiled dist/ (globalSetup builds it when it is older than src/).
+ */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { REPO_ROOT } from "./fixtures.js";
@@ -11,12 +14,15 @@ export interface CliRun {
 /** How long a CLI run may take before it is killed and its run fails naming it: generous, for a busy machine. */
 export const CLI_TIMEOUT_MS = 240_000;
 
+/** The command line of `straggler`, before its arguments: node and bin/straggler.mjs. */
+export const CLI = [process.execPath, path.join(REPO_ROOT, "bin/straggler.mjs")] as const;
+
 /**
  * Starts `straggler <args>` with `env` added to the environment. `done` resolves when it exits; a run
  * still going after `timeoutMs` is killed and `done` rejects naming the command and its output so far.
  */
 export function startCli(args: string[], env: Record<string, string>, timeoutMs = CLI_TIMEOUT_MS): CliRun {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "src/cli/main.ts"), ...args], {
+  const child = spawn(CLI[0], [CLI[1], ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],

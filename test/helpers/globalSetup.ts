@@ -2,12 +2,14 @@
  * One PostgreSQL per test run: `TEST_DATABASE_URL` when set (the quick loop),
  * otherwise a Testcontainers container (image: `STRAGGLER_TEST_PG_IMAGE`,
  * default the official `postgres:16`). A migrated template database is made
- * once; every test file clones it (see `db.ts`).
+ * once; every test file clones it (see `db.ts`). The compiled CLI that tests
+ * spawn is built first when dist/ is older than src/ (see `build.ts`).
  */
 import type { TestProject } from "vitest/node";
 import pg from "pg";
 import { runMigrations } from "../../src/db/migrate.js";
 import { createPool } from "../../src/db/pool.js";
+import { ensureBuilt } from "./build.js";
 
 
 declare module "vitest" {
@@ -24,6 +26,7 @@ function withDatabase(url: string, db: string): string {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  ensureBuilt();
   let adminUrl = process.env.TEST_DATABASE_URL;
   let stopContainer: (() => Promise<unknown>) | undefined;
   if (!adminUrl) {

@@ -169,7 +169,8 @@ const KEEP_LINES = 400;
 
 /** Starts `straggler serve` on `port` with `env` added to the environment. */
 export function startServe(port: number, env: Record<string, string>): ServeProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "src/cli/main.ts"), "serve"], {
+  // bin/straggler.mjs, as users run it: the compiled dist/ (globalSetup builds it when stale).
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, "bin/straggler.mjs"), "serve"], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],

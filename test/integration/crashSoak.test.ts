@@ -261,7 +261,7 @@ describe("crash soak", () => {
         await sleep(50 + Math.floor(schedule() * 650));
         expect(current.child.exitCode).toBeNull(); // it did not die by itself
         if ((await busySessions()) > 0) killsMidTransaction++;
-        // A SIGKILL leaves nothing behind: whatever it had started (tsx's esbuild service, at most) ends with it.
+        // A SIGKILL leaves nothing behind: whatever it had started ends with it.
         const killed = await killAndReap(current, "SIGKILL");
         expect(killed.exit.signal).toBe("SIGKILL");
         for (const d of killed.descendants) childCommands.add(d);

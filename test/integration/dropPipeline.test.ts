@@ -152,5 +152,5 @@ describe("straggler drop", () => {
     expect((await pipelineRows(pool, "drop-old")).total).toBe(0);
     const bad = await cli("drop", "-p", "Bad Name", "--yes");
     expect([bad.code, bad.stderr]).toEqual([2, "straggler: -p: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit\n"]);
-  }, 180_000); // several CLI processes, each starting tsx and migrating
+  }, 180_000); // several CLI processes, each starting and migrating
 });

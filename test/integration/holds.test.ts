@@ -201,5 +201,5 @@ describe("holds", () => {
     expect([cliRelease.code, cliRelease.stdout]).toEqual([0, expect.stringMatching(/^hold-hand: released hold \d+ \(held since \S+: incident 42\); straggler.window_results shows the live results\n$/)]);
     const notHeld = await cli("release", "-p", "hold-hand");
     expect([notHeld.code, notHeld.stderr]).toEqual([1, "straggler: pipeline hold-hand is not held\n"]);
-  }, 180_000); // several CLI processes, each starting tsx and migrating
+  }, 180_000); // several CLI processes, each starting and migrating
 });

@@ -166,5 +166,5 @@ describe("policy versions", () => {
       await api.close();
     }
     expect(await windowSummary(pool, "policy-cli", "count")).toEqual(["[12:00,12:10)=3 final", "[14:00,14:10)=1 open"]);
-  }, 180_000); // several CLI processes, each starting tsx and migrating
+  }, 180_000); // several CLI processes, each starting and migrating
 });

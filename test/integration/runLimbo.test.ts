@@ -91,14 +91,14 @@ async function expectAbandonedAndRedone(pool: Pool, name: string, env: Record<st
   ]);
 }
 
-/** Runs `jobs/correct.ts <args>` to the end. */
+/** Runs the compiled `jobs/correct.ts` (dist/jobs/correct.js, as cron runs it) to the end. */
 function job(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return startJob(args, env).done.then(({ code, stdout, stderr }) => ({ code, stdout, stderr }));
 }
 
-/** Starts `jobs/correct.ts <args>`. */
+/** Starts `jobs/correct.ts <args>` as users run it, compiled: `node dist/jobs/correct.js`. */
 function startJob(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(REPO_ROOT, "jobs/correct.ts"), ...args], {
+  const child = spawn(process.execPath, ["--enable-source-maps", path.join(REPO_ROOT, "dist/jobs/correct.js"), ...args], {
     cwd: REPO_ROOT, env: { ...process.env, LOG_LEVEL: "silent", ...env }, stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "", stderr = "";

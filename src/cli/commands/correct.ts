@@ -1,10 +1,30 @@
 /** `correct` (a correction run) and `reconcile` (final windows against a recompute from bronze). */
 import type { Command } from "commander";
-import { runCorrection } from "../../correction/correct.js";
-import { reconcile } from "../../correction/reconcile.js";
 import { json, pick, rangeOption, withDb, type ContextOf } from "../context.js";
-import { correctionLines, keyLabel } from "../print.js";
+import { correctionLines, DEFAULT_LIMIT, keyLabel, LIMIT_HELP, limitArg, moreLines } from "../print.js";
+import type { ReconcileReport } from "../../correction/reconcile.js";
 import { reportRefusal, worstExit } from "../refusal.js";
+
+/**
+ * A reconcile report for people: the summary line first, then the first `limit` mismatches and
+ * the first `limit` windows that could not be recomputed, each list ending with "… and N more".
+ */
+export function reconcileLines(r: ReconcileReport, limit: number): string[] {
+  const fmt = (a: ReconcileReport["mismatches"][number]["stored"]) => (a ? `count ${a.count} sum ${a.sum} min ${a.min} max ${a.max}` : "missing");
+  const hint = " (--limit N shows more, --json all)";
+  return [
+    `${r.pipeline}: ${r.windowsChecked} final windows checked, ${r.mismatches.length} mismatches` +
+      `${r.failedWindows.length > 0 ? `, ${r.failedWindows.length} cannot be recomputed` : ""}; ledger landed ${r.ledger.landed} = accepted ${r.ledger.accepted} + quarantined ${r.ledger.quarantined} ` +
+      `(${r.ledger.balanced ? "balanced" : `NOT balanced: landed by source ${r.ledger.landedBySource}`}); backlog ${r.backlogRows} rows`,
+    ...moreLines(r.mismatches, limit, (m) => `  ${keyLabel(m.groupKey)} [${m.windowStart}, ${m.windowEnd}) stored ${fmt(m.stored)}, expected ${fmt(m.expected)}`, { hint: ` mismatches${hint}` }),
+    ...moreLines(
+      r.failedWindows,
+      limit,
+      (f) => `  ${keyLabel(f.groupKey)} [${f.windowStart}, ${f.windowEnd}) cannot be recomputed: ${f.error} (SQLSTATE ${f.sqlstate}); a correction run quarantines its late rows`,
+      { hint: ` windows that cannot be recomputed${hint}` },
+    ),
+  ];
+}
 
 export function correctCommands(program: Command, ctxOf: ContextOf): void {
   program
@@ -15,10 +35,12 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
     .option("--key <key...>", "only these group keys")
     .option("--null-key", "only the null group (with --key: it too)")
+    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
     .option("--json", "print the run summaries as JSON: an array, one per pipeline run, each as POST /pipelines/{p}/recompute answers")
-    .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[]; nullKey?: boolean; json?: boolean }) => {
-      const ctx = ctxOf();
-      const range = rangeOption(opts);
+    .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[]; nullKey?: boolean; limit: number; json?: boolean }) => {
+      const ctx = await ctxOf();
+      const { runCorrection } = await import("../../correction/correct.js");
+      const range = await rangeOption(opts);
       await withDb(ctx, async (db) => {
         const summaries = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
@@ -28,11 +50,11 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
             s = await runCorrection(db.pool, pipeline, { trigger: "cli", range, keys }, { onPolicyAdopted: (a) => !opts.json && console.log(a.message) });
           } catch (e) {
             // A refused pipeline is not a failed run (none is recorded): say why, go on with the others.
-            if (!reportRefusal(e)) throw e;
+            if (!(await reportRefusal(e))) throw e;
             continue;
           }
           summaries.push(s);
-          if (!opts.json) console.log(correctionLines(s).join("\n"));
+          if (!opts.json) console.log(correctionLines(s, opts.limit).join("\n"));
         }
         if (opts.json) json(summaries);
         if (summaries.some((s) => s.status === "failed")) worstExit(1);
@@ -45,10 +67,12 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
     .option("--from <instant>", "range start, ISO 8601 with zone")
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
-    .option("--json", "print the full reports as JSON: an array, one per pipeline, each as GET /pipelines/{p}/reconcile answers")
-    .action(async (opts: { pipeline: string; from?: string; to?: string; json?: boolean }) => {
-      const ctx = ctxOf();
-      const range = rangeOption(opts);
+    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
+    .option("--json", "print the full reports as JSON: an array, one per pipeline, each as GET /pipelines/{p}/reconcile answers (every mismatch)")
+    .action(async (opts: { pipeline: string; from?: string; to?: string; limit: number; json?: boolean }) => {
+      const ctx = await ctxOf();
+      const { reconcile } = await import("../../correction/reconcile.js");
+      const range = await rangeOption(opts);
       await withDb(ctx, async (db) => {
         const reports = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
@@ -56,23 +80,11 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
           try {
             r = await reconcile(db.pool, pipeline, range);
           } catch (e) {
-            if (!reportRefusal(e)) throw e;
+            if (!(await reportRefusal(e))) throw e;
             continue;
           }
           reports.push(r);
-          if (opts.json) continue;
-          console.log(
-            `${pipeline.name}: ${r.windowsChecked} final windows checked, ${r.mismatches.length} mismatches; ledger landed ${r.ledger.landed} = accepted ${r.ledger.accepted} + quarantined ${r.ledger.quarantined} ` +
-              `(${r.ledger.balanced ? "balanced" : `NOT balanced: landed by source ${r.ledger.landedBySource}`}); backlog ${r.backlogRows} rows`,
-          );
-          for (const m of r.mismatches.slice(0, 50)) {
-            const fmt = (a: typeof m.stored) => (a ? `count ${a.count} sum ${a.sum} min ${a.min} max ${a.max}` : "missing");
-            console.log(`  ${keyLabel(m.groupKey)} [${m.windowStart}, ${m.windowEnd}) stored ${fmt(m.stored)}, expected ${fmt(m.expected)}`);
-          }
-          if (r.mismatches.length > 50) console.log(`  … and ${r.mismatches.length - 50} more (use --json)`);
-          for (const f of r.failedWindows) {
-            console.log(`  ${keyLabel(f.groupKey)} [${f.windowStart}, ${f.windowEnd}) cannot be recomputed: ${f.error} (SQLSTATE ${f.sqlstate}); a correction run quarantines its late rows`);
-          }
+          if (!opts.json) console.log(reconcileLines(r, opts.limit).join("\n"));
         }
         if (opts.json) json(reports);
         if (reports.some((r) => !r.ok)) worstExit(1);

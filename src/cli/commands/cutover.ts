@@ -1,7 +1,7 @@
 /** `cutover -p P --to V` (src/lifecycle/cutover.ts): serve version V; `--to` a retired version rolls back. */
 import type { Command } from "commander";
-import { cutover, CutoverRefusedError, type CutoverReport } from "../../lifecycle/cutover.js";
-import { json, pickOne, versionArg, withDb, type Context } from "../context.js";
+import type { CutoverReport } from "../../lifecycle/cutover.js";
+import { json, pickOne, versionArg, withDb, type ContextOf } from "../context.js";
 
 /** The cutover as the CLI prints it. */
 export function cutoverLines(r: CutoverReport): string[] {
@@ -13,7 +13,7 @@ export function cutoverLines(r: CutoverReport): string[] {
   ];
 }
 
-export function cutoverCommand(program: Command, ctxOf: () => Context): void {
+export function cutoverCommand(program: Command, ctxOf: ContextOf): void {
   program
     .command("cutover")
     .description("serve another results version of a pipeline in one transaction (a complete candidate from `rebuild`, or a retired version: a rollback); it first catches up with rows landed since it was built")
@@ -21,7 +21,8 @@ export function cutoverCommand(program: Command, ctxOf: () => Context): void {
     .requiredOption("--to <version>", "the version to serve")
     .option("--json", "print the result as JSON (as POST /pipelines/{p}/cutover answers)")
     .action(async (opts: { pipeline: string; to: string; json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const { cutover, CutoverRefusedError } = await import("../../lifecycle/cutover.js");
       const pipeline = pickOne(ctx, opts.pipeline);
       const version = versionArg("--to", opts.to);
       await withDb(ctx, async (db) => {

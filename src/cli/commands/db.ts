@@ -8,10 +8,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Command } from "commander";
-import { loadEnv, type Env } from "../../config/env.js";
-import { embeddedUrl, runningDataDir } from "../../db/embedded.js";
-import { embeddedPort, openDatabase } from "../../db/open.js";
-import { commandLogLevel, createLogger } from "../../log.js";
+import type { Env } from "../../config/env.js";
 
 /** The line `db url` writes on stderr when the embedded server is not answering. */
 export function notRunningNote(dataDir: string): string {
@@ -23,6 +20,7 @@ export function notRunningNote(dataDir: string): string {
 
 /** Prints the URL; for the embedded server, also whether it is running (stderr). */
 async function printUrl(env: Env): Promise<void> {
+  const [{ embeddedUrl, runningDataDir }, { embeddedPort }] = await Promise.all([import("../../db/embedded.js"), import("../../db/open.js")]);
   if (env.DATABASE_URL !== undefined) {
     console.log(env.DATABASE_URL);
     return;
@@ -63,12 +61,13 @@ export function dbCommands(program: Command): void {
 
   db.command("url")
     .description("print the connection URL (DATABASE_URL, or the embedded server's; says on stderr when the embedded server is not running)")
-    .action(async () => printUrl(loadEnv()));
+    .action(async () => printUrl((await import("../../config/env.js")).loadEnv()));
 
   db.command("psql")
     .description("open psql on the database (starting the embedded server for the session when none runs); arguments after -- go to psql")
     .argument("[psql-args...]", "arguments for psql, after --, e.g. -- -c 'SELECT 1'")
     .action(async (args: string[]) => {
+      const [{ loadEnv }, { openDatabase }, { commandLogLevel, createLogger }] = await Promise.all([import("../../config/env.js"), import("../../db/open.js"), import("../../log.js")]);
       const env = loadEnv();
       const database = await openDatabase(env, createLogger(commandLogLevel("one-shot", env, program.opts().verbose === true)));
       try {

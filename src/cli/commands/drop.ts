@@ -1,9 +1,8 @@
 /** `drop -p P --yes`: forget a pipeline (src/lifecycle/drop.ts); without `--yes` it says what would be removed and removes nothing. */
 import type { Command } from "commander";
 import { closest, distance } from "fastest-levenshtein";
-import { pipelineName } from "../../config/pipelines.js";
-import { dropPipeline, pipelineRows, type PipelineRows } from "../../lifecycle/drop.js";
-import { UsageError, withDb, type Context } from "../context.js";
+import type { PipelineRows } from "../../lifecycle/drop.js";
+import { UsageError, withDb, type ContextOf } from "../context.js";
 
 /** One line per table with rows (`  bronze_events  6`), in table order. */
 function rowLines(r: PipelineRows): string[] {
@@ -22,14 +21,15 @@ export function didYouMean(name: string, configured: string[]): string {
   return distance(name, best) <= Math.max(2, Math.floor(Math.max(name.length, best.length) / 3)) ? ` (did you mean ${best}?)` : "";
 }
 
-export function dropCommand(program: Command, ctxOf: () => Context): void {
+export function dropCommand(program: Command, ctxOf: ContextOf): void {
   program
     .command("drop")
     .description("forget a pipeline: remove its bronze, results, checkpoint, versions, audit, sources and alert states in one transaction (needs --yes; without it exits 1); a name neither configured nor with rows is exit 2")
     .requiredOption("-p, --pipeline <name>", "the pipeline (it need not be configured any more)")
     .option("--yes", "remove them; without it, only say what would be removed")
     .action(async (opts: { pipeline: string; yes?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const [{ pipelineName }, { dropPipeline, pipelineRows }] = await Promise.all([import("../../config/pipelines.js"), import("../../lifecycle/drop.js")]);
       const name = pipelineName.safeParse(opts.pipeline);
       if (!name.success) throw new UsageError(`-p: ${name.error.issues[0]!.message}`);
       const configured = ctx.pipelines.some((p) => p.name === opts.pipeline);

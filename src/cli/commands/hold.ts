@@ -1,16 +1,16 @@
 /** `hold -p P --reason "…"` and `release -p P` (src/lifecycle/hold.ts, README "Incidents: hold"). */
 import type { Command } from "commander";
-import { HoldStateError, holdPipeline, releasePipeline } from "../../lifecycle/hold.js";
-import { pickOne, UsageError, withDb, type Context } from "../context.js";
+import { pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 
-export function holdCommands(program: Command, ctxOf: () => Context): void {
+export function holdCommands(program: Command, ctxOf: ContextOf): void {
   program
     .command("hold")
     .description("hold a pipeline's published results: straggler.window_results keeps serving what it serves now (every row held) while landing, the stream and corrections go on")
     .requiredOption("-p, --pipeline <name>", "the pipeline")
     .requiredOption("--reason <text>", "why (shown with the hold)")
     .action(async (opts: { pipeline: string; reason: string }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const { HoldStateError, holdPipeline } = await import("../../lifecycle/hold.js");
       const pipeline = pickOne(ctx, opts.pipeline);
       if (opts.reason.trim() === "") throw new UsageError("--reason: expected a reason, e.g. --reason \"future-dated events under investigation\"");
       await withDb(ctx, async (db) => {
@@ -30,7 +30,8 @@ export function holdCommands(program: Command, ctxOf: () => Context): void {
     .description("release a pipeline's hold: straggler.window_results shows the live results, all at once")
     .requiredOption("-p, --pipeline <name>", "the pipeline")
     .action(async (opts: { pipeline: string }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const { HoldStateError, releasePipeline } = await import("../../lifecycle/hold.js");
       const pipeline = pickOne(ctx, opts.pipeline);
       await withDb(ctx, async (db) => {
         try {

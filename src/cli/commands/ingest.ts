@@ -2,20 +2,12 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { formatDuration } from "../../config/duration.js";
-import { declaredInputs, type PipelineConfig } from "../../config/pipelines.js";
+import type { PipelineConfig } from "../../config/pipelines.js";
 import type { Database } from "../../db/open.js";
-import { readSources } from "../../db/sql/readSources.js";
-import { sourcesQuery } from "../../http/schemas.js";
-import { analyzeIfStale } from "../../db/statistics.js";
 import type { LandResult } from "../../ingest/copyToBronze.js";
-import { SourceRefused } from "../../ingest/errors.js";
-import { landFile, landStream } from "../../ingest/landFile.js";
-import { landPendingFiles } from "../../ingest/landingFolder.js";
-import { runBatch, type BatchProgress } from "../../stream/runBatch.js";
-import { countSourcesByState } from "../../db/sql/countSourcesByState.js";
-import { runUntilCaughtUp } from "../../stream/streamLoop.js";
+import type { BatchProgress } from "../../stream/runBatch.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
-import { batchLine, landLine } from "../print.js";
+import { batchLine, DEFAULT_LIMIT, landLine, LIMIT_HELP, limitArg, moreLines } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
 /** What `ingest` did, as `--json` prints it: each landing as POST /pipelines/{p}/events answers, and the stream's batches. */
@@ -39,14 +31,15 @@ type Say = (line: string) => void;
  * Lands the landing folder's new files into `report`; files modified less than source.settle ago may
  * still be being written: waits for them to settle (passes every 200 ms), unless `wait` is false.
  */
-async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport, say: Say): Promise<void> {
+async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport, say: Say, limit: number): Promise<void> {
+  const { landPendingFiles } = await import("../../ingest/landingFolder.js");
   const told = new Set<string>();
   for (let first = true; ; first = false) {
     const pass = await landPendingFiles(db.pool, pipeline);
     for (const r of pass.landed) say(landLine(r));
     for (const r of pass.refused) console.error(`${pipeline.name}: ${r.name} refused: ${r.reason}`);
     for (const name of pass.changed) console.error(`${pipeline.name}: ${name} changed after landing; not landed again (see straggler sources)`);
-    if (first) for (const name of pass.unchanged) say(`${pipeline.name}: ${name} already landed; skipped`);
+    if (first) for (const l of moreLines(pass.unchanged, limit, (name) => `${pipeline.name}: ${name} already landed; skipped`, { indent: `${pipeline.name}: `, hint: " files already landed; skipped (--limit N shows more, --json all)" })) say(l);
     report.landed.push(...pass.landed);
     report.refused.push(...pass.refused.map((r) => ({ source: r.name, reason: r.reason })));
     report.changed.push(...pass.changed);
@@ -66,6 +59,7 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
 
 /** Lands the named files ('-' is stdin) into `report`. */
 async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], input: string | undefined, report: IngestReport, say: Say): Promise<void> {
+  const [{ SourceRefused }, { landFile, landStream }] = await Promise.all([import("../../ingest/errors.js"), import("../../ingest/landFile.js")]);
   for (const f of files) {
     try {
       let r: LandResult;
@@ -97,12 +91,14 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .option("--input <name>", "the input the named files (or stdin) come from: default, or a name under watermark.inputs")
     .option("--stream", "run the stream until caught up afterwards")
     .option("--no-wait", "landing folder: do not wait for files modified less than source.settle ago")
+    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
     .option("--json", "print one JSON document: each landing (as POST /pipelines/{p}/events answers), the files skipped, refused, changed or waiting, and the stream's batches")
-    .action(async (files: string[], opts: { pipeline: string; input?: string; stream?: boolean; wait?: boolean; json?: boolean }) => {
-      const ctx = ctxOf();
+    .action(async (files: string[], opts: { pipeline: string; input?: string; stream?: boolean; wait?: boolean; limit: number; json?: boolean }) => {
+      const ctx = await ctxOf();
       const pipeline = pickOne(ctx, opts.pipeline);
       checkInputFiles(files);
       if (opts.input !== undefined) {
+        const { declaredInputs } = await import("../../config/pipelines.js");
         const inputs = declaredInputs(pipeline);
         if (!inputs.includes(opts.input)) throw new UsageError(`pipeline ${pipeline.name} has no input ${JSON.stringify(opts.input)}; its inputs are ${inputs.join(", ")} (watermark.inputs)`);
         if (files.length === 0) throw new UsageError(`--input names the input of the files given (or stdin); the landing folder's inputs are its subfolders <landingDir>/<input>/`);
@@ -111,12 +107,20 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
       const say: Say = opts.json ? () => undefined : (line) => console.log(line);
       await withDb(ctx, async (db) => {
         const report: IngestReport = { pipeline: pipeline.name, landed: [], skipped: [], refused: [], changed: [], waiting: [], batches: [] };
-        if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report, say);
+        if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report, say, opts.limit);
         else await landFiles(db, pipeline, files, opts.input, report, say);
         if (opts.stream) {
+          const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([import("../../db/statistics.js"), import("../../stream/runBatch.js"), import("../../stream/streamLoop.js")]);
           await analyzeIfStale(db.pool, pipeline.name);
           report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: (a) => say(a.message) }), "available-now");
-          for (const b of report.batches) say(batchLine(b));
+          // The first micro-batches, then how many more, then the last one (its watermark is where the stream stands).
+          const all = report.batches;
+          const shown = all.length > opts.limit + 1 ? opts.limit : all.length;
+          for (const b of all.slice(0, shown)) say(batchLine(b));
+          if (shown < all.length) {
+            say(`… and ${all.length - shown - 1} more micro-batches (--limit N shows more, --json all), then the last:`);
+            say(batchLine(all[all.length - 1]!));
+          }
         }
         if (opts.json) json(report);
         // A file refused, or changed after it landed (its new bytes are not landed): a script must not read success.
@@ -130,22 +134,25 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .requiredOption("-p, --pipeline <name>", "pipeline")
     .option("--state <state>", "only sources in this state")
     .option("--kind <kind>", "only sources of this kind: file, http, stdin or replay")
-    .option("--limit <n>", "at most this many (1 to 10000), most recently seen first", "100")
+    .option("--limit <n>", `at most this many (1 to 10000), most recently seen first (default ${DEFAULT_LIMIT}; with --json 100, as GET /pipelines/{p}/sources)`)
     .option("--json", "print JSON: the counts by state and the rows, as GET /pipelines/{p}/sources answers")
-    .action(async (opts: { pipeline: string; state?: string; kind?: string; limit: string; json?: boolean }) => {
-      const ctx = ctxOf();
+    .action(async (opts: { pipeline: string; state?: string; kind?: string; limit?: string; json?: boolean }) => {
+      const ctx = await ctxOf();
+      const [{ sourcesQuery }, { readSources }, { countSourcesByState }, { countMatchingSources }] = await Promise.all([
+        import("../../http/schemas.js"), import("../../db/sql/readSources.js"), import("../../db/sql/countSourcesByState.js"), import("../../db/sql/countSources.js"),
+      ]);
       const pipeline = pickOne(ctx, opts.pipeline);
       // The REST route's query schema: the same values accepted, the same messages.
-      const parsed = sourcesQuery.safeParse({ state: opts.state, kind: opts.kind, limit: opts.limit });
+      const parsed = sourcesQuery.safeParse({ state: opts.state, kind: opts.kind, limit: opts.limit ?? (opts.json ? undefined : String(DEFAULT_LIMIT)) });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}, got ${JSON.stringify(opts[i.path[0] as "state" | "kind" | "limit"])}`).join("; "));
       await withDb(ctx, async (db) => {
         const [counts, rows] = await Promise.all([countSourcesByState(db.pool, pipeline.name), readSources(db.pool, pipeline.name, parsed.data)]);
         if (opts.json) return json({ pipeline: pipeline.name, byState: counts, rows });
+        const total = rows.length < parsed.data.limit ? rows.length : await countMatchingSources(db.pool, pipeline.name, parsed.data);
         console.log(`${pipeline.name}: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")}`);
-        for (const r of rows) {
-          const size = r.size_bytes === null ? "" : `, ${r.size_bytes} bytes`;
-          console.log(`  ${r.state.padEnd(21)} ${r.kind.padEnd(6)} ${r.source}: ${r.rows} rows (${r.accepted} accepted, ${r.quarantined} quarantined)${size}${r.reason ? ` — ${r.reason}` : ""}`);
-        }
+        const line = (r: (typeof rows)[number]) =>
+          `  ${r.state.padEnd(21)} ${r.kind.padEnd(6)} ${r.source}: ${r.rows} rows (${r.accepted} accepted, ${r.quarantined} quarantined)${r.size_bytes === null ? "" : `, ${r.size_bytes} bytes`}${r.reason ? ` — ${r.reason}` : ""}`;
+        for (const l of moreLines(rows, rows.length, line, { total, hint: " (--limit N up to 10000, most recently seen first)" })) console.log(l);
       });
     });
 }

@@ -1,8 +1,5 @@
 /** `lateness`: the lateness distribution, the what-if table over candidate delays and the recommended delay (issue 14, item 1). */
 import type { Command } from "commander";
-import { latenessReport } from "../../observe/lateness.js";
-import { latenessOptionsOf, latenessQuery } from "../../observe/latenessQuery.js";
-import { formatLatenessReport } from "../../observe/latenessText.js";
 import { json, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 
 interface LatenessFlags {
@@ -20,9 +17,11 @@ const FLAG: Record<string, string> = { from: "--from", to: "--to", targetDrop: "
 
 /**
  * The flags read with the REST route's query schema (src/observe/latenessQuery.ts): the same grammar and messages.
+ * (Imported here, when the command runs: `straggler --help` does not load the query schema.)
  * @throws UsageError naming the flag (exit 2)
  */
-export function latenessFlags(flags: LatenessFlags) {
+export async function latenessFlags(flags: LatenessFlags) {
+  const { latenessOptionsOf, latenessQuery } = await import("../../observe/latenessQuery.js");
   const parsed = latenessQuery.safeParse({
     from: flags.from, to: flags.to, targetDrop: flags.targetDrop, delay: flags.delay, byKey: flags.byKey ? "true" : undefined,
   });
@@ -44,9 +43,10 @@ export function latenessCommand(program: Command, ctxOf: ContextOf): void {
     .option("--by-key", "the distribution per group key too")
     .option("--json", "print the report as JSON (the REST answer)")
     .action(async (flags: LatenessFlags) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
       const pipeline = pickOne(ctx, flags.pipeline);
-      const options = latenessFlags(flags);
+      const options = await latenessFlags(flags);
+      const [{ latenessReport }, { formatLatenessReport }] = await Promise.all([import("../../observe/lateness.js"), import("../../observe/latenessText.js")]);
       await withDb(ctx, async (db) => {
         const report = await latenessReport(db.pool, pipeline, options);
         if (flags.json) json(report);

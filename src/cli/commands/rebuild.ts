@@ -4,21 +4,18 @@
  * the live version; `rebuild -p P --drop V` removes a version that is not live.
  */
 import type { Command } from "commander";
-import { dropVersion, rebuild, RebuildRefusedError, type RebuildReport } from "../../lifecycle/rebuild.js";
-import { SourceUnreadableError } from "../../lifecycle/rebuildClassify.js";
+import type { RebuildReport } from "../../lifecycle/rebuild.js";
 import type { WindowChange } from "../../db/sql/rebuildDiff.js";
-import { json, pickOne, UsageError, versionArg, withDb, type Context } from "../context.js";
-import { keyLabel } from "../print.js";
+import { json, pickOne, UsageError, versionArg, withDb, type ContextOf } from "../context.js";
+import { DEFAULT_LIMIT, keyLabel, LIMIT_HELP, limitArg } from "../print.js";
 import { progressBar } from "../progressBar.js";
-
-/** Windows of the diff printed before "… and N more". */
-const SHOWN = 20;
 
 const window = (w: WindowChange, keyed: boolean) => `${keyed ? `${keyLabel(w.groupKey)} ` : ""}[${w.windowStart}, ${w.windowEnd})`;
 const aggregate = (a: NonNullable<WindowChange["before"]>) => `count ${a.count}, sum ${a.sum ?? "null"}`;
 
-/** The rebuild's report as the CLI prints it: the candidate, its checkpoint and reconcile, then the diff. */
-export function rebuildLines(r: RebuildReport, keyed: boolean): string[] {
+/** The rebuild's report as the CLI prints it: the candidate, its checkpoint and reconcile, then the diff (the first `shown` windows and rows, then "… and N more"). */
+export function rebuildLines(r: RebuildReport, keyed: boolean, shown = DEFAULT_LIMIT): string[] {
+  const SHOWN = shown;
   const d = r.diff;
   const count = (c: WindowChange["change"]) => d.windows.filter((w) => w.change === c).length;
   const changedRows = d.reclassified.reduce((a, x) => a + x.rows, 0);
@@ -42,7 +39,7 @@ export function rebuildLines(r: RebuildReport, keyed: boolean): string[] {
   return lines;
 }
 
-export function rebuildCommand(program: Command, ctxOf: () => Context): void {
+export function rebuildCommand(program: Command, ctxOf: ContextOf): void {
   program
     .command("rebuild")
     .description("build a candidate results version from the whole ledger under the configured policy, beside the live one (which keeps serving), and print its diff against live; a killed rebuild continues when run again")
@@ -50,9 +47,11 @@ export function rebuildCommand(program: Command, ctxOf: () => Context): void {
     .option("--restart", "start over instead of continuing a killed rebuild")
     .option("--page-rows <n>", "rows classified per page and transaction (memory is bounded by it)", "10000")
     .option("--drop <version>", "remove a version that is not live (its classification, results and diff) instead of building one")
+    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
     .option("--json", "print the report as JSON (as POST /pipelines/{p}/rebuild answers)")
-    .action(async (opts: { pipeline: string; restart?: boolean; pageRows: string; drop?: string; json?: boolean }) => {
-      const ctx = ctxOf();
+    .action(async (opts: { pipeline: string; restart?: boolean; pageRows: string; drop?: string; limit: number; json?: boolean }) => {
+      const ctx = await ctxOf();
+      const [{ dropVersion, rebuild, RebuildRefusedError }, { SourceUnreadableError }] = await Promise.all([import("../../lifecycle/rebuild.js"), import("../../lifecycle/rebuildClassify.js")]);
       const pipeline = pickOne(ctx, opts.pipeline);
       const dropping = opts.drop === undefined ? undefined : versionArg("--drop", opts.drop);
       const pageRows = Number(opts.pageRows);
@@ -77,7 +76,7 @@ export function rebuildCommand(program: Command, ctxOf: () => Context): void {
           });
           bar?.stop();
           if (opts.json) json(report);
-          else console.log(rebuildLines(report, pipeline.fields.groupKey.length > 0).join("\n"));
+          else console.log(rebuildLines(report, pipeline.fields.groupKey.length > 0, opts.limit).join("\n"));
           if (!report.reconcile.ok) process.exitCode = 1;
         } catch (e) {
           if (!(e instanceof RebuildRefusedError) && !(e instanceof SourceUnreadableError)) throw e;

@@ -3,10 +3,8 @@ import path from "node:path";
 import type { Command } from "commander";
 import { formatDuration, readDuration } from "../../config/duration.js";
 import type { PipelineConfig } from "../../config/pipelines.js";
-import { listLandingFiles } from "../../ingest/landingFolder.js";
-import { replay, replayFilesProblem, type ReplaySummary } from "../../replay/replay.js";
+import type { ReplaySummary } from "../../replay/replay.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
-import { pipelineStatus } from "../../stream/status.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 import { batchLine, summaryLines } from "../print.js";
 import { progressBar } from "../progressBar.js";
@@ -40,7 +38,8 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
     .option("--batch-span <duration>", 'arrival time per micro-batch, e.g. "1 hour" (default: the pipeline\'s replay.batchSpan)')
     .option("--json", "print one JSON document: the replay's counts, its last micro-batch and the pipeline's status after it")
     .action(async (files: string[], opts: { pipeline: string; arrivalField?: string; batchSpan?: string; json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const [{ listLandingFiles }, { replay, replayFilesProblem }, { pipelineStatus }] = await Promise.all([import("../../ingest/landingFolder.js"), import("../../replay/replay.js"), import("../../stream/status.js")]);
       const pipeline = pickOne(ctx, opts.pipeline);
       const arrivalField = opts.arrivalField ?? pipeline.replay?.arrivalField;
       if (!arrivalField) throw new UsageError(`pipeline ${pipeline.name} has no replay.arrivalField; pass --arrival-field`);
@@ -102,6 +101,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
               }).join("\n"),
             );
             if (summary.alreadyLanded !== null) console.log(summary.alreadyLanded);
+            if (summary.landedBefore !== null) console.log(`${pipeline.name}: ${summary.landedBefore}`);
           }
           if (summary.refused.length > 0) process.exitCode = 1;
         } finally {

@@ -1,8 +1,6 @@
 /** `archive` (bronze partitions past the correction horizon → files, then dropped) and `restore --archive <file>` (src/retention/). */
 import type { Command } from "commander";
-import { runArchive, planArchive, type ArchiveRun, type PartitionVerdict } from "../../retention/archive.js";
-import { ensurePartitions, listPartitions } from "../../retention/partitions.js";
-import { restoreArchive, RestoreRefusedError } from "../../retention/restore.js";
+import type { ArchiveRun, PartitionVerdict } from "../../retention/archive.js";
 import { json, withDb, type ContextOf } from "../context.js";
 import { worstExit } from "../refusal.js";
 
@@ -36,7 +34,8 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
     .option("--dry-run", "only say which partitions would be archived and why the others are kept")
     .option("--json", "print the outcome as JSON")
     .action(async (opts: { dryRun?: boolean; json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const [{ runArchive, planArchive }, { ensurePartitions }] = await Promise.all([import("../../retention/archive.js"), import("../../retention/partitions.js")]);
       await withDb(ctx, async (db) => {
         await ensurePartitions(db.pool);
         if (opts.dryRun) {
@@ -57,7 +56,8 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
     .requiredOption("--archive <file>", "the archive's manifest (<partition>.<pipeline>.manifest.json) or its .copy.gz")
     .option("--json", "print the outcome as JSON")
     .action(async (opts: { archive: string; json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const [{ restoreArchive, RestoreRefusedError }, { listPartitions }] = await Promise.all([import("../../retention/restore.js"), import("../../retention/partitions.js")]);
       await withDb(ctx, async (db) => {
         try {
           const r = await restoreArchive(db.pool, opts.archive);

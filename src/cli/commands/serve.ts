@@ -1,7 +1,5 @@
 /** `serve` (the service: REST API and stream loops) and `migrate`. */
 import type { Command } from "commander";
-import { openDatabase } from "../../db/open.js";
-import { startService } from "../../service.js";
 import { json, withDb, type ContextOf } from "../context.js";
 
 export function serveCommands(program: Command, ctxOf: ContextOf): void {
@@ -9,7 +7,8 @@ export function serveCommands(program: Command, ctxOf: ContextOf): void {
     .command("serve")
     .description("run the service: REST API and the stream loop of every pipeline (what `npm start` runs)")
     .action(async () => {
-      const ctx = ctxOf("long-running");
+      const ctx = await ctxOf("long-running");
+      const [{ openDatabase }, { startService }] = await Promise.all([import("../../db/open.js"), import("../../service.js")]);
       const db = await openDatabase(ctx.env, ctx.log);
       let service;
       try {
@@ -34,7 +33,7 @@ export function serveCommands(program: Command, ctxOf: ContextOf): void {
     .description("apply the database migrations in drizzle/ and exit")
     .option("--json", 'print JSON: { "migrated": true, "database": "embedded" | "external" }')
     .action(async (opts: { json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
       await withDb(ctx, async (db) => (opts.json ? json({ migrated: true, database: db.kind }) : console.log(`migrations applied (${db.kind} database)`)));
     });
 }

@@ -1,12 +1,6 @@
 /** `stream` (run micro-batches over bronze) and `status` (per pipeline; `--json` for machines). */
 import { Option, type Command } from "commander";
-import { analyzeIfStale } from "../../db/statistics.js";
-import { alertViews } from "../../observe/alerts.js";
-import { runBatch } from "../../stream/runBatch.js";
-import { readOpenHold } from "../../db/sql/holds.js";
-import { checkPolicy, type PolicyAdoption } from "../../stream/policyGuard.js";
-import { pipelineStatus } from "../../stream/status.js";
-import { runUntilCaughtUp } from "../../stream/streamLoop.js";
+import type { PolicyAdoption } from "../../stream/policyGuard.js";
 import { json, pick, withDb, type ContextOf } from "../context.js";
 import { printBatch, statusLines } from "../print.js";
 import { reportRefusal } from "../refusal.js";
@@ -22,7 +16,8 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
     .addOption(new Option("--once", "run a single micro-batch").conflicts("availableNow"))
     .option("--available-now", "run micro-batches until bronze is consumed (default)")
     .action(async (opts: { pipeline: string; once?: boolean }) => {
-      const ctx = ctxOf("long-running");
+      const ctx = await ctxOf("long-running");
+      const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([import("../../db/statistics.js"), import("../../stream/runBatch.js"), import("../../stream/streamLoop.js")]);
       await withDb(ctx, async (db) => {
         for (const pipeline of pick(ctx, opts.pipeline)) {
           try {
@@ -37,7 +32,7 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
             }
           } catch (e) {
             // A refused pipeline writes nothing: say why, go on with the others, exit with the worst code.
-            if (!reportRefusal(e)) throw e;
+            if (!(await reportRefusal(e))) throw e;
           }
         }
       });
@@ -49,7 +44,10 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
     .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
     .option("--json", "print JSON: an array, one per pipeline, with the checkpoint and the last progress as well")
     .action(async (opts: { pipeline: string; json?: boolean }) => {
-      const ctx = ctxOf();
+      const ctx = await ctxOf();
+      const [{ alertViews }, { readOpenHold }, { checkPolicy }, { pipelineStatus }] = await Promise.all([
+        import("../../observe/alerts.js"), import("../../db/sql/holds.js"), import("../../stream/policyGuard.js"), import("../../stream/status.js"),
+      ]);
       await withDb(ctx, async (db) => {
         const all = await Promise.all(
           pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline), hold: (await readOpenHold(db.pool, pipeline.name)) ?? null })),

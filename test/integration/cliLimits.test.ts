@@ -1,0 +1,116 @@
+/**
+ * Long lists in the CLI's output for people: a summary line first, the first
+ * `--limit` items (default 20), then "… and N more"; `--json` has every item.
+ * On `reconcile` with more mismatches than the limit, `sources` and `ingest`.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { startCli } from "../helpers/cli.js";
+import { useTestDatabase } from "../helpers/db.js";
+
+const getDb = useTestDatabase();
+const at = (minutes: number) => new Date(Date.parse("2026-10-01T00:00:00Z") + minutes * 60_000).toISOString();
+const WINDOWS = 30;
+const TAMPERED = 25;
+
+/** `straggler <args>` to the end: its exit code and output. */
+async function cli(env: Record<string, string>, args: string[]) {
+  const r = await startCli(args, env).done;
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Pipeline `shop`: one event in each of 30 ten-minute windows (value 10 + i), all final after one more event far later; one landing file per 10 events. */
+async function setup() {
+  const { url, pool } = await getDb();
+  const dir = mkdtempSync(path.join(tmpdir(), "straggler-cli-limits-"));
+  const landing = path.join(dir, "landing");
+  mkdirSync(landing);
+  const events = Array.from({ length: WINDOWS }, (_, i) => JSON.stringify({ id: `e${i}`, t: at(10 * i + 1), k: "a", v: 10 + i }));
+  events.push(JSON.stringify({ id: "later", t: at(10 * WINDOWS + 100), k: "a", v: 1 }));
+  for (let f = 0; f * 10 < events.length; f++) writeFileSync(path.join(landing, `part-${String(f).padStart(2, "0")}.jsonl`), events.slice(f * 10, f * 10 + 10).join("\n") + "\n");
+  const config = path.join(dir, "pipelines.yaml");
+  writeFileSync(
+    config,
+    `pipelines:
+  - name: shop
+    source: { landingDir: landing, format: jsonl }
+    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }
+    timestamps: { format: iso8601 }
+    window: { type: tumbling, size: 10 minutes }
+    watermark: { delay: 10 minutes }
+`,
+  );
+  const env = { DATABASE_URL: url, STRAGGLER_PIPELINES: config };
+  const ingested = await cli(env, ["ingest", "-p", "shop", "--stream"]);
+  expect([ingested.code, ingested.stderr]).toEqual([0, ""]);
+  return { env, pool };
+}
+
+describe("the CLI's long lists", () => {
+  it("reconcile with more mismatches than the limit: the summary, the first 20, '… and N more'; --limit N; --json has them all", async () => {
+    const { env, pool } = await setup();
+    const clean = await cli(env, ["reconcile", "-p", "shop"]);
+    expect([clean.code, clean.stdout]).toEqual([0, "shop: 30 final windows checked, 0 mismatches; ledger landed 31 = accepted 31 + quarantined 0 (balanced); backlog 0 rows\n"]);
+
+    // The stored count of the first 25 windows made one too many: 25 mismatches.
+    const tampered = await pool.query("UPDATE straggler.window_results_table SET event_count = event_count + 1 WHERE pipeline = 'shop' AND window_start < $1", [at(10 * TAMPERED)]);
+    expect(tampered.rowCount).toBe(TAMPERED);
+    const mismatch = (i: number) =>
+      `  a [${at(10 * i)}, ${at(10 * i + 10)}) stored count 2 sum ${10 + i} min ${10 + i} max ${10 + i}, expected count 1 sum ${10 + i} min ${10 + i} max ${10 + i}`;
+    const summary = "shop: 30 final windows checked, 25 mismatches; ledger landed 31 = accepted 31 + quarantined 0 (balanced); backlog 0 rows";
+
+    const byDefault = await cli(env, ["reconcile", "-p", "shop"]);
+    expect([byDefault.code, byDefault.stderr]).toEqual([1, ""]);
+    expect(byDefault.stdout.split("\n")).toEqual([
+      summary,
+      ...Array.from({ length: 20 }, (_, i) => mismatch(i)),
+      "  … and 5 more mismatches (--limit N shows more, --json all)",
+      "",
+    ]);
+
+    const three = await cli(env, ["reconcile", "-p", "shop", "--limit", "3"]);
+    expect([three.code, three.stdout.split("\n")]).toEqual([1, [summary, mismatch(0), mismatch(1), mismatch(2), "  … and 22 more mismatches (--limit N shows more, --json all)", ""]]);
+    const none = await cli(env, ["reconcile", "-p", "shop", "--limit", "0"]);
+    expect([none.code, none.stdout]).toEqual([1, `${summary}\n  … and 25 more mismatches (--limit N shows more, --json all)\n`]);
+    const all = await cli(env, ["reconcile", "-p", "shop", "--limit", "25"]);
+    expect([all.code, all.stdout]).toEqual([1, [summary, ...Array.from({ length: 25 }, (_, i) => mismatch(i))].join("\n") + "\n"]);
+
+    const asJson = await cli(env, ["reconcile", "-p", "shop", "--json"]);
+    const [report] = JSON.parse(asJson.stdout) as { mismatches: { windowStart: string; stored: { count: number }; expected: { count: number } }[] }[];
+    expect([asJson.code, report!.mismatches.length, report!.mismatches.map((m) => [m.windowStart, m.stored.count, m.expected.count])]).toEqual([
+      1,
+      TAMPERED,
+      Array.from({ length: TAMPERED }, (_, i) => [at(10 * i), 2, 1]),
+    ]);
+
+    const bad = await cli(env, ["reconcile", "-p", "shop", "--limit", "many"]);
+    expect([bad.code, bad.stdout, bad.stderr]).toEqual([2, "", 'straggler: --limit: expected a whole number from 0 to 1000000, got "many"\n']);
+  });
+
+  it("sources: the counts first, the most recently seen up to --limit, then how many more", async () => {
+    const { env } = await setup();
+    const two = await cli(env, ["sources", "-p", "shop", "--limit", "2"]);
+    const lines = two.stdout.split("\n");
+    expect([two.code, lines.length, lines[0], lines[3], lines[4]]).toEqual([
+      0,
+      5,
+      "shop: landed 4, refused 0, changed_after_landing 0, waiting_to_settle 0",
+      "  … and 2 more (--limit N up to 10000, most recently seen first)",
+      "",
+    ]);
+    const row = /^ {2}landed {16}file {3}part-0\d\.jsonl: (10|1) rows \((10|1) accepted, 0 quarantined\), \d+ bytes$/;
+    expect(lines.slice(1, 3).map((l) => row.test(l))).toEqual([true, true]);
+    const byDefault = await cli(env, ["sources", "-p", "shop"]);
+    expect([byDefault.code, byDefault.stdout.split("\n").length]).toEqual([0, 6]); // the counts, 4 sources, the end
+
+    // ingest of a landing folder landed before: the first --limit files skipped, then how many more.
+    const again = await cli(env, ["ingest", "-p", "shop", "--limit", "1"]);
+    expect([again.code, again.stdout, again.stderr]).toEqual([
+      0,
+      "shop: part-00.jsonl already landed; skipped\nshop: … and 3 more files already landed; skipped (--limit N shows more, --json all)\n",
+      "",
+    ]);
+  });
+});
