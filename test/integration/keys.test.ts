@@ -85,6 +85,15 @@ describe("null, absent and empty-string group keys", () => {
 
     const get = async (q: string) => (await (await fetch(`${base}/pipelines/${p.name}/windows${q}`)).json()).map((w: { group_key: string | null; value_sum: string }) => [w.group_key, w.value_sum]);
     expect(await get("")).toEqual([["", "1"], ["north", "1000"], [null, "110"]]);
+    // The cursor of a full page (limit 1) walks the same order, the null group included, each window once.
+    const walked: [string | null, string][] = [];
+    for (let after: string | null = null, i = 0; i < 5; i++) {
+      const page = await fetch(`${base}/pipelines/${p.name}/windows?limit=1${after ? `&after=${after}` : ""}`);
+      walked.push(...(await page.json()).map((w: { group_key: string | null; value_sum: string }) => [w.group_key, w.value_sum] as [string | null, string]));
+      after = page.headers.get("straggler-next");
+      if (after === null) break;
+    }
+    expect(walked).toEqual([["", "1"], ["north", "1000"], [null, "110"]]);
     expect(await get("?nullKey=true")).toEqual([[null, "110"]]);
     expect(await get("?key=")).toEqual([["", "1"]]);
     expect(await get("?key=north")).toEqual([["north", "1000"]]);

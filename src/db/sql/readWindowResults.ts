@@ -41,18 +41,18 @@ export function windowFilter(pipeline: string, filter: Omit<WindowResultsFilter,
     filter.key === undefined ? undefined : eq(w.group_key, filter.key),
     filter.status === undefined ? undefined : eq(w.status, filter.status),
     filter.nullKey ? isNull(w.group_key) : undefined,
-    filter.after === undefined ? undefined : sql`(${w.window_start}, ${w.group_key} IS NOT NULL, coalesce(${w.group_key}, ''), ${w.window_end}) > (${filter.after.start}::timestamptz, ${filter.after.key !== null}, ${filter.after.key ?? ""}, ${filter.after.end}::timestamptz)`,
+    filter.after === undefined ? undefined : sql`(${w.window_start}, ${w.group_key} IS NULL, coalesce(${w.group_key}, ''), ${w.window_end}) > (${filter.after.start}::timestamptz, ${filter.after.key === null}, ${filter.after.key ?? ""}, ${filter.after.end}::timestamptz)`,
   );
 }
 
-/** The answer's order, total: window start, the null group first, key, window end. */
-const windowOrder = () => [windowResults.window_start, sql`${windowResults.group_key} IS NOT NULL`, windowResults.group_key, windowResults.window_end];
+/** The answer's order, total: window start, key (the null group last, as `ORDER BY group_key` puts it), window end. */
+const windowOrder = () => [windowResults.window_start, sql`${windowResults.group_key} IS NULL`, windowResults.group_key, windowResults.window_end];
 
 /** What a window row's JSON adds to its text (`octet_length(row::text)`): its column names and quotes, bytes. */
 const WINDOW_ROW_JSON_BYTES = 320;
 
 /**
- * The pipeline's windows overlapping `[from, to)`, by window start, then key (the null group first), then end; after `filter.after` when given.
+ * The pipeline's windows overlapping `[from, to)`, by window start, then key (the null group last), then end; after `filter.after` when given.
  * Not prepared: its text depends on the filters given.
  * @param budget when given, only the first rows whose text fits in `budget.bytes` are fetched
  *   (their sizes are read first, src/http/answerBudget.ts), and `budget.truncated` is set when
