@@ -26,7 +26,7 @@ export interface PipelineMetrics {
   maxEventTimeSeconds: number | null;
   openWindows: number;
   backlogRows: number;
-  /** Finished correction runs by status (`succeeded`, `failed`, `abandoned`), as the view `correction_history` shows it. */
+  /** Finished correction runs by status (`succeeded`, `failed`, `abandoned`: each present, 0 until one ends so), as the view `correction_history` shows it. */
   correctionRunsByStatus: Record<string, number>;
   /** Correction runs now running. */
   correctionRunsRunning: number;
@@ -97,7 +97,8 @@ export async function readPipelineMetrics(client: Queryable, pipelines: string[]
       maxEventTimeSeconds: s.max_event_time,
       openWindows: s.open_windows,
       backlogRows: s.backlog,
-      correctionRunsByStatus: Object.fromEntries(runs.filter((r) => r.status !== "running").map((r) => [r.status, r.n])),
+      // Every finished status from the start (0 until a run ends so): Prometheus's increase() cannot see a series' first sample.
+      correctionRunsByStatus: { succeeded: 0, failed: 0, abandoned: 0, ...Object.fromEntries(runs.filter((r) => r.status !== "running").map((r) => [r.status, r.n])) },
       correctionRunsRunning: runs.find((r) => r.status === "running")?.n ?? 0,
       correctionBacklogWindows: s.correction_backlog,
       windowsChanged: runs.reduce((n, r) => n + r.changed, 0),
