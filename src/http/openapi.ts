@@ -103,7 +103,8 @@ export class ApiRoutes {
 
   /**
    * Middleware for after every route: a request whose path is documented but whose method is not
-   * answers 405 `method_not_allowed` with `Allow` listing the path's methods; others pass on (to the 404).
+   * answers 405 `method_not_allowed` with `Allow` listing the path's methods (`OPTIONS`: 204 with
+   * `Allow`); others pass on (to the 404).
    */
   methodNotAllowed(): RequestHandler {
     const patterns = [...this.methods].map(([path, methods]) => ({ path, pattern: pathPattern(path), allow: [...methods].sort().join(", ") }));
@@ -111,6 +112,7 @@ export class ApiRoutes {
       const known = patterns.find((p) => p.pattern.test(req.path));
       if (known === undefined) return next();
       res.set("Allow", known.allow);
+      if (req.method === "OPTIONS") return void res.status(204).end(); // RFC 9110 §9.3.7: the methods, no body
       next(new HttpError(405, "method_not_allowed", `${req.method} is not answered at ${known.path}; it answers ${known.allow} (see GET /openapi.json)`));
     };
   }

@@ -237,6 +237,8 @@ describe("methods and challenges", () => {
         const r = await fetch(`${api.base}${route}`, { method });
         answers.push([method, route, r.status, r.headers.get("allow"), await r.json()]);
       }
+      const options = await fetch(`${api.base}/pipelines/${pipeline.name}/recompute`, { method: "OPTIONS" });
+      expect([options.status, options.headers.get("allow"), await options.text()]).toEqual([204, "POST", ""]);
       const name = pipeline.name;
       expect(answers).toEqual([
         ["POST", "/health", 405, "GET, HEAD", { error: "method_not_allowed", message: "POST is not answered at /health; it answers GET, HEAD (see GET /openapi.json)" }],
