@@ -156,6 +156,27 @@ describe("GET /openapi.json", () => {
         lateness: "object", cutover: "object",
       });
       for (const [name, schema, body] of answers) expect([name, schema.parse(body)]).toEqual([name, body]);
+      // Every value of a property the document marks date-time is an RFC 3339 instant in UTC.
+      const dateTimeNames = new Set<string>();
+      const collect = (o: unknown): void => {
+        if (Array.isArray(o)) return o.forEach(collect);
+        if (o === null || typeof o !== "object") return;
+        for (const [k, v] of Object.entries((o as { properties?: Record<string, { format?: string }> }).properties ?? {})) if (v.format === "date-time") dateTimeNames.add(k);
+        Object.values(o).forEach(collect);
+      };
+      collect((await get("/openapi.json")) as Document);
+      const instants: string[] = [];
+      const scan = (o: unknown): void => {
+        if (Array.isArray(o)) return o.forEach(scan);
+        if (o === null || typeof o !== "object") return;
+        for (const [k, v] of Object.entries(o)) {
+          if (dateTimeNames.has(k) && typeof v === "string") instants.push(v);
+          scan(v);
+        }
+      };
+      for (const [, , body] of answers) scan(body);
+      expect(instants.length).toBe(92);
+      expect(instants.filter((v) => !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(v))).toEqual([]);
       // The pages under /ui answer HTML and are not in the document.
       const page = await fetch(`${api.base}/ui/pipelines/${pipeline.name}`);
       const doc = (await get("/openapi.json")) as Document;
