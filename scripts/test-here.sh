@@ -14,10 +14,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 missing=()
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
 [[ -x /usr/sbin/nats-server ]] || missing+=(nats-server)
+# promtool (the metrics and alert-rule tests) comes with Debian's prometheus package.
+command -v promtool >/dev/null || missing+=(prometheus)
 if ((${#missing[@]} > 0)); then
   SUDO=(); ((EUID == 0)) || SUDO=(sudo)
   "${SUDO[@]}" apt-get update -qq
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  # The prometheus package may start its server; the tests need only promtool.
+  [[ " ${missing[*]} " != *" prometheus "* ]] || "${SUDO[@]}" pkill -x prometheus || true
 fi
 bash scripts/docker-local.sh
 export STRAGGLER_TEST_PG_IMAGE="${STRAGGLER_PG_IMAGE:-straggler/postgres:15-local}"

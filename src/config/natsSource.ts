@@ -3,6 +3,7 @@
  * stream a pipeline consumes with a durable pull consumer, validated with zod.
  */
 import { z } from "zod";
+import { tagSetting } from "./policySettings.js";
 import { readDuration } from "./duration.js";
 
 /** A stream or consumer name as JetStream accepts it: no whitespace, `.`, `*`, `>`, `/` or `\`. */
@@ -14,7 +15,8 @@ const jsName = (what: string) =>
 /** Default wait for an acknowledgement before the server delivers a message again (ms). */
 export const DEFAULT_ACK_WAIT_MS = 60_000;
 
-const ackWait = z
+/** A duration (tagged as one, so the pipelines file's JSON Schema shows it as text). */
+const ackWait = tagSetting(z
   .unknown()
   .transform((input, ctx) => {
     const read = readDuration(input);
@@ -24,7 +26,7 @@ const ackWait = z
     }
     return read.ms;
   })
-  .refine((ms) => ms >= 1000, { message: "expected an ackWait of at least 1 second" });
+  .refine((ms) => ms >= 1000, { message: "expected an ackWait of at least 1 second" }), "duration");
 
 export const natsSourceSchema = z
   .strictObject({

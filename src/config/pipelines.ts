@@ -6,13 +6,15 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import cron from "node-cron";
-import { parse as parseYaml } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { readDuration, type DurationResult } from "./duration.js";
 import { natsSourceSchema } from "./natsSource.js";
 import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
 import { tagAlternatives, tagSetting } from "./policySettings.js";
 import { readShare } from "./share.js";
+import { describeAs } from "./jsonSchemaHints.js";
+import { describeIssues, pathText, placeOf } from "./fileErrors.js";
 import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
 import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec, type WindowShape, type WindowSpec } from "../core/windows.js";
 import { DEFAULT_INPUT, type WatermarkSettings } from "../core/watermark.js";
@@ -79,14 +81,20 @@ const positiveDuration = (what: string) =>
 
 /** A share (`0.01` or `"1%"`), read as a fraction in [0, 1] by `readShare` (config/share.ts, the one grammar of shares). */
 const share = (what: string) =>
-  z.unknown().transform((input, ctx) => {
-    const read = readShare(input, what);
-    if (!read.ok) {
-      ctx.addIssue({ code: "custom", message: read.message });
-      return z.NEVER;
-    }
-    return read.share;
-  });
+  describeAs(
+    z.unknown().transform((input, ctx) => {
+      const read = readShare(input, what);
+      if (!read.ok) {
+        ctx.addIssue({ code: "custom", message: read.message });
+        return z.NEVER;
+      }
+      return read.share;
+    }),
+    {
+      description: `a share (${what}): a fraction from 0 to 1 (0.01) or a percentage ("1%")`,
+      anyOf: [{ type: "number", minimum: 0, maximum: 1 }, { type: "string", pattern: "^\\s*(\\d+(\\.\\d+)?|\\.\\d+)\\s*%?\\s*$" }],
+    },
+  );
 const batchCount = z.number().int().positive().default(10);
 
 /** Default lease of a correction run (ms): renewed every third of it while the run works. */
@@ -200,6 +208,13 @@ const CALENDAR_LENGTH = /^(?:interval\s+)?\+?(\d+)\s+(day|week|month)s?$/i;
 export const MAX_CALENDAR_COUNT = 9999;
 
 const calendarLength = (what: string) =>
+  describeAs(calendarLengthOf(what), {
+    type: "string",
+    pattern: "^\\s*(?:interval\\s+)?\\+?\\d+\\s+(?:day|week|month)s?\\s*$",
+    description: `a calendar window's ${what}: a whole number of days, weeks or months ("1 day", "7 days", "1 month")`,
+  });
+
+const calendarLengthOf = (what: string) =>
   z.unknown().transform((input, ctx): CalendarLength => {
     const m = typeof input === "string" ? CALENDAR_LENGTH.exec(input.trim()) : null;
     if (m === null || Number(m[1]) < 1) {
@@ -461,21 +476,20 @@ export function formatIssues(error: z.ZodError, prefix = ""): string {
 }
 
 /**
- * The path (as `formatIssues` writes it, e.g. `pipelines[0].watermark.inputs.__proto__`) of the first
- * key named `__proto__` in the parsed file, or undefined. Such a key parses as data but is dropped
- * (or becomes a prototype) when validation copies the object, so a setting would vanish silently.
+ * The path of the first key named `__proto__` in the parsed file, or undefined. Such a key parses
+ * as data but is dropped (or becomes a prototype) when validation copies the object, so a setting
+ * would vanish silently.
  */
-function reservedKeyPath(value: unknown, at: string): string | undefined {
+function reservedKeyPath(value: unknown, at: (string | number)[]): (string | number)[] | undefined {
   if (Array.isArray(value)) {
     for (const [i, v] of value.entries()) {
-      const found = reservedKeyPath(v, `${at}[${i}]`);
+      const found = reservedKeyPath(v, [...at, i]);
       if (found !== undefined) return found;
     }
   } else if (value !== null && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
-      const here = at === "" ? k : `${at}.${k}`;
-      if (k === "__proto__") return here;
-      const found = reservedKeyPath(v, here);
+      if (k === "__proto__") return [...at, k];
+      const found = reservedKeyPath(v, [...at, k]);
       if (found !== undefined) return found;
     }
   }
@@ -483,8 +497,10 @@ function reservedKeyPath(value: unknown, at: string): string | undefined {
 }
 
 /**
- * Reads and validates a pipelines file. Relative `landingDir`s are resolved
- * against the file's folder. Throws `ConfigError` naming every bad field.
+ * Reads and validates a pipelines file. Relative `landingDir`s and `retention.archive`s are
+ * resolved against the file's folder. Throws `ConfigError` naming every bad field, each on a line
+ * `file:line:column: path: message` (src/config/fileErrors.ts: unknown keys first, with "did you
+ * mean"); text that is not YAML or JSON is named at its first error's line and column.
  */
 export function loadPipelines(file: string): PipelineConfig[] {
   let text: string;
@@ -493,19 +509,22 @@ export function loadPipelines(file: string): PipelineConfig[] {
   } catch (e) {
     throw new ConfigError(`cannot read pipelines file ${file}: ${(e as Error).message}`);
   }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (e) {
-    throw new ConfigError(`pipelines file ${file} is not valid YAML/JSON: ${(e as Error).message}`);
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const bad = doc.errors[0];
+  if (bad !== undefined) {
+    const { line, col } = lines.linePos(bad.pos[0]);
+    throw new ConfigError(`pipelines file ${file} is not valid YAML/JSON:\n  ${file}:${line}:${col}: ${bad.message.split("\n")[0]}`);
   }
-  const reserved = reservedKeyPath(raw, "");
-  if (reserved !== undefined) throw new ConfigError(`invalid pipelines file ${file}:\n  ${reserved}: "__proto__" cannot be a name here (JavaScript objects drop it); choose another name`);
+  const raw: unknown = doc.toJS();
+  const invalid = (lines_: string) => new ConfigError(`invalid pipelines file ${file}:\n${lines_}`);
+  const reserved = reservedKeyPath(raw, []);
+  if (reserved !== undefined) throw invalid(`  ${placeOf(file, doc, lines, reserved)}: ${pathText(reserved)}: "__proto__" cannot be a name here (JavaScript objects drop it); choose another name`);
   const parsed = pipelinesFileSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(`invalid pipelines file ${file}:\n${formatIssues(parsed.error)}`);
+  if (!parsed.success) throw invalid(describeIssues(parsed.error, raw, file, doc, lines));
   const names = new Set<string>();
-  for (const p of parsed.data.pipelines) {
-    if (names.has(p.name)) throw new ConfigError(`invalid pipelines file ${file}:\n  pipelines.name: duplicate pipeline name "${p.name}"`);
+  for (const [i, p] of parsed.data.pipelines.entries()) {
+    if (names.has(p.name)) throw invalid(`  ${placeOf(file, doc, lines, ["pipelines", i, "name"])}: pipelines[${i}].name: duplicate pipeline name "${p.name}"`);
     names.add(p.name);
     if (p.source.landingDir !== undefined) p.source.landingDir = path.resolve(path.dirname(file), p.source.landingDir);
     if (p.retention !== undefined) p.retention.archive = path.resolve(path.dirname(file), p.retention.archive);

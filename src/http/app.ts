@@ -4,7 +4,8 @@
  * database is away), never a stack trace. Mutating routes need the bearer
  * token. `GET /openapi.json` describes every route: each is declared once,
  * with its schemas, in `ApiRoutes` (routes by resource: `pipelineRoutes.ts`,
- * `eventRoutes.ts`, `correctionRoutes.ts`). Express 5 passes a handler's
+ * `eventRoutes.ts`, `correctionRoutes.ts`). A documented path asked with another
+ * method is a 405 with `Allow`; a 401 carries `WWW-Authenticate: Bearer`. Express 5 passes a handler's
  * rejected promise to the error handler.
  */
 import express from "express";
@@ -14,7 +15,8 @@ import { requireToken } from "./auth.js";
 import { readBudget } from "./readBudget.js";
 import type { ApiDeps, RouteContext } from "./context.js";
 import { addCorrectionRoutes } from "./correctionRoutes.js";
-import { errorHandler, HttpError } from "./errors.js";
+import { errorHandler, HttpError, parseOr400 } from "./errors.js";
+import { noQuery } from "./schemas.js";
 import { addEventRoutes } from "./eventRoutes.js";
 import { addHoldRoutes } from "./holdRoutes.js";
 import { addRebuildRoutes } from "./rebuildRoutes.js";
@@ -23,6 +25,7 @@ import { ApiRoutes, errors, json } from "./openapi.js";
 import { addPipelineRoutes } from "./pipelineRoutes.js";
 import { healthResponse, metricsText, openApiResponse } from "./responses.js";
 import { uiRouter } from "../ui/routes.js";
+import { createLogger } from "../log.js";
 
 export type { ApiDeps } from "./context.js";
 
@@ -60,8 +63,9 @@ export function createApp(deps: ApiDeps): express.Express {
   // Health has its own connections: it answers while every pooled one is busy.
   const healthPool = deps.healthPool ?? deps.pool;
   routes.add(
-    { method: "get", path: "/health", summary: "Database reachable?", responses: { 200: json("healthy", healthResponse), 503: json("database unreachable", healthResponse) } },
-    async (_req, res) => {
+    { method: "get", path: "/health", operationId: "getHealth", summary: "Database reachable?", request: { query: noQuery }, responses: { 200: json("healthy", healthResponse), 503: json("database unreachable", healthResponse), ...errors([400]) } },
+    async (req, res) => {
+      parseOr400(noQuery, req.query, "query");
       try {
         // A database that accepts connections but does not answer is unreachable too.
         let timer: NodeJS.Timeout | undefined;
@@ -75,11 +79,12 @@ export function createApp(deps: ApiDeps): express.Express {
       }
     },
   );
-  routes.add({ method: "get", path: "/openapi.json", summary: "This document", responses: { 200: json("the OpenAPI 3.1 document", openApiResponse) } }, (_req, res) => {
+  routes.add({ method: "get", path: "/openapi.json", operationId: "getOpenApiDocument", summary: "This document", request: { query: noQuery }, responses: { 200: json("the OpenAPI 3.1 document", openApiResponse), ...errors([400]) } }, (req, res) => {
+    parseOr400(noQuery, req.query, "query");
     res.json(document);
   });
   routes.add(
-    { method: "get", path: "/metrics", summary: "Prometheus metrics (README: Metrics and alerts)", responses: { 200: { description: "every metric, Prometheus text format 0.0.4", content: { "text/plain": { schema: metricsText } } }, ...errors([500, 503]) } },
+    { method: "get", path: "/metrics", operationId: "getMetrics", summary: "Prometheus metrics (README: Metrics and alerts)", responses: { 200: { description: "every metric, Prometheus text format 0.0.4", content: { "text/plain": { schema: metricsText } } }, ...errors([500, 503]) } },
     metricsHandler(metrics, deps.pool),
   );
   addPipelineRoutes(ctx);
@@ -90,10 +95,21 @@ export function createApp(deps: ApiDeps): express.Express {
   addRebuildRoutes(ctx);
   app.use("/ui", uiRouter(deps, ctx.pipelineOf)); // pages for people, not in the API document (src/ui)
   const document = routes.document();
+  app.locals.openApiDocument = document;
 
+  app.use(routes.methodNotAllowed());
   app.use((_req, res) => {
     res.status(404).json({ error: "not_found", message: "no such route; see GET /openapi.json" });
   });
   app.use(errorHandler(deps.log));
   return app;
+}
+
+/**
+ * The OpenAPI 3.1 document `GET /openapi.json` serves, built without a database or pipelines (the
+ * document depends on neither): for tooling such as `scripts/openapi.ts`.
+ */
+export function apiDocument(): object {
+  const app = createApp({ pool: undefined as never, pipelines: [], log: createLogger("silent"), token: undefined });
+  return app.locals.openApiDocument as object;
 }

@@ -6,6 +6,7 @@ import type { CorrectionRequest, CorrectionSummary } from "../correction/correct
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import type { z } from "zod";
+import type { ResponseConfig } from "@asteasolutions/zod-to-openapi";
 import { parseOr400 } from "./errors.js";
 import { errors, json, type ApiRoutes } from "./openapi.js";
 import { pipelineParams } from "./schemas.js";
@@ -76,17 +77,18 @@ export interface RouteContext {
  */
 export function addPipelineRead<Q extends z.ZodObject>(
   { routes, pipelineOf, deps }: RouteContext,
-  spec: { path: string; summary: string; query: Q; response: z.ZodType; description: string },
+  spec: { path: string; operationId: string; summary: string; query: Q; response: z.ZodType; description: string; responses?: Record<string, ResponseConfig> },
   read: (pipeline: PipelineConfig, query: z.infer<Q>, pool: Pool, budget: ReadBudgetOfAnswer) => Promise<unknown>,
 ): void {
   routes.add(
     {
-      method: "get", path: spec.path, summary: spec.summary, request: { params: pipelineParams, query: spec.query },
+      method: "get", path: spec.path, operationId: spec.operationId, summary: spec.summary, request: { params: pipelineParams, query: spec.query },
       responses: {
         200: {
           ...json(`${spec.description}; a list cut to the answer's byte budget (about 4 MiB) carries the header Straggler-Truncated: true and Straggler-Rows (the rows sent); where the route takes \`after\`, a page cut short or full carries Straggler-Next, the cursor of the next page`, spec.response),
         },
         ...errors([400, 404, 500, 503]),
+        ...spec.responses,
       },
     },
     async (req, res) => {

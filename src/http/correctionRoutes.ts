@@ -13,7 +13,7 @@ import { addPipelineRead, type RouteContext } from "./context.js";
 import { readsOf } from "./readBudget.js";
 import { ANSWER_BYTES_DEFAULT, budgetAnswer } from "./answerBudget.js";
 import { HttpError, parseOr400 } from "./errors.js";
-import { errors, json } from "./openapi.js";
+import { errors, json, WRITE_SECURITY } from "./openapi.js";
 import { correctionRunResponse, correctionRunRow, reconcileReport } from "./responses.js";
 import { correctionSummary, errorResponse, limitQuery, noQuery, pipelineParams, rangeQuery, recomputeBody, runIdParam } from "./schemas.js";
 
@@ -39,8 +39,9 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
     {
       method: "post",
       path: "/pipelines/{pipeline}/recompute",
+      operationId: "recompute",
       summary: "Run a correction: windows awaiting correction, plus every final window in [from, to) when given",
-      security: [{ bearer: [] }],
+      security: WRITE_SECURITY,
       request: { params: pipelineParams, query: noQuery, body: { required: false, content: { "application/json": { schema: recomputeBody } } } },
       responses: {
         200: json("the run summary", correctionSummary),
@@ -69,13 +70,13 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
   );
 
   addPipelineRead(
-    ctx, { path: "/pipelines/{pipeline}/corrections", summary: "Correction runs", query: limitQuery, response: z.array(correctionRunRow), description: "runs, latest first" },
+    ctx, { path: "/pipelines/{pipeline}/corrections", operationId: "listCorrectionRuns", summary: "Correction runs", query: limitQuery, response: z.array(correctionRunRow), description: "runs, latest first" },
     (pipeline, q, pool) => readCorrectionHistory(pool, pipeline.name, q.limit),
   );
 
   routes.add(
     {
-      method: "get", path: "/pipelines/{pipeline}/corrections/{runId}", summary: "One correction run and the windows it changed (before/after)",
+      method: "get", path: "/pipelines/{pipeline}/corrections/{runId}", operationId: "getCorrectionRun", summary: "One correction run and the windows it changed (before/after)",
       request: { params: pipelineParams.extend({ runId: runIdParam }), query: noQuery },
       responses: { 200: json("the run and its changes", correctionRunResponse), ...errors([400, 404, 500, 503], { 404: "no such pipeline, or no such run of it" }) },
     },
@@ -92,7 +93,8 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
 
   addPipelineRead(
     ctx,
-    { path: "/pipelines/{pipeline}/reconcile", summary: "Compare final windows with a fresh recompute from bronze; check the ledger", query: rangeQuery, response: reconcileReport, description: "the report" },
+    { path: "/pipelines/{pipeline}/reconcile", operationId: "reconcile", summary: "Compare final windows with a fresh recompute from bronze; check the ledger", query: rangeQuery, response: reconcileReport, description: "the report",
+      responses: { 409: json("the range reaches windows whose rows are archived past the correction horizon: `horizon_refused`", errorResponse) } },
     (pipeline, q, pool) =>
       reconcile(pool, pipeline, q.from && q.to ? { from: q.from, to: q.to } : undefined).catch((e: unknown) => {
         if (e instanceof HorizonRefusedError) throw new HttpError(409, "horizon_refused", e.message);

@@ -16,13 +16,16 @@ import { ClientGoneError } from "./readBudget.js";
 /** An answer for the caller: HTTP `status`, `code` as the body's `error`; `cause` keeps the error it was made from, if any. */
 export class HttpError extends Error {
   override name = "HttpError";
+  /** Headers the answer carries (e.g. `WWW-Authenticate` on a 401). */
+  readonly headers: Record<string, string>;
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { headers?: Record<string, string> },
   ) {
     super(message, options);
+    this.headers = options?.headers ?? {};
   }
 }
 
@@ -90,6 +93,7 @@ export function errorHandler(log: Logger) {
       return;
     }
     if (err instanceof HttpError) {
+      res.set(err.headers);
       if (err.status === 503 && res.get("Retry-After") === undefined) res.set("Retry-After", "5");
       res.status(err.status).json({ error: err.code, message: err.message });
       return;

@@ -7,7 +7,7 @@ import { readOptionsFor } from "../ingest/readers.js";
 import type { RouteContext } from "./context.js";
 import { readBody } from "./body.js";
 import { HttpError, parseOr400 } from "./errors.js";
-import { errors, json } from "./openapi.js";
+import { errors, json, WRITE_SECURITY } from "./openapi.js";
 import { declaredInputs } from "../config/pipelines.js";
 import { landResponse, pipelineParams } from "./schemas.js";
 
@@ -45,12 +45,13 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
     {
       method: "post",
       path: "/pipelines/{pipeline}/events",
+      operationId: "landEvents",
       summary: "Land events (JSON array or NDJSON) in bronze",
       description:
         "Each event is classified (accepted or quarantined with a reason). Send an Idempotency-Key header to make retries land once: the key names one body " +
         "(SHA-256 of its bytes after Content-Encoding); the same key and body again answers 200 with the first answer, another body 422. " +
         "A 503 `outcome_unknown` means the landing may have committed: retry with the same key.",
-      security: [{ bearer: [] }],
+      security: WRITE_SECURITY,
       request: {
         params: pipelineParams,
         query: eventsQuery,

@@ -4,10 +4,9 @@ import { z } from "zod";
 import { HoldStateError, holdPipeline, releasePipeline } from "../lifecycle/hold.js";
 import type { RouteContext } from "./context.js";
 import { HttpError, parseOr400 } from "./errors.js";
-import { errors, json } from "./openapi.js";
-import { errorResponse, noQuery, pipelineParams } from "./schemas.js";
+import { errors, json, WRITE_SECURITY } from "./openapi.js";
+import { errorResponse, isoInstant, noQuery, pipelineParams } from "./schemas.js";
 
-const isoInstant = z.string().meta({ description: "ISO 8601 UTC instant", example: "2026-10-01T12:00:00.000Z" });
 
 /** A hold as the API answers it. */
 export const holdResponse = z.object({
@@ -35,9 +34,9 @@ export function addHoldRoutes(ctx: RouteContext): void {
 
   routes.add(
     {
-      method: "post", path: "/pipelines/{pipeline}/hold",
+      method: "post", path: "/pipelines/{pipeline}/hold", operationId: "holdPipeline",
       summary: "Hold the pipeline's published results: straggler.window_results (and /windows) keep serving what they serve now, every row held, while landing, the stream and corrections go on",
-      security: [{ bearer: [] }],
+      security: WRITE_SECURITY,
       request: { params: pipelineParams, query: noQuery, body: { required: true, content: { "application/json": { schema: holdBody } } } },
       responses: { 201: json("the hold, and how many windows stay published", z.object({ hold: holdResponse, windows: z.number() })), ...conflict, ...errors([400, 401, 404, 500, 503]) },
     },
@@ -55,9 +54,9 @@ export function addHoldRoutes(ctx: RouteContext): void {
 
   routes.add(
     {
-      method: "post", path: "/pipelines/{pipeline}/release",
+      method: "post", path: "/pipelines/{pipeline}/release", operationId: "releasePipeline",
       summary: "Release the pipeline's hold: straggler.window_results shows the live results, all at once",
-      security: [{ bearer: [] }],
+      security: WRITE_SECURITY,
       request: { params: pipelineParams, query: noQuery },
       responses: { 200: json("the released hold", holdResponse), ...conflict, ...errors([400, 401, 404, 500, 503]) },
     },

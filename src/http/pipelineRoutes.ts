@@ -26,7 +26,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
   const { pool } = deps;
   routes.add(
     {
-      method: "get", path: "/pipelines", summary: "Pipelines with watermark, lag, ledger, window counts, sources by state, alerts and policy (live, unrecorded or refused)", request: { query: noQuery },
+      method: "get", path: "/pipelines", operationId: "listPipelines", summary: "Pipelines with watermark, lag, ledger, window counts, sources by state, alerts and policy (live, unrecorded or refused)", request: { query: noQuery },
       responses: { 200: json("pipelines", z.array(pipelineStatusRow)), ...errors([400, 500, 503]) },
     },
     async (req, res) => {
@@ -57,17 +57,17 @@ export function addPipelineRoutes(ctx: RouteContext): void {
     },
   );
 
-  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q, pool, budget) => {
+  addPipelineRead(ctx, { path: "/pipelines/{pipeline}/windows", operationId: "listWindows", summary: "Window results", query: windowsQuery, response: z.array(windowRow), description: "windows" }, (pipeline, q, pool, budget) => {
     budget.next = { cursorOf: windowCursor, limit: q.limit };
     return readWindowResults(pool, pipeline.name, q, budget);
   },
   );
   addPipelineRead(ctx, 
-    { path: "/pipelines/{pipeline}/progress", summary: "Latest micro-batch progress", query: limitQuery, response: z.array(progressRow), description: "batches, latest first" },
+    { path: "/pipelines/{pipeline}/progress", operationId: "listProgress", summary: "Latest micro-batch progress", query: limitQuery, response: z.array(progressRow), description: "batches, latest first" },
     (pipeline, q, pool) => readStreamProgress(pool, pipeline.name, q.limit),
   );
   addPipelineRead(ctx, 
-    { path: "/pipelines/{pipeline}/quarantine", summary: "Quarantined rows, by reason", query: quarantineQuery, response: quarantineResponse, description: "counts by reason, and the rows latest first" },
+    { path: "/pipelines/{pipeline}/quarantine", operationId: "listQuarantine", summary: "Quarantined rows, by reason", query: quarantineQuery, response: quarantineResponse, description: "counts by reason, and the rows latest first" },
     async (pipeline, q, pool) => {
       const [byReason, rows] = await Promise.all([countQuarantineByReason(pool, pipeline.name), readQuarantine(pool, pipeline.name, q)]);
       return { byReason, rows };
@@ -76,6 +76,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
   addPipelineRead(ctx, 
     {
       path: "/pipelines/{pipeline}/sources",
+      operationId: "listSources",
       summary: "Every source (file, request, stdin, replay micro-batch) with its state: landed, refused (with its reason), changed_after_landing, waiting_to_settle",
       query: sourcesQuery, response: sourcesResponse, description: "counts by state, and the sources most recently seen first",
     },
@@ -87,6 +88,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
   addPipelineRead(ctx, 
     {
       path: "/pipelines/{pipeline}/failed-windows",
+      operationId: "listFailedWindows",
       summary: "Windows whose aggregate failed (a data exception such as a numeric overflow): their rows were quarantined as INVALID_VALUE and the pipeline went on",
       query: limitQuery, response: z.array(failedWindowRow), description: "failed windows, latest first; group_key null for the null group",
     },
@@ -95,6 +97,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
   addPipelineRead(ctx,
     {
       path: "/pipelines/{pipeline}/retractions",
+      operationId: "listRetractions",
       summary: "Session rows removed from the results (extended or merged by the stream, replaced by a correction run), oldest first: follow with after=<last id read>",
       query: retractionsQuery, response: z.array(retractionRow), description: "retractions with an id above `after`, by id; group_key null for the null group. Each retracts the row it names and every row of its key inside its replacement (replaced_by_start, replaced_by_end) other than the replacement: the stream prunes the earlier retractions a new one covers (README \"Session windows\")",
     },

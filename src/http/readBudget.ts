@@ -15,7 +15,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Pool, PoolClient } from "../db/pool.js";
-import { tokensEqual } from "./auth.js";
+import { tokensEqual, unauthorized } from "./auth.js";
 import { HttpError } from "./errors.js";
 
 /** Default reads answered at once. */
@@ -25,8 +25,8 @@ export const READ_CONNECTIONS_DEFAULT = 2;
 /** Default `statement_timeout` of a read query, ms. */
 export const READ_TIMEOUT_MS_DEFAULT = 30_000;
 
-/** Paths that are not reads in this sense: answered without the budget or the read token. */
-const UNBUDGETED = new Set(["/health", "/openapi.json"]);
+/** Paths that are not reads in this sense: answered without the budget or the read token (the OpenAPI document gives them `security: []`). */
+export const UNBUDGETED = new Set<string>(["/health", "/openapi.json"]);
 
 /** The error a read's query gets once its client has hung up. */
 export class ClientGoneError extends Error {
@@ -113,7 +113,7 @@ export function readBudget(options: ReadBudgetOptions): RequestHandler {
     if (options.readToken !== undefined) {
       const presented = bearerOf(req);
       const ok = presented !== undefined && (tokensEqual(presented, options.readToken) || (options.writeToken !== undefined && tokensEqual(presented, options.writeToken)));
-      if (!ok) return next(new HttpError(401, "unauthorized", presented === undefined ? "reads need 'Authorization: Bearer <token>' (STRAGGLER_READ_TOKEN is set)" : "invalid token"));
+      if (!ok) return next(presented === undefined ? unauthorized("reads need 'Authorization: Bearer <token>' (STRAGGLER_READ_TOKEN is set)") : unauthorized("invalid token", true));
     }
     if (running >= limit) {
       res.set("Retry-After", "1");

@@ -11,10 +11,10 @@ import { SourceUnreadableError } from "../lifecycle/rebuildClassify.js";
 import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
 import type { RouteContext } from "./context.js";
 import { HttpError, parseOr400 } from "./errors.js";
-import { errors, json } from "./openapi.js";
-import { aggregate, errorResponse, noQuery, pipelineParams } from "./schemas.js";
+import { errors, json, WRITE_SECURITY } from "./openapi.js";
+import { aggregate, errorResponse, isoInstant, noQuery, pipelineParams } from "./schemas.js";
 
-const iso = z.string().meta({ description: "ISO 8601 UTC instant" });
+const iso = isoInstant;
 
 const windowChange = z.object({
   change: z.enum(["added", "removed", "changed"]),
@@ -70,9 +70,9 @@ export function addRebuildRoutes(ctx: RouteContext): void {
 
   routes.add(
     {
-      method: "post", path: "/pipelines/{pipeline}/rebuild",
+      method: "post", path: "/pipelines/{pipeline}/rebuild", operationId: "rebuildPipeline",
       summary: "Build a candidate results version from the whole ledger under the configured policy, beside the live one (which keeps serving); answers its reconcile and its diff against the live version",
-      security: [{ bearer: [] }],
+      security: WRITE_SECURITY,
       request: { params: pipelineParams, query: noQuery, body: { required: false, content: { "application/json": { schema: rebuildBody } } } },
       responses: {
         200: json("the candidate, its checkpoint, reconcile and diff", rebuildResponse),
@@ -99,9 +99,9 @@ export function addRebuildRoutes(ctx: RouteContext): void {
 
   routes.add(
     {
-      method: "post", path: "/pipelines/{pipeline}/cutover",
+      method: "post", path: "/pipelines/{pipeline}/cutover", operationId: "cutoverPipeline",
       summary: "Serve another results version in one transaction: a complete candidate (cut over) or a retired version (roll back); it first catches up with the rows landed since it was built",
-      security: [{ bearer: [] }],
+      security: WRITE_SECURITY,
       request: { params: pipelineParams, query: noQuery, body: { required: true, content: { "application/json": { schema: cutoverBody } } } },
       responses: {
         200: json("the version now live", cutoverResponse),

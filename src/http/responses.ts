@@ -8,9 +8,8 @@ import { getViewSelectedFields, type View } from "drizzle-orm";
 import { z } from "zod";
 import { correctionAudit, correctionHistory, failedWindows, quarantine, retractions, sources, streamProgress, windowResults } from "../db/views.js";
 import { holdResponse } from "./holdRoutes.js";
-import { aggregate } from "./schemas.js";
+import { aggregate, isoInstant } from "./schemas.js";
 
-const isoInstant = z.string().meta({ description: "ISO 8601 UTC instant, microseconds kept", example: "2026-10-01T12:00:00.000Z" });
 
 /** A view's row; its instants (drizzle custom columns) as ISO strings; `omit`: columns a route leaves out. */
 function rowOf(view: View, omit: string[] = []) {

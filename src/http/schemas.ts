@@ -7,12 +7,15 @@ import { z } from "zod";
 import { formatInstant, parseInstant } from "../core/timestamps.js";
 import { parseWindowCursor } from "./windowCursor.js";
 
+/** An instant the API answers: ISO 8601 in UTC (RFC 3339 `date-time`), microseconds kept. */
+export const isoInstant = z.string().meta({ format: "date-time", description: "ISO 8601 UTC instant, microseconds kept", example: "2026-10-01T12:00:00.000Z" });
+
 /** An ISO 8601 instant with a zone, normalised to UTC. */
 export const instant = z
   .string()
   .refine((s) => parseInstant(s, "iso8601", undefined).ok, { message: "expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z" })
   .transform((s) => formatInstant((parseInstant(s, "iso8601", undefined) as { us: bigint }).us))
-  .meta({ description: "ISO 8601 instant with a zone", example: "2026-10-01T12:00:00Z" });
+  .meta({ format: "date-time", description: "ISO 8601 instant with a zone", example: "2026-10-01T12:00:00Z" });
 
 /** Free text compared in SQL (a key, a reason): PostgreSQL text cannot hold NUL, so one is a 400, not a database error. */
 const sqlText = z.string().refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" });
@@ -78,7 +81,9 @@ export const recomputeBody = z
   .refine((q) => (q.from === undefined) === (q.to === undefined), { message: "give both from and to, or neither", path: ["to"], when: (c) => c.issues.length === 0 })
   .refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
 
-export const aggregate = z.object({ count: z.number(), sum: z.string().nullable(), min: z.string().nullable(), max: z.string().nullable() });
+export const aggregate = z
+  .object({ count: z.number(), sum: z.string().nullable(), min: z.string().nullable(), max: z.string().nullable() })
+  .meta({ id: "Aggregate", description: "A window's aggregate: count, and sum, min and max of the value as decimal text (null without values)" });
 
 export const landResponse = z.object({
   pipeline: z.string(),
@@ -100,7 +105,7 @@ export const correctionSummary = z.object({
   pipeline: z.string(),
   trigger: z.enum(["cron", "api", "cli"]),
   status: z.enum(["succeeded", "failed", "skipped"]),
-  range: z.object({ from: z.string(), to: z.string() }).nullable(),
+  range: z.object({ from: isoInstant, to: isoInstant }).nullable(),
   keys: z.array(z.string().nullable()).nullable(),
   bronzeSnapshot: z.number().nullable(),
   windowsExamined: z.number(),
@@ -113,8 +118,8 @@ export const correctionSummary = z.object({
   changes: z.array(
     z.object({
       groupKey: z.string().nullable(),
-      windowStart: z.string(),
-      windowEnd: z.string(),
+      windowStart: isoInstant,
+      windowEnd: isoInstant,
       before: aggregate.nullable(),
       after: aggregate,
       revision: z.number(),
@@ -124,7 +129,22 @@ export const correctionSummary = z.object({
   ),
 });
 
-export const errorResponse = z.object({ error: z.string(), message: z.string() });
+export const errorResponse = z
+  .object({ error: z.string().meta({ description: "a stable code, e.g. invalid_request, not_found, unauthorized, busy" }), message: z.string().meta({ description: "for people: what was wrong and how to put it right" }) })
+  .meta({ id: "Error", description: "Every 4xx and 5xx answer (src/http/errors.ts)" });
+
+/** The alert webhook's body (src/observe/webhook.ts `AlertChange`): an alert's new state. */
+export const alertChange = z
+  .object({
+    pipeline: z.string(),
+    alert: z.enum(["drop_share", "quarantine_share", "watermark_stalled", "backlog", "correction_failed"]),
+    state: z.enum(["ok", "firing"]),
+    since: isoInstant.meta({ description: "when the state changed, ISO 8601 UTC" }),
+    value: z.number().nullable().meta({ description: "what it was judged on: a share (0-1), seconds, rows, or a correction run id" }),
+    threshold: z.number().nullable().meta({ description: "the configured threshold in the same unit; null for correction_failed" }),
+    message: z.string().meta({ description: "a line for people" }),
+  })
+  .meta({ id: "AlertChange" });
 
 /** A route without query parameters: one given is a 400, never silently ignored. */
 export const noQuery = z.strictObject({});

@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { readDuration } from "../config/duration.js";
 import { readShare } from "../config/share.js";
-import { instant } from "../http/schemas.js";
+import { instant, isoInstant } from "../http/schemas.js";
 import { DEFAULT_TARGET_DROP_SHARE, type LatenessOptions } from "./lateness.js";
 
 /** Most candidate delays a caller may add (each one is a pass of the stream's rules over the rows). */
@@ -87,7 +87,7 @@ const whatIfShape = {
 /** `GET /pipelines/{pipeline}/lateness` and `straggler lateness --json`: the `LatenessReport` of src/observe/lateness.ts. */
 export const latenessResponse = z.object({
   pipeline: z.string(),
-  range: z.object({ from: z.string().nullable(), to: z.string().nullable() }),
+  range: z.object({ from: isoInstant.nullable(), to: isoInstant.nullable() }),
   configuredDelayMs: z.number(),
   distribution: z.object({
     ...distributionShape,

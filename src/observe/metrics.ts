@@ -3,7 +3,9 @@
  * (ledger, stream progress, checkpoint, backlog, corrections, alert states) is read
  * at scrape time, so every process and every restart reports the same values;
  * HTTP requests are counted in this process. Names follow Prometheus conventions:
- * prefix `straggler_`, counters end in `_total`, durations and instants are seconds.
+ * prefix `straggler_`, counters end in `_total`, durations and instants are seconds
+ * (`promtool check metrics` passes). A counter never goes down: what can (rows now accepted
+ * or quarantined, runs now running) is a gauge; archived rows still count.
  * The README's "Metrics and alerts" lists them.
  */
 import type { NextFunction, Request, Response } from "express";
@@ -37,9 +39,9 @@ interface Snapshot {
 
 /** Metrics of pipelines read from the database: name, type, help, and the rows of one snapshot. */
 const FROM_DATABASE: [string, "counter" | "gauge", string, (s: Snapshot) => Row[]][] = [
-  ["straggler_rows_landed_total", "counter", "Rows landed in bronze (accepted and quarantined).", (s) => per(s, (m) => m.landed)],
-  ["straggler_rows_accepted_total", "counter", "Rows landed and accepted.", (s) => per(s, (m) => m.accepted)],
-  ["straggler_rows_quarantined_total", "counter", "Rows quarantined, by reason code.", (s) => s.pipelines.flatMap((m) => Object.entries(m.quarantinedByReason).map(([reason, value]) => ({ labels: { pipeline: m.pipeline, reason }, value })))],
+  ["straggler_rows_landed_total", "counter", "Rows landed in bronze (accepted and quarantined), archived ones included.", (s) => per(s, (m) => m.landed)],
+  ["straggler_ledger_accepted_rows", "gauge", "Landed rows now accepted, archived ones included (a failed window's rows become quarantined; a cutover may reclassify rows).", (s) => per(s, (m) => m.accepted)],
+  ["straggler_ledger_quarantined_rows", "gauge", "Landed rows now quarantined, by reason code, archived ones included (a failed window's rows become INVALID_VALUE; a cutover may reclassify rows).", (s) => s.pipelines.flatMap((m) => Object.entries(m.quarantinedByReason).map(([reason, value]) => ({ labels: { pipeline: m.pipeline, reason }, value })))],
   ["straggler_stream_batches_total", "counter", "Micro-batches the stream has run.", (s) => per(s, (m) => m.batches)],
   ["straggler_stream_input_rows_total", "counter", "Rows the stream's micro-batches read.", (s) => per(s, (m) => m.inputRows)],
   ["straggler_dropped_pairs_total", "counter", "(event, window) pairs dropped by the watermark (numRowsDroppedByWatermark).", (s) => per(s, (m) => m.droppedPairs)],
@@ -49,7 +51,9 @@ const FROM_DATABASE: [string, "counter" | "gauge", string, (s: Snapshot) => Row[
   ["straggler_max_event_time_lag_seconds", "gauge", "Wall clock minus the max event time, seconds.", (s) => per(s, (m) => lag(s, m.maxEventTimeSeconds))],
   ["straggler_open_windows", "gauge", "Windows still open (the watermark has not passed their end).", (s) => per(s, (m) => m.openWindows)],
   ["straggler_backlog_rows", "gauge", "Rows in bronze past the checkpoint: what the stream still has to read.", (s) => per(s, (m) => m.backlogRows)],
-  ["straggler_correction_runs_total", "counter", "Correction runs by status (running, succeeded, failed, abandoned).", (s) => s.pipelines.flatMap((m) => Object.entries(m.correctionRunsByStatus).map(([status, value]) => ({ labels: { pipeline: m.pipeline, status }, value })))],
+  ["straggler_correction_runs_total", "counter", "Finished correction runs by status (succeeded, failed, abandoned).", (s) => s.pipelines.flatMap((m) => Object.entries(m.correctionRunsByStatus).map(([status, value]) => ({ labels: { pipeline: m.pipeline, status }, value })))],
+  ["straggler_correction_runs_running", "gauge", "Correction runs now running (0 or 1: one run per pipeline at a time).", (s) => per(s, (m) => m.correctionRunsRunning)],
+  ["straggler_correction_backlog_windows", "gauge", "(key, window)s awaiting correction: late rows landed in final windows, recomputed by the next correction run.", (s) => per(s, (m) => m.correctionBacklogWindows)],
   ["straggler_correction_windows_changed_total", "counter", "Windows changed by correction runs.", (s) => per(s, (m) => m.windowsChanged)],
   ["straggler_alert_firing", "gauge", "1 while the alert fires, else 0.", (s) => s.firing],
   ["straggler_pipeline_held", "gauge", "1 while the pipeline is held (straggler.window_results serves what it served when the hold began), else 0.", (s) => s.held],
@@ -92,10 +96,16 @@ export interface Metrics {
   scrape(client: Queryable): Promise<string>;
 }
 
-/** A registry for `pipelines`, with the process's default metrics (`process_*`, `nodejs_*`). */
+/** Default metrics left out: gauges whose `_total` names say counter. */
+const NAMES_LIKE_COUNTERS = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
+
+/** A registry for `pipelines`, with the process's default metrics (`process_*`, `nodejs_*`, but NAMES_LIKE_COUNTERS). */
 export function createMetrics(pipelines: PipelineConfig[]): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client's totals of the active handles, requests and resources are gauges named like counters
+  // (promtool check metrics refuses them); their by-type gauges (nodejs_active_handles, ...) stay: sum them.
+  for (const name of NAMES_LIKE_COUNTERS) registry.removeSingleMetric(name);
   let snapshot: Snapshot = { pipelines: [], firing: [], held: [], owned: [], ownedByReplica: [], logOffsets: [], now: 0 };
   for (const [name, type, help, rows] of FROM_DATABASE) {
     const Kind = type === "counter" ? Counter : Gauge;

@@ -88,7 +88,7 @@ describe("null, absent and empty-string group keys", () => {
     // The cursor of a full page (limit 1) walks the same order, the null group included, each window once.
     const walked: [string | null, string][] = [];
     for (let after: string | null = null, i = 0; i < 5; i++) {
-      const page = await fetch(`${base}/pipelines/${p.name}/windows?limit=1${after ? `&after=${after}` : ""}`);
+      const page: Response = await fetch(`${base}/pipelines/${p.name}/windows?limit=1${after ? `&after=${after}` : ""}`);
       walked.push(...(await page.json()).map((w: { group_key: string | null; value_sum: string }) => [w.group_key, w.value_sum] as [string | null, string]));
       after = page.headers.get("straggler-next");
       if (after === null) break;

@@ -107,8 +107,8 @@ describe("metrics and alerts", () => {
     const l = '{pipeline="observed"}';
     const expected: Record<string, number> = {
       [`straggler_rows_landed_total${l}`]: await q("SELECT landed FROM straggler.ledger WHERE pipeline = $1"),
-      [`straggler_rows_accepted_total${l}`]: await q("SELECT accepted FROM straggler.ledger WHERE pipeline = $1"),
-      [`straggler_rows_quarantined_total{pipeline="observed",reason="${reasons[0].reason}"}`]: reasons[0].n,
+      [`straggler_ledger_accepted_rows${l}`]: await q("SELECT accepted FROM straggler.ledger WHERE pipeline = $1"),
+      [`straggler_ledger_quarantined_rows{pipeline="observed",reason="${reasons[0].reason}"}`]: reasons[0].n,
       [`straggler_stream_batches_total${l}`]: await q("SELECT count(*) FROM straggler.stream_progress WHERE pipeline = $1"),
       [`straggler_stream_input_rows_total${l}`]: await q("SELECT sum(num_input_rows) FROM straggler.stream_progress WHERE pipeline = $1"),
       [`straggler_dropped_pairs_total${l}`]: await q("SELECT sum(num_rows_dropped_by_watermark) FROM straggler.stream_progress WHERE pipeline = $1"),
@@ -117,6 +117,8 @@ describe("metrics and alerts", () => {
       [`straggler_open_windows${l}`]: await q("SELECT count(*) FROM straggler.window_results WHERE pipeline = $1 AND status = 'open'"),
       [`straggler_backlog_rows${l}`]: 3,
       [`straggler_correction_runs_total{pipeline="observed",status="succeeded"}`]: 1,
+      [`straggler_correction_runs_running${l}`]: 0,
+      [`straggler_correction_backlog_windows${l}`]: await q("SELECT count(*) FROM straggler.late_windows WHERE pipeline = $1"),
       [`straggler_correction_windows_changed_total${l}`]: await q("SELECT sum(windows_changed) FROM straggler.correction_history WHERE pipeline = $1"),
       [`straggler_stream_batch_duration_seconds_count${l}`]: 2,
       [`straggler_stream_batch_duration_seconds_sum${l}`]: (await q("SELECT sum(duration_ms) FROM straggler.stream_progress WHERE pipeline = $1")) / 1000,
@@ -132,7 +134,7 @@ describe("metrics and alerts", () => {
     };
     for (const [key, value] of Object.entries(expected)) expect([key, m.get(key)]).toEqual([key, value]);
     // The workload's own figures, as worked out by hand.
-    expect([m.get(`straggler_rows_landed_total${l}`), m.get(`straggler_rows_accepted_total${l}`), m.get(`straggler_dropped_pairs_total${l}`)]).toEqual([10, 9, 1]);
+    expect([m.get(`straggler_rows_landed_total${l}`), m.get(`straggler_ledger_accepted_rows${l}`), m.get(`straggler_dropped_pairs_total${l}`)]).toEqual([10, 9, 1]);
     expect(m.get(`straggler_watermark_seconds${l}`)).toBe(Date.parse("2026-10-01T12:21:00Z") / 1000);
     expect(m.get(`straggler_correction_windows_changed_total${l}`)).toBe(1);
     const lag = m.get(`straggler_watermark_lag_seconds${l}`)!;
@@ -140,6 +142,7 @@ describe("metrics and alerts", () => {
     expect(m.get(`straggler_max_event_time_lag_seconds${l}`)! - lag).toBeCloseTo(cp.w - cp.e, 6);
     expect(m.get("process_cpu_user_seconds_total")).toBeGreaterThan(0);
     expect(m.has("nodejs_heap_size_total_bytes")).toBe(true);
+    expect([m.has("nodejs_active_handles_total"), m.has("nodejs_active_requests_total"), m.has("nodejs_active_resources_total")]).toEqual([false, false, false]);
 
     // GET /pipelines shows the same states.
     const listed = await (await fetch(`${api.base}/pipelines`)).json();

@@ -125,6 +125,8 @@ describe("authentication of mutating routes", () => {
         const r = await fetch(`${base}/pipelines/sec/${route}${q}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: body() });
         expect(r.status).toBe(401);
         expect(r.headers.get("content-type")).toMatch(/^application\/json/);
+        // RFC 9110 §11.6.1: a 401 carries a challenge; RFC 6750 §3: error="invalid_token" for a wrong one.
+        expect(r.headers.get("www-authenticate")).toBe(message === INVALID ? 'Bearer realm="straggler", error="invalid_token"' : 'Bearer realm="straggler"');
         expect(expectCleanError(await r.text(), 401)).toEqual({ error: "unauthorized", message });
         expect(await counts(pool)).toEqual(before);
       });
@@ -152,7 +154,7 @@ describe("authentication of mutating routes", () => {
     for (const route of ["events", "recompute"]) {
       for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }, { authorization: "Bearer " }] as Array<Record<string, string>>) {
         const r = await fetch(`${open}/pipelines/sec/${route}`, { method: "POST", headers, body: route === "events" ? ev("no-token") : "{}" });
-        expect(r.status).toBe(401);
+        expect([r.status, r.headers.get("www-authenticate")]).toEqual([401, 'Bearer realm="straggler"']);
         expect(expectCleanError(await r.text(), 401)).toEqual({
           error: "unauthorized",
           message: "mutating routes are disabled: set STRAGGLER_API_TOKEN (16+ characters) in the service's environment and send it as 'Authorization: Bearer <token>'",
@@ -302,7 +304,7 @@ describe("errors never leak internals", () => {
       ["/pipelines/sec/recompute", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "[]" }, 400, { error: "invalid_request", message: "body: Invalid input: expected object, received array" }],
       ["/pipelines/%E0%A4%A/windows", {}, 400, { error: "invalid_request", message: 'path: "%E0%A4%A" is not valid percent-encoding (a % must be followed by two hexadecimal digits of UTF-8; write %25 for a literal %)' }],
       ["/pipelines/sec/nothing-here", {}, 404, { error: "not_found", message: "no such route; see GET /openapi.json" }],
-      ["/pipelines/sec/events", { method: "DELETE", headers: auth }, 404, { error: "not_found", message: "no such route; see GET /openapi.json" }],
+      ["/pipelines/sec/events", { method: "PUT", headers: auth }, 405, { error: "method_not_allowed", message: "PUT is not answered at /pipelines/{pipeline}/events; it answers POST (see GET /openapi.json)" }],
       ["/../../etc/passwd", {}, 404, { error: "not_found", message: "no such route; see GET /openapi.json" }],
       ["/pipelines/sec/events", { method: "POST", headers: { ...auth, "idempotency-key": "'; DROP TABLE x; --" }, body: ev("idem") }, 400, { error: "invalid_request", message: "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -" }],
     ];

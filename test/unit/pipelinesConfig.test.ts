@@ -183,20 +183,20 @@ describe("loadPipelines", () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as Error).message).toBe(
-      `invalid pipelines file ${file}:\n  pipelines[0].window.size: expected a duration like "10 minutes", got "ten minutes" (window size)`,
+      `invalid pipelines file ${file}:\n  ${file}:5:31: pipelines[0].window.size: expected a duration like "10 minutes", got "ten minutes" (window size)`,
     );
   });
 
   it("throws ConfigError for text that is not YAML", () => {
     const file = write("broken.yaml", "pipelines: [\n");
     expect(() => loadPipelines(file)).toThrow(ConfigError);
-    expect(() => loadPipelines(file)).toThrow(`pipelines file ${file} is not valid YAML/JSON`);
+    expect(() => loadPipelines(file)).toThrow(`pipelines file ${file} is not valid YAML/JSON:\n  ${file}:2:1: Flow sequence in block collection must be sufficiently indented and end with a ]`);
   });
 
   it("throws ConfigError for duplicate pipeline names", () => {
     const one = "  - { name: a, source: { landingDir: in, format: csv }, fields: { eventTime: ts }, window: { type: tumbling, size: 1 minute }, watermark: { delay: 0 seconds } }";
     const file = write("dup.yaml", `pipelines:\n${one}\n${one}\n`);
-    expect(() => loadPipelines(file)).toThrow('duplicate pipeline name "a"');
+    expect(() => loadPipelines(file)).toThrow(`invalid pipelines file ${file}:\n  ${file}:3:7: pipelines[1].name: duplicate pipeline name "a"`);
   });
 
   it("refuses a key named __proto__ anywhere (it would vanish when the file is validated), naming its path", () => {
@@ -206,10 +206,10 @@ describe("loadPipelines", () => {
         "    watermark: { delay: 0 seconds, inputs: { __proto__: { delay: 1 minute } } }", ""].join("\n"),
     );
     expect(() => loadPipelines(yamlFile)).toThrow(
-      `invalid pipelines file ${yamlFile}:\n  pipelines[0].watermark.inputs.__proto__: "__proto__" cannot be a name here (JavaScript objects drop it); choose another name`,
+      `invalid pipelines file ${yamlFile}:\n  ${yamlFile}:6:46: pipelines[0].watermark.inputs.__proto__: "__proto__" cannot be a name here (JavaScript objects drop it); choose another name`,
     );
     const jsonFile = write("proto-top.json", '{"__proto__": {"pipelines": []}, "pipelines": []}');
-    expect(() => loadPipelines(jsonFile)).toThrow(`invalid pipelines file ${jsonFile}:\n  __proto__: "__proto__" cannot be a name here`);
+    expect(() => loadPipelines(jsonFile)).toThrow(`invalid pipelines file ${jsonFile}:\n  ${jsonFile}:1:2: __proto__: "__proto__" cannot be a name here`);
   });
 
   it("loads a pipeline without a landingDir and leaves it undefined", () => {

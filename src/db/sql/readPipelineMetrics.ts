@@ -10,9 +10,11 @@ export const BATCH_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 /** One pipeline's figures. Counts are rows (pairs for dropped); instants are seconds since the epoch (null before the first batch). */
 export interface PipelineMetrics {
   pipeline: string;
+  /** Rows landed: in bronze, plus those of archives not restored (`straggler.archived_rows`), as the view `straggler.ledger` counts them. */
   landed: number;
+  /** Of them, rows now accepted (bronze plus archives). */
   accepted: number;
-  /** Quarantined rows by reason code (e.g. `BAD_TIMESTAMP`). */
+  /** Of them, rows now quarantined, by reason code (e.g. `BAD_TIMESTAMP`; bronze plus archives). */
   quarantinedByReason: Record<string, number>;
   batches: number;
   inputRows: number;
@@ -24,15 +26,24 @@ export interface PipelineMetrics {
   maxEventTimeSeconds: number | null;
   openWindows: number;
   backlogRows: number;
-  /** Correction runs by status (`running`, `succeeded`, `failed`, `abandoned`), as the view `correction_history` shows it. */
+  /** Finished correction runs by status (`succeeded`, `failed`, `abandoned`: each present, 0 until one ends so), as the view `correction_history` shows it. */
   correctionRunsByStatus: Record<string, number>;
+  /** Correction runs now running. */
+  correctionRunsRunning: number;
+  /** (key, window)s awaiting correction (`straggler.late_windows`): what the next correction run recomputes. */
+  correctionBacklogWindows: number;
   windowsChanged: number;
 }
 
 const LEDGER = {
   name: "metrics_ledger",
-  text: `SELECT pipeline, status, coalesce(reason, '') AS reason, count(*)::bigint AS n
-           FROM straggler.bronze_events WHERE pipeline = ANY($1) GROUP BY pipeline, status, reason`,
+  // With the rows of archived partitions: archiving moves rows out of bronze, and the counts stay.
+  text: `SELECT pipeline, status, reason, sum(n)::bigint AS n
+           FROM (SELECT pipeline, status, coalesce(reason, '') AS reason, count(*) AS n
+                   FROM straggler.bronze_events WHERE pipeline = ANY($1) GROUP BY pipeline, status, reason
+                 UNION ALL
+                 SELECT pipeline, status, reason, rows FROM straggler.archived_rows WHERE pipeline = ANY($1)) t
+          GROUP BY pipeline, status, reason`,
 };
 
 const STREAM = {
@@ -40,7 +51,8 @@ const STREAM = {
   text: `SELECT p.pipeline, b.batches, b.input_rows, b.dropped, h.buckets, b.duration_sum,
                 extract(epoch FROM c.watermark)::float8 AS watermark, extract(epoch FROM c.max_event_time)::float8 AS max_event_time,
                 (SELECT count(*) FROM straggler.window_results w WHERE w.pipeline = p.pipeline AND w.status = 'open')::bigint AS open_windows,
-                (SELECT count(*) FROM straggler.bronze_events e WHERE e.pipeline = p.pipeline AND e.seq > coalesce(c.last_offset, 0))::bigint AS backlog
+                (SELECT count(*) FROM straggler.bronze_events e WHERE e.pipeline = p.pipeline AND e.seq > coalesce(c.last_offset, 0))::bigint AS backlog,
+                (SELECT count(*) FROM straggler.late_windows l WHERE l.pipeline = p.pipeline)::bigint AS correction_backlog
            FROM unnest($1::text[]) AS p(pipeline)
            LEFT JOIN straggler.checkpoints c ON c.pipeline = p.pipeline
           CROSS JOIN LATERAL (
@@ -61,7 +73,7 @@ const CORRECTIONS = {
            FROM straggler.correction_history WHERE pipeline = ANY($1) GROUP BY pipeline, status`,
 };
 
-/** Reads the figures of `pipelines` (three statements; a pipeline with no rows yet gets zeros). */
+/** Reads the figures of `pipelines` (three statements, run at once: not one snapshot; a pipeline with no rows yet gets zeros). */
 export async function readPipelineMetrics(client: Queryable, pipelines: string[]): Promise<PipelineMetrics[]> {
   const [ledger, stream, corrections] = await Promise.all([
     client.query({ ...LEDGER, values: [pipelines] }),
@@ -85,7 +97,10 @@ export async function readPipelineMetrics(client: Queryable, pipelines: string[]
       maxEventTimeSeconds: s.max_event_time,
       openWindows: s.open_windows,
       backlogRows: s.backlog,
-      correctionRunsByStatus: Object.fromEntries(runs.map((r) => [r.status, r.n])),
+      // Every finished status from the start (0 until a run ends so): Prometheus's increase() cannot see a series' first sample.
+      correctionRunsByStatus: { succeeded: 0, failed: 0, abandoned: 0, ...Object.fromEntries(runs.filter((r) => r.status !== "running").map((r) => [r.status, r.n])) },
+      correctionRunsRunning: runs.find((r) => r.status === "running")?.n ?? 0,
+      correctionBacklogWindows: s.correction_backlog,
       windowsChanged: runs.reduce((n, r) => n + r.changed, 0),
     };
   });
