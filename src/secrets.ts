@@ -47,9 +47,30 @@ export function addEnvSecrets(env: { STRAGGLER_API_TOKEN?: string | undefined; S
   addSecret(password);
 }
 
-/** `text` with every known secret replaced by `[Redacted]`. */
+/** Letters and digits: a secret is replaced only where none stands right before or after it. */
+const WORD = /[\p{L}\p{N}]/u;
+
+/**
+ * `text` with every known secret replaced by `[Redacted]`, wherever it stands as a whole: not where
+ * it is part of a longer word, so that a password that is also a word (`postgres`) does not blank
+ * `postgresql-client` in a message, while `:postgres@` in a URL, `"postgres"` or `Bearer <token>`
+ * are replaced.
+ */
 export function redactSecrets(text: string): string {
   let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
+  for (const s of secrets) {
+    if (!out.includes(s)) continue;
+    let result = "";
+    let from = 0;
+    for (let at = out.indexOf(s); at !== -1; at = out.indexOf(s, at + 1)) {
+      const before = at > 0 ? out[at - 1]! : "";
+      const after = out[at + s.length] ?? "";
+      if ((before !== "" && WORD.test(before) && WORD.test(s[0]!)) || (after !== "" && WORD.test(after) && WORD.test(s[s.length - 1]!))) continue;
+      if (at < from) continue;
+      result += out.slice(from, at) + REDACTED;
+      from = at + s.length;
+    }
+    out = result + out.slice(from);
+  }
   return out;
 }

@@ -20,25 +20,39 @@ const READ_TOKEN = "read-secret-Hn5Wc1Yd6Bf0Jg2Q";
 const PASSWORD = "db-pass-Vs8Ne3Ux7Ok1";
 
 const started: ServeProcess[] = [];
-afterAll(() => {
+afterAll(async () => {
   for (const p of started) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  await dropRole?.();
 });
 
-/** `url` with `user:password@` put in (the test server trusts local connections: the password is sent and ignored). */
-function withPassword(url: string, password: string): string {
+/**
+ * `url` as a login role of its own whose password is `password` (made for this file, dropped after
+ * it): a server that checks passwords (the test container) and one that trusts local connections
+ * (a developer's) both take it.
+ */
+async function withPassword(pool: { query: (q: string) => Promise<unknown> }, url: string, password: string): Promise<string> {
+  const role = `secrets_${process.pid}`;
+  await pool.query(`DROP ROLE IF EXISTS ${role}`);
+  await pool.query(`CREATE ROLE ${role} LOGIN SUPERUSER PASSWORD '${password}'`);
+  dropRole = async () => {
+    await pool.query(`DROP OWNED BY ${role} CASCADE`).catch(() => undefined);
+    await pool.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+  };
   const u = new URL(url);
+  u.username = role;
   u.password = password;
   return u.toString();
 }
+let dropRole: (() => Promise<void>) | undefined;
 
 describe("secrets in output", () => {
   it("the tokens and the database password appear in no log line of serve at trace level, in no answer, for 2xx and 4xx requests", { timeout: 120_000 }, async () => {
-    const { url } = await getDb();
+    const { url, pool } = await getDb();
     const dir = mkdtempSync(path.join(tmpdir(), "straggler-secrets-"));
     const config = path.join(dir, "pipelines.yaml");
     writeFileSync(config, `pipelines:${servicePipelineYaml("sec", mkdtempSync(path.join(dir, "in-")))}`);
     const service = startServe(await freePort(), {
-      DATABASE_URL: withPassword(url, PASSWORD), STRAGGLER_PIPELINES: config, STRAGGLER_API_TOKEN: TOKEN, STRAGGLER_READ_TOKEN: READ_TOKEN, LOG_LEVEL: "trace",
+      DATABASE_URL: await withPassword(pool, url, PASSWORD), STRAGGLER_PIPELINES: config, STRAGGLER_API_TOKEN: TOKEN, STRAGGLER_READ_TOKEN: READ_TOKEN, LOG_LEVEL: "trace",
     });
     started.push(service);
     let log = "";
