@@ -109,14 +109,11 @@ async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayO
         header = false;
         headers.add(text);
       } })) {
-        const at = rec.fields?.[opts.arrivalField];
-        const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond) : undefined;
         rows++;
         if (rows % 10_000 === 0) opts.onStaged?.(rows, true);
         const fields = rec.fields === null ? null : JSON.stringify(rec.fields).replace(/\\u0000/g, "");
         const numbers = rec.numbers === undefined ? null : `{${rec.numbers.map((n) => `"${n.replace(/\u0000/g, "").replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
-        const arrival: [number, number] | null = parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : null;
-        yield replayLine(arrival, origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields, numbers);
+        yield replayLine(arrivalOf(rec, pipeline, opts.arrivalField), origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields, numbers);
       }
     }
     try {

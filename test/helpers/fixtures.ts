@@ -1,4 +1,6 @@
 /** Paths to the shared datasets and pipeline configs built for tests. */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
@@ -68,4 +70,40 @@ export function servicePipelineYaml(name: string, landingDir: string, extraLines
     watermark: { delay: 30 seconds }
     trigger: { interval: 200 milliseconds, maxRowsPerBatch: 300 }
 ${extraLines.map((l) => `    ${l}\n`).join("")}`;
+}
+
+/** JSONL (`id`, `t`, `k`, `v`) sessions with a 30-minute gap per `k`, watermark delay `delay`. */
+export function sessionOrders(name: string, delay: string): PipelineConfig {
+  return pipeline({
+    name,
+    source: { format: "jsonl" },
+    fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
+    window: { type: "session", gap: "30 minutes" },
+    watermark: { delay },
+    admission: { maxFutureSkew: null },
+  });
+}
+
+/**
+ * A replayable landing folder holding `orders.csv` (`id,event_time,arrived,amount` rows in `csv`),
+ * pipeline `name` over it (10-minute tumbling windows, delay 10 minutes, replayed by `arrived`, 1-hour
+ * spans) and its config file for the CLI.
+ */
+export function replayedOrders(name: string, csv: string, tmpPrefix: string): { p: PipelineConfig; file: string; config: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), tmpPrefix));
+  const landing = path.join(dir, "landing");
+  mkdirSync(landing);
+  const file = path.join(landing, "orders.csv");
+  writeFileSync(file, csv);
+  const raw = {
+    name,
+    source: { landingDir: landing, format: "csv" },
+    fields: { eventId: "id", eventTime: "event_time", value: "amount" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+    replay: { arrivalField: "arrived", batchSpan: "1 hour" },
+  };
+  const config = path.join(dir, "pipelines.json");
+  writeFileSync(config, JSON.stringify({ pipelines: [raw] }));
+  return { p: pipeline(raw), file, config };
 }

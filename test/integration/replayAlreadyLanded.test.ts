@@ -3,15 +3,12 @@
  * earlier replay): every row is quarantined DUPLICATE, and the replay summary
  * says so plainly, with the way to replay from scratch. Exit codes unchanged.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { landFile } from "../../src/ingest/landFile.js";
 import { replay } from "../../src/replay/replay.js";
 import { startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { replayedOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 
@@ -22,23 +19,7 @@ const ROWS = [
   "c,2024-01-15T12:03:00Z,2024-01-15T12:03:30Z,30",
 ].join("\n") + "\n";
 
-function setup(name: string) {
-  const dir = mkdtempSync(path.join(tmpdir(), "straggler-relanded-"));
-  const landing = path.join(dir, "landing");
-  mkdirSync(landing);
-  writeFileSync(path.join(landing, "orders.csv"), ROWS);
-  const raw = {
-    name,
-    source: { landingDir: landing, format: "csv" },
-    fields: { eventId: "id", eventTime: "event_time", value: "amount" },
-    window: { type: "tumbling", size: "10 minutes" },
-    watermark: { delay: "10 minutes" },
-    replay: { arrivalField: "arrived", batchSpan: "1 hour" },
-  };
-  const config = path.join(dir, "pipelines.json");
-  writeFileSync(config, JSON.stringify({ pipelines: [raw] }));
-  return { p: pipeline(raw), file: path.join(landing, "orders.csv"), config };
-}
+const setup = (name: string) => replayedOrders(name, ROWS, "straggler-relanded-");
 
 describe("replay of data landed before", () => {
   it("a fresh replay says nothing; a replay of files the landing folder landed says N of M rows were already in bronze, with `drop --yes`", async () => {

@@ -5,14 +5,12 @@
  * unchanged), or read only for their SHA-256 when the modification time moved.
  * Nothing lands the second time, and the summary says so.
  */
-import { mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { replay } from "../../src/replay/replay.js";
 import { startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { replayedOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 
@@ -28,24 +26,7 @@ const ROWS = [
 ].join("\n") + "\n";
 const HOUR = 3_600_000;
 
-function setup(name: string) {
-  const dir = mkdtempSync(path.join(tmpdir(), "straggler-resume-"));
-  const landing = path.join(dir, "landing");
-  mkdirSync(landing);
-  const file = path.join(landing, "orders.csv");
-  writeFileSync(file, ROWS);
-  const raw = {
-    name,
-    source: { landingDir: landing, format: "csv" },
-    fields: { eventId: "id", eventTime: "event_time", value: "amount" },
-    window: { type: "tumbling", size: "10 minutes" },
-    watermark: { delay: "10 minutes" },
-    replay: { arrivalField: "arrived", batchSpan: "1 hour" },
-  };
-  const config = path.join(dir, "pipelines.json");
-  writeFileSync(config, JSON.stringify({ pipelines: [raw] }));
-  return { p: pipeline(raw), file, config };
-}
+const setup = (name: string) => replayedOrders(name, ROWS, "straggler-resume-");
 
 const bronzeRows = async (pool: { query: (q: string, v: unknown[]) => Promise<{ rows: { n: number }[] }> }, name: string) =>
   (await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1", [name])).rows[0]!.n;

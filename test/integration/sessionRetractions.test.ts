@@ -16,19 +16,12 @@ import type { Pool } from "../../src/db/pool.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline, REPO_ROOT } from "../helpers/fixtures.js";
+import { sessionOrders, REPO_ROOT } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 
-const sessionPipeline = (name: string): PipelineConfig =>
-  pipeline({
-    name,
-    source: { format: "jsonl" },
-    fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
-    window: { type: "session", gap: "30 minutes" },
-    watermark: { delay: "1 day" },
-    admission: { maxFutureSkew: null },
-  });
+/** Sessions with a 30-minute gap per `k`, delay 1 day. */
+const sessionPipeline = (name: string): PipelineConfig => sessionOrders(name, "1 day");
 
 let sources = 0;
 /** Lands `[id, ISO instant, key, value]` rows as one source, then runs one micro-batch. */

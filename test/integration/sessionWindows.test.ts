@@ -16,20 +16,12 @@ import { runBatch } from "../../src/stream/runBatch.js";
 import { createLogger } from "../../src/log.js";
 import { startApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { sessionOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 
-/** JSONL (`id`, `t` UTC, `k`, `v`), sessions with a 30-minute gap per `k`, 1-hour delay. */
-const sessionPipeline = (name: string): PipelineConfig =>
-  pipeline({
-    name,
-    source: { format: "jsonl" },
-    fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
-    window: { type: "session", gap: "30 minutes" },
-    watermark: { delay: "1 hour" },
-    admission: { maxFutureSkew: null },
-  });
+/** Sessions with a 30-minute gap per `k`, delay 1 hour. */
+const sessionPipeline = (name: string): PipelineConfig => sessionOrders(name, "1 hour");
 
 let sources = 0;
 /** Lands `[id, "HH:MM[:SS.mmm]" on 2024-05-01 UTC, key, value]` rows as one source, then runs one micro-batch. */
