@@ -19,9 +19,9 @@ import { dropTarget } from "../db/sql/dropTarget.js";
 import { keepTargets } from "../db/sql/keepTargets.js";
 import { listTargets } from "../db/sql/listTargets.js";
 import { readLateSeqs } from "../db/sql/readLateSeqs.js";
-import { recomputeTargets } from "../db/sql/recomputeTargets.js";
 import { recordWindowFailure } from "../db/sql/recordWindowFailure.js";
 import { isolateFailing, type Failing } from "../db/windowFailures.js";
+import { plannedRecompute } from "./plan.js";
 import type { KeyedWindow } from "../db/sql/windows.js";
 
 /** What a correction run reads: its id, the bronze `seq` it reads up to, and the stream's watermark (ISO 8601). */
@@ -37,7 +37,7 @@ export interface RunSnapshot {
  * @throws the original error when no single window fails alone; any other error unchanged
  */
 export async function recomputeGuarded(client: PoolClient, pipeline: PipelineConfig, run: RunSnapshot): Promise<number> {
-  const recompute = () => recomputeTargets(client, pipeline.name, run.snapshot);
+  const recompute = await plannedRecompute(client, pipeline, run.snapshot);
   let failed = 0;
   for (;;) {
     const whole = await trySavepoint(client, "straggler_recompute", recompute);
