@@ -24,6 +24,9 @@ const DENSE_US_PER_ROW = 1;
 /** Measured cost of the range-scan plan, µs per target window (BENCHMARKS.md). */
 const DENSE_US_PER_TARGET = 20;
 
+/** Below this many range rows per target the range scan is the cheaper: (SPARSE − DENSE per target) / DENSE per row. */
+const DENSE_ROWS_PER_TARGET = (SPARSE_US_PER_TARGET - DENSE_US_PER_TARGET) / DENSE_US_PER_ROW;
+
 /** The recompute's two plans. */
 export type RecomputePlan = "sparse" | "dense";
 
@@ -43,7 +46,7 @@ export function choosePlan(spread: TargetSpread, forced: string | undefined = pr
  * isolated: the plan is chosen once per run).
  */
 export async function plannedRecompute(client: PoolClient, pipeline: PipelineConfig, snapshot: number): Promise<() => Promise<void>> {
-  const spread = await readTargetSpread(client, pipeline.name, windowsPerEvent(windowSpecOf(pipeline)));
+  const spread = await readTargetSpread(client, pipeline.name, windowsPerEvent(windowSpecOf(pipeline)), DENSE_ROWS_PER_TARGET);
   if (choosePlan(spread) === "dense") return () => recomputeTargetsDense(client, pipeline, snapshot);
   return () => recomputeTargets(client, pipeline.name, snapshot);
 }

@@ -58,7 +58,7 @@ async function bothPlans(pool: Pool, p: PipelineConfig, extra: [string, string, 
     const cp = (await c.query("SELECT last_offset, watermark FROM straggler.checkpoints WHERE pipeline = $1", [p.name])).rows[0];
     await collectTargets(c, p, { snapshot: Number(cp.last_offset), watermark: cp.watermark, range: null, keys: null });
     for (const [k, ws, we] of extra) await c.query("INSERT INTO corr_targets VALUES ($1, $2, $3)", [k, ws, we]);
-    const spread = await readTargetSpread(c, p.name, 1);
+    const spread = await readTargetSpread(c, p.name, 1, 2);
     await recomputeTargets(c, p.name, Number(cp.last_offset));
     const sparse = await changes(c);
     await c.query("TRUNCATE corr_changes");
