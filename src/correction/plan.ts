@@ -28,14 +28,17 @@ const DENSE_US_PER_TARGET = 20;
 const DENSE_ROWS_PER_TARGET = (SPARSE_US_PER_TARGET - DENSE_US_PER_TARGET) / DENSE_US_PER_ROW;
 
 /** The recompute's two plans. */
-export type RecomputePlan = "sparse" | "dense";
+type RecomputePlan = "sparse" | "dense";
 
 /**
  * The cheaper plan for `spread`: dense when `rowsInRange × DENSE_US_PER_ROW + targets × DENSE_US_PER_TARGET` is below
  * `targets × SPARSE_US_PER_TARGET` (µs), that is when the range holds fewer than 2 rows per target.
  * `STRAGGLER_CORRECTION_PLAN=sparse|dense` forces one (for measuring both on the same data).
  */
-export function choosePlan(spread: TargetSpread, forced: string | undefined = process.env.STRAGGLER_CORRECTION_PLAN): RecomputePlan {
+export function choosePlan(
+  spread: TargetSpread,
+  forced: string | undefined = process.env.STRAGGLER_CORRECTION_PLAN,
+): RecomputePlan {
   if (forced === "sparse" || forced === "dense") return forced;
   const dense = spread.rowsInRange * DENSE_US_PER_ROW + spread.targets * DENSE_US_PER_TARGET;
   return dense < spread.targets * SPARSE_US_PER_TARGET ? "dense" : "sparse";
@@ -45,8 +48,13 @@ export function choosePlan(spread: TargetSpread, forced: string | undefined = pr
  * Reads the targets' spread and returns the recompute of the chosen plan (run again as is after a failing window is
  * isolated: the plan is chosen once per run).
  */
-export async function plannedRecompute(client: PoolClient, pipeline: PipelineConfig, snapshot: number): Promise<() => Promise<void>> {
-  const spread = await readTargetSpread(client, pipeline.name, windowsPerEvent(windowSpecOf(pipeline)), DENSE_ROWS_PER_TARGET);
+export async function plannedRecompute(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  snapshot: number,
+): Promise<() => Promise<void>> {
+  const perEvent = windowsPerEvent(windowSpecOf(pipeline));
+  const spread = await readTargetSpread(client, pipeline.name, perEvent, DENSE_ROWS_PER_TARGET);
   if (choosePlan(spread) === "dense") return () => recomputeTargetsDense(client, pipeline, snapshot);
   return () => recomputeTargets(client, pipeline.name, snapshot);
 }

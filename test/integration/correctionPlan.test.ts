@@ -43,10 +43,13 @@ async function land(pool: Pool, p: PipelineConfig, name: string, records: Record
 /** corr_changes as text rows, by key and window. */
 async function changes(c: PoolClient): Promise<string[]> {
   const { rows } = await c.query(
-    `SELECT straggler.key_out(group_key) AS k, to_char(window_start AT TIME ZONE 'UTC', 'HH24:MI') AS ws, to_char(window_end AT TIME ZONE 'UTC', 'HH24:MI') AS we,
+    `SELECT straggler.key_out(group_key) AS k, to_char(window_start AT TIME ZONE 'UTC', 'HH24:MI') AS ws,
+            to_char(window_end AT TIME ZONE 'UTC', 'HH24:MI') AS we,
             rev_before, n_before, s_before, lo_before, hi_before, n, s, lo, hi FROM corr_changes ORDER BY 1, 2`,
   );
-  return rows.map((r) => [r.k, r.ws, r.we, r.rev_before, r.n_before, r.s_before, r.lo_before, r.hi_before, r.n, r.s, r.lo, r.hi].map(String).join(" "));
+  const cols = (r: Record<string, unknown>) =>
+    [r.k, r.ws, r.we, r.rev_before, r.n_before, r.s_before, r.lo_before, r.hi_before, r.n, r.s, r.lo, r.hi];
+  return rows.map((r) => cols(r).map(String).join(" "));
 }
 
 /** Both plans over the run's targets (late windows plus `extra`), in one transaction rolled back. */
@@ -55,7 +58,8 @@ async function bothPlans(pool: Pool, p: PipelineConfig, extra: [string, string, 
   try {
     await c.query("BEGIN");
     await createRunTables(c);
-    const cp = (await c.query("SELECT last_offset, watermark FROM straggler.checkpoints WHERE pipeline = $1", [p.name])).rows[0];
+    const cpSql = "SELECT last_offset, watermark FROM straggler.checkpoints WHERE pipeline = $1";
+    const cp = (await c.query(cpSql, [p.name])).rows[0];
     await collectTargets(c, p, { snapshot: Number(cp.last_offset), watermark: cp.watermark, range: null, keys: null });
     for (const [k, ws, we] of extra) await c.query("INSERT INTO corr_targets VALUES ($1, $2, $3)", [k, ws, we]);
     const spread = await readTargetSpread(c, p.name, 1, 2);
@@ -83,13 +87,17 @@ const late = [
 ];
 
 describe("the correction's recompute plans", () => {
-  it("per-window reads and one range scan give the same changes: a changed window, a new one; unchanged and empty targets left out", async () => {
+  it("both plans: the same changes (a changed window, a new one); an unchanged and an empty target out", async () => {
     const { pool } = await getDb();
     const p = tumbling("plan-tumbling");
     await land(pool, p, "1.jsonl", onTime);
     await land(pool, p, "2.jsonl", late);
     // (a, 12:10) is stored and unchanged; (c, 12:00) has no rows anywhere.
-    const { spread, sparse, dense } = await bothPlans(pool, p, [["a", "2026-10-01T12:10:00Z", "2026-10-01T12:20:00Z"], ["c", "2026-10-01T12:00:00Z", "2026-10-01T12:10:00Z"]]);
+    const extra: [string, string, string][] = [
+      ["a", "2026-10-01T12:10:00Z", "2026-10-01T12:20:00Z"],
+      ["c", "2026-10-01T12:00:00Z", "2026-10-01T12:10:00Z"],
+    ];
+    const { spread, sparse, dense } = await bothPlans(pool, p, extra);
     expect(sparse).toEqual([
       "a 12:00 12:10 1 2 3 1 2 3 13 1 10",
       "b 12:10 12:20 null null null null null 1 7 7 7",
@@ -99,7 +107,7 @@ describe("the correction's recompute plans", () => {
     expect(spread).toEqual({ targets: 4, rowsInRange: 3 });
   });
 
-  it("windows with an offset: the range scan assigns each row the offset window the per-window reads read", async () => {
+  it("windows with an offset: the range scan assigns each row the window the per-window reads read", async () => {
     const { pool } = await getDb();
     const p = tumbling("plan-offset", "3 minutes");
     await land(pool, p, "1.jsonl", onTime);
@@ -112,7 +120,7 @@ describe("the correction's recompute plans", () => {
     expect(dense).toEqual(sparse);
   });
 
-  it("the rule: the range scan when the range holds fewer than 2 rows per target; the per-window reads otherwise, or as forced", () => {
+  it("the rule: the range scan below 2 range rows per target; the per-window reads otherwise, or as forced", () => {
     expect(choosePlan({ targets: 1000, rowsInRange: 1999 }, undefined)).toBe("dense");
     expect(choosePlan({ targets: 1000, rowsInRange: 2000 }, undefined)).toBe("sparse");
     expect(choosePlan({ targets: 2919, rowsInRange: 296_453 }, undefined)).toBe("sparse");

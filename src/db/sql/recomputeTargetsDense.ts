@@ -35,19 +35,22 @@ function rowWindows(spec: WindowSpec): string {
 
 /* `b.seq + 0 <= $2`: not an index range on the sequence key (see recomputeTargets.ts). */
 const denseSql = (pipeline: PipelineConfig) => `INSERT INTO corr_changes
-SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")}, coalesce(f.n, 0), f.s, f.lo, f.hi
+SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")},
+       coalesce(f.n, 0), f.s, f.lo, f.hi
   FROM corr_targets t
   LEFT JOIN (
     SELECT b.group_key, w.window_start, w.window_end, ${aggregateWindow("b.value")}
       FROM straggler.bronze_events b ${rowWindows(windowSpecOf(pipeline))}
      WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
-       AND b.event_time >= (SELECT min(window_start) FROM corr_targets) AND b.event_time < (SELECT max(window_end) FROM corr_targets)
+       AND b.event_time >= (SELECT min(window_start) FROM corr_targets)
+       AND b.event_time < (SELECT max(window_end) FROM corr_targets)
        AND (b.group_key, w.window_start, w.window_end) IN (SELECT group_key, window_start, window_end FROM corr_targets)
      GROUP BY b.group_key, w.window_start, w.window_end) f
     ON f.group_key = t.group_key AND f.window_start = t.window_start AND f.window_end = t.window_end
   LEFT JOIN LATERAL (
     SELECT r.pipeline, r.revision, ${storedAggregates("r")} FROM straggler.window_results_table r
-     WHERE r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start AND r.window_end = t.window_end LIMIT 1) r ON true
+     WHERE r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start
+       AND r.window_end = t.window_end LIMIT 1) r ON true
  WHERE (r.pipeline IS NULL AND f.n > 0)
     OR (r.pipeline IS NOT NULL AND (${storedAggregates("r")}) IS DISTINCT FROM (coalesce(f.n, 0), f.s, f.lo, f.hi))`;
 
@@ -64,7 +67,11 @@ const SUMMARIZE_SQL = `SELECT brin_summarize_new_values(h.inhrelid) FROM pg_inhe
  * Fills `corr_changes` from `corr_targets` of `pipeline` by one range scan, reading bronze up to `seq` `snapshot`.
  * @throws a data exception (SQLSTATE class 22) when a window's aggregate fails (isolateTargets.ts in the correction)
  */
-export async function recomputeTargetsDense(client: PoolClient, pipeline: PipelineConfig, snapshot: number): Promise<void> {
+export async function recomputeTargetsDense(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  snapshot: number,
+): Promise<void> {
   await client.query(SUMMARIZE_SQL);
   await client.query(prepared("recompute_targets_dense", denseSql(pipeline), [pipeline.name, snapshot]));
 }
@@ -85,7 +92,8 @@ export interface TargetSpread {
  * bound proportional to the targets, so at most that many windows are read (each holds an event
  * or more), through the (pipeline, window_start) index.
  */
-const SPREAD_SQL = `WITH t AS (SELECT count(*)::int AS n, min(window_start) AS lo, max(window_end) AS hi FROM corr_targets)
+const SPREAD_SQL = `WITH t AS (
+  SELECT count(*)::int AS n, min(window_start) AS lo, max(window_end) AS hi FROM corr_targets)
 SELECT t.n AS targets, coalesce((SELECT sum(x.event_count) FROM (
          SELECT r.event_count FROM straggler.window_results_table r
           WHERE r.pipeline = $1 AND r.window_start >= t.lo AND r.window_start < t.hi AND r.window_end <= t.hi
@@ -97,8 +105,15 @@ SELECT t.n AS targets, coalesce((SELECT sum(x.event_count) FROM (
  * the targets' range, divided by `windowsPerEvent` (an event is counted in every window it falls in), read from at
  * most `rowsPerTarget × targets + 1` windows.
  */
-export async function readTargetSpread(client: PoolClient, pipeline: string, windowsPerEvent: number, rowsPerTarget: number): Promise<TargetSpread> {
-  const { rows } = await client.query<{ targets: number; rows: number }>(prepared("read_target_spread", SPREAD_SQL, [pipeline, rowsPerTarget * windowsPerEvent]));
+export async function readTargetSpread(
+  client: PoolClient,
+  pipeline: string,
+  windowsPerEvent: number,
+  rowsPerTarget: number,
+): Promise<TargetSpread> {
+  const params = [pipeline, rowsPerTarget * windowsPerEvent];
+  type SpreadRow = { targets: number; rows: number };
+  const { rows } = await client.query<SpreadRow>(prepared("read_target_spread", SPREAD_SQL, params));
   const r = rows[0]!;
   return { targets: r.targets, rowsInRange: Math.round(r.rows / windowsPerEvent) };
 }
