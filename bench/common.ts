@@ -49,6 +49,8 @@ export interface BenchContext {
   rounds: number;
   /** Events in the main workload. */
   n: number;
+  /** The peers section's workload sizes, events before `scale` (`--peers-sizes`). */
+  peersSizes: number[];
   /** Adds a row to the result table: figure, Straggler, reference, ratio, target. */
   row(...cells: string[]): void;
 }
