@@ -70,7 +70,7 @@ function histogramAnswers(pipeline: PipelineConfig, options: LatenessOptions, h:
   const ranged = options.range !== undefined && (options.range.from !== null || options.range.to !== null);
   if (options.exact || ranged || options.byKey || sessionGapOf(pipeline) !== undefined) return false;
   if (pipeline.admission.dedupe === "latest") return false;
-  return (h.measures.get("batches")?.[0]?.[1] ?? 0) === h.checkpointBatchId;
+  return (h.measures.get("batches")?.[0]?.[1] ?? 0) === h.batches;
 }
 
 function outcomeAt(h: LatenessHistogramRead, events: number, delayMs: number, configuredMs: number): Omit<AdvisedOutcome, "labels"> {

@@ -1,8 +1,7 @@
 /**
  * The lateness histogram of a pipeline (src/db/sql/lateness/histogramUpdate.ts writes it) with
- * what the advisor reads beside it, in one statement and so one snapshot: the checkpoint's batch
- * id (the histogram covers the pipeline's history when it counted as many batches) and the
- * recorded batches' figures. Cost: the histogram's distinct values plus one aggregate over
+ * what the advisor reads beside it, in one statement and so one snapshot: the recorded batches' figures (the histogram covers the pipeline's history when it counted as many
+ * batches as `straggler.batch_progress` holds). Cost: the histogram's distinct values plus one aggregate over
  * `straggler.batch_progress` of the pipeline; no bronze row is read.
  */
 import type { Queryable } from "../../pool.js";
@@ -15,8 +14,6 @@ export type HistogramMeasure = "lateness_us" | "pair_slack_ms" | "event_slack_ms
 export interface LatenessHistogramRead {
   /** Per measure: distinct value → rows with it (no zero counts), values ascending. */
   measures: Map<HistogramMeasure, [bigint, number][]>;
-  /** The checkpoint's last batch id; 0 before the first batch. */
-  checkpointBatchId: number;
   /** Recorded batches (`batch_progress` rows), their dropped pairs summed, open windows after them (max, mean; null without batches). */
   batches: number;
   recordedDroppedPairs: number;
@@ -24,8 +21,7 @@ export interface LatenessHistogramRead {
   openMean: number | null;
 }
 
-const READ_LATENESS_HISTOGRAM_SQL = `SELECT coalesce((SELECT batch_id FROM straggler.checkpoints WHERE pipeline = $1), 0)::int AS batch_id,
-       p.batches, p.dropped, p.open_max, p.open_mean,
+const READ_LATENESS_HISTOGRAM_SQL = `SELECT p.batches, p.dropped, p.open_max, p.open_mean,
        (SELECT coalesce(json_agg(json_build_array(h.measure, h.value::text, h.rows::text) ORDER BY h.measure, h.value), '[]')
           FROM straggler.lateness_histogram h WHERE h.pipeline = $1 AND h.rows <> 0) AS histogram
   FROM (SELECT count(*)::int AS batches, coalesce(sum(num_rows_dropped_by_watermark), 0)::bigint::text AS dropped,
@@ -33,7 +29,6 @@ const READ_LATENESS_HISTOGRAM_SQL = `SELECT coalesce((SELECT batch_id FROM strag
           FROM straggler.batch_progress WHERE pipeline = $1) p`;
 
 interface HistogramRow {
-  batch_id: number;
   batches: number;
   dropped: string;
   open_max: number | null;
@@ -54,6 +49,6 @@ export async function readLatenessHistogramOf(client: Queryable, pipeline: strin
     list.push([BigInt(value), Number(rows)]);
   }
   return {
-    measures, checkpointBatchId: r.batch_id, batches: r.batches, recordedDroppedPairs: Number(r.dropped), openMax: r.open_max, openMean: r.open_mean,
+    measures, batches: r.batches, recordedDroppedPairs: Number(r.dropped), openMax: r.open_max, openMean: r.open_mean,
   };
 }
