@@ -1,8 +1,9 @@
 /**
  * The lateness histogram of a pipeline (src/db/sql/lateness/histogramUpdate.ts writes it) with
- * what the advisor reads beside it, in one statement and so one snapshot: the recorded batches' figures (the histogram covers the pipeline's history when it counted as many
- * batches as `straggler.batch_progress` holds). Cost: the histogram's distinct values plus one aggregate over
- * `straggler.batch_progress` of the pipeline; no bronze row is read.
+ * what the advisor reads beside it, in one statement and so one snapshot: the recorded batches'
+ * figures (the histogram covers the pipeline's history when it counted as many batches as
+ * `straggler.batch_progress` holds). Cost: the histogram's distinct values plus one aggregate
+ * over `straggler.batch_progress` of the pipeline; no bronze row is read.
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
