@@ -41,8 +41,14 @@ const outcomeCells = (o: Omit<AdvisedOutcome, "labels"> & { labels?: string[] })
   o.openWindows ? `${o.openWindows.max} / ${o.openWindows.mean.toFixed(1)}` : "-",
 ];
 
-/** The report as lines of text (no trailing newline); without accepted rows (in the range), one line saying so. */
-export function formatLatenessReport(report: LatenessAdvice): string {
+/** Group keys shown by default before "… and N more" (`straggler lateness --by-key --limit`). */
+const KEYS_SHOWN = 20;
+
+/**
+ * The report as lines of text (no trailing newline); without accepted rows (in the range), one line saying so.
+ * `keysShown`: lines of the per-key list (most rows first) before "… and N more keys" (default 20).
+ */
+export function formatLatenessReport(report: LatenessAdvice, keysShown = KEYS_SHOWN): string {
   const d = report.distribution;
   const range = report.range.from || report.range.to ? `, event time in [${report.range.from ?? "-∞"}, ${report.range.to ?? "∞"})` : "";
   if (d.count === 0) {
@@ -56,9 +62,11 @@ export function formatLatenessReport(report: LatenessAdvice): string {
       h.fromMs === null ? `below ${shortDuration(h.toMs)}` : h.toMs === null ? `${shortDuration(h.fromMs)} and more` : `${shortDuration(h.fromMs)} to ${shortDuration(h.toMs)}`, count(h.count),
     ])]),
   ];
-  for (const k of report.byKey ?? []) {
+  const keys = report.byKey ?? [];
+  for (const k of keys.slice(0, keysShown)) {
     lines.push(`  key ${JSON.stringify(k.groupKey)}: ${count(k.count)} rows, p50 ${shortDuration(k.p50Ms)}, p99 ${shortDuration(k.p99Ms)}, max ${shortDuration(k.maxMs)}`);
   }
+  if (keys.length > keysShown) lines.push(`  … and ${count(keys.length - keysShown)} more keys (--limit; --json has them all)`);
   const w = report.whatIf;
   lines.push(
     "",
