@@ -17,11 +17,12 @@ import type { Pool } from "../db/pool.js";
 import type { LatenessFigures } from "../db/sql/latenessDistribution.js";
 import { readLatenessHistogramOf, type LatenessHistogramRead } from "../db/sql/lateness/histogramRead.js";
 import {
-  candidateDelays, checkLatenessOptions, distributionOf, HISTOGRAM_EDGES_MS, latenessReport, type DelayOutcome, type LatenessOptions,
+  candidateDelays, checkLatenessOptions, distributionOf, HISTOGRAM_EDGES_MS, latenessReport, type DelayOutcome,
+  type LatenessOptions,
   type LatenessReport,
 } from "./lateness.js";
 
-/** A candidate's outcome: what the replay gives, time to final and open windows null when the histogram does not keep them. */
+/** A candidate's outcome as the replay gives it; time to final and open windows null where the histogram keeps none. */
 export type AdvisedOutcome = Omit<DelayOutcome, "timeToFinal" | "openWindows"> & {
   timeToFinal: WhatIfResult["timeToFinal"] | null;
   openWindows: WhatIfResult["openWindows"] | null;
@@ -47,7 +48,8 @@ export function figuresOf(values: Counts): LatenessFigures {
     return values.at(-1)![0];
   };
   return {
-    count, minUs: values[0]?.[0] ?? null, p50Us: at(0.5), p90Us: at(0.9), p99Us: at(0.99), p999Us: at(0.999), maxUs: values.at(-1)?.[0] ?? null,
+    count, minUs: values[0]?.[0] ?? null, p50Us: at(0.5), p90Us: at(0.9), p99Us: at(0.99), p999Us: at(0.999),
+    maxUs: values.at(-1)?.[0] ?? null,
   };
 }
 
@@ -65,7 +67,7 @@ function bucketCounts(values: Counts): Map<number, number> {
 /** Rows whose value (a slack, whole ms) is at least `delayMs`: late at that delay. */
 const lateAt = (values: Counts, delayMs: number) => values.reduce((n, [v, c]) => (v >= BigInt(delayMs) ? n + c : n), 0);
 
-/** Whether the histogram answers: no range, no split per key, fixed or calendar windows, no amended events, every batch counted. */
+/** Whether the histogram answers: no range nor key split, not sessions, no amended events, every batch counted. */
 function histogramAnswers(pipeline: PipelineConfig, options: LatenessOptions, h: LatenessHistogramRead): boolean {
   const ranged = options.range !== undefined && (options.range.from !== null || options.range.to !== null);
   if (options.exact || ranged || options.byKey || sessionGapOf(pipeline) !== undefined) return false;
@@ -73,7 +75,9 @@ function histogramAnswers(pipeline: PipelineConfig, options: LatenessOptions, h:
   return (h.measures.get("batches")?.[0]?.[1] ?? 0) === h.batches;
 }
 
-function outcomeAt(h: LatenessHistogramRead, events: number, delayMs: number, configuredMs: number): Omit<AdvisedOutcome, "labels"> {
+function outcomeAt(
+  h: LatenessHistogramRead, events: number, delayMs: number, configuredMs: number,
+): Omit<AdvisedOutcome, "labels"> {
   const m = (k: Parameters<typeof h.measures.get>[0]) => h.measures.get(k) ?? [];
   const eventsAffected = lateAt(m("event_slack_ms"), delayMs);
   return {
@@ -91,7 +95,9 @@ function outcomeAt(h: LatenessHistogramRead, events: number, delayMs: number, co
  * The lateness report of `pipeline` from the histogram when it answers, else the replay's (see the module comment).
  * @throws RangeError for a negative or fractional delay, or a target outside [0, 1]; database errors
  */
-export async function latenessAdvice(pool: Pool, pipeline: PipelineConfig, options: LatenessOptions = {}): Promise<LatenessAdvice> {
+export async function latenessAdvice(
+  pool: Pool, pipeline: PipelineConfig, options: LatenessOptions = {},
+): Promise<LatenessAdvice> {
   const target = checkLatenessOptions(options);
   const h = options.exact ? null : await readLatenessHistogramOf(pool, pipeline.name);
   if (h === null || !histogramAnswers(pipeline, options, h)) return latenessReport(pool, pipeline, options);

@@ -15,7 +15,7 @@ export type HistogramMeasure = "lateness_us" | "pair_slack_ms" | "event_slack_ms
 export interface LatenessHistogramRead {
   /** Per measure: distinct value → rows with it (no zero counts), values ascending. */
   measures: Map<HistogramMeasure, [bigint, number][]>;
-  /** Recorded batches (`batch_progress` rows), their dropped pairs summed, open windows after them (max, mean; null without batches). */
+  /** Recorded batches, their dropped pairs summed, open windows after them (null without batches). */
   batches: number;
   recordedDroppedPairs: number;
   openMax: number | null;
@@ -23,7 +23,8 @@ export interface LatenessHistogramRead {
 }
 
 const READ_LATENESS_HISTOGRAM_SQL = `SELECT p.batches, p.dropped, p.open_max, p.open_mean,
-       (SELECT coalesce(json_agg(json_build_array(h.measure, h.value::text, h.rows::text) ORDER BY h.measure, h.value), '[]')
+       (SELECT coalesce(json_agg(json_build_array(h.measure, h.value::text, h.rows::text)
+                                 ORDER BY h.measure, h.value), '[]')
           FROM straggler.lateness_histogram h WHERE h.pipeline = $1 AND h.rows <> 0) AS histogram
   FROM (SELECT count(*)::int AS batches, coalesce(sum(num_rows_dropped_by_watermark), 0)::bigint::text AS dropped,
                max(num_rows_total)::int AS open_max, avg(num_rows_total)::float8 AS open_mean
@@ -42,7 +43,8 @@ interface HistogramRow {
  * @throws database errors
  */
 export async function readLatenessHistogramOf(client: Queryable, pipeline: string): Promise<LatenessHistogramRead> {
-  const r = (await client.query<HistogramRow>(prepared("lateness_histogram_read", READ_LATENESS_HISTOGRAM_SQL, [pipeline]))).rows[0]!;
+  const query = prepared("lateness_histogram_read", READ_LATENESS_HISTOGRAM_SQL, [pipeline]);
+  const r = (await client.query<HistogramRow>(query)).rows[0]!;
   const measures = new Map<HistogramMeasure, [bigint, number][]>();
   for (const [measure, value, rows] of r.histogram) {
     let list = measures.get(measure);

@@ -22,7 +22,8 @@ export const LATENESS_US_OF = (b: string) =>
 
 const BATCH_LATENESS = `SELECT 'lateness_us' AS measure, ${LATENESS_US_OF("b")} AS value, 1 AS n
            FROM straggler.bronze_events b
-          WHERE b.pipeline = $1 AND b.seq > $4 AND b.seq <= $5 AND b.status = 'accepted' AND ${notSuperseded("b", "$5")}`;
+          WHERE b.pipeline = $1 AND b.seq > $4 AND b.seq <= $5 AND b.status = 'accepted'
+            AND ${notSuperseded("b", "$5")}`;
 
 /**
  * The CTEs (each followed by a comma) for a batch of `pairs`: `windows` when the batch filled the
@@ -44,7 +45,8 @@ export function latenessHistogramCtes(pairs: "windows" | "lateness"): string {
        lwin AS (
          INSERT INTO straggler.lateness_windows AS w (pipeline, group_key, window_end_us, slack_ms)
          SELECT $1, group_key, we_us, slack_ms FROM lw
-         ON CONFLICT (pipeline, group_key, window_end_us) DO UPDATE SET slack_ms = greatest(w.slack_ms, excluded.slack_ms)),
+         ON CONFLICT (pipeline, group_key, window_end_us)
+         DO UPDATE SET slack_ms = greatest(w.slack_ms, excluded.slack_ms)),
        ${upsert(`${BATCH_LATENESS}
          UNION ALL SELECT 'pair_slack_ms', slack_ms, 1 FROM lp
          UNION ALL SELECT 'event_slack_ms', max(slack_ms), 1 FROM lp GROUP BY seq
