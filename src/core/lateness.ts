@@ -200,12 +200,20 @@ export class DelayNeeds {
    * or under `targetShare` (0–1).
    */
   smallestDelay(targetShare: number): number {
-    let above = 0;
-    for (const need of [...this.needs.keys()].sort((a, b) => b - a)) {
-      const n = this.needs.get(need)!;
-      if ((above + n) / this.events > targetShare) return need;
-      above += n;
-    }
-    return 0;
+    return smallestDelayOf(this.needs, this.events, targetShare);
   }
+}
+
+/**
+ * The smallest delay (whole ms) at which at most `targetShare` (0–1) of `events` lose a pair, from
+ * `needs`: the delay an event needs not to lose one (ms, > 0) → events needing it (`DelayNeeds`).
+ */
+export function smallestDelayOf(needs: Map<number, number>, events: number, targetShare: number): number {
+  let above = 0;
+  for (const need of [...needs.keys()].sort((a, b) => b - a)) {
+    const n = needs.get(need)!;
+    if ((above + n) / events > targetShare) return need;
+    above += n;
+  }
+  return 0;
 }

@@ -1,12 +1,13 @@
 /** `GET /pipelines/{pipeline}/lateness`: the lateness distribution, the what-if table over candidate delays and the recommended delay. */
-import { latenessReport } from "../observe/lateness.js";
+import { latenessAdvice } from "../observe/latenessAdvice.js";
 import { latenessOptionsOf, latenessQuery, latenessResponse } from "../observe/latenessQuery.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 
 /**
  * Adds the lateness route. Query: `from`, `to` (ISO 8601, event time `[from, to)`), `targetDrop`
  * (`0.1%` or `0.001`), `delay` (durations, repeated or comma-separated), `byKey` (`true`);
- * a bad one is a 400 naming it. The answer is `latenessReport`'s (src/observe/lateness.ts).
+ * a bad one is a 400 naming it. The answer is `latenessAdvice`'s (src/observe/latenessAdvice.ts):
+ * read from the kept histogram, the replay only for what it cannot answer.
  */
 export function addLatenessRoutes(ctx: RouteContext): void {
   addPipelineRead(
@@ -19,6 +20,6 @@ export function addLatenessRoutes(ctx: RouteContext): void {
       response: latenessResponse,
       description: "the lateness report",
     },
-    (pipeline, q, pool) => latenessReport(pool, pipeline, latenessOptionsOf(q)),
+    (pipeline, q, pool) => latenessAdvice(pool, pipeline, latenessOptionsOf(q)),
   );
 }

@@ -41,6 +41,8 @@ export interface LatenessOptions {
   byKey?: boolean;
   /** Rows per keyset page (default 10,000). */
   pageSize?: number;
+  /** `latenessAdvice` only: replay every row even when the histogram answers (`straggler lateness --exact`). */
+  exact?: boolean;
 }
 
 /** Lateness (ingestion time − event time) in ms, µs kept as fractions; null without rows. */
@@ -61,6 +63,8 @@ export interface DelayOutcome extends WhatIfResult {
 
 export interface LatenessReport {
   pipeline: string;
+  /** `replay`: every accepted row replayed (this module); `histogram`: read from the kept histogram (./latenessAdvice.ts). */
+  source: "replay";
   range: EventTimeRange;
   configuredDelayMs: number;
   distribution: LatenessDistribution & { histogram: { fromMs: number | null; toMs: number | null; count: number }[] };
@@ -116,14 +120,44 @@ async function replayRows(client: Queryable, pipeline: string, ends: (eventUs: b
 }
 
 /**
+ * The candidate delays (ascending) with their labels: the distribution's percentiles and max, the
+ * configured delay, the asked ones; equal delays are one row, a label given twice for it once.
+ */
+export function candidateDelays(figures: LatenessFigures, configuredMs: number, askedMs: number[] = []): Map<number, string[]> {
+  const labelled: [string, number][] = [
+    ["p50", delayAtLeast(figures.p50Us)], ["p90", delayAtLeast(figures.p90Us)], ["p99", delayAtLeast(figures.p99Us)],
+    ["p99.9", delayAtLeast(figures.p999Us)], ["max", delayAtLeast(figures.maxUs)], ["configured", configuredMs],
+    ...askedMs.map((d): [string, number] => ["asked", d]),
+  ];
+  const labels = new Map<number, string[]>();
+  for (const [label, d] of labelled) if (!labels.get(d)?.includes(label)) labels.set(d, [...(labels.get(d) ?? []), label]);
+  return new Map([...labels].sort(([a], [b]) => a - b));
+}
+
+/** The report's distribution from exact figures and row counts per bucket of `HISTOGRAM_EDGES_MS` (`width_bucket` numbering). */
+export function distributionOf(figures: LatenessFigures, counts: Map<number, number>): LatenessReport["distribution"] {
+  const histogram = [null, ...HISTOGRAM_EDGES_MS].map((fromMs, i) => ({ fromMs, toMs: HISTOGRAM_EDGES_MS[i] ?? null, count: counts.get(i) ?? 0 }));
+  return { ...distribution(figures), histogram };
+}
+
+/**
+ * Refuses what no report answers.
+ * @throws RangeError for a negative or fractional delay, or a target outside [0, 1]
+ */
+export function checkLatenessOptions(options: LatenessOptions): number {
+  const target = options.targetDropShare ?? DEFAULT_TARGET_DROP_SHARE;
+  if (!(target >= 0 && target <= 1)) throw new RangeError(`target drop share must be between 0 and 1, got ${target}`);
+  for (const d of options.delaysMs ?? []) if (!Number.isSafeInteger(d) || d < 0) throw new RangeError(`a delay must be a whole number of ms >= 0, got ${d}`);
+  return target;
+}
+
+/**
  * The lateness report of `pipeline` (see the module comment).
  * @throws RangeError for a negative or fractional delay, or a target outside [0, 1]; database errors
  */
 export async function latenessReport(pool: Pool, pipeline: PipelineConfig, options: LatenessOptions = {}): Promise<LatenessReport> {
   const range = options.range ?? { from: null, to: null };
-  const target = options.targetDropShare ?? DEFAULT_TARGET_DROP_SHARE;
-  if (!(target >= 0 && target <= 1)) throw new RangeError(`target drop share must be between 0 and 1, got ${target}`);
-  for (const d of options.delaysMs ?? []) if (!Number.isSafeInteger(d) || d < 0) throw new RangeError(`a delay must be a whole number of ms >= 0, got ${d}`);
+  const target = checkLatenessOptions(options);
   const { spec, ends } = whatIfShape(pipeline);
   const pageSize = options.pageSize ?? 10_000;
   const rangeUs: RangeUs = { fromUs: range.from === null ? null : isoToUs(range.from), toUs: range.to === null ? null : isoToUs(range.to) };
@@ -131,20 +165,12 @@ export async function latenessReport(pool: Pool, pipeline: PipelineConfig, optio
     const figures = await readLatenessFigures(client, pipeline.name, range);
     const edgesUs = HISTOGRAM_EDGES_MS.map((e) => BigInt(e) * 1000n);
     const counts = new Map((await readLatenessHistogram(client, pipeline.name, range, edgesUs)).map((h) => [h.bucket, h.count]));
-    const histogram = [null, ...HISTOGRAM_EDGES_MS].map((fromMs, i) => ({ fromMs, toMs: HISTOGRAM_EDGES_MS[i] ?? null, count: counts.get(i) ?? 0 }));
     const byKey = options.byKey
       ? (await readLatenessFiguresByKey(client, pipeline.name, range)).map((k) => ({ groupKey: k.groupKey, ...distribution(k) }))
       : undefined;
 
-    const labelled: [string, number][] = [
-      ["p50", delayAtLeast(figures.p50Us)], ["p90", delayAtLeast(figures.p90Us)], ["p99", delayAtLeast(figures.p99Us)],
-      ["p99.9", delayAtLeast(figures.p999Us)], ["max", delayAtLeast(figures.maxUs)], ["configured", pipeline.watermark.delay],
-      ...(options.delaysMs ?? []).map((d): [string, number] => ["asked", d]),
-    ];
-    const labels = new Map<number, string[]>();
-    // Equal delays are one row; a label given twice for it (two asked delays written differently) is shown once.
-    for (const [label, d] of labelled) if (!labels.get(d)?.includes(label)) labels.set(d, [...(labels.get(d) ?? []), label]);
-    const delays = [...labels.keys()].sort((a, b) => a - b);
+    const labels = candidateDelays(figures, pipeline.watermark.delay, options.delaysMs);
+    const delays = [...labels.keys()];
 
     const batches = await readRecordedBatches(client, pipeline.name);
     const sims = delays.map((d) => new DelaySimulation(d, spec, rangeUs));
@@ -162,9 +188,10 @@ export async function latenessReport(pool: Pool, pipeline: PipelineConfig, optio
     const { labels: _labels, ...recommendation } = recommended;
     return {
       pipeline: pipeline.name,
+      source: "replay",
       range,
       configuredDelayMs: pipeline.watermark.delay,
-      distribution: { ...distribution(figures), histogram },
+      distribution: distributionOf(figures, counts),
       ...(byKey ? { byKey } : {}),
       whatIf: { batches: batches.length, rows, recordedDroppedPairs: batches.reduce((n, b) => n + b.numRowsDroppedByWatermark, 0), delays: outcomes },
       recommendation: { targetDropShare: target, ...recommendation },

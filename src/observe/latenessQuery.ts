@@ -80,13 +80,17 @@ const whatIfShape = {
   droppedWindows: z.number().meta({ description: "distinct (group key, window) with a dropped pair" }),
   eventsAffected: z.number(),
   dropShare: z.number().meta({ description: "eventsAffected / counted events (0-1)" }),
-  timeToFinal: z.object({ windows: z.number(), medianMs: msOrNull, p99Ms: msOrNull }).meta({ description: "how long after its end a window became final, ms of arrival time" }),
-  openWindows: z.object({ max: z.number(), mean: z.number() }).meta({ description: "open (group key, window) results after each batch: the state held" }),
+  timeToFinal: z.object({ windows: z.number(), medianMs: msOrNull, p99Ms: msOrNull }).nullable()
+    .meta({ description: "how long after its end a window became final, ms of arrival time; null when read from the histogram (source histogram)" }),
+  openWindows: z.object({ max: z.number(), mean: z.number() }).nullable()
+    .meta({ description: "open (group key, window) results after each batch: the state held; from the histogram, the recorded ones at the configured delay and null at others" }),
 };
 
-/** `GET /pipelines/{pipeline}/lateness` and `straggler lateness --json`: the `LatenessReport` of src/observe/lateness.ts. */
+/** `GET /pipelines/{pipeline}/lateness` and `straggler lateness --json`: the `LatenessAdvice` of src/observe/latenessAdvice.ts. */
 export const latenessResponse = z.object({
   pipeline: z.string(),
+  source: z.enum(["histogram", "replay"])
+    .meta({ description: "histogram: read from the distribution the stream keeps; replay: every accepted row replayed (a range, byKey, session windows, amended events, or a history older than the histogram)" }),
   range: z.object({ from: isoInstant.nullable(), to: isoInstant.nullable() }),
   configuredDelayMs: z.number(),
   distribution: z.object({

@@ -3,7 +3,7 @@
  * distribution, its histogram, the what-if table and the recommendation.
  * Durations are shortened to their two largest units (`9m 47s`, `2d 7h`).
  */
-import type { DelayOutcome, LatenessReport } from "./lateness.js";
+import type { AdvisedOutcome, LatenessAdvice } from "./latenessAdvice.js";
 
 const UNITS: [string, number][] = [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1_000], ["ms", 1]];
 
@@ -22,6 +22,11 @@ export function shortDuration(ms: number | null): string {
   return parts.filter((p, i) => i === 0 || !p.startsWith("0")).join(" ") || "0s";
 }
 
+/** Time to final and open windows of an outcome, when the report has them (the replay's, `--exact`). */
+const finality = (o: Omit<AdvisedOutcome, "labels">) =>
+  (o.timeToFinal ? `; time to final ${shortDuration(o.timeToFinal.medianMs)} median, ${shortDuration(o.timeToFinal.p99Ms)} p99` : "") +
+  (o.openWindows ? `; ${o.openWindows.max} open windows at most` : "");
+
 const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
 const count = (n: number) => n.toLocaleString("en-US");
 
@@ -30,13 +35,20 @@ function table(rows: string[][]): string[] {
   return rows.map((r) => `  ${r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join("  ")}`.trimEnd());
 }
 
-const outcomeCells = (o: DelayOutcome | (Omit<DelayOutcome, "labels"> & { labels?: string[] })): string[] => [
+const outcomeCells = (o: Omit<AdvisedOutcome, "labels"> & { labels?: string[] }): string[] => [
   shortDuration(o.delayMs), (o.labels ?? []).join(", "), count(o.droppedPairs), count(o.droppedWindows), count(o.eventsAffected), percent(o.dropShare),
-  `${shortDuration(o.timeToFinal.medianMs)} / ${shortDuration(o.timeToFinal.p99Ms)}`, `${o.openWindows.max} / ${o.openWindows.mean.toFixed(1)}`,
+  o.timeToFinal ? `${shortDuration(o.timeToFinal.medianMs)} / ${shortDuration(o.timeToFinal.p99Ms)}` : "-",
+  o.openWindows ? `${o.openWindows.max} / ${o.openWindows.mean.toFixed(1)}` : "-",
 ];
 
-/** The report as lines of text (no trailing newline); without accepted rows (in the range), one line saying so. */
-export function formatLatenessReport(report: LatenessReport): string {
+/** Group keys shown by default before "… and N more" (`straggler lateness --by-key --limit`). */
+const KEYS_SHOWN = 20;
+
+/**
+ * The report as lines of text (no trailing newline); without accepted rows (in the range), one line saying so.
+ * `keysShown`: lines of the per-key list (most rows first) before "… and N more keys" (default 20).
+ */
+export function formatLatenessReport(report: LatenessAdvice, keysShown = KEYS_SHOWN): string {
   const d = report.distribution;
   const range = report.range.from || report.range.to ? `, event time in [${report.range.from ?? "-∞"}, ${report.range.to ?? "∞"})` : "";
   if (d.count === 0) {
@@ -50,9 +62,11 @@ export function formatLatenessReport(report: LatenessReport): string {
       h.fromMs === null ? `below ${shortDuration(h.toMs)}` : h.toMs === null ? `${shortDuration(h.fromMs)} and more` : `${shortDuration(h.fromMs)} to ${shortDuration(h.toMs)}`, count(h.count),
     ])]),
   ];
-  for (const k of report.byKey ?? []) {
+  const keys = report.byKey ?? [];
+  for (const k of keys.slice(0, keysShown)) {
     lines.push(`  key ${JSON.stringify(k.groupKey)}: ${count(k.count)} rows, p50 ${shortDuration(k.p50Ms)}, p99 ${shortDuration(k.p99Ms)}, max ${shortDuration(k.maxMs)}`);
   }
+  if (keys.length > keysShown) lines.push(`  … and ${count(keys.length - keysShown)} more keys (--limit; --json has them all)`);
   const w = report.whatIf;
   lines.push(
     "",
@@ -66,7 +80,7 @@ export function formatLatenessReport(report: LatenessReport): string {
   const r = report.recommendation;
   lines.push(
     `Recommended delay: ${shortDuration(r.delayMs)} (${r.delayMs} ms), the smallest with at most ${percent(r.targetDropShare)} of events dropped:`,
-    `  ${count(r.eventsAffected)} events (${percent(r.dropShare)}) in ${count(r.droppedWindows)} windows; time to final ${shortDuration(r.timeToFinal.medianMs)} median, ${shortDuration(r.timeToFinal.p99Ms)} p99; ${r.openWindows.max} open windows at most`,
+    `  ${count(r.eventsAffected)} events (${percent(r.dropShare)}) in ${count(r.droppedWindows)} windows${finality(r)}`,
     `  (configured: ${shortDuration(report.configuredDelayMs)})`,
   );
   return lines.join("\n");

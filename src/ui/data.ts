@@ -14,7 +14,7 @@ import { readQuarantineByBatch } from "../db/sql/readQuarantineByBatch.js";
 import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowPage } from "../db/sql/readWindowPage.js";
 import { alertViews, type AlertView } from "../observe/alerts.js";
-import { latenessReport, type LatenessReport } from "../observe/lateness.js";
+import { latenessAdvice, type LatenessAdvice } from "../observe/latenessAdvice.js";
 import { checkPolicy, type PolicyCheck } from "../stream/policyGuard.js";
 import { pipelineStatus, type PipelineStatus } from "../stream/status.js";
 
@@ -134,14 +134,14 @@ export async function readCorrections(pool: Pool, pipeline: string) {
  * stream has read). Keyed by the checkpoint's batch id and the rows landed.
  */
 export class LatenessCache {
-  private readonly reports = new Map<string, { version: string; report: Promise<LatenessReport> }>();
+  private readonly reports = new Map<string, { version: string; report: Promise<LatenessAdvice> }>();
 
-  /** The report of `pipeline` (`latenessReport` with its defaults) for the state `overview` describes. @throws what `latenessReport` throws */
-  get(pool: Pool, pipeline: PipelineConfig, overview: PipelineOverview): Promise<LatenessReport> {
+  /** The report of `pipeline` (`latenessAdvice` with its defaults) for the state `overview` describes. @throws what `latenessAdvice` throws */
+  get(pool: Pool, pipeline: PipelineConfig, overview: PipelineOverview): Promise<LatenessAdvice> {
     const version = `${overview.status.checkpoint?.batchId ?? 0}/${overview.status.ledger.landed}`;
     const kept = this.reports.get(pipeline.name);
     if (kept?.version === version) return kept.report;
-    const report = latenessReport(pool, pipeline);
+    const report = latenessAdvice(pool, pipeline);
     this.reports.set(pipeline.name, { version, report });
     report.catch(() => {
       if (this.reports.get(pipeline.name)?.report === report) this.reports.delete(pipeline.name);

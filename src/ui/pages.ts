@@ -10,7 +10,8 @@ import { DEFAULT_INPUT } from "../core/watermark.js";
 import { isoToUs } from "../core/timestamps.js";
 import type { CheckpointInput } from "../db/sql/readCheckpoint.js";
 import { describeCalendar } from "../core/windows.js";
-import { HISTOGRAM_EDGES_MS, type LatenessReport } from "../observe/lateness.js";
+import { HISTOGRAM_EDGES_MS } from "../observe/lateness.js";
+import type { LatenessAdvice } from "../observe/latenessAdvice.js";
 import { shortDuration } from "../observe/latenessText.js";
 import type { BatchSeries, PipelineOverview, readCorrections, readWindows, WindowFilter } from "./data.js";
 import { CHANGES_SHOWN, WINDOWS_PER_PAGE } from "./data.js";
@@ -126,7 +127,7 @@ export interface PipelinePageInput {
   overview: PipelineOverview;
   batches: BatchSeries;
   /** The report, or why there is none. */
-  lateness: LatenessReport | { error: string };
+  lateness: LatenessAdvice | { error: string };
   windows: Awaited<ReturnType<typeof readWindows>>;
   filter: WindowFilter;
   /** The query string of the page's other settings (`batches`), kept by the filter's links. */
@@ -180,8 +181,9 @@ ${stat("recommended delay", "recommendedDelay", shortDuration(r.delayMs), `the s
 <div class="chart wide" data-chart="lateness" aria-label="lateness histogram"></div>
 <p class="note">With the configured delay (${shortDuration(lateness.configuredDelayMs)}) the stream drops
 <b data-field="configuredDroppedPairs">${count(configured?.droppedPairs ?? 0)}</b> (event, window) pairs (the run recorded ${count(lateness.whatIf.recordedDroppedPairs)});
-the recommended ${shortDuration(r.delayMs)} would drop ${count(r.droppedPairs)} (${percent(r.dropShare)} of events) and make windows final
-${shortDuration(r.timeToFinal.medianMs)} after their end (median; p99 ${shortDuration(r.timeToFinal.p99Ms)}).
+the recommended ${shortDuration(r.delayMs)} would drop ${count(r.droppedPairs)} (${percent(r.dropShare)} of events)${r.timeToFinal
+  ? html` and make windows final
+${shortDuration(r.timeToFinal.medianMs)} after their end (median; p99 ${shortDuration(r.timeToFinal.p99Ms)})` : ""}.
 <code>straggler lateness -p …</code> prints the what-if table.</p>
 </section>`;
 }

@@ -1,6 +1,7 @@
 /** `lateness`: the lateness distribution, the what-if table over candidate delays and the recommended delay (issue 14, item 1). */
 import type { Command } from "commander";
 import { json, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
+import { DEFAULT_LIMIT, LIMIT_HELP, limitArg } from "../print.js";
 
 interface LatenessFlags {
   pipeline: string;
@@ -9,6 +10,8 @@ interface LatenessFlags {
   targetDrop?: string;
   delay?: string[];
   byKey?: boolean;
+  exact?: boolean;
+  limit: number;
   json?: boolean;
 }
 
@@ -41,16 +44,18 @@ export function latenessCommand(program: Command, ctxOf: ContextOf): void {
     .option("--target-drop <share>", "drop share the recommendation may reach: 0.1% or 0.001", "0.1%")
     .option("--delay <duration>", 'a further candidate delay, e.g. "90 minutes"; repeat it, or separate with commas', (v: string, all: string[] = []) => [...all, v])
     .option("--by-key", "the distribution per group key too")
+    .option("--exact", "replay every accepted row in arrival order (the check of the kept histogram; adds time to final and open windows at every delay)")
+    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
     .option("--json", "print the report as JSON (the REST answer)")
     .action(async (flags: LatenessFlags) => {
       const ctx = await ctxOf();
       const pipeline = pickOne(ctx, flags.pipeline);
       const options = await latenessFlags(flags);
-      const [{ latenessReport }, { formatLatenessReport }] = await Promise.all([import("../../observe/lateness.js"), import("../../observe/latenessText.js")]);
+      const [{ latenessAdvice }, { formatLatenessReport }] = await Promise.all([import("../../observe/latenessAdvice.js"), import("../../observe/latenessText.js")]);
       await withDb(ctx, async (db) => {
-        const report = await latenessReport(db.pool, pipeline, options);
+        const report = await latenessAdvice(db.pool, pipeline, { ...options, ...(flags.exact ? { exact: true } : {}) });
         if (flags.json) json(report);
-        else console.log(formatLatenessReport(report));
+        else console.log(formatLatenessReport(report, flags.limit));
       });
     });
 }

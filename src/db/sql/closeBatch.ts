@@ -9,6 +9,7 @@
 import type { Queryable } from "../pool.js";
 import { prepared } from "../prepared.js";
 import { BATCH_PAIRS } from "./fragments/batchPairs.js";
+import { latenessHistogramCtes } from "./lateness/histogramUpdate.js";
 import type { Checkpoint } from "./readCheckpoint.js";
 import type { BatchProgress } from "./writeProgress.js";
 
@@ -31,11 +32,12 @@ export interface Finalized {
  * per (key, window) of the batch's on-time pairs ending at or before $23 (the new watermark, epoch µs).
  * Exact because an on-time pair's window ends after the watermark of earlier batches, so it was open.
  */
-function closeBatchSql(mergedFinal: boolean): string {
+function closeBatchSql(mergedFinal: boolean, pairs: "windows" | "lateness"): string {
   const merged = mergedFinal
     ? ` + (SELECT count(*) FROM (SELECT DISTINCT group_key, ws_us, we_us FROM ${BATCH_PAIRS} WHERE NOT late AND we_us <= $23::bigint) m)::int`
     : "";
-  return `WITH fin AS (
+  return `WITH ${latenessHistogramCtes(pairs)}
+       fin AS (
          UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
           WHERE pipeline = $1 AND NOT is_final AND window_end <= $15
          RETURNING 1),
@@ -61,12 +63,18 @@ function closeBatchSql(mergedFinal: boolean): string {
  * finalization (the values given are not written).
  * @param state the checkpoint's max event time (ISO 8601) and inputs after the batch
  * @param mergedFinalUpToUs the new watermark (epoch µs) when the batch's MERGE wrote final the windows it touched up to it; they count as finalized (null: it wrote them open)
+ * @param pairs `windows` when the batch filled the pairs table, `lateness` for session windows: what the
+ *   batch adds to the lateness histogram in the same statement (src/db/sql/lateness/histogramUpdate.ts)
  * @returns windows finalized, and windows still open afterwards
  * @throws the database's error
  */
-export async function closeBatch(client: Queryable, progress: BatchProgress, state: Pick<Checkpoint, "maxEventTime" | "inputs">, mergedFinalUpToUs: bigint | null = null): Promise<Finalized> {
+export async function closeBatch(
+  client: Queryable, progress: BatchProgress, state: Pick<Checkpoint, "maxEventTime" | "inputs">,
+  mergedFinalUpToUs: bigint | null = null, pairs: "windows" | "lateness" = "windows",
+): Promise<Finalized> {
   const merged = mergedFinalUpToUs !== null;
-  const r = (await client.query(prepared(merged ? "close_batch_merged_final" : "close_batch", closeBatchSql(merged), [
+  const name = `${merged ? "close_batch_merged_final" : "close_batch"}${pairs === "windows" ? "" : "_sessions"}`;
+  const r = (await client.query(prepared(name, closeBatchSql(merged, pairs), [
     progress.pipeline, progress.batchId, progress.trigger, progress.startOffset, progress.endOffset, progress.numInputRows, progress.numQuarantinedRows,
     progress.inputRowsPerSecond, progress.processedRowsPerSecond, progress.durationMs, progress.eventTime.min, progress.eventTime.max, progress.eventTime.avg,
     progress.eventTime.watermark, progress.nextWatermark, progress.numRowsDroppedByWatermark, progress.numLateWindows, progress.numRowsUpdated, progress.timestamp,
