@@ -97,12 +97,40 @@ export function formatInstant(us: bigint): string {
     micro = Number(us - big * 1000n);
     ms = Number(big);
   }
-  const iso = new Date(ms).toISOString();
+  const iso = isoOfMs(ms);
   const text = micro === 0 ? iso : `${iso.slice(0, -1)}${String(micro).padStart(3, "0")}Z`;
   lastFormatted = { us, text };
   return text;
 }
 let lastFormatted = { us: 0n, text: "1970-01-01T00:00:00.000Z" };
+
+const DAY_MS = 86_400_000;
+/** The last day `isoOfMs` wrote, epoch days, and its `YYYY-MM-DDT`. */
+let lastDay = NaN, lastDayText = "";
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/**
+ * `new Date(ms).toISOString()`, the time of day written by hand and the date remembered from the last call
+ * (`toISOString` costs about 1.5 µs, a landing writes two instants per row, mostly of one day).
+ */
+function isoOfMs(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== lastDay) {
+    const start = new Date(day * DAY_MS).toISOString();
+    // An expanded year (`+010000-…`) or an invalid time: as Date writes it.
+    if (start.length !== 24) return new Date(ms).toISOString();
+    lastDay = day;
+    lastDayText = start.slice(0, 11);
+  }
+  let rest = ms - day * DAY_MS;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const sec = Math.floor(rest / 1000);
+  const milli = rest - sec * 1000;
+  return `${lastDayText}${pad2(h)}:${pad2(m)}:${pad2(sec)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
+}
 
 /**
  * Epoch µs of an ISO 8601 UTC string as `formatInstant` and the pool's

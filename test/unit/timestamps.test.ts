@@ -311,4 +311,17 @@ describe("parseInstant iso8601: the UTC form read without the general path", () 
       expect(general(text)).toEqual({ ok: true, us });
     }
   });
+  it("formatInstant writes what Date's toISOString writes, with the µs after it", () => {
+    let x = 777;
+    const min = Date.UTC(-1, 0, 1), max = Date.UTC(10001, 0, 1);
+    for (let i = 0; i < 5000; i++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      // Spread over years -1 to 10000, and close together (the same day twice in a row).
+      const ms = i % 3 === 2 ? Date.UTC(2026, 10, 1) + (x % DAY) : min + Math.floor((x / 2 ** 31) * (max - min));
+      const micro = x % 1000;
+      const want = new Date(ms).toISOString();
+      expect(formatInstant(BigInt(ms) * 1000n + BigInt(micro))).toBe(micro === 0 ? want : `${want.slice(0, -1)}${String(micro).padStart(3, "0")}Z`);
+    }
+  });
 });
+const DAY = 86_400_000;
