@@ -49,6 +49,8 @@ export interface BenchContext {
   rounds: number;
   /** Events in the main workload. */
   n: number;
+  /** The peers section's sizes (before × scale), events: 300k, 1M and 10M unless `--peers-sizes` says otherwise. */
+  peersSizes: number[];
   /** Adds a row to the result table: figure, Straggler, reference, ratio, target. */
   row(...cells: string[]): void;
 }

@@ -111,13 +111,13 @@ async function oneRound(ctx: BenchContext, file: string, n: number, round: numbe
   };
 }
 
-/** 9. The peers comparison at 300k, 1M and 10M events (× scale); skipped when the workload generator is not beside the repository. */
+/** 9. The peers comparison at `ctx.peersSizes` (300k, 1M and 10M events unless `--peers-sizes`; × scale); skipped when the workload generator is not beside the repository. */
 export async function measurePeers(ctx: BenchContext): Promise<void> {
   if (!existsSync(PEERS_WORKLOAD)) {
     say(`peers: ${PEERS_WORKLOAD} not found; section skipped`);
     return;
   }
-  for (const base of [300_000, 1_000_000, 10_000_000]) {
+  for (const base of ctx.peersSizes) {
     const n = Math.max(2000, Math.round(base * ctx.scale));
     const dir = path.join(tmp, `peers-${n}`);
     mkdirSync(dir, { recursive: true });

@@ -51,9 +51,11 @@ async function freshBenchDatabase(serverUrl: string): Promise<{ url: string; ver
 }
 
 async function main(): Promise<void> {
-  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--only <figure>", "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats, peers (the peers workload beside the minimal ledger and COPY + REFRESH)").parse().opts();
+  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--peers-sizes <list>", "the peers section's sizes, events before × scale, comma-separated", "300000,1000000,10000000").option("--only <figure>", "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats, peers (the peers workload beside the minimal ledger and COPY + REFRESH)").parse().opts();
   const only = opts.only as string | undefined;
   const scale = Number(opts.scale), rounds = Number(opts.rounds);
+  const peersSizes = String(opts.peersSizes).split(",").map(Number);
+  if (!peersSizes.every((x) => Number.isInteger(x) && x > 0)) throw new Error("--peers-sizes: expected positive whole numbers, e.g. 300000");
   if (!(scale > 0) || !(rounds >= 1)) throw new Error("--scale must be > 0 and --rounds >= 1");
   if (only !== undefined && !["freshness", "http", "correction", "microbatch", "nats", "peers"].includes(only)) throw new Error("--only: expected freshness, http, correction, microbatch, nats or peers");
   const n = Math.max(2000, Math.round(1_000_000 * scale));
@@ -66,7 +68,7 @@ async function main(): Promise<void> {
   await createNaiveTable(pool);
   await createDbaTable(pool);
   const table: string[][] = [];
-  const ctx: BenchContext = { pool, url, env, scale, rounds, n, row: (...cells) => {
+  const ctx: BenchContext = { pool, url, env, scale, rounds, n, peersSizes, row: (...cells) => {
     table.push(cells);
     say(`| ${cells.join(" | ")} |`); // also on stderr at once: a run cut short keeps what it measured
   } };
