@@ -191,12 +191,17 @@ async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, hea
   let total = 0;
   let before: [number, number] = [-Infinity, -1];
   const seen = new Set<string>();
+  // The spans in file order, each with its count of records: the landing pass reads no arrival time again.
+  const spans: { start: number; rows: number }[] = [];
   try {
     for await (const rec of read((text) => seen.add(text))) {
       const arrival = arrivalOf(rec, pipeline, opts.arrivalField);
       if (rec.fields === null || arrival === null || rec.raw.includes("\u0000")) return null;
       if (arrival[0] < before[0] || (arrival[0] === before[0] && arrival[1] < before[1])) return null;
       before = arrival;
+      const start = Math.floor(arrival[0] / opts.batchSpanMs) * opts.batchSpanMs;
+      if (spans.length === 0 || spans[spans.length - 1]!.start !== start) spans.push({ start, rows: 0 });
+      spans[spans.length - 1]!.rows++;
       total++;
       if (total % 10_000 === 0) opts.onStaged?.(total, false);
     }
@@ -210,6 +215,7 @@ async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, hea
   const records = read()[Symbol.asyncIterator]();
   let next: ReplayRow | undefined;
   let done = false;
+  let span = 0, left = spans[0]?.rows ?? 0;
   return {
     total,
     rows: {
@@ -218,10 +224,12 @@ async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, hea
           const r = await records.next();
           if (r.done) done = true;
           else {
-            const arrival = arrivalOf(r.value, pipeline, opts.arrivalField);
+            if (left === 0) [span, left] = [span + 1, spans[span + 1]?.rows ?? 0];
             // The file changed between the two passes: what was checked no longer holds.
-            if (arrival === null || r.value.fields === null) throw new Error(`${file} changed while it was replayed (a record without an arrival time at line ${r.value.line}); run the replay again`);
-            next = asStaged(r.value, origin, arrival);
+            if (left === 0 || r.value.fields === null) throw new Error(`${file} changed while it was replayed (more records than checked, or one without fields, at line ${r.value.line}); run the replay again`);
+            left--;
+            // Its span's start stands for its arrival: the spans were counted by the check pass.
+            next = asStaged(r.value, origin, [spans[span]!.start, 0]);
           }
         }
         return next;

@@ -285,3 +285,43 @@ describe("isValidTimeZone", () => {
     expect(isValidTimeZone("Mars/Olympus_Mons")).toBe(false);
   });
 });
+
+describe("parseInstant iso8601: the UTC form read without the general path", () => {
+  // A leading space makes parseInstant trim and take its general path: both paths must answer alike.
+  const general = (s: string) => parseInstant(` ${s}`, "iso8601", undefined);
+  it("answers as the general path for every fraction length, edge dates and refusals", () => {
+    const texts = [
+      "2026-11-01T00:00:00Z", "2026-11-01T00:00:00.1Z", "2026-11-01T00:00:00.12Z", "2026-11-01T00:00:00.123Z",
+      "2026-11-01T00:00:00.1234Z", "2026-11-01T00:00:00.12345Z", "2026-11-01T23:59:59.999999Z", "2024-02-29T12:00:00.000Z",
+      "2023-02-29T12:00:00.000Z", "2000-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z",
+      "2026-11-01T24:00:00Z", "2026-11-01T00:60:00Z", "2026-11-01T23:59:60Z", "2026-11-01T00:00:00.Z", "0100-01-01T00:00:00Z",
+      "0099-12-31T23:59:59Z", "9999-12-31T23:59:59.999999Z", "1969-12-31T23:59:59.999999Z", "2026-11-01T00:00:00.1234567Z",
+      "2026-11-01T00:00:0aZ", "2026-11-01t00:00:00Z", "2026-11-01T00:00:00z",
+    ];
+    for (const s of texts) expect(parseInstant(s, "iso8601", undefined), s).toEqual(general(s));
+    expect(parseInstant("2026-11-01T00:00:00.12Z", "iso8601", undefined)).toEqual({ ok: true, us: 1_793_491_200_120_000n });
+  });
+  it("reads back what formatInstant writes, as the general path does", () => {
+    let x = 12345;
+    for (let i = 0; i < 2000; i++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      const us = BigInt(x) * 1_000_003n * (i % 2 === 0 ? 1n : 13n) - 2_000_000_000_000_000n;
+      const text = formatInstant(us);
+      expect(parseInstant(text, "iso8601", undefined)).toEqual({ ok: true, us });
+      expect(general(text)).toEqual({ ok: true, us });
+    }
+  });
+  it("formatInstant writes what Date's toISOString writes, with the µs after it", () => {
+    let x = 777;
+    const min = Date.UTC(-1, 0, 1), max = Date.UTC(10001, 0, 1);
+    for (let i = 0; i < 5000; i++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      // Spread over years -1 to 10000, and close together (the same day twice in a row).
+      const ms = i % 3 === 2 ? Date.UTC(2026, 10, 1) + (x % DAY) : min + Math.floor((x / 2 ** 31) * (max - min));
+      const micro = x % 1000;
+      const want = new Date(ms).toISOString();
+      expect(formatInstant(BigInt(ms) * 1000n + BigInt(micro))).toBe(micro === 0 ? want : `${want.slice(0, -1)}${String(micro).padStart(3, "0")}Z`);
+    }
+  });
+});
+const DAY = 86_400_000;
