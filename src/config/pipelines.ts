@@ -414,6 +414,14 @@ export const pipelineSchema = z
           .default(DEFAULT_LEASE_MS),
       })
       .prefault({}),
+    /**
+     * The lateness advisor's kept histogram (docs/lateness.md): when `histogram` is true, each
+     * micro-batch adds its rows' lateness and its pairs' slack to `straggler.lateness_histogram` in
+     * its own closing statement, and the advisor answers from it in one read. Off by default: on
+     * the peers workload (300k events, ms-resolution lateness) it made the replay about 40 % slower
+     * (BENCHMARKS.md); when off, the advisor replays bronze as before. Not part of the policy.
+     */
+    lateness: z.strictObject({ histogram: z.boolean().default(false) }).prefault({}),
     /** Alerts (src/observe/alerts.ts): each is off when `null`; the defaults watch the drop share and failed corrections, with no webhook. */
     alerts: z
       .strictObject({

@@ -152,7 +152,7 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
         : await streamWindows(client, pipeline, { batchId, checkpoint, read, guarded, finalUpToUs });
       const inputs = inputProgress(advanced);
       const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, inputs }, started, previous);
-      const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) }, finalUpToUs, gapMs === undefined ? "windows" : "lateness");
+      const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) }, finalUpToUs, !pipeline.lateness.histogram ? "none" : gapMs === undefined ? "windows" : "lateness");
       await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
       const closed: BatchResult = { ...progress, numRowsFinalized: finalized, numRowsTotal: open, ...(holdOpened ? { holdOpened } : {}) };
       if (read.rows < pipeline.trigger.maxRowsPerBatch) caughtUpBatches.add(closed);

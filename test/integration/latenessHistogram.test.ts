@@ -49,7 +49,7 @@ describe("the kept lateness histogram on the real datasets", () => {
     const { pool } = await getDb();
     const configured = pipelines.find((p) => p.name === name)!;
     // Batches of 500 rows in the file's order, so that later batches meet windows earlier ones passed.
-    const p = { ...configured, trigger: { ...configured.trigger, maxRowsPerBatch: 500 } };
+    const p = { ...configured, lateness: { histogram: true }, trigger: { ...configured.trigger, maxRowsPerBatch: 500 } };
     await landFile(pool, p, file, path.basename(file));
     while (await runBatch(pool, p, "once"));
     const exact = await expectSameAnswers(pool, p, sweepMs);
@@ -70,6 +70,7 @@ describe("the kept lateness histogram on a random workload", () => {
       name: `kept-${kind}`, source: { format: "jsonl" },
       fields: { eventId: "id", eventTime: "t", ingestionTime: "i", groupKey: ["k"], value: "v" },
       timestamps: { format: "iso8601" }, window, watermark: { delay: "3 minutes" }, trigger: { maxRowsPerBatch: 29 },
+      lateness: { histogram: true },
     });
     const rand = prng(seed);
     let clock = T0;
@@ -89,4 +90,27 @@ describe("the kept lateness histogram on a random workload", () => {
     // The replay's own function agrees (latenessAdvice with exact: true is latenessReport).
     expect((await latenessReport(pool, p, { delaysMs: sweep })).whatIf.delays.map(dropFigures)).toEqual(exact.whatIf.delays.map(dropFigures));
   }, 600_000);
+});
+
+describe("a pipeline without the kept histogram (the default)", () => {
+  it("keeps no histogram row and the advisor answers from the replay", async () => {
+    const { pool } = await getDb();
+    const p = pipeline({
+      name: "kept-off", source: { format: "jsonl" },
+      fields: { eventId: "id", eventTime: "t", ingestionTime: "i", groupKey: ["k"], value: "v" },
+      timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "1 minute" },
+    });
+    expect(p.lateness.histogram).toBe(false);
+    const lines = [
+      { id: "a", t: "2026-10-01T00:01:00Z", i: "2026-10-01T00:01:30Z", k: "x", v: 1 },
+      { id: "b", t: "2026-10-01T00:30:00Z", i: "2026-10-01T00:30:10Z", k: "x", v: 2 },
+    ].map((o) => JSON.stringify(o));
+    await landStream(pool, p, Readable.from([lines.join("\n") + "\n"]), "test");
+    while (await runBatch(pool, p, "once"));
+    const { rows } = await pool.query("SELECT count(*)::int AS n FROM straggler.lateness_histogram WHERE pipeline = $1", [p.name]);
+    expect(rows[0].n).toBe(0);
+    const advice = await latenessAdvice(pool, p, { delaysMs: [0] });
+    expect(advice.source).toBe("replay");
+    expect(advice.distribution.count).toBe(2);
+  });
 });

@@ -32,11 +32,11 @@ export interface Finalized {
  * per (key, window) of the batch's on-time pairs ending at or before $23 (the new watermark, epoch µs).
  * Exact because an on-time pair's window ends after the watermark of earlier batches, so it was open.
  */
-function closeBatchSql(mergedFinal: boolean, pairs: "windows" | "lateness"): string {
+function closeBatchSql(mergedFinal: boolean, pairs: "windows" | "lateness" | "none"): string {
   const merged = mergedFinal
     ? ` + (SELECT count(*) FROM (SELECT DISTINCT group_key, ws_us, we_us FROM ${BATCH_PAIRS} WHERE NOT late AND we_us <= $23::bigint) m)::int`
     : "";
-  return `WITH ${latenessHistogramCtes(pairs)}
+  return `WITH ${pairs === "none" ? "" : latenessHistogramCtes(pairs)}
        fin AS (
          UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
           WHERE pipeline = $1 AND NOT is_final AND window_end <= $15
@@ -63,17 +63,19 @@ function closeBatchSql(mergedFinal: boolean, pairs: "windows" | "lateness"): str
  * finalization (the values given are not written).
  * @param state the checkpoint's max event time (ISO 8601) and inputs after the batch
  * @param mergedFinalUpToUs the new watermark (epoch µs) when the batch's MERGE wrote final the windows it touched up to it; they count as finalized (null: it wrote them open)
- * @param pairs `windows` when the batch filled the pairs table, `lateness` for session windows: what the
- *   batch adds to the lateness histogram in the same statement (src/db/sql/lateness/histogramUpdate.ts)
+ * @param pairs `none` when the pipeline keeps no lateness histogram (`lateness.histogram` false); else
+ *   `windows` when the batch filled the pairs table, `lateness` for session windows: what the batch
+ *   adds to the lateness histogram in the same statement (src/db/sql/lateness/histogramUpdate.ts)
  * @returns windows finalized, and windows still open afterwards
  * @throws the database's error
  */
 export async function closeBatch(
   client: Queryable, progress: BatchProgress, state: Pick<Checkpoint, "maxEventTime" | "inputs">,
-  mergedFinalUpToUs: bigint | null = null, pairs: "windows" | "lateness" = "windows",
+  mergedFinalUpToUs: bigint | null = null, pairs: "windows" | "lateness" | "none" = "windows",
 ): Promise<Finalized> {
   const merged = mergedFinalUpToUs !== null;
-  const name = `${merged ? "close_batch_merged_final" : "close_batch"}${pairs === "windows" ? "" : "_sessions"}`;
+  const suffix = pairs === "none" ? "" : pairs === "windows" ? "_lateness" : "_lateness_sessions";
+  const name = `${merged ? "close_batch_merged_final" : "close_batch"}${suffix}`;
   const r = (await client.query(prepared(name, closeBatchSql(merged, pairs), [
     progress.pipeline, progress.batchId, progress.trigger, progress.startOffset, progress.endOffset, progress.numInputRows, progress.numQuarantinedRows,
     progress.inputRowsPerSecond, progress.processedRowsPerSecond, progress.durationMs, progress.eventTime.min, progress.eventTime.max, progress.eventTime.avg,
