@@ -15,6 +15,7 @@ import type { Queryable } from "../db/pool.js";
 import { readAlertStates } from "../db/sql/alertStates.js";
 import { readOpenHolds } from "../db/sql/holds.js";
 import { readLogOffsetRows } from "../db/sql/logOffsets.js";
+import { countOpenMismatches } from "../db/sql/reconcile/mismatches.js";
 import { listLiveReplicas, readPipelineOwners } from "../db/sql/pipelineLeases.js";
 import { BATCH_DURATION_BUCKETS_S, readPipelineMetrics, type PipelineMetrics } from "../db/sql/readPipelineMetrics.js";
 import { configuredAlerts } from "./alerts.js";
@@ -34,6 +35,8 @@ interface Snapshot {
   ownedByReplica: Row[];
   /** Per log source partition, the last offset landed (src/db/sql/logOffsets.ts). */
   logOffsets: Row[];
+  /** Per configured pipeline, windows reconcile runs found differing from bronze and no correction run has recomputed yet. */
+  reconcileMismatched: Row[];
   now: number;
 }
 
@@ -59,6 +62,7 @@ const FROM_DATABASE: [string, "counter" | "gauge", string, (s: Snapshot) => Row[
   ["straggler_pipeline_held", "gauge", "1 while the pipeline is held (straggler.window_results serves what it served when the hold began), else 0.", (s) => s.held],
   ["straggler_pipeline_owned", "gauge", "1 while a replica owns the pipeline (its stream runs), else 0.", (s) => s.owned],
   ["straggler_replica_owned_pipelines", "gauge", "Pipelines each live replica owns, by replica id.", (s) => s.ownedByReplica],
+  ["straggler_reconcile_mismatched_windows", "gauge", "Final windows reconcile runs found differing from bronze that no correction run has recomputed yet.", (s) => s.reconcileMismatched],
   ["straggler_log_offset", "gauge", "A log source's last offset landed in bronze, by log and partition (NATS: the stream sequence; partition * is the stream's position).", (s) => s.logOffsets],
 ];
 
@@ -106,7 +110,7 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
   // prom-client's totals of the active handles, requests and resources are gauges named like counters
   // (promtool check metrics refuses them); their by-type gauges (nodejs_active_handles, ...) stay: sum them.
   for (const name of NAMES_LIKE_COUNTERS) registry.removeSingleMetric(name);
-  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], owned: [], ownedByReplica: [], logOffsets: [], now: 0 };
+  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], owned: [], ownedByReplica: [], logOffsets: [], reconcileMismatched: [], now: 0 };
   for (const [name, type, help, rows] of FROM_DATABASE) {
     const Kind = type === "counter" ? Counter : Gauge;
     new Kind({
@@ -134,9 +138,9 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
       next();
     },
     async scrape(client) {
-      const [figures, states, holds, owners, replicas, offsets] = await Promise.all([
+      const [figures, states, holds, owners, replicas, offsets, mismatched] = await Promise.all([
         readPipelineMetrics(client, names), readAlertStates(client, names), readOpenHolds(client, names), readPipelineOwners(client, names), listLiveReplicas(client),
-        readLogOffsetRows(client, names),
+        readLogOffsetRows(client, names), countOpenMismatches(client, names),
       ]);
       const firing = pipelines.flatMap((pipeline) => configuredAlerts(pipeline).map((alert) => ({
         labels: { pipeline: pipeline.name, alert },
@@ -146,7 +150,8 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
       const owned = names.map((pipeline) => ({ labels: { pipeline }, value: owners.get(pipeline) ? 1 : 0 }));
       const ownedByReplica = replicas.map((replica) => ({ labels: { replica }, value: names.filter((n) => owners.get(n) === replica).length }));
       const logOffsets = offsets.map((o) => ({ labels: { pipeline: o.pipeline, log: o.log, partition: o.partition }, value: o.lastOffset }));
-      snapshot = { pipelines: figures, firing, held, owned, ownedByReplica, logOffsets, now: Date.now() / 1000 };
+      const reconcileMismatched = [...mismatched].map(([pipeline, value]) => ({ labels: { pipeline }, value }));
+      snapshot = { pipelines: figures, firing, held, owned, ownedByReplica, logOffsets, reconcileMismatched, now: Date.now() / 1000 };
       return registry.metrics();
     },
   };
