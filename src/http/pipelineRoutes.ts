@@ -53,6 +53,8 @@ export function addPipelineRoutes(ctx: RouteContext): void {
           policy: s.policy,
           hold: s.hold,
           inputs: s.checkpoint?.inputs ?? [],
+          watermarkHolder: s.watermarkHolder,
+          lastReconcile: s.lastReconcile,
         })),
       );
     },
