@@ -13,6 +13,7 @@ import type { PipelineConfig } from "./config/pipelines.js";
 import type { Database } from "./db/open.js";
 import { sweepExpiredRuns } from "./correction/runLease.js";
 import { logPolicyAdopted, scheduleCorrections } from "./correction/schedule.js";
+import { scheduleReconciles } from "./correction/reconcileSchedule.js";
 import { createPool } from "./db/pool.js";
 import { backoffMs, type Backoff } from "./db/retry.js";
 import { LeaseLostError } from "./cluster/fencing.js";
@@ -211,6 +212,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     (e) => log.warn({ err: (e as Error).message }, "could not sweep abandoned correction runs; the next run of each pipeline does"),
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
+  const reconciles = scheduleReconciles(db.pool, pipelines, log);
   // Alerts are judged by each pipeline's owner only: one judgement per pipeline across the replicas.
   const stopAlerts = startAlerts(db.pool, pipelines, log, { owns: (name) => leases.owns(name) });
   const retention = startRetention(db.pool, pipelines, log);
@@ -224,6 +226,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       await leases.stop(); // stops every owned pipeline's work, then frees its lease for another replica
       await Promise.all(analyzing.values());
       await schedule.stop();
+      await reconciles.stop();
       await stopAlerts();
       await retention.stop();
       await stopListening();

@@ -6,6 +6,8 @@
  * `DEFAULT_LIMIT`) with a line counting the rest (`moreLines`); the summary
  * line comes first, and `--json` has every item.
  */
+import { extrasLines } from "./extrasLines.js";
+import type { PipelineExtras } from "../observe/pipelineExtras.js";
 import { formatDuration } from "../config/duration.js";
 import type { CorrectionSummary } from "../correction/correct.js";
 import type { LandResult } from "../ingest/copyToBronze.js";
@@ -109,7 +111,7 @@ const byName = (counts: Record<string, number>) => Object.entries(counts).map(([
  * `status` for people: one block per pipeline (the numbers of `status --json` and `GET /pipelines`).
  * @returns the lines, without a trailing newline
  */
-export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: PolicyCheck; hold?: Hold | null }): string[] {
+export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: PolicyCheck; hold?: Hold | null } & Partial<PipelineExtras>): string[] {
   const c = s.checkpoint;
   const lagMs = c?.watermark && c.maxEventTime ? Date.parse(c.maxEventTime) - Date.parse(c.watermark) : null;
   const watermarkTail = !c?.maxEventTime
@@ -121,6 +123,7 @@ export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: P
     s.pipeline,
     `  watermark:             ${c?.watermark ?? "undefined"}${watermarkTail}`,
     ...inputLines(c?.inputs ?? []),
+    ...extrasLines(s),
     `  stream:                ${c ? `${c.batchId + 1} batches, offset ${c.lastOffset}` : "no batch yet"}; backlog ${s.backlogRows} rows`,
     `  ledger:                ${s.ledger.landed} landed = ${s.ledger.accepted} accepted + ${s.ledger.quarantined} quarantined (${byName(s.ledger.quarantinedByReason)})`,
     `  dropped by watermark:  ${s.numRowsDroppedByWatermark} (event, window) pairs; ${s.windows.awaitingCorrection} windows awaiting correction`,

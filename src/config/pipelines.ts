@@ -114,6 +114,18 @@ const cronSchedule = z
   })
   .refine((e) => e.trim().split(/\s+/).length === 5 && cron.validate(e), { message: 'expected a 5-field cron expression such as "*/10 * * * *"' });
 
+/**
+ * The share of a pipeline's event time a scheduled reconcile checks each run
+ * (docs/continuous-reconcile.md): `all`, or a percentage `N%` with 0 < N <= 100.
+ */
+const reconcileSample = z.union([
+  z.literal("all"),
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?%$/, { message: 'expected "all" or a percentage such as "5%"' })
+    .refine((v) => Number(v.slice(0, -1)) > 0 && Number(v.slice(0, -1)) <= 100, { message: "expected a percentage above 0 and at most 100" }),
+]);
+
 /** Largest `source.maxRecordBytes`: a record is held whole in memory while it is parsed. */
 export const MAX_RECORD_BYTES_LIMIT = 64 * 1024 * 1024;
 
@@ -412,6 +424,8 @@ export const pipelineSchema = z
         lease: duration("correction run lease")
           .refine((v) => v >= MIN_LEASE_MS, { message: `expected a lease of at least 1 second: a run renews it every third of it` })
           .default(DEFAULT_LEASE_MS),
+        /** Continuous reconcile (src/correction/reconcileSchedule.ts): final windows checked against bronze on a schedule. */
+        reconcile: z.strictObject({ schedule: cronSchedule, sample: reconcileSample.default("all") }).optional(),
       })
       .prefault({}),
     /**
@@ -431,6 +445,8 @@ export const pipelineSchema = z
         watermarkStalled: z.strictObject({ for: positiveDuration("watermark stall") }).nullable().default(null),
         backlog: z.strictObject({ above: z.number().int().nonnegative() }).nullable().default(null),
         correctionFailed: z.boolean().default(true),
+        /** Fires while a reconcile run found final windows differing from bronze that no correction run has recomputed yet; default: on when `correction.reconcile` is set. */
+        reconcileDrift: z.boolean().optional(),
       })
       .prefault({}),
     /**

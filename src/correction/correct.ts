@@ -35,6 +35,8 @@ import { createRunTables } from "../db/sql/createRunTables.js";
 import { lockResults } from "../db/sql/lockResults.js";
 import { mergeCorrections } from "../db/sql/mergeCorrections.js";
 import { writeAudit, type WindowChange } from "../db/sql/writeAudit.js";
+import { addMismatchTargets, settleMismatches } from "../db/sql/reconcile/mismatches.js";
+import { withReconcileCauses } from "./reconcileCauses.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import { guardPolicy, refuseEarly, type PolicyAdoption } from "../stream/policyGuard.js";
 import { dropArchivedTargets, refuseArchived } from "../retention/guard.js";
@@ -193,13 +195,14 @@ async function correctWindows(client: PoolClient, pipeline: PipelineConfig, req:
   const gapMs = sessionGapOf(pipeline);
   if (gapMs !== undefined) return correctSessions(client, pipeline, gapMs, run, { range: req.range ?? null, keys });
   await createRunTables(client);
-  const collected = await collectTargets(client, pipeline, { snapshot: run.snapshot, watermark: run.watermark, range: req.range ?? null, keys });
+  const collected = (await collectTargets(client, pipeline, { snapshot: run.snapshot, watermark: run.watermark, range: req.range ?? null, keys }))
+    + (await addMismatchTargets(client, pipeline.name, { watermark: run.watermark, range: req.range ?? null, keys })); // found by reconcile runs
   // Windows archived rows could be in stay awaiting correction: their rows are no longer all in bronze.
   const windowsPastHorizon = await dropArchivedTargets(client, pipeline.name);
   const windowsExamined = collected - windowsPastHorizon;
   const windowsFailed = await recomputeGuarded(client, pipeline, run);
   await mergeCorrections(client, pipeline.name);
-  const changes = await writeAudit(client, pipeline.name, run.runId, run.snapshot);
+  const changes = withReconcileCauses(await writeAudit(client, pipeline.name, run.runId, run.snapshot), await settleMismatches(client, pipeline.name, run.runId));
   await clearLateMarks(client, pipeline.name, run.snapshot);
   const eventsRecovered = changes.reduce((n, change) => n + change.lateEventCount, 0);
   return { windowsExamined, windowsChanged: changes.length, windowsFailed, eventsRecovered, changes, ...(windowsPastHorizon > 0 ? { windowsPastHorizon } : {}) };

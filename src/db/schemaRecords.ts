@@ -63,6 +63,8 @@ export const corrections = straggler.table(
     lateEventCount: integer("late_event_count").notNull(),
     lateEventIds: text("late_event_ids").array().notNull(),
     correctedAt: tstz("corrected_at").notNull().defaultNow(),
+    /** The reconcile run (`reconcile_runs`) that found this window differing from bronze, when that caused the change (migration 0033). */
+    reconcileRunId: bigint("reconcile_run_id", { mode: "number" }),
   },
   (t) => [primaryKey({ columns: [t.runId, t.groupKey, t.windowStart, t.windowEnd] }), index("corrections_window").on(t.pipeline, t.groupKey, t.windowStart)],
 );
@@ -179,4 +181,64 @@ export const heldWindowResults = straggler.table(
     policyVersion: text("policy_version"),
   },
   (t) => [index("held_window_results_pipeline_start").on(t.pipeline, t.windowStart)],
+);
+
+/**
+ * Reconcile runs (migration 0033, docs/continuous-reconcile.md): each scheduled or
+ * requested check of final windows against bronze — the slice of event time it
+ * checked (`range_start`/`range_end`; null: all time), what it found, how it ended.
+ */
+export const reconcileRuns = straggler.table(
+  "reconcile_runs",
+  {
+    runId: bigserial("run_id", { mode: "number" }).primaryKey(),
+    pipeline: text("pipeline").notNull(),
+    /** `cron`, `api` or `cli`. */
+    trigger: text("trigger").notNull(),
+    /** For cron runs: the scheduled minute; one run per slot across replicas. */
+    cronSlot: tstz("cron_slot"),
+    /** The configured sample: `all` or a percentage such as `5%`. */
+    sample: text("sample").notNull(),
+    rangeStart: tstz("range_start"),
+    rangeEnd: tstz("range_end"),
+    /** `running`, `succeeded` or `failed`. */
+    status: text("status").notNull(),
+    bronzeSnapshot: bigint("bronze_snapshot", { mode: "number" }),
+    watermark: tstz("watermark"),
+    windowsChecked: integer("windows_checked"),
+    windowsMismatched: integer("windows_mismatched"),
+    windowsFailed: integer("windows_failed"),
+    ledgerBalanced: boolean("ledger_balanced"),
+    error: text("error"),
+    startedAt: tstz("started_at").notNull().defaultNow(),
+    finishedAt: tstz("finished_at"),
+  },
+  (t) => [
+    index("reconcile_runs_pipeline").on(t.pipeline, t.runId),
+    uniqueIndex("reconcile_runs_cron_slot").on(t.pipeline, t.cronSlot).where(sql`cron_slot IS NOT NULL`),
+    check("reconcile_runs_status_check", sql`${t.status} IN ('running', 'succeeded', 'failed')`),
+  ],
+);
+
+/**
+ * The windows a reconcile run found differing from bronze (migration 0033): stored and
+ * expected aggregates as JSON (`{ count, sum, min, max }`, null: no such window), and the
+ * correction run that recomputed the window (`corrected_by`; null: not yet).
+ */
+export const reconcileMismatches = straggler.table(
+  "reconcile_mismatches",
+  {
+    runId: bigint("run_id", { mode: "number" }).notNull(),
+    pipeline: text("pipeline").notNull(),
+    groupKey: text("group_key").notNull(),
+    windowStart: tstz("window_start").notNull(),
+    windowEnd: tstz("window_end").notNull(),
+    stored: jsonb("stored"),
+    expected: jsonb("expected"),
+    correctedBy: bigint("corrected_by", { mode: "number" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.runId, t.groupKey, t.windowStart, t.windowEnd] }),
+    index("reconcile_mismatches_open").on(t.pipeline, t.groupKey, t.windowStart).where(sql`corrected_by IS NULL`),
+  ],
 );

@@ -178,6 +178,8 @@ export const correctionAudit = straggler
     late_event_count: integer("late_event_count").notNull(),
     late_event_ids: text("late_event_ids").array().notNull(),
     corrected_at: instant("corrected_at").notNull(),
+    /** The reconcile run whose mismatch caused this change (docs/continuous-reconcile.md); null otherwise. */
+    reconcile_run_id: int8("reconcile_run_id"),
   })
   .existing();
 

@@ -9,6 +9,7 @@ import { readSources } from "../db/sql/readSources.js";
 import { readStreamProgress } from "../db/sql/readStreamProgress.js";
 import { readWindowResults } from "../db/sql/readWindowResults.js";
 import { alertViews } from "../observe/alerts.js";
+import { pipelineExtras } from "../observe/pipelineExtras.js";
 import { countSourcesByState } from "../db/sql/countSourcesByState.js";
 import { readOpenHold } from "../db/sql/holds.js";
 import { checkPolicy } from "../stream/policyGuard.js";
@@ -33,7 +34,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
       parseOr400(noQuery, req.query, "query");
       const pool = readsOf(req, deps.pool);
       const all = await Promise.all(
-        deps.pipelines.map(async (pipeline) => ({ ...(await pipelineStatus(pool, pipeline.name)), alerts: await alertViews(pool, pipeline), policy: await checkPolicy(pool, pipeline), hold: (await readOpenHold(pool, pipeline.name)) ?? null })),
+        deps.pipelines.map(async (pipeline) => ({ ...(await pipelineStatus(pool, pipeline.name)), alerts: await alertViews(pool, pipeline), policy: await checkPolicy(pool, pipeline), hold: (await readOpenHold(pool, pipeline.name)) ?? null, ...(await pipelineExtras(pool, pipeline)) })),
       );
       res.json(
         all.map((s) => ({
@@ -52,6 +53,8 @@ export function addPipelineRoutes(ctx: RouteContext): void {
           policy: s.policy,
           hold: s.hold,
           inputs: s.checkpoint?.inputs ?? [],
+          watermarkHolder: s.watermarkHolder,
+          lastReconcile: s.lastReconcile,
         })),
       );
     },

@@ -3,6 +3,7 @@
  * the public views are described from their drizzle declarations
  * (`db/views.ts`, through drizzle-zod), so the document follows the views.
  */
+import { lastReconcileSchema, watermarkHolderSchema } from "./extrasSchemas.js";
 import { createSelectSchema } from "drizzle-zod";
 import { getViewSelectedFields, type View } from "drizzle-orm";
 import { z } from "zod";
@@ -62,7 +63,7 @@ export const pipelineStatusRow = z.object({
   failedWindows: z.number(),
   alerts: z.array(
     z.object({
-      alert: z.enum(["drop_share", "quarantine_share", "watermark_stalled", "backlog", "correction_failed"]),
+      alert: z.enum(["drop_share", "quarantine_share", "watermark_stalled", "backlog", "correction_failed", "reconcile_drift"]),
       state: z.enum(["ok", "firing"]),
       since: isoInstant.nullable().meta({ description: "when the state last changed; null until the alert has been judged" }),
       value: z.number().nullable().meta({ description: "what it was judged on then: a share (0-1), seconds, rows, or a correction run id" }),
@@ -79,6 +80,8 @@ export const pipelineStatusRow = z.object({
     .meta({ description: "README: Policy versions" }),
   hold: holdResponse.nullable().meta({ description: "the open hold (README: Incidents: hold); null when the pipeline is not held" }),
   inputs: z.array(inputState).meta({ description: "each input's state as of the checkpoint, sorted by name; the pipeline's watermark is their min (or max, watermark.policy), idle inputs left out" }),
+  watermarkHolder: watermarkHolderSchema,
+  lastReconcile: lastReconcileSchema,
 });
 
 /** `GET /metrics`: Prometheus text format. */

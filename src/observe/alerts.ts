@@ -9,11 +9,13 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool, Queryable } from "../db/pool.js";
 import { readAlertStates, recordAlertState, type AlertState } from "../db/sql/alertStates.js";
 import { readAlertFacts, type AlertFacts } from "../db/sql/readAlertFacts.js";
+import { countOpenMismatches } from "../db/sql/reconcile/mismatches.js";
+import { judgeDrift, reconcileDriftOn, type DriftFacts } from "./reconcileDrift.js";
 import type { Logger } from "../log.js";
 import { sendAlertWebhook, type AlertChange } from "./webhook.js";
 
 /** The alert names, as they appear in `straggler_alert_firing{alert=…}` and the API. */
-export type AlertName = "drop_share" | "quarantine_share" | "watermark_stalled" | "backlog" | "correction_failed";
+export type AlertName = "drop_share" | "quarantine_share" | "watermark_stalled" | "backlog" | "correction_failed" | "reconcile_drift";
 
 /** One alert's judgement: `value` in the alert's unit (a fraction, seconds, rows or a run id). */
 interface Judgement {
@@ -28,7 +30,7 @@ const ratio = (part: number, whole: number) => (whole === 0 ? 0 : part / whole);
 const pct = (v: number) => `${(v * 100).toFixed(2)} %`;
 
 /** The alerts `pipeline` configures, judged on `facts`, in a fixed order. */
-export function judgeAlerts(pipeline: PipelineConfig, facts: AlertFacts): Judgement[] {
+export function judgeAlerts(pipeline: PipelineConfig, facts: AlertFacts & DriftFacts): Judgement[] {
   const a = pipeline.alerts;
   const out: Judgement[] = [];
   if (a.dropShare) {
@@ -52,6 +54,7 @@ export function judgeAlerts(pipeline: PipelineConfig, facts: AlertFacts): Judgem
     const failed = run !== null && run.status !== "succeeded";
     out.push({ alert: "correction_failed", firing: failed, value: run?.runId ?? null, threshold: null, message: run ? `latest correction run ${run.runId} ${run.status}` : "no correction run has finished" });
   }
+  if (reconcileDriftOn(pipeline)) out.push(judgeDrift(facts.reconcileMismatched ?? 0));
   return out;
 }
 
@@ -62,7 +65,10 @@ export function judgeAlerts(pipeline: PipelineConfig, facts: AlertFacts): Judgem
  */
 export async function evaluateAlerts(client: Queryable, pipeline: PipelineConfig, log: Logger): Promise<AlertChange[]> {
   const a = pipeline.alerts;
-  const facts = await readAlertFacts(client, pipeline.name, a.dropShare?.batches ?? 1, a.quarantineShare?.batches ?? 1, a.quarantineShare?.reason);
+  const facts = {
+    ...(await readAlertFacts(client, pipeline.name, a.dropShare?.batches ?? 1, a.quarantineShare?.batches ?? 1, a.quarantineShare?.reason)),
+    reconcileMismatched: reconcileDriftOn(pipeline) ? (await countOpenMismatches(client, [pipeline.name])).get(pipeline.name) : 0,
+  };
   const changes: AlertChange[] = [];
   for (const j of judgeAlerts(pipeline, facts)) {
     const changed = await recordAlertState(client, pipeline.name, j.alert, j.firing ? "firing" : "ok", j.value);
@@ -97,7 +103,7 @@ export function configuredAlerts(pipeline: PipelineConfig): AlertName[] {
   const a = pipeline.alerts;
   const on: [AlertName, boolean][] = [
     ["drop_share", a.dropShare !== null], ["quarantine_share", a.quarantineShare !== null], ["watermark_stalled", a.watermarkStalled !== null],
-    ["backlog", a.backlog !== null], ["correction_failed", a.correctionFailed],
+    ["backlog", a.backlog !== null], ["correction_failed", a.correctionFailed], ["reconcile_drift", reconcileDriftOn(pipeline)],
   ];
   return on.filter(([, enabled]) => enabled).map(([name]) => name);
 }

@@ -15,6 +15,8 @@ import type { Queryable } from "../db/pool.js";
 import { readAlertStates } from "../db/sql/alertStates.js";
 import { readOpenHolds } from "../db/sql/holds.js";
 import { readLogOffsetRows } from "../db/sql/logOffsets.js";
+import { readHolderRows, type HolderRows } from "./holderMetrics.js";
+import { countOpenMismatches } from "../db/sql/reconcile/mismatches.js";
 import { listLiveReplicas, readPipelineOwners } from "../db/sql/pipelineLeases.js";
 import { BATCH_DURATION_BUCKETS_S, readPipelineMetrics, type PipelineMetrics } from "../db/sql/readPipelineMetrics.js";
 import { configuredAlerts } from "./alerts.js";
@@ -34,6 +36,10 @@ interface Snapshot {
   ownedByReplica: Row[];
   /** Per log source partition, the last offset landed (src/db/sql/logOffsets.ts). */
   logOffsets: Row[];
+  /** Per configured pipeline, windows reconcile runs found differing from bronze and no correction run has recomputed yet. */
+  reconcileMismatched: Row[];
+  /** What holds each pipeline's watermark (src/observe/holderMetrics.ts). */
+  holders: HolderRows;
   now: number;
 }
 
@@ -59,6 +65,11 @@ const FROM_DATABASE: [string, "counter" | "gauge", string, (s: Snapshot) => Row[
   ["straggler_pipeline_held", "gauge", "1 while the pipeline is held (straggler.window_results serves what it served when the hold began), else 0.", (s) => s.held],
   ["straggler_pipeline_owned", "gauge", "1 while a replica owns the pipeline (its stream runs), else 0.", (s) => s.owned],
   ["straggler_replica_owned_pipelines", "gauge", "Pipelines each live replica owns, by replica id.", (s) => s.ownedByReplica],
+  ["straggler_reconcile_mismatched_windows", "gauge", "Final windows reconcile runs found differing from bronze that no correction run has recomputed yet.", (s) => s.reconcileMismatched],
+  ["straggler_watermark_holder", "gauge", "1 for the input that holds the pipeline's watermark (the one watermark.policy chose after the last batch).", (s) => s.holders.holder],
+  ["straggler_watermark_holder_since_seconds", "gauge", "Since when the holding input has held the watermark (start of its first batch of the streak), seconds since the epoch.", (s) => s.holders.since],
+  ["straggler_watermark_holder_behind_seconds", "gauge", "How far the holder's watermark is behind (policy min) or ahead of (max) the nearest other non-idle input's, seconds.", (s) => s.holders.behind],
+  ["straggler_input_idle", "gauge", "1 while the input is idle (silent for watermark.idleTimeout, left out of the watermark), else 0.", (s) => s.holders.idle],
   ["straggler_log_offset", "gauge", "A log source's last offset landed in bronze, by log and partition (NATS: the stream sequence; partition * is the stream's position).", (s) => s.logOffsets],
 ];
 
@@ -106,11 +117,11 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
   // prom-client's totals of the active handles, requests and resources are gauges named like counters
   // (promtool check metrics refuses them); their by-type gauges (nodejs_active_handles, ...) stay: sum them.
   for (const name of NAMES_LIKE_COUNTERS) registry.removeSingleMetric(name);
-  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], owned: [], ownedByReplica: [], logOffsets: [], now: 0 };
+  let snapshot: Snapshot = { pipelines: [], firing: [], held: [], owned: [], ownedByReplica: [], logOffsets: [], reconcileMismatched: [], holders: { holder: [], since: [], behind: [], idle: [] }, now: 0 };
   for (const [name, type, help, rows] of FROM_DATABASE) {
     const Kind = type === "counter" ? Counter : Gauge;
     new Kind({
-      name, help, registers: [registry], labelNames: ["pipeline", "reason", "status", "alert", "replica", "log", "partition"],
+      name, help, registers: [registry], labelNames: ["pipeline", "reason", "status", "alert", "replica", "log", "partition", "input"],
       collect(this: Counter | Gauge) {
         this.reset();
         for (const r of rows(snapshot)) (this as Gauge).inc(r.labels, r.value);
@@ -134,9 +145,9 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
       next();
     },
     async scrape(client) {
-      const [figures, states, holds, owners, replicas, offsets] = await Promise.all([
+      const [figures, states, holds, owners, replicas, offsets, mismatched, holders] = await Promise.all([
         readPipelineMetrics(client, names), readAlertStates(client, names), readOpenHolds(client, names), readPipelineOwners(client, names), listLiveReplicas(client),
-        readLogOffsetRows(client, names),
+        readLogOffsetRows(client, names), countOpenMismatches(client, names), readHolderRows(client, pipelines),
       ]);
       const firing = pipelines.flatMap((pipeline) => configuredAlerts(pipeline).map((alert) => ({
         labels: { pipeline: pipeline.name, alert },
@@ -146,7 +157,8 @@ export function createMetrics(pipelines: PipelineConfig[]): Metrics {
       const owned = names.map((pipeline) => ({ labels: { pipeline }, value: owners.get(pipeline) ? 1 : 0 }));
       const ownedByReplica = replicas.map((replica) => ({ labels: { replica }, value: names.filter((n) => owners.get(n) === replica).length }));
       const logOffsets = offsets.map((o) => ({ labels: { pipeline: o.pipeline, log: o.log, partition: o.partition }, value: o.lastOffset }));
-      snapshot = { pipelines: figures, firing, held, owned, ownedByReplica, logOffsets, now: Date.now() / 1000 };
+      const reconcileMismatched = [...mismatched].map(([pipeline, value]) => ({ labels: { pipeline }, value }));
+      snapshot = { pipelines: figures, firing, held, owned, ownedByReplica, logOffsets, reconcileMismatched, holders, now: Date.now() / 1000 };
       return registry.metrics();
     },
   };

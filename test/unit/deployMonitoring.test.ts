@@ -41,7 +41,7 @@ const referenced = (exprs: string[]) => [...new Set(exprs.flatMap((e) => e.match
 
 describe("deploy/prometheus/alerts.yml", () => {
   it("passes promtool check rules and its unit tests (alerts.test.yml)", () => {
-    expect(promtool(["check", "rules", alertsFile])).toEqual({ status: 0, output: `Checking ${alertsFile}\n  SUCCESS: 9 rules found\n\n` });
+    expect(promtool(["check", "rules", alertsFile])).toEqual({ status: 0, output: `Checking ${alertsFile}\n  SUCCESS: 11 rules found\n\n` });
     const tested = promtool(["test", "rules", path.join(root, "deploy/prometheus/alerts.test.yml")]);
     expect([tested.status, tested.output.trim().split("\n").map((l) => l.trim())]).toEqual([0, [`Unit Testing:  ${path.join(root, "deploy/prometheus/alerts.test.yml")}`, "SUCCESS"]]);
   });
@@ -50,16 +50,17 @@ describe("deploy/prometheus/alerts.yml", () => {
     const everyAlert = pipelineSchema.parse({
       name: "all", fields: { eventTime: "t" }, window: { type: "tumbling", size: "1 minute" }, watermark: { delay: "1 minute" },
       alerts: { quarantineShare: { above: "5%" }, watermarkStalled: { for: "15 minutes" }, backlog: { above: 1000 } },
+      correction: { reconcile: { schedule: "0 * * * *" } },
     });
     const builtIn = groups.find((g) => g.name === "straggler-built-in")!.rules;
     expect(builtIn.map((r) => [r.labels?.alert_name, r.expr])).toEqual(
       configuredAlerts(everyAlert).map((name) => [name, `max by (pipeline) (straggler_alert_firing{alert="${name}"}) == 1`]),
     );
-    expect(builtIn.map((r) => r.alert)).toEqual(["StragglerDropShare", "StragglerQuarantineShare", "StragglerWatermarkStalled", "StragglerBacklog", "StragglerCorrectionFailed"]);
+    expect(builtIn.map((r) => r.alert)).toEqual(["StragglerDropShare", "StragglerQuarantineShare", "StragglerWatermarkStalled", "StragglerBacklog", "StragglerCorrectionFailed", "StragglerReconcileDrift"]);
     const names = referenced(groups.flatMap((g) => g.rules.map((r) => r.expr)));
     expect(names.filter((n) => !servedNames().has(n))).toEqual([]);
     expect(names).toEqual([
-      "straggler_alert_firing", "straggler_backlog_rows", "straggler_correction_runs_total", "straggler_dropped_pairs_total", "straggler_rows_landed_total",
+      "straggler_alert_firing", "straggler_backlog_rows", "straggler_correction_runs_total", "straggler_dropped_pairs_total", "straggler_reconcile_mismatched_windows", "straggler_rows_landed_total",
       "straggler_stream_input_rows_total", "straggler_watermark_seconds",
     ]);
   });

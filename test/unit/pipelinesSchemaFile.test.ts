@@ -80,7 +80,7 @@ describe("pipelines file errors", () => {
     expect(errorOf("keys.yaml", [...good, "    source: { format: jsonl, landingdir: in }", "    alerts:", "      frobnicate: true", "      dropShare: { above: 2%, batchez: 3 }"])).toBe(
       "invalid pipelines file FILE:\n" +
         '  FILE:6:30: pipelines[0].source.landingdir: unknown key; did you mean "landingDir"?\n' +
-        "  FILE:8:7: pipelines[0].alerts.frobnicate: unknown key; expected one of webhook, dropShare, quarantineShare, watermarkStalled, backlog, correctionFailed\n" +
+        "  FILE:8:7: pipelines[0].alerts.frobnicate: unknown key; expected one of webhook, dropShare, quarantineShare, watermarkStalled, backlog, correctionFailed, reconcileDrift\n" +
         '  FILE:9:31: pipelines[0].alerts.dropShare.batchez: unknown key; did you mean "batches"?',
     );
   });

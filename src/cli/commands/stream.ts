@@ -45,12 +45,13 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
     .option("--json", "print JSON: an array, one per pipeline, with the checkpoint and the last progress as well")
     .action(async (opts: { pipeline: string; json?: boolean }) => {
       const ctx = await ctxOf();
-      const [{ alertViews }, { readOpenHold }, { checkPolicy }, { pipelineStatus }] = await Promise.all([
+      const [{ alertViews }, { readOpenHold }, { checkPolicy }, { pipelineStatus }, { pipelineExtras }] = await Promise.all([
         import("../../observe/alerts.js"), import("../../db/sql/holds.js"), import("../../stream/policyGuard.js"), import("../../stream/status.js"),
+        import("../../observe/pipelineExtras.js"),
       ]);
       await withDb(ctx, async (db) => {
         const all = await Promise.all(
-          pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline), hold: (await readOpenHold(db.pool, pipeline.name)) ?? null })),
+          pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline), hold: (await readOpenHold(db.pool, pipeline.name)) ?? null, ...(await pipelineExtras(db.pool, pipeline)) })),
         );
         if (opts.json) json(all);
         else console.log(all.map((s) => statusLines(s).join("\n")).join("\n\n"));

@@ -23,6 +23,8 @@ export interface WindowChange {
   lateEventCount: number;
   /** At most MAX_IDS_PER_WINDOW, in bronze `seq` order. */
   lateEventIds: string[];
+  /** The reconcile run that found this window differing from bronze, when that caused the change (docs/continuous-reconcile.md). */
+  reconcileRunId?: number;
 }
 
 /** At most this many late event ids are kept per audit row (the count is always exact). */
