@@ -22,6 +22,7 @@ import { streamCommands } from "./commands/stream.js";
 import { context, UsageError, type ContextOf } from "./context.js";
 import { redactSecrets } from "../secrets.js";
 import { ENVIRONMENT_HELP, packageVersion } from "./helpText.js";
+import { databaseHint } from "./dbHints.js";
 
 // Each commands/ module defines its commands with light imports only and imports
 // what an action needs when it runs: `--help`, `status` or `ingest` never load the
@@ -73,6 +74,8 @@ async function main(): Promise<void> {
       return;
     }
     console.error(`straggler: ${redactSecrets((e as Error).message)}`);
+    const hint = databaseHint(e);
+    if (hint !== null) console.error(`straggler: ${hint}`);
     process.exitCode = 1;
   }
 }

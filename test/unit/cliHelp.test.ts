@@ -6,11 +6,14 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../helpers/fixtures.js";
 
 const run = (...args: string[]) =>
-  spawnSync(process.execPath, [path.join(REPO_ROOT, "bin/straggler.mjs"), ...args], { cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000 });
+  spawnSync(process.execPath, [path.join(REPO_ROOT, "bin/straggler.mjs"), ...args], {
+    cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000,
+  });
 
 describe("straggler --version and --help", () => {
   it("--version prints package.json's version and exits 0", () => {
-    const version = (JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;
+    const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string };
+    const version = pkg.version;
     const r = run("--version");
     expect([r.status, r.stdout]).toEqual([0, `${version}\n`]);
   });
