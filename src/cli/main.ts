@@ -21,6 +21,8 @@ import { serveCommands } from "./commands/serve.js";
 import { streamCommands } from "./commands/stream.js";
 import { context, UsageError, type ContextOf } from "./context.js";
 import { redactSecrets } from "../secrets.js";
+import { ENVIRONMENT_HELP, packageVersion } from "./helpText.js";
+import { databaseHint } from "./dbHints.js";
 
 // Each commands/ module defines its commands with light imports only and imports
 // what an action needs when it runs: `--help`, `status` or `ingest` never load the
@@ -31,6 +33,8 @@ export function buildCli(): Command {
     .description("Event-time windows in PostgreSQL that stay right when events arrive late")
     .addOption(new Option("-c, --config <file>", "pipelines file (YAML/JSON)").env("STRAGGLER_PIPELINES"))
     .option("--verbose", "log at info on stderr (one-shot commands log only warnings by default; STRAGGLER_LOG_LEVEL sets any level)")
+    .version(packageVersion(), "-V, --version", "print the version of straggler")
+    .addHelpText("after", ENVIRONMENT_HELP)
     .showHelpAfterError()
     .exitOverride(); // inherited by the commands below: usage errors exit 2, not 1
   const ctxOf: ContextOf = (kind) => context(program.opts().config as string | undefined, kind, program.opts().verbose === true);
@@ -70,6 +74,8 @@ async function main(): Promise<void> {
       return;
     }
     console.error(`straggler: ${redactSecrets((e as Error).message)}`);
+    const hint = databaseHint(e);
+    if (hint !== null) console.error(`straggler: ${hint}`);
     process.exitCode = 1;
   }
 }
