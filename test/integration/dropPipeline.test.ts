@@ -49,6 +49,8 @@ const FIRST_RUN_ROWS = {
   // A CSV source's header line (for a rebuild); the tables of versions beside the live one.
   source_headers: 3, event_classifications: 0, rebuild_reason_changes: 0, rebuild_window_changes: 0, rebuilds: 0, superseded_versions: 0,
   version_checkpoints: 0, version_late_windows: 0, version_window_results: 0,
+  // The kept lateness histogram (off for this pipeline) and the continuous reconcile's records.
+  lateness_histogram: 0, lateness_windows: 0, reconcile_mismatches: 0, reconcile_runs: 0,
 };
 
 describe("straggler drop", () => {

@@ -59,10 +59,11 @@ describe("metrics as Prometheus reads them", () => {
       expect(names.filter((n) => n.startsWith("nodejs_active_"))).toEqual(["nodejs_active_resources", "nodejs_active_handles", "nodejs_active_requests"]);
       expect(names.filter((n) => n.startsWith("straggler_")).sort()).toEqual([
         "straggler_alert_firing", "straggler_backlog_rows", "straggler_correction_backlog_windows", "straggler_correction_runs_running", "straggler_correction_runs_total",
-        "straggler_correction_windows_changed_total", "straggler_dropped_pairs_total", "straggler_http_request_duration_seconds", "straggler_http_requests_total",
+        "straggler_correction_windows_changed_total", "straggler_dropped_pairs_total", "straggler_http_request_duration_seconds", "straggler_http_requests_total", "straggler_input_idle",
         "straggler_ledger_accepted_rows", "straggler_ledger_quarantined_rows", "straggler_log_offset", "straggler_max_event_time_lag_seconds", "straggler_max_event_time_seconds",
-        "straggler_open_windows", "straggler_pipeline_held", "straggler_pipeline_owned", "straggler_replica_owned_pipelines", "straggler_rows_landed_total",
-        "straggler_stream_batch_duration_seconds", "straggler_stream_batches_total", "straggler_stream_input_rows_total", "straggler_watermark_lag_seconds", "straggler_watermark_seconds",
+        "straggler_open_windows", "straggler_pipeline_held", "straggler_pipeline_owned", "straggler_reconcile_mismatched_windows", "straggler_replica_owned_pipelines", "straggler_rows_landed_total",
+        "straggler_stream_batch_duration_seconds", "straggler_stream_batches_total", "straggler_stream_input_rows_total", "straggler_watermark_holder", "straggler_watermark_holder_behind_seconds", "straggler_watermark_holder_since_seconds",
+        "straggler_watermark_lag_seconds", "straggler_watermark_seconds",
       ]);
       // The checker does refuse what it should: the gauge prom-client names like a counter.
       expect(promtoolCheck("# HELP nodejs_active_handles_total x\n# TYPE nodejs_active_handles_total gauge\nnodejs_active_handles_total 3\n")).toEqual({

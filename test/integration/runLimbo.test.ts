@@ -158,7 +158,10 @@ describe("correction runs left in limbo", () => {
       new RegExp(
         `^straggler: correction run ${runId} of outage failed \\((?:${lost})\\) ` +
           `and its outcome could not be recorded \\((?:${unreachable})\\); it stays 'running' until its lease expires \\(within 1 s\\) or its holder's session ends, ` +
-          "and is then marked abandoned: straggler\\.correction_history tells its outcome\\n$",
+          "and is then marked abandoned: straggler\\.correction_history tells its outcome\\n" +
+          // When recording the failure found no server, the CLI's hint of what to check follows (src/cli/dbHints.ts).
+          "(?:straggler: nothing accepts connections there: check DATABASE_URL's host and port and that the server runs, " +
+          "or unset DATABASE_URL to use the embedded PostgreSQL \\(started by the command that needs it\\)\\n)?$",
       ),
     );
     await backendGone(pool, pid);
