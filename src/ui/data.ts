@@ -136,9 +136,9 @@ export async function readCorrections(pool: Pool, pipeline: string) {
 export class LatenessCache {
   private readonly reports = new Map<string, { version: string; report: Promise<LatenessAdvice> }>();
 
-  /** The report of `pipeline` (`latenessAdvice` with its defaults) for the state `overview` describes. @throws what `latenessAdvice` throws */
-  get(pool: Pool, pipeline: PipelineConfig, overview: PipelineOverview): Promise<LatenessAdvice> {
-    const version = `${overview.status.checkpoint?.batchId ?? 0}/${overview.status.ledger.landed}`;
+  /** The report of `pipeline` (`latenessAdvice` with its defaults) for the state `status` describes. @throws what `latenessAdvice` throws */
+  get(pool: Pool, pipeline: PipelineConfig, status: PipelineStatus): Promise<LatenessAdvice> {
+    const version = `${status.checkpoint?.batchId ?? 0}/${status.ledger.landed}`;
     const kept = this.reports.get(pipeline.name);
     if (kept?.version === version) return kept.report;
     const report = latenessAdvice(pool, pipeline);
