@@ -104,10 +104,17 @@ export interface WindowFilter {
 /** Windows per page of the windows table. */
 export const WINDOWS_PER_PAGE = 100;
 
-/** One page of the windows table and the number of windows the filter matches. @throws database errors */
-export function readWindows(pool: Pool, pipeline: string, filter: WindowFilter) {
+/**
+ * One page of the windows table and the number of windows the filter matches. Without a filter the
+ * number is the overview's windows by status (the same view, `straggler.window_results`), not counted again.
+ * @throws database errors
+ */
+export function readWindows(pool: Pool, pipeline: string, filter: WindowFilter, overview: PipelineOverview) {
   const { page, ...rest } = filter;
-  return readWindowPage(pool, pipeline, { ...rest, limit: WINDOWS_PER_PAGE, offset: (page - 1) * WINDOWS_PER_PAGE });
+  const w = overview.status.windows;
+  const unfiltered = rest.key === undefined && rest.from === undefined && rest.to === undefined && rest.status === undefined;
+  const total = unfiltered ? w.open + w.final + w.corrected : undefined;
+  return readWindowPage(pool, pipeline, { ...rest, limit: WINDOWS_PER_PAGE, offset: (page - 1) * WINDOWS_PER_PAGE }, total);
 }
 
 /** Correction runs shown, and changed windows shown per run. */

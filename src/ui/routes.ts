@@ -89,7 +89,7 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
     const overview = await readOverview(reads, pipeline);
     const [batches, windows, corrections] = await Promise.all([
       readBatchSeries(reads, pipeline.name, q.batches),
-      readWindows(reads, pipeline.name, filter),
+      readWindows(reads, pipeline.name, filter, overview),
       readCorrections(reads, pipeline.name),
     ]);
     // A page past the last one would show an empty, inverted range ("Windows 22,201 – 22,200"): refuse it, naming the last.
