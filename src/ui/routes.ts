@@ -20,7 +20,6 @@ import type { ApiDeps } from "../http/context.js";
 import { clientErrorMessage, HttpError, parseOr400 } from "../http/errors.js";
 import { readsOf } from "../http/readBudget.js";
 import { instant } from "../http/schemas.js";
-import { pipelineStatus } from "../stream/status.js";
 import { LatenessCache, readBatchSeries, readCorrections, readOverview, readWindows, WINDOWS_PER_PAGE } from "./data.js";
 import { latenessFragment } from "./latenessSection.js";
 import { DEFAULT_BATCHES, errorPage, listPage, pipelinePage } from "./pages.js";
@@ -103,9 +102,7 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
     const pipeline = pipelineOf(req);
     parseOr400(z.strictObject({}), req.query, "query");
     const reads = readsOf(req, pool);
-    const report = await pipelineStatus(reads, pipeline.name)
-      .then((status) => lateness.get(reads, pipeline, status))
-      .catch((e: Error) => ({ error: e.message }));
+    const report = await lateness.get(reads, pipeline).catch((e: Error) => ({ error: e.message }));
     res.set("Cache-Control", "no-store").json(latenessFragment(report));
   });
 
