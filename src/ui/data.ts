@@ -6,6 +6,8 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { isoToUs } from "../core/timestamps.js";
 import type { Pool } from "../db/pool.js";
+import { readBronzeMaxSeq } from "../db/sql/readBronzeMaxSeq.js";
+import { readCheckpoint } from "../db/sql/readCheckpoint.js";
 import { readCorrectionAudit } from "../db/sql/readCorrectionAudit.js";
 import { readCorrectionHistory } from "../db/sql/readCorrectionHistory.js";
 import { readOpenHold, type Hold } from "../db/sql/holds.js";
@@ -104,10 +106,17 @@ export interface WindowFilter {
 /** Windows per page of the windows table. */
 export const WINDOWS_PER_PAGE = 100;
 
-/** One page of the windows table and the number of windows the filter matches. @throws database errors */
-export function readWindows(pool: Pool, pipeline: string, filter: WindowFilter) {
+/**
+ * One page of the windows table and the number of windows the filter matches. Without a filter the
+ * number is the overview's windows by status (the same view, `straggler.window_results`), not counted again.
+ * @throws database errors
+ */
+export function readWindows(pool: Pool, pipeline: string, filter: WindowFilter, overview: PipelineOverview) {
   const { page, ...rest } = filter;
-  return readWindowPage(pool, pipeline, { ...rest, limit: WINDOWS_PER_PAGE, offset: (page - 1) * WINDOWS_PER_PAGE });
+  const w = overview.status.windows;
+  const unfiltered = rest.key === undefined && rest.from === undefined && rest.to === undefined && rest.status === undefined;
+  const total = unfiltered ? w.open + w.final + w.corrected : undefined;
+  return readWindowPage(pool, pipeline, { ...rest, limit: WINDOWS_PER_PAGE, offset: (page - 1) * WINDOWS_PER_PAGE }, total);
 }
 
 /** Correction runs shown, and changed windows shown per run. */
@@ -129,16 +138,18 @@ export async function readCorrections(pool: Pool, pipeline: string) {
 }
 
 /**
- * Lateness reports by pipeline, kept while the stream has not moved: the report reads every accepted
- * row, and it changes only with a new batch (its rows, batches and distribution are those the
- * stream has read). Keyed by the checkpoint's batch id and the rows landed.
+ * Lateness reports by pipeline, kept while the stream has not moved and nothing has landed: the
+ * report reads every accepted row, and it changes only with a new batch or new rows. Keyed by the
+ * checkpoint (batch id and last seq) and bronze's highest seq (any pipeline's landing moves it): two
+ * index reads, no count of bronze.
  */
 export class LatenessCache {
   private readonly reports = new Map<string, { version: string; report: Promise<LatenessAdvice> }>();
 
-  /** The report of `pipeline` (`latenessAdvice` with its defaults) for the state `overview` describes. @throws what `latenessAdvice` throws */
-  get(pool: Pool, pipeline: PipelineConfig, overview: PipelineOverview): Promise<LatenessAdvice> {
-    const version = `${overview.status.checkpoint?.batchId ?? 0}/${overview.status.ledger.landed}`;
+  /** The report of `pipeline` (`latenessAdvice` with its defaults) as of now. @throws what `latenessAdvice` throws, database errors */
+  async get(pool: Pool, pipeline: PipelineConfig): Promise<LatenessAdvice> {
+    const [checkpoint, maxSeq] = await Promise.all([readCheckpoint(pool, pipeline.name), readBronzeMaxSeq(pool)]);
+    const version = `${checkpoint?.batchId ?? "none"}/${checkpoint?.lastSeq ?? 0}/${maxSeq}`;
     const kept = this.reports.get(pipeline.name);
     if (kept?.version === version) return kept.report;
     const report = latenessAdvice(pool, pipeline);

@@ -43,6 +43,11 @@ export function jsonForScript(value: unknown): Html {
 /** A count as people read it: `12,345`. */
 export const count = (n: number): string => n.toLocaleString("en-US");
 
+/** A labelled figure of a `.stats` row; `field` names it for tests (`data-field`), `title` explains it on hover. */
+export function stat(label: string, field: string, value: string, title?: string, wide = false): Html {
+  return html`<div class="stat${wide ? " wide" : ""}"${title ? html` title="${title}"` : ""}><div class="label">${label}</div><div class="value" data-field="${field}">${value}</div></div>`;
+}
+
 /** The page frame: title, the stylesheets and scripts served under `/ui/assets`, a header linking back to the list. */
 export function layout(title: string, body: Html, scripts: string[] = []): string {
   return html`<!doctype html>

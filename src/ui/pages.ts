@@ -1,7 +1,7 @@
 /**
  * The pipeline pages as HTML: `/ui` (every pipeline with its state) and
  * `/ui/pipelines/{pipeline}` (charts over the recent batches, the lateness
- * histogram, alerts, windows, correction runs, the recompute form). Tables
+ * histogram (loaded after the page: latenessSection.ts), alerts, windows, correction runs, the recompute form). Tables
  * are rendered here; the charts are drawn in the browser (`assets/page.js`,
  * uPlot) from the JSON the page carries in `<script id="page-data">`.
  */
@@ -10,12 +10,11 @@ import { DEFAULT_INPUT } from "../core/watermark.js";
 import { isoToUs } from "../core/timestamps.js";
 import type { CheckpointInput } from "../db/sql/readCheckpoint.js";
 import { describeCalendar } from "../core/windows.js";
-import { HISTOGRAM_EDGES_MS } from "../observe/lateness.js";
-import type { LatenessAdvice } from "../observe/latenessAdvice.js";
 import { shortDuration } from "../observe/latenessText.js";
 import type { BatchSeries, PipelineOverview, readCorrections, readWindows, WindowFilter } from "./data.js";
 import { CHANGES_SHOWN, WINDOWS_PER_PAGE } from "./data.js";
-import { count, html, jsonForScript, layout, type Html } from "./html.js";
+import { count, html, jsonForScript, layout, stat, type Html } from "./html.js";
+import { latenessPlaceholder } from "./latenessSection.js";
 
 const pipelineHref = (name: string) => `/ui/pipelines/${encodeURIComponent(name)}`;
 const keyText = (key: string | null) => (key === null ? "(null)" : key);
@@ -126,66 +125,11 @@ export interface PipelinePageInput {
   pipeline: PipelineConfig;
   overview: PipelineOverview;
   batches: BatchSeries;
-  /** The report, or why there is none. */
-  lateness: LatenessAdvice | { error: string };
   windows: Awaited<ReturnType<typeof readWindows>>;
   filter: WindowFilter;
   /** The query string of the page's other settings (`batches`), kept by the filter's links. */
   batchesShown: number;
   corrections: Awaited<ReturnType<typeof readCorrections>>;
-}
-
-function stat(label: string, field: string, value: string, title?: string, wide = false): Html {
-  return html`<div class="stat${wide ? " wide" : ""}"${title ? html` title="${title}"` : ""}><div class="label">${label}</div><div class="value" data-field="${field}">${value}</div></div>`;
-}
-
-/** Histogram bucket labels as in `straggler lateness`. */
-function bucketLabel(h: { fromMs: number | null; toMs: number | null }): string {
-  if (h.fromMs === null) return `< ${shortDuration(h.toMs)}`;
-  if (h.toMs === null) return `≥ ${shortDuration(h.fromMs)}`;
-  return `${shortDuration(h.fromMs)}–${shortDuration(h.toMs)}`;
-}
-
-/**
- * Where `delayMs` falls on the histogram's x axis (bar i is centred on i and spans [i − 0.5, i + 0.5]):
- * linear inside [0, 1 s), logarithmic inside the wider buckets, half a bar per decade in the last, open-ended one.
- */
-export function histogramPosition(delayMs: number): number {
-  const edges = HISTOGRAM_EDGES_MS;
-  if (delayMs < 0) return 0;
-  for (let i = 0; i < edges.length - 1; i++) {
-    const lo = edges[i]!, hi = edges[i + 1]!;
-    if (delayMs < hi) {
-      const frac = lo === 0 ? delayMs / hi : Math.log(delayMs / lo) / Math.log(hi / lo);
-      return i + 1 - 0.5 + frac;
-    }
-  }
-  // The open-ended last bucket: half a bar per decade past its edge, kept inside the bar.
-  const last = edges.at(-1)!;
-  return edges.length - 0.5 + Math.min(0.9, Math.log10(delayMs / last) / 2);
-}
-
-function latenessSection(lateness: PipelinePageInput["lateness"]): Html {
-  if ("error" in lateness) return html`<section><h2>Lateness</h2><p class="error">The lateness report could not be read: ${lateness.error}</p></section>`;
-  const d = lateness.distribution;
-  if (d.count === 0) return html`<section id="lateness"><h2>Lateness</h2><p class="note" id="no-lateness">No accepted row yet: nothing to measure.</p></section>`;
-  const r = lateness.recommendation;
-  const configured = lateness.whatIf.delays.find((o) => o.labels.includes("configured"));
-  return html`<section id="lateness">
-<h2>Lateness <small>ingestion time − event time, over ${count(d.count)} accepted rows</small></h2>
-<div class="stats">
-${stat("p50", "p50", shortDuration(d.p50Ms))}${stat("p90", "p90", shortDuration(d.p90Ms))}${stat("p99", "p99", shortDuration(d.p99Ms))}${stat("p99.9", "p999", shortDuration(d.p999Ms))}${stat("max", "max", shortDuration(d.maxMs))}
-${stat("configured delay", "configuredDelay", shortDuration(lateness.configuredDelayMs))}
-${stat("recommended delay", "recommendedDelay", shortDuration(r.delayMs), `the smallest delay with at most ${percent(r.targetDropShare)} of events dropped`)}
-</div>
-<div class="chart wide" data-chart="lateness" aria-label="lateness histogram"></div>
-<p class="note">With the configured delay (${shortDuration(lateness.configuredDelayMs)}) the stream drops
-<b data-field="configuredDroppedPairs">${count(configured?.droppedPairs ?? 0)}</b> (event, window) pairs (the run recorded ${count(lateness.whatIf.recordedDroppedPairs)});
-the recommended ${shortDuration(r.delayMs)} would drop ${count(r.droppedPairs)} (${percent(r.dropShare)} of events)${r.timeToFinal
-  ? html` and make windows final
-${shortDuration(r.timeToFinal.medianMs)} after their end (median; p99 ${shortDuration(r.timeToFinal.p99Ms)})` : ""}.
-<code>straggler lateness -p …</code> prints the what-if table.</p>
-</section>`;
 }
 
 /** An alert's value in its unit: a share as a percentage, seconds, rows, or a correction run id. */
@@ -350,17 +294,7 @@ export function pipelinePage(input: PipelinePageInput): string {
   const { pipeline, overview: o, batches } = input;
   const s = o.status;
   const state = stateOf(o, pipeline);
-  const lateness = "error" in input.lateness ? null : input.lateness;
-  const chartData = {
-    batches,
-    lateness: lateness && lateness.distribution.count > 0 && {
-      buckets: lateness.distribution.histogram.map((h) => ({ label: bucketLabel(h), count: h.count })),
-      marks: [
-        { label: `configured ${shortDuration(lateness.configuredDelayMs)}`, x: histogramPosition(lateness.configuredDelayMs), kind: "configured" },
-        { label: `recommended ${shortDuration(lateness.recommendation.delayMs)}`, x: histogramPosition(lateness.recommendation.delayMs), kind: "recommended" },
-      ],
-    },
-  };
+  const chartData = { batches };
   const body = html`
 <h1>${pipeline.name} <span class="badge ${state.tone}" id="state">${state.label}</span></h1>
 <p class="note">${windowShape(pipeline)}, watermark delay ${shortDuration(pipeline.watermark.delay)}.
@@ -394,7 +328,7 @@ ${batches.batchId.length === 0 ? html`<p class="note">No micro-batch yet.</p>` :
 <div class="chart" data-chart="quarantined" aria-label="quarantined rows by reason"></div>
 </div>`}
 </section>
-${latenessSection(input.lateness)}
+${latenessPlaceholder(pipeline.name)}
 ${windowsSection(input)}
 ${correctionsSection(input)}
 ${actionsSection(input)}

@@ -6,6 +6,7 @@
  *   GET /ui                          every pipeline with its state
  *   GET /ui/pipelines/{pipeline}     one pipeline: ?key= &from= &to= &status= &page= filter the
  *                                    windows table, ?batches= sets how many recent batches are charted
+ *   GET /ui/pipelines/{pipeline}/lateness   the page's lateness section as JSON ({ html, chart }), fetched after the page
  *   GET /ui/assets/{file}            uPlot (served from its npm package) and the page's script and styles
  *
  * A bad query or an unknown pipeline is a 4xx page naming the problem.
@@ -20,6 +21,7 @@ import { clientErrorMessage, HttpError, parseOr400 } from "../http/errors.js";
 import { readsOf } from "../http/readBudget.js";
 import { instant } from "../http/schemas.js";
 import { LatenessCache, readBatchSeries, readCorrections, readOverview, readWindows, WINDOWS_PER_PAGE } from "./data.js";
+import { latenessFragment } from "./latenessSection.js";
 import { DEFAULT_BATCHES, errorPage, listPage, pipelinePage } from "./pages.js";
 
 const require = createRequire(import.meta.url);
@@ -84,16 +86,24 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
     const filter = { key: q.key, from: q.from, to: q.to, status: q.status, page: q.page };
     const reads = readsOf(req, pool);
     const overview = await readOverview(reads, pipeline);
-    const [batches, windows, corrections, report] = await Promise.all([
+    const [batches, windows, corrections] = await Promise.all([
       readBatchSeries(reads, pipeline.name, q.batches),
-      readWindows(reads, pipeline.name, filter),
+      readWindows(reads, pipeline.name, filter, overview),
       readCorrections(reads, pipeline.name),
-      lateness.get(reads, pipeline, overview).catch((e: Error) => ({ error: e.message })),
     ]);
     // A page past the last one would show an empty, inverted range ("Windows 22,201 – 22,200"): refuse it, naming the last.
     const lastPage = Math.max(1, Math.ceil(windows.total / WINDOWS_PER_PAGE));
     if (q.page > lastPage) throw new HttpError(400, "invalid_request", `query.page: page ${q.page} is past the last page, ${lastPage}`);
-    sendPage(res, 200, pipelinePage({ pipeline, overview, batches, lateness: report, windows, filter, batchesShown: q.batches, corrections }));
+    sendPage(res, 200, pipelinePage({ pipeline, overview, batches, windows, filter, batchesShown: q.batches, corrections }));
+  });
+
+  // The page's lateness section, fetched by assets/page.js after the page: the report replays the accepted rows.
+  router.get("/pipelines/:pipeline/lateness", async (req, res) => {
+    const pipeline = pipelineOf(req);
+    parseOr400(z.strictObject({}), req.query, "query");
+    const reads = readsOf(req, pool);
+    const report = await lateness.get(reads, pipeline).catch((e: Error) => ({ error: e.message }));
+    res.set("Cache-Control", "no-store").json(latenessFragment(report));
   });
 
   router.use((req, _res, next) => next(new HttpError(404, "not_found", `no page at ${JSON.stringify(req.originalUrl.split("?")[0]!.slice(0, 200))}; the pages are /ui and /ui/pipelines/{pipeline}`)));

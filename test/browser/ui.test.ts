@@ -100,6 +100,8 @@ async function openPage(): Promise<{ page: Page; problems: string[] }> {
 }
 
 const text = async (page: Page, selector: string) => (await page.locator(selector).first().textContent())?.trim();
+/** The lateness section is fetched after the page: wait until it is filled (navigating earlier would abort its request). */
+const latenessLoaded = (page: Page) => page.waitForSelector('#lateness[data-state="loaded"]', { state: "attached" });
 const num = (s: string | undefined) => Number((s ?? "").replace(/,/g, ""));
 
 describe("the pipeline pages in Chromium", () => {
@@ -120,6 +122,7 @@ describe("the pipeline pages in Chromium", () => {
     expect(num(await text(page, `${row} [data-field="quarantined"]`))).toBe(1);
     await page.click(`${row} a`);
     await page.waitForURL(`${api.base}/ui/pipelines/shop`);
+    await latenessLoaded(page);
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -128,6 +131,7 @@ describe("the pipeline pages in Chromium", () => {
     const { page, problems } = await openPage();
     const res = await page.goto(`${api.base}/ui/pipelines/shop`);
     expect(res?.status()).toBe(200);
+    await latenessLoaded(page);
     const [status] = await getJson("/pipelines");
     expect(status.watermark).toBe("2026-03-01T00:19:30.000Z");
     const field = (name: string) => text(page, `#overview [data-field="${name}"]`);
@@ -183,6 +187,7 @@ describe("the pipeline pages in Chromium", () => {
     expect(await page.locator("#window-table tbody tr").count()).toBe(100);
     await page.click("text=next →");
     await page.waitForURL(/page=2/);
+    await latenessLoaded(page);
     expect([num(await text(page, `[data-field="windowFirst"]`)), num(await text(page, `[data-field="windowLast"]`))]).toEqual([101, 200]);
     const apiPage2 = (await getJson("/pipelines/shop/windows?limit=200")).slice(100);
     expect(await page.locator("#window-table tbody tr td:nth-child(1)").allTextContents()).toEqual(apiPage2.map((w: { group_key: string }) => w.group_key));
@@ -193,6 +198,7 @@ describe("the pipeline pages in Chromium", () => {
     await page.fill('#window-filter input[name="to"]', "2026-03-01T00:05:00Z");
     await page.click('#window-filter button[type="submit"]');
     await page.waitForURL(/key=k007/);
+    await latenessLoaded(page);
     const filtered = await getJson("/pipelines/shop/windows?key=k007&from=2026-03-01T00:03:00Z&to=2026-03-01T00:05:00Z");
     expect(filtered.map((w: { value_sum: string }) => Number(w.value_sum))).toEqual([valueOf(7, 3), valueOf(7, 4)]);
     const rows = await page.locator("#window-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
@@ -208,6 +214,7 @@ describe("the pipeline pages in Chromium", () => {
   it("runs a recompute with the token typed in the page, and shows the corrected window", async () => {
     const { page, problems } = await openPage();
     await page.goto(`${api.base}/ui/pipelines/shop?key=k003&from=2026-03-01T00:01:00Z&to=2026-03-01T00:02:00Z`);
+    await latenessLoaded(page);
     const before = await page.locator("#window-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
     expect(before.map((r) => [r[0], r[3], r[4], r[5], r[7]])).toEqual([["k003", "final", "1", "yes", String(valueOf(3, 1))]]);
 
@@ -229,6 +236,7 @@ describe("the pipeline pages in Chromium", () => {
     expect(await page.evaluate(() => sessionStorage.getItem("straggler.token"))).toBe(TOKEN);
 
     await page.reload();
+    await latenessLoaded(page);
     const after = await page.locator("#window-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
     const [window] = await getJson("/pipelines/shop/windows?key=k003&from=2026-03-01T00:01:00Z&to=2026-03-01T00:02:00Z");
     expect([window.status, window.revision, window.awaiting_correction, window.value_sum]).toEqual(["corrected", 2, false, "122.25"]);
@@ -254,6 +262,7 @@ describe("the pipeline pages in Chromium", () => {
     expect(await text(page, `tr[data-pipeline="idle"] [data-field="watermark"]`)).toBe("-");
     const res = await page.goto(`${api.base}/ui/pipelines/idle`);
     expect(res?.status()).toBe(200);
+    await latenessLoaded(page);
     expect(await text(page, "#batches .note")).toBe("No micro-batch yet.");
     expect(await text(page, "#window-count")).toContain("No window matches.");
     expect(await text(page, "#no-lateness")).toBe("No accepted row yet: nothing to measure.");
@@ -265,18 +274,21 @@ describe("the pipeline pages in Chromium", () => {
   it("holds and releases the published windows with the token kept in the tab", async () => {
     const { page, problems } = await openPage();
     await page.goto(`${api.base}/ui/pipelines/shop`);
+    await latenessLoaded(page);
     await page.fill("#token", TOKEN);
     // No reason: the page asks for one and sends nothing.
     await page.click("#hold-button");
     expect(await text(page, "#action-answer")).toBe("Give a reason for the hold: it is kept with it and shown while the pipeline is held.");
     await page.fill("#hold-reason", "checking a <late> source");
     await Promise.all([page.waitForEvent("load"), page.click("#hold-button")]);
+    await latenessLoaded(page);
     const [held] = await getJson("/pipelines");
     expect([held.hold.reason, held.hold.rule]).toEqual(["checking a <late> source", null]);
     expect(await text(page, "#state")).toBe(`held since ${held.hold.heldAt} (checking a <late> source) · up to date`);
     expect(await text(page, '#hold [data-field="holdReason"]')).toBe("checking a <late> source");
     expect(await page.locator("#hold-button").isDisabled()).toBe(true);
     await Promise.all([page.waitForEvent("load"), page.click("#release-button")]);
+    await latenessLoaded(page);
     const [released] = await getJson("/pipelines");
     expect(released.hold).toBe(null);
     expect([await text(page, "#state"), await page.locator("#hold").count(), await page.locator("#release-button").isDisabled()]).toEqual(["up to date", 0, true]);
@@ -292,6 +304,7 @@ describe("the pipeline pages in Chromium", () => {
     await runBatch(pool, shop, "once");
     const { page, problems } = await openPage();
     await page.goto(`${api.base}/ui/pipelines/shop?${new URLSearchParams({ key })}`);
+    await latenessLoaded(page);
     expect(await page.locator("#window-table tbody tr td:nth-child(1)").allTextContents()).toEqual([key]);
     expect(await page.locator('#window-filter input[name="key"]').inputValue()).toBe(key);
     expect([await page.locator("#injected").count(), await page.title()]).toEqual([0, "shop · Straggler"]);

@@ -55,6 +55,19 @@ describe("the pipeline page's errors", () => {
     }
   });
 
+  it("the lateness section fetched after the page: its markup and chart for 3 rows; an unknown pipeline is a 404, a query a 400", async () => {
+    const ok = await fetch(`${api.base}/ui/pipelines/ui-orders/lateness`);
+    expect([ok.status, ok.headers.get("content-type")]).toEqual([200, "application/json; charset=utf-8"]);
+    const section = (await ok.json()) as { html: string; chart: { buckets: { count: number }[]; marks: { kind: string }[] } };
+    expect(section.html).toContain("over 3 accepted rows");
+    expect(section.chart.buckets.reduce((n, b) => n + b.count, 0)).toBe(3);
+    expect(section.chart.marks.map((m) => m.kind)).toEqual(["configured", "recommended"]);
+    const unknown = await fetch(`${api.base}/ui/pipelines/nope/lateness`);
+    expect([unknown.status, errorMessage(await unknown.text())]).toEqual([404, 'no pipeline named "nope"']);
+    const asked = await fetch(`${api.base}/ui/pipelines/ui-orders/lateness?byKey=true`);
+    expect(asked.status).toBe(400);
+  });
+
   it("a path whose percent-encoding does not decode: the HTML 400 page under /ui, a JSON 400 from the API, each saying how to write it", async () => {
     const message = 'path: "%" is not valid percent-encoding (a % must be followed by two hexadecimal digits of UTF-8; write %25 for a literal %)';
     const ui = await fetch(`${api.base}/ui/pipelines/%`);

@@ -1,7 +1,7 @@
 /** The pipeline pages' HTML helpers: escaping, JSON inside a script element, where a delay falls on the lateness histogram. */
 import { describe, expect, it } from "vitest";
 import { html, jsonForScript, raw } from "../../src/ui/html.js";
-import { histogramPosition } from "../../src/ui/pages.js";
+import { histogramPosition } from "../../src/ui/latenessSection.js";
 
 describe("html", () => {
   it("escapes every interpolated value but its own markup and raw", () => {

@@ -1,5 +1,6 @@
 // The pipeline page's script: draws the charts (uPlot) from the JSON in
-// <script id="page-data">, and sends the actions (recompute, hold, release)
+// <script id="page-data">, fills the lateness section after the page has loaded
+// (GET /ui/pipelines/{pipeline}/lateness: its markup and the histogram's data), and sends the actions (recompute, hold, release)
 // to the REST API with the bearer token, kept in this tab's sessionStorage.
 "use strict";
 
@@ -228,10 +229,32 @@
     document.getElementById("release-button").addEventListener("click", () => send(pipeline, "release", undefined));
   }
 
+  /** Fills the lateness section: "loading…" until the report comes, then the report or why there is none. */
+  async function loadLateness() {
+    const section = document.getElementById("lateness");
+    if (!section) return;
+    const fail = (why) => {
+      section.innerHTML = "<h2>Lateness</h2><p class=\"error\" id=\"lateness-error\"></p>";
+      section.querySelector("#lateness-error").textContent = `The lateness report could not be read: ${why}`;
+      section.dataset.state = "failed";
+    };
+    try {
+      const res = await fetch(`/ui/pipelines/${encodeURIComponent(section.dataset.pipeline)}/lateness`);
+      if (!res.ok) return fail(`HTTP ${res.status}`);
+      const answer = await res.json();
+      // The markup is the server's, every value in it escaped (src/ui/latenessSection.ts).
+      section.innerHTML = answer.html;
+      if (answer.chart) drawLateness(answer.chart);
+      section.dataset.state = "loaded";
+    } catch (e) {
+      fail(e.message);
+    }
+  }
+
   function start() {
     const data = JSON.parse(document.getElementById("page-data").textContent);
     if (data.batches.batchId.length > 0) drawBatches(data.batches);
-    if (data.lateness) drawLateness(data.lateness);
+    loadLateness();
     wireActions();
     let timer;
     window.addEventListener("resize", () => {
