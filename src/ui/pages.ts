@@ -8,7 +8,7 @@
 import { declaredInputs, watermarkSettingsOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
 import { DEFAULT_INPUT } from "../core/watermark.js";
 import { isoToUs } from "../core/timestamps.js";
-import type { CheckpointInput } from "../db/sql/readCheckpoint.js";
+import type { CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
 import { describeCalendar } from "../core/windows.js";
 import { HISTOGRAM_EDGES_MS } from "../observe/lateness.js";
 import type { LatenessAdvice } from "../observe/latenessAdvice.js";
