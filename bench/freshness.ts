@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import pg from "pg";
-import { readCheckpoint } from "../src/db/sql/readCheckpoint.js";
+import { readCheckpoint } from "../src/db/sql/stream/readCheckpoint.js";
 import { startService } from "../src/service.js";
 import { benchPipeline, fmt, log, now, tmp, type BenchContext } from "./common.js";
 

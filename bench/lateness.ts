@@ -21,7 +21,7 @@ import { runMigrations } from "../src/db/migrate.js";
 import { BATCH_PAIRS } from "../src/db/sql/fragments/batchPairs.js";
 import { latenessHistogramCtes } from "../src/db/sql/lateness/histogramUpdate.js";
 import { readLatenessHistogramOf } from "../src/db/sql/lateness/histogramRead.js";
-import { ensureBatchPairs } from "../src/db/sql/readBatch.js";
+import { ensureBatchPairs } from "../src/db/sql/stream/readBatch.js";
 import { landStream } from "../src/ingest/landFile.js";
 import { latenessReport } from "../src/observe/lateness.js";
 import { latenessAdvice } from "../src/observe/latenessAdvice.js";

@@ -22,7 +22,7 @@ import { OwnedWork, type OwnedTaskStarter } from "./cluster/ownedWork.js";
 import { createApp } from "./http/app.js";
 import { answerClientErrors } from "./http/errors.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
-import { listenForLanded } from "./db/sql/bronzeChannel.js";
+import { listenForLanded } from "./db/sql/ingest/bronzeChannel.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
 import { sweepStaleSpools } from "./ingest/spoolFolders.js";

@@ -11,7 +11,7 @@ import { statSync } from "node:fs";
 import type { Env } from "../config/env.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Database } from "../db/open.js";
-import { MAX_RESULTS_VERSION } from "../db/sql/policyVersions.js";
+import { MAX_RESULTS_VERSION } from "../db/sql/stream/policyVersions.js";
 import type { CommandKind, Logger } from "../log.js";
 
 /** Bad command-line input: printed as `straggler: <message>`, exit code 2. */

@@ -17,7 +17,7 @@ import type { PolicyCheck } from "../stream/policyGuard.js";
 import type { BatchProgress } from "../stream/runBatch.js";
 import type { PipelineStatus } from "../stream/status.js";
 import { DEFAULT_INPUT } from "../core/watermark.js";
-import type { CheckpointInput } from "../db/sql/readCheckpoint.js";
+import type { CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
 import { UsageError } from "./context.js";
 
 /** Items of a long list a command prints for people before "… and N more" (`--limit`). */

@@ -35,7 +35,7 @@
  * process, no replicas) nothing is fenced and those writes are as before.
  * HTTP ingest is not owned work: every replica lands requests.
  */
-import { readLeaseEpochForShare } from "../db/sql/pipelineLeases.js";
+import { readLeaseEpochForShare } from "../db/sql/lifecycle/pipelineLeases.js";
 import type { Queryable } from "../db/pool.js";
 
 /** The lease a piece of owned work runs under (src/cluster/ownedWork.ts). */

@@ -4,7 +4,7 @@
  * log consumer — runs on exactly one replica at a time.
  *
  * The lease of a pipeline is a session-level advisory lock held by the
- * replica's lease connection, a dedicated `pg.Client` (src/db/sql/pipelineLeases.ts).
+ * replica's lease connection, a dedicated `pg.Client` (src/db/sql/lifecycle/pipelineLeases.ts).
  * Every `heartbeatMs` (default 1 s) the replica:
  *
  * 1. heartbeats on that connection, reading how many replicas are alive
@@ -39,7 +39,7 @@
  */
 import pg from "pg";
 import { classifyDbError } from "../db/errors.js";
-import { countLiveReplicas, raiseLeaseEpoch, readPipelineOwners, releasePipelineLease, REPLICA_APPLICATION_PREFIX, tryPipelineLease } from "../db/sql/pipelineLeases.js";
+import { countLiveReplicas, raiseLeaseEpoch, readPipelineOwners, releasePipelineLease, REPLICA_APPLICATION_PREFIX, tryPipelineLease } from "../db/sql/lifecycle/pipelineLeases.js";
 import type { Logger } from "../log.js";
 import { assertLeaseHeld, LeaseLostError, type PipelineLease } from "./fencing.js";
 

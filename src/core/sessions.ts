@@ -1,6 +1,6 @@
 /**
  * Session windows — the pure rules the stream's and the correction's SQL
- * implement (src/db/sql/sessionStream.ts, sessionCorrection.ts,
+ * implement (src/db/sql/stream/sessionStream.ts, sessionCorrection.ts,
  * compareFinalSessions.ts), and the batch sessionization the tests use as
  * their oracle. docs/DESIGN.md "Session windows".
  *

@@ -28,13 +28,13 @@ import { sessionGapOf, windowSpecOf, type PipelineConfig } from "../config/pipel
 import { keyIn } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";
-import { clearLateMarks } from "../db/sql/clearLateMarks.js";
-import { collectTargets } from "../db/sql/collectTargets.js";
-import { readCheckpoint } from "../db/sql/readCheckpoint.js";
-import { createRunTables } from "../db/sql/createRunTables.js";
-import { lockResults } from "../db/sql/lockResults.js";
-import { mergeCorrections } from "../db/sql/mergeCorrections.js";
-import { writeAudit, type WindowChange } from "../db/sql/writeAudit.js";
+import { clearLateMarks } from "../db/sql/stream/clearLateMarks.js";
+import { collectTargets } from "../db/sql/correction/collectTargets.js";
+import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
+import { createRunTables } from "../db/sql/lifecycle/createRunTables.js";
+import { lockResults } from "../db/sql/stream/lockResults.js";
+import { mergeCorrections } from "../db/sql/correction/mergeCorrections.js";
+import { writeAudit, type WindowChange } from "../db/sql/correction/writeAudit.js";
 import { addMismatchTargets, settleMismatches } from "../db/sql/reconcile/mismatches.js";
 import { withReconcileCauses } from "./reconcileCauses.js";
 import { analyzeIfStale } from "../db/statistics.js";
@@ -45,7 +45,7 @@ import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
 import { correctSessions } from "./sessions.js";
 import { finishRun, holdRun, recordFailure, type SlotHolder } from "./runLease.js";
 
-export type { Aggregate } from "../db/sql/windows.js";
+export type { Aggregate } from "../db/sql/readmodel/windows.js";
 export type { WindowChange };
 
 export type CorrectionTrigger = "cron" | "api" | "cli";

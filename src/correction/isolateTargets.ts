@@ -14,15 +14,15 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
-import { addTargetsOfRows } from "../db/sql/addTargetsOfRows.js";
-import { dropTarget } from "../db/sql/dropTarget.js";
-import { keepTargets } from "../db/sql/keepTargets.js";
-import { listTargets } from "../db/sql/listTargets.js";
-import { readLateSeqs } from "../db/sql/readLateSeqs.js";
-import { recordWindowFailure } from "../db/sql/recordWindowFailure.js";
+import { addTargetsOfRows } from "../db/sql/correction/addTargetsOfRows.js";
+import { dropTarget } from "../db/sql/correction/dropTarget.js";
+import { keepTargets } from "../db/sql/correction/keepTargets.js";
+import { listTargets } from "../db/sql/correction/listTargets.js";
+import { readLateSeqs } from "../db/sql/stream/readLateSeqs.js";
+import { recordWindowFailure } from "../db/sql/stream/recordWindowFailure.js";
 import { isolateFailing, type Failing } from "../db/windowFailures.js";
 import { plannedRecompute } from "./plan.js";
-import type { KeyedWindow } from "../db/sql/windows.js";
+import type { KeyedWindow } from "../db/sql/readmodel/windows.js";
 
 /** What a correction run reads: its id, the bronze `seq` it reads up to, and the stream's watermark (ISO 8601). */
 export interface RunSnapshot {

@@ -1,7 +1,7 @@
 /**
  * Which plan a correction's recompute takes (BENCHMARKS.md "Corrections that choose their
- * plan"): per-window reads (src/db/sql/recomputeTargets.ts: one index descent per target
- * window) or one range scan and group-by (src/db/sql/recomputeTargetsDense.ts: every bronze
+ * plan"): per-window reads (src/db/sql/correction/recomputeTargets.ts: one index descent per target
+ * window) or one range scan and group-by (src/db/sql/correction/recomputeTargetsDense.ts: every bronze
  * row of the targets' event-time range read once). Their costs, measured on the peers
  * workload at 300,000 events from 560 to 41,100 targets: the per-window plan about
  * `SPARSE_US_PER_TARGET` µs per target; the range scan about `DENSE_US_PER_ROW` µs per
@@ -14,8 +14,8 @@
 import { windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
 import { windowsPerEvent } from "../core/windows.js";
 import type { PoolClient } from "../db/pool.js";
-import { recomputeTargets } from "../db/sql/recomputeTargets.js";
-import { readTargetSpread, recomputeTargetsDense, type TargetSpread } from "../db/sql/recomputeTargetsDense.js";
+import { recomputeTargets } from "../db/sql/correction/recomputeTargets.js";
+import { readTargetSpread, recomputeTargetsDense, type TargetSpread } from "../db/sql/correction/recomputeTargetsDense.js";
 
 /** Measured cost of the per-window plan, µs per target window (peers workload, BENCHMARKS.md). */
 const SPARSE_US_PER_TARGET = 22;

@@ -7,7 +7,7 @@
  * watermark, i.e. every window that must be final. A mismatch is a window
  * whose stored value differs, that is missing, or that should not exist.
  * Session windows are compared with the batch sessionization of the same
- * rows (src/db/sql/compareFinalSessions.ts).
+ * rows (src/db/sql/lifecycle/compareFinalSessions.ts).
  */
 import { guardTimeZone } from "../stream/zoneGuard.js";
 import { sessionGapOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
@@ -16,11 +16,11 @@ import { refuseArchived } from "../retention/guard.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
-import { compareFinalSessions } from "../db/sql/compareFinalSessions.js";
-import { compareFinalWindows, type ComparedWindow, type CompareRequest } from "../db/sql/compareFinalWindows.js";
-import { readCheckpoint } from "../db/sql/readCheckpoint.js";
-import { listBronzeWindows } from "../db/sql/listBronzeWindows.js";
-import { readLedger } from "../db/sql/readLedger.js";
+import { compareFinalSessions } from "../db/sql/lifecycle/compareFinalSessions.js";
+import { compareFinalWindows, type ComparedWindow, type CompareRequest } from "../db/sql/lifecycle/compareFinalWindows.js";
+import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
+import { listBronzeWindows } from "../db/sql/lifecycle/listBronzeWindows.js";
+import { readLedger } from "../db/sql/correction/readLedger.js";
 import { analyzeIfStale } from "../db/statistics.js";
 import { isolateFailing } from "../db/windowFailures.js";
 import type { Aggregate } from "./correct.js";

@@ -1,7 +1,7 @@
 /** The cause of a correction's change that a reconcile run found (docs/continuous-reconcile.md). */
 import { keyIn } from "../core/keys.js";
 import type { ReconcileCause } from "../db/sql/reconcile/mismatches.js";
-import type { WindowChange } from "../db/sql/writeAudit.js";
+import type { WindowChange } from "../db/sql/correction/writeAudit.js";
 
 /** `changes` with `reconcileRunId` set on those a reconcile run's mismatch caused (`causes`, group keys as stored). */
 export function withReconcileCauses(changes: WindowChange[], causes: ReconcileCause[]): WindowChange[] {

@@ -13,7 +13,7 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { keyIn } from "../core/keys.js";
 import type { Pool } from "../db/pool.js";
-import { readCheckpoint } from "../db/sql/readCheckpoint.js";
+import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { recordMismatches } from "../db/sql/reconcile/mismatches.js";
 import {
   claimReconcileRun, finishReconcileRun, readEarliestInstant, readReconcileCursor, type ReconcileOutcome, type ReconcileTrigger,

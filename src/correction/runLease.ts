@@ -30,13 +30,13 @@
  */
 import type { PoolClient, Queryable } from "../db/pool.js";
 import type { Pool } from "../db/pool.js";
-import { insertRun, releaseRunHolder, type RunClaim } from "../db/sql/insertRun.js";
-import { markRunFailed } from "../db/sql/markRunFailed.js";
-import { markRunSucceeded, type RunOutcome } from "../db/sql/markRunSucceeded.js";
-import { readRun, type RunState } from "../db/sql/readRun.js";
-import { readSlotHolder, type SlotHolder } from "../db/sql/readSlotHolder.js";
-import { renewLease } from "../db/sql/renewLease.js";
-import { sweepExpiredRuns } from "../db/sql/sweepExpiredRuns.js";
+import { insertRun, releaseRunHolder, type RunClaim } from "../db/sql/lifecycle/insertRun.js";
+import { markRunFailed } from "../db/sql/lifecycle/markRunFailed.js";
+import { markRunSucceeded, type RunOutcome } from "../db/sql/lifecycle/markRunSucceeded.js";
+import { readRun, type RunState } from "../db/sql/lifecycle/readRun.js";
+import { readSlotHolder, type SlotHolder } from "../db/sql/lifecycle/readSlotHolder.js";
+import { renewLease } from "../db/sql/lifecycle/renewLease.js";
+import { sweepExpiredRuns } from "../db/sql/lifecycle/sweepExpiredRuns.js";
 
 export { sweepExpiredRuns };
 export type { RunClaim, RunOutcome, SlotHolder };

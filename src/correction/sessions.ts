@@ -17,9 +17,9 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient } from "../db/pool.js";
-import { recomputeSessions, replaceSessions } from "../db/sql/sessionRecompute.js";
-import { collectSessionSpans } from "../db/sql/sessionSpans.js";
-import type { WindowChange } from "../db/sql/writeAudit.js";
+import { recomputeSessions, replaceSessions } from "../db/sql/correction/sessionRecompute.js";
+import { collectSessionSpans } from "../db/sql/stream/sessionSpans.js";
+import type { WindowChange } from "../db/sql/correction/writeAudit.js";
 import type { RunSnapshot } from "./isolateTargets.js";
 import { dropArchivedSpans } from "../retention/guard.js";
 

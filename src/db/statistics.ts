@@ -8,7 +8,7 @@
 import type { Pool } from "./pool.js";
 import {
   analyzePipelineColumns, analyzeResultsPipeline, analyzeTable, countPipelineRows, countPipelineWindows, estimatePipelineRows, estimatePipelineWindows, readStaleTables,
-} from "./sql/plannerStatistics.js";
+} from "./sql/observe/plannerStatistics.js";
 
 const TABLES = ["straggler.bronze_events", "straggler.window_results_table", "straggler.late_events", "straggler.late_windows"];
 

@@ -8,7 +8,7 @@
  */
 import { getViewSelectedFields, type View } from "drizzle-orm";
 import { bigint, boolean, customType, doublePrecision, integer, jsonb, numeric, pgSchema, text } from "drizzle-orm/pg-core";
-import type { InputProgress } from "./sql/writeProgress.js";
+import type { InputProgress } from "./sql/stream/writeProgress.js";
 import { parseTimestamptz } from "./pool.js";
 
 const straggler = pgSchema("straggler");

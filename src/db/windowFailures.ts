@@ -11,7 +11,7 @@
  * quarantines the rows that cause them (status `quarantined`, reason
  * `INVALID_VALUE`, a detail naming the window and the error — accepted +
  * quarantined = landed still holds), records each window in
- * `straggler.window_failures` (src/db/sql/recordWindowFailure.ts), and runs
+ * `straggler.window_failures` (src/db/sql/stream/recordWindowFailure.ts), and runs
  * the statement again.
  */
 import type { DatabaseError } from "pg";

@@ -9,7 +9,7 @@
  * rejected promise to the error handler.
  */
 import express from "express";
-import { ping } from "../db/sql/ping.js";
+import { ping } from "../db/sql/observe/ping.js";
 import { metricsHandler, observeRequests } from "../observe/http.js";
 import { requireToken } from "./auth.js";
 import { readBudget } from "./readBudget.js";

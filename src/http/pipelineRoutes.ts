@@ -1,17 +1,17 @@
 /** Read routes of the pipelines: status, windows, progress, quarantine, sources, failed windows, retractions. */
 import { z } from "zod";
 import { isoToUs } from "../core/timestamps.js";
-import { countQuarantineByReason } from "../db/sql/countQuarantineByReason.js";
-import { readFailedWindows } from "../db/sql/readFailedWindows.js";
-import { readQuarantine } from "../db/sql/readQuarantine.js";
-import { readRetractions } from "../db/sql/readRetractions.js";
-import { readSources } from "../db/sql/readSources.js";
-import { readStreamProgress } from "../db/sql/readStreamProgress.js";
-import { readWindowResults } from "../db/sql/readWindowResults.js";
+import { countQuarantineByReason } from "../db/sql/stream/countQuarantineByReason.js";
+import { readFailedWindows } from "../db/sql/stream/readFailedWindows.js";
+import { readQuarantine } from "../db/sql/stream/readQuarantine.js";
+import { readRetractions } from "../db/sql/correction/readRetractions.js";
+import { readSources } from "../db/sql/ingest/readSources.js";
+import { readStreamProgress } from "../db/sql/stream/readStreamProgress.js";
+import { readWindowResults } from "../db/sql/readmodel/readWindowResults.js";
 import { alertViews } from "../observe/alerts.js";
 import { pipelineExtras } from "../observe/pipelineExtras.js";
-import { countSourcesByState } from "../db/sql/countSourcesByState.js";
-import { readOpenHold } from "../db/sql/holds.js";
+import { countSourcesByState } from "../db/sql/ingest/countSourcesByState.js";
+import { readOpenHold } from "../db/sql/lifecycle/holds.js";
 import { checkPolicy } from "../stream/policyGuard.js";
 import { pipelineStatus } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";

@@ -5,7 +5,7 @@
 import express from "express";
 import { z } from "zod";
 import { cutover, CutoverRefusedError } from "../lifecycle/cutover.js";
-import { MAX_RESULTS_VERSION } from "../db/sql/policyVersions.js";
+import { MAX_RESULTS_VERSION } from "../db/sql/stream/policyVersions.js";
 import { rebuild, RebuildRefusedError } from "../lifecycle/rebuild.js";
 import { SourceUnreadableError } from "../lifecycle/rebuildClassify.js";
 import { TimeZoneRefusedError } from "../stream/zoneGuard.js";

@@ -44,7 +44,7 @@ export const windowsQuery = z
     /** `true`: only the null group (a key field null or absent); a query string cannot carry a null `key`. */
     nullKey: z.enum(["true", "false"], { error: "expected true or false" }).transform((v) => v === "true").optional(),
     status: z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" }).optional(),
-    /** The cursor of the next page: the `Straggler-Next` header of the page before (src/db/sql/readWindowResults.ts `windowCursor`). */
+    /** The cursor of the next page: the `Straggler-Next` header of the page before (src/db/sql/readmodel/readWindowResults.ts `windowCursor`). */
     after: z.string().max(2000).transform((v, ctx) => {
       const c = parseWindowCursor(v);
       if (c === undefined) {

@@ -5,7 +5,7 @@
  * (instants as ISO 8601 strings, the group key as the view shows it, null for
  * the null group). Opaque to clients; checked when read.
  */
-import type { WindowPosition } from "../db/sql/readWindowResults.js";
+import type { WindowPosition } from "../db/sql/readmodel/readWindowResults.js";
 
 /** The cursor that continues after `row` (a window row as the windows route answers it). */
 export function windowCursor(row: unknown): string {

@@ -16,7 +16,7 @@
 import type { QueryResult } from "pg";
 import { rollback, withTransaction, type Pool, type PoolClient, type RolledBack } from "../db/pool.js";
 import { backoffMs, sleep, type Backoff } from "../db/retry.js";
-import { tryAppendLock, tryAppendLockText } from "../db/sql/tryAppendLock.js";
+import { tryAppendLock, tryAppendLockText } from "../db/sql/ingest/tryAppendLock.js";
 
 const queues = new WeakMap<Pool, Map<string, Promise<unknown>>>();
 

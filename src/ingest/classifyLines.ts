@@ -9,7 +9,7 @@ import { createHash, type Hash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { policyVersion, windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, type RawRecord } from "../core/admission.js";
-import { bronzeLine, bronzeLinePrefix } from "../db/sql/copyBronzeRows.js";
+import { bronzeLine, bronzeLinePrefix } from "../db/sql/ingest/copyBronzeRows.js";
 
 /** Longest stretch records are classified without letting the event loop run, ms. */
 const YIELD_EVERY_MS = 10;

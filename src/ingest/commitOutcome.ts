@@ -8,7 +8,7 @@
  */
 import type { Pool } from "../db/pool.js";
 import { backoffMs, sleep, type Backoff } from "../db/retry.js";
-import { readTxidStatus, terminateBackend } from "../db/sql/readTxidStatus.js";
+import { readTxidStatus, terminateBackend } from "../db/sql/ingest/readTxidStatus.js";
 
 /** The landing's outcome could not be found out (the database stayed unreachable). */
 export class CommitOutcomeUnknownError extends Error {

@@ -7,7 +7,7 @@
  * they are read and classified, then the accepted rows whose event id was
  * already accepted earlier in bronze are deduped by `admission.dedupe`
  * (DUPLICATE, AMENDED_DUPLICATE, or a supersession under `latest`:
- * src/db/sql/dedupeLanding.ts; rarely touching any row), and the source is recorded in
+ * src/db/sql/ingest/dedupeLanding.ts; rarely touching any row), and the source is recorded in
  * `landed_sources`. A crash anywhere rolls the whole source back; landing it
  * again later is safe. Accepted + quarantined = landed, per source.
  *
@@ -28,17 +28,17 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf, type RawRecord } from "../core/admission.js";
 import { rollback, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
-import { notifyLanded } from "../db/sql/bronzeChannel.js";
-import { copyBronzeRows } from "../db/sql/copyBronzeRows.js";
-import { dedupeLanding } from "../db/sql/dedupeLanding.js";
-import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/commitWithoutFlushWait.js";
-import { READ_BRONZE_MAX_SEQ_SQL } from "../db/sql/readBronzeMaxSeq.js";
-import { readLandedRange } from "../db/sql/readLandedRange.js";
-import { readLandedSource, type LandedSourceRow } from "../db/sql/readLandedSource.js";
-import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/readLandedSources.js";
-import { recordLandedSource } from "../db/sql/recordLandedSource.js";
-import { recordSourceHeader } from "../db/sql/sourceHeaders.js";
-import { analyzePipelineColumns } from "../db/sql/plannerStatistics.js";
+import { notifyLanded } from "../db/sql/ingest/bronzeChannel.js";
+import { copyBronzeRows } from "../db/sql/ingest/copyBronzeRows.js";
+import { dedupeLanding } from "../db/sql/ingest/dedupeLanding.js";
+import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlushWait.js";
+import { READ_BRONZE_MAX_SEQ_SQL } from "../db/sql/ingest/readBronzeMaxSeq.js";
+import { readLandedRange } from "../db/sql/ingest/readLandedRange.js";
+import { readLandedSource, type LandedSourceRow } from "../db/sql/ingest/readLandedSource.js";
+import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
+import { recordLandedSource } from "../db/sql/ingest/recordLandedSource.js";
+import { recordSourceHeader } from "../db/sql/ingest/sourceHeaders.js";
+import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
 import { classifyLines } from "./classifyLines.js";
 import { commitOutcome } from "./commitOutcome.js";
@@ -81,7 +81,7 @@ export interface LandOptions {
   /** The source key was made up for this landing (`http:<uuid>`, `stdin:<uuid>`): no earlier landing to look up. */
   newSource?: boolean;
   /**
-   * The landing's COMMIT returns without waiting for its WAL flush (src/db/sql/commitWithoutFlushWait.ts), set with
+   * The landing's COMMIT returns without waiting for its WAL flush (src/db/sql/ingest/commitWithoutFlushWait.ts), set with
    * the transaction's first statements; for a caller whose next transaction waits for one (a replay's span and its
    * micro-batch: one flush for both).
    */

@@ -17,7 +17,7 @@ import { SourceNameTaken, SourceRefused } from "./errors.js";
 import { spoolPrefix } from "./spoolFolders.js";
 import { readOptionsFor, readRecords } from "./readers.js";
 import { markSourceFile, recordFileLanding, type SourceFileRecord } from "./sourceFiles.js";
-import { readSourceFile } from "../db/sql/readSourceFiles.js";
+import { readSourceFile } from "../db/sql/ingest/readSourceFiles.js";
 
 /** What kind of thing `st` is, for a refusal message. */
 export function fileKind(st: Stats): string {

@@ -7,12 +7,12 @@
 import { createHash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Queryable } from "../db/pool.js";
-import { markSourceFile as markFile, type SourceFileFacts } from "../db/sql/markSourceFile.js";
-import { recordFileLanding as recordLanding } from "../db/sql/recordFileLanding.js";
-import type { SourceFileState } from "../db/sql/readSourceFiles.js";
+import { markSourceFile as markFile, type SourceFileFacts } from "../db/sql/ingest/markSourceFile.js";
+import { recordFileLanding as recordLanding } from "../db/sql/ingest/recordFileLanding.js";
+import type { SourceFileState } from "../db/sql/ingest/readSourceFiles.js";
 import type { LandResult } from "./copyToBronze.js";
 
-export { readSourceFiles, type SourceFileRecord, type SourceFileState } from "../db/sql/readSourceFiles.js";
+export { readSourceFiles, type SourceFileRecord, type SourceFileState } from "../db/sql/ingest/readSourceFiles.js";
 
 /**
  * A hash of the config that decides whether a file can be read (source and

@@ -24,13 +24,13 @@ import type { PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { isoToUs } from "../core/timestamps.js";
 import { withTransaction, type Pool } from "../db/pool.js";
-import { lockResults } from "../db/sql/lockResults.js";
-import { lockBronzeAppend } from "../db/sql/pipelineRows.js";
-import { readLivePolicy } from "../db/sql/policyVersions.js";
-import { readCheckpoint } from "../db/sql/readCheckpoint.js";
-import { readPipelineMaxSeq, readRebuild, readVersionCheckpoint, saveVersionCheckpoint, type VersionCheckpoint } from "../db/sql/rebuildRuns.js";
-import { computeVersionWindows, versionMaxEventTime } from "../db/sql/versionWindows.js";
-import { readMaxBatchId, restoreVersion, stashLive, swapStates } from "../db/sql/versionSwap.js";
+import { lockResults } from "../db/sql/stream/lockResults.js";
+import { lockBronzeAppend } from "../db/sql/readmodel/pipelineRows.js";
+import { readLivePolicy } from "../db/sql/stream/policyVersions.js";
+import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
+import { readPipelineMaxSeq, readRebuild, readVersionCheckpoint, saveVersionCheckpoint, type VersionCheckpoint } from "../db/sql/lifecycle/rebuildRuns.js";
+import { computeVersionWindows, versionMaxEventTime } from "../db/sql/lifecycle/versionWindows.js";
+import { readMaxBatchId, restoreVersion, stashLive, swapStates } from "../db/sql/lifecycle/versionSwap.js";
 import { classifyRange, notRebuildable, REBUILD_PAGE_ROWS, versionWatermark } from "./rebuild.js";
 
 /** A cutover that cannot be made; nothing was changed. `status`: the HTTP status that says why (404 no such version, 409 not servable). */

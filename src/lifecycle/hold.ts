@@ -20,9 +20,9 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
-import { closeHold, openHold, readOpenHold, readQuarantinedInRange, readRecentBatchShares, type Hold } from "../db/sql/holds.js";
-import { lockResults } from "../db/sql/lockResults.js";
-import type { BatchInput, BatchRange } from "../db/sql/readBatch.js";
+import { closeHold, openHold, readOpenHold, readQuarantinedInRange, readRecentBatchShares, type Hold } from "../db/sql/lifecycle/holds.js";
+import { lockResults } from "../db/sql/stream/lockResults.js";
+import type { BatchInput, BatchRange } from "../db/sql/stream/readBatch.js";
 
 export type { Hold };
 

@@ -22,18 +22,18 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf } from "../core/admission.js";
 import { clampInstant, formatInstant, isoToUs, usOfMs } from "../core/timestamps.js";
 import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
-import { dedupeClassifications, insertClassifications, readBronzePage } from "../db/sql/classifications.js";
-import { lockResults } from "../db/sql/lockResults.js";
-import { readLivePolicy } from "../db/sql/policyVersions.js";
-import { readResultsFootprint } from "../db/sql/resultsFootprint.js";
-import { readCheckpoint } from "../db/sql/readCheckpoint.js";
-import { readRebuildDiff, writeRebuildDiff, type ChangedRow, type WindowChange } from "../db/sql/rebuildDiff.js";
+import { dedupeClassifications, insertClassifications, readBronzePage } from "../db/sql/stream/classifications.js";
+import { lockResults } from "../db/sql/stream/lockResults.js";
+import { readLivePolicy } from "../db/sql/stream/policyVersions.js";
+import { readResultsFootprint } from "../db/sql/observe/resultsFootprint.js";
+import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
+import { readRebuildDiff, writeRebuildDiff, type ChangedRow, type WindowChange } from "../db/sql/lifecycle/rebuildDiff.js";
 import {
   completeRebuild, createCandidate, deleteVersion, readPipelineMaxSeq, readRebuild, readRunningRebuild, releaseRebuildLock, saveRebuildProgress,
   saveVersionCheckpoint, tryRebuildLock, type RebuildRun, type VersionCheckpoint,
-} from "../db/sql/rebuildRuns.js";
-import { readSourceHeaders } from "../db/sql/sourceHeaders.js";
-import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/versionWindows.js";
+} from "../db/sql/lifecycle/rebuildRuns.js";
+import { readSourceHeaders } from "../db/sql/ingest/sourceHeaders.js";
+import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/lifecycle/versionWindows.js";
 import { guardTimeZone } from "../stream/zoneGuard.js";
 import { HorizonRefusedError, refuseArchived } from "../retention/guard.js";
 import { classifyStored, type HeaderCache } from "./rebuildClassify.js";

@@ -8,12 +8,12 @@
  * recomputed); a record that carries its own ingestion time under the policy
  * is compared with the landing's clock (`landed_at`) as at landing. The event
  * id is the stored one (a raw column). Dedupe needs the other rows and runs
- * in SQL afterwards (src/db/sql/classifications.ts).
+ * in SQL afterwards (src/db/sql/stream/classifications.ts).
  */
 import { windowShapeOf, type PipelineConfig } from "../config/pipelines.js";
 import { classifyRecord, QuarantineReason } from "../core/admission.js";
 import { formatInstant } from "../core/timestamps.js";
-import type { Classification, RawBronzeRow } from "../db/sql/classifications.js";
+import type { Classification, RawBronzeRow } from "../db/sql/stream/classifications.js";
 import type { CsvColumns } from "../ingest/csvRecords.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { headerColumns, readOptionsFor, storedRecord } from "../ingest/readers.js";

@@ -1,14 +1,14 @@
 /**
  * Alerts (the pipeline's `alerts:` block, src/config/pipelines.ts): each is judged on
- * the database (src/db/sql/readAlertFacts.ts), and its state — ok or firing, since
+ * the database (src/db/sql/observe/readAlertFacts.ts), and its state — ok or firing, since
  * when, the value it was judged on — is recorded in `straggler.alert_states` when it
  * changes, so `status`, `GET /pipelines` and `/metrics` of every process agree.
  * Each change is POSTed to the webhook when one is configured.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool, Queryable } from "../db/pool.js";
-import { readAlertStates, recordAlertState, type AlertState } from "../db/sql/alertStates.js";
-import { readAlertFacts, type AlertFacts } from "../db/sql/readAlertFacts.js";
+import { readAlertStates, recordAlertState, type AlertState } from "../db/sql/observe/alertStates.js";
+import { readAlertFacts, type AlertFacts } from "../db/sql/observe/readAlertFacts.js";
 import { countOpenMismatches } from "../db/sql/reconcile/mismatches.js";
 import { judgeDrift, reconcileDriftOn, type DriftFacts } from "./reconcileDrift.js";
 import type { Logger } from "../log.js";

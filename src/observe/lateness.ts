@@ -18,11 +18,11 @@ import { DelayNeeds, DelaySimulation, windowEnds, type WhatIfResult, type WhatIf
 import type { WindowSpec } from "../core/windows.js";
 import { isoToUs } from "../core/timestamps.js";
 import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
-import { readRecordedBatches, type RecordedBatch } from "../db/sql/latenessBatches.js";
+import { readRecordedBatches, type RecordedBatch } from "../db/sql/observe/latenessBatches.js";
 import {
   readLatenessFigures, readLatenessFiguresByKey, readLatenessHistogram, type EventTimeRange, type LatenessFigures,
-} from "../db/sql/latenessDistribution.js";
-import { readLatenessRows } from "../db/sql/latenessRows.js";
+} from "../db/sql/observe/latenessDistribution.js";
+import { readLatenessRows } from "../db/sql/observe/latenessRows.js";
 
 /** Histogram edges, ms of lateness: below 0, then [0, 1 s), [1 s, 10 s), … [30 days, ∞). */
 export const HISTOGRAM_EDGES_MS = [0, 1_000, 10_000, 60_000, 600_000, 3_600_000, 21_600_000, 86_400_000, 604_800_000, 2_592_000_000];

@@ -14,7 +14,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf } from "../config/pipelines.js";
 import { smallestDelayOf, type WhatIfResult } from "../core/lateness.js";
 import type { Pool } from "../db/pool.js";
-import type { LatenessFigures } from "../db/sql/latenessDistribution.js";
+import type { LatenessFigures } from "../db/sql/observe/latenessDistribution.js";
 import { readLatenessHistogramOf, type LatenessHistogramRead } from "../db/sql/lateness/histogramRead.js";
 import {
   candidateDelays, checkLatenessOptions, distributionOf, HISTOGRAM_EDGES_MS, latenessReport, type DelayOutcome,

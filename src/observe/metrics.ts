@@ -12,13 +12,13 @@ import type { NextFunction, Request, Response } from "express";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Queryable } from "../db/pool.js";
-import { readAlertStates } from "../db/sql/alertStates.js";
-import { readOpenHolds } from "../db/sql/holds.js";
-import { readLogOffsetRows } from "../db/sql/logOffsets.js";
+import { readAlertStates } from "../db/sql/observe/alertStates.js";
+import { readOpenHolds } from "../db/sql/lifecycle/holds.js";
+import { readLogOffsetRows } from "../db/sql/ingest/logOffsets.js";
 import { readHolderRows, type HolderRows } from "./holderMetrics.js";
 import { countOpenMismatches } from "../db/sql/reconcile/mismatches.js";
-import { listLiveReplicas, readPipelineOwners } from "../db/sql/pipelineLeases.js";
-import { BATCH_DURATION_BUCKETS_S, readPipelineMetrics, type PipelineMetrics } from "../db/sql/readPipelineMetrics.js";
+import { listLiveReplicas, readPipelineOwners } from "../db/sql/lifecycle/pipelineLeases.js";
+import { BATCH_DURATION_BUCKETS_S, readPipelineMetrics, type PipelineMetrics } from "../db/sql/observe/readPipelineMetrics.js";
 import { configuredAlerts } from "./alerts.js";
 
 type Labels = Record<string, string>;
@@ -34,7 +34,7 @@ interface Snapshot {
   owned: Row[];
   /** Per live replica, how many of the configured pipelines it owns. */
   ownedByReplica: Row[];
-  /** Per log source partition, the last offset landed (src/db/sql/logOffsets.ts). */
+  /** Per log source partition, the last offset landed (src/db/sql/ingest/logOffsets.ts). */
   logOffsets: Row[];
   /** Per configured pipeline, windows reconcile runs found differing from bronze and no correction run has recomputed yet. */
   reconcileMismatched: Row[];

@@ -4,7 +4,7 @@
  * receiver cannot be reached or answers 429 or 5xx.
  */
 import { backoffMs, sleep } from "../db/retry.js";
-import type { AlertState } from "../db/sql/alertStates.js";
+import type { AlertState } from "../db/sql/observe/alertStates.js";
 import type { Logger } from "../log.js";
 
 /** Attempts at most per change. */

@@ -6,7 +6,7 @@
  * The files are first COPYed into a session-temporary table with each row's
  * arrival instant (memory stays flat whatever the dataset's size), then read
  * back in arrival order a page at a time, each page a statement of its own:
- * no snapshot stays open for the replay's length (src/db/sql/stageReplayRows.ts).
+ * no snapshot stays open for the replay's length (src/db/sql/ingest/stageReplayRows.ts).
  * One file whose records are already in arrival order skips the staging: it
  * is read twice, a check and then the landing (`inArrivalOrder`).
  * Each span lands as the source `replay:<dataset>:<span start>`, so an
@@ -15,7 +15,7 @@
  * Rows whose arrival time cannot be read land in the first micro-batch.
  * When the replay completes, each file is recorded as landed under its own
  * name (with 0 rows), so the service's landing folder does not land it again,
- * and the replay itself is recorded complete (src/db/sql/replayCompletion.ts):
+ * and the replay itself is recorded complete (src/db/sql/ingest/replayCompletion.ts):
  * the same replay run again (same files, same span) knows from that one row
  * that every micro-batch was landed, and reads nothing of the files beyond
  * their size and modification time — their bytes (SHA-256) only when the
@@ -33,12 +33,12 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import { msOfUs, parseInstant, usOfMs } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
-import { readLandedPrefix } from "../db/sql/readLandedPrefix.js";
-import { recordReplayedFile } from "../db/sql/recordReplayedFile.js";
-import { readReplayCompletions, recordReplayCompletion, type ReplayCompletion } from "../db/sql/replayCompletion.js";
+import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
+import { recordReplayedFile } from "../db/sql/ingest/recordReplayedFile.js";
+import { readReplayCompletions, recordReplayCompletion, type ReplayCompletion } from "../db/sql/ingest/replayCompletion.js";
 import {
   copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
-} from "../db/sql/stageReplayRows.js";
+} from "../db/sql/ingest/stageReplayRows.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";

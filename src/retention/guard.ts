@@ -97,7 +97,7 @@ const DROP_ARCHIVED_SPANS_SQL = `DELETE FROM sess_spans t
                 WHERE a.pipeline = $1 AND a.min_event_time < t.we AND a.max_event_time >= t.ws)`;
 
 /**
- * Session windows: takes out of a correction run's spans (`sess_spans`, src/db/sql/sessionSpans.ts)
+ * Session windows: takes out of a correction run's spans (`sess_spans`, src/db/sql/stream/sessionSpans.ts)
  * those archived rows could be in; their sessions are not recomputed and their late marks stay.
  * @returns how many spans were taken out
  */

@@ -20,7 +20,7 @@ import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
-import { advanceLogOffset, LogOffsetMovedError, raiseLogPosition, readLogOffsets } from "../db/sql/logOffsets.js";
+import { advanceLogOffset, LogOffsetMovedError, raiseLogPosition, readLogOffsets } from "../db/sql/ingest/logOffsets.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { utf8Prefix } from "../ingest/lineSplitter.js";
 import { jsonFields, textProblem } from "../ingest/readers.js";

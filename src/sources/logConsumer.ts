@@ -10,7 +10,7 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import { backoffMs, type Backoff } from "../db/retry.js";
-import { readLogOffsets } from "../db/sql/logOffsets.js";
+import { readLogOffsets } from "../db/sql/ingest/logOffsets.js";
 import type { PipelineLease } from "../cluster/fencing.js";
 import type { OwnedTaskStarter } from "../cluster/ownedWork.js";
 import type { Logger } from "../log.js";

@@ -18,7 +18,7 @@
 import { AckPolicy, connect, DeliverPolicy, nanos, RetentionPolicy, type Consumer, type ConsumerConfig, type ConsumerMessages, type JsMsg, type NatsConnection, type NatsError } from "nats";
 import type { NatsSourceConfig } from "../config/natsSource.js";
 import type { Logger } from "../log.js";
-import { POSITION_PARTITION } from "../db/sql/logOffsets.js";
+import { POSITION_PARTITION } from "../db/sql/ingest/logOffsets.js";
 import { LogSourceRefused, type LogBatch, type LogMessage, type LogSource } from "./logSource.js";
 
 /** JetStream's error codes (`api_error.err_code`) the source acts on. */

@@ -13,12 +13,12 @@ import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
-import { keepOnTimeWindows } from "../db/sql/keepOnTimeWindows.js";
-import { listOnTimeWindows } from "../db/sql/listOnTimeWindows.js";
-import { lockResults } from "../db/sql/lockResults.js";
-import { readCheckpoint } from "../db/sql/readCheckpoint.js";
-import { readOnTimeWindowRows } from "../db/sql/readOnTimeWindowRows.js";
-import { recordWindowFailure, type WindowFailure } from "../db/sql/recordWindowFailure.js";
+import { keepOnTimeWindows } from "../db/sql/lifecycle/keepOnTimeWindows.js";
+import { listOnTimeWindows } from "../db/sql/lifecycle/listOnTimeWindows.js";
+import { lockResults } from "../db/sql/stream/lockResults.js";
+import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
+import { readOnTimeWindowRows } from "../db/sql/lifecycle/readOnTimeWindowRows.js";
+import { recordWindowFailure, type WindowFailure } from "../db/sql/stream/recordWindowFailure.js";
 import { isolateFailing } from "../db/windowFailures.js";
 
 /** Thrown out of a batch's transaction (rolling it back) when some of its windows cannot be MERGEd. */

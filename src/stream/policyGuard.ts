@@ -13,7 +13,7 @@
  *   - other settings changed, but the live results hold nothing the change
  *     would invalidate — no window results, no windows awaiting correction,
  *     no session retractions, no held results, no archived accepted rows, no
- *     row in bronze accepted under another policy (src/db/sql/resultsFootprint.ts): the configured policy is
+ *     row in bronze accepted under another policy (src/db/sql/observe/resultsFootprint.ts): the configured policy is
  *     **adopted**, the live version's policy rewritten to it in place (its
  *     number kept), and the adoption returned to be logged or printed
  *     (a configuration fixed after its first files were all refused);
@@ -23,8 +23,8 @@
 import { canonicalPolicy, diffPolicies, policyHash, policyOf, type PolicyChange, type PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient, Queryable } from "../db/pool.js";
-import { readLivePolicy, recordLivePolicy, restampLivePolicy, type PolicyVersionRow } from "../db/sql/policyVersions.js";
-import { readResultsFootprint } from "../db/sql/resultsFootprint.js";
+import { readLivePolicy, recordLivePolicy, restampLivePolicy, type PolicyVersionRow } from "../db/sql/stream/policyVersions.js";
+import { readResultsFootprint } from "../db/sql/observe/resultsFootprint.js";
 import { timeZoneRefusal, type TimeZoneRefusedError } from "./zoneGuard.js";
 
 /** The pipeline's configured policy differs from the policy of its live results: it is not streamed. */
@@ -164,11 +164,11 @@ export interface GuardOutcome {
 
 /**
  * The guard of a micro-batch or a correction run: call inside its transaction,
- * after taking the pipeline's results lock (src/db/sql/lockResults.ts).
+ * after taking the pipeline's results lock (src/db/sql/stream/lockResults.ts).
  * Records the configured policy as live when none is, and adopts it when the
  * live results hold nothing it would invalidate (README "Policy versions").
  * @param live the live policy row, when the caller read it under the lock already
- *   (a micro-batch reads it with its checkpoint: src/db/sql/openBatch.ts); null when none is recorded
+ *   (a micro-batch reads it with its checkpoint: src/db/sql/stream/openBatch.ts); null when none is recorded
  * @returns the live results version the batch or run extends, with the adoption when one was made
  * @throws PolicyRefusedError when the configured policy differs from the live one and the results hold something;
  *   TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL does not know

@@ -2,12 +2,12 @@
  * One micro-batch of one pipeline (DESIGN §2–6), in one transaction:
  *
  *   lock results → read the checkpoint (locked), the live results' policy and
- *     when the previous batch ran (src/db/sql/openBatch.ts) → guard the policy
+ *     when the previous batch ran (src/db/sql/stream/openBatch.ts) → guard the policy
  *     (the configured one must be the live results' one: src/stream/policyGuard.ts)
  *   → read the batch: pick the next bronze `seq` range, describe its input,
  *     assign windows and split (event, window) pairs by Spark's late rule
  *     (window end <= watermark of earlier batches), in one statement
- *     (src/db/sql/readBatch.ts)
+ *     (src/db/sql/stream/readBatch.ts)
  *   → judge the hold rules on its rows (src/lifecycle/hold.ts)
  *   → late pairs (if any): record for correction; on-time pairs: combine per
  *     key and MERGE into the results (update mode)
@@ -17,7 +17,7 @@
  *   (session windows: the steps of src/stream/sessionBatch.ts instead, from
  *     assigning windows to here)
  *   → advance the watermark → finalize windows whose end <= new watermark,
- *     write checkpoint and progress, in one statement (src/db/sql/closeBatch.ts)
+ *     write checkpoint and progress, in one statement (src/db/sql/stream/closeBatch.ts)
  *   → under a replica's lease, its fence (src/cluster/fencing.ts) → commit.
  *
  * Because writes, checkpoint and progress commit together, a crash at any
@@ -34,16 +34,16 @@ import { formatInstant, isoToUs } from "../core/timestamps.js";
 import { advanceInputs } from "../core/watermark.js";
 import { isDataException } from "../db/errors.js";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
-import { checkpointInputs, inputStates } from "../db/sql/checkpointInputs.js";
-import { closeBatch } from "../db/sql/closeBatch.js";
-import { beginLockingResults } from "../db/sql/lockResults.js";
-import { mergeWindows } from "../db/sql/mergeWindows.js";
-import { openBatch } from "../db/sql/openBatch.js";
-import { ensureBatchPairs, readBatch, type BatchInput, type BatchRange, type BatchRead } from "../db/sql/readBatch.js";
-import type { Checkpoint } from "../db/sql/readCheckpoint.js";
-import { registerLatePairs, type LatePairs } from "../db/sql/registerLatePairs.js";
-import { correctSupersededWindows } from "../db/sql/supersededWindows.js";
-import { inputProgress, type BatchProgress, type InputProgress, type TriggerKind } from "../db/sql/writeProgress.js";
+import { checkpointInputs, inputStates } from "../db/sql/stream/checkpointInputs.js";
+import { closeBatch } from "../db/sql/stream/closeBatch.js";
+import { beginLockingResults } from "../db/sql/stream/lockResults.js";
+import { mergeWindows } from "../db/sql/stream/mergeWindows.js";
+import { openBatch } from "../db/sql/stream/openBatch.js";
+import { ensureBatchPairs, readBatch, type BatchInput, type BatchRange, type BatchRead } from "../db/sql/stream/readBatch.js";
+import type { Checkpoint } from "../db/sql/stream/readCheckpoint.js";
+import { registerLatePairs, type LatePairs } from "../db/sql/stream/registerLatePairs.js";
+import { correctSupersededWindows } from "../db/sql/correction/supersededWindows.js";
+import { inputProgress, type BatchProgress, type InputProgress, type TriggerKind } from "../db/sql/stream/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
 import { guardPolicy, type PolicyAdoption } from "./policyGuard.js";
 import { streamSessions, type WindowSteps } from "./sessionBatch.js";

@@ -9,9 +9,9 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient } from "../db/pool.js";
-import type { BatchRange } from "../db/sql/readBatch.js";
-import type { LatePairs } from "../db/sql/registerLatePairs.js";
-import { mergeSessions, registerLateSessionEvents, stageSessionEvents } from "../db/sql/sessionStream.js";
+import type { BatchRange } from "../db/sql/stream/readBatch.js";
+import type { LatePairs } from "../db/sql/stream/registerLatePairs.js";
+import { mergeSessions, registerLateSessionEvents, stageSessionEvents } from "../db/sql/stream/sessionStream.js";
 
 /** What the window steps of a batch did: late pairs recorded, and results rows written. */
 export interface WindowSteps {

@@ -3,10 +3,10 @@
  * Shared by the CLI's `status`/`replay` summary and the REST API.
  */
 import type { Pool } from "../db/pool.js";
-import { countSourcesByState, type SourceCounts } from "../db/sql/countSourcesByState.js";
-import { readPipelineOwners } from "../db/sql/pipelineLeases.js";
-import { readCheckpoint, type CheckpointInput } from "../db/sql/readCheckpoint.js";
-import { readStatusCounts } from "../db/sql/readStatusCounts.js";
+import { countSourcesByState, type SourceCounts } from "../db/sql/ingest/countSourcesByState.js";
+import { readPipelineOwners } from "../db/sql/lifecycle/pipelineLeases.js";
+import { readCheckpoint, type CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
+import { readStatusCounts } from "../db/sql/observe/readStatusCounts.js";
 
 export type { SourceCounts };
 

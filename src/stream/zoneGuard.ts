@@ -9,7 +9,7 @@
  */
 import { ConfigError, type PipelineConfig } from "../config/pipelines.js";
 import type { Queryable } from "../db/pool.js";
-import { isTimeZoneKnown } from "../db/sql/timeZoneKnown.js";
+import { isTimeZoneKnown } from "../db/sql/stream/timeZoneKnown.js";
 
 /** The pipeline's `window.timeZone` is not a zone PostgreSQL knows: it is not streamed, corrected nor reconciled (a configuration error: CLI exit 2). */
 export class TimeZoneRefusedError extends ConfigError {

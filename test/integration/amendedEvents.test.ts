@@ -12,7 +12,7 @@ import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.
 import { runCorrection } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import type { Pool } from "../../src/db/pool.js";
-import { readLatenessFigures } from "../../src/db/sql/latenessDistribution.js";
+import { readLatenessFigures } from "../../src/db/sql/observe/latenessDistribution.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { PolicyRefusedError } from "../../src/stream/policyGuard.js";

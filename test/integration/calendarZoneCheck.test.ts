@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { loadPipelines } from "../../src/config/pipelines.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
-import { isTimeZoneKnown } from "../../src/db/sql/timeZoneKnown.js";
+import { isTimeZoneKnown } from "../../src/db/sql/stream/timeZoneKnown.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
 import { checkPolicy } from "../../src/stream/policyGuard.js";

@@ -21,7 +21,7 @@ import { PipelineLeases } from "../../src/cluster/leases.js";
 import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { LockNamespace, XACT_LOCK_SQL } from "../../src/db/locks.js";
 import type { Pool } from "../../src/db/pool.js";
-import { readLogOffsets } from "../../src/db/sql/logOffsets.js";
+import { readLogOffsets } from "../../src/db/sql/ingest/logOffsets.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { landPendingFiles } from "../../src/ingest/landingFolder.js";
 import { landLogBatch } from "../../src/sources/landLogBatch.js";

@@ -10,7 +10,7 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { analyzeIfStale } from "../../src/db/statistics.js";
-import { DEDUPE_SQL } from "../../src/db/sql/dedupeLanding.js";
+import { DEDUPE_SQL } from "../../src/db/sql/ingest/dedupeLanding.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";

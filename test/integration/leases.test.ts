@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { PipelineLeases } from "../../src/cluster/leases.js";
-import { readPipelineOwners } from "../../src/db/sql/pipelineLeases.js";
+import { readPipelineOwners } from "../../src/db/sql/lifecycle/pipelineLeases.js";
 import { createLogger } from "../../src/log.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { waitFor } from "../helpers/service.js";

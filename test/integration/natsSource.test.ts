@@ -11,7 +11,7 @@ import type { PipelineConfig } from "../../src/config/pipelines.js";
 import type { Pool } from "../../src/db/pool.js";
 import { createPool } from "../../src/db/pool.js";
 import { dropPipeline } from "../../src/lifecycle/drop.js";
-import { LogOffsetMovedError, readLogOffsets } from "../../src/db/sql/logOffsets.js";
+import { LogOffsetMovedError, readLogOffsets } from "../../src/db/sql/ingest/logOffsets.js";
 import { createLogger } from "../../src/log.js";
 import { landLogBatch } from "../../src/sources/landLogBatch.js";
 import { LogConsumer } from "../../src/sources/logConsumer.js";

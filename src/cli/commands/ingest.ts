@@ -139,7 +139,7 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .action(async (opts: { pipeline: string; state?: string; kind?: string; limit?: string; json?: boolean }) => {
       const ctx = await ctxOf();
       const [{ sourcesQuery }, { readSources }, { countSourcesByState }, { countMatchingSources }] = await Promise.all([
-        import("../../http/schemas.js"), import("../../db/sql/readSources.js"), import("../../db/sql/countSourcesByState.js"), import("../../db/sql/countSources.js"),
+        import("../../http/schemas.js"), import("../../db/sql/ingest/readSources.js"), import("../../db/sql/ingest/countSourcesByState.js"), import("../../db/sql/ingest/countSources.js"),
       ]);
       const pipeline = pickOne(ctx, opts.pipeline);
       // The REST route's query schema: the same values accepted, the same messages.

@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import type { RebuildReport } from "../../lifecycle/rebuild.js";
-import type { WindowChange } from "../../db/sql/rebuildDiff.js";
+import type { WindowChange } from "../../db/sql/lifecycle/rebuildDiff.js";
 import { json, pickOne, UsageError, versionArg, withDb, type ContextOf } from "../context.js";
 import { DEFAULT_LIMIT, keyLabel, LIMIT_HELP, limitArg } from "../print.js";
 import { progressBar } from "../progressBar.js";

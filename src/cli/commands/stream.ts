@@ -46,7 +46,7 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
     .action(async (opts: { pipeline: string; json?: boolean }) => {
       const ctx = await ctxOf();
       const [{ alertViews }, { readOpenHold }, { checkPolicy }, { pipelineStatus }, { pipelineExtras }] = await Promise.all([
-        import("../../observe/alerts.js"), import("../../db/sql/holds.js"), import("../../stream/policyGuard.js"), import("../../stream/status.js"),
+        import("../../observe/alerts.js"), import("../../db/sql/lifecycle/holds.js"), import("../../stream/policyGuard.js"), import("../../stream/status.js"),
         import("../../observe/pipelineExtras.js"),
       ]);
       await withDb(ctx, async (db) => {

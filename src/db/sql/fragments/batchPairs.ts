@@ -1,7 +1,7 @@
 /**
  * The batch's (event, window) pairs: a temporary table kept per session and
  * emptied at every commit (no catalog writes per batch), filled by
- * `readBatch` (src/db/sql/readBatch.ts) and read by the late-pair, MERGE and isolation steps.
+ * `readBatch` (src/db/sql/stream/readBatch.ts) and read by the late-pair, MERGE and isolation steps.
  * Windows are bigint starts and ends in epoch µs (`ws_us`, `we_us`; a start
  * names a window, the end is kept because a calendar window's length varies);
  * `late` is Spark's rule against the watermark of earlier batches.

@@ -1,6 +1,6 @@
 /**
  * The lateness histogram's share of a micro-batch (issue 26 item 2, docs/lateness.md): CTEs that
- * the batch's closing statement (src/db/sql/closeBatch.ts) carries, so the batch adds its accepted
+ * the batch's closing statement (src/db/sql/stream/closeBatch.ts) carries, so the batch adds its accepted
  * rows to `straggler.lateness_histogram` in its own transaction and round trip.
  *
  * With M the max accepted event time of earlier batches (the checkpoint's `max_event_time` as the
@@ -16,7 +16,7 @@ import { BATCH_PAIRS } from "../fragments/batchPairs.js";
 import { notSuperseded } from "../fragments/superseded.js";
 import { timestamptzToUs } from "../fragments/windowAssignment.js";
 
-/** Lateness of a bronze row aliased `b`, exact µs (as src/db/sql/latenessDistribution.ts). */
+/** Lateness of a bronze row aliased `b`, exact µs (as src/db/sql/observe/latenessDistribution.ts). */
 export const LATENESS_US_OF = (b: string) =>
   `(((extract(epoch from ${b}.ingestion_time) - extract(epoch from ${b}.event_time)) * 1000000)::bigint)`;
 

@@ -6,7 +6,7 @@
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
-import type { Aggregate } from "../windows.js";
+import type { Aggregate } from "../readmodel/windows.js";
 
 /** One mismatched window, its group key as stored. */
 export interface MismatchRecord {
@@ -57,7 +57,7 @@ export interface MismatchTargetRequest {
 }
 
 /**
- * Adds the open mismatches of `pipeline` to the correction run's `corr_targets` (src/db/sql/createRunTables.ts).
+ * Adds the open mismatches of `pipeline` to the correction run's `corr_targets` (src/db/sql/lifecycle/createRunTables.ts).
  * @returns how many windows were added that were not targets already
  */
 export async function addMismatchTargets(client: Queryable, pipeline: string, req: MismatchTargetRequest): Promise<number> {

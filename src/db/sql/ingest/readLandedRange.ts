@@ -1,0 +1,17 @@
+/** The bronze `seq` range a landing wrote: its rows are the pipeline's rows above the table's highest `seq` before it. */
+import type { Queryable } from "../../pool.js";
+import { prepared } from "../../prepared.js";
+
+const READ_LANDED_RANGE = "bronze_landed_range";
+// `pipeline || ''`: the scan can only be the primary-key range seq > $2 (see dedupeLanding.ts).
+const READ_LANDED_RANGE_SQL = "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE seq > $2 AND pipeline || '' = $1";
+
+/**
+ * @param seqBefore the table's highest `seq` before the landing (`readBronzeMaxSeq`)
+ * @returns the lowest and highest `seq` of `pipeline` above `seqBefore`; both null when there is none
+ * @throws the database's error
+ */
+export async function readLandedRange(client: Queryable, pipeline: string, seqBefore: number): Promise<{ firstSeq: number | null; lastSeq: number | null }> {
+  const row = (await client.query(prepared(READ_LANDED_RANGE, READ_LANDED_RANGE_SQL, [pipeline, seqBefore]))).rows[0];
+  return { firstSeq: row.first_seq as number | null, lastSeq: row.last_seq as number | null };
+}
