@@ -5,12 +5,11 @@
  * by its scheduled minute, so with several replicas each slot runs once; `noOverlap` keeps a slow
  * run from overlapping the next tick here. `stop()` awaits runs in flight.
  */
-import cron, { type ScheduledTask } from "node-cron";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import { runRecordedReconcile, type ReconcileRunSummary } from "./reconcileRun.js";
-import { cronSlotOf } from "./schedule.js";
+import { scheduleEach } from "./schedule.js";
 
 /** Logs a run: warn when it found mismatches or failed, info otherwise, debug when skipped. */
 function logReconcile(log: Logger, s: ReconcileRunSummary): void {
@@ -26,30 +25,9 @@ function logReconcile(log: Logger, s: ReconcileRunSummary): void {
  * @returns `stop()`, which stops the schedules and awaits the runs in flight
  */
 export function scheduleReconciles(pool: Pool, pipelines: PipelineConfig[], log: Logger): { stop(): Promise<void> } {
-  const tasks: ScheduledTask[] = [];
-  const inFlight = new Set<Promise<unknown>>();
-  for (const pipeline of pipelines) {
-    const settings = pipeline.correction.reconcile;
-    if (!settings) continue;
-    const task = cron.schedule(
-      settings.schedule,
-      async (ctx) => {
-        const run = runRecordedReconcile(pool, pipeline, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) })
-          .then((s) => logReconcile(log, s))
-          .catch((e) => log.error({ err: e, pipeline: pipeline.name }, "reconcile run could not start or record its outcome (database unreachable)"));
-        inFlight.add(run);
-        await run;
-        inFlight.delete(run);
-      },
-      { name: `reconcile:${pipeline.name}`, noOverlap: true },
-    );
-    tasks.push(task);
-    log.info({ pipeline: pipeline.name, schedule: settings.schedule, sample: settings.sample }, "reconcile scheduled");
-  }
-  return {
-    async stop() {
-      await Promise.all(tasks.map((t) => t.stop()));
-      await Promise.all(inFlight);
-    },
-  };
+  return scheduleEach(pipelines, "reconcile", (p) => p.correction.reconcile?.schedule, (pipeline, cronSlot) =>
+    runRecordedReconcile(pool, pipeline, { trigger: "cron", cronSlot })
+      .then((s) => logReconcile(log, s))
+      .catch((e) => log.error({ err: e, pipeline: pipeline.name }, "reconcile run could not start or record its outcome (database unreachable)")),
+    (pipeline, expr) => log.info({ pipeline: pipeline.name, schedule: expr, sample: pipeline.correction.reconcile?.sample }, "reconcile scheduled"));
 }

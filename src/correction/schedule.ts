@@ -48,30 +48,47 @@ export function logCorrection(log: Logger, s: CorrectionSummary): void {
  * @returns `stop()`, which stops the schedules and awaits the runs in flight
  */
 export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log: Logger): { stop(): Promise<void> } {
+  return scheduleEach(pipelines, "correction", (p) => p.correction.schedule, (pipeline, cronSlot) =>
+    runCorrection(pool, pipeline, { trigger: "cron", cronSlot }, { onPolicyAdopted: (a) => logPolicyAdopted(log, a) })
+      .then((s) => logCorrection(log, s))
+      .catch((e) => {
+        // A refused policy is a known state: a warning each tick, no failed run.
+        if (e instanceof PolicyRefusedError) log.warn({ pipeline: pipeline.name, changes: e.changes.map((c) => c.text) }, e.message);
+        else if (e instanceof TimeZoneRefusedError) log.warn({ pipeline: pipeline.name, timeZone: e.timeZone }, e.message);
+        else log.error({ err: e, pipeline: pipeline.name }, "correction run could not start or record its outcome (database unreachable)");
+      }),
+    (pipeline, expr) => log.info({ pipeline: pipeline.name, schedule: expr }, "correction scheduled"));
+}
+
+/**
+ * The service's cron loop, shared by the correction and reconcile schedules: `tick(pipeline,
+ * cronSlot)` on every pipeline's expression that `expressionOf` gives (5 fields, the process's time
+ * zone; pipelines without one are left out), as node-cron tasks named `<kind>:<pipeline>` with
+ * `noOverlap`. `tick` handles its own failures (it must not reject).
+ * @param cronSlot given to `tick`: the scheduled minute, ISO 8601 UTC (`cronSlotOf`)
+ * @returns `stop()`, which stops the schedules and awaits the ticks in flight
+ */
+export function scheduleEach(
+  pipelines: PipelineConfig[], kind: string, expressionOf: (p: PipelineConfig) => string | undefined,
+  tick: (p: PipelineConfig, cronSlot: string) => Promise<void>, onScheduled: (p: PipelineConfig, expr: string) => void,
+): { stop(): Promise<void> } {
   const tasks: ScheduledTask[] = [];
   const inFlight = new Set<Promise<unknown>>();
   for (const pipeline of pipelines) {
-    const expr = pipeline.correction.schedule;
+    const expr = expressionOf(pipeline);
     if (!expr) continue;
     const task = cron.schedule(
       expr,
       async (ctx) => {
-        const run = runCorrection(pool, pipeline, { trigger: "cron", cronSlot: cronSlotOf(ctx.date) }, { onPolicyAdopted: (a) => logPolicyAdopted(log, a) })
-          .then((s) => logCorrection(log, s))
-          .catch((e) => {
-            // A refused policy is a known state: a warning each tick, no failed run.
-            if (e instanceof PolicyRefusedError) log.warn({ pipeline: pipeline.name, changes: e.changes.map((c) => c.text) }, e.message);
-            else if (e instanceof TimeZoneRefusedError) log.warn({ pipeline: pipeline.name, timeZone: e.timeZone }, e.message);
-            else log.error({ err: e, pipeline: pipeline.name }, "correction run could not start or record its outcome (database unreachable)");
-          });
+        const run = tick(pipeline, cronSlotOf(ctx.date));
         inFlight.add(run);
         await run;
         inFlight.delete(run);
       },
-      { name: `correction:${pipeline.name}`, noOverlap: true },
+      { name: `${kind}:${pipeline.name}`, noOverlap: true },
     );
     tasks.push(task);
-    log.info({ pipeline: pipeline.name, schedule: expr }, "correction scheduled");
+    onScheduled(pipeline, expr);
   }
   return {
     async stop() {
