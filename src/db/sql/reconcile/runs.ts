@@ -31,8 +31,8 @@ export interface ReconcileOutcome {
   error: string | null;
 }
 
-/** A row of `straggler.reconcile_runs` as the API shows it. */
-export interface ReconcileRunRow {
+/** A row of `straggler.reconcile_runs` as the API shows it: the claim, then the outcome's figures (null while running). */
+export interface ReconcileRunRow extends Omit<ReconcileOutcome, "status" | "range"> {
   runId: number;
   pipeline: string;
   trigger: ReconcileTrigger;
@@ -41,13 +41,6 @@ export interface ReconcileRunRow {
   rangeStart: string | null;
   rangeEnd: string | null;
   status: "running" | "succeeded" | "failed";
-  bronzeSnapshot: number | null;
-  watermark: string | null;
-  windowsChecked: number | null;
-  windowsMismatched: number | null;
-  windowsFailed: number | null;
-  ledgerBalanced: boolean | null;
-  error: string | null;
   startedAt: string;
   finishedAt: string | null;
 }
