@@ -12,7 +12,7 @@
  * again later is safe. Accepted + quarantined = landed, per source.
  *
  * The transaction opens in one exchange with the server, as a group
- * commit's (groupCommit.ts): BEGIN, the lock, the table's highest seq and
+ * commit's (groupCommit.ts): BEGIN, the lock, the pipeline's highest seq and
  * the source's record in one simple-protocol query. The statements after
  * the COPY stay prepared ones of their own: sent as one query with their
  * values written in, the landing was slower, not faster (the dedupe with a
@@ -32,7 +32,7 @@ import { notifyLanded } from "../db/sql/ingest/bronzeChannel.js";
 import { copyBronzeRows } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeLanding } from "../db/sql/ingest/dedupeLanding.js";
 import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlushWait.js";
-import { READ_BRONZE_MAX_SEQ_SQL } from "../db/sql/ingest/readBronzeMaxSeq.js";
+import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
 import { readLandedRange } from "../db/sql/ingest/readLandedRange.js";
 import { readLandedSource, type LandedSourceRow } from "../db/sql/ingest/readLandedSource.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
@@ -149,11 +149,11 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
   let committing: { txid: string; backendPid: number | undefined; result: LandResult } | undefined;
   let outcome: LandResult | typeof RECORDED_MEANWHILE;
   try {
-    // One exchange opens the transaction: BEGIN, the lock, (the flush setting,) the table's highest seq
-    // (every row this landing writes gets a seq above it), and the source's record unless the source is new.
+    // One exchange opens the transaction: BEGIN, the lock, (the flush setting,) the pipeline's highest seq
+    // (every row this landing writes gets a seq above the pipeline's), and the source's record unless the source is new.
     const reads = [
       ...(opts.commitWithoutFlushWait ? [COMMIT_WITHOUT_FLUSH_WAIT_SQL] : []),
-      READ_BRONZE_MAX_SEQ_SQL,
+      bronzeMaxSeqText(pipeline.name),
       ...(opts.newSource ? [] : [readLandedSourcesText(pipeline.name, [source])]),
     ];
     outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(pool, pipeline.name, reads.join("; "), async (client, read) => {
@@ -208,7 +208,7 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
 
 /**
  * COPYs `records`, classified, into bronze on `client` (under the append
- * lock, `seqBefore` the table's highest seq read under it), dedupes the landing's repeated event ids by the pipeline's
+ * lock, `seqBefore` the pipeline's highest seq read under it), dedupes the landing's repeated event ids by the pipeline's
  * `admission.dedupe` mode, and reads the `seq` range written.
  * @returns the landing's result (counts, `seq` range) and the SHA-256 (hex) of its records, one per line
  */

@@ -37,7 +37,7 @@ import { rollback, type Pool } from "../db/pool.js";
 import { copyBronzeLines } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeStatements } from "../db/sql/ingest/dedupeLanding.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
-import { READ_BRONZE_MAX_SEQ_SQL } from "../db/sql/ingest/readBronzeMaxSeq.js";
+import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
 import { recordGroupLanding } from "../db/sql/ingest/recordGroupLanding.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
@@ -232,10 +232,10 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
   let committing: { txid: string; backendPid: number | undefined; results: Map<Member, LandResult> } | undefined;
   let outcome: Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING;
   try {
-    // One round trip opens the transaction: BEGIN, the lock, the table's highest seq (every row this
+    // One round trip opens the transaction: BEGIN, the lock, the pipeline's highest seq (every row this
     // group writes gets a seq above it), and the records of the sources that carry a key.
     const keyed = members.filter((m) => !m.newSource);
-    const reads = READ_BRONZE_MAX_SEQ_SQL + (keyed.length > 0 ? `; ${readLandedSourcesText(pipeline.name, keyed.map((m) => m.source))}` : "");
+    const reads = bronzeMaxSeqText(pipeline.name) + (keyed.length > 0 ? `; ${readLandedSourcesText(pipeline.name, keyed.map((m) => m.source))}` : "");
     outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, reads, async (client, [maxSeq, sources]) => {
       const seqBefore = maxSeq!.rows[0].seq as number;
       // Under the lock: a landing of the same source elsewhere has committed or never will.

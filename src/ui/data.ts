@@ -148,7 +148,7 @@ export class LatenessCache {
 
   /** The report of `pipeline` (`latenessAdvice` with its defaults) as of now. @throws what `latenessAdvice` throws, database errors */
   async get(pool: Pool, pipeline: PipelineConfig): Promise<LatenessAdvice> {
-    const [checkpoint, maxSeq] = await Promise.all([readCheckpoint(pool, pipeline.name), readBronzeMaxSeq(pool)]);
+    const [checkpoint, maxSeq] = await Promise.all([readCheckpoint(pool, pipeline.name), readBronzeMaxSeq(pool, pipeline.name)]);
     const version = `${checkpoint?.batchId ?? "none"}/${checkpoint?.lastSeq ?? 0}/${maxSeq}`;
     const kept = this.reports.get(pipeline.name);
     if (kept?.version === version) return kept.report;

@@ -39,7 +39,7 @@ const at = "2026-10-01T12:00:00Z";
 /** Bronze's index names on the partitioned table, sorted. */
 const indexNames = async (pool: Pool) =>
   (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
-const LEAN = ["bronze_events_accepted_event_id", "bronze_events_event_time_brin", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk"];
+const LEAN = ["bronze_events_accepted_event_id", "bronze_events_event_time_brin", "bronze_events_key_event_time", "bronze_events_pipeline_seq_landed_at_pk"];
 
 /** Each row of `source` in `pipeline`, by seq: its event id, status or reason, and the partition holding it. */
 async function rowsOf(pool: Pool, pipelineName: string, source: string): Promise<string[]> {
@@ -63,8 +63,8 @@ async function moveToMonth(pool: Pool, pipelineName: string, source: string, lan
   }
 }
 
-describe("bronze's indexes after migration 0029", () => {
-  it("the partitioned table has exactly the primary key, (pipeline, seq), BRIN (event_time), the partial covering correction index and the partial event-id index; every partition has the same five", async () => {
+describe("bronze's indexes after migrations 0029 and 0038", () => {
+  it("the partitioned table has exactly the primary key (pipeline, seq, landed_at), BRIN (event_time), the partial (group_key, event_time) correction index and the partial event-id index; every partition has the same four", async () => {
     const { pool } = await getDb();
     const { rows } = await pool.query("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname");
     expect(rows).toEqual([
@@ -74,14 +74,15 @@ describe("bronze's indexes after migration 0029", () => {
       },
       { indexname: "bronze_events_event_time_brin", indexdef: "CREATE INDEX bronze_events_event_time_brin ON ONLY straggler.bronze_events USING brin (event_time)" },
       {
-        indexname: "bronze_events_pipeline_key_event_time",
-        indexdef:
-          "CREATE INDEX bronze_events_pipeline_key_event_time ON ONLY straggler.bronze_events USING btree (pipeline, group_key, event_time) INCLUDE (value, seq) WHERE (status = 'accepted'::text)",
+        indexname: "bronze_events_key_event_time",
+        indexdef: "CREATE INDEX bronze_events_key_event_time ON ONLY straggler.bronze_events USING btree (group_key, event_time) WHERE (status = 'accepted'::text)",
       },
-      { indexname: "bronze_events_pipeline_seq", indexdef: "CREATE INDEX bronze_events_pipeline_seq ON ONLY straggler.bronze_events USING btree (pipeline, seq)" },
-      { indexname: "bronze_events_seq_landed_at_pk", indexdef: "CREATE UNIQUE INDEX bronze_events_seq_landed_at_pk ON ONLY straggler.bronze_events USING btree (seq, landed_at)" },
+      {
+        indexname: "bronze_events_pipeline_seq_landed_at_pk",
+        indexdef: "CREATE UNIQUE INDEX bronze_events_pipeline_seq_landed_at_pk ON ONLY straggler.bronze_events USING btree (pipeline, seq, landed_at)",
+      },
     ]);
-    // A partition made later (as the service makes next month's) gets the five too, attached to the parent's.
+    // A partition made later (as the service makes next month's) gets the four too, attached to the parent's.
     await pool.query("SELECT straggler.ensure_bronze_partitions('2001-01-01', '2001-01-01')");
     const parts = await pool.query(
       `SELECT c.relname AS part, array_agg(pi.relname ORDER BY pi.relname)::text[] AS parents
@@ -98,12 +99,12 @@ describe("bronze's indexes after migration 0029", () => {
       `SELECT c.relname AS part, count(x.indexrelid)::int AS n FROM pg_inherits t JOIN pg_class c ON c.oid = t.inhrelid
          JOIN pg_index x ON x.indrelid = c.oid WHERE t.inhparent = 'straggler.bronze_events'::regclass GROUP BY c.relname`,
     );
-    for (const r of counts.rows) expect([r.part, r.n]).toEqual([r.part, 5]);
+    for (const r of counts.rows) expect([r.part, r.n]).toEqual([r.part, 4]);
   });
 });
 
-describe("migration 0029 on a bronze with rows", () => {
-  it("replaces the index set of 0023 with the lean one, keeps every row, and a landing after it finds an accepted row landed before it as DUPLICATE", async () => {
+describe("migrations 0029 and 0038 on a bronze with rows", () => {
+  it("replace the index set of 0023 with the lean one, keeps every row, and a landing after it finds an accepted row landed before it as DUPLICATE", async () => {
     await withFreshDatabase(async (pool) => {
       await runMigrationsKeeping(pool, (idx) => idx <= 27);
       expect(await indexNames(pool)).toEqual([

@@ -6,8 +6,11 @@
  *
  * `b.seq + 0 <= snapshot`: the snapshot bound must not be usable as an index
  * range on the sequence key — without fresh statistics the planner takes it
- * and scans a pipeline's whole history once per window. The (pipeline, group
- * key, event time) index is the access path a correction's cost should follow.
+ * and scans a pipeline's whole history once per window. For the same reason
+ * `b.pipeline || ''`: the primary key leads with the pipeline, and a pipeline
+ * new since the last ANALYZE looks empty to the planner. The (group key, event
+ * time) index of accepted rows is the access path a correction's cost should
+ * follow; the pipeline and the value are read from the heap row.
  * The targets are visited in (key, window) order, the index's own: one key's
  * windows read neighbouring index pages (and, bronze's heap being in landing
  * order, heap pages in increasing order) instead of a jump per window across
@@ -30,7 +33,7 @@ SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates
   CROSS JOIN LATERAL (
     SELECT ${aggregateWindow("b.value")}
       FROM straggler.bronze_events b
-     WHERE b.pipeline = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
+     WHERE b.pipeline || '' = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
        AND b.event_time >= t.window_start AND b.event_time < t.window_end) f
   LEFT JOIN LATERAL (
     SELECT r.pipeline, r.revision, ${storedAggregates("r")} FROM straggler.window_results_table r

@@ -38,7 +38,7 @@ WITH ev AS (
     FROM sess_spans p
    CROSS JOIN LATERAL (
      SELECT ${timestamptzToUs("b.event_time")} AS t_us, b.value FROM straggler.bronze_events b
-      WHERE b.pipeline = $1 AND b.group_key = p.group_key AND b.event_time >= p.ws AND b.event_time <= p.we - $3::bigint * interval '1 microsecond'
+      WHERE b.pipeline || '' = $1 AND b.group_key = p.group_key AND b.event_time >= p.ws AND b.event_time <= p.we - $3::bigint * interval '1 microsecond'
         AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")} OFFSET 0) b
 ), marked AS (
   SELECT *, CASE WHEN t_us <= max(t_us) OVER (PARTITION BY group_key ORDER BY t_us ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) + $3::bigint
@@ -82,7 +82,7 @@ SELECT $2::bigint, $1::text, c.group_key, c.ws, c.we, c.rev_before, c.rev_after,
   FROM changed c
   LEFT JOIN LATERAL (
     SELECT count(*)::int AS n, (array_agg(b.event_id ORDER BY l.seq))[1:${MAX_IDS_PER_WINDOW}] AS ids
-      FROM straggler.late_events l JOIN straggler.bronze_events b ON b.seq = l.seq
+      FROM straggler.late_events l JOIN straggler.bronze_events b ON b.pipeline = l.pipeline AND b.seq = l.seq
      WHERE l.pipeline = $1 AND l.group_key = c.group_key AND l.seq <= $3
        AND l.window_start >= c.ws AND l.window_start <= c.we - $4::bigint * interval '1 microsecond') le ON true
 UNION ALL

@@ -27,7 +27,7 @@ import type { BatchRange } from "../stream/readBatch.js";
 /** $1 pipeline, $2 batch start (exclusive), $3 batch end: the windows of versions read before and superseded in the batch. */
 const oldWindows = (spec: WindowSpec) => `SELECT o.group_key, w.window_start, w.window_end, max(s.superseded_by) AS max_seq
     FROM straggler.superseded_events s
-    JOIN straggler.bronze_events o ON o.seq = s.seq
+    JOIN straggler.bronze_events o ON o.pipeline = s.pipeline AND o.seq = s.seq
     ${windowsLateral(spec, "o")}
    WHERE s.pipeline = $1 AND s.superseded_by > $2 AND s.superseded_by <= $3 AND s.seq <= $2
    GROUP BY 1, 2, 3`;
@@ -39,7 +39,7 @@ UPDATE straggler.window_results_table r
   CROSS JOIN LATERAL (
     SELECT ${aggregateWindow("b.value")}
       FROM straggler.bronze_events b
-     WHERE b.pipeline = $1 AND b.group_key = old.group_key AND b.status = 'accepted' AND b.seq + 0 <= $3 AND ${notSuperseded("b", "$3")}
+     WHERE b.pipeline || '' = $1 AND b.group_key = old.group_key AND b.status = 'accepted' AND b.seq + 0 <= $3 AND ${notSuperseded("b", "$3")}
        AND b.event_time >= old.window_start AND b.event_time < old.window_end) f
  WHERE r.pipeline = $1 AND r.group_key = old.group_key AND r.window_start = old.window_start AND r.window_end = old.window_end
    AND NOT r.is_final`;

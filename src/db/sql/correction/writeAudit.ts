@@ -38,7 +38,7 @@ SELECT $2, $1, ch.group_key, ch.window_start, ch.window_end, ch.rev_before, coal
   FROM corr_changes ch
   LEFT JOIN LATERAL (
     SELECT count(*)::int AS n, (array_agg(b.event_id ORDER BY l.seq))[1:${MAX_IDS_PER_WINDOW}] AS ids
-      FROM straggler.late_events l JOIN straggler.bronze_events b ON b.seq = l.seq
+      FROM straggler.late_events l JOIN straggler.bronze_events b ON b.pipeline = l.pipeline AND b.seq = l.seq
      WHERE l.pipeline = $1 AND l.group_key = ch.group_key AND l.window_start = ch.window_start
        AND l.window_end = ch.window_end AND l.seq <= $3) le ON true
 RETURNING group_key, window_start, window_end, revision_after, count_before, sum_before, min_before, max_before,

@@ -17,7 +17,7 @@ const DEDUPE_LANDING = "bronze_dedupe";
  * pipeline $1) whose event id was accepted at a lower seq in this pipeline: in
  * bronze before, or earlier in this source (the statement sees the rows as
  * they were before it, so of n copies the first stays accepted). Params: $1
- * pipeline, $2 the table's highest seq before this landing. Its row count is
+ * pipeline, $2 the pipeline's highest seq before this landing. Its row count is
  * the number of duplicates. Under `first`, `AMENDED_SQL` then renames those
  * whose content differs.
  *
@@ -25,17 +25,17 @@ const DEDUPE_LANDING = "bronze_dedupe";
  * analysed since the rows just landed, and a pipeline that is new since the
  * last ANALYZE is estimated at ~0 rows, so every index leading with
  * `pipeline` looks free — which once made the probe scan a whole pipeline per
- * row. Here `pipeline || ''` is a condition no index can use: the outer scan
- * can only be the primary-key range `seq > $2` (this landing, plus any
- * concurrent landing of another pipeline), and the probe only the event-id
- * index. The probe is a scalar subquery with LIMIT, which stays one index
+ * row. The outer scan is the primary-key range `(pipeline, seq) > ($1, $2)`
+ * (this landing's rows; no other index on bronze leads with `pipeline`), and
+ * in the probe `pipeline || ''` is a condition no index can use, so the probe
+ * can only be the event-id index. The probe is a scalar subquery with LIMIT, which stays one index
  * probe per row (as EXISTS the planner may turn it into a join).
  */
 export const DEDUPE_SQL = `
 UPDATE straggler.bronze_events b
    SET status = 'quarantined', reason = 'DUPLICATE',
        detail = 'an accepted record with this event id is already in bronze'
- WHERE b.seq > $2 AND b.pipeline || '' = $1 AND b.status = 'accepted'
+ WHERE b.pipeline = $1 AND b.seq > $2 AND b.status = 'accepted'
    AND (SELECT 1 FROM straggler.bronze_events o
          WHERE o.event_id = b.event_id AND o.pipeline || '' = $1 AND o.seq < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL`;
 
@@ -58,7 +58,7 @@ export const AMENDED_SQL = `
 UPDATE straggler.bronze_events b
    SET reason = 'AMENDED_DUPLICATE',
        detail = 'an accepted record with this event id and other content (event time, group key or value) is already in bronze; the first version stays (admission.dedupe: first)'
- WHERE b.seq > $2 AND b.pipeline || '' = $1 AND b.status = 'quarantined' AND b.reason = 'DUPLICATE'
+ WHERE b.pipeline = $1 AND b.seq > $2 AND b.status = 'quarantined' AND b.reason = 'DUPLICATE'
    AND ${currentVersion("b", `NOT ${sameContent("o", "b")}`)}`;
 
 /**
@@ -72,7 +72,7 @@ export const LATEST_DUPLICATES_SQL = `
 UPDATE straggler.bronze_events b
    SET status = 'quarantined', reason = 'DUPLICATE',
        detail = 'an accepted record with this event id and the same content is already in bronze'
- WHERE b.seq > $2 AND b.pipeline || '' = $1 AND b.status = 'accepted'
+ WHERE b.pipeline = $1 AND b.seq > $2 AND b.status = 'accepted'
    AND ${currentVersion("b", sameContent("o", "b"))}`;
 
 /**
@@ -87,7 +87,7 @@ SELECT v.seq, $1, v.event_id, v.next_seq
   FROM (SELECT c.seq, c.event_id, lead(c.seq) OVER (PARTITION BY c.event_id ORDER BY c.seq) AS next_seq
           FROM straggler.bronze_events c
          WHERE c.event_id IN (SELECT n.event_id FROM straggler.bronze_events n
-                               WHERE n.seq > $2 AND n.pipeline || '' = $1 AND n.status = 'accepted')
+                               WHERE n.pipeline = $1 AND n.seq > $2 AND n.status = 'accepted')
            AND c.pipeline || '' = $1 AND c.status = 'accepted'
            AND NOT EXISTS (SELECT 1 FROM straggler.superseded_events s WHERE s.seq = c.seq)) v
  WHERE v.next_seq IS NOT NULL`;
@@ -105,7 +105,7 @@ export interface DedupeOutcome {
 /**
  * Runs the dedupe of `mode` on this landing's rows, in the landing's transaction (under the append lock).
  * @param mode `first` or `latest` (`off` does not call it)
- * @param seqBefore the table's highest `seq` before the landing (`readBronzeMaxSeq`)
+ * @param seqBefore the pipeline's highest `seq` before the landing (`readBronzeMaxSeq`)
  * @returns rows reclassified (DUPLICATE, AMENDED_DUPLICATE; both quarantined) and rows superseded
  * @throws the database's error
  */

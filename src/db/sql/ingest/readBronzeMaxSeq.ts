@@ -1,15 +1,21 @@
-/** The highest bronze `seq` of the whole table (every pipeline): a landing under the append lock writes only above it. */
+/** The highest bronze `seq` of one pipeline: a landing under the pipeline's append lock writes only above it. */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { inlineParams } from "../../inlineParams.js";
 
 const READ_BRONZE_MAX_SEQ = "bronze_max_seq";
-/** The statement as text (no parameters): its one row's `seq`. */
-export const READ_BRONZE_MAX_SEQ_SQL = "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events";
+// A backward read of the primary key (pipeline, seq, landed_at) in each partition.
+const READ_BRONZE_MAX_SEQ_SQL = "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events WHERE pipeline = $1";
+
+/** The statement as text with `pipeline` inlined (for a multi-statement exchange): its one row's `seq`. */
+export function bronzeMaxSeqText(pipeline: string): string {
+  return inlineParams(READ_BRONZE_MAX_SEQ_SQL, [pipeline]);
+}
 
 /**
- * @returns the highest `seq` in bronze, 0 when bronze is empty
+ * @returns the highest `seq` of `pipeline` in bronze, 0 when it has none
  * @throws the database's error
  */
-export async function readBronzeMaxSeq(client: Queryable): Promise<number> {
-  return (await client.query(prepared(READ_BRONZE_MAX_SEQ, READ_BRONZE_MAX_SEQ_SQL, []))).rows[0].seq as number;
+export async function readBronzeMaxSeq(client: Queryable, pipeline: string): Promise<number> {
+  return (await client.query(prepared(READ_BRONZE_MAX_SEQ, READ_BRONZE_MAX_SEQ_SQL, [pipeline]))).rows[0].seq as number;
 }

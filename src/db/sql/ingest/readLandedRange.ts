@@ -1,13 +1,13 @@
-/** The bronze `seq` range a landing wrote: its rows are the pipeline's rows above the table's highest `seq` before it. */
+/** The bronze `seq` range a landing wrote: its rows are the pipeline's rows above its highest `seq` before it. */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
 const READ_LANDED_RANGE = "bronze_landed_range";
-// `pipeline || ''`: the scan can only be the primary-key range seq > $2 (see dedupeLanding.ts).
-const READ_LANDED_RANGE_SQL = "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE seq > $2 AND pipeline || '' = $1";
+// The primary-key range (pipeline, seq) > ($1, $2) (see dedupeLanding.ts).
+const READ_LANDED_RANGE_SQL = "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2";
 
 /**
- * @param seqBefore the table's highest `seq` before the landing (`readBronzeMaxSeq`)
+ * @param seqBefore the pipeline's highest `seq` before the landing (`readBronzeMaxSeq`)
  * @returns the lowest and highest `seq` of `pipeline` above `seqBefore`; both null when there is none
  * @throws the database's error
  */

@@ -15,11 +15,11 @@ import { BRONZE_CHANNEL } from "./bronzeChannel.js";
 
 const RECORD_GROUP_LANDING = "bronze_group_landing";
 /**
- * $1 pipeline, $2 the table's highest seq before the landing, $3.. one array
+ * $1 pipeline, $2 the pipeline's highest seq before the landing, $3.. one array
  * element per source: name, SHA-256 of its records, rows, accepted and
  * quarantined per reason as classified (before the dedupe), request body
- * SHA-256; $9 the channel. `pipeline || ''`: the scan of bronze can only be
- * the primary-key range seq > $2 (see dedupeLanding.ts). One row per source
+ * SHA-256; $9 the channel. The scan of bronze is the primary-key range
+ * (pipeline, seq) > ($1, $2) (see dedupeLanding.ts). One row per source
  * recorded (a source recorded already is absent), or one row of nulls and
  * the txid when none was.
  */
@@ -28,7 +28,7 @@ WITH parts AS (
   SELECT source, min(seq) AS first_seq, max(seq) AS last_seq,
          count(*) FILTER (WHERE reason = 'DUPLICATE')::int AS duplicates,
          count(*) FILTER (WHERE reason = 'AMENDED_DUPLICATE')::int AS amended
-    FROM straggler.bronze_events WHERE seq > $2 AND pipeline || '' = $1 GROUP BY source),
+    FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 GROUP BY source),
 s AS (
   SELECT s.*, coalesce(p.duplicates, 0) AS duplicates, coalesce(p.amended, 0) AS amended, p.first_seq, p.last_seq
     FROM unnest($3::text[], $4::text[], $5::int[], $6::int[], $7::jsonb[], $8::text[]) AS s(source, sha256, rows, accepted, by_reason, request_sha256)
@@ -68,7 +68,7 @@ export interface RecordedSource {
 }
 
 /**
- * @param seqBefore the table's highest `seq` before the landing (`readBronzeMaxSeq`)
+ * @param seqBefore the pipeline's highest `seq` before the landing (`readBronzeMaxSeq`)
  * @param before statements to run first in the same round trip (one simple-protocol query, parameters written
  *   in), with $1 the pipeline and $2 `seqBefore` (the landing's dedupe: `dedupeStatements`); none: one prepared statement
  * @returns the records written, by source (a source missing had a record already: nothing was written for it), and `txid_current()` as text

@@ -5,7 +5,7 @@ import type { KeyedWindow } from "../readmodel/windows.js";
 import { notSuperseded } from "../fragments/superseded.js";
 
 const READ_LATE_SEQS_SQL = `SELECT coalesce(array_agg(l.seq ORDER BY l.seq), '{}')::text[] AS seqs
-  FROM straggler.late_events l JOIN straggler.bronze_events b ON b.seq = l.seq
+  FROM straggler.late_events l JOIN straggler.bronze_events b ON b.pipeline = l.pipeline AND b.seq = l.seq
  WHERE l.pipeline = $1 AND l.group_key = $2 AND l.window_start = $3 AND l.window_end = $4 AND l.seq <= $5 AND b.status = 'accepted' AND ${notSuperseded("b", "$5")}`;
 
 /** @returns the bronze `seq`s of `window`'s accepted late rows in `pipeline` up to `seq` `snapshot`, ascending */

@@ -72,7 +72,7 @@ SELECT DISTINCT r.group_key, ${timestamptzToUs("r.window_start")}, ${timestamptz
  * [start - gap, start) or (end - gap, end], each an index range on (pipeline, group key, event time).
  */
 const bronzeIn = (from: string, to: string) => `SELECT b.group_key, ${timestamptzToUs("b.event_time")} AS t_us FROM straggler.bronze_events b
-    WHERE b.pipeline = $1 AND b.group_key = p.group_key AND b.event_time ${from} AND b.event_time ${to}
+    WHERE b.pipeline || '' = $1 AND b.group_key = p.group_key AND b.event_time ${from} AND b.event_time ${to}
       AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")} OFFSET 0`;
 const GROW_BRONZE_SQL = `INSERT INTO sess_seeds
 SELECT DISTINCT e.group_key, e.t_us, e.t_us + $3::bigint
