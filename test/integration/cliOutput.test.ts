@@ -3,7 +3,7 @@
  * stderr when all goes well (logs are quiet unless asked for), and with
  * `--json` one JSON document on stdout whose numbers are the REST API's.
  */
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -36,7 +36,7 @@ async function setup() {
   const landing = path.join(dir, "landing");
   mkdirSync(landing);
   const rows = [line("e1", 1, 2, 10), line("e2", 12, 13, 20), line("e3", 40, 41, 30), line("e4", 25, 42, 5), '{"id":"bad","t":"never","i":"2026-10-01T00:43:00Z","k":"a","v":1}'];
-  writeFileSync(path.join(landing, "a.jsonl"), rows.join("\n") + "\n");
+  writeSettled(path.join(landing, "a.jsonl"), rows.join("\n") + "\n");
   const config = path.join(dir, "pipelines.yaml");
   const item = (name: string, extra: string) => `
   - name: ${name}
@@ -62,6 +62,13 @@ async function cli(env: Record<string, string>, args: string[], stderr: (text: s
   return r.stdout;
 }
 
+/** Writes a landing file modified a minute ago, so the landing's settle check (2 s unchanged) never makes it wait. */
+function writeSettled(file: string, text: string): void {
+  writeFileSync(file, text);
+  const past = new Date(Date.now() - 60_000);
+  utimesSync(file, past, past);
+}
+
 describe("one-shot commands' output", () => {
   it("prints text for people on stdout, nothing on stderr; --json prints one document with the API's numbers", async () => {
     const { env, landing, api, get } = await setup();
@@ -75,7 +82,7 @@ describe("one-shot commands' output", () => {
       expect(ingested).toMatch(/^shop batch 0: 4 rows in \d+ ms/m);
 
       // A late event (its window [00:00, 00:10) ended before the watermark, 00:30), landed with --json.
-      writeFileSync(path.join(landing, "b.jsonl"), line("late1", 3, 50, 100) + "\n");
+      writeSettled(path.join(landing, "b.jsonl"), line("late1", 3, 50, 100) + "\n");
       const landedJson = JSON.parse(await cli(env, ["ingest", "-p", "shop", "--stream", "--json"]));
       expect(landedJson).toMatchObject({ pipeline: "shop", skipped: ["a.jsonl"], refused: [], changed: [], waiting: [] });
       expect(landedJson.landed.map((l: unknown) => landResponse.parse(l))).toEqual(landedJson.landed);
@@ -109,7 +116,7 @@ describe("one-shot commands' output", () => {
       ]);
       expect(corrected.join("\n")).not.toMatch(/straggler\.(corrections|correction_runs|late_windows|window_results_table)\b/);
 
-      writeFileSync(path.join(landing, "c.jsonl"), line("late2", 15, 55, 1000) + "\n");
+      writeSettled(path.join(landing, "c.jsonl"), line("late2", 15, 55, 1000) + "\n");
       await cli(env, ["ingest", "-p", "shop", "--stream"]);
       const [summary] = JSON.parse(await cli(env, ["correct", "-p", "shop", "--json"]));
       expect(correctionSummary.parse(summary)).toEqual(summary);

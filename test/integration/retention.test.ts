@@ -247,8 +247,9 @@ describe("bronze partitions and the correction horizon", () => {
     await expect(pool.query("UPDATE straggler.bronze_events SET raw = 'x' WHERE seq = $1", [seqs[0]])).rejects.toThrow(
       `bronze row ${seqs[0]} of pipeline old: the raw columns (seq, pipeline, event_id, raw, ingestion_time, source, source_line, landed_at) never change`,
     );
-    // A seq is still unique: the primary key is (seq, landed_at) and every value comes from the one sequence.
-    expect((await pool.query("SELECT pg_get_constraintdef(oid) AS d FROM pg_constraint WHERE conrelid = 'straggler.bronze_events'::regclass AND contype = 'p'")).rows[0].d).toBe("PRIMARY KEY (seq, landed_at)");
+    // A seq is still unique: every value comes from the one sequence; the primary key (0023's (seq, landed_at), since
+    // 0038 (pipeline, seq, landed_at)) holds the partition key.
+    expect((await pool.query("SELECT pg_get_constraintdef(oid) AS d FROM pg_constraint WHERE conrelid = 'straggler.bronze_events'::regclass AND contype = 'p'")).rows[0].d).toBe("PRIMARY KEY (pipeline, seq, landed_at)");
     });
   });
 
