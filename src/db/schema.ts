@@ -28,7 +28,10 @@ export const bronzeEvents = straggler.table(
     seq: bigserial("seq", { mode: "number" }).notNull(),
     pipeline: text("pipeline").notNull(),
     eventId: text("event_id").notNull(),
-    raw: text("raw").notNull(),
+    /** The record's text as received; NULL when its columns reproduce it by its source's layout (read it through `straggler.bronze_raw`, drizzle/0039_bronze_raw_elided.sql). */
+    raw: text("raw"),
+    /** With `raw` NULL: the fields no column holds (the layout's x letters), in order, joined by commas; else NULL. */
+    rawRest: text("raw_rest"),
     eventTime: tstz("event_time"),
     ingestionTime: tstz("ingestion_time").notNull(),
     groupKey: text("group_key").notNull(),

@@ -12,7 +12,13 @@ import { straggler, tstz } from "./schema.js";
 /** Each CSV source's header line as read at landing: a rebuild reads its raw lines again by it. */
 export const sourceHeaders = straggler.table(
   "source_headers",
-  { pipeline: text("pipeline").notNull(), source: text("source").notNull(), header: text("header").notNull() },
+  {
+    pipeline: text("pipeline").notNull(),
+    source: text("source").notNull(),
+    header: text("header").notNull(),
+    /** One letter per column (e, t, i, k, v: src/ingest/rawLayout.ts) when some of the source's rows were written without their raw text. */
+    rawLayout: text("raw_layout"),
+  },
   (t) => [primaryKey({ columns: [t.pipeline, t.source] })],
 );
 

@@ -9,7 +9,9 @@ import { createHash, type Hash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { policyVersion, windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, type RawRecord } from "../core/admission.js";
+import { formatInstant } from "../core/timestamps.js";
 import { bronzeLine, bronzeLinePrefix } from "../db/sql/ingest/copyBronzeRows.js";
+import { elide as elided, layoutOf, type RowTexts } from "./rawLayout.js";
 
 /** Longest stretch records are classified without letting the event loop run, ms. */
 const YIELD_EVERY_MS = 10;
@@ -22,7 +24,12 @@ export interface LineTally {
   byReason: Record<string, number>;
   /** SHA-256 of the records' raw text, one per line: `digest("hex")` once the lines are read. */
   hash: Hash;
+  /** The layout rows were written by without their raw text (src/ingest/rawLayout.ts); null when every row kept its text. */
+  rawLayout: string | null;
 }
+
+/** Accepted records whose layout is looked for before a source gives up on one (each costs one look at its fields). */
+const LAYOUT_TRIES = 16;
 
 export interface ClassifyOptions {
   /** Ingestion time for records that carry none, epoch ms (set once per source). */
@@ -32,6 +39,12 @@ export interface ClassifyOptions {
   progressEvery?: number;
   /** The input the records come from (docs/DESIGN.md "Several inputs"), stamped on every row; `default` when unset. */
   input?: string;
+  /**
+   * Whether accepted rows may be written without their raw text when their columns give it back: asked
+   * once, at the first accepted record; true only where the source's CSV header and layout are recorded
+   * with it (copyToBronze.ts).
+   */
+  elideRaw?: () => boolean;
 }
 
 /**
@@ -43,10 +56,13 @@ export interface ClassifyOptions {
  * @throws (from the lines) what reading `records` throws
  */
 export function classifyLines(pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: ClassifyOptions): { lines: AsyncGenerator<string>; tally: LineTally } {
-  const tally: LineTally = { landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256") };
+  const tally: LineTally = { landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256"), rawLayout: null };
   const prefix = bronzeLinePrefix(pipeline.name, policyVersion(pipeline), source, opts.input);
   const every = opts.progressEvery ?? 10_000;
   const window = windowShapeOf(pipeline);
+  // undefined: not asked yet; null: this source keeps every raw text.
+  let elide: boolean | undefined;
+  let layout: string | null = null, tries = 0;
   async function* lines(): AsyncGenerator<string> {
     let lastYield = performance.now();
     for await (const rec of records) {
@@ -58,9 +74,28 @@ export function classifyLines(pipeline: PipelineConfig, source: string, records:
       tally.landed++;
       if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
       const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
-      if (row.status === "accepted") tally.accepted++;
-      else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
-      yield bronzeLine(prefix, row);
+      const texts: RowTexts = {
+        row, eventTime: row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs), ingestionTime: formatInstant(row.ingestionTimeUs),
+        fields: rec.fields === null ? [] : Object.values(rec.fields),
+      };
+      let raw: string | null = rec.raw, rest: string | null = null;
+      if (row.status === "accepted") {
+        tally.accepted++;
+        elide ??= opts.elideRaw?.() === true;
+        if (elide) {
+          if (layout === null && tries < LAYOUT_TRIES) {
+            tries++;
+            layout = layoutOf(rec, texts, pipeline);
+          }
+          const e = layout === null ? null : elided(layout, texts, rec.raw);
+          if (e !== null) {
+            raw = null;
+            rest = e.rest;
+            tally.rawLayout = layout;
+          }
+        }
+      } else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
+      yield bronzeLine(prefix, row, raw, rest, texts.eventTime, texts.ingestionTime);
     }
   }
   return { lines: lines(), tally };

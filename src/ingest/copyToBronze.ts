@@ -161,7 +161,7 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
       // Under the lock: a landing of the same source by another process has committed or never will.
       const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
       if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
-      const { result, sha256 } = await copyRecords(client, pipeline, source, records, maxSeq!.rows[0].seq as number, opts);
+      const { result, sha256, rawLayout } = await copyRecords(client, pipeline, source, records, maxSeq!.rows[0].seq as number, opts);
       // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
       const recorded = await recordLandedSource(client, {
         pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
@@ -170,7 +170,9 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
       // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
       if (!recorded) return rollback(RECORDED_MEANWHILE);
       const header = opts.csvHeader?.();
-      if (header !== undefined) await recordSourceHeader(client, pipeline.name, source, header);
+      if (header !== undefined) await recordSourceHeader(client, pipeline.name, source, header, rawLayout);
+      // Rows written without their raw text are read back by the header's layout: never one without the other.
+      else if (rawLayout !== null) throw new Error(`${source}: rows were written without their raw text but no CSV header was recorded`);
       await opts.beforeCommit?.(client, result);
       if (result.landed >= pipeline.trigger.maxRowsPerBatch) {
         // A landing larger than one micro-batch refreshes bronze's statistics before the
@@ -212,8 +214,11 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
  * `admission.dedupe` mode, and reads the `seq` range written.
  * @returns the landing's result (counts, `seq` range) and the SHA-256 (hex) of its records, one per line
  */
-async function copyRecords(client: PoolClient, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, seqBefore: number, opts: LandOptions): Promise<{ result: LandResult; sha256: string }> {
-  const { lines, tally } = classifyLines(pipeline, source, records, opts);
+async function copyRecords(
+  client: PoolClient, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, seqBefore: number, opts: LandOptions,
+): Promise<{ result: LandResult; sha256: string; rawLayout: string | null }> {
+  // A row may be written without its raw text only where its source's CSV header (and with it the layout) is recorded.
+  const { lines, tally } = classifyLines(pipeline, source, records, { ...opts, elideRaw: () => opts.csvHeader?.() !== undefined });
   await copyBronzeRows(client, lines);
   const byReason = tally.byReason;
   const count = tally.landed;
@@ -229,5 +234,6 @@ async function copyRecords(client: PoolClient, pipeline: PipelineConfig, source:
   return {
     result: { pipeline: pipeline.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason, firstSeq: range.firstSeq, lastSeq: range.lastSeq },
     sha256: tally.hash.digest("hex"),
+    rawLayout: tally.rawLayout,
   };
 }

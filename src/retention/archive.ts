@@ -22,6 +22,7 @@
  * then the partition is detached and dropped. A crash before COMMIT leaves bronze
  * as it was (files written again on the next run).
  */
+import { bronzeRaw } from "../db/sql/fragments/bronzeRaw.js";
 import { createHash } from "node:crypto";
 import { createWriteStream, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -184,7 +185,9 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
   mkdirSync(folder, { recursive: true });
   const files = archiveFiles(folder, verdict.partition, p.pipeline);
   const tmpData = `${files.data}.tmp`;
-  const copySql = `COPY (SELECT ${ARCHIVE_COLUMNS.join(", ")} FROM straggler.${quoteIdent(verdict.partition)} WHERE pipeline = ${quoteLiteral(p.pipeline)} ORDER BY seq) TO STDOUT`;
+  // The raw text as received, also for rows bronze keeps without it (an archive file stands on its own).
+  const columns = ARCHIVE_COLUMNS.map((c) => (c === "raw" ? `${bronzeRaw("")} AS raw` : c));
+  const copySql = `COPY (SELECT ${columns.join(", ")} FROM straggler.${quoteIdent(verdict.partition)} WHERE pipeline = ${quoteLiteral(p.pipeline)} ORDER BY seq) TO STDOUT`;
   const hash = hashing();
   await pipe(client.query(copyTo(copySql)), createGzip(), hash.stream, createWriteStream(tmpData));
   const { sha256, bytes } = hash.digest();

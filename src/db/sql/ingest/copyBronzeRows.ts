@@ -6,26 +6,26 @@ import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
 import type { BronzeRow } from "../../../core/admission.js";
-import { formatInstant } from "../../../core/timestamps.js";
 import { DEFAULT_INPUT } from "../../../core/watermark.js";
 import { copyText, inChunks } from "../../copyText.js";
 import type { PoolClient } from "../../pool.js";
 
 const COPY_BRONZE_SQL = `COPY straggler.bronze_events
-  (pipeline, policy_version, source, input, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
-
-function iso(us: bigint | null): string | null {
-  return us === null ? null : formatInstant(us);
-}
+  (pipeline, policy_version, source, input, source_line, event_id, raw, raw_rest, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
 
 /** The start of every COPY line of one landing: the escaped pipeline, policy version, source and input, the same on every row. */
 export function bronzeLinePrefix(pipeline: string, policyVersion: string, source: string, input: string = DEFAULT_INPUT): string {
   return [pipeline, policyVersion, source, input].map(copyText).join("\t") + "\t";
 }
 
-/** One COPY text line (newline included): `prefix` (`bronzeLinePrefix`), then the row's columns; instants as ISO 8601 UTC with µs. */
-export function bronzeLine(prefix: string, r: BronzeRow): string {
-  return prefix + [r.line, r.eventId, r.raw, iso(r.eventTimeUs), iso(r.ingestionTimeUs), r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
+/**
+ * One COPY text line (newline included): `prefix` (`bronzeLinePrefix`), then the row's columns.
+ * @param raw the raw text to store: the row's, or null when its columns give it back (src/ingest/rawLayout.ts)
+ * @param rest with `raw` null, the fields no column holds (`raw_rest`)
+ * @param eventTime, ingestionTime the row's instants as `formatInstant` writes them (ISO 8601 UTC, µs kept)
+ */
+export function bronzeLine(prefix: string, r: BronzeRow, raw: string | null, rest: string | null, eventTime: string | null, ingestionTime: string): string {
+  return prefix + [r.line, r.eventId, raw, rest, eventTime, ingestionTime, r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
 }
 
 /**

@@ -4,9 +4,20 @@
  */
 import type { Queryable } from "../../pool.js";
 
-/** Records the header line `header` of `source`, in the landing's transaction (once per source). */
-export async function recordSourceHeader(client: Queryable, pipeline: string, source: string, header: string): Promise<void> {
-  await client.query("INSERT INTO straggler.source_headers (pipeline, source, header) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [pipeline, source, header]);
+/**
+ * Records the header line `header` of `source`, in the landing's transaction (once per source), with the
+ * layout its rows written without raw text are read back by (src/ingest/rawLayout.ts; null when none was).
+ */
+export async function recordSourceHeader(client: Queryable, pipeline: string, source: string, header: string, rawLayout: string | null = null): Promise<void> {
+  const { rows } = await client.query(
+    `INSERT INTO straggler.source_headers AS h (pipeline, source, header, raw_layout) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (pipeline, source) DO UPDATE SET raw_layout = coalesce(h.raw_layout, EXCLUDED.raw_layout) RETURNING raw_layout`,
+    [pipeline, source, header, rawLayout],
+  );
+  // A source landed in parts (an append-only file) reads every part's rows by one layout.
+  if (rawLayout !== null && rows[0].raw_layout !== rawLayout) {
+    throw new Error(`${source}: its rows were written by the layout ${rawLayout} but the source's recorded layout is ${rows[0].raw_layout}`);
+  }
 }
 
 /** @returns the header line of each of `sources` of `pipeline` that has one recorded */

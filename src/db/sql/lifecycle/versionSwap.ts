@@ -5,6 +5,7 @@
  * stored under its version number, and another version's are put in their
  * place. Bronze's raw columns are never written.
  */
+import { bronzeRaw } from "../fragments/bronzeRaw.js";
 import type { Queryable } from "../../pool.js";
 
 const RESULT_COLUMNS = "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, revision, corrected, last_batch_id, created_at, updated_at";
@@ -55,7 +56,10 @@ export async function restoreVersion(client: Queryable, pipeline: string, versio
   await client.query(`INSERT INTO straggler.late_windows (pipeline, ${LATE_COLUMNS}) SELECT pipeline, ${LATE_COLUMNS} FROM straggler.version_late_windows WHERE pipeline = $1 AND version = $2`, p);
   const changed = await client.query(
     `UPDATE straggler.bronze_events b
-        SET status = c.status, reason = c.reason, detail = c.detail, event_time = c.event_time, group_key = c.group_key, value = c.value, policy_version = $3
+        SET status = c.status, reason = c.reason, detail = c.detail, event_time = c.event_time, group_key = c.group_key, value = c.value, policy_version = $3,
+            -- A row kept without its raw text gets it before the columns that give it back change.
+            raw = CASE WHEN b.raw IS NULL AND (b.event_time, b.group_key, b.value) IS DISTINCT FROM (c.event_time, c.group_key, c.value)
+                       THEN ${bronzeRaw("b")} ELSE b.raw END
        FROM straggler.event_classifications c
       WHERE c.pipeline = $1 AND c.version = $2 AND c.seq = b.seq AND b.pipeline = $1
         AND (b.status, b.reason, b.detail, b.event_time, b.group_key, b.value, b.policy_version)

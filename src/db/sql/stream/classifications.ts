@@ -5,6 +5,7 @@
  * dedupe of `admission.dedupe` run on it as a landing runs it on bronze
  * (src/db/sql/ingest/dedupeLanding.ts: the same rules, the same details).
  */
+import { bronzeRaw } from "../fragments/bronzeRaw.js";
 import type { Queryable } from "../../pool.js";
 import { timestamptzToUs } from "../fragments/windowAssignment.js";
 
@@ -22,7 +23,7 @@ export interface RawBronzeRow {
   oldDetail: string | null;
 }
 
-const PAGE_SQL = `SELECT seq, event_id, raw, ${timestamptzToUs("ingestion_time")}::text AS ingestion_us,
+const PAGE_SQL = `SELECT seq, event_id, ${bronzeRaw("")} AS raw, ${timestamptzToUs("ingestion_time")}::text AS ingestion_us,
        (extract(epoch from landed_at) * 1000)::float8 AS landed_ms, source, source_line, status, reason, detail
   FROM straggler.bronze_events
  WHERE pipeline = $1 AND seq > $2 AND seq <= $3

@@ -1,0 +1,103 @@
+/**
+ * A CSV row's raw text, kept only when its columns do not give it back
+ * (issue 30 item 2; drizzle/0039_bronze_raw_elided.sql). A source's layout is
+ * one letter per CSV column, in order:
+ *
+ *   e  event_id                      t  event_time as the landing writes it
+ *   i  ingestion_time, likewise      k  group_key (one key field)
+ *   v  value (numeric text)          x  a field no column holds
+ *
+ * An accepted row whose raw text equals those texts in the layout's order,
+ * joined by commas, is written with raw NULL and its x fields, joined by
+ * commas, in `raw_rest`; every reader gets the text back from
+ * `straggler.raw_of_layout` in SQL. The rules here are that
+ * function's, character for character: an instant is `formatInstant`'s text
+ * (ISO 8601 UTC, 3 fraction digits, or 6 when its microseconds within the
+ * millisecond are not 0) with a four-digit year from 1000 to 9999 (PostgreSQL's
+ * `to_char` writes other years differently); a value is a plain decimal
+ * (`-?digits[.digits]`, no leading zero, not a negative zero) as `numeric`
+ * writes it back; a key is the stored key of a single key field; an x field
+ * holds no comma. Anything else (quoted fields, other forms) keeps its raw text. The
+ * equality is checked on every row at landing, so a row written without its
+ * text always gets the same text back.
+ */
+import type { AdmissionPolicy, BronzeRow, RawRecord } from "../core/admission.js";
+
+/** A row's columns as the landing writes them: the instants already formatted (`formatInstant`); its record's field texts in header order. */
+export interface RowTexts {
+  row: BronzeRow;
+  eventTime: string | null;
+  ingestionTime: string;
+  fields: readonly (string | null)[];
+}
+
+/** A row written without its raw text: what `raw_rest` holds (null when the layout has no x). */
+export interface Elided {
+  rest: string | null;
+}
+
+const INSTANT = /^[1-9]\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d\.(\d{3}|\d{6})Z$/;
+const DECIMAL = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+const NEGATIVE_ZERO = /^-0(\.0+)?$/;
+
+const instantText = (text: string | null): string | null => (text !== null && INSTANT.test(text) ? text : null);
+const valueText = (value: string | null): string | null => (value !== null && DECIMAL.test(value) && !NEGATIVE_ZERO.test(value) ? value : null);
+
+/** The text layout letter `c` gives for `r`, or null when that column gives none. */
+function part(c: string, r: RowTexts): string | null {
+  switch (c) {
+    case "e": return r.row.eventId;
+    case "t": return instantText(r.eventTime);
+    case "i": return instantText(r.ingestionTime);
+    case "k": return r.row.groupKey;
+    case "v": return valueText(r.row.value);
+    default: return null;
+  }
+}
+
+/**
+ * Whether `raw` is what `layout` gives back for a row, as `straggler.raw_of_layout` computes it
+ * from the row's columns and the x fields.
+ * @returns the row's `raw_rest` when it is (`{ rest }`), else null: the row keeps its raw text
+ */
+export function elide(layout: string, r: RowTexts, raw: string): Elided | null {
+  if (r.fields.length !== layout.length) return null;
+  let text = "";
+  let rest: string | null = null;
+  for (let i = 0; i < layout.length; i++) {
+    const c = layout[i]!;
+    let p: string | null;
+    if (c === "x") {
+      p = r.fields[i] ?? "";
+      if (p.includes(",")) return null;
+      rest = rest === null ? p : `${rest},${p}`;
+    } else p = part(c, r);
+    if (p === null) return null;
+    text = i === 0 ? p : `${text},${p}`;
+  }
+  return text === raw ? { rest } : null;
+}
+
+/**
+ * The layout of a CSV record's columns (in the order of `rec.fields`, the header's), found by
+ * which column of the classified row each field's text equals, and checked against the raw text.
+ * @returns the layout, or null when some field is not one of the row's columns or the raw text is not their plain join
+ */
+export function layoutOf(rec: RawRecord, r: RowTexts, policy: AdmissionPolicy): string | null {
+  if (rec.fields === null) return null;
+  const f = policy.fields;
+  const singleKey = f.groupKey.length === 1 ? f.groupKey[0] : undefined;
+  let layout = "";
+  for (const [name, text] of Object.entries(rec.fields)) {
+    let c = "x";
+    if (text === null) c = "x";
+    else if (name === f.eventId && text === r.row.eventId) c = "e";
+    else if (name === f.eventTime && text === instantText(r.eventTime)) c = "t";
+    else if (text === instantText(r.ingestionTime)) c = "i";
+    else if (name === singleKey && text === r.row.groupKey) c = "k";
+    else if (name === f.value && text === valueText(r.row.value)) c = "v";
+    layout += c;
+  }
+  // Worth it only when some column gives a field back.
+  return /[^x]/.test(layout) && elide(layout, r, rec.raw) !== null ? layout : null;
+}

@@ -1,0 +1,88 @@
+/**
+ * Bronze rows written without their raw text (drizzle/0039_bronze_raw_elided.sql,
+ * src/ingest/rawLayout.ts): every row's raw text read back through the views, a rebuild and an
+ * archive is exactly the line as received, whichever rows kept their text; a cutover that
+ * changes the columns a row's text came back from gives the row its text first.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { landFile } from "../../src/ingest/landFile.js";
+import { cutover } from "../../src/lifecycle/cutover.js";
+import { rebuild } from "../../src/lifecycle/rebuild.js";
+import { runBatch } from "../../src/stream/runBatch.js";
+import { useTestDatabase } from "../helpers/db.js";
+import { pipeline } from "../helpers/fixtures.js";
+
+const getDb = useTestDatabase();
+const dir = mkdtempSync(path.join(os.tmpdir(), "straggler-raw-elided-test-"));
+
+const HEADER = "id,t,note,k,v";
+// Each line, and whether its columns give it back (so bronze keeps no text of it).
+const LINES: [string, boolean][] = [
+  ["e1,2026-03-02T12:01:00.000Z,plain,k1,10.50", true],
+  ["e2,2026-03-02T12:02:00.123456Z,micro,k2,-3", true], // 6 fraction digits: as formatInstant writes them
+  ["e3,2026-03-02T12:03:00.000Z,,k1,0.25", true], // an empty field no column holds
+  ["e4,2026-03-02T12:04:00Z,no-fraction,k1,1", false], // the landing writes .000Z
+  ["e5,2026-03-02T12:05:00.000Z,lead,k1,0448.29", false], // numeric writes 448.29
+  ["e6,2026-03-02T12:06:00.000Z,exp,k2,1e3", false],
+  ["e7,2026-03-02T12:07:00.000Z,negzero,k2,-0.0", false],
+  ['e8,2026-03-02T12:08:00.000Z,"quoted",k1,2', false],
+  ["e9,2026-03-02T12:09:00.000Z,sp ace,k1,2", true],
+  ["e10,2026-03-02T12:10:00.000+00:00,offset,k1,2", false],
+  ["e11,2026-03-02T12:11:00.000Z,dup,k1,7", true],
+  ["e11,2026-03-02T12:11:00.000Z,dup,k1,7", true], // a DUPLICATE after the landing's dedupe, still without text
+  ["e12,not-a-time,bad,k1,7", false], // quarantined rows keep their text
+];
+
+const base = (name: string, key: string) => ({
+  name,
+  source: { landingDir: dir, format: "csv" },
+  fields: { eventId: "id", eventTime: "t", groupKey: [key], value: "v" },
+  window: { type: "tumbling", size: "10 minutes" },
+  watermark: { delay: "10 minutes" },
+});
+
+describe("bronze rows kept without their raw text", () => {
+  it("the views, the rebuild and a cutover that changes the key give every line back exactly; only the rows whose columns give them back have no text", async () => {
+    const { pool } = await getDb();
+    const file = path.join(dir, "a.csv");
+    writeFileSync(file, [HEADER, ...LINES.map(([l]) => l)].join("\n") + "\n");
+    const live = pipeline(base("raw-elided", "k"));
+    const r = await landFile(pool, live, file, "a.csv");
+    expect([r.landed, r.accepted, r.byReason]).toEqual([13, 11, { PARSE_FAIL: 1, DUPLICATE: 1 }]);
+
+    const stored = await pool.query("SELECT raw IS NULL AS elided, raw_rest FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq", [live.name]);
+    expect(stored.rows.map((x) => x.elided)).toEqual(LINES.map(([, e]) => e));
+    expect(stored.rows.filter((x) => x.elided).map((x) => x.raw_rest)).toEqual(["plain", "micro", "", "sp ace", "dup", "dup"]);
+    expect((await pool.query("SELECT raw_layout FROM straggler.source_headers WHERE pipeline = $1", [live.name])).rows).toEqual([{ raw_layout: "etxkv" }]);
+    const viewRaw = async () => (await pool.query("SELECT raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [live.name])).rows.map((x) => x.raw);
+    expect(await viewRaw()).toEqual(LINES.map(([l]) => l));
+    expect((await pool.query("SELECT raw FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [live.name])).rows.map((x) => x.raw)).toEqual([LINES[11]![0], LINES[12]![0]]);
+    while ((await runBatch(pool, live, "once")) !== null);
+
+    // Rebuilt with the note as the key: the rebuild reads every line back; the cutover changes the key
+    // of the accepted rows, so the rows without text get it first.
+    const rekeyed = pipeline(base("raw-elided", "note"));
+    const built = await rebuild(pool, rekeyed);
+    expect(built.rowsClassified).toBe(13);
+    await cutover(pool, rekeyed, built.version);
+    expect(await viewRaw()).toEqual(LINES.map(([l]) => l));
+    const after = await pool.query("SELECT raw IS NULL AS elided, group_key FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'accepted' ORDER BY seq", [live.name]);
+    expect(after.rows.every((x) => x.elided === false)).toBe(true);
+    expect(after.rows.map((x) => x.group_key).slice(0, 3)).toEqual(["plain", "micro", "\uffff"]);
+  });
+
+  it("a source's text is never changed in place: the raw columns' trigger refuses a text that is not the one the columns give back", async () => {
+    const { pool } = await getDb();
+    const file = path.join(dir, "b.csv");
+    writeFileSync(file, `${HEADER}\ne1,2026-03-02T12:01:00.000Z,plain,k1,10.50\n`);
+    const p = pipeline(base("raw-elided-trigger", "k"));
+    await landFile(pool, p, file, "b.csv");
+    await expect(pool.query("UPDATE straggler.bronze_events SET raw = 'something else' WHERE pipeline = $1", [p.name])).rejects.toThrow(/the raw columns .* never change/);
+    await expect(pool.query("UPDATE straggler.bronze_events SET raw_rest = 'other' WHERE pipeline = $1", [p.name])).rejects.toThrow(/the raw columns .* never change/);
+    await pool.query("UPDATE straggler.bronze_events SET raw = 'e1,2026-03-02T12:01:00.000Z,plain,k1,10.50' WHERE pipeline = $1", [p.name]);
+    expect((await pool.query("SELECT raw FROM straggler.bronze_events WHERE pipeline = $1", [p.name])).rows).toEqual([{ raw: "e1,2026-03-02T12:01:00.000Z,plain,k1,10.50" }]);
+  });
+});
