@@ -63,8 +63,8 @@ export class SkippedMigrationError extends Error {
 /**
  * Applies pending migrations; safe to call from several processes at once. Drizzle's
  * migrate applies only the migrations whose journal `when` is later than the newest
- * applied one's; `applySkippedMigrations` then applies, under the same lock, any older
- * one that is missing. Throws `SkippedMigrationError` when one of those fails.
+ * applied one's; `applySkippedMigrations` applies, under the same lock, any older one
+ * that is missing, before drizzle's (so migrations run in journal order) and after. Throws `SkippedMigrationError` when one of those fails.
  */
 export async function runMigrations(pool: pg.Pool, opts: MigrateOptions = {}): Promise<void> {
   const migrationsFolder = opts.migrationsFolder ?? MIGRATIONS_DIR;
@@ -72,8 +72,14 @@ export async function runMigrations(pool: pg.Pool, opts: MigrateOptions = {}): P
   try {
     await client.query("SELECT pg_advisory_lock($1::int, 0)", [LockNamespace.migrate]);
     await client.query("SET client_min_messages = warning");
+    // Skipped ones first, so that every migration runs after the ones numbered before it (a later one may
+    // change what a skipped one makes: 0039 narrows the bronze that 0023 partitions), then drizzle's, then
+    // any a concurrent release left behind meanwhile.
+    const journal = readJournalMigrations(migrationsFolder);
+    const table = (await client.query("SELECT to_regclass($1) AS t", [`${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`])).rows[0].t as string | null;
+    if (table !== null) await applySkippedMigrations(client, journal, opts.log);
     await migrate(drizzle(client), { migrationsFolder, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
-    await applySkippedMigrations(client, readJournalMigrations(migrationsFolder), opts.log);
+    await applySkippedMigrations(client, journal, opts.log);
   } finally {
     await client.query("SELECT pg_advisory_unlock($1::int, 0)", [LockNamespace.migrate]).catch(() => undefined);
     client.release();
@@ -169,12 +175,4 @@ export async function runMigrationsKeeping(pool: pg.Pool, keep: (idx: number) =>
  */
 export async function runMigrationsBefore(pool: pg.Pool, firstLeftOut: number): Promise<void> {
   await runMigrationsKeeping(pool, (idx) => idx < firstLeftOut);
-}
-
-/**
- * Applies every migration but those numbered in `leftOut`, later ones included (e.g. a database
- * migrated while 0027 was released and 0023 not yet: `runMigrationsWithout(pool, [23])`). Takes no lock.
- */
-export async function runMigrationsWithout(pool: pg.Pool, leftOut: readonly number[]): Promise<void> {
-  await runMigrationsKeeping(pool, (idx) => !leftOut.includes(idx));
 }

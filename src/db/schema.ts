@@ -7,7 +7,7 @@
  * Instants are `timestamptz` (microseconds, PostgreSQL's full precision), values `numeric`, sequence numbers `bigint`.
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, check, doublePrecision, foreignKey, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, check, doublePrecision, foreignKey, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, unique } from "drizzle-orm/pg-core";
 
 export const straggler = pgSchema("straggler");
 
@@ -40,7 +40,8 @@ export const bronzeEvents = straggler.table(
     reason: text("reason"),
     detail: text("detail"),
     policyVersion: text("policy_version").notNull(),
-    source: text("source").notNull(),
+    /** The source the row came from (`straggler.bronze_sources`; the views show its name), drizzle/0039_bronze_raw_elided.sql. */
+    sourceId: bigint("source_id", { mode: "number" }).notNull(),
     sourceLine: integer("source_line").notNull(),
     landedAt: tstz("landed_at").notNull().defaultNow(),
     /** The input the row came from (docs/DESIGN.md "Several inputs"); `default` when the source named none. */
@@ -65,6 +66,17 @@ export const bronzeEvents = straggler.table(
     // landing's DEDUPE_SQL); pipeline and seq are checked on the heap row (0029).
     index("bronze_events_accepted_event_id").on(t.eventId).where(sql`status = 'accepted'`),
   ],
+);
+
+/** The names of the sources bronze rows came from, by id: one row per pipeline and source name (bronze_events.source_id). */
+export const bronzeSources = straggler.table(
+  "bronze_sources",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    pipeline: text("pipeline").notNull(),
+    name: text("name").notNull(),
+  },
+  (t) => [unique("bronze_sources_pipeline_name_key").on(t.pipeline, t.name)],
 );
 
 /** Which files / requests / replay batches have landed, so each lands exactly once. */

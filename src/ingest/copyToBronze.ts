@@ -33,6 +33,7 @@ import { copyBronzeRows } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeLanding } from "../db/sql/ingest/dedupeLanding.js";
 import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlushWait.js";
 import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
+import { bronzeSourceIdsFrom, bronzeSourceIdsText } from "../db/sql/ingest/bronzeSourceIds.js";
 import { readLandedRange } from "../db/sql/ingest/readLandedRange.js";
 import { readLandedSource, type LandedSourceRow } from "../db/sql/ingest/readLandedSource.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
@@ -150,18 +151,21 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
   let outcome: LandResult | typeof RECORDED_MEANWHILE;
   try {
     // One exchange opens the transaction: BEGIN, the lock, (the flush setting,) the pipeline's highest seq
-    // (every row this landing writes gets a seq above the pipeline's), and the source's record unless the source is new.
+    // (every row this landing writes gets a seq above the pipeline's), the source's id (made if new), and the source's
+    // record unless the source is new.
     const reads = [
       ...(opts.commitWithoutFlushWait ? [COMMIT_WITHOUT_FLUSH_WAIT_SQL] : []),
       bronzeMaxSeqText(pipeline.name),
+      bronzeSourceIdsText(pipeline.name, [source]),
       ...(opts.newSource ? [] : [readLandedSourcesText(pipeline.name, [source])]),
     ];
     outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(pool, pipeline.name, reads.join("; "), async (client, read) => {
-      const [maxSeq, sources] = opts.commitWithoutFlushWait ? read.slice(1) : read;
+      const [maxSeq, ids, sources] = opts.commitWithoutFlushWait ? read.slice(1) : read;
       // Under the lock: a landing of the same source by another process has committed or never will.
       const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
       if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
-      const { result, sha256, rawLayout } = await copyRecords(client, pipeline, source, records, maxSeq!.rows[0].seq as number, opts);
+      const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
+      const { result, sha256, rawLayout } = await copyRecords(client, pipeline, source, sourceId, records, maxSeq!.rows[0].seq as number, opts);
       // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
       const recorded = await recordLandedSource(client, {
         pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
@@ -215,11 +219,11 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
  * @returns the landing's result (counts, `seq` range) and the SHA-256 (hex) of its records, one per line
  */
 async function copyRecords(
-  client: PoolClient, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, seqBefore: number, opts: LandOptions,
+  client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord>, seqBefore: number, opts: LandOptions,
 ): Promise<{ result: LandResult; sha256: string; rawLayout: string | null }> {
   // A row may be written without its raw text only where its source's CSV header (and with it the layout) is recorded.
   const { lines, tally } = classifyLines(pipeline, source, records, { ...opts, elideRaw: () => opts.csvHeader?.() !== undefined });
-  await copyBronzeRows(client, lines);
+  await copyBronzeRows(client, sourceId, lines);
   const byReason = tally.byReason;
   const count = tally.landed;
   let accepted = tally.accepted;

@@ -38,6 +38,7 @@ import { copyBronzeLines } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeStatements } from "../db/sql/ingest/dedupeLanding.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
+import { bronzeSourceIdsFrom, bronzeSourceIdsText } from "../db/sql/ingest/bronzeSourceIds.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
 import { recordGroupLanding } from "../db/sql/ingest/recordGroupLanding.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
@@ -233,10 +234,11 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
   let outcome: Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING;
   try {
     // One round trip opens the transaction: BEGIN, the lock, the pipeline's highest seq (every row this
-    // group writes gets a seq above it), and the records of the sources that carry a key.
+    // group writes gets a seq above it), the sources' ids (made if new), and the records of the sources that carry a key.
     const keyed = members.filter((m) => !m.newSource);
-    const reads = bronzeMaxSeqText(pipeline.name) + (keyed.length > 0 ? `; ${readLandedSourcesText(pipeline.name, keyed.map((m) => m.source))}` : "");
-    outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, reads, async (client, [maxSeq, sources]) => {
+    const reads = [bronzeMaxSeqText(pipeline.name), bronzeSourceIdsText(pipeline.name, members.map((m) => m.source)), ...(keyed.length > 0 ? [readLandedSourcesText(pipeline.name, keyed.map((m) => m.source))] : [])].join("; ");
+    outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, reads, async (client, [maxSeq, ids, sources]) => {
+      const sourceIds = bronzeSourceIdsFrom(ids!.rows);
       const seqBefore = maxSeq!.rows[0].seq as number;
       // Under the lock: a landing of the same source elsewhere has committed or never will.
       if (keyed.length > 0) {
@@ -254,7 +256,7 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
       const landing = members.filter((m) => !m.settled);
       if (landing.length === 0) return rollback(NOTHING);
       try {
-        await copyBronzeLines(client, landing.flatMap((m) => m.lines));
+        await copyBronzeLines(client, landing.map((m) => ({ sourceId: sourceIds.get(m.source)!, lines: m.lines })));
       } catch (e) {
         const m = memberOfCopyError(e, landing);
         throw m === undefined ? e : new MemberFailed(m, e);

@@ -39,11 +39,20 @@ import { listPartitions, type BronzePartition } from "./partitions.js";
 /** The archive file format, as the manifest names it. */
 export const ARCHIVE_FORMAT = "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip";
 
-/** Bronze's columns in an archive, in order (all of them). */
+/** Bronze's columns in an archive, in order (all of them, the source by its name, the raw text whole). */
 export const ARCHIVE_COLUMNS = [
   "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
   "policy_version", "source", "source_line", "landed_at", "input",
 ] as const;
+
+/**
+ * The archive's columns bronze does not hold as they are: the raw text as received (also for rows bronze keeps
+ * without it) and the source's name (bronze holds its id), so an archive file stands on its own.
+ */
+const ARCHIVED_AS: Partial<Record<(typeof ARCHIVE_COLUMNS)[number], string>> = {
+  raw: `${bronzeRaw("")} AS raw`,
+  source: "(SELECT s.name FROM straggler.bronze_sources s WHERE s.id = source_id) AS source",
+};
 
 /** An archive's manifest (`<partition>.<pipeline>.manifest.json`). Instants ISO 8601 UTC. */
 export interface ArchiveManifest {
@@ -186,7 +195,7 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
   const files = archiveFiles(folder, verdict.partition, p.pipeline);
   const tmpData = `${files.data}.tmp`;
   // The raw text as received, also for rows bronze keeps without it (an archive file stands on its own).
-  const columns = ARCHIVE_COLUMNS.map((c) => (c === "raw" ? `${bronzeRaw("")} AS raw` : c));
+  const columns = ARCHIVE_COLUMNS.map((c) => ARCHIVED_AS[c] ?? c);
   const copySql = `COPY (SELECT ${columns.join(", ")} FROM straggler.${quoteIdent(verdict.partition)} WHERE pipeline = ${quoteLiteral(p.pipeline)} ORDER BY seq) TO STDOUT`;
   const hash = hashing();
   await pipe(client.query(copyTo(copySql)), createGzip(), hash.stream, createWriteStream(tmpData));

@@ -89,7 +89,16 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
     await client.query("SET LOCAL lock_timeout = '10s'");
     const made = (await client.query("SELECT straggler.ensure_bronze_partition($1, $2, $3) AS made", [manifest.partition, manifest.rangeStart, manifest.rangeEnd])).rows[0].made as boolean;
     const before = Number((await client.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(manifest.partition)} WHERE pipeline = $1`, [manifest.pipeline])).rows[0].n);
-    await pipe(createReadStream(dataFile), createGunzip(), client.query(copyFrom(`COPY straggler.${quoteIdent(manifest.partition)} (${ARCHIVE_COLUMNS.join(", ")}) FROM STDIN`)));
+    // The file names each row's source; bronze holds the source's id (straggler.bronze_sources, made where missing).
+    await client.query(`CREATE TEMPORARY TABLE restored_rows (LIKE straggler.bronze_events) ON COMMIT DROP`);
+    await client.query("ALTER TABLE restored_rows ADD COLUMN source text, ALTER COLUMN source_id DROP NOT NULL");
+    await pipe(createReadStream(dataFile), createGunzip(), client.query(copyFrom(`COPY restored_rows (${ARCHIVE_COLUMNS.join(", ")}) FROM STDIN`)));
+    await client.query("INSERT INTO straggler.bronze_sources (pipeline, name) SELECT DISTINCT pipeline, source FROM restored_rows ON CONFLICT (pipeline, name) DO NOTHING");
+    const kept = ARCHIVE_COLUMNS.filter((c) => c !== "source");
+    await client.query(
+      `INSERT INTO straggler.${quoteIdent(manifest.partition)} (${kept.join(", ")}, source_id)
+       SELECT ${kept.map((c) => `r.${c}`).join(", ")}, s.id FROM restored_rows r JOIN straggler.bronze_sources s ON s.pipeline = r.pipeline AND s.name = r.source`,
+    );
     const after = Number((await client.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(manifest.partition)} WHERE pipeline = $1`, [manifest.pipeline])).rows[0].n);
     if (after - before !== Number(rec.rows)) {
       throw new RestoreRefusedError(`${dataFile}: ${after - before} rows read, the archive recorded ${rec.rows}; nothing was restored`);

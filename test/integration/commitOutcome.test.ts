@@ -46,7 +46,7 @@ const post = (base: string, headers: Record<string, string> = {}) =>
   fetch(`${base}/pipelines/orders/events`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers }, body: BODY });
 
 async function bronzeBySource(pool: Pool): Promise<Record<string, number>> {
-  const { rows } = await pool.query("SELECT source, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'orders' GROUP BY source");
+  const { rows } = await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'orders' GROUP BY source_id");
   return Object.fromEntries(rows.map((r) => [r.source, r.n]));
 }
 

@@ -139,7 +139,7 @@ describe("group commit", () => {
     expect([good1!.status, good1!.body.landed, notJson!.status, notJson!.body.error, reused!.status, reused!.body.error, good2!.status, good2!.body.landed])
       .toEqual([201, 1, 400, "invalid_request", 422, "idempotency_key_reused", 201, 1]);
     expect(good2!.body.firstSeq).toBe(good1!.body.lastSeq! + 1);
-    const bronze = await pool.query("SELECT source, event_id FROM straggler.bronze_events WHERE pipeline = 'gc-bad' ORDER BY seq");
+    const bronze = await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, event_id FROM straggler.bronze_events WHERE pipeline = 'gc-bad' ORDER BY seq");
     expect(bronze.rows.map((r) => r.event_id)).toEqual(["x1", "g1", "g2"]);
     expect(bronze.rows[0].source).toBe("http:k1");
   });
@@ -158,7 +158,7 @@ describe("group commit", () => {
       ]);
       expect([a!.status, a!.body.landed, bad!.status, bad!.body.error, c!.status, c!.body.landed]).toEqual([201, 2, 500, "internal", 201, 1]);
       expect([a!.body.lastSeq! - a!.body.firstSeq!, c!.body.firstSeq! > a!.body.lastSeq!]).toEqual([1, true]);
-      const bronze = await pool.query("SELECT source, event_id FROM straggler.bronze_events WHERE pipeline = 'gc-refused' ORDER BY seq");
+      const bronze = await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, event_id FROM straggler.bronze_events WHERE pipeline = 'gc-refused' ORDER BY seq");
       expect(bronze.rows).toEqual([{ source: "http:a", event_id: "a1" }, { source: "http:a", event_id: "a2" }, { source: "http:c", event_id: "c1" }]);
       expect(await writers(pool, "gc-refused")).toEqual({ bronze: 1, records: 1, same: true });
     } finally {
@@ -189,7 +189,7 @@ describe("group commit", () => {
     expect(k2b!.body).toEqual({ ...k2a!.body, alreadyLanded: true });
     const s = first.lastSeq!;
     expect([k4!.body.firstSeq, k2a!.body.firstSeq, k3!.body.firstSeq, k4!.body.landed]).toEqual([s + 1, s + 2, s + 3, 1]);
-    const bronze = await pool.query("SELECT source, event_id, status FROM straggler.bronze_events WHERE pipeline = 'gc-idem' ORDER BY seq");
+    const bronze = await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, event_id, status FROM straggler.bronze_events WHERE pipeline = 'gc-idem' ORDER BY seq");
     expect(bronze.rows).toEqual([
       { source: "http:k1", event_id: "i1", status: "accepted" },
       { source: "http:k1", event_id: "i2", status: "accepted" },

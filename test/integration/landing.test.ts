@@ -43,8 +43,9 @@ describe("landing into bronze", () => {
     const results = await Promise.all(files.map((f) => landFile(pool, p, f, path.basename(f))));
     expect(results.map((r) => r.landed)).toEqual([20_000, 20_000, 20_000]);
     const { rows } = await pool.query(
-      `SELECT source, min(seq) AS first, max(seq) AS last, count(*)::int AS n, min(source_line) AS first_line, max(source_line) AS last_line
-         FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY source ORDER BY min(seq)`,
+      `SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, min(seq) AS first, max(seq) AS last, count(*)::int AS n,
+              min(source_line) AS first_line, max(source_line) AS last_line
+         FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY source_id ORDER BY min(seq)`,
       [p.name],
     );
     expect(rows).toHaveLength(3);
@@ -58,7 +59,7 @@ describe("landing into bronze", () => {
     expect(rows[2].first).toBeGreaterThan(rows[1].last);
     // Lines are in sequence order within each source.
     const disorder = await pool.query(
-      `SELECT count(*)::int AS n FROM (SELECT source_line - lag(source_line) OVER (PARTITION BY source ORDER BY seq) AS d
+      `SELECT count(*)::int AS n FROM (SELECT source_line - lag(source_line) OVER (PARTITION BY source_id ORDER BY seq) AS d
          FROM straggler.bronze_events WHERE pipeline = $1) x WHERE d <> 1`,
       [p.name],
     );
@@ -90,7 +91,7 @@ describe("landing into bronze", () => {
     const r = await landFile(pool, p, file, "second.jsonl");
     expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([6, 2, 4, { DUPLICATE: 4 }]);
     const { rows } = await pool.query(
-      "SELECT source_line, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source = 'second.jsonl' ORDER BY seq",
+      "SELECT source_line, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = 'second.jsonl') ORDER BY seq",
       [p.name],
     );
     expect(rows.map((x) => `${x.source_line}:${x.reason ?? x.status}`)).toEqual(["1:DUPLICATE", "2:accepted", "3:DUPLICATE", "4:DUPLICATE", "5:accepted", "6:DUPLICATE"]);

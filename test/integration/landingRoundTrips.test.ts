@@ -66,7 +66,7 @@ describe("the exchanges of one landing", () => {
       expect(rec.rows).toEqual([{ rows: 3, accepted: 2, quarantined: 1, first_seq: first.lastSeq! + 1, last_seq: first.lastSeq! + 3, by_reason: { DUPLICATE: 1 } }]);
       const header = await pool.query("SELECT source, header FROM straggler.source_headers WHERE pipeline = $1", [p.name]);
       expect(header.rows).toEqual([{ source: "rt:2", header: "id,t,v" }]);
-      const dup = await pool.query("SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source = 'rt:2' ORDER BY seq", [p.name]);
+      const dup = await pool.query("SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = 'rt:2') ORDER BY seq", [p.name]);
       expect(dup.rows).toEqual([
         { event_id: "b", status: "quarantined", reason: "DUPLICATE" },
         { event_id: "c", status: "accepted", reason: null },

@@ -44,7 +44,7 @@ const LEAN = ["bronze_events_accepted_event_id", "bronze_events_event_time_brin"
 /** Each row of `source` in `pipeline`, by seq: its event id, status or reason, and the partition holding it. */
 async function rowsOf(pool: Pool, pipelineName: string, source: string): Promise<string[]> {
   const { rows } = await pool.query(
-    "SELECT event_id, coalesce(reason, status) AS s, tableoid::regclass::text AS part FROM straggler.bronze_events WHERE pipeline = $1 AND source = $2 ORDER BY seq",
+    "SELECT event_id, coalesce(reason, status) AS s, tableoid::regclass::text AS part FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2) ORDER BY seq",
     [pipelineName, source],
   );
   return rows.map((r) => `${r.event_id}:${r.s}@${r.part}`);
@@ -56,7 +56,7 @@ async function moveToMonth(pool: Pool, pipelineName: string, source: string, lan
   const c = await pool.connect();
   try {
     await c.query("SET session_replication_role = replica"); // the bronze_raw_unchanged trigger stays off for this statement
-    await c.query("UPDATE straggler.bronze_events SET landed_at = $3 WHERE pipeline = $1 AND source = $2", [pipelineName, source, landedAt]);
+    await c.query("UPDATE straggler.bronze_events SET landed_at = $3 WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2)", [pipelineName, source, landedAt]);
     await c.query("RESET session_replication_role");
   } finally {
     c.release();
@@ -111,14 +111,19 @@ describe("migrations 0029 and 0038 on a bronze with rows", () => {
         "bronze_events_accepted_event_id_seq", "bronze_events_pipeline_event_time", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk",
       ]);
       const p = jsonl("lean-migrated");
-      await landFile(pool, p, writeLines("before.jsonl", [{ id: "b1", t: at, v: 1 }, { id: "b2", v: 2 }]), "before.jsonl");
+      // Two rows as that release landed them (its source by name): b1 accepted, b2 without an event time.
+      await pool.query(
+        `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason)
+         VALUES ($1, 'v', 'before.jsonl', 1, 'b1', '{"id":"b1"}', $2, $2, '', 1, 'accepted', NULL), ($1, 'v', 'before.jsonl', 2, 'b2', '{"id":"b2"}', NULL, $2, '', 2, 'quarantined', 'NO_TS')`,
+        [p.name, at],
+      );
       await runMigrations(pool);
       expect(await indexNames(pool)).toEqual(LEAN);
       const rows = await pool.query("SELECT event_id, status FROM straggler.bronze_events ORDER BY seq");
       expect(rows.rows).toEqual([{ event_id: "b1", status: "accepted" }, { event_id: "b2", status: "quarantined" }]);
       const r = await landFile(pool, p, writeLines("after.jsonl", [{ id: "b1", t: at, v: 1 }, { id: "b2", t: at, v: 2 }]), "after.jsonl");
       expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([2, 1, 1, { DUPLICATE: 1 }]);
-      expect((await pool.query("SELECT event_id, coalesce(reason, status) AS s FROM straggler.bronze_events WHERE source = 'after.jsonl' ORDER BY seq")).rows).toEqual([
+      expect((await pool.query("SELECT event_id, coalesce(reason, status) AS s FROM straggler.bronze_events WHERE source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = 'lean-migrated' AND name = 'after.jsonl') ORDER BY seq")).rows).toEqual([
         { event_id: "b1", s: "DUPLICATE" },
         { event_id: "b2", s: "accepted" },
       ]);

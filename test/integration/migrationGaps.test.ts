@@ -8,7 +8,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { withFreshDatabase } from "../helpers/db.js";
-import { copyMigrationsFolder, readJournalMigrations, runMigrations, runMigrationsKeeping, runMigrationsWithout, MIGRATIONS_DIR } from "../../src/db/migrate.js";
+import { copyMigrationsFolder, readJournalMigrations, runMigrations, runMigrationsKeeping, MIGRATIONS_DIR } from "../../src/db/migrate.js";
 import type { Pool } from "../../src/db/pool.js";
 
 const journal = readJournalMigrations(MIGRATIONS_DIR);
@@ -20,15 +20,20 @@ const m0030 = journal.find((m) => m.tag === "0030_results_fillfactor")!;
 const m0033 = journal.find((m) => m.tag === "0033_reconcile_runs")!;
 const m0034 = journal.find((m) => m.tag === "0034_lateness_histogram")!;
 const m0038 = journal.find((m) => m.tag === "0038_bronze_pipeline_seq_key")!;
+const m0039 = journal.find((m) => m.tag === "0039_bronze_raw_elided")!;
+/** The migrations after 0027 up to the release that still missed 0023 (0034), then the ones after it. */
+const after27 = [m0028, m0029, m0030, m0033, m0034];
+const later = [m0038, m0039];
 
 const relkind = async (pool: Pool) => (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind as string;
 const bronzeIndexes = async (pool: Pool) =>
   (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
 const recorded = async (pool: Pool) => (await pool.query("SELECT hash, created_at::text AS at FROM straggler.__drizzle_migrations ORDER BY id")).rows as { hash: string; at: string }[];
-const insertBronze = (pool: Pool, id: string, at: string) =>
+/** A bronze row of pipeline `old`, written by hand: as bronze was before 0039 (its source by name), or after (by id). */
+const insertBronze = (pool: Pool, id: string, at: string, shape: "before 0039" | "now" = "before 0039") =>
   pool.query(
-    `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
-     VALUES ('old', 'v', 'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
+    `INSERT INTO straggler.bronze_events (pipeline, policy_version, ${shape === "now" ? "source_id" : "source"}, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
+     VALUES ('old', 'v', ${shape === "now" ? "straggler.bronze_source_id('old', 'old.jsonl')" : "'old.jsonl'"}, 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
     [id, at],
   );
 
@@ -39,13 +44,13 @@ function captureLog(): { info: (obj: object, msg: string) => void; lines: string
 }
 
 describe("migrations skipped by an earlier migrate", () => {
-  it("0023 missing under an applied 0027: applied at the next start (after 0028, and 0029, which finds bronze not yet partitioned and leaves it) with bronze's rows and seq values kept, recorded, logged; then a no-op", async () => {
+  it("0023 missing under an applied 0027: applied at the next start before the later ones, so that each runs after the ones numbered before it, with bronze's rows and seq values kept, recorded, logged; then a no-op", async () => {
     await withFreshDatabase(async (pool) => {
       // As the release with 0027 and without 0023 left the database.
       await runMigrationsKeeping(pool, (idx) => idx !== 23 && idx <= 27);
       expect(await relkind(pool)).toBe("r");
       const before = await recorded(pool);
-      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023 && m !== m0028 && m !== m0029 && m !== m0030 && m !== m0033 && m !== m0034 && m !== m0038).map((m) => m.hash));
+      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023 && !after27.includes(m) && !later.includes(m)).map((m) => m.hash));
       expect(before.at(-1)).toEqual({ hash: m0027.hash, at: "1796000027000" });
       const seqs: number[] = [];
       for (const [id, at] of [["a", "2026-05-31T23:59:59.999999Z"], ["b", "2026-06-01T00:00:00Z"], ["c", "2026-06-15T12:00:00Z"]] as const) seqs.push((await insertBronze(pool, id, at)).rows[0].seq);
@@ -62,15 +67,13 @@ describe("migrations skipped by an earlier migrate", () => {
         { seq: seqs[2], event_id: "c", t: "straggler.bronze_events_p202606" },
       ]);
       const after = await recorded(pool);
-      expect(after).toEqual([...before, { hash: m0028.hash, at: "1796000028000" }, { hash: m0029.hash, at: "1796000029000" }, { hash: m0030.hash, at: "1796000030000" },
-        { hash: m0033.hash, at: "1796000033000" }, { hash: m0034.hash, at: "1796000034000" }, { hash: m0038.hash, at: "1796000038000" }, { hash: m0023.hash, at: "1796000023000" }]);
-      // 0029 and 0038 ran on the unpartitioned bronze and changed nothing; 0023 then made its own index set.
-      expect(await bronzeIndexes(pool)).toEqual([
-        "bronze_events_accepted_event_id_seq", "bronze_events_pipeline_event_time", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk",
-      ]);
+      expect(after).toEqual([...before, ...[m0023, ...after27, ...later].map((m) => ({ hash: m.hash, at: String(m.folderMillis) }))]);
+      // 0029 and 0038 ran on the partitioned bronze 0023 made: the lean index set.
+      expect(await bronzeIndexes(pool)).toEqual(["bronze_events_accepted_event_id", "bronze_events_event_time_brin", "bronze_events_key_event_time", "bronze_events_pipeline_seq_landed_at_pk"]);
       // 0027's table is untouched and the sequence goes on after the kept rows.
       expect((await pool.query("SELECT to_regclass('straggler.pipeline_leases')::text AS t")).rows[0].t).toBe("straggler.pipeline_leases");
-      expect((await insertBronze(pool, "d", "2026-06-16T00:00:00Z")).rows[0].seq).toBe(seqs[2]! + 1);
+      expect((await insertBronze(pool, "d", "2026-06-16T00:00:00Z", "now")).rows[0].seq).toBe(seqs[2]! + 1);
+      expect((await pool.query("SELECT source FROM straggler.bronze WHERE event_id = 'a'")).rows).toEqual([{ source: "old.jsonl" }]);
 
       // Up to date: nothing applied, nothing logged, nothing recorded.
       const again = captureLog();
@@ -89,7 +92,8 @@ describe("migrations skipped by an earlier migrate", () => {
 
   it("a skipped migration that fails is rolled back, not recorded, and named in the error; fixed, the next start applies it", async () => {
     await withFreshDatabase(async (pool) => {
-      await runMigrationsWithout(pool, [23]);
+      // As the release with 0034 and without 0023 left the database.
+      await runMigrationsKeeping(pool, (idx) => idx !== 23 && idx <= 34);
       const before = await recorded(pool);
       const dir = copyMigrationsFolder(() => true);
       try {
@@ -108,7 +112,7 @@ describe("migrations skipped by an earlier migrate", () => {
       // The lock was released and the database is as it was: with the real file the next start applies 0023.
       await runMigrations(pool);
       expect(await relkind(pool)).toBe("p");
-      expect(await recorded(pool)).toEqual([...before, { hash: m0023.hash, at: "1796000023000" }]);
+      expect(await recorded(pool)).toEqual([...before, ...[m0023, ...later].map((m) => ({ hash: m.hash, at: String(m.folderMillis) }))]);
     });
   });
 });

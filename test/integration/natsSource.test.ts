@@ -72,7 +72,7 @@ async function consumeAll(pool: Pool, p: PipelineConfig, src: NatsSource, expect
 }
 
 async function bronze(pool: Pool, name: string) {
-  return (await pool.query(`SELECT event_id, source, source_line, status, reason FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY event_id`, [name])).rows;
+  return (await pool.query(`SELECT event_id, (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, source_line, status, reason FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY event_id`, [name])).rows;
 }
 
 describe("NATS JetStream source", () => {

@@ -120,10 +120,10 @@ describe("rebuild", () => {
     const { pool } = await getDb();
     const p = futureOutlier(false, "rebuild-raw");
     await landFile(pool, p, path.join(p.source.landingDir!, "batch1.csv"), "batch1.csv");
-    for (const set of ["raw = 'x'", "ingestion_time = now()", "event_id = 'x'", "source = 'x'", "source_line = 9", "landed_at = now()"]) {
+    for (const set of ["raw = 'x'", "raw_rest = 'x'", "ingestion_time = now()", "event_id = 'x'", "source_id = source_id + 1", "source_line = 9", "landed_at = now()"]) {
       const e = await pool.query(`UPDATE straggler.bronze_events SET ${set} WHERE pipeline = $1`, [p.name]).then(() => undefined, (err: Error & { code?: string }) => err);
       expect([e?.code, e?.message.replace(/row \d+/, "row N")]).toEqual([
-        "23000", "bronze row N of pipeline rebuild-raw: the raw columns (seq, pipeline, event_id, raw, ingestion_time, source, source_line, landed_at) never change",
+        "23000", "bronze row N of pipeline rebuild-raw: the raw columns (seq, pipeline, event_id, raw, raw_rest, ingestion_time, source_id, source_line, landed_at) never change",
       ]);
     }
     expect((await pool.query("UPDATE straggler.bronze_events SET reason = reason, status = status WHERE pipeline = $1", [p.name])).rowCount).toBe(2);

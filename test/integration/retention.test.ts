@@ -199,8 +199,8 @@ describe("bronze partitions and the correction horizon", () => {
     const names = (await listPartitions(pool)).map((x) => x.name);
     expect(names).toContain("bronze_events_default");
     await pool.query(
-      `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
-       VALUES ('old', 'v', 'old.jsonl', 1, 'o-1', '{}', '2000-01-15T00:00:00Z', '2000-01-15T00:00:00Z', '""', 1, 'accepted', '2000-01-15T00:00:00Z')`,
+      `INSERT INTO straggler.bronze_events (pipeline, policy_version, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
+       VALUES ('old', 'v', straggler.bronze_source_id('old', 'old.jsonl'), 1, 'o-1', '{}', '2000-01-15T00:00:00Z', '2000-01-15T00:00:00Z', '""', 1, 'accepted', '2000-01-15T00:00:00Z')`,
     );
     const where = async () => (await pool.query("SELECT tableoid::regclass::text AS t, seq::int FROM straggler.bronze_events WHERE pipeline = 'old'")).rows;
     const [row] = await where();
@@ -218,10 +218,11 @@ describe("bronze partitions and the correction horizon", () => {
     await withFreshDatabase(async (pool) => {
     await runMigrationsBefore(pool, 23);
     expect((await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind).toBe("r");
-    const insert = (seqAt: string) =>
+    // A row written by hand: its source by name before migration 0039, by id after.
+    const insert = (seqAt: string, source = "'old.jsonl'", sourceColumn = "source") =>
       pool.query(
-        `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
-         VALUES ('old', 'v', 'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
+        `INSERT INTO straggler.bronze_events (pipeline, policy_version, ${sourceColumn}, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
+         VALUES ('old', 'v', ${source}, 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
         [`id-${seqAt}`, seqAt],
       );
     const seqs: number[] = [];
@@ -241,11 +242,11 @@ describe("bronze partitions and the correction horizon", () => {
     expect(names).toContain(thisMonth);
     expect(names).toContain("bronze_events_default");
     // The sequence goes on after the copied rows; the views read the partitioned table.
-    expect((await insert("2026-06-16T00:00:00Z")).rows[0].seq).toBe(seqs[2]! + 1);
+    expect((await insert("2026-06-16T00:00:00Z", "straggler.bronze_source_id('old', 'old.jsonl')", "source_id")).rows[0].seq).toBe(seqs[2]! + 1);
     expect(await ledgerOf(pool, "old")).toEqual({ landed: 3, accepted: 3, quarantined: 0 });
     expect((await pool.query("SELECT pg_get_serial_sequence('straggler.bronze_events', 'seq') AS s")).rows[0].s).toBe("straggler.bronze_events_seq_seq");
     await expect(pool.query("UPDATE straggler.bronze_events SET raw = 'x' WHERE seq = $1", [seqs[0]])).rejects.toThrow(
-      `bronze row ${seqs[0]} of pipeline old: the raw columns (seq, pipeline, event_id, raw, ingestion_time, source, source_line, landed_at) never change`,
+      `bronze row ${seqs[0]} of pipeline old: the raw columns (seq, pipeline, event_id, raw, raw_rest, ingestion_time, source_id, source_line, landed_at) never change`,
     );
     // A seq is still unique: every value comes from the one sequence; the primary key (0023's (seq, landed_at), since
     // 0038 (pipeline, seq, landed_at)) holds the partition key.

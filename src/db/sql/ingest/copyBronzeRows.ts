@@ -11,11 +11,14 @@ import { copyText, inChunks } from "../../copyText.js";
 import type { PoolClient } from "../../pool.js";
 
 const COPY_BRONZE_SQL = `COPY straggler.bronze_events
-  (pipeline, policy_version, source, input, source_line, event_id, raw, raw_rest, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
+  (source_id, pipeline, policy_version, input, source_line, event_id, raw, raw_rest, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
 
-/** The start of every COPY line of one landing: the escaped pipeline, policy version, source and input, the same on every row. */
-export function bronzeLinePrefix(pipeline: string, policyVersion: string, source: string, input: string = DEFAULT_INPUT): string {
-  return [pipeline, policyVersion, source, input].map(copyText).join("\t") + "\t";
+/**
+ * The start of every COPY line of one landing after its source id (which the COPY adds: `copyBronzeRows`):
+ * the escaped pipeline, policy version and input, the same on every row.
+ */
+export function bronzeLinePrefix(pipeline: string, policyVersion: string, input: string = DEFAULT_INPUT): string {
+  return [pipeline, policyVersion, input].map(copyText).join("\t") + "\t";
 }
 
 /**
@@ -28,19 +31,26 @@ export function bronzeLine(prefix: string, r: BronzeRow, raw: string | null, res
   return prefix + [r.line, r.eventId, raw, rest, eventTime, ingestionTime, r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
 }
 
-/**
- * COPYs `lines` (each from `bronzeLine`) into bronze on `client`, in the caller's transaction.
- * @throws what reading `lines` throws, or the database's error; the COPY is then aborted
- */
-export async function copyBronzeRows(client: PoolClient, lines: AsyncIterable<string>): Promise<void> {
-  await pipe(Readable.from(inChunks(lines)), client.query(copyFrom(COPY_BRONZE_SQL)));
+/** `lines` each after the source id `sourceId` (`straggler.bronze_sources.id`). */
+async function* ofSource(sourceId: number, lines: AsyncIterable<string>): AsyncGenerator<string> {
+  const id = `${sourceId}\t`;
+  for await (const line of lines) yield id + line;
 }
 
 /**
- * COPYs lines already in memory (each from `bronzeLine`) into bronze on `client`, in the caller's
- * transaction, as one write (group commit: src/ingest/groupCommit.ts).
+ * COPYs `lines` (each from `bronzeLine`) of the source `sourceId` into bronze on `client`, in the caller's transaction.
+ * @throws what reading `lines` throws, or the database's error; the COPY is then aborted
+ */
+export async function copyBronzeRows(client: PoolClient, sourceId: number, lines: AsyncIterable<string>): Promise<void> {
+  await pipe(Readable.from(inChunks(ofSource(sourceId, lines))), client.query(copyFrom(COPY_BRONZE_SQL)));
+}
+
+/**
+ * COPYs lines already in memory (each from `bronzeLine`), each part's after its source id, into bronze
+ * on `client`, in the caller's transaction, as one write (group commit: src/ingest/groupCommit.ts).
  * @throws the database's error; the COPY is then aborted
  */
-export async function copyBronzeLines(client: PoolClient, lines: readonly string[]): Promise<void> {
-  await pipe(Readable.from([lines.join("")]), client.query(copyFrom(COPY_BRONZE_SQL)));
+export async function copyBronzeLines(client: PoolClient, parts: readonly { sourceId: number; lines: readonly string[] }[]): Promise<void> {
+  const text = parts.map(({ sourceId, lines }) => lines.map((l) => `${sourceId}\t${l}`).join("")).join("");
+  await pipe(Readable.from([text]), client.query(copyFrom(COPY_BRONZE_SQL)));
 }

@@ -25,10 +25,11 @@ const RECORD_GROUP_LANDING = "bronze_group_landing";
  */
 const RECORD_GROUP_LANDING_SQL = `
 WITH parts AS (
-  SELECT source, min(seq) AS first_seq, max(seq) AS last_seq,
-         count(*) FILTER (WHERE reason = 'DUPLICATE')::int AS duplicates,
-         count(*) FILTER (WHERE reason = 'AMENDED_DUPLICATE')::int AS amended
-    FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 GROUP BY source),
+  SELECT (SELECT n.name FROM straggler.bronze_sources n WHERE n.id = g.source_id) AS source, g.first_seq, g.last_seq, g.duplicates, g.amended
+    FROM (SELECT source_id, min(seq) AS first_seq, max(seq) AS last_seq,
+                 count(*) FILTER (WHERE reason = 'DUPLICATE')::int AS duplicates,
+                 count(*) FILTER (WHERE reason = 'AMENDED_DUPLICATE')::int AS amended
+            FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 GROUP BY source_id) g),
 s AS (
   SELECT s.*, coalesce(p.duplicates, 0) AS duplicates, coalesce(p.amended, 0) AS amended, p.first_seq, p.last_seq
     FROM unnest($3::text[], $4::text[], $5::int[], $6::int[], $7::jsonb[], $8::text[]) AS s(source, sha256, rows, accepted, by_reason, request_sha256)

@@ -24,7 +24,8 @@ export interface RawBronzeRow {
 }
 
 const PAGE_SQL = `SELECT seq, event_id, ${bronzeRaw("")} AS raw, ${timestamptzToUs("ingestion_time")}::text AS ingestion_us,
-       (extract(epoch from landed_at) * 1000)::float8 AS landed_ms, source, source_line, status, reason, detail
+       (extract(epoch from landed_at) * 1000)::float8 AS landed_ms,
+       (SELECT s.name FROM straggler.bronze_sources s WHERE s.id = source_id) AS source, source_line, status, reason, detail
   FROM straggler.bronze_events
  WHERE pipeline = $1 AND seq > $2 AND seq <= $3
  ORDER BY seq LIMIT $4`;
