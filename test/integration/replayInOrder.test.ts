@@ -42,11 +42,11 @@ function setup(name: string, files: Record<string, string[]>) {
   return { p, paths: Object.keys(files).map((f) => path.join(dir, f)) };
 }
 
-/** Bronze, the micro-batches and the windows of `name`, in order, without the pipeline's name or landing times. */
+/** Bronze (its raw text as received: the view's), the micro-batches and the windows of `name`, in order, without the pipeline's name or landing times. */
 async function outcome(pool: Pool, name: string) {
   const bronze = await pool.query(
     `SELECT event_id, raw, event_time, ingestion_time, status, reason, source_line, split_part(source, ':', 3) AS span
-       FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq`, [name]);
+       FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq`, [name]);
   const batches = await pool.query(
     `SELECT num_input_rows, watermark, next_watermark, num_rows_dropped_by_watermark, num_rows_updated, num_rows_finalized
        FROM straggler.batch_progress WHERE pipeline = $1 ORDER BY batch_id`, [name]);
