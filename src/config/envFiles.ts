@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { ConfigError } from "./pipelines.js";
 
 /** The variables that may be given as `<NAME>_FILE`. */
-export const FILE_VARIABLES = ["DATABASE_URL", "STRAGGLER_API_TOKEN", "STRAGGLER_READ_TOKEN"] as const;
+const FILE_VARIABLES = ["DATABASE_URL", "STRAGGLER_API_TOKEN", "STRAGGLER_READ_TOKEN"] as const;
 
 /** Why a file could not be read, in words, by its Node error code. */
 function unreadable(e: NodeJS.ErrnoException): string {

@@ -1,5 +1,6 @@
 /**
- * The read-only role of the read model (docs/operations.md "Read model for dashboards"): a
+ * The read-only role of the read model (docs/operations.md "Read model for dashboards";
+ * `straggler db grant-reader` names it `straggler_reader` unless told otherwise): a
  * NOLOGIN role with USAGE on schema `straggler` and SELECT on each of its views, the
  * dashboards' contract (DESIGN "Tables": views, never private tables). A view reads its tables
  * with its owner's rights, so the role needs no right on any table. Users GRANT the role to
@@ -7,9 +8,6 @@
  */
 import pg from "pg";
 import type { Queryable } from "../../pool.js";
-
-/** The role `straggler db grant-reader` creates when given no other name. */
-export const READER_ROLE = "straggler_reader";
 
 export interface GrantReaderResult {
   role: string;
