@@ -1,4 +1,8 @@
-/** Structured logging (pino). Logs go to stderr so CLI output on stdout stays clean. */
+/**
+ * Structured logging (pino). The service (`serve`) logs on stdout, as a twelve-factor service
+ * does (it prints nothing else there); every other command logs on stderr, so its output on
+ * stdout stays clean.
+ */
 import { pino, type Logger } from "pino";
 import type { Env } from "./config/env.js";
 import { REDACTED, redactSecrets } from "./secrets.js";
@@ -18,22 +22,28 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * A pino logger at `level` writing JSON lines to stderr. Credential headers are redacted by
- * path, and every line is scrubbed of the secrets the process knows (src/secrets.ts: the API
- * tokens, the database password) whatever field they would appear in.
+ * A pino logger at `level` writing JSON lines to `to` (default stderr). Credential headers are
+ * redacted by path, and every line is scrubbed of the secrets the process knows (src/secrets.ts:
+ * the API tokens, the database password) whatever field they would appear in.
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, to: "stdout" | "stderr" = "stderr"): Logger {
   return pino(
     { level, base: { service: "straggler" }, redact: { paths: REDACTED_PATHS, censor: REDACTED }, hooks: { streamWrite: redactSecrets } },
-    pino.destination(2),
+    pino.destination(to === "stdout" ? 1 : 2),
   );
 }
 
 /**
- * How long a command runs: `long-running` (`serve`, `stream`: they log what they do) or
- * `one-shot` (`ingest`, `correct`, `lateness`, `status`, …: they print a summary on stdout).
+ * How long a command runs: `service` (`serve`: logs what it does, on stdout), `long-running`
+ * (`stream`: logs what it does on stderr, prints its batches on stdout) or `one-shot` (`ingest`,
+ * `correct`, `lateness`, `status`, …: they print a summary on stdout).
  */
-export type CommandKind = "long-running" | "one-shot";
+export type CommandKind = "service" | "long-running" | "one-shot";
+
+/** Where a command of `kind` logs: the service on stdout, every other command on stderr. */
+export function logStream(kind: CommandKind): "stdout" | "stderr" {
+  return kind === "service" ? "stdout" : "stderr";
+}
 
 /**
  * The log level of a command: `STRAGGLER_LOG_LEVEL` when set; else a long-running command
@@ -42,6 +52,6 @@ export type CommandKind = "long-running" | "one-shot";
  */
 export function commandLogLevel(kind: CommandKind, env: Pick<Env, "LOG_LEVEL" | "STRAGGLER_LOG_LEVEL">, verbose: boolean): string {
   if (env.STRAGGLER_LOG_LEVEL !== undefined) return env.STRAGGLER_LOG_LEVEL;
-  if (kind === "long-running") return env.LOG_LEVEL;
+  if (kind !== "one-shot") return env.LOG_LEVEL;
   return verbose ? "info" : "warn";
 }

@@ -34,9 +34,9 @@ export type ContextOf = (kind?: CommandKind) => Promise<Context>;
  * @throws ConfigError for a bad environment or pipelines file
  */
 export async function context(configFile: string | undefined, kind: CommandKind = "one-shot", verbose = false): Promise<Context> {
-  const [{ loadEnv }, { loadPipelines }, { commandLogLevel, createLogger }] = await Promise.all([import("../config/env.js"), import("../config/pipelines.js"), import("../log.js")]);
+  const [{ loadEnv }, { loadPipelines }, { commandLogLevel, createLogger, logStream }] = await Promise.all([import("../config/env.js"), import("../config/pipelines.js"), import("../log.js")]);
   const env = loadEnv();
-  const log = createLogger(commandLogLevel(kind, env, verbose));
+  const log = createLogger(commandLogLevel(kind, env, verbose), logStream(kind));
   const pipelines = loadPipelines(configFile ?? env.STRAGGLER_PIPELINES);
   return { env, log, pipelines };
 }

@@ -13,6 +13,9 @@ Environment variables:
   STRAGGLER_EMBEDDED_PORT      port of the embedded database
   STRAGGLER_API_TOKEN          bearer token the service requires for writes (16+ characters)
   STRAGGLER_READ_TOKEN         bearer token for reads only (16+ characters)
+  DATABASE_URL_FILE, STRAGGLER_API_TOKEN_FILE, STRAGGLER_READ_TOKEN_FILE
+                               a file holding that value instead (a Docker or Kubernetes
+                               secret); one trailing newline is removed
   STRAGGLER_LOG_LEVEL          log level: fatal|error|warn|info|debug|trace|silent
   STRAGGLER_REPLICA_ID         this replica's name, when several services share a database
   STRAGGLER_LEASE_HEARTBEAT    a replica's lease heartbeat (a duration)

@@ -3,6 +3,7 @@
  */
 import { z } from "zod";
 import { readDuration } from "./duration.js";
+import { readEnvFiles } from "./envFiles.js";
 import { ConfigError, formatIssues } from "./pipelines.js";
 import { addEnvSecrets } from "../secrets.js";
 
@@ -52,9 +53,12 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
-/** Validates `source` (default `process.env`); throws `ConfigError` naming each bad variable. */
+/**
+ * Validates `source` (default `process.env`), each `<NAME>_FILE` of src/config/envFiles.ts read in
+ * place of `<NAME>`; throws `ConfigError` naming each bad variable.
+ */
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ""));
+  const cleaned = readEnvFiles(Object.fromEntries(Object.entries(source).filter(([, v]) => v !== "")));
   // Known before anything is logged or printed, even an invalid environment's message (src/secrets.ts).
   addEnvSecrets(cleaned);
   const parsed = envSchema.safeParse(cleaned);

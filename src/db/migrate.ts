@@ -61,10 +61,41 @@ export class SkippedMigrationError extends Error {
 }
 
 /**
+ * A migration would drop an object another depends on (PostgreSQL 2BP01, e.g. a view of a
+ * user's reading a straggler view): migrations never drop them (no CASCADE: views are replaced
+ * in place), so migrate stops, rolled back, naming them.
+ */
+export class DependentObjectsError extends Error {
+  constructor(
+    /** PostgreSQL's DETAIL: one line per dependent object (`view public.x depends on view straggler.y`). */
+    readonly dependents: string,
+    cause: unknown,
+  ) {
+    super(
+      `a migration would drop objects that depend on straggler's (${dependents.split("\n").join("; ")}); nothing was changed (it was rolled back). ` +
+        "Drop those objects, run migrate, then create them again",
+      { cause },
+    );
+    this.name = "DependentObjectsError";
+  }
+}
+
+/** `e` or one of its causes as a `DependentObjectsError` when it is PostgreSQL's 2BP01; else undefined. */
+function dependentObjectsError(e: unknown): DependentObjectsError | undefined {
+  for (let c: unknown = e; c instanceof Error; c = c.cause) {
+    const pgError = c as Error & { code?: string; detail?: string };
+    if (pgError.code === "2BP01") return new DependentObjectsError(pgError.detail ?? pgError.message, e);
+  }
+  return undefined;
+}
+
+/**
  * Applies pending migrations; safe to call from several processes at once. Drizzle's
  * migrate applies only the migrations whose journal `when` is later than the newest
  * applied one's; `applySkippedMigrations` applies, under the same lock, any older one
- * that is missing, before drizzle's (so migrations run in journal order) and after. Throws `SkippedMigrationError` when one of those fails.
+ * that is missing, before drizzle's (so migrations run in journal order) and after.
+ * Throws `SkippedMigrationError` when one of those fails, and `DependentObjectsError`
+ * when a migration would drop an object another depends on.
  */
 export async function runMigrations(pool: pg.Pool, opts: MigrateOptions = {}): Promise<void> {
   const migrationsFolder = opts.migrationsFolder ?? MIGRATIONS_DIR;
@@ -80,6 +111,8 @@ export async function runMigrations(pool: pg.Pool, opts: MigrateOptions = {}): P
     if (table !== null) await applySkippedMigrations(client, journal, opts.log);
     await migrate(drizzle(client), { migrationsFolder, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
     await applySkippedMigrations(client, journal, opts.log);
+  } catch (e) {
+    throw dependentObjectsError(e) ?? e;
   } finally {
     await client.query("SELECT pg_advisory_unlock($1::int, 0)", [LockNamespace.migrate]).catch(() => undefined);
     client.release();

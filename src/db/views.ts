@@ -4,7 +4,10 @@
  * reads them but never generates them. Keys are the views' own column names,
  * as the REST API serves them. Instants come back as ISO 8601 UTC strings
  * with microseconds kept (`parseTimestamptz`), `numeric` as exact decimal
- * strings, `bigint` counts and sequence numbers as numbers.
+ * strings, `bigint` counts and sequence numbers as numbers. The views that show
+ * `group_key` also have `stored_group_key` (migration 0035: the key as stored, for
+ * filters that use an index, with `straggler.key_in`), not declared here: the API
+ * does not serve it.
  */
 import { getViewSelectedFields, type View } from "drizzle-orm";
 import { bigint, boolean, customType, doublePrecision, integer, jsonb, numeric, pgSchema, text } from "drizzle-orm/pg-core";

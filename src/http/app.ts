@@ -9,7 +9,6 @@
  * rejected promise to the error handler.
  */
 import express from "express";
-import { ping } from "../db/sql/observe/ping.js";
 import { metricsHandler, observeRequests } from "../observe/http.js";
 import { requireToken } from "./auth.js";
 import { readBudget } from "./readBudget.js";
@@ -18,19 +17,17 @@ import { addCorrectionRoutes } from "./correctionRoutes.js";
 import { errorHandler, HttpError, parseOr400 } from "./errors.js";
 import { noQuery } from "./schemas.js";
 import { addEventRoutes } from "./eventRoutes.js";
+import { addHealthRoutes } from "./healthRoutes.js";
 import { addHoldRoutes } from "./holdRoutes.js";
 import { addRebuildRoutes } from "./rebuildRoutes.js";
 import { addLatenessRoutes } from "./latenessRoutes.js";
 import { ApiRoutes, errors, json } from "./openapi.js";
 import { addPipelineRoutes } from "./pipelineRoutes.js";
-import { healthResponse, metricsText, openApiResponse } from "./responses.js";
+import { metricsText, openApiResponse } from "./responses.js";
 import { uiRouter } from "../ui/routes.js";
 import { createLogger } from "../log.js";
 
 export type { ApiDeps } from "./context.js";
-
-/** `GET /health` answers 503 when `SELECT 1` takes longer, ms. */
-const HEALTH_QUERY_TIMEOUT_MS = 2_000;
 
 export function createApp(deps: ApiDeps): express.Express {
   const app = express();
@@ -60,25 +57,7 @@ export function createApp(deps: ApiDeps): express.Express {
     auth: requireToken(deps.token),
   };
 
-  // Health has its own connections: it answers while every pooled one is busy.
-  const healthPool = deps.healthPool ?? deps.pool;
-  routes.add(
-    { method: "get", path: "/health", operationId: "getHealth", summary: "Database reachable?", request: { query: noQuery }, responses: { 200: json("healthy", healthResponse), 503: json("database unreachable", healthResponse), ...errors([400]) } },
-    async (req, res) => {
-      parseOr400(noQuery, req.query, "query");
-      try {
-        // A database that accepts connections but does not answer is unreachable too.
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          ping(healthPool).finally(() => clearTimeout(timer)),
-          new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("health query timed out")), HEALTH_QUERY_TIMEOUT_MS))),
-        ]);
-        res.json({ status: "ok", database: "reachable" });
-      } catch {
-        res.set("Retry-After", "5").status(503).json({ status: "unhealthy", database: "unreachable" });
-      }
-    },
-  );
+  addHealthRoutes(ctx); // /livez, /readyz, /health: on connections of their own, answering while every pooled one is busy
   routes.add({ method: "get", path: "/openapi.json", operationId: "getOpenApiDocument", summary: "This document", request: { query: noQuery }, responses: { 200: json("the OpenAPI 3.1 document", openApiResponse), ...errors([400]) } }, (req, res) => {
     parseOr400(noQuery, req.query, "query");
     res.json(document);

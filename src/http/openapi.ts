@@ -62,7 +62,7 @@ export class ApiRoutes {
     this.registry.registerComponent("securitySchemes", BEARER, {
       type: "http",
       scheme: "bearer",
-      description: "Mutating routes: STRAGGLER_API_TOKEN. Reads (every GET but /health and /openapi.json): open unless STRAGGLER_READ_TOKEN is set, then that token or STRAGGLER_API_TOKEN.",
+      description: "Mutating routes: STRAGGLER_API_TOKEN. Reads (every GET but the probes /livez, /readyz, /health and /openapi.json): open unless STRAGGLER_READ_TOKEN is set, then that token or STRAGGLER_API_TOKEN.",
     });
     this.registry.registerWebhook({
       method: "post",
@@ -84,7 +84,7 @@ export class ApiRoutes {
 
   /**
    * Serves `route.path` (OpenAPI `{param}` syntax) with `handlers` and documents it. A `GET` gets
-   * its security from the read budget: `[]` for /health and /openapi.json, else open or the read
+   * its security from the read budget: `[]` for the probes and /openapi.json, else open or the read
    * token, with its 401 documented. @throws Error for a route that is not a GET and declares no security
    */
   add(route: ApiRoute, ...handlers: RequestHandler[]): void {

@@ -1,5 +1,5 @@
 /**
- * The read budget of the REST API: reads (every `GET` but `/health` and `/openapi.json`: the
+ * The read budget of the REST API: reads (every `GET` but the probes `/livez`, `/readyz`, `/health` and `/openapi.json`: the
  * pipelines' routes, `/metrics`, the UI pages) never take the connections or the time that
  * landing and the stream need.
  *
@@ -26,7 +26,7 @@ export const READ_CONNECTIONS_DEFAULT = 2;
 export const READ_TIMEOUT_MS_DEFAULT = 30_000;
 
 /** Paths that are not reads in this sense: answered without the budget or the read token (the OpenAPI document gives them `security: []`). */
-export const UNBUDGETED = new Set<string>(["/health", "/openapi.json"]);
+export const UNBUDGETED = new Set<string>(["/livez", "/readyz", "/health", "/openapi.json"]);
 
 /** The error a read's query gets once its client has hung up. */
 export class ClientGoneError extends Error {

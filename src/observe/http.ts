@@ -11,11 +11,11 @@ import type { Logger } from "../log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 
 /** Paths polled by machines: logged at debug, not info. */
-const POLLED = new Set(["/health", "/metrics"]);
+const POLLED = new Set(["/livez", "/readyz", "/health", "/metrics"]);
 
 /**
  * Logs every request through `log` (info; warn for a 4xx or 5xx answer, whose cause
- * the error handler logs once at error; debug for `/health` and `/metrics`) and
+ * the error handler logs once at error; debug for the probes and `/metrics`) and
  * counts it in the returned metrics. Call before any route.
  */
 export function observeRequests(app: Express, pipelines: PipelineConfig[], log: Logger): Metrics {

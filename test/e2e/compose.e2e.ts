@@ -1,9 +1,10 @@
 /**
  * The docker-compose stack (docker-compose.yml) with the images under test:
- * `up -d` without building, the service's Docker health check turns healthy,
- * events arrive through the mounted landing folder and over HTTP with the
- * configured token, and `down -v` leaves no container, volume or network of
- * the project behind. Works with `docker compose` (v2) and `docker-compose` (v1).
+ * `up -d` without building, the service's Docker health check (GET /readyz)
+ * turns healthy, events arrive through the mounted landing folder and over HTTP
+ * with the token given as a secret file, the service logs JSON on stdout, and
+ * `down -v` leaves no container, volume (the database's and the data folder's)
+ * or network of the project behind. Works with `docker compose` (v2) and `docker-compose` (v1).
  */
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -60,11 +61,15 @@ describe("docker-compose stack", () => {
     // The service runs as uid 1000: the folders must be readable by others.
     await chmod(landing, 0o755);
     await chmod(path.join(landing, "events"), 0o755);
+    // The token as a secret file (compose mounts it at /run/secrets/straggler_api_token), readable by uid 1000.
+    const tokenFile = path.join(landing, "api-token");
+    await writeFile(tokenFile, `${TOKEN}\n`, { mode: 0o644 });
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       STRAGGLER_PG_IMAGE: PG_IMAGE,
       STRAGGLER_IMAGE: inject("serviceImage"),
-      STRAGGLER_API_TOKEN: TOKEN,
+      STRAGGLER_API_TOKEN: "",
+      STRAGGLER_API_TOKEN_FILE: tokenFile,
       STRAGGLER_HTTP_PORT: String(port),
       STRAGGLER_LANDING_DIR: landing,
       COMPOSE_PROJECT_NAME: PROJECT,
@@ -90,6 +95,10 @@ describe("docker-compose stack", () => {
     const api = `http://127.0.0.1:${port}`;
     const h = await fetch(`${api}/health`);
     expect([h.status, await h.json()]).toEqual([200, { status: "ok", database: "reachable" }]);
+    const probes = await Promise.all(["/livez", "/readyz"].map(async (p) => (await fetch(`${api}${p}`)).json()));
+    expect(probes).toEqual([{ status: "ok" }, { status: "ready", database: "reachable", migrations: "applied", pending: [] }]);
+    const mounts = await check("docker", ["inspect", "--format", "{{range .Mounts}}{{.Destination}} {{.Type}}\n{{end}}", serviceId]);
+    expect(mounts.trim().split("\n").sort()).toEqual(["/app/.straggler volume", "/data/landing bind", "/etc/straggler/pipelines.yaml bind", "/run/secrets/straggler_api_token bind"]);
 
     // A file in the mounted landing folder (written under a "_" name, then renamed).
     const file = ['{"event_time": "2026-10-01T12:00:10Z", "amount": 1.5}', '{"event_time": "2026-10-01T12:00:50Z", "amount": 2.25}', '{"event_time": "2026-10-01T12:01:20Z", "amount": 4}'].join("\n") + "\n";
@@ -113,6 +122,13 @@ describe("docker-compose stack", () => {
       ["2026-10-01T12:01:00.000Z", 1, "4", "final"],
       ["2026-10-01T12:05:00.000Z", 1, "10", "open"],
     ]);
+
+    // Logs: JSON lines on stdout, nothing on stderr.
+    const logs = await run("docker", ["logs", serviceId]);
+    // (The default database password is `straggler`: a secret, so the word is redacted from every log line.)
+    const messages = logs.stdout.split("\n").filter((l) => l !== "").map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(["[Redacted] service started", "file landed", "batch committed"].filter((m) => !messages.includes(m))).toEqual([]);
+    expect(logs.stderr).toBe("");
 
     const t1 = Date.now();
     await compose(["down", "-v"]);

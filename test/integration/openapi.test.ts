@@ -6,6 +6,7 @@ import { createApp } from "../../src/http/app.js";
 import {
   correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, retractionRow, sourcesResponse, windowRow,
 } from "../../src/http/responses.js";
+import { readinessResponse } from "../../src/http/healthRoutes.js";
 import { holdResponse } from "../../src/http/holdRoutes.js";
 import { cutoverResponse, rebuildResponse } from "../../src/http/rebuildRoutes.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
@@ -49,6 +50,7 @@ describe("GET /openapi.json", () => {
     expect(documented).toEqual(served);
     expect(served).toEqual([
       "GET /health",
+      "GET /livez",
       "GET /metrics",
       "GET /openapi.json",
       "GET /pipelines",
@@ -62,6 +64,7 @@ describe("GET /openapi.json", () => {
       "GET /pipelines/:pipeline/retractions",
       "GET /pipelines/:pipeline/sources",
       "GET /pipelines/:pipeline/windows",
+      "GET /readyz",
       "POST /pipelines/:pipeline/cutover",
       "POST /pipelines/:pipeline/events",
       "POST /pipelines/:pipeline/hold",
@@ -84,6 +87,8 @@ describe("GET /openapi.json", () => {
     const statuses = Object.fromEntries(Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method} ${path}`, Object.keys(op.responses).sort()])));
     const reads = ["200", "400", "401", "404", "500", "503"];
     expect(statuses).toEqual({
+      "get /livez": ["200", "400"],
+      "get /readyz": ["200", "400", "503"],
       "get /health": ["200", "400", "503"],
       "get /metrics": ["200", "401", "500", "503"],
       "get /openapi.json": ["200", "400"],
@@ -134,6 +139,8 @@ describe("GET /openapi.json", () => {
       const runs = await get(`${base}/corrections`);
       answers.push(
         ["health", healthResponse, await get("/health")],
+        ["livez", z.object({ status: z.literal("ok") }).strict(), await get("/livez")],
+        ["readyz", readinessResponse, await get("/readyz")],
         ["pipelines", z.array(pipelineStatusRow), await get("/pipelines")],
         ["windows", z.array(windowRow), await get(`${base}/windows`)],
         ["progress", z.array(progressRow), await get(`${base}/progress`)],
@@ -151,7 +158,7 @@ describe("GET /openapi.json", () => {
       const sizes = Object.fromEntries(answers.map(([name, , body]) => [name, Array.isArray(body) ? body.length : typeof body]));
       expect(sizes).toEqual({
         "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", hold: "object", "held windows": 4, release: "object", rebuild: "object",
-        health: "object", pipelines: 1, windows: 4, progress: 3,
+        health: "object", livez: "object", readyz: "object", pipelines: 1, windows: 4, progress: 3,
         quarantine: "object", sources: "object", "failed-windows": 0, retractions: 0, corrections: 1, "correction run": "object", reconcile: "object",
         lateness: "object", cutover: "object",
       });
@@ -195,14 +202,14 @@ describe("the OpenAPI document as linters read it", () => {
     const full = doc as unknown as Document & { servers: unknown; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }; webhooks: Record<string, Record<string, Op>> };
     const ops = Object.entries(full.paths).flatMap(([path, o]) => Object.entries(o).map(([method, op]) => [`${method} ${path}`, op as Op] as const));
     const ids = ops.map(([, op]) => op.operationId);
-    expect(new Set(ids).size).toBe(20);
+    expect(new Set(ids).size).toBe(22);
     expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
     const security = Object.fromEntries(ops.map(([name, op]) => [name, JSON.stringify(op.security)]));
     const open = "[]";
     const read = '[{},{"bearer":[]}]';
     const write = '[{"bearer":[]}]';
     expect(security).toEqual({
-      "get /health": open, "get /openapi.json": open, "get /metrics": read, "get /pipelines": read,
+      "get /livez": open, "get /readyz": open, "get /health": open, "get /openapi.json": open, "get /metrics": read, "get /pipelines": read,
       "get /pipelines/{pipeline}/windows": read, "get /pipelines/{pipeline}/progress": read, "get /pipelines/{pipeline}/quarantine": read,
       "get /pipelines/{pipeline}/sources": read, "get /pipelines/{pipeline}/failed-windows": read, "get /pipelines/{pipeline}/retractions": read,
       "get /pipelines/{pipeline}/corrections": read, "get /pipelines/{pipeline}/corrections/{runId}": read, "get /pipelines/{pipeline}/reconcile": read,
@@ -215,7 +222,7 @@ describe("the OpenAPI document as linters read it", () => {
     expect(Object.keys(full.components.securitySchemes)).toEqual(["bearer"]);
     const text = JSON.stringify(doc);
     // Every error answer refers to the one Error schema.
-    expect(text.split('"$ref":"#/components/schemas/Error"').length - 1).toBe(ops.reduce((n, [, op]) => n + Object.keys(op.responses).filter((s) => Number(s) >= 400).length, 0) - 1); // less the recompute 500, a union
+    expect(text.split('"$ref":"#/components/schemas/Error"').length - 1).toBe(ops.reduce((n, [, op]) => n + Object.keys(op.responses).filter((s) => Number(s) >= 400).length, 0) - 2); // less the 503s of /health and /readyz: probe answers, not errors
     expect(Object.keys(full.webhooks)).toEqual(["alertChange"]);
     const hook = full.webhooks.alertChange!.post! as Op & { requestBody: { content: Record<string, { schema: unknown }> } };
     expect([hook.operationId, hook.requestBody.content["application/json"]!.schema, Object.keys(hook.responses).sort()]).toEqual([

@@ -1,9 +1,10 @@
 /**
- * `db url` and `db psql`: how to reach the database Straggler uses — the one
+ * `db url`, `db psql` and `db grant-reader`: how to reach the database Straggler uses — the one
  * `DATABASE_URL` names, else the embedded PostgreSQL (user, password and
  * database `straggler` on 127.0.0.1, port `STRAGGLER_EMBEDDED_PORT` or 54329).
  * The embedded server runs only while a Straggler process does: `db psql`
  * starts it for the session when none is running and stops it afterwards.
+ * `db grant-reader` creates the read-only role of the read model (src/db/sql/readmodel/grantReader.ts).
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -57,7 +58,7 @@ function runPsql(url: string, args: string[]): Promise<number> {
 }
 
 export function dbCommands(program: Command): void {
-  const db = program.command("db").description("reach the database: print its connection URL, or open psql on it");
+  const db = program.command("db").description("reach the database: print its connection URL, open psql on it, or create the read-only role");
 
   db.command("url")
     .description("print the connection URL (DATABASE_URL, or the embedded server's; says on stderr when the embedded server is not running)")
@@ -72,6 +73,34 @@ export function dbCommands(program: Command): void {
       const database = await openDatabase(env, createLogger(commandLogLevel("one-shot", env, program.opts().verbose === true)));
       try {
         process.exitCode = await runPsql(database.url, args);
+      } finally {
+        await database.close();
+      }
+    });
+
+  db.command("grant-reader")
+    .description("create the NOLOGIN role straggler_reader (or --role) with SELECT on every view of schema straggler, and grant it to login roles (--to); idempotent: run again after a migrate")
+    .option("--role <name>", "the role's name", "straggler_reader")
+    .option("--to <login...>", "existing roles to grant it to (e.g. a dashboard's login)", [])
+    .option("--json", 'print JSON: { "role", "created", "views", "grantedTo" }')
+    .action(async (opts: { role: string; to: string[]; json?: boolean }) => {
+      const [{ loadEnv }, { openDatabase }, { commandLogLevel, createLogger }, { grantReader }] = await Promise.all([
+        import("../../config/env.js"), import("../../db/open.js"), import("../../log.js"), import("../../db/sql/readmodel/grantReader.js"),
+      ]);
+      const env = loadEnv();
+      const database = await openDatabase(env, createLogger(commandLogLevel("one-shot", env, program.opts().verbose === true)));
+      try {
+        const client = await database.pool.connect();
+        try {
+          const r = await grantReader(client, opts.role, opts.to);
+          if (opts.json) console.log(JSON.stringify(r));
+          else {
+            console.log(`role ${r.role}: ${r.created ? "created (NOLOGIN)" : "exists"}; SELECT on ${r.views.length} views of schema straggler`);
+            if (r.grantedTo.length > 0) console.log(`granted to ${r.grantedTo.join(", ")}`);
+          }
+        } finally {
+          client.release();
+        }
       } finally {
         await database.close();
       }

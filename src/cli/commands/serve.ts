@@ -7,7 +7,7 @@ export function serveCommands(program: Command, ctxOf: ContextOf): void {
     .command("serve")
     .description("run the service: REST API and the stream loop of every pipeline (what `npm start` runs)")
     .action(async () => {
-      const ctx = await ctxOf("long-running");
+      const ctx = await ctxOf("service");
       const [{ openDatabase }, { startService }] = await Promise.all([import("../../db/open.js"), import("../../service.js")]);
       const db = await openDatabase(ctx.env, ctx.log);
       let service;
