@@ -1,4 +1,5 @@
 /** `ingest` (land files, stdin or the landing folder in bronze) and `sources` (what became of each source). */
+import { statSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { formatDuration } from "../../config/duration.js";
@@ -57,20 +58,21 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
   }
 }
 
-/** Lands the named files ('-' is stdin) into `report`. */
-async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], input: string | undefined, report: IngestReport, say: Say): Promise<void> {
+/**
+ * Lands the named files ('-' is stdin) into `report`, with progress on stderr: a file's in bytes
+ * of its size (known from the start), stdin's as a count of rows (its size is not known).
+ */
+async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], input: string | undefined, report: IngestReport, say: Say, everyMs: number): Promise<void> {
   const [{ SourceRefused }, { landFile, landStream }] = await Promise.all([import("../../ingest/errors.js"), import("../../ingest/landFile.js")]);
   for (const f of files) {
+    const bar = f === "-" ? progressBar("stdin", { unit: "rows", everyMs }) : progressBar(path.basename(f), { unit: "bytes", total: statSync(f).size, everyMs });
     try {
       let r: LandResult;
-      if (f === "-") r = await landStream(db.pool, pipeline, process.stdin, "stdin", Date.now(), input);
-      else {
-        const bar = progressBar(path.basename(f), 0);
-        try {
-          r = await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n) => bar.update(n), ...(input === undefined ? {} : { input }) });
-        } finally {
-          bar.stop();
-        }
+      try {
+        if (f === "-") r = await landStream(db.pool, pipeline, process.stdin, "stdin", Date.now(), input, (n) => bar.update(n));
+        else r = await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n, bytes) => bar.update(bytes, `${n.toLocaleString("en-US")} rows`), ...(input === undefined ? {} : { input }) });
+      } finally {
+        bar.stop();
       }
       report.landed.push(r);
       say(landLine(r));
@@ -108,7 +110,7 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
       await withDb(ctx, async (db) => {
         const report: IngestReport = { pipeline: pipeline.name, landed: [], skipped: [], refused: [], changed: [], waiting: [], batches: [] };
         if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report, say, opts.limit);
-        else await landFiles(db, pipeline, files, opts.input, report, say);
+        else await landFiles(db, pipeline, files, opts.input, report, say, ctx.env.STRAGGLER_PROGRESS_EVERY);
         if (opts.stream) {
           const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([import("../../db/statistics.js"), import("../../stream/runBatch.js"), import("../../stream/streamLoop.js")]);
           await analyzeIfStale(db.pool, pipeline.name);

@@ -70,7 +70,7 @@ export function rebuildCommand(program: Command, ctxOf: ContextOf): void {
             pageRows,
             onStart: ({ version, resumed, rows }) => {
               if (resumed) console.error(`${pipeline.name}: continuing the rebuild of version ${version} (${rows} rows left)`);
-              bar = progressBar(`rebuild ${pipeline.name} v${version}`, rows);
+              bar = progressBar(`rebuild ${pipeline.name} v${version}`, { unit: "rows", total: rows, everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
             },
             onProgress: (rows) => bar?.update(rows),
           });

@@ -77,7 +77,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
               if (batches.length > 0) lastBatch = batches[batches.length - 1];
               if (bar === undefined) {
                 process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${staging ? `staged ${staged} rows in arrival order` : `${staged} rows already in arrival order: read from the file, not staged`}\n`);
-                bar = progressBar("replay", rowsTotal);
+                bar = progressBar("replay", { unit: "rows", total: rowsTotal, everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
               }
               bar.update(rowsDone, lastBatch ? `batch ${lastBatch.batchId}, watermark ${lastBatch.nextWatermark ?? "-"}, dropped so far ${dropped}` : "");
             },
