@@ -42,11 +42,10 @@ export function keyLabel(key: string | null): string {
   return key === null ? "(null)" : key === "" ? "\"\"" : key;
 }
 
-/** The summary block of `replay`: `extra` lines first, then the pipeline's ledger, windows and checkpoint. */
+/** The block of `replay` after its summary line: `extra` lines first, then the pipeline's ledger, windows and checkpoint. */
 export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> = {}): string[] {
   const reasons = Object.entries(s.ledger.quarantinedByReason).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
   return [
-    `Summary for ${s.pipeline}`,
     ...Object.entries(extra).map(([k, v]) => `  ${k}: ${v}`),
     `  rows landed:              ${s.ledger.landed}`,
     `  accepted:                 ${s.ledger.accepted}`,

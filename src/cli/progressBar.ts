@@ -42,7 +42,10 @@ export function formatBytes(n: number): string {
   if (n < 1000) return `${n} B`;
   const units = ["kB", "MB", "GB", "TB"];
   let v = n / 1000, u = 0;
-  while (v >= 999.95 && u < units.length - 1) (v /= 1000), u++;
+  while (v >= 999.95 && u < units.length - 1) {
+    v /= 1000;
+    u++;
+  }
   return `${v.toFixed(1)} ${units[u]}`;
 }
 
