@@ -1,7 +1,8 @@
 /**
  * Long lists in the CLI's output for people: a summary line first, the first
  * `--limit` items (default 20), then "… and N more"; `--json` has every item.
- * On `reconcile` with more mismatches than the limit, `sources` and `ingest`.
+ * On `reconcile` with more mismatches than the limit, `sources` and `ingest`
+ * (exact output, the same through `--limit 0`, and `--json` whole).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,7 +22,7 @@ async function cli(env: Record<string, string>, args: string[]) {
   return { code: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Pipeline `shop`: one event in each of 30 ten-minute windows (value 10 + i), all final after one more event far later; one landing file per 10 events. */
+/** Pipeline `shop`: one event in each of 30 ten-minute windows (value 10 + i), all final after one more event far later; one landing file per 10 events; landed by `ingest --stream --limit 2` (its output in `ingested`). */
 async function setup() {
   const { url, pool } = await getDb();
   const dir = mkdtempSync(path.join(tmpdir(), "straggler-cli-limits-"));
@@ -43,14 +44,24 @@ async function setup() {
 `,
   );
   const env = { DATABASE_URL: url, STRAGGLER_PIPELINES: config };
-  const ingested = await cli(env, ["ingest", "-p", "shop", "--stream"]);
+  const ingested = await cli(env, ["ingest", "-p", "shop", "--stream", "--limit", "2"]);
   expect([ingested.code, ingested.stderr]).toEqual([0, ""]);
-  return { env, pool };
+  return { env, pool, ingested: ingested.stdout };
 }
 
 describe("the CLI's long lists", () => {
   it("reconcile with more mismatches than the limit: the summary, the first 20, '… and N more'; --limit N; --json has them all", async () => {
-    const { env, pool } = await setup();
+    const { env, pool, ingested } = await setup();
+    // ingest: the summary line, the first --limit landings, how many more; the stream's summary and its batch.
+    expect(ingested.replace(/ in \d+ ms \(\d+ rows\/s\)/, " in T ms (R rows/s)").split("\n")).toEqual([
+      "shop: 4 sources landed (31 rows: 31 accepted, 0 quarantined)",
+      "shop: part-00.jsonl: landed 10, accepted 10, quarantined 0",
+      "shop: part-01.jsonl: landed 10, accepted 10, quarantined 0",
+      "shop: … and 2 more sources landed (--limit N shows more, --json all)",
+      "shop: 1 micro-batch, 31 rows, watermark 2026-10-01T06:30:00.000Z, 0 (event, window) pairs dropped by watermark",
+      "shop batch 0: 31 rows in T ms (R rows/s), watermark 2026-10-01T06:30:00.000Z, numRowsDroppedByWatermark 0, numRowsUpdated 31, finalized 30, numRowsTotal 1",
+      "",
+    ]);
     const clean = await cli(env, ["reconcile", "-p", "shop"]);
     expect([clean.code, clean.stdout]).toEqual([0, "shop: 30 final windows checked, 0 mismatches; ledger landed 31 = accepted 31 + quarantined 0 (balanced); backlog 0 rows\n"]);
 
@@ -90,7 +101,16 @@ describe("the CLI's long lists", () => {
   });
 
   it("sources: the counts first, the most recently seen up to --limit, then how many more", async () => {
-    const { env } = await setup();
+    const { env, ingested } = await setup();
+    // setup's ingest found the same files landed by the first test (the same database): the skipped files cut at --limit 2.
+    expect(ingested.split("\n")).toEqual([
+      "shop: 0 sources landed, 4 already landed",
+      "shop: part-00.jsonl already landed; skipped",
+      "shop: part-01.jsonl already landed; skipped",
+      "shop: … and 2 more files already landed; skipped (--limit N shows more, --json all)",
+      "shop: nothing new in bronze",
+      "",
+    ]);
     const two = await cli(env, ["sources", "-p", "shop", "--limit", "2"]);
     const lines = two.stdout.split("\n");
     expect([two.code, lines.length, lines[0], lines[3], lines[4]]).toEqual([
@@ -109,8 +129,15 @@ describe("the CLI's long lists", () => {
     const again = await cli(env, ["ingest", "-p", "shop", "--limit", "1"]);
     expect([again.code, again.stdout, again.stderr]).toEqual([
       0,
-      "shop: part-00.jsonl already landed; skipped\nshop: … and 3 more files already landed; skipped (--limit N shows more, --json all)\n",
+      "shop: 0 sources landed, 4 already landed\nshop: part-00.jsonl already landed; skipped\nshop: … and 3 more files already landed; skipped (--limit N shows more, --json all)\n",
       "",
+    ]);
+    const summaryOnly = await cli(env, ["ingest", "-p", "shop", "--limit", "0"]);
+    expect([summaryOnly.code, summaryOnly.stdout]).toEqual([0, "shop: 0 sources landed, 4 already landed\nshop: … and 4 more files already landed; skipped (--limit N shows more, --json all)\n"]);
+    // --json: the whole report, every file, whatever --limit says.
+    const asJson = await cli(env, ["ingest", "-p", "shop", "--limit", "1", "--json"]);
+    expect([asJson.code, asJson.stderr, JSON.parse(asJson.stdout)]).toEqual([
+      0, "", { pipeline: "shop", landed: [], skipped: ["part-00.jsonl", "part-01.jsonl", "part-02.jsonl", "part-03.jsonl"], refused: [], changed: [], waiting: [], batches: [] },
     ]);
   });
 });

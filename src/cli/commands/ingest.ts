@@ -28,7 +28,8 @@ export interface IngestReport {
 
 /**
  * Lands the landing folder's new files into `report`; files modified less than source.settle ago may
- * still be being written: waits for them to settle (passes every 200 ms, saying so on stderr), unless `wait` is false.
+ * still be being written: waits for them to settle (passes every 200 ms, saying so on stderr when it is a
+ * terminal: progress, not a result), unless `wait` is false.
  * A file refused, or changed after it landed, is named on stderr as it is found.
  */
 async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport): Promise<void> {
@@ -44,7 +45,7 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
     if (first) report.skipped.push(...pass.unchanged);
     for (const name of pass.waiting.filter((n) => !told.has(n))) {
       told.add(name);
-      if (wait) console.error(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)`);
+      if (wait && process.stderr.isTTY) console.error(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)`);
     }
     report.waiting = pass.waiting;
     if (pass.waiting.length === 0 || !wait) return;
@@ -69,7 +70,7 @@ export function ingestLines(r: IngestReport, limit: number, opts: { folder?: str
   return [
     nothing
       ? `${p}: no new files in ${opts.folder}`
-      : `${p}: ${now.length} source${now.length === 1 ? "" : "s"} landed (${rows} rows: ${accepted} accepted, ${rows - accepted} quarantined)` +
+      : `${p}: ${now.length} source${now.length === 1 ? "" : "s"} landed${now.length > 0 ? ` (${rows} rows: ${accepted} accepted, ${rows - accepted} quarantined)` : ""}` +
         others.filter(([n]) => n > 0).map(([n, what]) => `, ${n} ${what}`).join(""),
     ...moreLines(now, limit, landLine, { indent: `${p}: `, what: "sources landed" }),
     ...moreLines(already, limit, (name) => `${p}: ${name} already landed; skipped`, { indent: `${p}: `, what: "files already landed; skipped" }),
