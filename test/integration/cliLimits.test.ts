@@ -98,6 +98,28 @@ describe("the CLI's long lists", () => {
 
     const bad = await cli(env, ["reconcile", "-p", "shop", "--limit", "many"]);
     expect([bad.code, bad.stdout, bad.stderr]).toEqual([2, "", 'straggler: --limit: expected a whole number from 0 to 1000000, got "many"\n']);
+
+    // correct over the tampered range: the run's summary line, the first --limit windows it changed, how many more, where to read them.
+    const range = ["--from", at(0), "--to", at(10 * TAMPERED)];
+    const corrected = await cli(env, ["correct", "-p", "shop", ...range, "--limit", "2"]);
+    const change = (i: number) => `  a [${at(10 * i)}, ${at(10 * i + 10)}) count 2 -> 1, sum ${10 + i} -> ${10 + i} (revision 2, 0 late events)`;
+    const runId = /^shop: correction run (\d+) /.exec(corrected.stdout)?.[1];
+    expect([corrected.code, corrected.stderr, corrected.stdout.replace(/, \d+ ms\n/, ", T ms\n").split("\n")]).toEqual([0, "", [
+      `shop: correction run ${runId} succeeded: ${TAMPERED} windows examined, ${TAMPERED} changed, 0 late events recovered, T ms`,
+      change(0),
+      change(1),
+      `  … and ${TAMPERED - 2} more windows changed (--limit N shows more, --json all)`,
+      `  read: straggler.window_results (the windows now), straggler.correction_audit WHERE run_id = ${runId} (each window before and after), straggler.correction_history (the runs)`,
+      "",
+    ]]);
+    // The same range again changes nothing (--limit 0: the summary line alone); --json would have every change.
+    const again = await cli(env, ["correct", "-p", "shop", ...range, "--limit", "0"]);
+    expect([again.code, again.stdout.replace(/, \d+ ms\n/, ", T ms\n")]).toEqual([0, `shop: correction run ${Number(runId) + 1} succeeded: ${TAMPERED} windows examined, 0 changed, 0 late events recovered, T ms\n`]);
+    // Tampered again: --json has every window changed, whatever --limit says.
+    await pool.query("UPDATE straggler.window_results_table SET event_count = event_count + 1 WHERE pipeline = 'shop' AND window_start < $1", [at(10 * TAMPERED)]);
+    const asJsonRun = await cli(env, ["correct", "-p", "shop", ...range, "--limit", "1", "--json"]);
+    const [run] = JSON.parse(asJsonRun.stdout) as { windowsChanged: number; changes: { windowStart: string; after: { count: number } }[] }[];
+    expect([asJsonRun.code, run!.windowsChanged, run!.changes.map((c) => [c.windowStart, c.after.count])]).toEqual([0, TAMPERED, Array.from({ length: TAMPERED }, (_, i) => [at(10 * i), 1])]);
   });
 
   it("sources: the counts first, the most recently seen up to --limit, then how many more", async () => {
