@@ -56,10 +56,11 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
 /**
  * `ingest` for people: the summary line (sources landed with their rows, already landed, refused,
  * changed after landing, waiting), then the first `limit` of each list: the landings, the files
- * already landed, the files left waiting (--no-wait); then the stream's micro-batches (`batchesLines`).
+ * already landed, the files left waiting (--no-wait); then the policy adopted by the stream if so
+ * (`adopted`), and its micro-batches (`batchesLines`).
  * Refused and changed files were named on stderr as they were found.
  */
-export function ingestLines(r: IngestReport, limit: number, opts: { folder?: string; streamed: boolean; settle: number }): string[] {
+export function ingestLines(r: IngestReport, limit: number, opts: { folder?: string; streamed: boolean; settle: number; adopted?: string[] }): string[] {
   const p = r.pipeline;
   const now = r.landed.filter((l) => !l.alreadyLanded);
   const already = [...r.landed.filter((l) => l.alreadyLanded).map((l) => l.source), ...r.skipped];
@@ -75,6 +76,7 @@ export function ingestLines(r: IngestReport, limit: number, opts: { folder?: str
     ...moreLines(now, limit, landLine, { indent: `${p}: `, what: "sources landed" }),
     ...moreLines(already, limit, (name) => `${p}: ${name} already landed; skipped`, { indent: `${p}: `, what: "files already landed; skipped" }),
     ...moreLines(r.waiting, limit, (name) => `${p}: ${name} waits to settle (modified less than ${formatDuration(opts.settle)} ago); not landed (--no-wait)`, { indent: `${p}: `, what: "files waiting to settle" }),
+    ...(opts.adopted ?? []),
     ...(opts.streamed ? batchesLines(p, r.batches, limit) : []),
   ];
 }
@@ -144,7 +146,7 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
         }
         if (!opts.json) {
           const folder = files.length === 0 ? pipeline.source.landingDir : undefined;
-          console.log([...ingestLines(report, opts.limit, { ...(folder === undefined ? {} : { folder }), streamed: opts.stream === true, settle: pipeline.source.settle }), ...adopted].join("\n"));
+          console.log([...ingestLines(report, opts.limit, { ...(folder === undefined ? {} : { folder }), streamed: opts.stream === true, settle: pipeline.source.settle, adopted })].join("\n"));
         }
         if (opts.json) json(report);
         // A file refused, or changed after it landed (its new bytes are not landed): a script must not read success.
