@@ -2,6 +2,7 @@
  * The CLI's progress (src/cli/progressBar.ts): a cli-progress bar with the real whole on a terminal,
  * a count without a whole when none is known, and through a pipe a line at most every `everyMs`.
  */
+import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { formatBytes, progressBar, progressFigure } from "../../src/cli/progressBar.js";
 
@@ -12,8 +13,7 @@ function sink(isTTY: boolean) {
 }
 
 /** What a terminal shows at the end: each redraw starts at column 1 (ESC [1G); escapes removed, the ETA's seconds as `?`. */
-const lastDrawn = (text: string) =>
-  text.split("\x1b[1G").at(-1)!.replace(/\x1b(\[[0-9;?]*[A-Za-z]|[78])/g, "").replace(/ETA \d+s/, "ETA ?s");
+const lastDrawn = (text: string) => stripVTControlCharacters(text.split("\u001b[1G").at(-1)!).replace(/ETA \d+s/, "ETA ?s");
 
 describe("progress on a terminal", () => {
   it("a file: a bar in bytes of its size, the rows as info", () => {
