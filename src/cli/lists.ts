@@ -10,16 +10,16 @@ import { UsageError } from "./context.js";
 export const DEFAULT_LIMIT = 20;
 
 /** The `--limit` option's text: the flag, what it does (commander adds the default). */
-export const LIMIT_HELP = 'at most this many items of each list for people, then "… and N more"; 0: the summary alone; --json has them all';
+const LIMIT_HELP = 'at most this many items of each list for people, then "… and N more"; 0: the summary alone; --json has them all';
 
 /** The end of the line counting what a list left out: how to see more. */
-export const MORE_HINT = " (--limit N shows more, --json all)";
+const MORE_HINT = " (--limit N shows more, --json all)";
 
 /**
  * `--limit` as given: a whole number from 0 to 1000000.
  * @throws UsageError naming the flag and what was given (exit 2)
  */
-export function limitArg(text: string): number {
+function limitArg(text: string): number {
   const n = Number(text);
   if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n > 1_000_000) {
     throw new UsageError(`--limit: expected a whole number from 0 to 1000000, got ${JSON.stringify(text)}`);

@@ -13,7 +13,7 @@ import { createRequire } from "node:module";
 const loadCliProgress = () => createRequire(import.meta.url)("cli-progress") as typeof import("cli-progress");
 
 /** How often a progress line is printed when stderr is not a terminal, by default (ms). */
-export const DEFAULT_PROGRESS_EVERY_MS = 5_000;
+const DEFAULT_PROGRESS_EVERY_MS = 5_000;
 
 export interface Progress {
   /** `done`: how far the work is, in the progress's unit; `info`: a short text shown after it. */

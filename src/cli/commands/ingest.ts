@@ -13,7 +13,7 @@ import { batchesLines, landLine } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
 /** What `ingest` did, as `--json` prints it: each landing as POST /pipelines/{p}/events answers, and the stream's batches. */
-export interface IngestReport {
+interface IngestReport {
   pipeline: string;
   landed: LandResult[];
   /** Landing-folder files landed before and unchanged. */
@@ -60,7 +60,7 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
  * (`adopted`), and its micro-batches (`batchesLines`).
  * Refused and changed files were named on stderr as they were found.
  */
-export function ingestLines(r: IngestReport, limit: number, opts: { folder?: string; streamed: boolean; settle: number; adopted?: string[] }): string[] {
+function ingestLines(r: IngestReport, limit: number, opts: { folder?: string; streamed: boolean; settle: number; adopted?: string[] }): string[] {
   const p = r.pipeline;
   const now = r.landed.filter((l) => !l.alreadyLanded);
   const already = [...r.landed.filter((l) => l.alreadyLanded).map((l) => l.source), ...r.skipped];
