@@ -2,12 +2,14 @@
  * `ingest`'s progress through a pipe (stderr is no terminal), via the built CLI: a file's progress in
  * bytes of its real size (not a total of 0), stdin's as a count of rows; at most one line per
  * STRAGGLER_PROGRESS_EVERY (here `0 seconds`: every step, 10,000 rows); `--json` on stdout stays one
- * document. (Lines at most every 5 s, none for quick work: test/unit/progressBar.test.ts, with a clock.)
+ * document; on a terminal, a bar of the file's size. (Lines at most every 5 s, none for quick work:
+ * test/unit/progressBar.test.ts, with a clock.)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import { CLI, startCli } from "../helpers/cli.js";
 import { REPO_ROOT } from "../helpers/fixtures.js";
@@ -66,5 +68,24 @@ describe("ingest's progress through a pipe", () => {
     child.stdin.end(Array.from({ length: 12_000 }, (_, i) => line(100_000 + i)).join(""));
     const code = await new Promise((resolve) => child.on("exit", resolve));
     expect([code, stderr, stdout.split("\n")[0]]).toEqual([0, "stdin: 10,000 rows\nstdin: 12,000 rows\n", "prog: 1 source landed (12000 rows: 12000 accepted, 0 quarantined)"]);
+  });
+
+  it("on a terminal (a pseudo-terminal from util-linux `script`): a cli-progress bar in bytes of the file's size, ending at 100%", async () => {
+    const { url } = await getDb();
+    const { dir, env } = setup(url);
+    const file = path.join(dir, "tty.jsonl"); // a file of its own: the first test landed big.jsonl
+    writeFileSync(file, Array.from({ length: ROWS }, (_, i) => line(200_000 + i)).join(""));
+    const child = spawn("script", ["-qec", `${CLI[0]} ${CLI[1]} ingest -p prog ${file}`, "/dev/null"], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    // stdin stays open while it runs (script forwards it to the terminal; its end could end the session).
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    child.stdin.end();
+    // Each redraw starts at column 1 (ESC [1G); the terminal's own line ends are \r\n.
+    const drawn = out.split(/\u001b\[1G|\r?\n/).map((t) => stripVTControlCharacters(t).trimEnd()).filter((t) => t !== "");
+    expect([code, drawn.filter((t) => t.startsWith("tty.jsonl [")).at(-1), drawn.filter((t) => t.startsWith("prog:"))]).toEqual([0,
+      `tty.jsonl [${"█".repeat(40)}] 100% | 1.6 MB of 1.6 MB | ETA 0s | 25,000 rows`,
+      ["prog: 1 source landed (25000 rows: 25000 accepted, 0 quarantined)", "prog: tty.jsonl: landed 25000, accepted 25000, quarantined 0"],
+    ]);
   });
 });
