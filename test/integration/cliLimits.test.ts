@@ -41,6 +41,13 @@ async function setup() {
     timestamps: { format: iso8601 }
     window: { type: tumbling, size: 10 minutes }
     watermark: { delay: 10 minutes }
+  - name: paged
+    source: { landingDir: landing, format: jsonl }
+    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }
+    timestamps: { format: iso8601 }
+    window: { type: tumbling, size: 10 minutes }
+    watermark: { delay: 10 minutes }
+    trigger: { maxRowsPerBatch: 5 }
 `,
   );
   const env = { DATABASE_URL: url, STRAGGLER_PIPELINES: config };
@@ -161,5 +168,24 @@ describe("the CLI's long lists", () => {
     expect([asJson.code, asJson.stderr, JSON.parse(asJson.stdout)]).toEqual([
       0, "", { pipeline: "shop", landed: [], skipped: ["part-00.jsonl", "part-01.jsonl", "part-02.jsonl", "part-03.jsonl"], refused: [], changed: [], waiting: [], batches: [] },
     ]);
+  });
+
+  it("stream: per pipeline the summary line, the first --limit micro-batches, how many more, then the last; --json every batch", async () => {
+    const { env } = await setup();
+    expect((await cli(env, ["ingest", "-p", "paged"])).code).toBe(0);
+    // 31 rows, 5 per micro-batch: one with --once (as JSON), then the other six.
+    const once = await cli(env, ["stream", "-p", "paged", "--once", "--json"]);
+    const [first] = JSON.parse(once.stdout) as { pipeline: string; batches: { batchId: number; numInputRows: number }[] }[];
+    expect([once.code, first!.pipeline, first!.batches.map((b) => [b.batchId, b.numInputRows])]).toEqual([0, "paged", [[0, 5]]]);
+    const rest = await cli(env, ["stream", "-p", "paged", "--limit", "2"]);
+    const lines = rest.stdout.split("\n");
+    expect([rest.code, rest.stderr, lines.length, lines[0], lines[3], lines[5]]).toEqual([0, "", 6,
+      "paged: 6 micro-batches, 26 rows, watermark 2026-10-01T06:30:00.000Z, 0 (event, window) pairs dropped by watermark",
+      "… and 3 more micro-batches (--limit N shows more, --json all), then the last:",
+      "",
+    ]);
+    expect([lines[1], lines[2], lines[4]].map((l) => /^paged batch (\d): (\d) rows in \d+ ms/.exec(l!)?.slice(1))).toEqual([["1", "5"], ["2", "5"], ["6", "1"]]);
+    const none = await cli(env, ["stream", "-p", "paged"]);
+    expect([none.code, none.stdout]).toEqual([0, "paged: nothing new in bronze\n"]);
   });
 });

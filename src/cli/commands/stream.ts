@@ -20,11 +20,12 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
     .action(async (opts: { pipeline: string; once?: boolean; limit: number; json?: boolean }) => {
       const ctx = await ctxOf("long-running");
       const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([import("../../db/statistics.js"), import("../../stream/runBatch.js"), import("../../stream/streamLoop.js")]);
-      // Policy adoptions are said with the batches: on stdout for people, in the summary for --json.
-      const sayAdopted = (a: PolicyAdoption) => !opts.json && console.log(a.message);
       await withDb(ctx, async (db) => {
         const out: { pipeline: string; batches: BatchProgress[] }[] = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
+          // A policy adopted by a batch's guard is said after the pipeline's summary line, before its batches (not in --json).
+          const adopted: string[] = [];
+          const sayAdopted = (a: PolicyAdoption) => adopted.push(a.message);
           try {
             let batches: BatchProgress[];
             if (opts.once) {
@@ -32,7 +33,7 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
               batches = b ? [b] : [];
             } else {
               await analyzeIfStale(db.pool, pipeline.name);
-              // Progress on stderr (a count: how many rows bronze holds past the offset is not read for it).
+              // Progress on stderr, a count of rows (the backlog is not counted for it: no whole).
               const bar = progressBar(`stream ${pipeline.name}`, { unit: "rows", everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
               let rows = 0;
               try {
@@ -42,7 +43,8 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
               }
             }
             out.push({ pipeline: pipeline.name, batches });
-            if (!opts.json) console.log(batchesLines(pipeline.name, batches, opts.limit).join("\n"));
+            const [summary, ...lines] = batchesLines(pipeline.name, batches, opts.limit);
+            if (!opts.json) console.log([summary, ...adopted, ...lines].join("\n"));
           } catch (e) {
             // A refused pipeline writes nothing: say why, go on with the others, exit with the worst code.
             if (!(await reportRefusal(e))) throw e;
