@@ -31,7 +31,7 @@ export function archiveLines(run: ArchiveRun, limit: number): string[] {
 }
 
 /** The lines of `archive --dry-run`: a summary line, then each closed partition (the first `limit`), archivable or why not. */
-function planLines(plan: PartitionVerdict[], limit: number): string[] {
+export function planLines(plan: PartitionVerdict[], limit: number): string[] {
   if (plan.length === 0) return ["no closed partitions: nothing to archive"];
   const would = plan.filter((v) => v.archivable).length;
   return [
