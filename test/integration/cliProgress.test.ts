@@ -78,7 +78,7 @@ describe("ingest's progress through a pipe", () => {
     const child = spawn("script", ["-qec", `${CLI[0]} ${CLI[1]} ingest -p prog ${file}`, "/dev/null"], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
-    // stdin stays open while it runs (script forwards it to the terminal; its end could end the session).
+    // stdin stays open while it runs (script forwards it to the terminal; its end could close the pseudo-terminal).
     const code = await new Promise((resolve) => child.on("exit", resolve));
     child.stdin.end();
     // Each redraw starts at column 1 (ESC [1G); the terminal's own line ends are \r\n.

@@ -1,4 +1,4 @@
-/** The one helper every CLI command cuts its long lists with (src/cli/lists.ts) and the micro-batches' lines (src/cli/print.ts). */
+/** The one function every CLI command cuts its long lists with (src/cli/lists.ts) and the micro-batches' lines (src/cli/print.ts). */
 import { describe, expect, it } from "vitest";
 import { moreInline, moreLines } from "../../src/cli/lists.js";
 import { batchesLines } from "../../src/cli/print.js";
