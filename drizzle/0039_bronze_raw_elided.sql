@@ -129,3 +129,17 @@ SELECT s.pipeline,
   JOIN straggler.bronze_events n ON n.pipeline = s.pipeline AND n.seq = s.superseded_by;
 --> statement-breakpoint
 ALTER TABLE straggler.bronze_events DROP COLUMN source;
+--> statement-breakpoint
+COMMENT ON VIEW straggler.bronze IS 'Bronze: every landed record of each pipeline, accepted or quarantined with its reason, with its raw text as received';
+--> statement-breakpoint
+COMMENT ON COLUMN straggler.bronze.seq IS 'the landing order: a sequence number unique across pipelines, increasing with each landing''s commit';
+--> statement-breakpoint
+COMMENT ON COLUMN straggler.bronze.pipeline IS 'the pipeline the record landed in';
+--> statement-breakpoint
+COMMENT ON COLUMN straggler.bronze.detail IS 'for a quarantined row, what was wrong, in words (NULL for accepted rows)';
+--> statement-breakpoint
+COMMENT ON COLUMN straggler.bronze.source IS 'the source the record came from: a file name, an HTTP request (http:<id> or its Idempotency-Key), a replay span (replay:<id>:<span start>), a log position';
+--> statement-breakpoint
+COMMENT ON COLUMN straggler.bronze.source_line IS 'the record''s 1-based line (or record) number within its source';
+--> statement-breakpoint
+COMMENT ON COLUMN straggler.bronze.raw IS 'the record''s text exactly as received (stored, or given back by its columns: docs/concepts-and-semantics.md "The raw record")';

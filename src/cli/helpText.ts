@@ -23,6 +23,8 @@ Environment variables:
   STRAGGLER_READ_CONNECTIONS   connections of the read pool (default 2)
   STRAGGLER_READ_CONCURRENCY   reads served at once before 503 (default 4)
   STRAGGLER_READ_TIMEOUT       bound on one read (a duration)
+  STRAGGLER_PROGRESS_EVERY     how often progress is printed on stderr when it is not a terminal
+                               (a duration, default 5 seconds; 0 seconds: at every step)
 
 Exit codes:
   0  done (also --help, --version)

@@ -3,8 +3,8 @@
  * pipeline's status and summary, a correction run. (`--json` prints the
  * documents these lines are made from; logs and progress go to stderr.)
  * A list that can be long is cut after `--limit` lines (default
- * `DEFAULT_LIMIT`) with a line counting the rest (`moreLines`); the summary
- * line comes first, and `--json` has every item.
+ * `DEFAULT_LIMIT`) with a line counting the rest (`moreLines`, src/cli/lists.ts);
+ * the summary line comes first, and `--json` has every item.
  */
 import { extrasLines } from "./extrasLines.js";
 import type { PipelineExtras } from "../observe/pipelineExtras.js";
@@ -18,35 +18,7 @@ import type { BatchProgress } from "../stream/runBatch.js";
 import type { PipelineStatus } from "../stream/status.js";
 import { DEFAULT_INPUT } from "../core/watermark.js";
 import type { CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
-import { UsageError } from "./context.js";
-
-/** Items of a long list a command prints for people before "… and N more" (`--limit`). */
-export const DEFAULT_LIMIT = 20;
-
-/** The `--limit` option's text: the flag, what it does, its default. */
-export const LIMIT_HELP = `lines of each list for people: at most this many lines of each list for people (then "… and N more"); --json has them all`;
-
-/**
- * `--limit` as given: a whole number from 0 to 1000000.
- * @throws UsageError naming the flag and what was given (exit 2)
- */
-export function limitArg(text: string): number {
-  const n = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n > 1_000_000) {
-    throw new UsageError(`--limit: expected a whole number from 0 to 1000000, got ${JSON.stringify(text)}`);
-  }
-  return n;
-}
-
-/**
- * The first `limit` of `items` as lines, then `<indent>… and N more<hint>` when some are left out.
- * @param total how many there are in all (default `items.length`; more when `items` is itself a page)
- */
-export function moreLines<T>(items: readonly T[], limit: number, line: (item: T) => string, opts: { indent?: string; hint?: string; total?: number } = {}): string[] {
-  const shown = items.slice(0, limit).map(line);
-  const rest = (opts.total ?? items.length) - shown.length;
-  return rest > 0 ? [...shown, `${opts.indent ?? "  "}… and ${rest} more${opts.hint ?? ""}`] : shown;
-}
+import { DEFAULT_LIMIT, moreLines } from "./lists.js";
 
 /** A landing as one line for people. */
 export function landLine(r: LandResult): string {
@@ -65,19 +37,15 @@ export function batchLine(b: BatchProgress): string {
   );
 }
 
-/** Prints `batchLine(b)` on stdout. */
-export const printBatch = (b: BatchProgress): void => console.log(batchLine(b));
-
 /** A group key as the CLI prints it: `(null)` for the null group, `""` for the empty key. */
 export function keyLabel(key: string | null): string {
   return key === null ? "(null)" : key === "" ? "\"\"" : key;
 }
 
-/** The summary block of `replay`: `extra` lines first, then the pipeline's ledger, windows and checkpoint. */
+/** The block of `replay` after its summary line: `extra` lines first, then the pipeline's ledger, windows and checkpoint. */
 export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> = {}): string[] {
   const reasons = Object.entries(s.ledger.quarantinedByReason).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
   return [
-    `Summary for ${s.pipeline}`,
     ...Object.entries(extra).map(([k, v]) => `  ${k}: ${v}`),
     `  rows landed:              ${s.ledger.landed}`,
     `  accepted:                 ${s.ledger.accepted}`,
@@ -107,11 +75,27 @@ function inputLines(inputs: CheckpointInput[]): string[] {
 /** `{ A: 1, B: 2 }` as `A 1, B 2`; `none` when empty. */
 const byName = (counts: Record<string, number>) => Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
 
+type StatusOf = PipelineStatus & { alerts: AlertView[]; policy: PolicyCheck; hold?: Hold | null } & Partial<PipelineExtras>;
+
+/**
+ * `status`'s summary line over the pipelines shown: how many, the alerts firing (by pipeline), the
+ * pipelines refused by their policy or held, and the work waiting (backlog, windows awaiting correction, failed windows).
+ */
+export function statusSummaryLine(all: readonly StatusOf[]): string {
+  const firing = all.flatMap((s) => s.alerts.filter((a) => a.state === "firing").map((a) => `${s.pipeline} ${a.alert}`));
+  const sum = (f: (s: StatusOf) => number) => all.reduce((n, s) => n + f(s), 0);
+  return (
+    `${all.length} pipeline${all.length === 1 ? "" : "s"}: ${firing.length} alert${firing.length === 1 ? "" : "s"} firing${firing.length ? ` (${firing.join(", ")})` : ""}, ` +
+    `${all.filter((s) => s.policy.state === "refused").length} refused by policy, ${all.filter((s) => s.hold).length} held; ` +
+    `backlog ${sum((s) => s.backlogRows)} rows, ${sum((s) => s.windows.awaitingCorrection)} windows awaiting correction, ${sum((s) => s.failedWindows)} failed windows`
+  );
+}
+
 /**
  * `status` for people: one block per pipeline (the numbers of `status --json` and `GET /pipelines`).
  * @returns the lines, without a trailing newline
  */
-export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: PolicyCheck; hold?: Hold | null } & Partial<PipelineExtras>): string[] {
+export function statusLines(s: StatusOf): string[] {
   const c = s.checkpoint;
   const lagMs = c?.watermark && c.maxEventTime ? Date.parse(c.maxEventTime) - Date.parse(c.watermark) : null;
   const watermarkTail = !c?.maxEventTime
@@ -142,7 +126,7 @@ export function statusLines(s: PipelineStatus & { alerts: AlertView[]; policy: P
  * A correction run for people: its counts, the first `shown` windows it changed, and
  * where to read the rest — the public views, never the tables behind them.
  */
-export function correctionLines(s: CorrectionSummary, shown = 20): string[] {
+export function correctionLines(s: CorrectionSummary, limit = DEFAULT_LIMIT): string[] {
   const lines = [
     `${s.pipeline}: correction run ${s.runId} ${s.status}: ${s.windowsExamined} windows examined, ${s.windowsChanged} changed, ` +
       `${s.eventsRecovered} late events recovered, ${s.windowsFailed ? `${s.windowsFailed} failed (straggler.failed_windows), ` : ""}${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
@@ -150,14 +134,29 @@ export function correctionLines(s: CorrectionSummary, shown = 20): string[] {
   if (s.windowsPastHorizon) {
     lines.push(`  ${s.windowsPastHorizon} windows awaiting correction not recomputed: archived rows could be in them (past the correction horizon; straggler restore puts an archive back)`);
   }
-  for (const c of s.changes.slice(0, shown)) {
-    lines.push(`  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`);
-  }
-  if (s.changes.length > shown) lines.push(`  … and ${s.changes.length - shown} more (--limit N shows more, --json all)`);
+  lines.push(...moreLines(s.changes, limit, (c) =>
+    `  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`,
+  { what: "windows changed" }));
   if (s.windowsChanged > 0 && s.runId !== null) {
     lines.push(
       `  read: straggler.window_results (the windows now), straggler.correction_audit WHERE run_id = ${s.runId} (each window before and after), straggler.correction_history (the runs)`,
     );
   }
   return lines;
+}
+
+/**
+ * Micro-batches for people: a summary line (`<pipeline>: N micro-batches, R rows, watermark W, D dropped
+ * by watermark`, or `nothing new in bronze`), the first `limit` batch lines, then how many more and the last
+ * one (its watermark is where the stream stands).
+ */
+export function batchesLines(pipeline: string, batches: readonly BatchProgress[], limit: number): string[] {
+  if (batches.length === 0) return [`${pipeline}: nothing new in bronze`];
+  const last = batches[batches.length - 1]!;
+  const rows = batches.reduce((n, b) => n + b.numInputRows, 0);
+  const dropped = batches.reduce((n, b) => n + b.numRowsDroppedByWatermark, 0);
+  return [
+    `${pipeline}: ${batches.length} micro-batch${batches.length === 1 ? "" : "es"}, ${rows} rows, watermark ${last.nextWatermark ?? "undefined"}, ${dropped} (event, window) pairs dropped by watermark`,
+    ...moreLines(batches, limit, batchLine, { indent: "", what: "micro-batches", last: true }),
+  ];
 }

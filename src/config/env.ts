@@ -47,6 +47,19 @@ const envSchema = z.object({
       else if (d.ms < 100 || d.ms > 3_600_000) ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 hour" });
       return d.ok ? d.ms : 0;
     }),
+  /**
+   * When stderr is not a terminal, how often a command's progress line is printed at most, a duration
+   * (`5 seconds`; `0 seconds`: at every step of the work); src/cli/progressBar.ts.
+   */
+  STRAGGLER_PROGRESS_EVERY: z
+    .string()
+    .default("5 seconds")
+    .transform((text, ctx) => {
+      const d = readDuration(text);
+      if (!d.ok) ctx.addIssue({ code: "custom", message: d.message });
+      else if (d.ms > 3_600_000) ctx.addIssue({ code: "custom", message: "expected a duration from 0 seconds to 1 hour" });
+      return d.ok ? d.ms : 0;
+    }),
   /** `off`: every HTTP landing in a transaction of its own, instead of group commit (src/ingest/groupCommit.ts). */
   STRAGGLER_GROUP_COMMIT: z.enum(["on", "off"], { error: "expected on|off" }).default("on"),
 });

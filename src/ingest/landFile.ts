@@ -105,7 +105,8 @@ export async function hashFile(fh: FileHandle): Promise<{ sha256: string; lines:
 
 export interface LandOpenOptions {
   landingTimeMs?: number;
-  onProgress?: (n: number) => void;
+  /** Called as records land: how many so far, and how many of the file's bytes they span (from its start). */
+  onProgress?: (records: number, bytes: number) => void;
   /** The file's record when an append-only file lands its next piece: reading starts at its landed bytes. */
   continueFrom?: SourceFileRecord;
   /** The input its rows come from (docs/DESIGN.md "Several inputs"); `default` when unset. */
@@ -145,7 +146,7 @@ export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: Fil
   }
   return landRecords(pool, pipeline, source, records(), {
     landingTimeMs: opts.landingTimeMs ?? Date.now(),
-    onProgress: opts.onProgress,
+    onProgress: opts.onProgress && ((n) => opts.onProgress!(n, position.offset)),
     ...(opts.input === undefined ? {} : { input: opts.input }),
     csvHeader: () => headerText,
     beforeCommit: async (client, result) => {
@@ -172,7 +173,7 @@ export async function landFile(
   pipeline: PipelineConfig,
   file: string,
   name: string,
-  opts: { landingTimeMs?: number; onProgress?: (n: number) => void; noFollow?: boolean; input?: string } = {},
+  opts: { landingTimeMs?: number; onProgress?: (records: number, bytes: number) => void; noFollow?: boolean; input?: string } = {},
 ): Promise<LandResult> {
   let opened: Awaited<ReturnType<typeof openSourceFile>> | undefined;
   try {
@@ -206,7 +207,9 @@ export async function landFile(
  * landing of the pipeline meanwhile.
  * @throws the stream's read error, SourceRefused (bad CSV header) or a database error; nothing is landed then
  */
-export async function landStream(pool: Pool, pipeline: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now(), inputName?: string): Promise<LandResult> {
+export async function landStream(
+  pool: Pool, pipeline: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now(), inputName?: string, onProgress?: (records: number) => void,
+): Promise<LandResult> {
   const dir = await mkdtemp(spoolPrefix("spool"));
   try {
     const file = path.join(dir, "input");
@@ -215,7 +218,7 @@ export async function landStream(pool: Pool, pipeline: PipelineConfig, input: Re
     try {
       let headerText: string | undefined;
       const records = readRecords(fileChunks(fh, 0), pipeline.source.format, { ...readOptionsFor(pipeline), onHeader: (_, text) => (headerText = text) });
-      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, records, { landingTimeMs, newSource: true, csvHeader: () => headerText, ...(inputName === undefined ? {} : { input: inputName }) });
+      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, records, { landingTimeMs, newSource: true, csvHeader: () => headerText, onProgress, ...(inputName === undefined ? {} : { input: inputName }) });
     } finally {
       await fh.close();
     }

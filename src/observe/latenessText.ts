@@ -3,6 +3,7 @@
  * distribution, its histogram, the what-if table and the recommendation.
  * Durations are shortened to their two largest units (`9m 47s`, `2d 7h`).
  */
+import { DEFAULT_LIMIT, moreLines } from "../cli/lists.js";
 import type { AdvisedOutcome, LatenessAdvice } from "./latenessAdvice.js";
 
 const UNITS: [string, number][] = [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1_000], ["ms", 1]];
@@ -41,14 +42,12 @@ const outcomeCells = (o: Omit<AdvisedOutcome, "labels"> & { labels?: string[] })
   o.openWindows ? `${o.openWindows.max} / ${o.openWindows.mean.toFixed(1)}` : "-",
 ];
 
-/** Group keys shown by default before "… and N more" (`straggler lateness --by-key --limit`). */
-const KEYS_SHOWN = 20;
 
 /**
  * The report as lines of text (no trailing newline); without accepted rows (in the range), one line saying so.
  * `keysShown`: lines of the per-key list (most rows first) before "… and N more keys" (default 20).
  */
-export function formatLatenessReport(report: LatenessAdvice, keysShown = KEYS_SHOWN): string {
+export function formatLatenessReport(report: LatenessAdvice, keysShown = DEFAULT_LIMIT): string {
   const d = report.distribution;
   const range = report.range.from || report.range.to ? `, event time in [${report.range.from ?? "-∞"}, ${report.range.to ?? "∞"})` : "";
   if (d.count === 0) {
@@ -63,10 +62,7 @@ export function formatLatenessReport(report: LatenessAdvice, keysShown = KEYS_SH
     ])]),
   ];
   const keys = report.byKey ?? [];
-  for (const k of keys.slice(0, keysShown)) {
-    lines.push(`  key ${JSON.stringify(k.groupKey)}: ${count(k.count)} rows, p50 ${shortDuration(k.p50Ms)}, p99 ${shortDuration(k.p99Ms)}, max ${shortDuration(k.maxMs)}`);
-  }
-  if (keys.length > keysShown) lines.push(`  … and ${count(keys.length - keysShown)} more keys (--limit; --json has them all)`);
+  lines.push(...moreLines(keys, keysShown, (k) => `  key ${JSON.stringify(k.groupKey)}: ${count(k.count)} rows, p50 ${shortDuration(k.p50Ms)}, p99 ${shortDuration(k.p99Ms)}, max ${shortDuration(k.maxMs)}`, { what: "keys" }));
   const w = report.whatIf;
   lines.push(
     "",

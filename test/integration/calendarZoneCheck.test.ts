@@ -157,7 +157,7 @@ describe("calendar window zone check against PostgreSQL", () => {
 
     const streamed = await cli("stream", "-p", "all", "--once");
     expect([streamed.code, streamed.stderr]).toEqual([2, `straggler: ${MESSAGE}\n`]);
-    expect(streamed.stdout).toMatch(/^zone-day batch 0: 2 rows/);
+    expect(streamed.stdout).toMatch(/^zone-day: 1 micro-batch, 2 rows, .*\nzone-day batch 0: 2 rows/);
     const windows = await pool.query(
       "SELECT pipeline, window_start, window_end, event_count, value_sum FROM straggler.window_results WHERE pipeline IN ('zone-check', 'zone-day') ORDER BY pipeline, window_start",
     );

@@ -76,9 +76,9 @@ describe("one-shot commands' output", () => {
       expect(await cli(env, ["migrate"])).toBe("migrations applied (external database)\n");
       expect(JSON.parse(await cli(env, ["migrate", "--json"]))).toEqual({ migrated: true, database: "external" });
 
-      // ingest: a line per file, and its batches.
+      // ingest: the summary line, a line per file, and its batches.
       const ingested = await cli(env, ["ingest", "-p", "shop", "--stream"]);
-      expect(ingested.split("\n")[0]).toBe("shop: a.jsonl: landed 5, accepted 4, quarantined 1 (PARSE_FAIL=1)");
+      expect(ingested.split("\n").slice(0, 2)).toEqual(["shop: 1 source landed (5 rows: 4 accepted, 1 quarantined)", "shop: a.jsonl: landed 5, accepted 4, quarantined 1 (PARSE_FAIL=1)"]);
       expect(ingested).toMatch(/^shop batch 0: 4 rows in \d+ ms/m);
 
       // A late event (its window [00:00, 00:10) ended before the watermark, 00:30), landed with --json.
@@ -91,7 +91,10 @@ describe("one-shot commands' output", () => {
 
       // status: text, and --json with the numbers of GET /pipelines.
       const status = await cli(env, ["status", "-p", "shop"]);
-      expect(status.split("\n").slice(0, 6)).toEqual([
+      const summary1 = "1 pipeline: 0 alerts firing, 0 refused by policy, 0 held; backlog 0 rows, 1 windows awaiting correction, 0 failed windows";
+      expect(status.split("\n").slice(0, 8)).toEqual([
+        summary1,
+        "",
         "shop",
         "  watermark:             2026-10-01T00:30:00.000Z, 10 minutes behind the max event time 2026-10-01T00:40:00.000Z",
         "  stream:                2 batches, offset 6; backlog 0 rows",
@@ -99,6 +102,17 @@ describe("one-shot commands' output", () => {
         "  dropped by watermark:  1 (event, window) pairs; 1 windows awaiting correction",
         "  windows:               1 open, 3 final, 0 corrected; 0 failed",
       ]);
+      // Every pipeline (the default -p all): the summary over both, the first --limit blocks, how many more; --json has them all.
+      const blocks = (await cli(env, ["status", "--limit", "1"])).split("\n");
+      expect([blocks[0], blocks[1], blocks[2], blocks.slice(-3)]).toEqual([
+        "2 pipelines: 0 alerts firing, 0 refused by policy, 0 held; backlog 0 rows, 1 windows awaiting correction, 0 failed windows",
+        "",
+        "shop",
+        ["", "… and 1 more pipelines (--limit N shows more, --json all)", ""],
+      ]);
+      expect(blocks.filter((l) => l === "replayed")).toEqual([]);
+      expect(await cli(env, ["status", "--limit", "0"])).toBe(`${blocks[0]}\n\n… and 2 more pipelines (--limit N shows more, --json all)\n`);
+      expect((JSON.parse(await cli(env, ["status", "--limit", "0", "--json"])) as { pipeline: string }[]).map((p) => p.pipeline)).toEqual(["shop", "replayed"]);
       const [statusJson] = JSON.parse(await cli(env, ["status", "-p", "shop", "--json"]));
       const [apiRow] = (await get("/pipelines")).filter((p: { pipeline: string }) => p.pipeline === "shop");
       for (const field of ["ledger", "windows", "numRowsDroppedByWatermark", "backlogRows", "sources", "failedWindows", "alerts"]) {

@@ -131,6 +131,13 @@ describe("straggler drop", () => {
     );
     expect(asked.stderr).toBe("straggler: nothing removed: run `straggler drop -p drop-cli --yes` to remove them (the raw records in bronze too: land the sources again to rebuild)\n");
     expect((await pipelineRows(pool, "drop-cli")).total).toBe(20);
+    // --json: every table with its rows (0 included), without --yes dropped false and exit 1.
+    const askedJson = await cli("drop", "-p", "drop-cli", "--json");
+    const plan = JSON.parse(askedJson.stdout) as { pipeline: string; dropped: boolean; total: number; tables: Record<string, number> };
+    expect([askedJson.code, plan.pipeline, plan.dropped, plan.total, Object.entries(plan.tables).filter(([, n]) => n > 0)]).toEqual([1, "drop-cli", false, 20, [
+      ["batch_progress", 1], ["bronze_events", 6], ["checkpoints", 1], ["landed_sources", 3], ["policy_versions", 1], ["source_files", 3], ["source_headers", 3], ["window_results_table", 2],
+    ]]);
+    expect(plan.tables).toEqual((await pipelineRows(pool, "drop-cli")).tables);
     const dropped = await cli("drop", "-p", "drop-cli", "--yes");
     expect([dropped.code, dropped.stdout.split("\n")[0], dropped.stderr]).toEqual([0, "drop-cli: dropped 20 rows:", ""]);
     expect((await pipelineRows(pool, "drop-cli")).total).toBe(0);

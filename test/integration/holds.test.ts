@@ -14,6 +14,7 @@ import { runCorrection } from "../../src/correction/correct.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { holdPipeline, releasePipeline } from "../../src/lifecycle/hold.js";
+import { holdResponse } from "../../src/http/holdRoutes.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch, type BatchResult } from "../../src/stream/runBatch.js";
 import { startApi } from "../helpers/api.js";
@@ -201,5 +202,14 @@ describe("holds", () => {
     expect([cliRelease.code, cliRelease.stdout]).toEqual([0, expect.stringMatching(/^hold-hand: released hold \d+ \(held since \S+: incident 42\); straggler.window_results shows the live results\n$/)]);
     const notHeld = await cli("release", "-p", "hold-hand");
     expect([notHeld.code, notHeld.stderr]).toEqual([1, "straggler: pipeline hold-hand is not held\n"]);
+
+    // --json: the REST answers (hold: the hold and its windows; release: the hold released).
+    const heldJson = await cli("hold", "-p", "hold-hand", "--reason", "as JSON", "--json");
+    const { hold, windows } = JSON.parse(heldJson.stdout) as { hold: Record<string, unknown>; windows: number };
+    expect([heldJson.code, holdResponse.parse(hold), windows]).toEqual([0, hold, 1]);
+    expect(hold).toMatchObject({ pipeline: "hold-hand", reason: "as JSON", rule: null, releasedAt: null });
+    const releasedJson = await cli("release", "-p", "hold-hand", "--json");
+    const releasedHold = JSON.parse(releasedJson.stdout) as Record<string, unknown>;
+    expect([releasedJson.code, holdResponse.parse(releasedHold), releasedHold.holdId, typeof releasedHold.releasedAt]).toEqual([0, releasedHold, hold.holdId, "string"]);
   }, 180_000); // several CLI processes, each starting and migrating
 });

@@ -127,7 +127,7 @@ describe("sources name their input", () => {
     expect(rows).toEqual([{ source: "extra.jsonl", input: "a" }]);
     // After the first test's batch, a's 12:50 moves a to 12:45; b (12:20) and default (11:50) hold the min.
     const status = await startCli(["status", "-p", "feeds"], env).done;
-    expect(status.stdout.split("\n").slice(1, 5)).toEqual([
+    expect(status.stdout.split("\n").slice(3, 7)).toEqual([
       expect.stringMatching(/^  watermark: {13}2026-10-01T11:50:00\.000Z, /),
       expect.stringMatching(/^    input a: watermark 2026-10-01T12:45:00\.000Z, max event time 2026-10-01T12:50:00\.000Z, last sent /),
       expect.stringMatching(/^    input b: watermark 2026-10-01T12:20:00\.000Z, max event time 2026-10-01T12:45:00\.000Z, last sent /),

@@ -72,7 +72,7 @@ describe("a policy change with nothing to invalidate is adopted", () => {
     const cli = (args: string[], yaml: string) => startCli(args, { DATABASE_URL: url, STRAGGLER_PIPELINES: path.join(dir, yaml) }).done;
 
     const first = await cli(["ingest", "-p", "orders", file, "--stream"], "before.yaml");
-    expect({ code: first.code, stdout: first.stdout }).toEqual({ code: 1, stdout: "" });
+    expect({ code: first.code, stdout: first.stdout }).toEqual({ code: 1, stdout: "orders: 0 sources landed, 1 refused\norders: nothing new in bronze\n" });
     expect(first.stderr).toBe(
       `orders: ${file} refused: CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime), "amount" (fields.value); it names: "Event_Time", "Amount"; they differ only in case: set source.csv.headerCase: insensitive\n`,
     );
@@ -96,9 +96,14 @@ describe("a policy change with nothing to invalidate is adopted", () => {
     const fixed = await cli(["ingest", "-p", "orders", file, "--stream"], "after.yaml");
     expect({ code: fixed.code, stderr: fixed.stderr }).toEqual({ code: 0, stderr: "" });
     const lines = fixed.stdout.split("\n");
-    expect(lines.slice(0, 2)).toEqual(["orders: orders.csv: landed 2, accepted 2, quarantined 0", adoption]);
-    expect(lines[2]).toMatch(/^orders batch 0: 2 rows in \d+ ms \(\d+ rows\/s\), watermark 2026-10-01T11:52:00\.000Z, numRowsDroppedByWatermark 0, numRowsUpdated 1, finalized 0, numRowsTotal 1$/);
-    expect(lines.length).toBe(4);
+    expect(lines.slice(0, 4)).toEqual([
+      "orders: 1 source landed (2 rows: 2 accepted, 0 quarantined)",
+      "orders: orders.csv: landed 2, accepted 2, quarantined 0",
+      adoption,
+      "orders: 1 micro-batch, 2 rows, watermark 2026-10-01T11:52:00.000Z, 0 (event, window) pairs dropped by watermark",
+    ]);
+    expect(lines[4]).toMatch(/^orders batch 0: 2 rows in \d+ ms \(\d+ rows\/s\), watermark 2026-10-01T11:52:00\.000Z, numRowsDroppedByWatermark 0, numRowsUpdated 1, finalized 0, numRowsTotal 1$/);
+    expect(lines.length).toBe(6);
     expect(await windowSummary(pool, "orders")).toEqual(["[12:00,12:10)=12 open"]);
     expect(await liveVersions(pool, "orders")).toEqual([{ version: 1, state: "live", policy_version: configured }]);
     expect((await checkPolicy(pool, after)).state).toBe("live");

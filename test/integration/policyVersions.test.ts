@@ -131,12 +131,12 @@ describe("policy versions", () => {
     write("null", "5 seconds");
     expect((await cli("ingest", "-p", "policy-cli", file("batch1.csv"))).code).toBe(0);
     const first = await cli("stream", "-p", "policy-cli");
-    expect([first.code, first.stdout]).toEqual([0, expect.stringMatching(/^policy-cli batch 0: 2 rows/)]);
+    expect([first.code, first.stdout]).toEqual([0, expect.stringMatching(/^policy-cli: 1 micro-batch, 2 rows, .*\npolicy-cli batch 0: 2 rows/)]);
     // Restart with the same config (and another trigger interval): it streams.
     write("null", "1 second");
     expect((await cli("ingest", "-p", "policy-cli", file("batch2.csv"))).code).toBe(0);
     const second = await cli("stream", "-p", "policy-cli");
-    expect([second.code, second.stdout]).toEqual([0, expect.stringMatching(/^policy-cli batch 1: 2 rows/)]);
+    expect([second.code, second.stdout]).toEqual([0, expect.stringMatching(/^policy-cli: 1 micro-batch, 2 rows, .*\npolicy-cli batch 1: 2 rows/)]);
 
     write("1 hour", "1 second");
     const refused = await cli("stream", "-p", "policy-cli");

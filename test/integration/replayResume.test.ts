@@ -93,13 +93,19 @@ describe("a replay run again after it completed", () => {
     const { config } = setup("resume-cli");
     const cli = (...args: string[]) => startCli(["-c", config, ...args], { DATABASE_URL: url }).done;
     const first = await cli("replay", "-p", "resume-cli");
-    expect([first.code, first.stdout.split("\n")[0]]).toEqual([0, "Replaying 1 file(s) into resume-cli by arrived, 1 hour of arrival time per micro-batch (external database)"]);
+    const what = "1 file into resume-cli by arrived, 1 hour of arrival time per micro-batch (external database)";
+    // The summary line first; the last micro-batch's progress; the figures. (What starts goes to stderr, with the progress.)
+    expect([first.code, first.stderr.split("\n")[0], first.stdout.split("\n").slice(0, 4).map((l) => l.replace(/ in \d+ ms \(\d+ rows\/s\)/, " in T ms (R rows/s)"))]).toEqual([0, `Replaying ${what}`, [
+      `resume-cli: replayed ${what}: 6 rows landed in 3 micro-batches, 3 stream batches, watermark 2024-01-15T13:56:00.000Z`,
+      "",
+      "Last micro-batch progress:",
+      "resume-cli batch 2: 2 rows in T ms (R rows/s), watermark 2024-01-15T13:56:00.000Z, numRowsDroppedByWatermark 0, numRowsUpdated 1, finalized 1, numRowsTotal 1",
+    ]]);
     const again = await cli("replay", "-p", "resume-cli");
-    expect([again.code, again.stderr]).toEqual([0, ""]);
+    expect([again.code, again.stderr]).toEqual([0, `Replaying ${what}\n`]);
     const lines = again.stdout.trimEnd().split("\n");
     expect(lines.map((l) => l.replace(/^( {2}elapsed: )\d+\.\d s/, "$1T s").replace(/^( {2}peak RSS: )\d+ MB$/, "$1M MB").replace(/completed at [^)]+\)/, "completed at T)"))).toEqual([
-      "Replaying 1 file(s) into resume-cli by arrived, 1 hour of arrival time per micro-batch (external database)",
-      "Summary for resume-cli",
+      `resume-cli: replayed ${what}: 0 rows landed in 0 micro-batches (3 already landed: resumed), 0 stream batches, watermark 2024-01-15T13:56:00.000Z`,
       "  replay micro-batches: 0 landed, 3 already landed (resumed); 0 stream batches",
       "  elapsed: T s (0 rows landed: every micro-batch was already landed (resumed))",
       "  peak RSS: M MB",

@@ -60,15 +60,15 @@ describe("straggler ingest -p P file: a source's name and its bytes", () => {
     const day1 = path.join(c.dir, "day1", "r.csv"), day2 = path.join(c.dir, "day2", "r.csv");
 
     const first = await run(day1);
-    expect([first.code, first.stdout.trim(), first.stderr]).toEqual([0, `${c.name}: r.csv: landed 2, accepted 2, quarantined 0`, ""]);
+    expect([first.code, first.stdout.trim(), first.stderr]).toEqual([0, `${c.name}: 1 source landed (2 rows: 2 accepted, 0 quarantined)\n${c.name}: r.csv: landed 2, accepted 2, quarantined 0`, ""]);
     const again = await run(day1);
-    expect([again.code, again.stdout.trim(), again.stderr]).toEqual([0, `${c.name}: r.csv already landed; skipped`, ""]);
+    expect([again.code, again.stdout.trim(), again.stderr]).toEqual([0, `${c.name}: 0 sources landed, 1 already landed\n${c.name}: r.csv already landed; skipped`, ""]);
 
     const other = await run(day2);
     const reason = `a different file named r.csv has already landed (${DAY1.length} bytes, SHA-256 ${sha(DAY1).slice(0, 12)}…; ` +
       `${day2} has ${DAY2.length} bytes, SHA-256 ${sha(DAY2).slice(0, 12)}…): nothing was landed. A file source is known by its name: ` +
       `give this file a name of its own (e.g. a date in it) and land it again`;
-    expect([other.code, other.stdout, other.stderr.trim()]).toEqual([1, "", `${c.name}: ${day2} refused: ${reason}`]);
+    expect([other.code, other.stdout, other.stderr.trim()]).toEqual([1, `${c.name}: 0 sources landed, 1 refused\n`, `${c.name}: ${day2} refused: ${reason}`]);
     const json = await run(day2, "--json");
     expect([json.code, JSON.parse(json.stdout).refused, JSON.parse(json.stdout).landed]).toEqual([1, [{ source: day2, reason }], []]);
 
@@ -82,7 +82,7 @@ describe("straggler ingest -p P file: a source's name and its bytes", () => {
     const renamed = path.join(c.dir, "day2", "r-2024-01-16.csv");
     writeFileSync(renamed, DAY2);
     const landed = await run(renamed);
-    expect([landed.code, landed.stdout.trim()]).toEqual([0, `${c.name}: r-2024-01-16.csv: landed 1, accepted 1, quarantined 0`]);
+    expect([landed.code, landed.stdout.trim()]).toEqual([0, `${c.name}: 1 source landed (1 rows: 1 accepted, 0 quarantined)\n${c.name}: r-2024-01-16.csv: landed 1, accepted 1, quarantined 0`]);
   });
 
   it("both files in one command: the first lands, the second is refused, exit 1", async () => {
@@ -90,7 +90,7 @@ describe("straggler ingest -p P file: a source's name and its bytes", () => {
     const c = setup();
     const r = await startCli(["ingest", "-p", c.name, path.join(c.dir, "day1", "r.csv"), path.join(c.dir, "day2", "r.csv")], { DATABASE_URL: url, STRAGGLER_PIPELINES: c.config }).done;
     expect(r.code).toBe(1);
-    expect(r.stdout.trim()).toBe(`${c.name}: r.csv: landed 2, accepted 2, quarantined 0`);
+    expect(r.stdout.trim()).toBe(`${c.name}: 1 source landed (2 rows: 2 accepted, 0 quarantined), 1 refused\n${c.name}: r.csv: landed 2, accepted 2, quarantined 0`);
     expect(r.stderr).toContain(`${c.name}: ${path.join(c.dir, "day2", "r.csv")} refused: a different file named r.csv has already landed`);
     expect(await eventIds(pool, c.name)).toEqual(["r.csv:d1a", "r.csv:d1b"]);
   });

@@ -20,7 +20,7 @@ describe("formatLatenessReport", () => {
     expect(lines.filter((l) => l.startsWith("  key ") || l.startsWith("  …"))).toEqual([
       '  key "k0": 4 rows, p50 2s, p99 3s, max 3s',
       '  key "k1": 4 rows, p50 2s, p99 3s, max 3s',
-      "  … and 3 more keys (--limit; --json has them all)",
+      "  … and 3 more keys (--limit N shows more, --json all)",
     ]);
   });
 

@@ -1,7 +1,8 @@
 /** `correct` (a correction run) and `reconcile` (final windows against a recompute from bronze). */
 import type { Command } from "commander";
 import { json, pick, rangeOption, withDb, type ContextOf } from "../context.js";
-import { correctionLines, DEFAULT_LIMIT, keyLabel, LIMIT_HELP, limitArg, moreLines } from "../print.js";
+import { limitOption, moreLines } from "../lists.js";
+import { correctionLines, keyLabel } from "../print.js";
 import type { ReconcileReport } from "../../correction/reconcile.js";
 import { reportRefusal, worstExit } from "../refusal.js";
 
@@ -11,17 +12,16 @@ import { reportRefusal, worstExit } from "../refusal.js";
  */
 export function reconcileLines(r: ReconcileReport, limit: number): string[] {
   const fmt = (a: ReconcileReport["mismatches"][number]["stored"]) => (a ? `count ${a.count} sum ${a.sum} min ${a.min} max ${a.max}` : "missing");
-  const hint = " (--limit N shows more, --json all)";
   return [
     `${r.pipeline}: ${r.windowsChecked} final windows checked, ${r.mismatches.length} mismatches` +
       `${r.failedWindows.length > 0 ? `, ${r.failedWindows.length} cannot be recomputed` : ""}; ledger landed ${r.ledger.landed} = accepted ${r.ledger.accepted} + quarantined ${r.ledger.quarantined} ` +
       `(${r.ledger.balanced ? "balanced" : `NOT balanced: landed by source ${r.ledger.landedBySource}`}); backlog ${r.backlogRows} rows`,
-    ...moreLines(r.mismatches, limit, (m) => `  ${keyLabel(m.groupKey)} [${m.windowStart}, ${m.windowEnd}) stored ${fmt(m.stored)}, expected ${fmt(m.expected)}`, { hint: ` mismatches${hint}` }),
+    ...moreLines(r.mismatches, limit, (m) => `  ${keyLabel(m.groupKey)} [${m.windowStart}, ${m.windowEnd}) stored ${fmt(m.stored)}, expected ${fmt(m.expected)}`, { what: "mismatches" }),
     ...moreLines(
       r.failedWindows,
       limit,
       (f) => `  ${keyLabel(f.groupKey)} [${f.windowStart}, ${f.windowEnd}) cannot be recomputed: ${f.error} (SQLSTATE ${f.sqlstate}); a correction run quarantines its late rows`,
-      { hint: ` windows that cannot be recomputed${hint}` },
+      { what: "windows that cannot be recomputed" },
     ),
   ];
 }
@@ -35,7 +35,7 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
     .option("--key <key...>", "only these group keys")
     .option("--null-key", "only the null group (with --key: it too)")
-    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
+    .option(...limitOption)
     .option("--json", "print the run summaries as JSON: an array, one per pipeline run, each as POST /pipelines/{p}/recompute answers")
     .action(async (opts: { pipeline: string; from?: string; to?: string; key?: string[]; nullKey?: boolean; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
@@ -67,7 +67,7 @@ export function correctCommands(program: Command, ctxOf: ContextOf): void {
     .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
     .option("--from <instant>", "range start, ISO 8601 with zone")
     .option("--to <instant>", "range end (exclusive), ISO 8601 with zone")
-    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
+    .option(...limitOption)
     .option("--json", "print the full reports as JSON: an array, one per pipeline, each as GET /pipelines/{p}/reconcile answers (every mismatch)")
     .action(async (opts: { pipeline: string; from?: string; to?: string; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();

@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { closest, distance } from "fastest-levenshtein";
 import type { PipelineRows } from "../../lifecycle/drop.js";
-import { UsageError, withDb, type ContextOf } from "../context.js";
+import { json, UsageError, withDb, type ContextOf } from "../context.js";
 
 /** One line per table with rows (`  bronze_events  6`), in table order. */
 function rowLines(r: PipelineRows): string[] {
@@ -27,7 +27,8 @@ export function dropCommand(program: Command, ctxOf: ContextOf): void {
     .description("forget a pipeline: remove its bronze, results, checkpoint, versions, audit, sources and alert states in one transaction (needs --yes; without it exits 1); a name neither configured nor with rows is exit 2")
     .requiredOption("-p, --pipeline <name>", "the pipeline (it need not be configured any more)")
     .option("--yes", "remove them; without it, only say what would be removed")
-    .action(async (opts: { pipeline: string; yes?: boolean }) => {
+    .option("--json", 'print JSON: { "pipeline", "dropped": true | false (without --yes), "total", "tables": { <table>: rows } }')
+    .action(async (opts: { pipeline: string; yes?: boolean; json?: boolean }) => {
       const ctx = await ctxOf();
       const [{ pipelineName }, { dropPipeline, pipelineRows }] = await Promise.all([import("../../config/pipelines.js"), import("../../lifecycle/drop.js")]);
       const name = pipelineName.safeParse(opts.pipeline);
@@ -41,18 +42,19 @@ export function dropCommand(program: Command, ctxOf: ContextOf): void {
         }
         if (!opts.yes) {
           const r = rows;
+          process.exitCode = 1;
+          if (opts.json) json({ pipeline: opts.pipeline, dropped: false, total: r.total, tables: r.tables });
           if (r.total === 0) {
-            console.log(`${opts.pipeline}: no rows; nothing to drop`);
-            process.exitCode = 1;
+            if (!opts.json) console.log(`${opts.pipeline}: no rows; nothing to drop`);
             return;
           }
-          console.log([`${opts.pipeline}: drop would remove ${r.total} rows:`, ...rowLines(r)].join("\n"));
+          if (!opts.json) console.log([`${opts.pipeline}: drop would remove ${r.total} rows:`, ...rowLines(r)].join("\n"));
           console.error(`straggler: nothing removed: run \`straggler drop -p ${opts.pipeline} --yes\` to remove them (the raw records in bronze too: land the sources again to rebuild)`);
-          process.exitCode = 1;
           return;
         }
         const r = await dropPipeline(db.pool, opts.pipeline);
-        console.log(r.total === 0 ? `${opts.pipeline}: no rows; nothing dropped` : [`${opts.pipeline}: dropped ${r.total} rows:`, ...rowLines(r)].join("\n"));
+        if (opts.json) json({ pipeline: opts.pipeline, dropped: true, total: r.total, tables: r.tables });
+        else console.log(r.total === 0 ? `${opts.pipeline}: no rows; nothing dropped` : [`${opts.pipeline}: dropped ${r.total} rows:`, ...rowLines(r)].join("\n"));
       });
     });
 }

@@ -1,6 +1,6 @@
 /** `hold -p P --reason "…"` and `release -p P` (src/lifecycle/hold.ts, README "Incidents: hold"). */
 import type { Command } from "commander";
-import { pickOne, UsageError, withDb, type ContextOf } from "../context.js";
+import { json, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 
 export function holdCommands(program: Command, ctxOf: ContextOf): void {
   program
@@ -8,7 +8,8 @@ export function holdCommands(program: Command, ctxOf: ContextOf): void {
     .description("hold a pipeline's published results: straggler.window_results keeps serving what it serves now (every row held) while landing, the stream and corrections go on")
     .requiredOption("-p, --pipeline <name>", "the pipeline")
     .requiredOption("--reason <text>", "why (shown with the hold)")
-    .action(async (opts: { pipeline: string; reason: string }) => {
+    .option("--json", "print the hold and how many windows stay published as JSON (as POST /pipelines/{p}/hold answers)")
+    .action(async (opts: { pipeline: string; reason: string; json?: boolean }) => {
       const ctx = await ctxOf();
       const { HoldStateError, holdPipeline } = await import("../../lifecycle/hold.js");
       const pipeline = pickOne(ctx, opts.pipeline);
@@ -16,7 +17,8 @@ export function holdCommands(program: Command, ctxOf: ContextOf): void {
       await withDb(ctx, async (db) => {
         try {
           const { hold, windows } = await holdPipeline(db.pool, pipeline.name, opts.reason.trim());
-          console.log(`${pipeline.name}: held since ${hold.heldAt} (hold ${hold.holdId}: ${hold.reason}); straggler.window_results keeps its ${windows} windows until \`straggler release -p ${pipeline.name}\``);
+          if (opts.json) json({ hold, windows });
+          else console.log(`${pipeline.name}: held since ${hold.heldAt} (hold ${hold.holdId}: ${hold.reason}); straggler.window_results keeps its ${windows} windows until \`straggler release -p ${pipeline.name}\``);
         } catch (e) {
           if (!(e instanceof HoldStateError)) throw e;
           console.error(`straggler: ${e.message}`);
@@ -29,14 +31,16 @@ export function holdCommands(program: Command, ctxOf: ContextOf): void {
     .command("release")
     .description("release a pipeline's hold: straggler.window_results shows the live results, all at once")
     .requiredOption("-p, --pipeline <name>", "the pipeline")
-    .action(async (opts: { pipeline: string }) => {
+    .option("--json", "print the released hold as JSON (as POST /pipelines/{p}/release answers)")
+    .action(async (opts: { pipeline: string; json?: boolean }) => {
       const ctx = await ctxOf();
       const { HoldStateError, releasePipeline } = await import("../../lifecycle/hold.js");
       const pipeline = pickOne(ctx, opts.pipeline);
       await withDb(ctx, async (db) => {
         try {
           const hold = await releasePipeline(db.pool, pipeline.name);
-          console.log(`${pipeline.name}: released hold ${hold.holdId} (held since ${hold.heldAt}: ${hold.reason}); straggler.window_results shows the live results`);
+          if (opts.json) json(hold);
+          else console.log(`${pipeline.name}: released hold ${hold.holdId} (held since ${hold.heldAt}: ${hold.reason}); straggler.window_results shows the live results`);
         } catch (e) {
           if (!(e instanceof HoldStateError)) throw e;
           console.error(`straggler: ${e.message}`);

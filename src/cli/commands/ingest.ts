@@ -1,4 +1,5 @@
 /** `ingest` (land files, stdin or the landing folder in bronze) and `sources` (what became of each source). */
+import { statSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { formatDuration } from "../../config/duration.js";
@@ -7,7 +8,8 @@ import type { Database } from "../../db/open.js";
 import type { LandResult } from "../../ingest/copyToBronze.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
-import { batchLine, DEFAULT_LIMIT, landLine, LIMIT_HELP, limitArg, moreLines } from "../print.js";
+import { DEFAULT_LIMIT, limitOption, moreLines } from "../lists.js";
+import { batchesLines, landLine } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
 /** What `ingest` did, as `--json` prints it: each landing as POST /pipelines/{p}/events answers, and the stream's batches. */
@@ -24,32 +26,26 @@ interface IngestReport {
   batches: BatchProgress[];
 }
 
-/** Prints a line for people on stdout; nothing with `--json`. */
-type Say = (line: string) => void;
-
 /**
  * Lands the landing folder's new files into `report`; files modified less than source.settle ago may
- * still be being written: waits for them to settle (passes every 200 ms), unless `wait` is false.
+ * still be being written: waits for them to settle (passes every 200 ms, saying so on stderr when it is a
+ * terminal: progress, not a result), unless `wait` is false.
+ * A file refused, or changed after it landed, is named on stderr as it is found.
  */
-async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport, say: Say, limit: number): Promise<void> {
+async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport): Promise<void> {
   const { landPendingFiles } = await import("../../ingest/landingFolder.js");
   const told = new Set<string>();
   for (let first = true; ; first = false) {
     const pass = await landPendingFiles(db.pool, pipeline);
-    for (const r of pass.landed) say(landLine(r));
     for (const r of pass.refused) console.error(`${pipeline.name}: ${r.name} refused: ${r.reason}`);
     for (const name of pass.changed) console.error(`${pipeline.name}: ${name} changed after landing; not landed again (see straggler sources)`);
-    if (first) for (const l of moreLines(pass.unchanged, limit, (name) => `${pipeline.name}: ${name} already landed; skipped`, { indent: `${pipeline.name}: `, hint: " files already landed; skipped (--limit N shows more, --json all)" })) say(l);
     report.landed.push(...pass.landed);
     report.refused.push(...pass.refused.map((r) => ({ source: r.name, reason: r.reason })));
     report.changed.push(...pass.changed);
     if (first) report.skipped.push(...pass.unchanged);
-    if (first && pass.landed.length + pass.refused.length + pass.changed.length + pass.waiting.length + pass.unchanged.length === 0) {
-      say(`${pipeline.name}: no new files in ${pipeline.source.landingDir}`);
-    }
     for (const name of pass.waiting.filter((n) => !told.has(n))) {
       told.add(name);
-      say(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)${wait ? "" : "; not landed (--no-wait)"}`);
+      if (wait && process.stderr.isTTY) console.error(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)`);
     }
     report.waiting = pass.waiting;
     if (pass.waiting.length === 0 || !wait) return;
@@ -57,23 +53,51 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
   }
 }
 
-/** Lands the named files ('-' is stdin) into `report`. */
-async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], input: string | undefined, report: IngestReport, say: Say): Promise<void> {
+/**
+ * `ingest` for people: the summary line (sources landed with their rows, already landed, refused,
+ * changed after landing, waiting), then the first `limit` of each list: the landings, the files
+ * already landed, the files left waiting (--no-wait); then the policy adopted by the stream if so
+ * (`adopted`), and its micro-batches (`batchesLines`).
+ * Refused and changed files were named on stderr as they were found.
+ */
+function ingestLines(r: IngestReport, limit: number, opts: { folder?: string; streamed: boolean; settle: number; adopted?: string[] }): string[] {
+  const p = r.pipeline;
+  const now = r.landed.filter((l) => !l.alreadyLanded);
+  const already = [...r.landed.filter((l) => l.alreadyLanded).map((l) => l.source), ...r.skipped];
+  const rows = now.reduce((n, l) => n + l.landed, 0);
+  const accepted = now.reduce((n, l) => n + l.accepted, 0);
+  const others = [[already.length, "already landed"], [r.refused.length, "refused"], [r.changed.length, "changed after landing"], [r.waiting.length, "waiting to settle"]] as const;
+  const nothing = opts.folder !== undefined && now.length + others.reduce((n, [k]) => n + k, 0) === 0;
+  return [
+    nothing
+      ? `${p}: no new files in ${opts.folder}`
+      : `${p}: ${now.length} source${now.length === 1 ? "" : "s"} landed${now.length > 0 ? ` (${rows} rows: ${accepted} accepted, ${rows - accepted} quarantined)` : ""}` +
+        others.filter(([n]) => n > 0).map(([n, what]) => `, ${n} ${what}`).join(""),
+    ...moreLines(now, limit, landLine, { indent: `${p}: `, what: "sources landed" }),
+    ...moreLines(already, limit, (name) => `${p}: ${name} already landed; skipped`, { indent: `${p}: `, what: "files already landed; skipped" }),
+    ...moreLines(r.waiting, limit, (name) => `${p}: ${name} waits to settle (modified less than ${formatDuration(opts.settle)} ago); not landed (--no-wait)`, { indent: `${p}: `, what: "files waiting to settle" }),
+    ...(opts.adopted ?? []),
+    ...(opts.streamed ? batchesLines(p, r.batches, limit) : []),
+  ];
+}
+
+/**
+ * Lands the named files ('-' is stdin) into `report`, with progress on stderr: a file's in bytes
+ * of its size (known from the start), stdin's as a count of rows (its size is not known).
+ */
+async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], input: string | undefined, report: IngestReport, everyMs: number): Promise<void> {
   const [{ SourceRefused }, { landFile, landStream }] = await Promise.all([import("../../ingest/errors.js"), import("../../ingest/landFile.js")]);
   for (const f of files) {
+    const bar = f === "-" ? progressBar("stdin", { unit: "rows", everyMs }) : progressBar(path.basename(f), { unit: "bytes", total: statSync(f).size, everyMs });
     try {
       let r: LandResult;
-      if (f === "-") r = await landStream(db.pool, pipeline, process.stdin, "stdin", Date.now(), input);
-      else {
-        const bar = progressBar(path.basename(f), 0);
-        try {
-          r = await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n) => bar.update(n), ...(input === undefined ? {} : { input }) });
-        } finally {
-          bar.stop();
-        }
+      try {
+        if (f === "-") r = await landStream(db.pool, pipeline, process.stdin, "stdin", Date.now(), input, (n) => bar.update(n));
+        else r = await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n, bytes) => bar.update(bytes, `${n.toLocaleString("en-US")} rows`), ...(input === undefined ? {} : { input }) });
+      } finally {
+        bar.stop();
       }
       report.landed.push(r);
-      say(landLine(r));
     } catch (e) {
       if (!(e instanceof SourceRefused)) throw e;
       report.refused.push({ source: f, reason: e.message });
@@ -91,7 +115,7 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .option("--input <name>", "the input the named files (or stdin) come from: default, or a name under watermark.inputs")
     .option("--stream", "run the stream until caught up afterwards")
     .option("--no-wait", "landing folder: do not wait for files modified less than source.settle ago")
-    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
+    .option(...limitOption)
     .option("--json", "print one JSON document: each landing (as POST /pipelines/{p}/events answers), the files skipped, refused, changed or waiting, and the stream's batches")
     .action(async (files: string[], opts: { pipeline: string; input?: string; stream?: boolean; wait?: boolean; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
@@ -104,23 +128,25 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
         if (files.length === 0) throw new UsageError(`--input names the input of the files given (or stdin); the landing folder's inputs are its subfolders <landingDir>/<input>/`);
       }
       if (files.length === 0) await landingFolderOf(pipeline);
-      const say: Say = opts.json ? () => undefined : (line) => console.log(line);
       await withDb(ctx, async (db) => {
         const report: IngestReport = { pipeline: pipeline.name, landed: [], skipped: [], refused: [], changed: [], waiting: [], batches: [] };
-        if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report, say, opts.limit);
-        else await landFiles(db, pipeline, files, opts.input, report, say);
+        const adopted: string[] = [];
+        if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report);
+        else await landFiles(db, pipeline, files, opts.input, report, ctx.env.STRAGGLER_PROGRESS_EVERY);
         if (opts.stream) {
           const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([import("../../db/statistics.js"), import("../../stream/runBatch.js"), import("../../stream/streamLoop.js")]);
           await analyzeIfStale(db.pool, pipeline.name);
-          report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: (a) => say(a.message) }), "available-now");
-          // The first micro-batches, then how many more, then the last one (its watermark is where the stream stands).
-          const all = report.batches;
-          const shown = all.length > opts.limit + 1 ? opts.limit : all.length;
-          for (const b of all.slice(0, shown)) say(batchLine(b));
-          if (shown < all.length) {
-            say(`… and ${all.length - shown - 1} more micro-batches (--limit N shows more, --json all), then the last:`);
-            say(batchLine(all[all.length - 1]!));
+          const bar = progressBar(`stream ${pipeline.name}`, { unit: "rows", everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
+          let rows = 0;
+          try {
+            report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: (a) => adopted.push(a.message) }), "available-now", (b) => bar.update((rows += b.numInputRows), `batch ${b.batchId}`));
+          } finally {
+            bar.stop();
           }
+        }
+        if (!opts.json) {
+          const folder = files.length === 0 ? pipeline.source.landingDir : undefined;
+          console.log([...ingestLines(report, opts.limit, { ...(folder === undefined ? {} : { folder }), streamed: opts.stream === true, settle: pipeline.source.settle, adopted })].join("\n"));
         }
         if (opts.json) json(report);
         // A file refused, or changed after it landed (its new bytes are not landed): a script must not read success.

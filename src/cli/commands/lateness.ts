@@ -1,7 +1,7 @@
 /** `lateness`: the lateness distribution, the what-if table over candidate delays and the recommended delay (issue 14, item 1). */
 import type { Command } from "commander";
 import { json, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
-import { DEFAULT_LIMIT, LIMIT_HELP, limitArg } from "../print.js";
+import { limitOption } from "../lists.js";
 
 interface LatenessFlags {
   pipeline: string;
@@ -45,7 +45,7 @@ export function latenessCommand(program: Command, ctxOf: ContextOf): void {
     .option("--delay <duration>", 'a further candidate delay, e.g. "90 minutes"; repeat it, or separate with commas', (v: string, all: string[] = []) => [...all, v])
     .option("--by-key", "the distribution per group key too")
     .option("--exact", "replay every accepted row in arrival order (the check of the kept histogram; adds time to final and open windows at every delay)")
-    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
+    .option(...limitOption)
     .option("--json", "print the report as JSON (the REST answer)")
     .action(async (flags: LatenessFlags) => {
       const ctx = await ctxOf();

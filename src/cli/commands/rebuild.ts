@@ -7,7 +7,8 @@ import type { Command } from "commander";
 import type { RebuildReport } from "../../lifecycle/rebuild.js";
 import type { WindowChange } from "../../db/sql/lifecycle/rebuildDiff.js";
 import { json, pickOne, UsageError, versionArg, withDb, type ContextOf } from "../context.js";
-import { DEFAULT_LIMIT, keyLabel, LIMIT_HELP, limitArg } from "../print.js";
+import { DEFAULT_LIMIT, limitOption, moreLines } from "../lists.js";
+import { keyLabel } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
 const window = (w: WindowChange, keyed: boolean) => `${keyed ? `${keyLabel(w.groupKey)} ` : ""}[${w.windowStart}, ${w.windowEnd})`;
@@ -15,7 +16,6 @@ const aggregate = (a: NonNullable<WindowChange["before"]>) => `count ${a.count},
 
 /** The rebuild's report as the CLI prints it: the candidate, its checkpoint and reconcile, then the diff (the first `shown` windows and rows, then "… and N more"). */
 export function rebuildLines(r: RebuildReport, keyed: boolean, shown = DEFAULT_LIMIT): string[] {
-  const SHOWN = shown;
   const d = r.diff;
   const count = (c: WindowChange["change"]) => d.windows.filter((w) => w.change === c).length;
   const changedRows = d.reclassified.reduce((a, x) => a + x.rows, 0);
@@ -25,15 +25,13 @@ export function rebuildLines(r: RebuildReport, keyed: boolean, shown = DEFAULT_L
     `  checkpoint: offset ${r.checkpoint.lastSeq}, max event time ${r.checkpoint.maxEventTime ?? "none"}, watermark ${r.checkpoint.watermark ?? "none"}; ${r.windows} window${r.windows === 1 ? "" : "s"}`,
     `  reconcile: ${rc.ok ? "ok" : "FAILED"} (${rc.windowsChecked} window${rc.windowsChecked === 1 ? "" : "s"} checked, ${rc.mismatches.length} mismatches; ledger ${rc.ledger.landed} rows = ${rc.ledger.accepted} accepted + ${rc.ledger.quarantined} quarantined)`,
     `  windows against live: ${count("changed")} changed, ${count("removed")} removed, ${count("added")} added`,
-    ...d.windows.slice(0, SHOWN).map((w) =>
+    ...moreLines(d.windows, shown, (w) =>
       w.change === "changed" ? `    changed  ${window(w, keyed)}  count ${w.before!.count} → ${w.after!.count}, sum ${w.before!.sum ?? "null"} → ${w.after!.sum ?? "null"}`
       : w.change === "removed" ? `    removed  ${window(w, keyed)}  was ${aggregate(w.before!)}`
-      : `    added    ${window(w, keyed)}  ${aggregate(w.after!)}`),
-    ...(d.windows.length > SHOWN ? [`    … and ${d.windows.length - SHOWN} more (straggler.rebuild_diff)`] : []),
+      : `    added    ${window(w, keyed)}  ${aggregate(w.after!)}`, { indent: "    ", what: "windows", hint: " (--limit N shows more, --json all, straggler.rebuild_diff)" }),
     `  rows reclassified: ${changedRows}`,
     ...d.reclassified.map((x) => `    ${x.before} → ${x.after}: ${x.rows}`),
-    ...d.rows.slice(0, SHOWN).map((x) => `      event ${x.eventId} (seq ${x.seq}): ${x.before} → ${x.after}`),
-    ...(changedRows > Math.min(SHOWN, d.rows.length) ? [`      … and ${changedRows - Math.min(SHOWN, d.rows.length)} more`] : []),
+    ...moreLines(d.rows, shown, (x) => `      event ${x.eventId} (seq ${x.seq}): ${x.before} → ${x.after}`, { indent: "      ", what: "rows", total: changedRows, hint: " (--limit N shows more, up to the first 100 as --json has)" }),
   ];
   lines.push(rc.ok ? `  to serve it: straggler cutover -p ${r.pipeline} --to ${r.version}` : `  not servable: its reconcile failed`);
   return lines;
@@ -47,7 +45,7 @@ export function rebuildCommand(program: Command, ctxOf: ContextOf): void {
     .option("--restart", "start over instead of continuing a killed rebuild")
     .option("--page-rows <n>", "rows classified per page and transaction (memory is bounded by it)", "10000")
     .option("--drop <version>", "remove a version that is not live (its classification, results and diff) instead of building one")
-    .option("--limit <n>", LIMIT_HELP, limitArg, DEFAULT_LIMIT)
+    .option(...limitOption)
     .option("--json", "print the report as JSON (as POST /pipelines/{p}/rebuild answers)")
     .action(async (opts: { pipeline: string; restart?: boolean; pageRows: string; drop?: string; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
@@ -70,7 +68,7 @@ export function rebuildCommand(program: Command, ctxOf: ContextOf): void {
             pageRows,
             onStart: ({ version, resumed, rows }) => {
               if (resumed) console.error(`${pipeline.name}: continuing the rebuild of version ${version} (${rows} rows left)`);
-              bar = progressBar(`rebuild ${pipeline.name} v${version}`, rows);
+              bar = progressBar(`rebuild ${pipeline.name} v${version}`, { unit: "rows", total: rows, everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
             },
             onProgress: (rows) => bar?.update(rows),
           });

@@ -6,6 +6,7 @@ import type { PipelineConfig } from "../../config/pipelines.js";
 import type { ReplaySummary } from "../../replay/replay.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
+import { limitOption, moreInline } from "../lists.js";
 import { batchLine, summaryLines } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
@@ -36,8 +37,9 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
     .argument("[files...]", "files to replay (default: every file of the pipeline's landing folder)")
     .option("--arrival-field <field>", "column holding each record's arrival time (default: the pipeline's replay.arrivalField)")
     .option("--batch-span <duration>", 'arrival time per micro-batch, e.g. "1 hour" (default: the pipeline\'s replay.batchSpan)')
-    .option("--json", "print one JSON document: the replay's counts, its last micro-batch and the pipeline's status after it")
-    .action(async (files: string[], opts: { pipeline: string; arrivalField?: string; batchSpan?: string; json?: boolean }) => {
+    .option(...limitOption)
+    .option("--json", "print one JSON document: the replay's counts, every file refused, its last micro-batch and the pipeline's status after it")
+    .action(async (files: string[], opts: { pipeline: string; arrivalField?: string; batchSpan?: string; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
       const [{ listLandingFiles }, { replay, replayFilesProblem }, { pipelineStatus }] = await Promise.all([import("../../ingest/landingFolder.js"), import("../../replay/replay.js"), import("../../stream/status.js")]);
       const pipeline = pickOne(ctx, opts.pipeline);
@@ -50,7 +52,9 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
       const problem = replayFilesProblem(paths);
       if (problem !== undefined) throw new UsageError(`replay refused, nothing staged: ${problem}`);
       await withDb(ctx, async (db) => {
-        if (!opts.json) console.log(`Replaying ${paths.length} file(s) into ${pipeline.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`);
+        const what = `${paths.length} file${paths.length === 1 ? "" : "s"} into ${pipeline.name} by ${arrivalField}, ${formatDuration(batchSpanMs)} of arrival time per micro-batch (${db.kind} database)`;
+        // Progress (stderr): what starts, then the staging and the replay's bar or lines.
+        process.stderr.write(`Replaying ${what}\n`);
         let bar: ReturnType<typeof progressBar> | undefined;
         let staged = 0;
         let staging = true;
@@ -77,7 +81,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
               if (batches.length > 0) lastBatch = batches[batches.length - 1];
               if (bar === undefined) {
                 process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${staging ? `staged ${staged} rows in arrival order` : `${staged} rows already in arrival order: read from the file, not staged`}\n`);
-                bar = progressBar("replay", rowsTotal);
+                bar = progressBar("replay", { unit: "rows", total: rowsTotal, everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
               }
               bar.update(rowsDone, lastBatch ? `batch ${lastBatch.batchId}, watermark ${lastBatch.nextWatermark ?? "-"}, dropped so far ${dropped}` : "");
             },
@@ -91,14 +95,20 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
               peakRssMb: Math.round(rssPeak.mb), lastBatch: lastBatch ?? null, status,
             });
           } else {
-            if (lastBatch) console.log(`\nLast micro-batch progress:\n${batchLine(lastBatch)}`);
+            const refused = summary.refused.map((r) => path.basename(r.file));
             console.log(
-              summaryLines(status, {
-                "replay micro-batches": `${summary.replayBatches} landed${summary.skippedBatches ? `, ${summary.skippedBatches} already landed (resumed)` : ""}; ${summary.streamBatches} stream batches`,
-                "elapsed": elapsedLine(summary, rowsLanded),
-                "peak RSS": `${Math.round(rssPeak.mb)} MB`,
-                ...(summary.refused.length > 0 ? { "files refused": summary.refused.map((r) => path.basename(r.file)).join(", ") } : {}),
-              }).join("\n"),
+              [
+                `${pipeline.name}: replayed ${what}: ${rowsLanded} rows landed in ${summary.replayBatches} micro-batches` +
+                  `${summary.skippedBatches ? ` (${summary.skippedBatches} already landed: resumed)` : ""}, ${summary.streamBatches} stream batches, ` +
+                  `watermark ${status.checkpoint?.watermark ?? "undefined"}${refused.length > 0 ? `; ${refused.length} file${refused.length === 1 ? "" : "s"} refused` : ""}`,
+                ...(lastBatch ? ["", "Last micro-batch progress:", batchLine(lastBatch), ""] : []),
+                ...summaryLines(status, {
+                  "replay micro-batches": `${summary.replayBatches} landed${summary.skippedBatches ? `, ${summary.skippedBatches} already landed (resumed)` : ""}; ${summary.streamBatches} stream batches`,
+                  "elapsed": elapsedLine(summary, rowsLanded),
+                  "peak RSS": `${Math.round(rssPeak.mb)} MB`,
+                  ...(refused.length > 0 ? { "files refused": moreInline(refused, opts.limit) } : {}),
+                }),
+              ].join("\n"),
             );
             if (summary.alreadyLanded !== null) console.log(summary.alreadyLanded);
             if (summary.landedBefore !== null) console.log(`${pipeline.name}: ${summary.landedBefore}`);

@@ -2,29 +2,42 @@
 import type { Command } from "commander";
 import type { ArchiveRun, PartitionVerdict } from "../../retention/archive.js";
 import { json, withDb, type ContextOf } from "../context.js";
+import { limitOption, moreLines } from "../lists.js";
 import { worstExit } from "../refusal.js";
 
-/** The lines `archive` prints: one per partition archived (and per file), one per partition kept with why. */
-export function archiveLines(run: ArchiveRun): string[] {
-  const lines: string[] = [];
-  for (const a of run.archived) {
-    lines.push(`${a.partition}: archived ${a.rows} rows, partition dropped`);
-    for (const w of a.archives) {
+/**
+ * The lines `archive` prints: a summary line (partitions archived with their rows, partitions kept), then
+ * the first `limit` partitions archived (each with its archives' files), then the first `limit` kept with why.
+ */
+export function archiveLines(run: ArchiveRun, limit: number): string[] {
+  if (run.archived.length === 0 && run.kept.length === 0) return ["no closed partitions: nothing to archive"];
+  const rows = run.archived.reduce((n, a) => n + a.rows, 0);
+  const archived = (a: ArchiveRun["archived"][number]) => [
+    `${a.partition}: archived ${a.rows} rows, partition dropped`,
+    ...a.archives.flatMap((w) => {
       const m = w.manifest;
       const reasons = Object.entries(m.byReason).map(([r, n]) => `${r} ${n}`).join(", ");
-      lines.push(`  ${m.pipeline}: ${m.rows} rows (accepted ${m.byStatus.accepted ?? 0}, quarantined ${m.byStatus.quarantined ?? 0}${reasons ? `: ${reasons}` : ""}), event times ${m.eventTime.min ?? "-"} to ${m.eventTime.max ?? "-"}`);
-      lines.push(`    ${w.manifestFile} (sha256 ${m.sha256}, ${m.bytes} bytes)`);
-    }
-  }
-  for (const k of run.kept) lines.push(`${k.partition}: kept (${k.rows} rows): ${k.reasons.join("; ")}`);
-  if (run.archived.length === 0 && run.kept.length === 0) lines.push("no closed partitions: nothing to archive");
-  return lines;
+      return [
+        `  ${m.pipeline}: ${m.rows} rows (accepted ${m.byStatus.accepted ?? 0}, quarantined ${m.byStatus.quarantined ?? 0}${reasons ? `: ${reasons}` : ""}), event times ${m.eventTime.min ?? "-"} to ${m.eventTime.max ?? "-"}`,
+        `    ${w.manifestFile} (sha256 ${m.sha256}, ${m.bytes} bytes)`,
+      ];
+    }),
+  ].join("\n");
+  return [
+    `${run.archived.length} partition${run.archived.length === 1 ? "" : "s"} archived (${rows} rows), ${run.kept.length} kept`,
+    ...moreLines(run.archived, limit, archived, { indent: "", what: "partitions archived" }),
+    ...moreLines(run.kept, limit, (k) => `${k.partition}: kept (${k.rows} rows): ${k.reasons.join("; ")}`, { indent: "", what: "partitions kept" }),
+  ];
 }
 
-/** The lines of `archive --dry-run`: each closed partition, archivable or why not. */
-function planLines(plan: PartitionVerdict[]): string[] {
+/** The lines of `archive --dry-run`: a summary line, then each closed partition (the first `limit`), archivable or why not. */
+export function planLines(plan: PartitionVerdict[], limit: number): string[] {
   if (plan.length === 0) return ["no closed partitions: nothing to archive"];
-  return plan.map((v) => `${v.partition}: ${v.rows} rows, ${v.archivable ? (v.restored ? "restored: would be archived again" : "would be archived") : `kept: ${v.reasons.join("; ")}`}`);
+  const would = plan.filter((v) => v.archivable).length;
+  return [
+    `${plan.length} closed partition${plan.length === 1 ? "" : "s"}: ${would} would be archived, ${plan.length - would} kept`,
+    ...moreLines(plan, limit, (v) => `${v.partition}: ${v.rows} rows, ${v.archivable ? (v.restored ? "restored: would be archived again" : "would be archived") : `kept: ${v.reasons.join("; ")}`}`, { indent: "", what: "partitions" }),
+  ];
 }
 
 export function retentionCommands(program: Command, ctxOf: ContextOf): void {
@@ -32,8 +45,9 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
     .command("archive")
     .description("archive bronze partitions wholly past every pipeline's correction horizon (retention in the pipelines file) to compressed files with a SHA-256 and a manifest, then detach and drop them; also archives again a partition restored earlier")
     .option("--dry-run", "only say which partitions would be archived and why the others are kept")
-    .option("--json", "print the outcome as JSON")
-    .action(async (opts: { dryRun?: boolean; json?: boolean }) => {
+    .option(...limitOption)
+    .option("--json", "print the outcome as JSON: every partition archived (with its manifests) and kept (with why); with --dry-run every closed partition's verdict")
+    .action(async (opts: { dryRun?: boolean; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
       const [{ runArchive, planArchive }, { ensurePartitions }] = await Promise.all([import("../../retention/archive.js"), import("../../retention/partitions.js")]);
       await withDb(ctx, async (db) => {
@@ -41,12 +55,12 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
         if (opts.dryRun) {
           const plan = await planArchive(db.pool, ctx.pipelines);
           if (opts.json) json(plan);
-          else console.log(planLines(plan).join("\n"));
+          else console.log(planLines(plan, opts.limit).join("\n"));
           return;
         }
         const run = await runArchive(db.pool, ctx.pipelines, { includeRestored: true });
         if (opts.json) json(run);
-        else console.log(archiveLines(run).join("\n"));
+        else console.log(archiveLines(run, opts.limit).join("\n"));
       });
     });
 
@@ -54,7 +68,7 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
     .command("restore")
     .description("put an archive's rows back in bronze for a one-off recompute, after checking its SHA-256 against the manifest; `straggler archive` archives them again")
     .requiredOption("--archive <file>", "the archive's manifest (<partition>.<pipeline>.manifest.json) or its .copy.gz")
-    .option("--json", "print the outcome as JSON")
+    .option("--json", "print the outcome as JSON: the partition, the pipeline, the rows restored, the SHA-256 checked")
     .action(async (opts: { archive: string; json?: boolean }) => {
       const ctx = await ctxOf();
       const [{ restoreArchive, RestoreRefusedError }, { listPartitions }] = await Promise.all([import("../../retention/restore.js"), import("../../retention/partitions.js")]);
