@@ -44,7 +44,7 @@ async function everyRow(pool: Pool, pipeline: string): Promise<Record<string, st
 
 /** The rows the seed's control run and one correction leave: what drop removes. */
 const FIRST_RUN_ROWS = {
-  alert_states: 0, batch_progress: 3, bronze_archived_counts: 0, bronze_archives: 0, bronze_events: 6, checkpoints: 1, correction_runs: 1, corrections: 1, held_window_results: 0, landed_sources: 3,
+  alert_states: 0, batch_progress: 3, bronze_archived_counts: 0, bronze_archives: 0, bronze_events: 6, bronze_sources: 3, checkpoints: 1, correction_runs: 1, corrections: 1, held_window_results: 0, landed_sources: 3,
   late_events: 0, late_windows: 0, log_offsets: 0, pipeline_holds: 0, pipeline_leases: 0, policy_versions: 1, session_retractions: 0, source_files: 3, superseded_events: 0, window_failures: 0, window_results_table: 2,
   // A CSV source's header line (for a rebuild); the tables of versions beside the live one.
   source_headers: 3, event_classifications: 0, rebuild_reason_changes: 0, rebuild_window_changes: 0, rebuilds: 0, superseded_versions: 0,
@@ -63,8 +63,8 @@ describe("straggler drop", () => {
     expect(results).toEqual(["[12:00,12:10)=5 corrected", "[14:00,14:10)=1 open"]);
     const other = await everyRow(pool, b.name);
 
-    expect(await pipelineRows(pool, a.name)).toEqual({ pipeline: a.name, tables: FIRST_RUN_ROWS, total: 24 });
-    expect(await dropPipeline(pool, a.name)).toEqual({ pipeline: a.name, tables: FIRST_RUN_ROWS, total: 24 });
+    expect(await pipelineRows(pool, a.name)).toEqual({ pipeline: a.name, tables: FIRST_RUN_ROWS, total: 27 });
+    expect(await dropPipeline(pool, a.name)).toEqual({ pipeline: a.name, tables: FIRST_RUN_ROWS, total: 27 });
     expect((await pipelineRows(pool, a.name)).total).toBe(0);
     expect(await ledger(pool, a.name)).toEqual({ landed: 0, accepted: 0, quarantined: 0 });
     expect(await everyRow(pool, b.name)).toEqual(other);
@@ -117,9 +117,10 @@ describe("straggler drop", () => {
     expect(asked.code).toBe(1);
     expect(asked.stdout).toBe(
       [
-        "drop-cli: drop would remove 20 rows:",
+        "drop-cli: drop would remove 23 rows:",
         "  straggler.batch_progress        1",
         "  straggler.bronze_events         6",
+        "  straggler.bronze_sources        3",
         "  straggler.checkpoints           1",
         "  straggler.landed_sources        3",
         "  straggler.policy_versions       1",
@@ -130,16 +131,16 @@ describe("straggler drop", () => {
       ].join("\n"),
     );
     expect(asked.stderr).toBe("straggler: nothing removed: run `straggler drop -p drop-cli --yes` to remove them (the raw records in bronze too: land the sources again to rebuild)\n");
-    expect((await pipelineRows(pool, "drop-cli")).total).toBe(20);
+    expect((await pipelineRows(pool, "drop-cli")).total).toBe(23);
     // --json: every table with its rows (0 included), without --yes dropped false and exit 1.
     const askedJson = await cli("drop", "-p", "drop-cli", "--json");
     const plan = JSON.parse(askedJson.stdout) as { pipeline: string; dropped: boolean; total: number; tables: Record<string, number> };
-    expect([askedJson.code, plan.pipeline, plan.dropped, plan.total, Object.entries(plan.tables).filter(([, n]) => n > 0)]).toEqual([1, "drop-cli", false, 20, [
-      ["batch_progress", 1], ["bronze_events", 6], ["checkpoints", 1], ["landed_sources", 3], ["policy_versions", 1], ["source_files", 3], ["source_headers", 3], ["window_results_table", 2],
+    expect([askedJson.code, plan.pipeline, plan.dropped, plan.total, Object.entries(plan.tables).filter(([, n]) => n > 0)]).toEqual([1, "drop-cli", false, 23, [
+      ["batch_progress", 1], ["bronze_events", 6], ["bronze_sources", 3], ["checkpoints", 1], ["landed_sources", 3], ["policy_versions", 1], ["source_files", 3], ["source_headers", 3], ["window_results_table", 2],
     ]]);
     expect(plan.tables).toEqual((await pipelineRows(pool, "drop-cli")).tables);
     const dropped = await cli("drop", "-p", "drop-cli", "--yes");
-    expect([dropped.code, dropped.stdout.split("\n")[0], dropped.stderr]).toEqual([0, "drop-cli: dropped 20 rows:", ""]);
+    expect([dropped.code, dropped.stdout.split("\n")[0], dropped.stderr]).toEqual([0, "drop-cli: dropped 23 rows:", ""]);
     expect((await pipelineRows(pool, "drop-cli")).total).toBe(0);
     const again = await cli("drop", "-p", "drop-cli", "--yes");
     expect([again.code, again.stdout]).toEqual([0, "drop-cli: no rows; nothing dropped\n"]);
@@ -157,7 +158,7 @@ describe("straggler drop", () => {
     const old = futureOutlier(false, "drop-old");
     await landFile(pool, old, path.join(old.source.landingDir!, "batch1.csv"), "batch1.csv");
     const forgotten = await cli("drop", "-p", "drop-old", "--yes");
-    expect([forgotten.code, forgotten.stdout.split("\n")[0], forgotten.stderr]).toEqual([0, "drop-old: dropped 5 rows:", ""]);
+    expect([forgotten.code, forgotten.stdout.split("\n")[0], forgotten.stderr]).toEqual([0, "drop-old: dropped 6 rows:", ""]);
     expect((await pipelineRows(pool, "drop-old")).total).toBe(0);
     const bad = await cli("drop", "-p", "Bad Name", "--yes");
     expect([bad.code, bad.stderr]).toEqual([2, "straggler: -p: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit\n"]);

@@ -12,8 +12,11 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { startCli } from "../helpers/cli.js";
 import { useTestDatabase, withFreshDatabase } from "../helpers/db.js";
-import { copyMigrationsFolder, DependentObjectsError, runMigrations, runMigrationsKeeping } from "../../src/db/migrate.js";
+import { copyMigrationsFolder, DependentObjectsError, MIGRATIONS_DIR, readJournalMigrations, runMigrations, runMigrationsKeeping } from "../../src/db/migrate.js";
 import type { Pool } from "../../src/db/pool.js";
+
+/** The newest migration's `when`, as the migrations table records it. */
+const LATEST_MIGRATION = String(readJournalMigrations(MIGRATIONS_DIR).at(-1)!.folderMillis);
 
 const getDb = useTestDatabase();
 
@@ -181,7 +184,7 @@ describe("migrations keep a user's objects", () => {
 
       await runMigrations(pool);
       const applied = await pool.query("SELECT max(created_at)::text AS at FROM straggler.__drizzle_migrations");
-      expect(applied.rows[0].at).toBe("1796000035000");
+      expect(applied.rows[0].at).toBe(LATEST_MIGRATION);
       expect((await pool.query("SELECT * FROM public.my_dashboard ORDER BY group_key NULLS FIRST")).rows).toEqual(before);
       expect((await pool.query("SELECT count(*)::int AS n FROM public.my_late")).rows[0].n).toBe(0);
       const added = await pool.query("SELECT stored_group_key FROM straggler.window_results WHERE pipeline = 'p' ORDER BY 1");
@@ -212,7 +215,7 @@ describe("migrations keep a user's objects", () => {
       }
       const left = await pool.query("SELECT to_regclass('public.my_dashboard')::text AS mine, to_regclass('straggler.window_results')::text AS view, to_regclass('straggler.new_table')::text AS added");
       expect(left.rows).toEqual([{ mine: "my_dashboard", view: "straggler.window_results", added: null }]);
-      expect((await pool.query("SELECT max(created_at)::text AS at FROM straggler.__drizzle_migrations")).rows[0].at).toBe("1796000035000");
+      expect((await pool.query("SELECT max(created_at)::text AS at FROM straggler.__drizzle_migrations")).rows[0].at).toBe(LATEST_MIGRATION);
     });
   });
 });
