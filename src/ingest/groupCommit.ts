@@ -238,8 +238,7 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
     const keyed = members.filter((m) => !m.newSource);
     const reads = [bronzeMaxSeqText(pipeline.name), bronzeSourceIdsText(pipeline.name, members.map((m) => m.source)), ...(keyed.length > 0 ? [readLandedSourcesText(pipeline.name, keyed.map((m) => m.source))] : [])].join("; ");
     outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, reads, async (client, [maxSeq, ids, sources]) => {
-      const sourceIds = bronzeSourceIdsFrom(ids!.rows);
-      const seqBefore = maxSeq!.rows[0].seq as number;
+      const [sourceIds, seqBefore] = [bronzeSourceIdsFrom(ids!.rows), maxSeq!.rows[0].seq as number];
       // Under the lock: a landing of the same source elsewhere has committed or never will.
       if (keyed.length > 0) {
         const recorded = landedSourcesFrom(sources!.rows);

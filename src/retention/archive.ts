@@ -22,7 +22,7 @@
  * then the partition is detached and dropped. A crash before COMMIT leaves bronze
  * as it was (files written again on the next run).
  */
-import { bronzeRaw } from "../db/sql/fragments/bronzeRaw.js";
+import { ARCHIVE_COLUMNS, archiveCopySql } from "../db/sql/retention/archiveRows.js";
 import { createHash } from "node:crypto";
 import { createWriteStream, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -39,20 +39,7 @@ import { listPartitions, type BronzePartition } from "./partitions.js";
 /** The archive file format, as the manifest names it. */
 export const ARCHIVE_FORMAT = "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip";
 
-/** Bronze's columns in an archive, in order (all of them, the source by its name, the raw text whole). */
-export const ARCHIVE_COLUMNS = [
-  "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
-  "policy_version", "source", "source_line", "landed_at", "input",
-] as const;
-
-/**
- * The archive's columns bronze does not hold as they are: the raw text as received (also for rows bronze keeps
- * without it) and the source's name (bronze holds its id), so an archive file stands on its own.
- */
-const ARCHIVED_AS: Partial<Record<(typeof ARCHIVE_COLUMNS)[number], string>> = {
-  raw: `${bronzeRaw("")} AS raw`,
-  source: "(SELECT s.name FROM straggler.bronze_sources s WHERE s.id = source_id) AS source",
-};
+export { ARCHIVE_COLUMNS };
 
 /** An archive's manifest (`<partition>.<pipeline>.manifest.json`). Instants ISO 8601 UTC. */
 export interface ArchiveManifest {
@@ -195,8 +182,7 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
   const files = archiveFiles(folder, verdict.partition, p.pipeline);
   const tmpData = `${files.data}.tmp`;
   // The raw text as received, also for rows bronze keeps without it (an archive file stands on its own).
-  const columns = ARCHIVE_COLUMNS.map((c) => ARCHIVED_AS[c] ?? c);
-  const copySql = `COPY (SELECT ${columns.join(", ")} FROM straggler.${quoteIdent(verdict.partition)} WHERE pipeline = ${quoteLiteral(p.pipeline)} ORDER BY seq) TO STDOUT`;
+  const copySql = archiveCopySql(quoteIdent(verdict.partition), quoteLiteral(p.pipeline));
   const hash = hashing();
   await pipe(client.query(copyTo(copySql)), createGzip(), hash.stream, createWriteStream(tmpData));
   const { sha256, bytes } = hash.digest();

@@ -23,7 +23,7 @@ async function* records(rows: [string, string][]): AsyncGenerator<RawRecord> {
 }
 
 describe("the exchanges of one landing", () => {
-  it("BEGIN with the lock, the flush setting, the highest seq and the source's record in one exchange; then COPY, the dedupe, the range, the record, the header, the NOTIFY, COMMIT: a duplicate counted, the header and the record written", async () => {
+  it("BEGIN with the lock, the flush setting, the highest seq, the source's id and its record in one exchange; then COPY, the dedupe, the range, the record, the header, the NOTIFY, COMMIT: a duplicate counted, the header and the record written", async () => {
     const { url } = await getDb();
     const pool = createPool(url, 1);
     const exchanges: string[] = [];
@@ -57,7 +57,7 @@ describe("the exchanges of one landing", () => {
       // The look-up before the lock (a source not made up for this landing), then the landing's exchanges:
       // the opening, COPY, the dedupe (DUPLICATE, then AMENDED_DUPLICATE as it found one), the seq range,
       // the source record, the header, the NOTIFY with the txid, COMMIT.
-      expect(exchanges).toEqual(["SELECT", "BEGIN SELECT SET SELECT SELECT", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual(["SELECT", "BEGIN SELECT SET SELECT WITH SELECT", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "INSERT", "SELECT", "COMMIT"]);
       expect(second).toEqual({
         pipeline: "landing-exchanges", source: "rt:2", alreadyLanded: false, landed: 3, accepted: 2, quarantined: 1, byReason: { DUPLICATE: 1 },
         firstSeq: first.lastSeq! + 1, lastSeq: first.lastSeq! + 3,
