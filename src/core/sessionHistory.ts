@@ -1,0 +1,159 @@
+/**
+ * The history of one session (DESIGN "Session windows"), replayed from what the tables record:
+ * the key's bronze rows in the session's span with the micro-batch that read each, run through
+ * the stream's rules batch by batch (an event is late when `t + gap` is at or before the
+ * watermark of earlier batches, or when its own window touches a final session; on-time events
+ * and the key's open sessions merge into islands; a session ending at or before the watermark
+ * after the batch is final), and the correction audit (each run's new sessions and the ones it
+ * removed). A revision is any change of a session overlapping the explained one: created,
+ * updated, extended, merged, finalized, corrected or split. Pure; instants ISO 8601 UTC.
+ */
+import { mergeTouching, sessionsTouch, gapUs, type SessionBounds } from "./sessions.js";
+import { formatInstant, isoToUs } from "./timestamps.js";
+import { aggregate, applyHolds, type Aggregates, type HistoryBatch, type HistoryCorrection, type HistoryEvent, type HistoryHold, type LateEvent, type Revision } from "./windowHistory.js";
+
+export interface SessionHistoryInput {
+  gapMs: number;
+  /** The explained session as it is now. */
+  target: { start: string; end: string };
+  /** The key's accepted rows in the span of the session and of every session a correction replaced around it. */
+  events: HistoryEvent[];
+  batches: HistoryBatch[];
+  /** Audit rows of the key's sessions overlapping the span, with `windowStart`/`windowEnd`. */
+  corrections: (HistoryCorrection & { windowStart: string; windowEnd: string })[];
+  holds: HistoryHold[];
+}
+
+interface Stored extends SessionBounds {
+  seqs: Set<number>;
+  final: boolean;
+  revision: number;
+}
+
+type Related = Aggregates & { start: string; end: string };
+
+export interface SessionHistory {
+  revisions: Revision[];
+  lateEvents: LateEvent[];
+  /** Every session overlapping the explained one that was replaced (merged into another, or split), with its last value. */
+  merged: Related[];
+}
+
+const bounds = (s: SessionBounds) => ({ start: formatInstant(s.startUs), end: formatInstant(s.endUs) });
+
+/** Replays the session's history (see the module). */
+export function sessionHistory(input: SessionHistoryInput): SessionHistory {
+  const gap = gapUs(input.gapMs);
+  const target: SessionBounds = { startUs: isoToUs(input.target.start), endUs: isoToUs(input.target.end) };
+  const bySeq = new Map(input.events.map((e) => [e.seq, e]));
+  const us = (e: HistoryEvent) => isoToUs(e.eventTime);
+  const aggOf = (s: Stored) => aggregate([...s.seqs].sort((a, b) => a - b).map((q) => bySeq.get(q)!.value));
+  const related = (s: Stored): Related => ({ ...bounds(s), ...aggOf(s) });
+  const overlapsTarget = (s: SessionBounds) => s.startUs < target.endUs && s.endUs > target.startUs;
+  let stored: Stored[] = [];
+  const revisions: Revision[] = [];
+  const merged: Related[] = [];
+  const dropped = new Map<number, HistoryBatch>();
+
+  const steps: { at: bigint; order: number; batch?: HistoryBatch; runId?: number }[] = [
+    ...input.batches.map((b) => ({ at: isoToUs(b.at), order: 0, batch: b })),
+    ...[...new Set(input.corrections.map((c) => c.runId))].map((runId) => ({ at: isoToUs(input.corrections.find((c) => c.runId === runId)!.correctedAt), order: 1, runId })),
+  ];
+  steps.sort((a, b) => (a.at === b.at ? a.order - b.order : Number(a.at - b.at)));
+
+  for (const step of steps) {
+    if (step.batch !== undefined) {
+      const b = step.batch;
+      const wm = b.watermark === null ? null : isoToUs(b.watermark);
+      const nextWm = b.nextWatermark === null ? null : isoToUs(b.nextWatermark);
+      const onTime: HistoryEvent[] = [];
+      for (const e of input.events.filter((x) => x.seq > b.startOffset && x.seq <= b.endOffset).sort((x, y) => Number(us(x) - us(y)))) {
+        const own = { startUs: us(e), endUs: us(e) + gap };
+        const late = (wm !== null && own.endUs <= wm) || stored.some((s) => s.final && sessionsTouch(s, own));
+        if (late) dropped.set(e.seq, b);
+        else onTime.push(e);
+      }
+      const changed: { after: Stored; before: Stored[] }[] = [];
+      if (onTime.length > 0) {
+        const open = stored.filter((s) => !s.final);
+        const islands = mergeTouching([...open, ...onTime.map((e) => ({ startUs: us(e), endUs: us(e) + gap }))]);
+        for (const isl of islands) {
+          const mine = onTime.filter((e) => us(e) >= isl.startUs && us(e) < isl.endUs);
+          if (mine.length === 0) continue;
+          const inside = open.filter((s) => s.startUs >= isl.startUs && s.endUs <= isl.endUs);
+          const same = inside.length === 1 && inside[0]!.startUs === isl.startUs && inside[0]!.endUs === isl.endUs ? inside[0] : undefined;
+          const before = inside.map((s) => ({ ...s, seqs: new Set(s.seqs) }));
+          if (same !== undefined) {
+            for (const e of mine) same.seqs.add(e.seq);
+            changed.push({ after: same, before });
+          } else {
+            const made: Stored = { ...isl, seqs: new Set([...inside.flatMap((s) => [...s.seqs]), ...mine.map((e) => e.seq)]), final: false, revision: Math.max(1, ...inside.map((s) => s.revision)) };
+            stored = [...stored.filter((s) => !inside.includes(s)), made];
+            changed.push({ after: made, before });
+          }
+        }
+      }
+      const finalized: Stored[] = [];
+      for (const s of stored) if (!s.final && nextWm !== null && s.endUs <= nextWm) { s.final = true; finalized.push(s); }
+      for (const c of changed) {
+        if (!overlapsTarget(c.after)) continue;
+        const same = c.before.length === 1 && c.before[0]!.startUs === c.after.startUs && c.before[0]!.endUs === c.after.endUs;
+        if (!same) merged.push(...c.before.filter(overlapsTarget).map(related));
+        revisions.push({
+          at: b.at, before: same ? aggOf(c.before[0]!) : null, after: aggOf(c.after), status: c.after.final ? "final" : "open", revision: c.after.revision, published: true,
+          window: bounds(c.after), ...(same || c.before.length === 0 ? {} : { replaced: c.before.map(related) }),
+          cause: { kind: "micro-batch", batchId: b.batchId, watermark: b.watermark, watermarkAfter: b.nextWatermark, eventsAdded: onTime.filter((e) => us(e) >= c.after.startUs && us(e) < c.after.endUs).length, amended: [] },
+        });
+      }
+      for (const s of finalized) {
+        if (!overlapsTarget(s) || changed.some((c) => c.after === s)) continue;
+        const a = aggOf(s);
+        revisions.push({
+          at: b.at, before: a, after: a, status: "final", revision: s.revision, published: true, window: bounds(s),
+          cause: { kind: "micro-batch", batchId: b.batchId, watermark: b.watermark, watermarkAfter: b.nextWatermark, eventsAdded: 0, amended: [] },
+        });
+      }
+    } else {
+      const rows = input.corrections.filter((c) => c.runId === step.runId);
+      const snapshot = rows[0]!.bronzeSnapshot ?? Number.MAX_SAFE_INTEGER;
+      for (const c of rows.filter((r) => r.after.count > 0)) {
+        const nb = { startUs: isoToUs(c.windowStart), endUs: isoToUs(c.windowEnd) };
+        const inside = stored.filter((s) => s.startUs < nb.endUs && s.endUs > nb.startUs);
+        const made: Stored = {
+          ...nb, final: true, revision: c.revisionAfter,
+          seqs: new Set(input.events.filter((e) => e.seq <= snapshot && us(e) >= nb.startUs && us(e) < nb.endUs).map((e) => e.seq)),
+        };
+        const same = inside.length === 1 && inside[0]!.startUs === nb.startUs && inside[0]!.endUs === nb.endUs;
+        stored = [...stored.filter((s) => !inside.includes(s)), made];
+        if (!overlapsTarget(nb)) continue;
+        if (!same) merged.push(...inside.filter(overlapsTarget).map(related));
+        revisions.push({
+          at: c.correctedAt, before: c.before, after: c.after, status: "corrected", revision: c.revisionAfter, published: true, window: bounds(made),
+          ...(same || inside.length === 0 ? {} : { replaced: inside.map(related) }),
+          cause: { kind: "correction", runId: c.runId, trigger: c.trigger, cronSlot: c.cronSlot, reconcileRunId: c.reconcileRunId, lateEvents: c.lateEventIds, amended: [] },
+        });
+      }
+      for (const c of rows.filter((r) => r.after.count === 0)) {
+        const gone = stored.find((s) => formatInstant(s.startUs) === c.windowStart && formatInstant(s.endUs) === c.windowEnd);
+        if (gone !== undefined) stored = stored.filter((s) => s !== gone);
+      }
+    }
+  }
+
+  const recoveredBy = new Map<string, number>();
+  for (const c of input.corrections) for (const id of c.lateEventIds) if (!recoveredBy.has(id)) recoveredBy.set(id, c.runId);
+  const lateEvents: LateEvent[] = input.events.filter((e) => dropped.has(e.seq) || recoveredBy.has(e.eventId)).map((e) => {
+    const b = dropped.get(e.seq);
+    return {
+      seq: e.seq, eventId: e.eventId, eventTime: e.eventTime, ingestionTime: e.ingestionTime, landedAt: e.landedAt, value: e.value,
+      latenessMs: Number((isoToUs(e.ingestionTime) - us(e)) / 1000n),
+      droppedInBatch: b?.batchId ?? null, droppedAtWatermark: b?.watermark ?? null, recoveredByRun: recoveredBy.get(e.eventId) ?? null,
+    };
+  });
+  const seen = new Set<string>();
+  const uniqueMerged = merged.filter((m) => {
+    const k = `${m.start}|${m.end}|${m.count}|${m.sum}`;
+    return seen.has(k) ? false : (seen.add(k), true);
+  });
+  return { revisions: applyHolds(revisions, input.holds, input.batches), lateEvents, merged: uniqueMerged };
+}
