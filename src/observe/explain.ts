@@ -133,7 +133,9 @@ async function explainSession(db: Queryable, p: PipelineConfig, atUs: bigint, gr
     readHolds(db, p.name),
     readWindowQuarantine(db, p.name, groupKey, row.windowStart, row.windowEnd),
   ]);
-  const history = sessionHistory({ gapMs, target: { start: row.windowStart, end: row.windowEnd }, events, batches, corrections: audit, holds });
+  const lateBatches = await readBatchesOfSeqs(db, p.name, events.filter((e) => !batches.some((b) => e.seq > b.startOffset && e.seq <= b.endOffset)).map((e) => e.seq));
+  const all = [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId);
+  const history = sessionHistory({ gapMs, target: { start: row.windowStart, end: row.windowEnd }, events, batches: all, corrections: audit, holds });
   return finish(p, keyOut(groupKey), { start: row.windowStart, end: row.windowEnd }, row, holds.some((h) => h.releasedAt === null), history.revisions, history.lateEvents, history.merged, quarantined);
 }
 

@@ -1,16 +1,50 @@
+/**
+ * Explain a window (docs/operations.md "Explain a window"): the history of the seed
+ * late-within-delay's [12:00,12:10) (tumbling), of a session that merged two sessions and was
+ * extended by a correction, of a sliding and a calendar window, a hold and its release, an
+ * amended event, quarantined rows that would have fallen in the window, and the 400s.
+ */
 import path from "node:path";
+import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { runCorrection } from "../../src/correction/correct.js";
-import { landFile } from "../../src/ingest/landFile.js";
-import { explainWindow } from "../../src/observe/explain.js";
+import type { Pool } from "../../src/db/pool.js";
+import { landFile, landStream } from "../../src/ingest/landFile.js";
+import { holdPipeline, releasePipeline } from "../../src/lifecycle/hold.js";
+import { explainWindow, type WindowExplanation } from "../../src/observe/explain.js";
+import { explainSummary, formatExplanation } from "../../src/observe/explainText.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { lateWithinDelay } from "../helpers/fixtures.js";
+import { lateWithinDelay, pipeline, sessionOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 
-describe("explain a tumbling window (seed late-within-delay)", () => {
-  it("shows micro-batch 0 → 15 open, micro-batch 1 → 19 final, correction run 1 → 119 recovering the 12:03 event", async () => {
+/** A revision as `cause: before → after status` (values: sums), for exact comparisons. */
+function story(x: WindowExplanation): string[] {
+  const v = (a: { sum: string | null; count: number } | null) => (a === null ? "-" : a.sum ?? `#${a.count}`);
+  return x.revisions.map((r) => {
+    const c = r.cause;
+    const cause = c.kind === "micro-batch" ? `batch ${c.batchId} +${c.eventsAdded}${c.amended.length ? ` amended ${c.amended}` : ""} wm ${c.watermarkAfter?.slice(11, 16)}`
+      : c.kind === "correction" ? `run ${c.runId} ${c.trigger} late [${c.lateEvents}]${c.amended.length ? ` amended ${c.amended}` : ""}`
+      : c.kind === "cutover" ? `cutover ${c.version}` : c.kind === "hold" ? `hold ${c.holdId}` : `release ${c.holdId}`;
+    const win = r.window ? ` [${r.window.start.slice(11, 16)},${r.window.end.slice(11, 16)})` : "";
+    const replaced = r.replaced ? ` replacing ${r.replaced.map((s) => `[${s.start.slice(11, 16)},${s.end.slice(11, 16)})=${s.sum}`).join(" ")}` : "";
+    return `${cause}${win}: ${v(r.before)} -> ${v(r.after)} ${r.status} r${r.revision}${r.published ? "" : " held"}${replaced}`;
+  });
+}
+
+let sources = 0;
+/** Lands JSON lines as one source, then runs one micro-batch. */
+async function landAndRun(pool: Pool, p: PipelineConfig, rows: object[]) {
+  await landStream(pool, p, Readable.from([rows.map((r) => JSON.stringify(r)).join("\n") + "\n"]), `source-${++sources}`);
+  return runBatch(pool, p, "once");
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(\d{3})?Z$/;
+
+describe("explain a window", () => {
+  it("tumbling (seed late-within-delay): micro-batch 0 → 15 open, micro-batch 1 → 19 final (watermark 12:15), correction run 1 → 119 corrected revision 2, recovering the 12:03 event dropped by micro-batch 2", async () => {
     const { pool } = await getDb();
     const p = lateWithinDelay();
     for (const file of ["1.json", "2.json", "3.json"]) {
@@ -19,6 +53,96 @@ describe("explain a tumbling window (seed late-within-delay)", () => {
     }
     await runCorrection(pool, p, { trigger: "cli" });
     const x = await explainWindow(pool, p, "2026-10-01T12:00:00Z");
-    console.log(JSON.stringify(x, null, 2));
+    expect(x.revisions.map((r) => r.at).filter((t) => !ISO.test(t))).toEqual([]);
+    expect({ ...x, revisions: x.revisions.map((r) => ({ ...r, at: "-" })), lateEvents: x.lateEvents.map((e) => ({ ...e, ingestionTime: "-", landedAt: "-", latenessMs: 0 })) }).toEqual({
+      pipeline: "late-within-delay", key: "", windowType: "tumbling",
+      window: { start: "2026-10-01T12:00:00.000Z", end: "2026-10-01T12:10:00.000Z" },
+      now: { count: 4, sum: "119", min: "4", max: "100", status: "corrected", revision: 2, held: false },
+      revisions: [
+        { n: 1, at: "-", before: null, after: { count: 2, sum: "15", min: "5", max: "10" }, status: "open", revision: 1, published: true,
+          cause: { kind: "micro-batch", batchId: 0, watermark: null, watermarkAfter: "2026-10-01T12:02:00.000Z", eventsAdded: 2, amended: [] } },
+        { n: 2, at: "-", before: { count: 2, sum: "15", min: "5", max: "10" }, after: { count: 3, sum: "19", min: "4", max: "10" }, status: "final", revision: 1, published: true,
+          cause: { kind: "micro-batch", batchId: 1, watermark: "2026-10-01T12:02:00.000Z", watermarkAfter: "2026-10-01T12:15:00.000Z", eventsAdded: 1, amended: [] } },
+        { n: 3, at: "-", before: { count: 3, sum: "19", min: "4", max: "10" }, after: { count: 4, sum: "119", min: "4", max: "100" }, status: "corrected", revision: 2, published: true,
+          cause: { kind: "correction", runId: 1, trigger: "cli", cronSlot: null, reconcileRunId: null, lateEvents: ["3.json:1"], amended: [] } },
+      ],
+      lateEvents: [{
+        seq: 6, eventId: "3.json:1", eventTime: "2026-10-01T12:03:00.000Z", ingestionTime: "-", landedAt: "-", value: "100", latenessMs: 0,
+        droppedInBatch: 2, droppedAtWatermark: "2026-10-01T12:15:00.000Z", recoveredByRun: 1,
+      }],
+      sessionsMerged: [],
+      quarantined: { total: 0, rows: [] },
+    });
+    // Lateness is ingestion time − event time; the seed carries no ingestion time, so it is the landing's.
+    const late = x.lateEvents[0]!;
+    expect(late.latenessMs).toBe(Date.parse(late.ingestionTime) - Date.parse(late.eventTime));
+    expect(explainSummary(x)).toBe('late-within-delay tumbling window [2026-10-01T12:00:00.000Z, 2026-10-01T12:10:00.000Z) key "": 119 (count 4), corrected, revision 2; 3 revisions, 1 late event recovered, 0 quarantined rows');
+    const lines = formatExplanation(x).split("\n").map((l) => l.replace(/\d{4}-12-\d{2}T[\d:.]+Z/g, "T"));
+    expect(lines.slice(1)).toEqual([
+      "  1. T  micro-batch 0 (watermark none → 2026-10-01T12:02:00.000Z, 2 events added): — → 15 (count 2)  open",
+      "  2. T  micro-batch 1 (watermark 2026-10-01T12:02:00.000Z → 2026-10-01T12:15:00.000Z, 1 event added): 15 (count 2) → 19 (count 3)  final",
+      "  3. T  correction run 1 (cli; 1 late event): 19 (count 3) → 119 (count 4)  corrected, revision 2",
+      "late events:",
+      expect.stringMatching(/^ {2}3\.json:1 \(seq 6\): event time 2026-10-01T12:03:00\.000Z, value 100, ingestion time T, landed T, \d+ days? .* late; dropped by micro-batch 2 \(watermark 2026-10-01T12:15:00\.000Z\); recovered by correction run 1$/),
+      "quarantined rows that would have fallen in it: none",
+    ]);
+    // The other windows: [12:10,12:20) had no late event; [12:05, …) is no window's start.
+    expect(story(await explainWindow(pool, p, "2026-10-01T12:10:00Z"))).toEqual(["batch 0 +1 wm 12:02: - -> 7 open r1", "batch 2 +0 wm 12:31: 7 -> 7 final r1"]);
+    await expect(explainWindow(pool, p, "2026-10-01T12:05:00Z")).rejects.toThrow(
+      "start: 2026-10-01T12:05:00.000Z is not the start of a window of pipeline late-within-delay; the windows holding it start at 2026-10-01T12:00:00.000Z",
+    );
+    await expect(explainWindow(pool, p, "2026-10-01T12:00:00Z", "x")).rejects.toThrow("key: pipeline late-within-delay has no group key fields; leave the key out");
+    await expect(explainWindow(pool, p, "noon")).rejects.toThrow(/^start: expected an ISO 8601 instant with a zone/);
+  });
+
+  it("a hold keeps the published value: the revisions under it are not published until its release", async () => {
+    const { pool } = await getDb();
+    const p = lateWithinDelay("held");
+    await landFile(pool, p, path.join(p.source.landingDir!, "1.json"), "1.json");
+    await runBatch(pool, p, "once");
+    await holdPipeline(pool, p.name, "checking the 12:00 window");
+    await landFile(pool, p, path.join(p.source.landingDir!, "2.json"), "2.json");
+    await runBatch(pool, p, "once");
+    await releasePipeline(pool, p.name);
+    const x = await explainWindow(pool, p, "2026-10-01T12:00:00Z");
+    expect(story(x)).toEqual([
+      "batch 0 +2 wm 12:02: - -> 15 open r1",
+      "hold 1: 15 -> 15 open r1",
+      "batch 1 +1 wm 12:15: 15 -> 19 final r1 held",
+      "release 1: 15 -> 19 final r1",
+    ]);
+    expect(x.revisions[1]!.cause).toEqual({ kind: "hold", holdId: 1, reason: "checking the 12:00 window", rule: null });
+  });
+
+  it("session: two sessions merged by a bridging event, finalized, then extended by a correction that recovered a late event", async () => {
+    const { pool } = await getDb();
+    const p = sessionOrders("sessions", "1 hour");
+    const ev = (id: string, hhmm: string, v: number) => ({ id, t: `2024-05-01T${hhmm}:00Z`, k: "a", v });
+    await landAndRun(pool, p, [ev("e1", "10:00", 1), ev("e2", "11:00", 2)]);
+    await landAndRun(pool, p, [ev("e3", "10:30", 4)]); // bridges [10:00,10:30) and [11:00,11:30)
+    await landAndRun(pool, p, [ev("e4", "13:00", 8)]); // watermark 12:00: [10:00,11:30) final
+    const late = await landAndRun(pool, p, [ev("e5", "11:20", 16)]); // 11:50 <= 12:00: late
+    expect(late!.numRowsDroppedByWatermark).toBe(1);
+    const run = (await runCorrection(pool, p, { trigger: "api" })).runId!;
+    const x = await explainWindow(pool, p, "2024-05-01T10:00:00Z", "a");
+    expect([x.windowType, x.key, x.window, x.now]).toEqual([
+      "session", "a", { start: "2024-05-01T10:00:00.000Z", end: "2024-05-01T11:50:00.000Z" },
+      { count: 4, sum: "23", min: "1", max: "16", status: "corrected", revision: 2, held: false },
+    ]);
+    expect(story(x)).toEqual([
+      "batch 0 +1 wm 10:00 [10:00,10:30): - -> 1 open r1",
+      "batch 0 +1 wm 10:00 [11:00,11:30): - -> 2 open r1",
+      "batch 1 +1 wm 10:00 [10:00,11:30): - -> 7 open r1 replacing [10:00,10:30)=1 [11:00,11:30)=2",
+      "batch 2 +0 wm 12:00 [10:00,11:30): 7 -> 7 final r1",
+      `run ${run} api late [e5] [10:00,11:50): - -> 23 corrected r2 replacing [10:00,11:30)=7`,
+    ]);
+    expect(x.sessionsMerged.map((s) => `[${s.start.slice(11, 16)},${s.end.slice(11, 16)})=${s.sum}`)).toEqual(["[10:00,10:30)=1", "[11:00,11:30)=2", "[10:00,11:30)=7"]);
+    expect(x.lateEvents.map((e) => [e.eventId, e.eventTime, e.droppedInBatch, e.droppedAtWatermark, e.recoveredByRun])).toEqual([
+      ["e5", "2024-05-01T11:20:00.000Z", 3, "2024-05-01T12:00:00.000Z", run],
+    ]);
+    // An instant inside the session names it too; a key is required, and an instant in no session is a 400.
+    expect((await explainWindow(pool, p, "2024-05-01T11:10:00Z", "a")).window).toEqual(x.window);
+    await expect(explainWindow(pool, p, "2024-05-01T10:00:00Z")).rejects.toThrow("key: pipeline sessions groups by k; give the key (or the null group)");
+    await expect(explainWindow(pool, p, "2024-05-01T12:00:00Z", "a")).rejects.toThrow("start: no session of pipeline sessions for this key holds 2024-05-01T12:00:00.000Z");
   });
 });
