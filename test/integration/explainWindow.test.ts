@@ -15,6 +15,8 @@ import { holdPipeline, releasePipeline } from "../../src/lifecycle/hold.js";
 import { explainWindow, type WindowExplanation } from "../../src/observe/explain.js";
 import { explainSummary, formatExplanation } from "../../src/observe/explainText.js";
 import { runBatch } from "../../src/stream/runBatch.js";
+import { createLogger } from "../../src/log.js";
+import { startApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { lateWithinDelay, pipeline, sessionOrders } from "../helpers/fixtures.js";
 
@@ -144,5 +146,39 @@ describe("explain a window", () => {
     expect((await explainWindow(pool, p, "2024-05-01T11:10:00Z", "a")).window).toEqual(x.window);
     await expect(explainWindow(pool, p, "2024-05-01T10:00:00Z")).rejects.toThrow("key: pipeline sessions groups by k; give the key (or the null group)");
     await expect(explainWindow(pool, p, "2024-05-01T12:00:00Z", "a")).rejects.toThrow("start: no session of pipeline sessions for this key holds 2024-05-01T12:00:00.000Z");
+  });
+});
+
+describe("GET /pipelines/{pipeline}/windows/history", () => {
+  it("answers the history as explain --json; 400 naming a bad start or key, 404 for an unknown pipeline", async () => {
+    const { pool } = await getDb();
+    const p = lateWithinDelay("over-http");
+    const keyed = sessionOrders("keyed", "1 hour");
+    for (const file of ["1.json", "2.json"]) {
+      await landFile(pool, p, path.join(p.source.landingDir!, file), file);
+      await runBatch(pool, p, "once");
+    }
+    const api = await startApi({ pool, pipelines: [p, keyed], log: createLogger("silent"), token: "test-token-0123456789abcdef" });
+    try {
+      const get = async (q: string, name = p.name) => {
+        const r = await fetch(`${api.base}/pipelines/${name}/windows/history?${q}`);
+        return [r.status, await r.json()];
+      };
+      const [status, body] = await get("start=2026-10-01T14:00:00%2B02:00");
+      expect([status, body]).toEqual([200, JSON.parse(JSON.stringify(await explainWindow(pool, p, "2026-10-01T12:00:00Z")))]);
+      expect(story(body as WindowExplanation)).toEqual(["batch 0 +2 wm 12:02: - -> 15 open r1", "batch 1 +1 wm 12:15: 15 -> 19 final r1"]);
+      expect(await get("start=2026-10-01T12:01:00Z")).toEqual([400, {
+        error: "invalid_request",
+        message: "query.start: 2026-10-01T12:01:00.000Z is not the start of a window of pipeline over-http; the windows holding it start at 2026-10-01T12:00:00.000Z",
+      }]);
+      expect(await get("start=yesterday")).toEqual([400, { error: "invalid_request", message: "query.start: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z" }]);
+      expect(await get("")).toEqual([400, { error: "invalid_request", message: expect.stringMatching(/^query\.start: /) }]);
+      expect(await get("start=2026-10-01T12:00:00Z&key=a")).toEqual([400, { error: "invalid_request", message: "query.key: pipeline over-http has no group key fields; leave the key out" }]);
+      expect(await get("start=2026-10-01T12:00:00Z", "keyed")).toEqual([400, { error: "invalid_request", message: "query.key: pipeline keyed groups by k; give the key (or the null group)" }]);
+      expect(await get("start=2026-10-01T12:00:00Z&key=a&nullKey=true", "keyed")).toEqual([400, { error: "invalid_request", message: "query.nullKey: give key or nullKey=true, not both" }]);
+      expect(await get("start=2026-10-01T12:00:00Z", "nope")).toEqual([404, { error: "not_found", message: expect.stringContaining("nope") }]);
+    } finally {
+      await api.close();
+    }
   });
 });
