@@ -10,7 +10,7 @@
  */
 import { mergeTouching, sessionsTouch, gapUs, type SessionBounds } from "./sessions.js";
 import { formatInstant, isoToUs } from "./timestamps.js";
-import { aggregate, applyHolds, type Aggregates, type HistoryBatch, type HistoryCorrection, type HistoryEvent, type HistoryHold, type LateEvent, type Revision } from "./windowHistory.js";
+import { aggregate, applyHolds, lateEventsOf, type Aggregates, type HistoryBatch, type HistoryCorrection, type HistoryEvent, type HistoryHold, type LateEvent, type Revision } from "./windowHistory.js";
 
 export interface SessionHistoryInput {
   gapMs: number;
@@ -140,15 +140,10 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
     }
   }
 
-  const recoveredBy = new Map<string, number>();
-  for (const c of input.corrections) for (const id of c.lateEventIds) if (!recoveredBy.has(id)) recoveredBy.set(id, c.runId);
-  const lateEvents: LateEvent[] = input.events.filter((e) => dropped.has(e.seq) || recoveredBy.has(e.eventId)).map((e) => {
+  const read = new Set(input.events.filter((e) => input.batches.some((b) => e.seq > b.startOffset && e.seq <= b.endOffset)).map((e) => e.seq));
+  const lateEvents = lateEventsOf(input.events, input.corrections, (e) => {
     const b = dropped.get(e.seq);
-    return {
-      seq: e.seq, eventId: e.eventId, eventTime: e.eventTime, ingestionTime: e.ingestionTime, landedAt: e.landedAt, value: e.value,
-      latenessMs: Number((isoToUs(e.ingestionTime) - us(e)) / 1000n),
-      droppedInBatch: b?.batchId ?? null, droppedAtWatermark: b?.watermark ?? null, recoveredByRun: recoveredBy.get(e.eventId) ?? null,
-    };
+    return b === undefined ? { dropped: false, read: read.has(e.seq) } : { dropped: true, read: true, batch: b };
   });
   const seen = new Set<string>();
   const uniqueMerged = merged.filter((m) => {

@@ -205,7 +205,15 @@ export function windowHistory(input: WindowHistoryInput): WindowHistory {
   const entries: Revision[] = [...stream];
   for (const c of input.corrections) {
     const prevSnapshot = Math.max(0, ...input.corrections.filter((o) => o.runId < c.runId).map((o) => o.bronzeSnapshot ?? 0));
-    const amended = input.events.filter((e) => e.supersededBy !== null && e.supersededBy > prevSnapshot && e.supersededBy <= (c.bronzeSnapshot ?? Infinity)).map((e) => e.eventId);
+    // Versions superseded while the stream no longer wrote the window (after it was final): this run recomputed them.
+    const byStream = (seq: number) => {
+      const b = input.batches.find((x) => seq > x.startOffset && seq <= x.endOffset);
+      const wm = b === undefined ? null : usOf(b.watermark);
+      return b !== undefined && !(wm !== null && endUs <= wm);
+    };
+    const amended = input.events
+      .filter((e) => e.supersededBy !== null && e.supersededBy > prevSnapshot && e.supersededBy <= (c.bronzeSnapshot ?? Infinity) && !byStream(e.supersededBy))
+      .map((e) => e.eventId);
     entries.push({
       at: c.correctedAt, before: c.before, after: c.after.count === 0 ? null : c.after, status: "corrected", revision: c.revisionAfter, published: true,
       cause: { kind: "correction", runId: c.runId, trigger: c.trigger, cronSlot: c.cronSlot, reconcileRunId: c.reconcileRunId, lateEvents: c.lateEventIds, amended },
@@ -229,23 +237,39 @@ export function windowHistory(input: WindowHistoryInput): WindowHistory {
   }
   const withHolds = applyHolds(entries, input.holds, input.batches);
 
-  const recoveredBy = new Map<string, number>();
-  for (const c of input.corrections) for (const id of c.lateEventIds) if (!recoveredBy.has(id)) recoveredBy.set(id, c.runId);
-  const lateEvents: LateEvent[] = [];
-  for (const e of input.events) {
+  const lateEvents = lateEventsOf(input.events, input.corrections, (e) => {
+    if (since !== undefined && e.seq <= since.seq) return { dropped: false, read: true };
     const b = batchOf.get(e.seq);
     const wm = b ? usOf(b.watermark) : null;
-    const dropped = b !== undefined && wm !== null && endUs <= wm;
-    const recovered = recoveredBy.get(e.eventId) ?? null;
-    if (!dropped && recovered === null) continue;
-    if (since !== undefined && e.seq <= since.seq && recovered === null) continue;
-    lateEvents.push({
+    return b !== undefined && wm !== null && endUs <= wm ? { dropped: true, read: true, batch: b } : { dropped: false, read: b !== undefined };
+  });
+  return { revisions: withHolds, lateEvents };
+}
+
+/**
+ * The late events of a window: the rows a batch dropped (`fate(e).dropped`), and the rows no
+ * batch read that a correction run took in (landed after the last batch). Each is recovered by
+ * the first run whose audit names its event id and whose bronze snapshot reaches its `seq`.
+ */
+export function lateEventsOf(
+  events: HistoryEvent[], corrections: HistoryCorrection[],
+  fate: (e: HistoryEvent) => { dropped: boolean; read: boolean; batch?: HistoryBatch },
+): LateEvent[] {
+  const out: LateEvent[] = [];
+  for (const e of events) {
+    const f = fate(e);
+    const run = corrections.find((c) => c.lateEventIds.includes(e.eventId) && (c.bronzeSnapshot === null || c.bronzeSnapshot >= e.seq));
+    if (!f.dropped) {
+      if (run === undefined || f.read) continue;
+      if (e.supersededBy !== null && (run.bronzeSnapshot === null || e.supersededBy <= run.bronzeSnapshot)) continue;
+    }
+    out.push({
       seq: e.seq, eventId: e.eventId, eventTime: e.eventTime, ingestionTime: e.ingestionTime, landedAt: e.landedAt, value: e.value,
       latenessMs: Number((isoToUs(e.ingestionTime) - isoToUs(e.eventTime)) / 1000n),
-      droppedInBatch: dropped ? b!.batchId : null, droppedAtWatermark: dropped ? b!.watermark : null, recoveredByRun: recovered,
+      droppedInBatch: f.batch?.batchId ?? null, droppedAtWatermark: f.batch?.watermark ?? null, recoveredByRun: run?.runId ?? null,
     });
   }
-  return { revisions: withHolds, lateEvents };
+  return out;
 }
 
 /**
