@@ -119,6 +119,10 @@ export interface WindowHistoryInput {
   corrections: HistoryCorrection[];
   holds: HistoryHold[];
   cutover: HistoryCutover | undefined;
+  /** The window as it is now (null: no row): the cutover's value when nothing changed it since. */
+  now: Aggregates | null;
+  /** The window's status now (the cutover's status when nothing changed it since). */
+  nowStatus?: RevisionStatus;
 }
 
 export interface WindowHistory {
@@ -165,7 +169,9 @@ function streamRevisions(input: WindowHistoryInput, since: { at: string; seq: nu
   const endUs = isoToUs(input.windowEnd);
   const batchOf = new Map<number, HistoryBatch>();
   const revisions: Revision[] = [];
-  let prev: Aggregates | null = null;
+  // After a cutover the window starts from the version's whole recompute of the rows up to its checkpoint.
+  const atCut = since === undefined ? [] : input.events.filter((e) => e.seq <= since.seq && !(e.supersededBy !== null && e.supersededBy <= since.seq));
+  let prev: Aggregates | null = atCut.length === 0 ? null : aggregate(atCut.map((e) => e.value));
   const inBatch = (seq: number, b: HistoryBatch) => seq > b.startOffset && seq <= b.endOffset;
   for (const b of input.batches) {
     for (const e of input.events) if (inBatch(e.seq, b)) batchOf.set(e.seq, b);
@@ -224,10 +230,11 @@ export function windowHistory(input: WindowHistoryInput): WindowHistory {
   }
   entries.sort((a, b) => Number(isoToUs(a.at) - isoToUs(b.at)));
   if (cut !== undefined) {
-    // The cutover's value is what the next revision found (or the window as it is now, given by the caller as the last entry's after).
+    // The cutover's value is what the next revision found, or the window as it is now.
     const i = entries.findIndex((e) => e.cause.kind === "cutover");
     const next = entries[i + 1];
-    entries[i]!.after = next ? next.before : null;
+    entries[i]!.after = next ? next.before : input.now;
+    entries[i]!.status = next ? (next.cause.kind === "micro-batch" ? "open" : next.status) : (input.nowStatus ?? "final");
     entries.splice(0, i, ...entries.slice(0, i).filter((e) => e.cause.kind !== "micro-batch"));
   }
   for (let i = 0; i < entries.length; i++) {

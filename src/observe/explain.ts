@@ -108,8 +108,9 @@ export async function explainWindow(db: Queryable, p: PipelineConfig, start: str
   ]);
   // Batches that read a late row after the window was final are not among the batches above.
   const lateBatches = await readBatchesOfSeqs(db, p.name, events.filter((e) => !batches.some((b) => e.seq > b.startOffset && e.seq <= b.endOffset)).map((e) => e.seq));
-  const history = windowHistory({ windowEnd: we, events, batches: [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId), corrections: audit, holds, cutover });
   const row = rows.find((r) => r.windowStart === ws && r.windowEnd === we);
+  const now = row === undefined ? null : { count: row.count, sum: row.sum, min: row.min, max: row.max };
+  const history = windowHistory({ windowEnd: we, events, batches: [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId), corrections: audit, holds, cutover, now, ...(row === undefined ? {} : { nowStatus: row.corrected ? "corrected" as const : row.isFinal ? "final" as const : "open" as const }) });
   return finish(p, key, { start: ws, end: we }, row, holds.some((h) => h.releasedAt === null), history.revisions, history.lateEvents, [], quarantined);
 }
 

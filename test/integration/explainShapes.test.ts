@@ -9,6 +9,8 @@ import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landStream } from "../../src/ingest/landFile.js";
+import { cutover } from "../../src/lifecycle/cutover.js";
+import { rebuild } from "../../src/lifecycle/rebuild.js";
 import { explainWindow, type WindowExplanation } from "../../src/observe/explain.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -101,5 +103,21 @@ describe("explain: window shapes", () => {
     // The late event is b's new version (value 20), dropped by micro-batch 3; its old version is not late.
     expect(x.lateEvents.map((e) => [e.eventId, e.value, e.droppedInBatch, e.recoveredByRun])).toEqual([["b", "20", 3, run]]);
     expect(x.now).toEqual({ count: 2, sum: "30", min: "10", max: "20", status: "corrected", revision: 2, held: false });
+  });
+
+  it("a rebuild and cutover: the window's history starts with the cutover to version 2, from what version 1 had", async () => {
+    const { pool } = await getDb();
+    const raw = { name: "rebuilt", source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "5 minutes" }, admission: { maxFutureSkew: null } };
+    const broken = pipeline({ ...raw, timestamps: { format: "iso8601" } });
+    const fixed = pipeline({ ...raw, timestamps: { format: "iso8601", timeZone: "America/New_York" } });
+    await landAndRun(pool, broken, [ev("1", "2026-03-02T12:01:00", 10), ev("2", "2026-03-02T12:05:00", 20), ev("3", "2026-03-02T12:12:00", 5)]);
+    const r = await rebuild(pool, fixed);
+    await cutover(pool, fixed, r.version);
+    await landAndRun(pool, fixed, [ev("4", "2026-03-02T12:14:00", 1)]);
+    const first = await explainWindow(pool, fixed, "2026-03-02T17:00:00Z");
+    expect(story(first)).toEqual(["cutover: - -> 30 open r1"]);
+    expect(first.revisions[0]!.cause).toEqual({ kind: "cutover", version: 2, previousVersion: 1 });
+    expect(first.quarantined).toEqual({ total: 0, rows: [] }); // bronze holds the live version's classification
+    expect(story(await explainWindow(pool, fixed, "2026-03-02T17:10:00Z"))).toEqual(["cutover: - -> 5 open r1", "batch 1 +1 wm 17:09: 5 -> 6 open r1"]);
   });
 });
