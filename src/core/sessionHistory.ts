@@ -10,7 +10,9 @@
  */
 import { mergeTouching, sessionsTouch, gapUs, type SessionBounds } from "./sessions.js";
 import { formatInstant, isoToUs } from "./timestamps.js";
-import { aggregate, applyHolds, lateEventsOf, type Aggregates, type HistoryBatch, type HistoryCorrection, type HistoryEvent, type HistoryHold, type LateEvent, type Revision } from "./windowHistory.js";
+import { aggregate } from "./exactAggregate.js";
+import { applyHolds, lateEventsOf } from "./historyParts.js";
+import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryEvent, HistoryHold, LateEvent, Revision } from "./historyTypes.js";
 
 export interface SessionHistoryInput {
   gapMs: number;

@@ -8,109 +8,13 @@
  * Instants are ISO 8601 UTC strings (compared as epoch µs), values numeric strings, summed
  * exactly (a numeric's scale is the largest of its terms', as PostgreSQL's `sum`).
  */
+import { aggregate } from "./exactAggregate.js";
+import { applyHolds, lateEventsOf } from "./historyParts.js";
+import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryCutover, HistoryEvent, HistoryHold, LateEvent, Revision, RevisionStatus } from "./historyTypes.js";
 import { isoToUs } from "./timestamps.js";
 
-/** A window's aggregates; `count` 0 and nulls for no row. */
-export interface Aggregates {
-  count: number;
-  sum: string | null;
-  min: string | null;
-  max: string | null;
-}
-
-/** An accepted bronze row of the window and the batch that read it (null: landed after the last batch). */
-export interface HistoryEvent {
-  seq: number;
-  eventId: string;
-  eventTime: string;
-  ingestionTime: string;
-  landedAt: string;
-  value: string | null;
-  supersededBy: number | null;
-}
-
-export interface HistoryBatch {
-  batchId: number;
-  startOffset: number;
-  endOffset: number;
-  watermark: string | null;
-  nextWatermark: string | null;
-  at: string;
-}
-
-export interface HistoryCorrection {
-  runId: number;
-  trigger: string;
-  cronSlot: string | null;
-  bronzeSnapshot: number | null;
-  revisionBefore: number | null;
-  revisionAfter: number;
-  before: Aggregates | null;
-  after: Aggregates;
-  lateEventIds: string[];
-  correctedAt: string;
-  reconcileRunId: number | null;
-}
-
-export interface HistoryHold {
-  holdId: number;
-  reason: string;
-  rule: string | null;
-  batchId: number | null;
-  heldAt: string;
-  releasedAt: string | null;
-}
-
-export interface HistoryCutover {
-  version: number;
-  previousVersion: number;
-  liveSince: string;
-  /** The window in the version it replaced, as the cutover stored it; null: it had none. */
-  previous: Aggregates | null;
-}
-
-/** A late event: a row read by a batch after the window was final, with what recovered it. */
-export interface LateEvent {
-  seq: number;
-  eventId: string;
-  eventTime: string;
-  ingestionTime: string;
-  landedAt: string;
-  value: string | null;
-  /** Lateness as the lateness report measures it: ingestion time − event time, ms. */
-  latenessMs: number;
-  /** The batch that dropped it and the watermark its late rule used; null: not yet read by a batch. */
-  droppedInBatch: number | null;
-  droppedAtWatermark: string | null;
-  /** The correction run that recovered it; null: awaiting correction. */
-  recoveredByRun: number | null;
-}
-
-/** What made a revision. */
-export type RevisionCause =
-  | { kind: "micro-batch"; batchId: number; watermark: string | null; watermarkAfter: string | null; eventsAdded: number; amended: string[] }
-  | { kind: "correction"; runId: number; trigger: string; cronSlot: string | null; reconcileRunId: number | null; lateEvents: string[]; amended: string[] }
-  | { kind: "cutover"; version: number; previousVersion: number }
-  | { kind: "hold"; holdId: number; reason: string; rule: string | null }
-  | { kind: "release"; holdId: number };
-
-export type RevisionStatus = "open" | "final" | "corrected";
-
-export interface Revision {
-  at: string;
-  cause: RevisionCause;
-  before: Aggregates | null;
-  after: Aggregates | null;
-  status: RevisionStatus;
-  /** The results row's revision after it (the stream keeps 1; a correction raises it). */
-  revision: number;
-  /** False while a hold kept the published value (the revision was published at the release). */
-  published: boolean;
-  /** Sessions: the session's bounds after the revision. */
-  window?: { start: string; end: string };
-  /** Sessions: the sessions of the key it replaced (merged, or the one it was split from), with their values. */
-  replaced?: (Aggregates & { start: string; end: string })[];
-}
+export type * from "./historyTypes.js";
+export { aggregate } from "./exactAggregate.js";
 
 export interface WindowHistoryInput {
   windowEnd: string;
@@ -129,38 +33,6 @@ export interface WindowHistory {
   revisions: Revision[];
   lateEvents: LateEvent[];
 }
-
-const scaleOf = (v: string) => (v.includes(".") ? v.length - v.indexOf(".") - 1 : 0);
-const scaled = (v: string, scale: number) => BigInt((v.includes(".") ? v.replace(".", "") : v) + "0".repeat(scale - scaleOf(v)));
-
-function formatScaled(n: bigint, scale: number): string {
-  if (scale === 0) return n.toString();
-  const neg = n < 0n;
-  const digits = (neg ? -n : n).toString().padStart(scale + 1, "0");
-  return `${neg ? "-" : ""}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
-}
-
-/** Count, exact sum, min and max of `values` (nulls counted, not summed), as the window's MERGE computes them. */
-export function aggregate(values: readonly (string | null)[]): Aggregates {
-  const nums = values.filter((v): v is string => v !== null);
-  if (nums.length === 0) return { count: values.length, sum: null, min: null, max: null };
-  const scale = Math.max(...nums.map(scaleOf));
-  let sum = 0n;
-  let min = nums[0]!;
-  let max = nums[0]!;
-  const cmp = (a: string, b: string) => {
-    const s = Math.max(scaleOf(a), scaleOf(b));
-    const d = scaled(a, s) - scaled(b, s);
-    return d < 0n ? -1 : d > 0n ? 1 : 0;
-  };
-  for (const v of nums) {
-    sum += scaled(v, scale);
-    if (cmp(v, min) < 0) min = v;
-    if (cmp(v, max) > 0) max = v;
-  }
-  return { count: values.length, sum: formatScaled(sum, scale), min, max };
-}
-
 
 const usOf = (iso: string | null) => (iso === null ? null : isoToUs(iso));
 
@@ -253,72 +125,3 @@ export function windowHistory(input: WindowHistoryInput): WindowHistory {
   return { revisions: withHolds, lateEvents };
 }
 
-/**
- * The late events of a window: the rows a batch dropped (`fate(e).dropped`), and the rows no
- * batch read that a correction run took in (landed after the last batch). Each is recovered by
- * the first run whose audit names its event id and whose bronze snapshot reaches its `seq`.
- */
-export function lateEventsOf(
-  events: HistoryEvent[], corrections: HistoryCorrection[],
-  fate: (e: HistoryEvent) => { dropped: boolean; read: boolean; batch?: HistoryBatch },
-): LateEvent[] {
-  const out: LateEvent[] = [];
-  for (const e of events) {
-    const f = fate(e);
-    const run = corrections.find((c) => c.lateEventIds.includes(e.eventId) && (c.bronzeSnapshot === null || c.bronzeSnapshot >= e.seq));
-    if (!f.dropped) {
-      if (run === undefined || f.read) continue;
-      if (e.supersededBy !== null && (run.bronzeSnapshot === null || e.supersededBy <= run.bronzeSnapshot)) continue;
-    }
-    out.push({
-      seq: e.seq, eventId: e.eventId, eventTime: e.eventTime, ingestionTime: e.ingestionTime, landedAt: e.landedAt, value: e.value,
-      latenessMs: Number((isoToUs(e.ingestionTime) - isoToUs(e.eventTime)) / 1000n),
-      droppedInBatch: f.batch?.batchId ?? null, droppedAtWatermark: f.batch?.watermark ?? null, recoveredByRun: run?.runId ?? null,
-    });
-  }
-  return out;
-}
-
-/**
- * Adds each hold that overlaps the window's life and its release: while held, the published
- * value stays what it was at the hold; the release publishes the value the window had then.
- */
-export function applyHolds(entries: Revision[], holds: HistoryHold[], batches: HistoryBatch[]): Revision[] {
-  if (entries.length === 0) return entries;
-  const out: Revision[] = [];
-  const marks: { us: bigint; order: number; hold: HistoryHold; release: boolean }[] = [];
-  for (const h of holds) {
-    // A rule's hold opens in the batch that tripped it, before its MERGE.
-    const tripped = h.batchId === null ? undefined : batches.find((b) => b.batchId === h.batchId);
-    marks.push({ us: tripped ? isoToUs(tripped.at) : isoToUs(h.heldAt), order: 0, hold: h, release: false });
-    if (h.releasedAt !== null) marks.push({ us: isoToUs(h.releasedAt), order: 2, hold: h, release: true });
-  }
-  marks.sort((a, b) => (a.us === b.us ? a.order - b.order : Number(a.us - b.us)));
-  let held: { hold: HistoryHold; value: Aggregates | null } | undefined;
-  let current: Revision | undefined;
-  let m = 0;
-  const flush = (untilUs: bigint | null, order: number) => {
-    while (m < marks.length && (untilUs === null || marks[m]!.us < untilUs || (marks[m]!.us === untilUs && marks[m]!.order < order))) {
-      const mk = marks[m++]!;
-      if (!mk.release && current !== undefined) {
-        held = { hold: mk.hold, value: current.after };
-        out.push({ at: mk.hold.heldAt, before: current.after, after: current.after, status: current.status, revision: current.revision, published: true, cause: { kind: "hold", holdId: mk.hold.holdId, reason: mk.hold.reason, rule: mk.hold.rule } });
-      } else if (!mk.release && current === undefined) {
-        held = { hold: mk.hold, value: null };
-      } else if (mk.release && held?.hold.holdId === mk.hold.holdId) {
-        if (current !== undefined) {
-          out.push({ at: mk.hold.releasedAt!, before: held.value, after: current.after, status: current.status, revision: current.revision, published: true, cause: { kind: "release", holdId: mk.hold.holdId } });
-        }
-        held = undefined;
-      }
-    }
-  };
-  for (const e of entries) {
-    flush(isoToUs(e.at), 1);
-    if (held !== undefined) e.published = false;
-    out.push(e);
-    current = e;
-  }
-  flush(null, 1);
-  return out;
-}

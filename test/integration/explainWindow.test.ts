@@ -18,7 +18,7 @@ import { runBatch } from "../../src/stream/runBatch.js";
 import { createLogger } from "../../src/log.js";
 import { startApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { lateWithinDelay, pipeline, sessionOrders } from "../helpers/fixtures.js";
+import { lateWithinDelay, sessionOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 
