@@ -167,6 +167,16 @@ describe("GET /pipelines/{pipeline}/windows/history", () => {
       const [status, body] = await get("start=2026-10-01T14:00:00%2B02:00");
       expect([status, body]).toEqual([200, JSON.parse(JSON.stringify(await explainWindow(pool, p, "2026-10-01T12:00:00Z")))]);
       expect(story(body as WindowExplanation)).toEqual(["batch 0 +2 wm 12:02: - -> 15 open r1", "batch 1 +1 wm 12:15: 15 -> 19 final r1"]);
+      // The page's window rows link to it.
+      const page = await (await fetch(`${api.base}/ui/pipelines/${p.name}`)).text();
+      const links = [...page.matchAll(/href="(\/pipelines\/[^"]+\/windows\/history\?[^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, "&"));
+      expect(links).toEqual([
+        "/pipelines/over-http/windows/history?start=2026-10-01T12%3A00%3A00.000Z",
+        "/pipelines/over-http/windows/history?start=2026-10-01T12%3A10%3A00.000Z",
+        "/pipelines/over-http/windows/history?start=2026-10-01T12%3A20%3A00.000Z",
+      ]);
+      const linked = await fetch(`${api.base}${links[0]}`);
+      expect([linked.status, await linked.json()]).toEqual([200, body]);
       expect(await get("start=2026-10-01T12:01:00Z")).toEqual([400, {
         error: "invalid_request",
         message: "query.start: 2026-10-01T12:01:00.000Z is not the start of a window of pipeline over-http; the windows holding it start at 2026-10-01T12:00:00.000Z",
