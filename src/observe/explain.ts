@@ -13,12 +13,12 @@ import { keyIn, keyOut } from "../core/keys.js";
 import { formatInstant, isoToUs, parseInstant } from "../core/timestamps.js";
 import { windowHistory, type Aggregates, type LateEvent, type Revision } from "../core/windowHistory.js";
 import { assignWindows } from "../core/windows.js";
-import type { Queryable } from "../db/pool.js";
+import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import { readBatchesOfSeqs, readHistoryBatches } from "../db/sql/explain/historyBatches.js";
 import { readWindowAudit } from "../db/sql/explain/windowAudit.js";
 import { readWindowEvents } from "../db/sql/explain/windowEvents.js";
 import { readWindowQuarantine, type WindowQuarantineRow } from "../db/sql/explain/windowQuarantine.js";
-import { readHolds, readLastCutover, readWindowRowsAt, type WindowStateRow } from "../db/sql/explain/windowState.js";
+import { readHolds, readLastCutover, readSessionAt, readWindowRow, type WindowStateRow } from "../db/sql/explain/windowState.js";
 import { sessionHistory } from "../core/sessionHistory.js";
 
 /** A window start or key that names no window of the pipeline (400 over REST, exit 2 in the CLI). */
@@ -77,13 +77,19 @@ export function storedKeyOf(p: PipelineConfig, key: string | null | undefined): 
 }
 
 /**
- * Explains the window of `pipeline` starting at `start` for `key`.
+ * Explains the window of `pipeline` starting at `start` for `key`, every table read in one
+ * snapshot (a read-only repeatable-read transaction on one connection): a micro-batch or
+ * correction committing meanwhile is wholly in the history or wholly out of it.
  * @param start ISO 8601 instant with a zone: a window's start (for sessions: an instant inside the session)
  * @param key the key as clients name it (null: the null group); undefined for a pipeline without key fields
  * @throws ExplainRequestError for a start that is no window's start, a session that does not exist, or a missing key
  * @throws the database's error when it cannot be reached
  */
-export async function explainWindow(db: Queryable, p: PipelineConfig, start: string, key?: string | null): Promise<WindowExplanation> {
+export async function explainWindow(pool: Pool, p: PipelineConfig, start: string, key?: string | null): Promise<WindowExplanation> {
+  return withTransaction(pool, (client) => explainIn(client, p, start, key), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+}
+
+async function explainIn(db: Queryable, p: PipelineConfig, start: string, key?: string | null): Promise<WindowExplanation> {
   const parsed = parseInstant(start, "iso8601", undefined);
   if (!parsed.ok) throw new ExplainRequestError(`start: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z (${parsed.detail})`);
   const groupKey = storedKeyOf(p, key);
@@ -98,17 +104,14 @@ export async function explainWindow(db: Queryable, p: PipelineConfig, start: str
   const ws = formatInstant(w.startUs), we = formatInstant(w.endUs);
   const events = await readWindowEvents(db, p.name, groupKey, ws, we);
   const firstSeq = Math.min(...events.map((e) => e.seq), ...events.map((e) => e.supersededBy ?? Infinity));
-  const [batches, audit, holds, cutover, rows, quarantined] = await Promise.all([
-    readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, we),
-    readWindowAudit(db, p.name, groupKey, ws, we, true),
-    readHolds(db, p.name),
-    readLastCutover(db, p.name, groupKey, ws, we),
-    readWindowRowsAt(db, p.name, groupKey, ws),
-    readWindowQuarantine(db, p.name, groupKey, ws, we),
-  ]);
+  const batches = await readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, we);
+  const audit = await readWindowAudit(db, p.name, groupKey, ws, we, true);
+  const holds = await readHolds(db, p.name);
+  const cutover = await readLastCutover(db, p.name, groupKey, ws, we);
+  const row = await readWindowRow(db, p.name, groupKey, ws, we);
+  const quarantined = await readWindowQuarantine(db, p.name, groupKey, ws, we);
   // Batches that read a late row after the window was final are not among the batches above.
   const lateBatches = await readBatchesOfSeqs(db, p.name, events.filter((e) => !batches.some((b) => e.seq > b.startOffset && e.seq <= b.endOffset)).map((e) => e.seq));
-  const row = rows.find((r) => r.windowStart === ws && r.windowEnd === we);
   const now = row === undefined ? null : { count: row.count, sum: row.sum, min: row.min, max: row.max };
   const history = windowHistory({ windowEnd: we, events, batches: [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId), corrections: audit, holds, cutover, now, ...(row === undefined ? {} : { nowStatus: row.corrected ? "corrected" as const : row.isFinal ? "final" as const : "open" as const }) });
   return finish(p, key, { start: ws, end: we }, row, holds.some((h) => h.releasedAt === null), history.revisions, history.lateEvents, [], quarantined);
@@ -116,8 +119,7 @@ export async function explainWindow(db: Queryable, p: PipelineConfig, start: str
 
 async function explainSession(db: Queryable, p: PipelineConfig, atUs: bigint, groupKey: string, gapMs: number): Promise<WindowExplanation> {
   const at = formatInstant(atUs);
-  const rows = await readWindowRowsAt(db, p.name, groupKey, at);
-  const row = rows.find((r) => r.windowStart === at) ?? rows[0];
+  const row = await readSessionAt(db, p.name, groupKey, at);
   if (row === undefined) throw new ExplainRequestError(`start: no session of pipeline ${p.name} for this key holds ${at}`);
   const audit = await readWindowAudit(db, p.name, groupKey, row.windowStart, row.windowEnd, false);
   // The span: the session and every session a correction replaced inside or around it.
@@ -129,11 +131,9 @@ async function explainSession(db: Queryable, p: PipelineConfig, atUs: bigint, gr
   const ss = formatInstant(spanStart), se = formatInstant(spanEnd);
   const events = await readWindowEvents(db, p.name, groupKey, ss, se);
   const firstSeq = Math.min(...events.map((e) => e.seq));
-  const [batches, holds, quarantined] = await Promise.all([
-    readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, row.windowEnd),
-    readHolds(db, p.name),
-    readWindowQuarantine(db, p.name, groupKey, row.windowStart, row.windowEnd),
-  ]);
+  const batches = await readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, row.windowEnd);
+  const holds = await readHolds(db, p.name);
+  const quarantined = await readWindowQuarantine(db, p.name, groupKey, row.windowStart, row.windowEnd);
   const lateBatches = await readBatchesOfSeqs(db, p.name, events.filter((e) => !batches.some((b) => e.seq > b.startOffset && e.seq <= b.endOffset)).map((e) => e.seq));
   const all = [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId);
   const history = sessionHistory({ gapMs, target: { start: row.windowStart, end: row.windowEnd }, events, batches: all, corrections: audit, holds });

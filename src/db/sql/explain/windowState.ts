@@ -32,16 +32,29 @@ function toRow(r: Record<string, unknown>): WindowStateRow {
   };
 }
 
-const ROWS_AT_SQL = `SELECT ${ROW_COLUMNS} FROM straggler.window_results_table
- WHERE pipeline = $1 AND group_key = $2 AND window_start <= $3 AND window_end > $3 ORDER BY window_start, window_end`;
+const ROW_SQL = `SELECT ${ROW_COLUMNS} FROM straggler.window_results_table
+ WHERE pipeline = $1 AND group_key = $2 AND window_start = $3 AND window_end = $4`;
 
 /**
- * @returns the key's live rows whose window holds the instant `at` (ISO 8601), by start
+ * @returns the key's live row of the window `[start, end)` (ISO 8601), or undefined
  * @throws the database's error when it cannot be reached
  */
-export async function readWindowRowsAt(client: Queryable, pipeline: string, groupKey: string, at: string): Promise<WindowStateRow[]> {
-  const { rows } = await client.query(prepared("explain_rows_at", ROWS_AT_SQL, [pipeline, groupKey, at]));
-  return rows.map(toRow);
+export async function readWindowRow(client: Queryable, pipeline: string, groupKey: string, start: string, end: string): Promise<WindowStateRow | undefined> {
+  const r = (await client.query(prepared("explain_window_row", ROW_SQL, [pipeline, groupKey, start, end]))).rows[0];
+  return r && toRow(r);
+}
+
+// One key's sessions never overlap: the one holding `at` is the last starting at or before it (a backward read of the primary key).
+const SESSION_AT_SQL = `SELECT ${ROW_COLUMNS} FROM (SELECT * FROM straggler.window_results_table
+ WHERE pipeline = $1 AND group_key = $2 AND window_start <= $3 ORDER BY window_start DESC LIMIT 1) s WHERE window_end > $3`;
+
+/**
+ * @returns the key's live session holding the instant `at` (ISO 8601), or undefined
+ * @throws the database's error when it cannot be reached
+ */
+export async function readSessionAt(client: Queryable, pipeline: string, groupKey: string, at: string): Promise<WindowStateRow | undefined> {
+  const r = (await client.query(prepared("explain_session_at", SESSION_AT_SQL, [pipeline, groupKey, at]))).rows[0];
+  return r && toRow(r);
 }
 
 /** A hold of the pipeline's published results. */
