@@ -56,6 +56,8 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
   const revisions: Revision[] = [];
   const merged: Related[] = [];
   const dropped = new Map<number, HistoryBatch>();
+  // The watermark after the last batch replayed: a correction writes a session final only when it ends at or before it.
+  let watermarkUs: bigint | null = null;
 
   const steps: { at: bigint; order: number; batch?: HistoryBatch; runId?: number }[] = [
     ...input.batches.map((b) => ({ at: isoToUs(b.at), order: 0, batch: b })),
@@ -68,6 +70,7 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
       const b = step.batch;
       const wm = b.watermark === null ? null : isoToUs(b.watermark);
       const nextWm = b.nextWatermark === null ? null : isoToUs(b.nextWatermark);
+      watermarkUs = nextWm;
       const onTime: HistoryEvent[] = [];
       for (const e of input.events.filter((x) => x.seq > b.startOffset && x.seq <= b.endOffset).sort((x, y) => Number(us(x) - us(y)))) {
         const own = { startUs: us(e), endUs: us(e) + gap };
@@ -122,7 +125,7 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
         const nb = { startUs: isoToUs(c.windowStart), endUs: isoToUs(c.windowEnd) };
         const inside = stored.filter((s) => s.startUs < nb.endUs && s.endUs > nb.startUs);
         const made: Stored = {
-          ...nb, final: true, revision: c.revisionAfter,
+          ...nb, final: watermarkUs !== null && nb.endUs <= watermarkUs, revision: c.revisionAfter,
           seqs: new Set(input.events.filter((e) => e.seq <= snapshot && us(e) >= nb.startUs && us(e) < nb.endUs).map((e) => e.seq)),
         };
         const same = inside.length === 1 && inside[0]!.startUs === nb.startUs && inside[0]!.endUs === nb.endUs;

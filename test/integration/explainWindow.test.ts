@@ -149,6 +149,29 @@ describe("explain a window", () => {
   });
 });
 
+describe("explain a session extended", () => {
+  it("by a correction's recovered event (final), and by the stream while open", async () => {
+    const { pool } = await getDb();
+    const p = sessionOrders("extended", "1 hour");
+    const ev = (id: string, hhmm: string, v: number) => ({ id, t: `2024-05-01T${hhmm}:00Z`, k: "a", v });
+    await landAndRun(pool, p, [ev("x1", "10:00", 1), ev("x2", "13:00", 2)]); // watermark 12:00: [10:00,10:30) final at once
+    await landAndRun(pool, p, [ev("x3", "10:20", 4)]); // late
+    const run = (await runCorrection(pool, p, { trigger: "cli" })).runId!;
+    await landAndRun(pool, p, [ev("x4", "13:10", 8)]); // extends the open session
+    expect(story(await explainWindow(pool, p, "2024-05-01T10:00:00Z", "a"))).toEqual([
+      "batch 0 +1 wm 12:00 [10:00,10:30): - -> 1 final r1",
+      `run ${run} cli late [x3] [10:00,10:50): - -> 5 corrected r2 replacing [10:00,10:30)=1`,
+    ]);
+    const open = await explainWindow(pool, p, "2024-05-01T13:05:00Z", "a");
+    expect([open.window, open.now?.status]).toEqual([{ start: "2024-05-01T13:00:00.000Z", end: "2024-05-01T13:40:00.000Z" }, "open"]);
+    expect(story(open)).toEqual([
+      "batch 0 +1 wm 12:00 [13:00,13:30): - -> 2 open r1",
+      "batch 2 +1 wm 12:10 [13:00,13:40): - -> 10 open r1 replacing [13:00,13:30)=2",
+    ]);
+    expect(open.lateEvents).toEqual([]);
+  });
+});
+
 describe("GET /pipelines/{pipeline}/windows/history", () => {
   it("answers the history as explain --json; 400 naming a bad start or key, 404 for an unknown pipeline", async () => {
     const { pool } = await getDb();
