@@ -15,23 +15,43 @@ function formatScaled(n: bigint, scale: number): string {
   return `${neg ? "-" : ""}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
 }
 
+const compare = (a: string, b: string) => {
+  const s = Math.max(scaleOf(a), scaleOf(b));
+  const d = scaled(a, s) - scaled(b, s);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+};
+
+/** Aggregates built one value at a time (a window's rows in the order a stream adds them). */
+export class RunningAggregate {
+  private count = 0;
+  private scale = 0;
+  private sum = 0n;
+  private min: string | null = null;
+  private max: string | null = null;
+
+  /** Adds a value (null: counted, not summed). */
+  add(v: string | null): void {
+    this.count++;
+    if (v === null) return;
+    const s = scaleOf(v);
+    if (s > this.scale) {
+      this.sum *= 10n ** BigInt(s - this.scale);
+      this.scale = s;
+    }
+    this.sum += scaled(v, this.scale);
+    if (this.min === null || compare(v, this.min) < 0) this.min = v;
+    if (this.max === null || compare(v, this.max) > 0) this.max = v;
+  }
+
+  /** The aggregates so far. */
+  value(): Aggregates {
+    return { count: this.count, sum: this.min === null ? null : formatScaled(this.sum, this.scale), min: this.min, max: this.max };
+  }
+}
+
 /** Count, exact sum, min and max of `values` (nulls counted, not summed), as the window's MERGE computes them. */
 export function aggregate(values: readonly (string | null)[]): Aggregates {
-  const nums = values.filter((v): v is string => v !== null);
-  if (nums.length === 0) return { count: values.length, sum: null, min: null, max: null };
-  const scale = Math.max(...nums.map(scaleOf));
-  let sum = 0n;
-  let min = nums[0]!;
-  let max = nums[0]!;
-  const cmp = (a: string, b: string) => {
-    const s = Math.max(scaleOf(a), scaleOf(b));
-    const d = scaled(a, s) - scaled(b, s);
-    return d < 0n ? -1 : d > 0n ? 1 : 0;
-  };
-  for (const v of nums) {
-    sum += scaled(v, scale);
-    if (cmp(v, min) < 0) min = v;
-    if (cmp(v, max) > 0) max = v;
-  }
-  return { count: values.length, sum: formatScaled(sum, scale), min, max };
+  const a = new RunningAggregate();
+  for (const v of values) a.add(v);
+  return a.value();
 }

@@ -7,6 +7,25 @@ import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryEvent, History
 import { isoToUs } from "./timestamps.js";
 
 /**
+ * Finds the batch that read a `seq` (`startOffset < seq <= endOffset`) by bisection.
+ * @param batches in offset order (as batch ids order them)
+ * @returns a function from `seq` to the batch's index in `batches`, -1 for none
+ */
+export function batchIndex(batches: readonly HistoryBatch[]): (seq: number) => number {
+  return (seq) => {
+    let lo = 0, hi = batches.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const b = batches[mid]!;
+      if (seq <= b.startOffset) hi = mid - 1;
+      else if (seq > b.endOffset) lo = mid + 1;
+      else return mid;
+    }
+    return -1;
+  };
+}
+
+/**
  * The late events of a window: the rows a batch dropped (`fate(e).dropped`), and the rows no
  * batch read that a correction run took in (landed after the last batch). Each is recovered by
  * the first run whose audit names its event id and whose bronze snapshot reaches its `seq`.

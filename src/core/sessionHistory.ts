@@ -11,7 +11,7 @@
 import { mergeTouching, sessionsTouch, gapUs, type SessionBounds } from "./sessions.js";
 import { formatInstant, isoToUs } from "./timestamps.js";
 import { aggregate } from "./exactAggregate.js";
-import { applyHolds, lateEventsOf } from "./historyParts.js";
+import { applyHolds, batchIndex, lateEventsOf } from "./historyParts.js";
 import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryEvent, HistoryHold, LateEvent, Revision } from "./historyTypes.js";
 
 export interface SessionHistoryInput {
@@ -64,6 +64,12 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
     ...[...new Set(input.corrections.map((c) => c.runId))].map((runId) => ({ at: isoToUs(input.corrections.find((c) => c.runId === runId)!.correctedAt), order: 1, runId })),
   ];
   steps.sort((a, b) => (a.at === b.at ? a.order - b.order : Number(a.at - b.at)));
+  const indexOf = batchIndex(input.batches);
+  const byBatch = new Map<HistoryBatch, HistoryEvent[]>();
+  for (const e of input.events) {
+    const b = input.batches[indexOf(e.seq)];
+    if (b !== undefined) (byBatch.get(b) ?? byBatch.set(b, []).get(b)!).push(e);
+  }
 
   for (const step of steps) {
     if (step.batch !== undefined) {
@@ -72,7 +78,7 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
       const nextWm = b.nextWatermark === null ? null : isoToUs(b.nextWatermark);
       watermarkUs = nextWm;
       const onTime: HistoryEvent[] = [];
-      for (const e of input.events.filter((x) => x.seq > b.startOffset && x.seq <= b.endOffset).sort((x, y) => Number(us(x) - us(y)))) {
+      for (const e of [...(byBatch.get(b) ?? [])].sort((x, y) => Number(us(x) - us(y)))) {
         const own = { startUs: us(e), endUs: us(e) + gap };
         const late = (wm !== null && own.endUs <= wm) || stored.some((s) => s.final && sessionsTouch(s, own));
         if (late) dropped.set(e.seq, b);
@@ -145,7 +151,7 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
     }
   }
 
-  const read = new Set(input.events.filter((e) => input.batches.some((b) => e.seq > b.startOffset && e.seq <= b.endOffset)).map((e) => e.seq));
+  const read = new Set(input.events.filter((e) => indexOf(e.seq) >= 0).map((e) => e.seq));
   const lateEvents = lateEventsOf(input.events, input.corrections, (e) => {
     const b = dropped.get(e.seq);
     return b === undefined ? { dropped: false, read: read.has(e.seq) } : { dropped: true, read: true, batch: b };

@@ -8,8 +8,8 @@
  * Instants are ISO 8601 UTC strings (compared as epoch µs), values numeric strings, summed
  * exactly (a numeric's scale is the largest of its terms', as PostgreSQL's `sum`).
  */
-import { aggregate } from "./exactAggregate.js";
-import { applyHolds, lateEventsOf } from "./historyParts.js";
+import { RunningAggregate } from "./exactAggregate.js";
+import { applyHolds, batchIndex, lateEventsOf } from "./historyParts.js";
 import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryCutover, HistoryEvent, HistoryHold, LateEvent, Revision, RevisionStatus } from "./historyTypes.js";
 import { isoToUs } from "./timestamps.js";
 
@@ -39,28 +39,50 @@ const usOf = (iso: string | null) => (iso === null ? null : isoToUs(iso));
 /** The stream's revisions of a fixed-length or calendar window, and the batch that read each row. */
 function streamRevisions(input: WindowHistoryInput, since: { at: string; seq: number } | undefined): { revisions: Revision[]; batchOf: Map<number, HistoryBatch> } {
   const endUs = isoToUs(input.windowEnd);
+  const batches = input.batches;
   const batchOf = new Map<number, HistoryBatch>();
+  const indexOf = batchIndex(batches);
+  const added = new Map<number, HistoryEvent[]>();
+  const amended = new Map<number, HistoryEvent[]>();
+  const push = (m: Map<number, HistoryEvent[]>, i: number, e: HistoryEvent) => (m.get(i) ?? m.set(i, []).get(i)!).push(e);
+  for (const e of input.events) {
+    const i = indexOf(e.seq);
+    if (i >= 0) {
+      batchOf.set(e.seq, batches[i]!);
+      push(added, i, e);
+    }
+    if (e.supersededBy !== null && (since === undefined || e.supersededBy > since.seq)) {
+      const j = indexOf(e.supersededBy);
+      if (j >= 0) push(amended, j, e);
+    }
+  }
   const revisions: Revision[] = [];
   // After a cutover the window starts from the version's whole recompute of the rows up to its checkpoint.
-  const atCut = since === undefined ? [] : input.events.filter((e) => e.seq <= since.seq && !(e.supersededBy !== null && e.supersededBy <= since.seq));
-  let prev: Aggregates | null = atCut.length === 0 ? null : aggregate(atCut.map((e) => e.value));
-  const inBatch = (seq: number, b: HistoryBatch) => seq > b.startOffset && seq <= b.endOffset;
-  for (const b of input.batches) {
-    for (const e of input.events) if (inBatch(e.seq, b)) batchOf.set(e.seq, b);
+  let live = since === undefined ? [] : input.events.filter((e) => e.seq <= since.seq && !(e.supersededBy !== null && e.supersededBy <= since.seq));
+  let running = new RunningAggregate();
+  for (const e of live) running.add(e.value);
+  let prev: Aggregates | null = live.length === 0 ? null : running.value();
+  for (let i = 0; i < batches.length; i++) {
+    const b = batches[i]!;
     const wm = usOf(b.watermark);
     if (since !== undefined && b.endOffset <= since.seq) continue;
-    if (wm !== null && endUs <= wm) continue; // final before this batch: the stream no longer writes it
-    const live = input.events.filter((e) => e.seq <= b.endOffset && !(e.supersededBy !== null && e.supersededBy <= b.endOffset));
-    const added = input.events.filter((e) => inBatch(e.seq, b));
-    const amended = input.events.filter((e) => e.supersededBy !== null && inBatch(e.supersededBy, b)).map((e) => e.eventId);
+    if (wm !== null && endUs <= wm) break; // final before this batch: the stream no longer writes it
     const nextWm = usOf(b.nextWatermark);
     const final = nextWm !== null && endUs <= nextWm;
-    const after = live.length === 0 ? null : aggregate(live.map((e) => e.value));
-    if (added.length === 0 && amended.length === 0 && !final) continue;
+    const rows = added.get(i) ?? [];
+    const gone = amended.get(i) ?? [];
+    if (rows.length === 0 && gone.length === 0 && !final) continue;
+    live = gone.length === 0 ? [...live, ...rows] : [...live, ...rows].filter((e) => !gone.includes(e));
+    if (gone.length === 0) for (const e of rows) running.add(e.value);
+    else {
+      running = new RunningAggregate();
+      for (const e of live) running.add(e.value);
+    }
+    const after = live.length === 0 ? null : running.value();
     if (after === null && prev === null) continue;
     revisions.push({
       at: b.at, before: prev, after, status: final ? "final" : "open", revision: 1, published: true,
-      cause: { kind: "micro-batch", batchId: b.batchId, watermark: b.watermark, watermarkAfter: b.nextWatermark, eventsAdded: added.length, amended },
+      cause: { kind: "micro-batch", batchId: b.batchId, watermark: b.watermark, watermarkAfter: b.nextWatermark, eventsAdded: rows.length, amended: gone.map((e) => e.eventId) },
     });
     prev = after;
   }

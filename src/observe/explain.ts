@@ -11,7 +11,8 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, windowSpecOf } from "../config/pipelines.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { formatInstant, isoToUs, parseInstant } from "../core/timestamps.js";
-import { windowHistory, type Aggregates, type LateEvent, type Revision } from "../core/windowHistory.js";
+import { batchIndex } from "../core/historyParts.js";
+import { windowHistory, type Aggregates, type HistoryBatch, type LateEvent, type Revision } from "../core/windowHistory.js";
 import { assignWindows } from "../core/windows.js";
 import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import { readBatchesOfSeqs, readHistoryBatches } from "../db/sql/explain/historyBatches.js";
@@ -111,7 +112,7 @@ async function explainIn(db: Queryable, p: PipelineConfig, start: string, key?: 
   const row = await readWindowRow(db, p.name, groupKey, ws, we);
   const quarantined = await readWindowQuarantine(db, p.name, groupKey, ws, we);
   // Batches that read a late row after the window was final are not among the batches above.
-  const lateBatches = await readBatchesOfSeqs(db, p.name, events.filter((e) => !batches.some((b) => e.seq > b.startOffset && e.seq <= b.endOffset)).map((e) => e.seq));
+  const lateBatches = await readBatchesOfSeqs(db, p.name, unread(events, batches));
   const now = row === undefined ? null : { count: row.count, sum: row.sum, min: row.min, max: row.max };
   const history = windowHistory({ windowEnd: we, events, batches: [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId), corrections: audit, holds, cutover, now, ...(row === undefined ? {} : { nowStatus: row.corrected ? "corrected" as const : row.isFinal ? "final" as const : "open" as const }) });
   return finish(p, key, { start: ws, end: we }, row, holds.some((h) => h.releasedAt === null), history.revisions, history.lateEvents, [], quarantined);
@@ -134,10 +135,16 @@ async function explainSession(db: Queryable, p: PipelineConfig, atUs: bigint, gr
   const batches = await readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, row.windowEnd);
   const holds = await readHolds(db, p.name);
   const quarantined = await readWindowQuarantine(db, p.name, groupKey, row.windowStart, row.windowEnd);
-  const lateBatches = await readBatchesOfSeqs(db, p.name, events.filter((e) => !batches.some((b) => e.seq > b.startOffset && e.seq <= b.endOffset)).map((e) => e.seq));
+  const lateBatches = await readBatchesOfSeqs(db, p.name, unread(events, batches));
   const all = [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId);
   const history = sessionHistory({ gapMs, target: { start: row.windowStart, end: row.windowEnd }, events, batches: all, corrections: audit, holds });
   return finish(p, keyOut(groupKey), { start: row.windowStart, end: row.windowEnd }, row, holds.some((h) => h.releasedAt === null), history.revisions, history.lateEvents, history.merged, quarantined);
+}
+
+/** The `seq` of each row no batch among `batches` read (a late row, read by a later batch, or one no batch read yet). */
+function unread(events: { seq: number }[], batches: HistoryBatch[]): number[] {
+  const indexOf = batchIndex(batches);
+  return events.filter((e) => indexOf(e.seq) < 0).map((e) => e.seq);
 }
 
 function finish(
