@@ -48,7 +48,8 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
   const gap = gapUs(input.gapMs);
   const target: SessionBounds = { startUs: isoToUs(input.target.start), endUs: isoToUs(input.target.end) };
   const bySeq = new Map(input.events.map((e) => [e.seq, e]));
-  const us = (e: HistoryEvent) => isoToUs(e.eventTime);
+  const eventUs = new Map(input.events.map((e) => [e.seq, isoToUs(e.eventTime)]));
+  const us = (e: HistoryEvent) => eventUs.get(e.seq)!;
   const aggOf = (s: Stored) => aggregate([...s.seqs].sort((a, b) => a - b).map((q) => bySeq.get(q)!.value));
   const related = (s: Stored): Related => ({ ...bounds(s), ...aggOf(s) });
   const overlapsTarget = (s: SessionBounds) => s.startUs < target.endUs && s.endUs > target.startUs;
