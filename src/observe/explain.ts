@@ -104,7 +104,7 @@ async function explainIn(db: Queryable, p: PipelineConfig, start: string, key?: 
   }
   const ws = formatInstant(w.startUs), we = formatInstant(w.endUs);
   const events = await readWindowEvents(db, p.name, groupKey, ws, we);
-  const firstSeq = Math.min(...events.map((e) => e.seq), ...events.map((e) => e.supersededBy ?? Infinity));
+  const firstSeq = events.reduce((m, e) => Math.min(m, e.seq, e.supersededBy ?? Infinity), Infinity);
   const batches = await readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, we);
   const audit = await readWindowAudit(db, p.name, groupKey, ws, we, true);
   const holds = await readHolds(db, p.name);
@@ -131,7 +131,7 @@ async function explainSession(db: Queryable, p: PipelineConfig, atUs: bigint, gr
   }
   const ss = formatInstant(spanStart), se = formatInstant(spanEnd);
   const events = await readWindowEvents(db, p.name, groupKey, ss, se);
-  const firstSeq = Math.min(...events.map((e) => e.seq));
+  const firstSeq = events.reduce((m, e) => Math.min(m, e.seq), Infinity);
   const batches = await readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, row.windowEnd);
   const holds = await readHolds(db, p.name);
   const quarantined = await readWindowQuarantine(db, p.name, groupKey, row.windowStart, row.windowEnd);
