@@ -7,6 +7,7 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { runCorrection } from "../../src/correction/correct.js";
+import { runRecordedReconcile } from "../../src/correction/reconcileRun.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { cutover } from "../../src/lifecycle/cutover.js";
@@ -119,5 +120,21 @@ describe("explain: window shapes", () => {
     expect(first.revisions[0]!.cause).toEqual({ kind: "cutover", version: 2, previousVersion: 1 });
     expect(first.quarantined).toEqual({ total: 0, rows: [] }); // bronze holds the live version's classification
     expect(story(await explainWindow(pool, fixed, "2026-03-02T17:10:00Z"))).toEqual(["cutover: - -> 5 open r1", "batch 1 +1 wm 17:09: 5 -> 6 open r1"]);
+  });
+
+  it("a correction a reconcile run caused: a results row changed by hand shows as the correction's before, the reconcile run named", async () => {
+    const { pool } = await getDb();
+    const p = pipeline({
+      name: "drifted", source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", value: "v" },
+      window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" }, admission: { maxFutureSkew: null },
+    });
+    const t = (hhmm: string) => `2026-10-01T${hhmm}:00Z`;
+    await landAndRun(pool, p, [ev("a", t("12:01"), 10), ev("b", t("12:30"), 1)]); // watermark 12:20: final
+    await pool.query("UPDATE straggler.window_results_table SET value_sum = 99 WHERE pipeline = $1 AND window_start = $2", [p.name, t("12:00")]);
+    const checked = await runRecordedReconcile(pool, p, { trigger: "cli" });
+    const run = (await runCorrection(pool, p, { trigger: "cron" })).runId;
+    const x = await explainWindow(pool, p, t("12:00"));
+    expect(story(x)).toEqual(["batch 0 +1 wm 12:20: - -> 10 final r1", "run cron late []: 99 -> 10 corrected r2"]);
+    expect(x.revisions[1]!.cause).toEqual({ kind: "correction", runId: run, trigger: "cron", cronSlot: null, reconcileRunId: checked.runId, lateEvents: [], amended: [] });
   });
 });
