@@ -135,13 +135,17 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
           ...nb, final: watermarkUs !== null && nb.endUs <= watermarkUs, revision: c.revisionAfter,
           seqs: new Set(input.events.filter((e) => e.seq <= snapshot && us(e) >= nb.startUs && us(e) < nb.endUs).map((e) => e.seq)),
         };
-        const same = inside.length === 1 && inside[0]!.startUs === nb.startUs && inside[0]!.endUs === nb.endUs;
         stored = [...stored.filter((s) => !inside.includes(s)), made];
         if (!overlapsTarget(nb)) continue;
-        if (!same) merged.push(...inside.filter(overlapsTarget).map(related));
+        // What the run removed around it, as its audit says (every stored session whose bounds are gone, with its value):
+        // the sessions it merged, or the one it split.
+        const removed: Related[] = rows
+          .filter((r) => r.after.count === 0 && r.before !== null && isoToUs(r.windowStart) < nb.endUs && isoToUs(r.windowEnd) > nb.startUs)
+          .map((r) => ({ start: r.windowStart, end: r.windowEnd, ...r.before! }));
+        merged.push(...removed);
         revisions.push({
           at: c.correctedAt, before: c.before, after: c.after, status: "corrected", revision: c.revisionAfter, published: true, window: bounds(made),
-          ...(same || inside.length === 0 ? {} : { replaced: inside.map(related) }),
+          ...(removed.length === 0 ? {} : { replaced: removed }),
           cause: { kind: "correction", runId: c.runId, trigger: c.trigger, cronSlot: c.cronSlot, reconcileRunId: c.reconcileRunId, lateEvents: c.lateEventIds, amended: [] },
         });
       }

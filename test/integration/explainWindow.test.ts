@@ -172,6 +172,28 @@ describe("explain a session extended", () => {
   });
 });
 
+describe("explain a session split", () => {
+  it("a stored session bronze says is two (planted by hand) is split by a correction over its range: each half names the session it was split from", async () => {
+    const { pool } = await getDb();
+    const p = sessionOrders("split", "1 hour");
+    const ev = (id: string, hhmm: string, v: number) => ({ id, t: `2024-05-01T${hhmm}:00Z`, k: "a", v });
+    await landAndRun(pool, p, [ev("s1", "10:00", 1), ev("s2", "11:00", 2), ev("s3", "13:00", 4)]); // watermark 12:00
+    await pool.query("DELETE FROM straggler.window_results_table WHERE pipeline = $1 AND window_start = '2024-05-01T11:00:00Z'", [p.name]);
+    await pool.query(
+      "UPDATE straggler.window_results_table SET window_end = '2024-05-01T11:30:00Z', event_count = 2, value_sum = 3, value_max = 2 WHERE pipeline = $1 AND window_start = '2024-05-01T10:00:00Z'",
+      [p.name],
+    );
+    const run = (await runCorrection(pool, p, { trigger: "cli", range: { from: "2024-05-01T10:00:00.000Z", to: "2024-05-01T12:00:00.000Z" } })).runId!;
+    const x = await explainWindow(pool, p, "2024-05-01T11:00:00Z", "a");
+    expect([x.window, x.now?.sum, x.now?.revision]).toEqual([{ start: "2024-05-01T11:00:00.000Z", end: "2024-05-01T11:30:00.000Z" }, "2", 2]);
+    expect(story(x)).toEqual([
+      "batch 0 +1 wm 12:00 [11:00,11:30): - -> 2 final r1",
+      `run ${run} cli late [] [11:00,11:30): - -> 2 corrected r2 replacing [10:00,11:30)=3`,
+    ]);
+    expect(x.sessionsMerged.map((m) => `[${m.start.slice(11, 16)},${m.end.slice(11, 16)})=${m.sum}`)).toEqual(["[10:00,11:30)=3"]);
+  });
+});
+
 describe("GET /pipelines/{pipeline}/windows/history", () => {
   it("answers the history as explain --json; 400 naming a bad start or key, 404 for an unknown pipeline", async () => {
     const { pool } = await getDb();
