@@ -14,7 +14,6 @@ import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryCutover, Histo
 import { isoToUs } from "./timestamps.js";
 
 export type * from "./historyTypes.js";
-export { aggregate } from "./exactAggregate.js";
 
 export interface WindowHistoryInput {
   windowEnd: string;

@@ -67,7 +67,7 @@ function windowTypeOf(p: PipelineConfig): WindowExplanation["windowType"] {
  * (none may be given); with key fields one must be (`null` key: the null group).
  * @throws ExplainRequestError naming what to give
  */
-export function storedKeyOf(p: PipelineConfig, key: string | null | undefined): string {
+function storedKeyOf(p: PipelineConfig, key: string | null | undefined): string {
   const fields = p.fields.groupKey;
   if (fields.length === 0) {
     if (key !== undefined && key !== "") throw new ExplainRequestError(`key: pipeline ${p.name} has no group key fields; leave the key out`);

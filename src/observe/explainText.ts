@@ -14,7 +14,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 const watermarkText = (w: string | null) => w ?? "none";
 
 /** What made a revision, in a few words. */
-export function causeText(r: Revision): string {
+function causeText(r: Revision): string {
   const c = r.cause;
   switch (c.kind) {
     case "micro-batch":

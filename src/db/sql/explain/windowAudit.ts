@@ -7,7 +7,7 @@ import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
 /** Aggregates as the audit stores them; `count` 0 with nulls for a window the run removed. */
-export interface AuditAggregates {
+interface AuditAggregates {
   count: number;
   sum: string | null;
   min: string | null;

@@ -20,7 +20,7 @@ export interface WindowQuarantineRow {
 }
 
 /** At most this many rows are listed; the count is given whole. */
-export const QUARANTINE_ROWS_LISTED = 1000;
+const QUARANTINE_ROWS_LISTED = 1000;
 
 const WINDOW_QUARANTINE_SQL = `SELECT b.seq, b.event_id, b.event_time, b.ingestion_time, b.landed_at, b.value, b.reason, b.detail, count(*) OVER () AS total
   FROM straggler.bronze_events b
