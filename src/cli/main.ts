@@ -10,6 +10,7 @@ import { Command, CommanderError, Option } from "commander";
 import { correctCommands } from "./commands/correct.js";
 import { dbCommands } from "./commands/db.js";
 import { dropCommand } from "./commands/drop.js";
+import { explainCommand } from "./commands/explain.js";
 import { holdCommands } from "./commands/hold.js";
 import { cutoverCommand } from "./commands/cutover.js";
 import { rebuildCommand } from "./commands/rebuild.js";
@@ -44,6 +45,7 @@ export function buildCli(): Command {
   replayCommand(program, ctxOf);
   correctCommands(program, ctxOf);
   latenessCommand(program, ctxOf);
+  explainCommand(program, ctxOf);
   dbCommands(program);
   dropCommand(program, ctxOf);
   holdCommands(program, ctxOf);

@@ -21,6 +21,7 @@ import { addHealthRoutes } from "./healthRoutes.js";
 import { addHoldRoutes } from "./holdRoutes.js";
 import { addRebuildRoutes } from "./rebuildRoutes.js";
 import { addLatenessRoutes } from "./latenessRoutes.js";
+import { addExplainRoutes } from "./explainRoutes.js";
 import { ApiRoutes, errors, json } from "./openapi.js";
 import { addPipelineRoutes } from "./pipelineRoutes.js";
 import { metricsText, openApiResponse } from "./responses.js";
@@ -70,6 +71,7 @@ export function createApp(deps: ApiDeps): express.Express {
   addEventRoutes(ctx);
   addCorrectionRoutes(ctx);
   addLatenessRoutes(ctx);
+  addExplainRoutes(ctx);
   addHoldRoutes(ctx);
   addRebuildRoutes(ctx);
   app.use("/ui", uiRouter(deps, ctx.pipelineOf)); // pages for people, not in the API document (src/ui)

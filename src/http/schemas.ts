@@ -21,7 +21,7 @@ export const instant = z
 const sqlText = z.string().refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" });
 
 /** A group key as a client names it: U+FFFF is the stored text of the null group, which clients name null (or nullKey=true). */
-const keyText = sqlText.refine((s) => !s.includes("\uFFFF"), { message: "expected a key without U+FFFF (the null group is named null, or nullKey=true)" });
+export const keyText = sqlText.refine((s) => !s.includes("\uFFFF"), { message: "expected a key without U+FFFF (the null group is named null, or nullKey=true)" });
 
 const limit = z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000).default(100);
 

@@ -192,12 +192,22 @@ ${filter.page > 1 ? pageLink(base, filter.page - 1, "← previous") : ""} ${filt
 <table class="grid" id="window-table"><thead><tr><th>key</th><th>window start</th><th>window end</th><th>status</th><th class="n">revision</th><th>awaiting correction</th>
 <th class="n">events</th><th class="n">sum</th><th class="n">min</th><th class="n">max</th><th class="n">avg</th><th>updated</th></tr></thead><tbody>
 ${windows.rows.map((w) => html`<tr class="w-${w.status}${w.awaiting_correction ? " w-awaiting" : ""}">
-<td>${keyText(w.group_key)}</td><td class="t">${w.window_start}</td><td class="t">${w.window_end}</td><td><span class="badge ${w.status}">${w.status}</span></td>
+<td>${keyText(w.group_key)}</td><td class="t"><a href="${historyHref(input.pipeline, w.window_start, w.group_key)}" title="every revision of this window (straggler explain)">${w.window_start}</a></td><td class="t">${w.window_end}</td><td><span class="badge ${w.status}">${w.status}</span></td>
 <td class="n">${String(w.revision)}</td><td>${w.awaiting_correction ? html`<span class="badge awaiting">yes</span>` : "no"}</td>
 <td class="n">${count(w.event_count)}</td><td class="n">${w.value_sum ?? "-"}</td><td class="n">${w.value_min ?? "-"}</td><td class="n">${w.value_max ?? "-"}</td>
 <td class="n">${w.value_avg === null ? "-" : Number(w.value_avg).toFixed(2)}</td><td class="t">${w.updated_at}</td></tr>`)}
 </tbody></table>
 </section>`;
+}
+
+/** The window's history (GET /pipelines/{p}/windows/history): its start, and its key where the pipeline has key fields. */
+function historyHref(p: PipelineConfig, start: string, key: string | null): string {
+  const q = new URLSearchParams({ start });
+  if (p.fields.groupKey.length > 0) {
+    if (key === null) q.set("nullKey", "true");
+    else q.set("key", key);
+  }
+  return `/pipelines/${encodeURIComponent(p.name)}/windows/history?${q.toString()}`;
 }
 
 function aggregateText(n: number | null, sum: string | null): string {

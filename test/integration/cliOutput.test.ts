@@ -12,6 +12,7 @@ import { loadPipelines } from "../../src/config/pipelines.js";
 import { reconcileReport, sourcesResponse } from "../../src/http/responses.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
 import { createLogger } from "../../src/log.js";
+import { explainSummary } from "../../src/observe/explainText.js";
 import { startApi } from "../helpers/api.js";
 import { startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -146,6 +147,15 @@ describe("one-shot commands' output", () => {
       const sourcesJson = JSON.parse(await cli(env, ["sources", "-p", "shop", "--json"]));
       expect({ byState: sourcesJson.byState, rows: sourcesJson.rows }).toEqual(sourcesResponse.parse(await get("/pipelines/shop/sources")));
       expect(JSON.parse(await cli(env, ["lateness", "-p", "shop", "--json"]))).toEqual(await get("/pipelines/shop/lateness"));
+      // explain: --json is the API's answer; the text starts with its summary line, then a line per revision.
+      const history = JSON.parse(await cli(env, ["explain", "-p", "shop", "--window", "2026-10-01T00:00:00Z", "--key", "a", "--json"]));
+      expect(history).toEqual(await get("/pipelines/shop/windows/history?start=2026-10-01T00:00:00Z&key=a"));
+      const explained = (await cli(env, ["explain", "-p", "shop", "--window", "2026-10-01T00:00:00Z", "--key", "a"])).split("\n");
+      expect(explained.slice(0, 1 + history.revisions.length).map((l) => l.replace(/ \d{4}-\d{2}-\d{2}T[\d:.]+Z {2}/, " T  "))).toEqual([
+        explainSummary(history),
+        "  1. T  micro-batch 0 (watermark none → 2026-10-01T00:30:00.000Z, 1 event added): — → 10 (count 1)  final",
+        `  2. T  correction run ${runId} (cli; 1 late event): 10 (count 1) → 110 (count 2)  corrected, revision 2`,
+      ]);
 
       // replay: progress (not logs) on stderr; --json with the status the API reads.
       const replayed = JSON.parse(

@@ -11,6 +11,7 @@ import { holdResponse } from "../../src/http/holdRoutes.js";
 import { cutoverResponse, rebuildResponse } from "../../src/http/rebuildRoutes.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
 import { latenessResponse } from "../../src/observe/latenessQuery.js";
+import { explainResponse } from "../../src/observe/explainQuery.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { createLogger } from "../../src/log.js";
 import { lateWithinDelay } from "../helpers/fixtures.js";
@@ -64,6 +65,7 @@ describe("GET /openapi.json", () => {
       "GET /pipelines/:pipeline/retractions",
       "GET /pipelines/:pipeline/sources",
       "GET /pipelines/:pipeline/windows",
+      "GET /pipelines/:pipeline/windows/history",
       "GET /readyz",
       "POST /pipelines/:pipeline/cutover",
       "POST /pipelines/:pipeline/events",
@@ -94,6 +96,7 @@ describe("GET /openapi.json", () => {
       "get /openapi.json": ["200", "400"],
       "get /pipelines": ["200", "400", "401", "500", "503"],
       "get /pipelines/{pipeline}/windows": reads,
+      "get /pipelines/{pipeline}/windows/history": reads,
       "get /pipelines/{pipeline}/progress": reads,
       "get /pipelines/{pipeline}/quarantine": reads,
       "get /pipelines/{pipeline}/sources": reads,
@@ -152,6 +155,7 @@ describe("GET /openapi.json", () => {
         ["correction run", correctionRunResponse, await get(`${base}/corrections/${runs[0].run_id}`)],
         ["reconcile", reconcileReport, await get(`${base}/reconcile`)],
         ["lateness", latenessResponse, await get(`${base}/lateness?byKey=true&delay=1%20minute`)],
+        ["window history", explainResponse, await get(`${base}/windows/history?start=2026-10-01T12:00:00Z`)],
       );
       const cut = await fetch(`${api.base}/pipelines/${pipeline.name}/cutover`, { method: "POST", headers: { authorization: auth.authorization, "content-type": "application/json" }, body: JSON.stringify({ to: 2 }) });
       answers.push(["cutover", cutoverResponse, await cut.json()]);
@@ -160,7 +164,7 @@ describe("GET /openapi.json", () => {
         "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", hold: "object", "held windows": 4, release: "object", rebuild: "object",
         health: "object", livez: "object", readyz: "object", pipelines: 1, windows: 4, progress: 3,
         quarantine: "object", sources: "object", "failed-windows": 0, retractions: 0, corrections: 1, "correction run": "object", reconcile: "object",
-        lateness: "object", cutover: "object",
+        lateness: "object", "window history": "object", cutover: "object",
       });
       for (const [name, schema, body] of answers) expect([name, schema.parse(body)]).toEqual([name, body]);
       // Every value of a property the document marks date-time is an RFC 3339 instant in UTC.
@@ -182,7 +186,7 @@ describe("GET /openapi.json", () => {
         }
       };
       for (const [, , body] of answers) scan(body);
-      expect(instants.length).toBe(94);
+      expect(instants.length).toBe(108);
       expect(instants.filter((v) => !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(v))).toEqual([]);
       // The pages under /ui answer HTML and are not in the document.
       const page = await fetch(`${api.base}/ui/pipelines/${pipeline.name}`);
@@ -202,7 +206,7 @@ describe("the OpenAPI document as linters read it", () => {
     const full = doc as unknown as Document & { servers: unknown; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }; webhooks: Record<string, Record<string, Op>> };
     const ops = Object.entries(full.paths).flatMap(([path, o]) => Object.entries(o).map(([method, op]) => [`${method} ${path}`, op as Op] as const));
     const ids = ops.map(([, op]) => op.operationId);
-    expect(new Set(ids).size).toBe(22);
+    expect(new Set(ids).size).toBe(23);
     expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
     const security = Object.fromEntries(ops.map(([name, op]) => [name, JSON.stringify(op.security)]));
     const open = "[]";
@@ -210,7 +214,7 @@ describe("the OpenAPI document as linters read it", () => {
     const write = '[{"bearer":[]}]';
     expect(security).toEqual({
       "get /livez": open, "get /readyz": open, "get /health": open, "get /openapi.json": open, "get /metrics": read, "get /pipelines": read,
-      "get /pipelines/{pipeline}/windows": read, "get /pipelines/{pipeline}/progress": read, "get /pipelines/{pipeline}/quarantine": read,
+      "get /pipelines/{pipeline}/windows": read, "get /pipelines/{pipeline}/windows/history": read, "get /pipelines/{pipeline}/progress": read, "get /pipelines/{pipeline}/quarantine": read,
       "get /pipelines/{pipeline}/sources": read, "get /pipelines/{pipeline}/failed-windows": read, "get /pipelines/{pipeline}/retractions": read,
       "get /pipelines/{pipeline}/corrections": read, "get /pipelines/{pipeline}/corrections/{runId}": read, "get /pipelines/{pipeline}/reconcile": read,
       "get /pipelines/{pipeline}/lateness": read,
@@ -247,7 +251,7 @@ describe("the OpenAPI document as linters read it", () => {
     };
     walk(doc);
     expect(Object.keys(seen).filter((k) => !k.endsWith(" date-time"))).toEqual([]);
-    expect(Object.values(seen).reduce((a, b) => a + b, 0)).toBe(91);
+    expect(Object.values(seen).reduce((a, b) => a + b, 0)).toBe(107);
   });
 });
 
