@@ -30,4 +30,10 @@ CREATE TABLE "straggler"."window_changes" (
 	CONSTRAINT "window_changes_change_check" CHECK ("straggler"."window_changes"."change" IN ('new', 'updated', 'corrected', 'retracted', 'cutover', 'held', 'released'))
 );
 --> statement-breakpoint
+CREATE TABLE "straggler"."window_changes_pruned" (
+	"pipeline" text PRIMARY KEY NOT NULL,
+	"through_id" bigint NOT NULL,
+	"pruned_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE INDEX "window_changes_hold_markers" ON "straggler"."window_changes" USING btree ("pipeline","id") WHERE change IN ('held', 'released');

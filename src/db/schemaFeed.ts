@@ -47,3 +47,13 @@ export const windowChanges = straggler.table(
     check("window_changes_change_check", sql`${t.change} IN ('new', 'updated', 'corrected', 'retracted', 'cutover', 'held', 'released')`),
   ],
 );
+
+/**
+ * How far the feed of a pipeline was pruned (src/db/sql/feed/pruneChanges.ts): every change with
+ * an id up to `through_id` is gone; a read after a smaller id is refused (it would skip changes).
+ */
+export const windowChangesPruned = straggler.table("window_changes_pruned", {
+  pipeline: text("pipeline").primaryKey(),
+  throughId: bigint("through_id", { mode: "number" }).notNull(),
+  prunedAt: tstz("pruned_at").notNull().defaultNow(),
+});

@@ -17,6 +17,7 @@ const m0027 = journal.find((m) => m.tag === "0027_pipeline_lease_epochs")!;
 const m0028 = journal.find((m) => m.tag === "0028_session_retraction_chains")!;
 const m0029 = journal.find((m) => m.tag === "0029_lean_bronze_indexes")!;
 const m0030 = journal.find((m) => m.tag === "0030_results_fillfactor")!;
+const m0032 = journal.find((m) => m.tag === "0032_window_changes")!;
 const m0033 = journal.find((m) => m.tag === "0033_reconcile_runs")!;
 const m0034 = journal.find((m) => m.tag === "0034_lateness_histogram")!;
 
@@ -44,7 +45,7 @@ describe("migrations skipped by an earlier migrate", () => {
       await runMigrationsKeeping(pool, (idx) => idx !== 23 && idx <= 27);
       expect(await relkind(pool)).toBe("r");
       const before = await recorded(pool);
-      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023 && m !== m0028 && m !== m0029 && m !== m0030 && m !== m0033 && m !== m0034).map((m) => m.hash));
+      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023 && m !== m0028 && m !== m0029 && m !== m0030 && m !== m0032 && m !== m0033 && m !== m0034).map((m) => m.hash));
       expect(before.at(-1)).toEqual({ hash: m0027.hash, at: "1796000027000" });
       const seqs: number[] = [];
       for (const [id, at] of [["a", "2026-05-31T23:59:59.999999Z"], ["b", "2026-06-01T00:00:00Z"], ["c", "2026-06-15T12:00:00Z"]] as const) seqs.push((await insertBronze(pool, id, at)).rows[0].seq);
@@ -62,7 +63,7 @@ describe("migrations skipped by an earlier migrate", () => {
       ]);
       const after = await recorded(pool);
       expect(after).toEqual([...before, { hash: m0028.hash, at: "1796000028000" }, { hash: m0029.hash, at: "1796000029000" }, { hash: m0030.hash, at: "1796000030000" },
-        { hash: m0033.hash, at: "1796000033000" }, { hash: m0034.hash, at: "1796000034000" }, { hash: m0023.hash, at: "1796000023000" }]);
+        { hash: m0032.hash, at: "1796000032000" }, { hash: m0033.hash, at: "1796000033000" }, { hash: m0034.hash, at: "1796000034000" }, { hash: m0023.hash, at: "1796000023000" }]);
       // 0029 ran on the unpartitioned bronze and changed nothing; 0023 then made its own index set.
       expect(await bronzeIndexes(pool)).toEqual([
         "bronze_events_accepted_event_id_seq", "bronze_events_pipeline_event_time", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk",
