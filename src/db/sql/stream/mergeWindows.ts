@@ -24,7 +24,7 @@ import { aggregateWindow, combineAggregates, computedAggregates, storedAggregate
  * CTE beside the MERGE writes each window's change (src/db/sql/fragments/changeRows.ts). It reads
  * the windows in the statement's snapshot (before the MERGE) and folds the batch's aggregates into
  * them as the MERGE does, for the windows the MERGE writes (new, or stored and not final); the
- * batch's aggregates are computed once (`s`, materialized) for both.
+ * batch's aggregates are computed once (`s`, materialized) for both. Ids are drawn in key and window order.
  */
 export function mergeSql(feed = false): string {
   const { windowStart, windowEnd } = pairWindowBounds();
@@ -49,7 +49,8 @@ export function mergeSql(feed = false): string {
          SELECT ${row}, $2
            FROM s LEFT JOIN straggler.window_results_table t
              ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
-          WHERE t.pipeline IS NULL OR NOT t.is_final)
+          WHERE t.pipeline IS NULL OR NOT t.is_final
+          ORDER BY s.group_key, s.window_start)
        MERGE INTO straggler.window_results_table AS t
        USING s`;
   return `${head}
