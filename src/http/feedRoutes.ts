@@ -15,7 +15,7 @@ import { addPipelineRead, type RouteContext } from "./context.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json } from "./openapi.js";
 import { readsOf } from "./readBudget.js";
-import { errorResponse, isoInstant, pipelineParams } from "./schemas.js";
+import { aggregate, errorResponse, isoInstant, pipelineParams } from "./schemas.js";
 
 const changeId = z.coerce.number({ error: "expected an integer >= 0 (the last change id applied; 0 from the start)" }).int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -24,9 +24,6 @@ export const changesQuery = z.strictObject({
   limit: z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000).default(1000),
 });
 const streamQuery = z.strictObject({ after: changeId.optional() });
-
-const aggregate = z.object({ count: z.number(), sum: z.string().nullable(), min: z.string().nullable(), max: z.string().nullable() })
-  .meta({ description: "the window's event count, and sum, min and max as exact decimal strings (null when no row has a value)" });
 
 /** One change as the routes answer it (src/db/sql/feed/readChanges.ts `FeedChange`). */
 export const feedChange = z.object({
@@ -44,7 +41,7 @@ export const feedChange = z.object({
   at: isoInstant.meta({ description: "when the transaction that made the change began" }),
 }).meta({ id: "WindowChange" });
 
-const feedPage = z.object({
+export const feedPage = z.object({
   pipeline: z.string(),
   after: z.number(),
   next: z.number().meta({ description: "read after this id next (the last change's id, or `after` when there was none)" }),
