@@ -14,7 +14,9 @@ import { readChanges, type FeedChange } from "../../src/db/sql/feed/readChanges.
 import { CHANGES_CHANNEL, listenForChanges } from "../../src/db/sql/feed/notifyChanges.js";
 import { pruneChanges } from "../../src/db/sql/feed/pruneChanges.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
+import { cutover } from "../../src/lifecycle/cutover.js";
 import { holdPipeline, releasePipeline } from "../../src/lifecycle/hold.js";
+import { rebuild } from "../../src/lifecycle/rebuild.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi } from "../helpers/api.js";
@@ -178,6 +180,45 @@ describe("change feed", () => {
     const copy: Copy = new Map();
     for (const c of changes) apply(copy, c);
     expect(sorted(copy)).toEqual(sorted(await published(pool, p.name)));
+  });
+
+  it("an amended event, a rebuild cut over and rolled back: each change once; the copy equals window_results after each", async () => {
+    const { pool } = await getDb();
+    const raw = {
+      name: "feed-versions", source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
+      timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" },
+      admission: { dedupe: "latest", maxFutureSkew: null }, feed: { enabled: true },
+    };
+    const live = pipeline(raw);
+    const copy: Copy = new Map();
+    let lastId = 0;
+    const catchUp = async () => {
+      const page = await readChanges(pool, live.name, lastId, 1000);
+      for (const c of page.changes) apply(copy, c);
+      lastId = page.next;
+      return page.changes.map((c) => `${c.change} ${c.key} ${c.windowStart!.slice(11, 16)} ${c.before?.sum ?? "-"}->${c.after?.sum ?? "-"} ${JSON.stringify(c.cause)}`);
+    };
+    await landStream(pool, live, lines([{ id: "1", t: "2026-10-01T12:01:00Z", k: "a", v: 10 }, { id: "2", t: "2026-10-01T12:11:00Z", k: "a", v: 20 }]), "stream");
+    await runBatch(pool, live, "once");
+    // Event 1 amended (dedupe latest) while its window is open: the batch recomputes the window without the old version.
+    await landStream(pool, live, lines([{ id: "1", t: "2026-10-01T12:02:00Z", k: "a", v: 15 }]), "stream");
+    await runBatch(pool, live, "once");
+    expect(await catchUp()).toEqual([
+      'new a 12:00 -->10 {"batchId":0}', 'new a 12:10 -->20 {"batchId":0}',
+      'updated a 12:00 10->25 {"batchId":1}', 'updated a 12:00 25->15 {"batchId":1}',
+    ]);
+    expect(sorted(copy)).toEqual(sorted(await published(pool, live.name)));
+
+    // A policy that refuses events before 12:10: rebuilt beside the live version, cut over, rolled back.
+    const strict = pipeline({ ...raw, admission: { ...raw.admission, minEventTime: "2026-10-01T12:10:00Z" } });
+    const built = await rebuild(pool, strict);
+    expect(await catchUp()).toEqual([]); // a candidate changes nothing published
+    await cutover(pool, strict, built.version);
+    expect(await catchUp()).toEqual([`cutover a 12:00 15->- {"version":${built.version}}`]);
+    expect(sorted(copy)).toEqual(sorted(await published(pool, live.name)));
+    await cutover(pool, live, 1);
+    expect(await catchUp()).toEqual(['cutover a 12:00 -->15 {"version":1}']);
+    expect(sorted(copy)).toEqual(sorted(await published(pool, live.name)));
   });
 
   it("REST: a page after an id, the Server-Sent Events stream resuming after Last-Event-ID, 409 without feed.enabled, 410 once pruned; NOTIFY on the channel", async () => {
