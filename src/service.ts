@@ -23,6 +23,7 @@ import { createApp } from "./http/app.js";
 import { answerClientErrors } from "./http/errors.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
 import { listenForLanded } from "./db/sql/ingest/bronzeChannel.js";
+import { endChangeStreams } from "./http/feedRoutes.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
 import { sweepStaleSpools } from "./ingest/spoolFolders.js";
@@ -220,6 +221,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   return {
     port,
     async stop() {
+      endChangeStreams(); // open Server-Sent Events streams would keep the server from closing
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // A request whose client has gone may still be landing: let it finish before the loops stop.
       await appendQueuesIdle(db.pool);

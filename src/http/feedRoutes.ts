@@ -19,14 +19,14 @@ import { aggregate, errorResponse, isoInstant, pipelineParams } from "./schemas.
 
 const changeId = z.coerce.number({ error: "expected an integer >= 0 (the last change id applied; 0 from the start)" }).int().min(0).max(Number.MAX_SAFE_INTEGER);
 
-export const changesQuery = z.strictObject({
+const changesQuery = z.strictObject({
   after: changeId.default(0),
   limit: z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000).default(1000),
 });
 const streamQuery = z.strictObject({ after: changeId.optional() });
 
 /** One change as the routes answer it (src/db/sql/feed/readChanges.ts `FeedChange`). */
-export const feedChange = z.object({
+const feedChange = z.object({
   id: z.number().meta({ description: "the feed's position: increasing in commit order; store the last one applied" }),
   change: z.enum(["new", "updated", "corrected", "retracted", "cutover", "held", "released"]),
   key: z.string().nullable().meta({ description: "the group key; null for the null group and for a hold's marker" }),
@@ -70,7 +70,7 @@ async function read(pool: Pool, pipeline: string, after: number, limit: number):
 }
 
 /** How long an idle stream waits before it reads the feed again, ms, and between comments that keep the connection open. */
-export const STREAM_POLL_MS = 1000;
+const STREAM_POLL_MS = 1000;
 const HEARTBEAT_MS = 15_000;
 const STREAM_PAGE = 500;
 
@@ -101,7 +101,18 @@ export function addFeedRoutes(ctx: RouteContext): void {
   );
 }
 
-/** Serves the stream until the client goes: pages of changes, then waits of STREAM_POLL_MS. */
+/** The streams open in this process, each with what ends it. */
+const openStreams = new Set<() => void>();
+
+/**
+ * Ends every open change stream (the service's stop, before its server closes: an open stream would
+ * keep it waiting). Their clients reconnect with their Last-Event-ID and miss nothing.
+ */
+export function endChangeStreams(): void {
+  for (const end of openStreams) end();
+}
+
+/** Serves the stream until the client goes (or `endChangeStreams`): pages of changes, then waits of STREAM_POLL_MS. */
 async function streamChanges(ctx: RouteContext, req: Request, res: Response): Promise<void> {
   const pipeline = ctx.pipelineOf(req);
   const q = parseOr400(streamQuery, req.query, "query");
@@ -111,7 +122,13 @@ async function streamChanges(ctx: RouteContext, req: Request, res: Response): Pr
   const pool = readsOf(req, ctx.deps.pool);
   let page = await read(pool, pipeline.name, after, STREAM_PAGE); // errors before the first byte are answered as JSON
   let gone = false;
-  res.once("close", () => (gone = true));
+  let wake: () => void = () => undefined;
+  const end = () => {
+    gone = true;
+    wake();
+  };
+  openStreams.add(end);
+  res.once("close", end);
   res.status(200).set({ "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no" });
   res.flushHeaders();
   res.write(": straggler change feed\n\n");
@@ -125,7 +142,13 @@ async function streamChanges(ctx: RouteContext, req: Request, res: Response): Pr
         res.write(": idle\n\n");
         idleSince = Date.now();
       }
-      await new Promise((r) => setTimeout(r, STREAM_POLL_MS));
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, STREAM_POLL_MS);
+        wake = () => {
+          clearTimeout(timer);
+          r();
+        };
+      });
     }
     if (gone) break;
     try {
@@ -137,5 +160,6 @@ async function streamChanges(ctx: RouteContext, req: Request, res: Response): Pr
       break;
     }
   }
+  openStreams.delete(end);
   res.end();
 }

@@ -17,6 +17,7 @@ import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { cutover } from "../../src/lifecycle/cutover.js";
 import { holdPipeline, releasePipeline } from "../../src/lifecycle/hold.js";
 import { rebuild } from "../../src/lifecycle/rebuild.js";
+import { endChangeStreams } from "../../src/http/feedRoutes.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi } from "../helpers/api.js";
@@ -257,6 +258,13 @@ describe("change feed", () => {
       const now = (await readChanges(pool, p.name, 0, 10)).changes;
       expect(got).toEqual([{ id: now[1]!.id, kind: "event: change", change: now[1] }, { id: now[2]!.id, kind: "event: change", change: now[2] }]);
       expect(heard).toEqual([p.name, p.name]);
+
+      // The service's stop ends open streams (its server would otherwise wait for them).
+      const open = await fetch(`${api.base}/pipelines/${p.name}/changes/stream?after=${now[2]!.id}`);
+      const openReader = open.body!.getReader();
+      expect(new TextDecoder().decode((await openReader.read()).value)).toBe(": straggler change feed\n\n");
+      endChangeStreams();
+      expect((await openReader.read()).done).toBe(true);
 
       const disabled = await fetch(`${api.base}/pipelines/${off.name}/changes`);
       expect([disabled.status, (await disabled.json()).error]).toEqual([409, "feed_disabled"]);

@@ -20,7 +20,7 @@ import { prepared } from "../../prepared.js";
 import type { Aggregate } from "../readmodel/windows.js";
 
 /** What a change is: a window new, updated by a micro-batch, corrected, retracted (gone), switched by a cutover; or a hold's marker. */
-export type ChangeKind = "new" | "updated" | "corrected" | "retracted" | "cutover" | "held" | "released";
+type ChangeKind = "new" | "updated" | "corrected" | "retracted" | "cutover" | "held" | "released";
 
 /** One change of the feed. */
 export interface FeedChange {
