@@ -13,6 +13,7 @@ import type { Pool } from "../../src/db/pool.js";
 import { readChanges, type FeedChange } from "../../src/db/sql/feed/readChanges.js";
 import { CHANGES_CHANNEL, listenForChanges } from "../../src/db/sql/feed/notifyChanges.js";
 import { pruneChanges } from "../../src/db/sql/feed/pruneChanges.js";
+import { pruneFeeds } from "../../src/retention/feedPrune.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { cutover } from "../../src/lifecycle/cutover.js";
 import { holdPipeline, releasePipeline } from "../../src/lifecycle/hold.js";
@@ -71,7 +72,7 @@ class Consumer {
 
 const lines = (rows: { id: string; t: string; k: string; v: number }[]) => Readable.from([rows.map((r) => JSON.stringify(r)).join("\n") + "\n"]);
 
-const keyed = (name: string): PipelineConfig => pipeline({
+const keyedRaw = (name: string) => ({
   name,
   source: { format: "jsonl" },
   fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
@@ -80,6 +81,7 @@ const keyed = (name: string): PipelineConfig => pipeline({
   watermark: { delay: "10 minutes" },
   feed: { enabled: true },
 });
+const keyed = (name: string): PipelineConfig => pipeline(keyedRaw(name));
 
 describe("change feed", () => {
   it("the late-within-delay seed: micro-batch 1 → new, 2 → updated, the dropped 12:03 event recovered by correction run 1 (19 → 119, revision 2)", async () => {
@@ -220,6 +222,23 @@ describe("change feed", () => {
     await cutover(pool, live, 1);
     expect(await catchUp()).toEqual(['cutover a 12:00 -->15 {"version":1}']);
     expect(sorted(copy)).toEqual(sorted(await published(pool, live.name)));
+  });
+
+  it("retention: the changes of windows past the correction horizon go as a prefix of the feed; a read after an id below it is refused", async () => {
+    const { pool } = await getDb();
+    const p = pipeline({ ...keyedRaw("feed-retention"), retention: { correctionHorizon: "10 minutes", archive: "archive" } });
+    const without = keyed("feed-no-retention");
+    const events = [1, 11, 21, 31, 51].map((m) => ({ id: String(m), t: `2026-10-01T12:${String(m).padStart(2, "0")}:00Z`, k: "a", v: m }));
+    for (const q of [p, without]) {
+      await landStream(pool, q, lines(events), "stream");
+      await runBatch(pool, q, "once");
+    }
+    const before = (await readChanges(pool, p.name, 0, 100)).changes;
+    // Watermark 12:41, horizon 10 minutes: [12:00,12:10), [12:10,12:20), [12:20,12:30) end at or before 12:31.
+    expect(await pruneFeeds(pool, [p, without])).toEqual({ [p.name]: 3 });
+    expect((await readChanges(pool, p.name, before[2]!.id, 100)).changes.map((c) => c.windowStart!.slice(11, 16))).toEqual(["12:30", "12:50"]);
+    await expect(readChanges(pool, p.name, before[1]!.id, 100)).rejects.toThrow(`the change feed of ${p.name} was pruned through id ${before[2]!.id}`);
+    expect((await readChanges(pool, without.name, 0, 100)).changes).toHaveLength(5);
   });
 
   it("REST: a page after an id, the Server-Sent Events stream resuming after Last-Event-ID, 409 without feed.enabled, 410 once pruned; NOTIFY on the channel", async () => {
