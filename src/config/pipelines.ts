@@ -439,7 +439,7 @@ export const pipelineSchema = z
     /**
      * The change feed (docs/change-feed.md): when `enabled`, every statement that changes a window
      * also writes its change to `straggler.window_changes`, in the same statement and transaction.
-     * Off by default: on the peers workload (300k events) it made the replay 6-9 % slower
+     * Off by default: on the peers workload (300k events) it made the replay about 4 to 8 % slower
      * (BENCHMARKS.md). Not part of the policy.
      */
     feed: z.strictObject({ enabled: z.boolean().default(false) }).prefault({}),
