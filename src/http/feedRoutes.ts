@@ -101,15 +101,24 @@ export function addFeedRoutes(ctx: RouteContext): void {
   );
 }
 
-/** The streams open in this process, each with what ends it. */
-const openStreams = new Set<() => void>();
+/** The streams open in this process: the pipeline each follows, what ends it, what cuts its wait short. */
+const openStreams = new Set<{ pipeline: string; end: () => void; wake: () => void }>();
 
 /**
  * Ends every open change stream (the service's stop, before its server closes: an open stream would
  * keep it waiting). Their clients reconnect with their Last-Event-ID and miss nothing.
  */
 export function endChangeStreams(): void {
-  for (const end of openStreams) end();
+  for (const s of openStreams) s.end();
+}
+
+/**
+ * Cuts short the wait of every open stream of `pipeline`: the service calls it on a notification of
+ * the feed's channel (src/db/sql/feed/notifyChanges.ts), so a change reaches the streams as it
+ * commits, not at their next read; without it they read every STREAM_POLL_MS.
+ */
+export function wakeChangeStreams(pipeline: string): void {
+  for (const s of openStreams) if (s.pipeline === pipeline) s.wake();
 }
 
 /** Serves the stream until the client goes (or `endChangeStreams`): pages of changes, then waits of STREAM_POLL_MS. */
@@ -127,7 +136,8 @@ async function streamChanges(ctx: RouteContext, req: Request, res: Response): Pr
     gone = true;
     wake();
   };
-  openStreams.add(end);
+  const entry = { pipeline: pipeline.name, end, wake: () => wake() };
+  openStreams.add(entry);
   res.once("close", end);
   res.status(200).set({ "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no" });
   res.flushHeaders();
@@ -160,6 +170,6 @@ async function streamChanges(ctx: RouteContext, req: Request, res: Response): Pr
       break;
     }
   }
-  openStreams.delete(end);
+  openStreams.delete(entry);
   res.end();
 }
