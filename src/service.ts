@@ -23,6 +23,8 @@ import { createApp } from "./http/app.js";
 import { answerClientErrors } from "./http/errors.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
 import { listenForLanded } from "./db/sql/ingest/bronzeChannel.js";
+import { CHANGES_CHANNEL, listenForChanges } from "./db/sql/feed/notifyChanges.js";
+import { endChangeStreams, wakeChangeStreams } from "./http/feedRoutes.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
 import { sweepStaleSpools } from "./ingest/spoolFolders.js";
@@ -43,11 +45,11 @@ export interface Service {
 const LISTEN_BACKOFF: Backoff = { baseMs: 500, capMs: 5_000 };
 
 /**
- * Listens for bronze notifications; reconnects with backoff when the connection drops.
+ * Listens for bronze notifications, and the change feed's (`onChanges`); reconnects with backoff when the connection drops.
  * `onConnected` runs after every successful LISTEN: notifications sent while the
  * connection was down are lost, so the stream must look for itself.
  */
-function listenForLandings(connectionString: string, onPipeline: (name: string) => void, onConnected: () => void, log: Logger): () => Promise<void> {
+function listenForLandings(connectionString: string, onPipeline: (name: string) => void, onConnected: () => void, log: Logger, onChanges: (name: string) => void): () => Promise<void> {
   let client: pg.Client | undefined;
   let stopped = false;
   let attempt = 0;
@@ -56,7 +58,7 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
     retry = undefined;
     if (stopped) return;
     const c = new pg.Client({ connectionString });
-    c.on("notification", (n) => n.payload && onPipeline(n.payload));
+    c.on("notification", (n) => n.payload && (n.channel === CHANGES_CHANNEL ? onChanges : onPipeline)(n.payload));
     c.on("error", () => undefined);
     c.on("end", () => {
       if (!stopped) retry = setTimeout(() => void connect(), backoffMs(++attempt, LISTEN_BACKOFF));
@@ -64,6 +66,7 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
     try {
       await c.connect();
       await listenForLanded(c);
+      await listenForChanges(c); // the change feed's: wakes its open streams (src/http/feedRoutes.ts)
       if (stopped) {
         await c.end().catch(() => undefined);
         return;
@@ -205,6 +208,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     (name) => loops.get(name)?.wake(),
     () => loops.forEach((l) => l.wake()),
     log,
+    wakeChangeStreams,
   );
   // Correction runs a previous process left behind: abandoned once their lease has expired.
   await sweepExpiredRuns(db.pool).then(
@@ -220,6 +224,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   return {
     port,
     async stop() {
+      endChangeStreams(); // open Server-Sent Events streams would keep the server from closing
       await new Promise<void>((resolve) => server.close(() => resolve()));
       // A request whose client has gone may still be landing: let it finish before the loops stop.
       await appendQueuesIdle(db.pool);

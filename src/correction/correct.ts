@@ -33,6 +33,7 @@ import { collectTargets } from "../db/sql/correction/collectTargets.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { createRunTables } from "../db/sql/lifecycle/createRunTables.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
+import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import { mergeCorrections } from "../db/sql/correction/mergeCorrections.js";
 import { writeAudit, type WindowChange } from "../db/sql/correction/writeAudit.js";
 import { addMismatchTargets, settleMismatches } from "../db/sql/reconcile/mismatches.js";
@@ -179,6 +180,7 @@ async function correctUnderLock(
     const run = { runId: running.runId!, snapshot: checkpoint.lastSeq, watermark: checkpoint.watermark };
     summary = { ...summary, ...(await correctWindows(client, pipeline, req, run)) };
   }
+  if (pipeline.feed.enabled && summary.windowsChanged > 0) await notifyChanges(client, pipeline.name); // the run's changes are in the feed (docs/change-feed.md)
   summary.durationMs = elapsed();
   await finishRun(client, running.runId!, summary); // commits with the changes, or throws when the lease was lost
   return summary;
@@ -201,7 +203,7 @@ async function correctWindows(client: PoolClient, pipeline: PipelineConfig, req:
   const windowsPastHorizon = await dropArchivedTargets(client, pipeline.name);
   const windowsExamined = collected - windowsPastHorizon;
   const windowsFailed = await recomputeGuarded(client, pipeline, run);
-  await mergeCorrections(client, pipeline.name);
+  await mergeCorrections(client, pipeline.name, pipeline.feed.enabled ? run.runId : null);
   const changes = withReconcileCauses(await writeAudit(client, pipeline.name, run.runId, run.snapshot), await settleMismatches(client, pipeline.name, run.runId));
   await clearLateMarks(client, pipeline.name, run.snapshot);
   const eventsRecovered = changes.reduce((n, change) => n + change.lateEventCount, 0);

@@ -48,7 +48,7 @@ export async function correctSessions(
   const windowsPastHorizon = await dropArchivedSpans(client, pipeline.name);
   const windowsExamined = spans - windowsPastHorizon;
   await recomputeSessions(client, pipeline.name, run.snapshot, gapMs);
-  const changes = await replaceSessions(client, pipeline.name, run, gapMs);
+  const changes = await replaceSessions(client, pipeline.name, run, gapMs, pipeline.feed.enabled);
   const eventsRecovered = changes.reduce((n, change) => n + change.lateEventCount, 0);
   return { windowsExamined, windowsChanged: changes.length, windowsFailed: 0, eventsRecovered, changes, ...(windowsPastHorizon > 0 ? { windowsPastHorizon } : {}) };
 }

@@ -18,6 +18,7 @@ import { errorHandler, HttpError, parseOr400 } from "./errors.js";
 import { noQuery } from "./schemas.js";
 import { addEventRoutes } from "./eventRoutes.js";
 import { addHealthRoutes } from "./healthRoutes.js";
+import { addFeedRoutes } from "./feedRoutes.js";
 import { addHoldRoutes } from "./holdRoutes.js";
 import { addRebuildRoutes } from "./rebuildRoutes.js";
 import { addLatenessRoutes } from "./latenessRoutes.js";
@@ -73,6 +74,7 @@ export function createApp(deps: ApiDeps): express.Express {
   addLatenessRoutes(ctx);
   addExplainRoutes(ctx);
   addHoldRoutes(ctx);
+  addFeedRoutes(ctx);
   addRebuildRoutes(ctx);
   app.use("/ui", uiRouter(deps, ctx.pipelineOf)); // pages for people, not in the API document (src/ui)
   const document = routes.document();

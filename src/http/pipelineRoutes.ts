@@ -101,7 +101,7 @@ export function addPipelineRoutes(ctx: RouteContext): void {
     {
       path: "/pipelines/{pipeline}/retractions",
       operationId: "listRetractions",
-      summary: "Session rows removed from the results (extended or merged by the stream, replaced by a correction run), oldest first: follow with after=<last id read>",
+      summary: "Session rows removed from the results (extended or merged by the stream, replaced by a correction run), oldest first: follow with after=<last id read>. With feed.enabled they are also `retracted` changes of the change feed (/changes), which carries every other change too",
       query: retractionsQuery, response: z.array(retractionRow), description: "retractions with an id above `after`, by id; group_key null for the null group. Each retracts the row it names and every row of its key inside its replacement (replaced_by_start, replaced_by_end) other than the replacement: the stream prunes the earlier retractions a new one covers (README \"Session windows\")",
     },
     (pipeline, q, pool, budget) => readRetractions(pool, pipeline.name, q, budget),

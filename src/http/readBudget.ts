@@ -28,6 +28,13 @@ export const READ_TIMEOUT_MS_DEFAULT = 30_000;
 /** Paths that are not reads in this sense: answered without the budget or the read token (the OpenAPI document gives them `security: []`). */
 export const UNBUDGETED = new Set<string>(["/livez", "/readyz", "/health", "/openapi.json"]);
 
+/**
+ * Long-lived reads (the change feed's Server-Sent Events, src/http/feedRoutes.ts): they need the
+ * read token and run on the read pool, but are not counted among the reads answered at once (a
+ * stream holds no connection between its reads of the feed, and would otherwise hold a slot for good).
+ */
+const STREAMS = /^\/pipelines\/[^/]+\/changes\/stream\/?$/;
+
 /** The error a read's query gets once its client has hung up. */
 export class ClientGoneError extends Error {
   override name = "ClientGoneError";
@@ -115,17 +122,18 @@ export function readBudget(options: ReadBudgetOptions): RequestHandler {
       const ok = presented !== undefined && (tokensEqual(presented, options.readToken) || (options.writeToken !== undefined && tokensEqual(presented, options.writeToken)));
       if (!ok) return next(presented === undefined ? unauthorized("reads need 'Authorization: Bearer <token>' (STRAGGLER_READ_TOKEN is set)") : unauthorized("invalid token", true));
     }
-    if (running >= limit) {
+    const stream = STREAMS.test(req.path);
+    if (!stream && running >= limit) {
       res.set("Retry-After", "1");
       return next(new HttpError(503, "busy", `${limit} reads are being answered (STRAGGLER_READ_CONCURRENCY); retry later`));
     }
-    running++;
+    if (!stream) running++;
     const busy = new Set<PoolClient>();
     let finished = false;
     let gone = false;
     res.once("finish", () => (finished = true));
     res.once("close", () => {
-      running--;
+      if (!stream) running--;
       if (finished) return;
       gone = true;
       // The client hung up before its answer: stop what the read is running.

@@ -25,6 +25,8 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { isoToUs } from "../core/timestamps.js";
 import { withTransaction, type Pool } from "../db/pool.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
+import { writeCutoverChanges } from "../db/sql/feed/cutoverChanges.js";
+import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import { lockBronzeAppend } from "../db/sql/readmodel/pipelineRows.js";
 import { readLivePolicy } from "../db/sql/stream/policyVersions.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
@@ -117,6 +119,8 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     const batchId = Math.max(checkpoint.batchId, liveBatch, await readMaxBatchId(c, name));
     const reclassifiedRows = await restoreVersion(c, name, version, target.policy_version, batchId);
     await swapStates(c, name, version);
+    // The switch in the change feed: each window it changed (docs/change-feed.md).
+    if (pipeline.feed.enabled && (await writeCutoverChanges(c, name, live?.version ?? null, version)) > 0) await notifyChanges(c, name);
     const windows = Number((await c.query("SELECT count(*) AS n FROM straggler.window_results_table WHERE pipeline = $1", [name])).rows[0].n);
     return { pipeline: name, version, previous: live?.version ?? null, rollback: target.state === "retired", caughtUpRows, checkpoint: { ...checkpoint, batchId }, windows, reclassifiedRows };
   });

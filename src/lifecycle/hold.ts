@@ -17,11 +17,14 @@
  *
  * The hold names the rule and the rows that tripped it (the first 100, and
  * their number). Holds, opens and releases take the pipeline's results lock.
+ * Each writes its marker in the change feed (src/db/sql/feed/holdMarkers.ts).
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { closeHold, openHold, readOpenHold, readQuarantinedInRange, readRecentBatchShares, type Hold } from "../db/sql/lifecycle/holds.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
+import { markHold } from "../db/sql/feed/holdMarkers.js";
+import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import type { BatchInput, BatchRange } from "../db/sql/stream/readBatch.js";
 
 export type { Hold };
@@ -44,7 +47,9 @@ export async function holdPipeline(pool: Pool, pipeline: string, reason: string)
     await lockResults(client, pipeline);
     const open = await readOpenHold(client, pipeline);
     if (open) throw new HoldStateError(`pipeline ${pipeline} is already held, since ${open.heldAt} (hold ${open.holdId}: ${open.reason})`);
-    return openHold(client, pipeline, { reason, rule: null, trippedBy: null, batchId: null });
+    const opened = await openHold(client, pipeline, { reason, rule: null, trippedBy: null, batchId: null });
+    await markHeld(client, pipeline, opened.hold.holdId);
+    return opened;
   });
 }
 
@@ -58,6 +63,8 @@ export async function releasePipeline(pool: Pool, pipeline: string): Promise<Hol
     await lockResults(client, pipeline);
     const released = await closeHold(client, pipeline);
     if (!released) throw new HoldStateError(`pipeline ${pipeline} is not held`);
+    await markHold(client, pipeline, "released", released.holdId); // the changes written underneath are served from now on
+    await notifyChanges(client, pipeline);
     return released;
   });
 }
@@ -78,7 +85,9 @@ export async function applyHoldRules(client: PoolClient, pipeline: PipelineConfi
     if (tripping.rowCount > 0) {
       const seqs = tripping.rows.slice(0, 5).map((r) => r.seq).join(", ") + (tripping.rowCount > 5 ? ", …" : "");
       const reason = `rule hold.onFutureTs: ${tripping.rowCount} FUTURE_TS row${tripping.rowCount === 1 ? "" : "s"} in micro-batch ${batchId} (bronze seq ${seqs})`;
-      return (await openHold(client, name, { reason, rule: "onFutureTs", trippedBy: tripping, batchId })).hold;
+      const { hold } = await openHold(client, name, { reason, rule: "onFutureTs", trippedBy: tripping, batchId });
+      await markHeld(client, name, hold.holdId);
+      return hold;
     }
   }
   const share = rules.quarantineShare;
@@ -91,8 +100,16 @@ export async function applyHoldRules(client: PoolClient, pipeline: PipelineConfi
       const n = before.batches + 1;
       const over = n === 1 ? `micro-batch ${batchId}` : `${n} micro-batches up to ${batchId}`;
       const reason = `rule hold.quarantineShare: ${quarantined} of ${read} rows quarantined (${percent(quarantined / read)}) over ${over}, above ${percent(share.above)}`;
-      return (await openHold(client, name, { reason, rule: "quarantineShare", trippedBy: { ...tripping, rowsRead: read, share: quarantined / read, above: share.above }, batchId })).hold;
+      const { hold } = await openHold(client, name, { reason, rule: "quarantineShare", trippedBy: { ...tripping, rowsRead: read, share: quarantined / read, above: share.above }, batchId });
+      await markHeld(client, name, hold.holdId);
+      return hold;
     }
   }
   return undefined;
+}
+
+/** The hold's `held` marker in the change feed: the feed serves nothing after it until the release (docs/change-feed.md "Holds"). */
+async function markHeld(client: PoolClient, pipeline: string, holdId: number): Promise<void> {
+  await markHold(client, pipeline, "held", holdId);
+  await notifyChanges(client, pipeline);
 }

@@ -2,12 +2,13 @@
  * The service's retention work: bronze's monthly partitions (this month's and the next) made at start
  * and every hour (src/retention/partitions.ts), and, for pipelines with a
  * `retention` setting, the archive step on the same hourly tick
- * (src/retention/archive.ts). Failures are logged and retried on the next tick.
+ * (src/retention/archive.ts) and the change feeds' prune (src/retention/feedPrune.ts). Failures are logged and retried on the next tick.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import { runArchive } from "./archive.js";
+import { pruneFeeds } from "./feedPrune.js";
 import { ensurePartitions } from "./partitions.js";
 
 /** The tick of the retention work, ms (one hour). */
@@ -35,6 +36,11 @@ export function startRetention(pool: Pool, pipelines: PipelineConfig[], log: Log
         for (const a of run.archived) log.info({ partition: a.partition, rows: a.rows, files: a.archives.map((w) => w.manifestFile) }, `bronze partition ${a.partition} archived and dropped`);
       } catch (e) {
         log.warn({ err: (e as Error).message }, "bronze archive run failed; retried at the next tick (nothing was dropped that was not archived)");
+      }
+      try {
+        for (const [pipeline, n] of Object.entries(await pruneFeeds(pool, pipelines))) if (n > 0) log.info({ pipeline, changes: n }, "change feed pruned past the correction horizon");
+      } catch (e) {
+        log.warn({ err: (e as Error).message }, "change feed prune failed; retried at the next tick");
       }
     })();
   };

@@ -16,6 +16,8 @@
  *     the others for correction
  *   (session windows: the steps of src/stream/sessionBatch.ts instead, from
  *     assigning windows to here)
+ *   (each step that changes a window writes its change-feed row in the same
+ *     statement; the feed's NOTIFY is queued when there were any: docs/change-feed.md)
  *   → advance the watermark → finalize windows whose end <= new watermark,
  *     write checkpoint and progress, in one statement (src/db/sql/stream/closeBatch.ts)
  *   → under a replica's lease, its fence (src/cluster/fencing.ts) → commit.
@@ -42,6 +44,7 @@ import { openBatch } from "../db/sql/stream/openBatch.js";
 import { ensureBatchPairs, readBatch, type BatchInput, type BatchRange, type BatchRead } from "../db/sql/stream/readBatch.js";
 import type { Checkpoint } from "../db/sql/stream/readCheckpoint.js";
 import { registerLatePairs, type LatePairs } from "../db/sql/stream/registerLatePairs.js";
+import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import { correctSupersededWindows } from "../db/sql/correction/supersededWindows.js";
 import { inputProgress, type BatchProgress, type InputProgress, type TriggerKind } from "../db/sql/stream/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
@@ -150,6 +153,8 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
       const { late, numRowsUpdated } = gapMs !== undefined
         ? await streamSessions(client, pipeline, gapMs, { batchId, range, watermarkUs: us(checkpoint.watermark) })
         : await streamWindows(client, pipeline, { batchId, checkpoint, read, guarded, finalUpToUs });
+      // The batch's changes are in the feed (written beside its MERGE): listeners hear of them when it commits.
+      if (pipeline.feed.enabled && (numRowsUpdated > 0 || read.supersedes)) await notifyChanges(client, name);
       const inputs = inputProgress(advanced);
       const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, inputs }, started, previous);
       const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) }, finalUpToUs, !pipeline.lateness.histogram ? "none" : gapMs === undefined ? "windows" : "lateness");
@@ -170,12 +175,13 @@ async function streamWindows(client: PoolClient, pipeline: PipelineConfig, b: { 
   const name = pipeline.name, { batchId, checkpoint, read } = b;
   // §3–4: pairs are late against the watermark of earlier batches only (readBatch marked them).
   const late = read.latePairs > 0 ? await registerLatePairs(client, name, batchId) : { pairs: 0, windows: 0 };
-  const merge = () => mergeWindows(client, name, batchId, b.finalUpToUs);
+  const feed = pipeline.feed.enabled;
+  const merge = () => mergeWindows(client, name, batchId, b.finalUpToUs, feed);
   const numRowsUpdated = b.guarded ? await mergeGuarded(client, { lastSeq: checkpoint.lastSeq, batchId }, merge) : await merge().catch((e: unknown) => {
     throw isDataException(e) ? new UnguardedMergeFailed("the MERGE failed with a data exception", { cause: e }) : e;
   });
   // Amended events (admission.dedupe: latest): the windows of versions this batch's rows superseded lose them.
-  if (read.supersedes) await correctSupersededWindows(client, name, windowSpecOf(pipeline), read.range, batchId);
+  if (read.supersedes) await correctSupersededWindows(client, name, windowSpecOf(pipeline), read.range, batchId, feed);
   return { late, numRowsUpdated };
 }
 

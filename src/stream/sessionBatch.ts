@@ -28,6 +28,6 @@ export interface WindowSteps {
 export async function streamSessions(client: PoolClient, pipeline: PipelineConfig, gapMs: number, batch: { batchId: number; range: BatchRange; watermarkUs: bigint | null }): Promise<WindowSteps> {
   await stageSessionEvents(client, pipeline.name, batch.range, batch.watermarkUs, gapMs);
   const late = await registerLateSessionEvents(client, pipeline.name, batch.batchId);
-  const { written } = await mergeSessions(client, pipeline.name, batch.batchId, gapMs);
+  const { written } = await mergeSessions(client, pipeline.name, batch.batchId, gapMs, pipeline.feed.enabled);
   return { late, numRowsUpdated: written };
 }

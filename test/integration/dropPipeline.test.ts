@@ -51,6 +51,8 @@ const FIRST_RUN_ROWS = {
   version_checkpoints: 0, version_late_windows: 0, version_window_results: 0,
   // The kept lateness histogram (off for this pipeline) and the continuous reconcile's records.
   lateness_histogram: 0, lateness_windows: 0, reconcile_mismatches: 0, reconcile_runs: 0,
+  // The change feed (off for this pipeline).
+  window_changes: 0, window_changes_pruned: 0,
 };
 
 describe("straggler drop", () => {

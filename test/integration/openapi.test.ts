@@ -7,6 +7,7 @@ import {
   correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, retractionRow, sourcesResponse, windowRow,
 } from "../../src/http/responses.js";
 import { readinessResponse } from "../../src/http/healthRoutes.js";
+import { feedPage } from "../../src/http/feedRoutes.js";
 import { holdResponse } from "../../src/http/holdRoutes.js";
 import { cutoverResponse, rebuildResponse } from "../../src/http/rebuildRoutes.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
@@ -55,6 +56,8 @@ describe("GET /openapi.json", () => {
       "GET /metrics",
       "GET /openapi.json",
       "GET /pipelines",
+      "GET /pipelines/:pipeline/changes",
+      "GET /pipelines/:pipeline/changes/stream",
       "GET /pipelines/:pipeline/corrections",
       "GET /pipelines/:pipeline/corrections/:runId",
       "GET /pipelines/:pipeline/failed-windows",
@@ -76,12 +79,15 @@ describe("GET /openapi.json", () => {
     ]);
   });
 
-  it("gives every documented response, success and error alike, a JSON schema (/metrics: a text one)", async () => {
+  it("gives every documented response, success and error alike, a JSON schema (/metrics: a text one; the change stream: text/event-stream)", async () => {
     const { doc } = await documentOf();
     const withoutSchema = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops).flatMap(([method, op]) =>
         Object.entries(op.responses)
-          .filter(([status, r]) => typeof r.content?.[path === "/metrics" && status === "200" ? "text/plain" : "application/json"]?.schema !== "object")
+          .filter(([status, r]) => {
+            const type = status !== "200" ? "application/json" : path === "/metrics" ? "text/plain" : path.endsWith("/changes/stream") ? "text/event-stream" : "application/json";
+            return typeof r.content?.[type]?.schema !== "object";
+          })
           .map(([status]) => `${method} ${path} ${status}`),
       ),
     );
@@ -106,6 +112,8 @@ describe("GET /openapi.json", () => {
       "get /pipelines/{pipeline}/corrections/{runId}": reads,
       "get /pipelines/{pipeline}/reconcile": ["200", "400", "401", "404", "409", "500", "503"],
       "get /pipelines/{pipeline}/lateness": reads,
+      "get /pipelines/{pipeline}/changes": ["200", "400", "401", "404", "409", "410", "500", "503"],
+      "get /pipelines/{pipeline}/changes/stream": ["200", "400", "401", "404", "409", "410", "500", "503"],
       "post /pipelines/{pipeline}/events": ["200", "201", "400", "401", "404", "413", "415", "422", "500", "503"],
       "post /pipelines/{pipeline}/recompute": ["200", "400", "401", "404", "409", "415", "500", "503"],
       "post /pipelines/{pipeline}/hold": ["201", "400", "401", "404", "409", "500", "503"],
@@ -117,7 +125,7 @@ describe("GET /openapi.json", () => {
 
   it("answers as documented: every route's body parses with its response schema, and nothing is left over", async () => {
     const { pool } = await getDb();
-    const pipeline = lateWithinDelay();
+    const pipeline = { ...lateWithinDelay(), feed: { enabled: true } };
     const token = "test-token-0123456789abcdef";
     const api = await startApi({ pool, pipelines: [pipeline], log: createLogger("silent"), token });
     const auth = { authorization: `Bearer ${token}`, "content-type": "application/x-ndjson" };
@@ -156,6 +164,7 @@ describe("GET /openapi.json", () => {
         ["reconcile", reconcileReport, await get(`${base}/reconcile`)],
         ["lateness", latenessResponse, await get(`${base}/lateness?byKey=true&delay=1%20minute`)],
         ["window history", explainResponse, await get(`${base}/windows/history?start=2026-10-01T12:00:00Z`)],
+        ["changes", feedPage, await get(`${base}/changes`)],
       );
       const cut = await fetch(`${api.base}/pipelines/${pipeline.name}/cutover`, { method: "POST", headers: { authorization: auth.authorization, "content-type": "application/json" }, body: JSON.stringify({ to: 2 }) });
       answers.push(["cutover", cutoverResponse, await cut.json()]);
@@ -164,7 +173,7 @@ describe("GET /openapi.json", () => {
         "events 1.json": "object", "events 2.json": "object", "events 3.json": "object", recompute: "object", hold: "object", "held windows": 4, release: "object", rebuild: "object",
         health: "object", livez: "object", readyz: "object", pipelines: 1, windows: 4, progress: 3,
         quarantine: "object", sources: "object", "failed-windows": 0, retractions: 0, corrections: 1, "correction run": "object", reconcile: "object",
-        lateness: "object", "window history": "object", cutover: "object",
+        lateness: "object", "window history": "object", changes: "object", cutover: "object",
       });
       for (const [name, schema, body] of answers) expect([name, schema.parse(body)]).toEqual([name, body]);
       // Every value of a property the document marks date-time is an RFC 3339 instant in UTC.
@@ -186,7 +195,8 @@ describe("GET /openapi.json", () => {
         }
       };
       for (const [, , body] of answers) scan(body);
-      expect(instants.length).toBe(108);
+      // 20 of them in the change feed's 8 changes: windowStart and windowEnd of 6 window changes, `at` of all 8 (2 hold markers).
+      expect(instants.length).toBe(128);
       expect(instants.filter((v) => !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(v))).toEqual([]);
       // The pages under /ui answer HTML and are not in the document.
       const page = await fetch(`${api.base}/ui/pipelines/${pipeline.name}`);
@@ -206,7 +216,7 @@ describe("the OpenAPI document as linters read it", () => {
     const full = doc as unknown as Document & { servers: unknown; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }; webhooks: Record<string, Record<string, Op>> };
     const ops = Object.entries(full.paths).flatMap(([path, o]) => Object.entries(o).map(([method, op]) => [`${method} ${path}`, op as Op] as const));
     const ids = ops.map(([, op]) => op.operationId);
-    expect(new Set(ids).size).toBe(23);
+    expect(new Set(ids).size).toBe(24);
     expect(ids.every((id) => typeof id === "string" && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
     const security = Object.fromEntries(ops.map(([name, op]) => [name, JSON.stringify(op.security)]));
     const open = "[]";
@@ -217,12 +227,12 @@ describe("the OpenAPI document as linters read it", () => {
       "get /pipelines/{pipeline}/windows": read, "get /pipelines/{pipeline}/windows/history": read, "get /pipelines/{pipeline}/progress": read, "get /pipelines/{pipeline}/quarantine": read,
       "get /pipelines/{pipeline}/sources": read, "get /pipelines/{pipeline}/failed-windows": read, "get /pipelines/{pipeline}/retractions": read,
       "get /pipelines/{pipeline}/corrections": read, "get /pipelines/{pipeline}/corrections/{runId}": read, "get /pipelines/{pipeline}/reconcile": read,
-      "get /pipelines/{pipeline}/lateness": read,
+      "get /pipelines/{pipeline}/lateness": read, "get /pipelines/{pipeline}/changes": read, "get /pipelines/{pipeline}/changes/stream": read,
       "post /pipelines/{pipeline}/events": write, "post /pipelines/{pipeline}/recompute": write, "post /pipelines/{pipeline}/hold": write,
       "post /pipelines/{pipeline}/release": write, "post /pipelines/{pipeline}/rebuild": write, "post /pipelines/{pipeline}/cutover": write,
     });
     expect(full.servers).toEqual([{ url: "/", description: "the service that serves this document (`straggler serve`, PORT, default 8080)" }]);
-    expect(Object.keys(full.components.schemas).sort()).toEqual(["Aggregate", "AlertChange", "Error"]);
+    expect(Object.keys(full.components.schemas).sort()).toEqual(["Aggregate", "AlertChange", "Error", "WindowChange"]);
     expect(Object.keys(full.components.securitySchemes)).toEqual(["bearer"]);
     const text = JSON.stringify(doc);
     // Every error answer refers to the one Error schema.
@@ -251,7 +261,7 @@ describe("the OpenAPI document as linters read it", () => {
     };
     walk(doc);
     expect(Object.keys(seen).filter((k) => !k.endsWith(" date-time"))).toEqual([]);
-    expect(Object.values(seen).reduce((a, b) => a + b, 0)).toBe(107);
+    expect(Object.values(seen).reduce((a, b) => a + b, 0)).toBe(110); // WindowChange's windowStart, windowEnd and at among them
   });
 });
 

@@ -18,6 +18,7 @@
  */
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { CHANGE_COLUMNS, changeRow } from "../fragments/changeRows.js";
 import { notSuperseded } from "../fragments/superseded.js";
 import { timestamptzToUs, usToTimestamptz } from "../fragments/windowAssignment.js";
 import { changesOf, type WindowChange } from "./writeAudit.js";
@@ -107,8 +108,21 @@ SELECT g.pipeline, g.group_key, g.window_start, g.window_end, g.event_count, g.v
                       ORDER BY n.ws LIMIT 1) n ON true
  ORDER BY g.group_key, g.window_start`;
 
-/* $1 pipeline, $2 watermark, $3 run: the audit rows of this run that have events are the sessions to write. */
-const UPSERT_SQL = `INSERT INTO straggler.window_results_table AS t
+/*
+ * $1 pipeline, $2 watermark, $3 run: the audit rows of this run that have events are the sessions to write.
+ * With the change feed (`feed`), the run's audit rows are its changes in the feed (src/db/sql/fragments/changeRows.ts): a session with
+ * events is corrected, a stored one gone (after count 0) retracted; retractions first.
+ */
+const upsertSql = (feed: boolean) => `${feed ? `WITH feed AS (
+  INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, run_id)
+  SELECT ${changeRow({
+    pipeline: "$1", change: "CASE WHEN c.count_after > 0 THEN 'corrected' ELSE 'retracted' END", key: "c.group_key", start: "c.window_start", end: "c.window_end",
+    revision: "c.revision_after", before: ["c.count_before", "c.sum_before", "c.min_before", "c.max_before"],
+    after: ["CASE WHEN c.count_after > 0 THEN c.count_after END", "c.sum_after", "c.min_after", "c.max_after"],
+  })}, $3
+    FROM straggler.corrections c WHERE c.run_id = $3 ORDER BY c.count_after > 0, c.group_key, c.window_start
+)
+` : ""}INSERT INTO straggler.window_results_table AS t
   (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
 SELECT $1, c.group_key, c.window_start, c.window_end, c.count_after, c.sum_after, c.min_after, c.max_after,
        c.window_end <= $2, c.window_end <= $2, c.revision_after
@@ -151,13 +165,14 @@ export async function recomputeSessions(client: PoolClient, pipeline: string, sn
  * Writes run `runId`'s audit, retracts the stored sessions that are gone, upserts the new ones
  * and clears the late marks inside the spans up to `snapshot`.
  * @param watermark the stream's watermark (ISO 8601): sessions ending at or before it are final
+ * @param feed the pipeline keeps a change feed (`feed.enabled`): the upsert writes the run's changes
  * @returns the changes, ordered by group key, then window start
  */
-export async function replaceSessions(client: PoolClient, pipeline: string, run: { runId: number; snapshot: number; watermark: string }, gapMs: number): Promise<WindowChange[]> {
+export async function replaceSessions(client: PoolClient, pipeline: string, run: { runId: number; snapshot: number; watermark: string }, gapMs: number, feed = false): Promise<WindowChange[]> {
   const gap = (BigInt(gapMs) * 1000n).toString();
   const { rows } = await client.query(prepared("sess_audit", AUDIT_SQL, [pipeline, run.runId, run.snapshot, gap]));
   await client.query(prepared("sess_retract", RETRACT_SQL, [pipeline, run.runId]));
-  await client.query(prepared("sess_upsert", UPSERT_SQL, [pipeline, run.watermark, run.runId]));
+  await client.query(prepared(feed ? "sess_upsert_feed" : "sess_upsert", upsertSql(feed), [pipeline, run.watermark, run.runId]));
   await client.query(prepared("sess_clear_late_events", CLEAR_LATE_EVENTS_SQL, [pipeline, run.snapshot]));
   await client.query(prepared("sess_clear_late_windows", CLEAR_LATE_WINDOWS_SQL, [pipeline, run.snapshot]));
   return changesOf(rows);

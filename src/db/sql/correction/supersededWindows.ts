@@ -19,7 +19,8 @@
 import type { WindowSpec } from "../../../core/windows.js";
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
-import { aggregateWindow } from "../fragments/windowAggregates.js";
+import { CHANGE_COLUMNS, changeRow, stored } from "../fragments/changeRows.js";
+import { aggregateWindow, storedAggregates } from "../fragments/windowAggregates.js";
 import { notSuperseded } from "../fragments/superseded.js";
 import { windowsLateral } from "../fragments/windowAssignment.js";
 import type { BatchRange } from "../stream/readBatch.js";
@@ -32,9 +33,7 @@ const oldWindows = (spec: WindowSpec) => `SELECT o.group_key, w.window_start, w.
    WHERE s.pipeline = $1 AND s.superseded_by > $2 AND s.superseded_by <= $3 AND s.seq <= $2
    GROUP BY 1, 2, 3`;
 
-const recomputeOpenSql = (spec: WindowSpec) => `WITH old AS (${oldWindows(spec)})
-UPDATE straggler.window_results_table r
-   SET event_count = f.n, value_sum = f.s, value_min = f.lo, value_max = f.hi, last_batch_id = $4, updated_at = now()
+const recomputeSet = `SET event_count = f.n, value_sum = f.s, value_min = f.lo, value_max = f.hi, last_batch_id = $4, updated_at = now()
   FROM old
   CROSS JOIN LATERAL (
     SELECT ${aggregateWindow("b.value")}
@@ -43,6 +42,29 @@ UPDATE straggler.window_results_table r
        AND b.event_time >= old.window_start AND b.event_time < old.window_end) f
  WHERE r.pipeline = $1 AND r.group_key = old.group_key AND r.window_start = old.window_start AND r.window_end = old.window_end
    AND NOT r.is_final`;
+
+// With the change feed (`feed`, src/db/sql/fragments/changeRows.ts): `up` returns each recomputed
+// window's new aggregates, `prev` holds them before the UPDATE (the statement's snapshot); a window
+// whose aggregates did not change (the new version landed in it too, with the same value) is no change.
+const recomputeOpenSql = (spec: WindowSpec, feed: boolean) => !feed
+  ? `WITH old AS (${oldWindows(spec)})
+UPDATE straggler.window_results_table r
+   ${recomputeSet}`
+  : `WITH old AS (${oldWindows(spec)}),
+prev AS (
+  SELECT r.group_key, r.window_start, r.window_end, ${storedAggregates("r")}
+    FROM straggler.window_results_table r JOIN old USING (group_key, window_start, window_end)
+   WHERE r.pipeline = $1 AND NOT r.is_final),
+up AS (
+UPDATE straggler.window_results_table r
+   ${recomputeSet}
+RETURNING r.group_key, r.window_start, r.window_end, r.revision, ${storedAggregates("r")}),
+feed AS (
+  INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, batch_id)
+  SELECT ${changeRow({ pipeline: "$1", change: "'updated'", key: "up.group_key", start: "up.window_start", end: "up.window_end", revision: "up.revision", before: stored("p"), after: stored("up") })}, $4
+    FROM up JOIN prev p USING (group_key, window_start, window_end)
+   WHERE (${storedAggregates("up")}) IS DISTINCT FROM (${storedAggregates("p")}))
+SELECT 1 FROM up`;
 
 const registerFinalSql = (spec: WindowSpec) => `WITH old AS (${oldWindows(spec)})
 INSERT INTO straggler.late_windows AS l (pipeline, group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id)
@@ -67,14 +89,15 @@ export interface SupersededWindows {
  * and the stream had read before (see the module comment). Run after the
  * batch's MERGE and before its finalization, in its transaction.
  * @param batchId the batch's id (written as the windows' `last_batch_id`, the late windows' batch)
+ * @param feed the pipeline keeps a change feed (`feed.enabled`): the recompute writes its changes in the same statement
  * @throws the database's error
  */
-export async function correctSupersededWindows(client: PoolClient, pipeline: string, spec: WindowSpec, range: BatchRange, batchId: number): Promise<SupersededWindows> {
+export async function correctSupersededWindows(client: PoolClient, pipeline: string, spec: WindowSpec, range: BatchRange, batchId: number, feed = false): Promise<SupersededWindows> {
   const params = [pipeline, range.afterSeq, range.lastSeq, batchId];
   // Nothing to do for almost every batch: one index probe says so.
   const any = await client.query(prepared("superseded_any", "SELECT 1 FROM straggler.superseded_events WHERE pipeline = $1 AND superseded_by > $2 AND superseded_by <= $3 LIMIT 1", params.slice(0, 3)));
   if (any.rowCount === 0) return { recomputed: 0, registered: 0 };
-  const recomputed = (await client.query(recomputeOpenSql(spec), params)).rowCount ?? 0;
+  const recomputed = (await client.query(recomputeOpenSql(spec, feed), params)).rowCount ?? 0;
   const registered = (await client.query(registerFinalSql(spec), params)).rowCount ?? 0;
   return { recomputed, registered };
 }

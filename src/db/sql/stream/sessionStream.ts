@@ -22,7 +22,9 @@
  */
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { CHANGE_COLUMNS, changeRow, stored } from "../fragments/changeRows.js";
 import { notSuperseded } from "../fragments/superseded.js";
+import { storedAggregates } from "../fragments/windowAggregates.js";
 import { timestamptzToUs, usToTimestamptz } from "../fragments/windowAssignment.js";
 import type { BatchRange } from "./readBatch.js";
 import type { LatePairs } from "./registerLatePairs.js";
@@ -98,9 +100,9 @@ HAVING count(*) FILTER (WHERE NOT is_row) > 0`;
  * lies inside an island that retracts now are pruned in the same statement: the new retraction
  * covers them (README "Session windows": it retracts every row of its key inside its
  * replacement), so a key keeps the stream retractions of the last batch that changed each of
- * its sessions, not one per batch.
+ * its sessions, not one per batch. With the change feed (`feed`), each removed row is a `retracted` change.
  */
-const RETRACT_SQL = `WITH gone AS (
+const retractSql = (feed: boolean) => `WITH gone AS (
   DELETE FROM straggler.window_results_table r USING ${ITEMS} i
    WHERE r.pipeline = $1 AND r.group_key = i.group_key AND NOT r.is_final
      AND r.window_start >= ${usToTimestamptz("i.s_us")} AND r.window_end <= ${usToTimestamptz("i.e_us")}
@@ -110,15 +112,33 @@ const RETRACT_SQL = `WITH gone AS (
   DELETE FROM straggler.session_retractions x USING (SELECT DISTINCT group_key, s_us, e_us FROM gone) g
    WHERE x.pipeline = $1 AND x.group_key = g.group_key AND x.reason IN ('extended', 'merged')
      AND x.window_start >= ${usToTimestamptz("g.s_us")} AND x.window_end <= ${usToTimestamptz("g.e_us")}
-)
+)${feed ? `, feed AS (
+  INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, batch_id)
+  SELECT ${changeRow({ pipeline: "$1", change: "'retracted'", key: "group_key", start: "window_start", end: "window_end", revision: "revision", before: stored("gone"), after: null })}, $2
+    FROM gone ORDER BY group_key, window_start
+)` : ""}
 INSERT INTO straggler.session_retractions (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max,
   revision, was_final, reason, batch_id, replaced_by_start, replaced_by_end)
 SELECT pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, revision, false,
        CASE WHEN island_rows >= 2 THEN 'merged' ELSE 'extended' END, $2, ${usToTimestamptz("s_us")}, ${usToTimestamptz("e_us")}
   FROM gone ORDER BY group_key, window_start`;
 
-/* Each island as one row: its full aggregates (an unchanged row's own are part of them), not a delta. */
-const UPSERT_SQL = `INSERT INTO straggler.window_results_table AS t
+/*
+ * Each island as one row: its full aggregates (an unchanged row's own are part of them), not a delta.
+ * With the change feed (`feed`), the change of each island (src/db/sql/fragments/changeRows.ts): the stored row with the
+ * island's bounds before the upsert (the rows whose bounds changed were retracted just before), or none.
+ */
+const upsertSql = (feed: boolean) => `${feed ? `WITH feed AS (
+  INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, batch_id)
+  SELECT ${changeRow({
+    pipeline: "$1", change: "CASE WHEN t.pipeline IS NULL THEN 'new' ELSE 'updated' END", key: "i.group_key",
+    start: usToTimestamptz("i.s_us"), end: usToTimestamptz("i.e_us"), revision: "coalesce(t.revision, i.rev, 1)", before: stored("t"), after: ["i.n", "i.s", "i.lo", "i.hi"],
+  })}, $2
+    FROM ${ITEMS} i LEFT JOIN straggler.window_results_table t
+      ON t.pipeline = $1 AND t.group_key = i.group_key AND t.window_start = ${usToTimestamptz("i.s_us")} AND t.window_end = ${usToTimestamptz("i.e_us")}
+   WHERE t.pipeline IS NULL OR (${storedAggregates("t")}) IS DISTINCT FROM (i.n, i.s, i.lo, i.hi)
+)
+` : ""}INSERT INTO straggler.window_results_table AS t
   (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, revision, corrected, last_batch_id)
 SELECT $1, group_key, ${usToTimestamptz("s_us")}, ${usToTimestamptz("e_us")}, n, s, lo, hi, coalesce(rev, 1), corr, $2 FROM ${ITEMS}
 ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
@@ -145,12 +165,14 @@ export async function registerLateSessionEvents(client: PoolClient, pipeline: st
 
 /**
  * Step 3: merges the staged on-time events into the open sessions, retracting superseded rows.
+ * @param feed the pipeline keeps a change feed (`feed.enabled`): the same statements write the changes
  * @returns sessions written (inserted or updated) and rows retracted
  */
-export async function mergeSessions(client: PoolClient, pipeline: string, batchId: number, gapMs: number): Promise<{ written: number; retracted: number }> {
+export async function mergeSessions(client: PoolClient, pipeline: string, batchId: number, gapMs: number, feed = false): Promise<{ written: number; retracted: number }> {
   const gap = (BigInt(gapMs) * 1000n).toString();
+  const suffix = feed ? "_feed" : "";
   await client.query(prepared("session_islands", ISLANDS_SQL, [pipeline, gap]));
-  const retracted = (await client.query(prepared("session_retract", RETRACT_SQL, [pipeline, batchId]))).rowCount ?? 0;
-  const written = (await client.query(prepared("session_upsert", UPSERT_SQL, [pipeline, batchId]))).rowCount ?? 0;
+  const retracted = (await client.query(prepared(`session_retract${suffix}`, retractSql(feed), [pipeline, batchId]))).rowCount ?? 0;
+  const written = (await client.query(prepared(`session_upsert${suffix}`, upsertSql(feed), [pipeline, batchId]))).rowCount ?? 0;
   return { written, retracted };
 }
