@@ -61,7 +61,7 @@ CREATE TABLE straggler.bronze_events (
 	"status" text NOT NULL,
 	"reason" text,
 	"detail" text,
-	"policy_version" text NOT NULL,
+	"policy_version" text,
 	"source" text NOT NULL,
 	"source_line" integer NOT NULL,
 	"landed_at" timestamp with time zone DEFAULT now() NOT NULL,

@@ -36,7 +36,6 @@ export const bronzeEvents = straggler.table(
     status: text("status").notNull(),
     reason: text("reason"),
     detail: text("detail"),
-    policyVersion: text("policy_version").notNull(),
     source: text("source").notNull(),
     sourceLine: integer("source_line").notNull(),
     landedAt: tstz("landed_at").notNull().defaultNow(),
@@ -80,6 +79,12 @@ export const landedSources = straggler.table(
     requestSha256: text("request_sha256"),
     /** Quarantined rows by reason, as first answered. */
     byReason: jsonb("by_reason").$type<Record<string, number>>(),
+    /**
+     * The policy version (hash) the landing's rows are classified under: the landing's configured policy,
+     * restamped by a cutover to the policy it put live (drizzle/0037_classification_deltas.sql); null when
+     * the landing wrote no bronze row.
+     */
+    policyVersion: text("policy_version"),
   },
   (t) => [primaryKey({ columns: [t.pipeline, t.source] })],
 );

@@ -41,6 +41,15 @@ export const ARCHIVE_FORMAT = "straggler-bronze-archive/1: PostgreSQL COPY text 
 /** Bronze's columns in an archive, in order (all of them). */
 export const ARCHIVE_COLUMNS = [
   "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
+  "source", "source_line", "landed_at", "input",
+] as const;
+
+/**
+ * The columns of an archive written before bronze's rows lost `policy_version` (drizzle/0037_classification_deltas.sql):
+ * a restore still reads them, leaving that column out.
+ */
+export const LEGACY_ARCHIVE_COLUMNS = [
+  "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
   "policy_version", "source", "source_line", "landed_at", "input",
 ] as const;
 

@@ -19,7 +19,7 @@ import { createGunzip } from "node:zlib";
 import { from as copyFrom } from "pg-copy-streams";
 import { LockNamespace } from "../db/locks.js";
 import { withTransaction, type Pool } from "../db/pool.js";
-import { ARCHIVE_COLUMNS, quoteIdent, type ArchiveManifest } from "./archive.js";
+import { ARCHIVE_COLUMNS, LEGACY_ARCHIVE_COLUMNS, quoteIdent, type ArchiveManifest } from "./archive.js";
 
 /** An archive that cannot be restored: its file is damaged or not the one recorded, or it is restored already. Nothing was written. */
 export class RestoreRefusedError extends Error {
@@ -75,7 +75,8 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
   if (actual !== manifest.sha256) {
     throw new RestoreRefusedError(`${dataFile}: SHA-256 ${actual} does not match the manifest's ${manifest.sha256}: the file is damaged or not this archive's; nothing was restored`);
   }
-  if (manifest.columns.join(",") !== ARCHIVE_COLUMNS.join(",")) {
+  const legacy = manifest.columns.join(",") === LEGACY_ARCHIVE_COLUMNS.join(",");
+  if (!legacy && manifest.columns.join(",") !== ARCHIVE_COLUMNS.join(",")) {
     throw new RestoreRefusedError(`${dataFile}: its columns (${manifest.columns.join(", ")}) are not bronze's (${ARCHIVE_COLUMNS.join(", ")}); nothing was restored`);
   }
   return withTransaction(pool, async (client) => {
@@ -89,7 +90,14 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
     await client.query("SET LOCAL lock_timeout = '10s'");
     const made = (await client.query("SELECT straggler.ensure_bronze_partition($1, $2, $3) AS made", [manifest.partition, manifest.rangeStart, manifest.rangeEnd])).rows[0].made as boolean;
     const before = Number((await client.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(manifest.partition)} WHERE pipeline = $1`, [manifest.pipeline])).rows[0].n);
-    await pipe(createReadStream(dataFile), createGunzip(), client.query(copyFrom(`COPY straggler.${quoteIdent(manifest.partition)} (${ARCHIVE_COLUMNS.join(", ")}) FROM STDIN`)));
+    if (legacy) {
+      // An archive from before 0037: its rows through a scratch table, without the policy_version column.
+      await client.query("CREATE TEMP TABLE archive_rows (LIKE straggler.bronze_events) ON COMMIT DROP; ALTER TABLE archive_rows ADD COLUMN policy_version text");
+      await pipe(createReadStream(dataFile), createGunzip(), client.query(copyFrom(`COPY archive_rows (${LEGACY_ARCHIVE_COLUMNS.join(", ")}) FROM STDIN`)));
+      await client.query(`INSERT INTO straggler.${quoteIdent(manifest.partition)} (${ARCHIVE_COLUMNS.join(", ")}) SELECT ${ARCHIVE_COLUMNS.join(", ")} FROM archive_rows`);
+    } else {
+      await pipe(createReadStream(dataFile), createGunzip(), client.query(copyFrom(`COPY straggler.${quoteIdent(manifest.partition)} (${ARCHIVE_COLUMNS.join(", ")}) FROM STDIN`)));
+    }
     const after = Number((await client.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(manifest.partition)} WHERE pipeline = $1`, [manifest.pipeline])).rows[0].n);
     if (after - before !== Number(rec.rows)) {
       throw new RestoreRefusedError(`${dataFile}: ${after - before} rows read, the archive recorded ${rec.rows}; nothing was restored`);

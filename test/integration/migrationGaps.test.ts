@@ -19,15 +19,17 @@ const m0029 = journal.find((m) => m.tag === "0029_lean_bronze_indexes")!;
 const m0030 = journal.find((m) => m.tag === "0030_results_fillfactor")!;
 const m0033 = journal.find((m) => m.tag === "0033_reconcile_runs")!;
 const m0034 = journal.find((m) => m.tag === "0034_lateness_histogram")!;
+const m0037 = journal.find((m) => m.tag === "0037_classification_deltas")!;
 
 const relkind = async (pool: Pool) => (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind as string;
 const bronzeIndexes = async (pool: Pool) =>
   (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
 const recorded = async (pool: Pool) => (await pool.query("SELECT hash, created_at::text AS at FROM straggler.__drizzle_migrations ORDER BY id")).rows as { hash: string; at: string }[];
-const insertBronze = (pool: Pool, id: string, at: string) =>
+/** A bronze row; `stamped`: with the policy_version column bronze rows had before 0037. */
+const insertBronze = (pool: Pool, id: string, at: string, stamped = true) =>
   pool.query(
-    `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
-     VALUES ('old', 'v', 'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
+    `INSERT INTO straggler.bronze_events (pipeline, ${stamped ? "policy_version, " : ""}source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
+     VALUES ('old', ${stamped ? "'v', " : ""}'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
     [id, at],
   );
 
@@ -44,7 +46,7 @@ describe("migrations skipped by an earlier migrate", () => {
       await runMigrationsKeeping(pool, (idx) => idx !== 23 && idx <= 27);
       expect(await relkind(pool)).toBe("r");
       const before = await recorded(pool);
-      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023 && m !== m0028 && m !== m0029 && m !== m0030 && m !== m0033 && m !== m0034).map((m) => m.hash));
+      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023 && m !== m0028 && m !== m0029 && m !== m0030 && m !== m0033 && m !== m0034 && m !== m0037).map((m) => m.hash));
       expect(before.at(-1)).toEqual({ hash: m0027.hash, at: "1796000027000" });
       const seqs: number[] = [];
       for (const [id, at] of [["a", "2026-05-31T23:59:59.999999Z"], ["b", "2026-06-01T00:00:00Z"], ["c", "2026-06-15T12:00:00Z"]] as const) seqs.push((await insertBronze(pool, id, at)).rows[0].seq);
@@ -62,14 +64,15 @@ describe("migrations skipped by an earlier migrate", () => {
       ]);
       const after = await recorded(pool);
       expect(after).toEqual([...before, { hash: m0028.hash, at: "1796000028000" }, { hash: m0029.hash, at: "1796000029000" }, { hash: m0030.hash, at: "1796000030000" },
-        { hash: m0033.hash, at: "1796000033000" }, { hash: m0034.hash, at: "1796000034000" }, { hash: m0023.hash, at: "1796000023000" }]);
+        { hash: m0033.hash, at: "1796000033000" }, { hash: m0034.hash, at: "1796000034000" }, { hash: m0037.hash, at: "1796000037000" }, { hash: m0023.hash, at: "1796000023000" }]);
       // 0029 ran on the unpartitioned bronze and changed nothing; 0023 then made its own index set.
       expect(await bronzeIndexes(pool)).toEqual([
         "bronze_events_accepted_event_id_seq", "bronze_events_pipeline_event_time", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk",
       ]);
       // 0027's table is untouched and the sequence goes on after the kept rows.
       expect((await pool.query("SELECT to_regclass('straggler.pipeline_leases')::text AS t")).rows[0].t).toBe("straggler.pipeline_leases");
-      expect((await insertBronze(pool, "d", "2026-06-16T00:00:00Z")).rows[0].seq).toBe(seqs[2]! + 1);
+      // 0037 ran on the unpartitioned bronze too: its policy_version column, copied by 0023, is left nullable and unused.
+      expect((await insertBronze(pool, "d", "2026-06-16T00:00:00Z", false)).rows[0].seq).toBe(seqs[2]! + 1);
 
       // Up to date: nothing applied, nothing logged, nothing recorded.
       const again = captureLog();

@@ -107,7 +107,7 @@ describe("bronze partitions and the correction horizon", () => {
     expect({ ...manifest, archivedAt: "-", bytes: 0, sha256: "-" }).toEqual({
       format: "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip",
       partition: partName(m2), pipeline: "ret", rangeStart: iso(m2), rangeEnd: iso(m1),
-      columns: ["seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail", "policy_version", "source", "source_line", "landed_at", "input"],
+      columns: ["seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail", "source", "source_line", "landed_at", "input"],
       rows: 303, byStatus: { accepted: 300, quarantined: 3 }, byReason: { DUPLICATE: 1, NULL_TS: 2 },
       eventTime: { min: iso(S + HOUR), max: iso(S + 14 * DAY + 10 * HOUR) },
       seq: { min: seqs.lo, max: seqs.hi },
@@ -199,8 +199,8 @@ describe("bronze partitions and the correction horizon", () => {
     const names = (await listPartitions(pool)).map((x) => x.name);
     expect(names).toContain("bronze_events_default");
     await pool.query(
-      `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
-       VALUES ('old', 'v', 'old.jsonl', 1, 'o-1', '{}', '2000-01-15T00:00:00Z', '2000-01-15T00:00:00Z', '""', 1, 'accepted', '2000-01-15T00:00:00Z')`,
+      `INSERT INTO straggler.bronze_events (pipeline, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
+       VALUES ('old', 'old.jsonl', 1, 'o-1', '{}', '2000-01-15T00:00:00Z', '2000-01-15T00:00:00Z', '""', 1, 'accepted', '2000-01-15T00:00:00Z')`,
     );
     const where = async () => (await pool.query("SELECT tableoid::regclass::text AS t, seq::int FROM straggler.bronze_events WHERE pipeline = 'old'")).rows;
     const [row] = await where();
@@ -218,10 +218,11 @@ describe("bronze partitions and the correction horizon", () => {
     await withFreshDatabase(async (pool) => {
     await runMigrationsBefore(pool, 23);
     expect((await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind).toBe("r");
-    const insert = (seqAt: string) =>
+    // `stamped`: with the policy_version column bronze rows had before 0037.
+    const insert = (seqAt: string, stamped = true) =>
       pool.query(
-        `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
-         VALUES ('old', 'v', 'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
+        `INSERT INTO straggler.bronze_events (pipeline, ${stamped ? "policy_version, " : ""}source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
+         VALUES ('old', ${stamped ? "'v', " : ""}'old.jsonl', 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
         [`id-${seqAt}`, seqAt],
       );
     const seqs: number[] = [];
@@ -241,7 +242,7 @@ describe("bronze partitions and the correction horizon", () => {
     expect(names).toContain(thisMonth);
     expect(names).toContain("bronze_events_default");
     // The sequence goes on after the copied rows; the views read the partitioned table.
-    expect((await insert("2026-06-16T00:00:00Z")).rows[0].seq).toBe(seqs[2]! + 1);
+    expect((await insert("2026-06-16T00:00:00Z", false)).rows[0].seq).toBe(seqs[2]! + 1);
     expect(await ledgerOf(pool, "old")).toEqual({ landed: 3, accepted: 3, quarantined: 0 });
     expect((await pool.query("SELECT pg_get_serial_sequence('straggler.bronze_events', 'seq') AS s")).rows[0].s).toBe("straggler.bronze_events_seq_seq");
     await expect(pool.query("UPDATE straggler.bronze_events SET raw = 'x' WHERE seq = $1", [seqs[0]])).rejects.toThrow(

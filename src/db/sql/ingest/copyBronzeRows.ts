@@ -12,15 +12,18 @@ import { copyText, inChunks } from "../../copyText.js";
 import type { PoolClient } from "../../pool.js";
 
 const COPY_BRONZE_SQL = `COPY straggler.bronze_events
-  (pipeline, policy_version, source, input, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
+  (pipeline, source, input, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
 
 function iso(us: bigint | null): string | null {
   return us === null ? null : formatInstant(us);
 }
 
-/** The start of every COPY line of one landing: the escaped pipeline, policy version, source and input, the same on every row. */
-export function bronzeLinePrefix(pipeline: string, policyVersion: string, source: string, input: string = DEFAULT_INPUT): string {
-  return [pipeline, policyVersion, source, input].map(copyText).join("\t") + "\t";
+/**
+ * The start of every COPY line of one landing: the escaped pipeline, source and input, the same on every row.
+ * The policy the rows are classified under is the landing's (`landed_sources.policy_version`), not the row's.
+ */
+export function bronzeLinePrefix(pipeline: string, source: string, input: string = DEFAULT_INPUT): string {
+  return [pipeline, source, input].map(copyText).join("\t") + "\t";
 }
 
 /** One COPY text line (newline included): `prefix` (`bronzeLinePrefix`), then the row's columns; instants as ISO 8601 UTC with µs. */
