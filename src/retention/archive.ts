@@ -44,15 +44,6 @@ export const ARCHIVE_COLUMNS = [
   "source", "source_line", "landed_at", "input",
 ] as const;
 
-/**
- * The columns of an archive written before bronze's rows lost `policy_version` (drizzle/0037_classification_deltas.sql):
- * a restore still reads them, leaving that column out.
- */
-export const LEGACY_ARCHIVE_COLUMNS = [
-  "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
-  "policy_version", "source", "source_line", "landed_at", "input",
-] as const;
-
 /** An archive's manifest (`<partition>.<pipeline>.manifest.json`). Instants ISO 8601 UTC. */
 export interface ArchiveManifest {
   format: string;

@@ -19,7 +19,16 @@ import { createGunzip } from "node:zlib";
 import { from as copyFrom } from "pg-copy-streams";
 import { LockNamespace } from "../db/locks.js";
 import { withTransaction, type Pool } from "../db/pool.js";
-import { ARCHIVE_COLUMNS, LEGACY_ARCHIVE_COLUMNS, quoteIdent, type ArchiveManifest } from "./archive.js";
+import { ARCHIVE_COLUMNS, quoteIdent, type ArchiveManifest } from "./archive.js";
+
+/**
+ * The columns of an archive written before bronze's rows lost `policy_version` (drizzle/0037_classification_deltas.sql):
+ * a restore still reads them, leaving that column out.
+ */
+const LEGACY_ARCHIVE_COLUMNS = [
+  "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
+  "policy_version", "source", "source_line", "landed_at", "input",
+] as const;
 
 /** An archive that cannot be restored: its file is damaged or not the one recorded, or it is restored already. Nothing was written. */
 export class RestoreRefusedError extends Error {
