@@ -64,33 +64,37 @@ export async function stashLive(client: Queryable, pipeline: string, version: nu
 }
 
 /*
- * $1 pipeline, $2 target, $3 the live version (or 0). Every other stored version with a checkpoint lacks a row of D
- * in its checkpoint range only where it classified it as bronze does now (the live version): added, marked (it
- * differs from the target's, which D holds because it differs from bronze's).
+ * $1 pipeline, $2 target, $3 a stored version, $4 its checkpoint's seq. The stored version lacks a row of D in its
+ * checkpoint range only where it classified it as bronze does now (the live version): added, marked (it differs
+ * from the target's, which D holds because it differs from bronze's). One version per statement: every read is
+ * an index probe (the marked rows through the partial index, the stored version's by its primary key).
  */
 const REBASE_ADD_SQL = `INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail, differs)
-SELECT $1, k.version, b.seq, b.event_id, b.event_time, b.group_key, b.value, b.status, b.reason, b.detail, true
-  FROM straggler.version_checkpoints k
-  JOIN straggler.event_classifications t ON t.pipeline = $1 AND t.version = $2 AND t.differs AND t.seq <= k.last_offset
-  JOIN straggler.bronze_events b ON b.pipeline = $1 AND b.seq = t.seq
- WHERE k.pipeline = $1 AND k.version NOT IN ($2, $3)
+SELECT $1, $3, b.seq, b.event_id, b.event_time, b.group_key, b.value, b.status, b.reason, b.detail, true
+  FROM ${D_JOIN} AND t.seq <= $4
 ON CONFLICT (pipeline, version, seq) DO NOTHING`;
-/* Every other version's rows in D marked against the target's (what bronze will hold); written only where the mark changes. */
+/* The stored version $3's rows in D marked against the target's (what bronze will hold); written only where the mark changes. */
 const REBASE_MARK_SQL = `UPDATE straggler.event_classifications w
    SET differs = (${CLASSIFICATION("w")}) IS DISTINCT FROM (${CLASSIFICATION("t")})
   FROM straggler.event_classifications t
  WHERE t.pipeline = $1 AND t.version = $2 AND t.differs
-   AND w.pipeline = $1 AND w.seq = t.seq AND w.version NOT IN ($2, $3)
+   AND w.pipeline = $1 AND w.version = $3 AND w.seq = t.seq
    AND w.differs IS DISTINCT FROM ((${CLASSIFICATION("w")}) IS DISTINCT FROM (${CLASSIFICATION("t")}))`;
+/* $1 pipeline, $2 target, $3 the live version (or 0): the other versions, with their checkpoint's seq (null: a rebuild still running). */
+const OTHERS_SQL = `SELECT v.version, k.last_offset FROM straggler.policy_versions v
+  LEFT JOIN straggler.version_checkpoints k ON k.pipeline = v.pipeline AND k.version = v.version
+ WHERE v.pipeline = $1 AND v.version NOT IN ($2, $3)`;
 
 /**
  * Keeps every stored version of `pipeline` but `target` and `live` relative to bronze once `target` is restored
  * (step 2 above). Runs before `restoreVersion`: the rows it adds are read from bronze as it is.
  */
 export async function rebaseStored(client: Queryable, pipeline: string, target: number, live: number | null): Promise<void> {
-  const p = [pipeline, target, live ?? 0];
-  await client.query(REBASE_ADD_SQL, p);
-  await client.query(REBASE_MARK_SQL, p);
+  const { rows } = await client.query(OTHERS_SQL, [pipeline, target, live ?? 0]);
+  for (const r of rows) {
+    if (r.last_offset !== null) await client.query(REBASE_ADD_SQL, [pipeline, target, r.version, r.last_offset]);
+    await client.query(REBASE_MARK_SQL, [pipeline, target, r.version]);
+  }
 }
 
 const RESTORE_CLASSIFICATION_SQL = `UPDATE straggler.bronze_events b
