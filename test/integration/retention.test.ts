@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
+import { gunzipSync, gzipSync } from "node:zlib";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCorrection } from "../../src/correction/correct.js";
@@ -75,7 +76,7 @@ const sha256 = (file: string) => createHash("sha256").update(readFileSync(file))
 const exists = async (pool: Pool, table: string) => (await pool.query("SELECT to_regclass($1) IS NOT NULL AS e", [`straggler.${table}`])).rows[0].e as boolean;
 
 describe("bronze partitions and the correction horizon", () => {
-  it("a synthetic month: the partition past the horizon is archived (file, manifest, checksum) and dropped, counts unchanged; corrections, reconcile and rebuild of its windows are refused and change nothing; a late event for them stays recorded; a damaged archive is refused; restored, the recompute equals the value before archival; archived again with the same checksum", async () => {
+  it("a synthetic month: the partition past the horizon is archived (file, manifest, checksum) and dropped, counts unchanged; corrections, reconcile and rebuild of its windows are refused and change nothing; a late event for them stays recorded; a damaged archive is refused; restored, the recompute equals the value before archival; archived again with the same checksum; an archive written with the old policy_version column is restored too", async () => {
     const { pool } = await getDb();
     const work = mkdtempSync(path.join(os.tmpdir(), "straggler-retention-"));
     const landing = path.join(work, "landing"), archive = path.join(work, "archive");
@@ -192,6 +193,20 @@ describe("bronze partitions and the correction horizon", () => {
     expect(await exists(pool, partName(m2))).toBe(false);
     expect(await ledgerOf(pool, p.name)).toEqual({ landed: 604, accepted: 601, quarantined: 3 });
     expect(existsSync(dataFile)).toBe(true);
+
+    // An archive written before migration 0037 lists policy_version after detail: restored, that column left out.
+    const legacyDir = path.join(work, "legacy");
+    mkdirSync(legacyDir);
+    const legacyData = path.join(legacyDir, path.basename(dataFile));
+    const stamped = gunzipSync(readFileSync(dataFile)).toString("utf8").split("\n").map((l) => (l === "" ? l : [...l.split("\t").slice(0, 11), "v", ...l.split("\t").slice(11)].join("\t")));
+    writeFileSync(legacyData, gzipSync(stamped.join("\n")));
+    const legacyColumns = [...manifest.columns.slice(0, 11), "policy_version", ...manifest.columns.slice(11)];
+    const legacyManifest = path.join(legacyDir, path.basename(manifestFile));
+    writeFileSync(legacyManifest, JSON.stringify({ ...manifest, columns: legacyColumns, sha256: sha256(legacyData), bytes: readFileSync(legacyData).length }));
+    await pool.query("UPDATE straggler.bronze_archives SET sha256 = $1 WHERE partition = $2 AND pipeline = $3", [sha256(legacyData), partName(m2), p.name]);
+    expect(await restoreArchive(pool, legacyManifest)).toEqual({ partition: partName(m2), pipeline: "ret", rows: 303, sha256: sha256(legacyData), partitionMade: true });
+    expect(await ledgerOf(pool, p.name)).toEqual({ landed: 604, accepted: 601, quarantined: 3 });
+    expect((await pool.query(`SELECT count(*)::int AS n FROM straggler.${partName(m2)} WHERE pipeline = $1`, [p.name])).rows[0].n).toBe(303);
   });
 
   it("the DEFAULT partition takes a row landed outside every partition; making its month's partition moves the row there", async () => {
