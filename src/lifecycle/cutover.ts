@@ -129,9 +129,8 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     await rebaseStored(c, name, version, live?.version ?? null);
     // Batch ids go on from the highest any version used: progress rows are keyed by them.
     const batchId = Math.max(checkpoint.batchId, liveBatch, await readMaxBatchId(c, name));
-    const reclassifiedRows = await restoreVersion(c, name, version, target.policy_version, batchId);
+    const { reclassifiedRows, windows } = await restoreVersion(c, name, version, target.policy_version, batchId);
     await swapStates(c, name, version);
-    const windows = Number((await c.query("SELECT count(*) AS n FROM straggler.window_results_table WHERE pipeline = $1", [name])).rows[0].n);
     return { pipeline: name, version, previous: live?.version ?? null, rollback: target.state === "retired", caughtUpRows, checkpoint: { ...checkpoint, batchId }, windows, reclassifiedRows };
   });
 }

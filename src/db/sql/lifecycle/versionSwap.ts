@@ -108,12 +108,12 @@ const RESTORE_CLASSIFICATION_SQL = `UPDATE straggler.bronze_events b
  * `batchId`, windows awaiting correction, bronze's classification columns where they differ, supersessions),
  * records `policyVersion` as the policy of every landing, and removes its stored copy (but its classification
  * rows, unmarked: equal to bronze's).
- * @returns bronze rows whose classification changed
+ * @returns the bronze rows whose classification changed, and the windows now live
  */
-export async function restoreVersion(client: Queryable, pipeline: string, version: number, policyVersion: string, batchId: number): Promise<number> {
+export async function restoreVersion(client: Queryable, pipeline: string, version: number, policyVersion: string, batchId: number): Promise<{ reclassifiedRows: number; windows: number }> {
   const p = [pipeline, version];
   await client.query("DELETE FROM straggler.window_results_table WHERE pipeline = $1", [pipeline]);
-  await client.query(`INSERT INTO straggler.window_results_table (pipeline, ${RESULT_COLUMNS}) SELECT pipeline, ${RESULT_COLUMNS} FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2`, p);
+  const windows = await client.query(`INSERT INTO straggler.window_results_table (pipeline, ${RESULT_COLUMNS}) SELECT pipeline, ${RESULT_COLUMNS} FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2`, p);
   await client.query(
     `INSERT INTO straggler.checkpoints AS c (pipeline, batch_id, last_offset, max_event_time, watermark, inputs, updated_at)
      SELECT pipeline, $3, last_offset, max_event_time, watermark, inputs, now() FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2
@@ -130,7 +130,7 @@ export async function restoreVersion(client: Queryable, pipeline: string, versio
   await client.query("DELETE FROM straggler.superseded_events WHERE pipeline = $1", [pipeline]);
   await client.query("INSERT INTO straggler.superseded_events (seq, pipeline, event_id, superseded_by) SELECT seq, pipeline, event_id, superseded_by FROM straggler.superseded_versions WHERE pipeline = $1 AND version = $2", p);
   for (const t of STORED_TABLES) await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
-  return changed.rowCount ?? 0;
+  return { reclassifiedRows: changed.rowCount ?? 0, windows: windows.rowCount ?? 0 };
 }
 
 /** Makes `version` the live version of `pipeline` and the live one `retired`. */
