@@ -566,7 +566,7 @@ export function loadPipelines(file: string): PipelineConfig[] {
 /**
  * The pipeline's policy version: a hash of every setting that changes its
  * results (src/config/policy.ts: fields, timestamps, window, watermark,
- * admission). Stamped on each bronze row, recorded with the live results.
+ * admission). Recorded with each landing (`landed_sources.policy_version`) and with the live results.
  */
 export function policyVersion(pipeline: PipelineConfig): string {
   return policyHash(canonicalPolicy(policyOf(pipeline)));

@@ -7,7 +7,7 @@
  *
  * The policy is kept as canonical JSON (keys sorted, bigints as decimal
  * strings, unset settings left out) and identified by a hash of that text,
- * the `policy_version` stamped on every bronze row and recorded with the live
+ * the `policy_version` recorded with every landing (`landed_sources`) and with the live
  * results (`straggler.results_versions`, src/stream/policyGuard.ts).
  */
 import { createHash } from "node:crypto";

@@ -39,7 +39,6 @@ export const bronzeEvents = straggler.table(
     status: text("status").notNull(),
     reason: text("reason"),
     detail: text("detail"),
-    policyVersion: text("policy_version").notNull(),
     /** The source the row came from (`straggler.bronze_sources`; the views show its name), drizzle/0039_bronze_raw_elided.sql. */
     sourceId: bigint("source_id", { mode: "number" }).notNull(),
     sourceLine: integer("source_line").notNull(),
@@ -96,6 +95,12 @@ export const landedSources = straggler.table(
     requestSha256: text("request_sha256"),
     /** Quarantined rows by reason, as first answered. */
     byReason: jsonb("by_reason").$type<Record<string, number>>(),
+    /**
+     * The policy version (hash) the landing's rows are classified under: the landing's configured policy,
+     * restamped by a cutover to the policy it put live (drizzle/0037_classification_deltas.sql); null when
+     * the landing wrote no bronze row.
+     */
+    policyVersion: text("policy_version"),
   },
   (t) => [primaryKey({ columns: [t.pipeline, t.source] })],
 );

@@ -116,7 +116,7 @@ export const alertStates = straggler.table(
 /**
  * Policy versions (migration 0014): per pipeline, each results version with
  * the policy that produces it, as canonical JSON (`policy`) and its hash
- * (`policy_version`, which bronze rows are stamped with). At most one version
+ * (`policy_version`, which each landing records). At most one version
  * per pipeline is `live`; the others are `candidate` or `retired`.
  */
 export const policyVersions = straggler.table(

@@ -42,7 +42,13 @@ export const rebuilds = straggler.table(
   (t) => [primaryKey({ columns: [t.pipeline, t.version] }), check("rebuilds_status_check", sql`${t.status} IN ('running', 'complete')`)],
 );
 
-/** Each row's classification under a version that is not live (bronze holds the live one's). */
+/**
+ * Rows' classification under a version that is not live (bronze holds the live one's), kept as the
+ * version's difference from bronze (drizzle/0037_classification_deltas.sql; src/lifecycle/cutover.ts):
+ * every row of the version's checkpoint range whose classification differs from bronze's is here with
+ * `differs` true; a row not here is classified as bronze classifies it. A rebuilt candidate holds every
+ * row (its rebuild and dedupe read them), most with `differs` false.
+ */
 export const eventClassifications = straggler.table(
   "event_classifications",
   {
@@ -56,10 +62,14 @@ export const eventClassifications = straggler.table(
     status: text("status").notNull(),
     reason: text("reason"),
     detail: text("detail"),
+    /** True when the classification differs from bronze's (status, reason, detail, event_time, group_key, value). */
+    differs: boolean("differs").notNull().default(true),
   },
   (t) => [
     primaryKey({ columns: [t.pipeline, t.version, t.seq] }),
     index("event_classifications_event_id").on(t.pipeline, t.version, t.eventId).where(sql`status = 'accepted'`),
+    // A cutover's read of the rows it rewrites: O(differing rows) at any ledger size.
+    index("event_classifications_differs").on(t.pipeline, t.version, t.seq).where(sql`differs`),
   ],
 );
 

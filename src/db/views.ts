@@ -44,7 +44,7 @@ export const windowResults = straggler
     awaiting_correction: boolean("awaiting_correction").notNull(),
     /** The live results version of the pipeline (`straggler.results_versions`), null before its first batch. */
     results_version: integer("results_version"),
-    /** That version's policy version (hash), as stamped on the bronze rows landed under it. */
+    /** That version's policy version (hash), as recorded with the landings classified under it. */
     policy_version: text("policy_version"),
     /** True while the pipeline is held: the row is what was published when the hold began. */
     held: boolean("held").notNull(),

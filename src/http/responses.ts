@@ -72,7 +72,7 @@ export const pipelineStatusRow = z.object({
   policy: z
     .object({
       state: z.enum(["unrecorded", "live", "refused"]).meta({ description: "refused: the configured policy differs from the live results' policy, and the pipeline is not streamed" }),
-      policyVersion: z.string().meta({ description: "the configured policy's version (hash), as stamped on bronze rows" }),
+      policyVersion: z.string().meta({ description: "the configured policy's version (hash), as each landing records it" }),
       live: z.object({ version: z.number(), policyVersion: z.string() }).nullable().meta({ description: "the live results' version and policy version; null before the first batch" }),
       changes: z.array(z.string()).meta({ description: "each changed setting as `path: live → configured`", example: ["admission.maxFutureSkew: null → 1 hour"] }),
       message: z.string().nullable().meta({ description: "the refusal, with the ways forward" }),

@@ -7,7 +7,7 @@
  */
 import { createHash, type Hash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { policyVersion, windowShapeOf } from "../config/pipelines.js";
+import { windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, type RawRecord } from "../core/admission.js";
 import { formatInstant } from "../core/timestamps.js";
 import { bronzeLine, bronzeLinePrefix } from "../db/sql/ingest/copyBronzeRows.js";
@@ -57,7 +57,7 @@ export interface ClassifyOptions {
  */
 export function classifyLines(pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: ClassifyOptions): { lines: AsyncGenerator<string>; tally: LineTally } {
   const tally: LineTally = { landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256"), rawLayout: null };
-  const prefix = bronzeLinePrefix(pipeline.name, policyVersion(pipeline), opts.input);
+  const prefix = bronzeLinePrefix(pipeline.name, opts.input);
   const every = opts.progressEvery ?? 10_000;
   const window = windowShapeOf(pipeline);
   // undefined: not asked yet; null: this source keeps every raw text.

@@ -25,7 +25,7 @@
  * cursor); `landStream` spools a stream to a temporary file first. Waiting
  * for the lock holds no connection (`appendLock.ts`).
  */
-import type { PipelineConfig } from "../config/pipelines.js";
+import { policyVersion, type PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf, type RawRecord } from "../core/admission.js";
 import { rollback, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
 import { notifyLanded } from "../db/sql/ingest/bronzeChannel.js";
@@ -170,6 +170,7 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
       const recorded = await recordLandedSource(client, {
         pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
         firstSeq: result.firstSeq, lastSeq: result.lastSeq, requestSha256: opts.requestSha256 ?? null, byReason: result.byReason,
+        policyVersion: policyVersion(pipeline),
       });
       // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
       if (!recorded) return rollback(RECORDED_MEANWHILE);

@@ -30,7 +30,7 @@
  *   503, retry). A lost answer to COMMIT is looked up as for one landing
  *   (`commitOutcome.ts`).
  */
-import type { PipelineConfig } from "../config/pipelines.js";
+import { policyVersion, type PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf, type RawRecord } from "../core/admission.js";
 import { classifyDbError } from "../db/errors.js";
 import { rollback, type Pool } from "../db/pool.js";
@@ -264,7 +264,7 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
       // The dedupe and the records in one round trip: the records read the dedupe's outcome from bronze.
       const dedupe = dedupeModeOf(pipeline.admission.dedupe);
       const before = dedupe !== "off" && landing.some((m) => m.accepted > 0) ? dedupeStatements(dedupe) : [];
-      const { recorded, txid } = await recordGroupLanding(client, pipeline.name, seqBefore, landing.map((m) => ({
+      const { recorded, txid } = await recordGroupLanding(client, pipeline.name, policyVersion(pipeline), seqBefore, landing.map((m) => ({
         source: m.source, sha256: m.sha256, rows: m.landed, accepted: m.accepted, byReason: m.byReason, requestSha256: m.requestSha256 ?? null,
       })), before);
       const meanwhile = landing.find((m) => !recorded.has(m.source));

@@ -15,7 +15,19 @@
  *      classification and supersessions are stored under its number; the
  *      target's are put in their place (bronze's classification columns
  *      rewritten, its raw columns never); the states swap (old → retired,
- *      target → live). The stream goes on from the target's checkpoint.
+ *      target → live); every landing records the target's policy. The stream
+ *      goes on from the target's checkpoint.
+ *
+ * Cost (issue 30 item 3): the windows, the landings, and the rows whose
+ * classification differs between the two versions, never the ledger. A
+ * stored version keeps its classification as its difference from bronze's
+ * (drizzle/0037, src/db/sql/lifecycle/versionSwap.ts): the swap stores the
+ * live classification of the rows it rewrites only, rewrites only those in
+ * bronze, and keeps every other stored version's difference true against the
+ * new bronze (O(differing rows) each), so a candidate built before another
+ * cutover, or a retired version, stays servable without being rebuilt. A
+ * retired version's catch-up takes from bronze the rows of its own it lacks
+ * where its dedupe and its recomputed windows read them.
  *
  * A hold (src/lifecycle/hold.ts) keeps applying: a held pipeline keeps
  * serving its held copy whatever is live underneath.
@@ -31,8 +43,8 @@ import { lockBronzeAppend } from "../db/sql/readmodel/pipelineRows.js";
 import { readLivePolicy } from "../db/sql/stream/policyVersions.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { readPipelineMaxSeq, readRebuild, readVersionCheckpoint, saveVersionCheckpoint, type VersionCheckpoint } from "../db/sql/lifecycle/rebuildRuns.js";
-import { computeVersionWindows, versionMaxEventTime } from "../db/sql/lifecycle/versionWindows.js";
-import { readMaxBatchId, restoreVersion, stashLive, swapStates } from "../db/sql/lifecycle/versionSwap.js";
+import { computeVersionWindows, fillTouchedWindows, versionMaxEventTime } from "../db/sql/lifecycle/versionWindows.js";
+import { readMaxBatchId, rebaseStored, restoreVersion, stashLive, swapStates } from "../db/sql/lifecycle/versionSwap.js";
 import { classifyRange, notRebuildable, REBUILD_PAGE_ROWS, versionWatermark } from "./rebuild.js";
 
 /** A cutover that cannot be made; nothing was changed. `status`: the HTTP status that says why (404 no such version, 409 not servable). */
@@ -57,7 +69,7 @@ export interface CutoverReport {
   checkpoint: VersionCheckpoint;
   /** Windows the target serves. */
   windows: number;
-  /** Bronze rows whose classification columns changed. */
+  /** Bronze rows whose classification columns changed (rewritten: only those). */
   reclassifiedRows: number;
 }
 
@@ -102,10 +114,11 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     let checkpoint = stored;
     let caughtUpRows = 0;
     if (ledgerSeq > stored.lastSeq) {
-      caughtUpRows = await classifyRange(c, config, version, stored.lastSeq, ledgerSeq, REBUILD_PAGE_ROWS, (write) => write(c));
+      caughtUpRows = await classifyRange(c, config, version, stored.lastSeq, ledgerSeq, REBUILD_PAGE_ROWS, (write) => write(c), undefined, true);
       const newest = await versionMaxEventTime(c, name, version, stored.lastSeq);
       const maxEventTime = newest === null || (stored.maxEventTime !== null && isoToUs(stored.maxEventTime) >= isoToUs(newest)) ? stored.maxEventTime : newest;
       const watermark = versionWatermark(config, maxEventTime, stored.watermark);
+      await fillTouchedWindows(c, config, version, stored.lastSeq);
       await computeVersionWindows(c, config, version, watermark, stored.batchId, stored.lastSeq);
       // The default input alone (a rebuild refuses several inputs): its state is the checkpoint's.
       checkpoint = { ...stored, lastSeq: ledgerSeq, maxEventTime, watermark, inputs: null };
@@ -114,14 +127,14 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
 
     const live = await readLivePolicy(c, name);
     const liveBatch = (await readCheckpoint(c, name))?.batchId ?? -1;
-    if (live) await stashLive(c, name, live.version);
+    if (live) await stashLive(c, name, live.version, version);
+    await rebaseStored(c, name, version, live?.version ?? null);
     // Batch ids go on from the highest any version used: progress rows are keyed by them.
     const batchId = Math.max(checkpoint.batchId, liveBatch, await readMaxBatchId(c, name));
-    const reclassifiedRows = await restoreVersion(c, name, version, target.policy_version, batchId);
+    const { reclassifiedRows, windows } = await restoreVersion(c, name, version, target.policy_version, batchId);
     await swapStates(c, name, version);
     // The switch in the change feed: each window it changed (docs/change-feed.md).
     if (pipeline.feed.enabled && (await writeCutoverChanges(c, name, live?.version ?? null, version)) > 0) await notifyChanges(c, name);
-    const windows = Number((await c.query("SELECT count(*) AS n FROM straggler.window_results_table WHERE pipeline = $1", [name])).rows[0].n);
     return { pipeline: name, version, previous: live?.version ?? null, rollback: target.state === "retired", caughtUpRows, checkpoint: { ...checkpoint, batchId }, windows, reclassifiedRows };
   });
 }

@@ -14,7 +14,13 @@
  *      checkpoint (offset = the ledger's seq at the start, watermark = latest
  *      accepted event time − the policy's delay; windows ending at or before
  *      it final), a reconcile of the candidate, the diff against the live
- *      version, and the mark `complete`. Only a complete candidate can be cut
+ *      version, and the mark `complete`.
+ *
+ * Each classified row is marked where it differs from bronze's (the live
+ * classification; drizzle/0037): a cutover rewrites only those rows. Every
+ * cutover marks the stored versions' rows again (src/db/sql/lifecycle/
+ * versionSwap.ts); a rebuild during which one went live marks its rows again
+ * at the end (O(ledger), as the rebuild itself). Only a complete candidate can be cut
  *      over (src/lifecycle/cutover.ts).
  */
 import { canonicalPolicy, policyHash, policyOf, type PolicyDocument } from "../config/policy.js";
@@ -22,7 +28,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf } from "../core/admission.js";
 import { clampInstant, formatInstant, isoToUs, usOfMs } from "../core/timestamps.js";
 import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
-import { dedupeClassifications, insertClassifications, readBronzePage } from "../db/sql/stream/classifications.js";
+import { dedupeClassifications, fillEventIds, insertClassifications, markClassifications, readBronzePage } from "../db/sql/stream/classifications.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
 import { readLivePolicy } from "../db/sql/stream/policyVersions.js";
 import { readResultsFootprint } from "../db/sql/observe/resultsFootprint.js";
@@ -30,7 +36,7 @@ import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { readRebuildDiff, writeRebuildDiff, type ChangedRow, type WindowChange } from "../db/sql/lifecycle/rebuildDiff.js";
 import {
   completeRebuild, createCandidate, deleteVersion, readPipelineMaxSeq, readRebuild, readRunningRebuild, releaseRebuildLock, saveRebuildProgress,
-  saveVersionCheckpoint, tryRebuildLock, type RebuildRun, type VersionCheckpoint,
+  saveVersionCheckpoint, tryRebuildLock, wentLiveSince, type RebuildRun, type VersionCheckpoint,
 } from "../db/sql/lifecycle/rebuildRuns.js";
 import { readSourceHeaders } from "../db/sql/ingest/sourceHeaders.js";
 import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/lifecycle/versionWindows.js";
@@ -100,11 +106,15 @@ export function versionWatermark(pipeline: PipelineConfig, maxEventTime: string 
 /**
  * Classifies the bronze rows of `pipeline` with `after < seq <= upTo` under `version`, page by page.
  * `inPage` runs each page's writes (its own transaction for a rebuild; the cutover's for a catch-up).
+ * Each row is marked where it differs from bronze's classification (drizzle/0037). `heldAsDifference`: the
+ * version holds its rows up to `after` only as its difference from bronze (a catch-up of a stored version):
+ * the dedupe's earlier rows it lacks are first added from bronze.
  * @returns the rows classified
  */
 export async function classifyRange(
   reader: Queryable, pipeline: PipelineConfig, version: number, after: number, upTo: number, pageRows: number,
   inPage: (write: (client: Queryable) => Promise<void>, lastSeq: number, rows: number) => Promise<void>, onProgress?: (rows: number) => void,
+  heldAsDifference = false,
 ): Promise<number> {
   const cache: HeaderCache = new Map();
   const dedupe = dedupeModeOf(pipeline.admission.dedupe);
@@ -123,7 +133,12 @@ export async function classifyRange(
       // The table fills as it is read: without fresh statistics (a new pipeline's rows estimated at none),
       // the dedupe's probes are planned as scans and a page takes seconds instead of milliseconds.
       if (analyze) await client.query("ANALYZE straggler.event_classifications");
-      if (dedupe !== "off" && classified.some((c) => c.status === "accepted")) await dedupeClassifications(client, pipeline.name, version, pageFrom, dedupe);
+      if (dedupe !== "off" && classified.some((c) => c.status === "accepted")) {
+        if (heldAsDifference) await fillEventIds(client, pipeline.name, version, after, [...new Set(classified.filter((c) => c.status === "accepted").map((c) => c.eventId))]);
+        await dedupeClassifications(client, pipeline.name, version, pageFrom, dedupe);
+        // The dedupe rewrote some of the page's rows after they were marked.
+        await markClassifications(client, pipeline.name, version, pageFrom, lastSeq, true);
+      }
     }, lastSeq, page.length);
     done += page.length;
     onProgress?.(done);
@@ -192,7 +207,7 @@ async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: Rebuild
     const version = await withTransaction(pool, (c) => createCandidate(c, pipeline.name, hash, canonical, ledgerSeq));
     run = (await readRebuild(pool, pipeline.name, version))!;
   }
-  const { version, ledgerSeq, doneSeq } = run;
+  const { version, ledgerSeq, doneSeq, startedAt } = run;
   const left = Number((await pool.query("SELECT count(*) AS n FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3", [pipeline.name, doneSeq, ledgerSeq])).rows[0].n);
   opts.onStart?.({ version, resumed, rows: left });
   const rowsClassified = await classifyRange(pool, pipeline, version, doneSeq, ledgerSeq, opts.pageRows ?? REBUILD_PAGE_ROWS, (write, lastSeq, rows) =>
@@ -204,6 +219,9 @@ async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: Rebuild
     await lockResults(c, pipeline.name);
     const { checkpoint, windows } = await buildWindows(c, pipeline, version, ledgerSeq);
     const reconcile = await reconcileCandidate(c, pipeline, version, ledgerSeq);
+    // A cutover while the pages were written may have changed bronze under rows already marked against it
+    // (a cutover marks the stored rows again, but not a page still in flight): mark them all again.
+    if (await wentLiveSince(c, pipeline.name, startedAt)) await markClassifications(c, pipeline.name, version, 0, ledgerSeq, false);
     const liveNow = await readLivePolicy(c, pipeline.name);
     const rows = await writeRebuildDiff(c, pipeline.name, version, liveNow?.version ?? null, ledgerSeq);
     await completeRebuild(c, pipeline.name, version, ledgerSeq, { ...reconcile }, rows);

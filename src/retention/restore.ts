@@ -21,6 +21,15 @@ import { LockNamespace } from "../db/locks.js";
 import { withTransaction, type Pool } from "../db/pool.js";
 import { ARCHIVE_COLUMNS, quoteIdent, type ArchiveManifest } from "./archive.js";
 
+/**
+ * The columns of an archive written before bronze's rows lost `policy_version` (drizzle/0037_classification_deltas.sql):
+ * a restore still reads them, leaving that column out.
+ */
+const LEGACY_ARCHIVE_COLUMNS = [
+  "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
+  "policy_version", "source", "source_line", "landed_at", "input",
+] as const;
+
 /** An archive that cannot be restored: its file is damaged or not the one recorded, or it is restored already. Nothing was written. */
 export class RestoreRefusedError extends Error {
   override name = "RestoreRefusedError";
@@ -75,7 +84,8 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
   if (actual !== manifest.sha256) {
     throw new RestoreRefusedError(`${dataFile}: SHA-256 ${actual} does not match the manifest's ${manifest.sha256}: the file is damaged or not this archive's; nothing was restored`);
   }
-  if (manifest.columns.join(",") !== ARCHIVE_COLUMNS.join(",")) {
+  const legacy = manifest.columns.join(",") === LEGACY_ARCHIVE_COLUMNS.join(",");
+  if (!legacy && manifest.columns.join(",") !== ARCHIVE_COLUMNS.join(",")) {
     throw new RestoreRefusedError(`${dataFile}: its columns (${manifest.columns.join(", ")}) are not bronze's (${ARCHIVE_COLUMNS.join(", ")}); nothing was restored`);
   }
   return withTransaction(pool, async (client) => {
@@ -89,10 +99,12 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
     await client.query("SET LOCAL lock_timeout = '10s'");
     const made = (await client.query("SELECT straggler.ensure_bronze_partition($1, $2, $3) AS made", [manifest.partition, manifest.rangeStart, manifest.rangeEnd])).rows[0].made as boolean;
     const before = Number((await client.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(manifest.partition)} WHERE pipeline = $1`, [manifest.pipeline])).rows[0].n);
-    // The file names each row's source; bronze holds the source's id (straggler.bronze_sources, made where missing).
-    await client.query(`CREATE TEMPORARY TABLE restored_rows (LIKE straggler.bronze_events) ON COMMIT DROP`);
-    await client.query("ALTER TABLE restored_rows ADD COLUMN source text, ALTER COLUMN source_id DROP NOT NULL");
-    await pipe(createReadStream(dataFile), createGunzip(), client.query(copyFrom(`COPY restored_rows (${ARCHIVE_COLUMNS.join(", ")}) FROM STDIN`)));
+    // Through a scratch table: the file names each row's source (bronze holds its id: straggler.bronze_sources,
+    // made where missing), and an archive from before 0037 holds a policy_version column, left out.
+    await client.query("CREATE TEMPORARY TABLE restored_rows (LIKE straggler.bronze_events) ON COMMIT DROP");
+    await client.query("ALTER TABLE restored_rows ADD COLUMN source text, ADD COLUMN policy_version text, ALTER COLUMN source_id DROP NOT NULL");
+    const columns = legacy ? LEGACY_ARCHIVE_COLUMNS : ARCHIVE_COLUMNS;
+    await pipe(createReadStream(dataFile), createGunzip(), client.query(copyFrom(`COPY restored_rows (${columns.join(", ")}) FROM STDIN`)));
     await client.query("INSERT INTO straggler.bronze_sources (pipeline, name) SELECT DISTINCT pipeline, source FROM restored_rows ON CONFLICT (pipeline, name) DO NOTHING");
     const kept = ARCHIVE_COLUMNS.filter((c) => c !== "source");
     await client.query(

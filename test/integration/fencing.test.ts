@@ -321,8 +321,8 @@ describe("fencing: a deposed owner writes no bookkeeping", () => {
     // Two accepted values whose sum overflows numeric (accepted under an older policy without a value bound), one ordinary.
     for (const [i, r] of [{ id: "big1", k: "k0", v: "9e131071" }, { id: "big2", k: "k0", v: "9e131071" }, { id: "ok", k: "k1", v: "5" }].entries()) {
       await pool.query(
-        `INSERT INTO straggler.bronze_events (pipeline, policy_version, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status)
-         VALUES ($1, 'old-policy', straggler.bronze_source_id($1, 'old'), $2, $3, $4, $5, $5, $6, $7, 'accepted')`,
+        `INSERT INTO straggler.bronze_events (pipeline, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status)
+         VALUES ($1, straggler.bronze_source_id($1, 'old'), $2, $3, $4, $5, $5, $6, $7, 'accepted')`,
         [name, i + 1, r.id, JSON.stringify(r), new Date(T0 + i * 1000).toISOString(), r.k, r.v],
       );
     }

@@ -23,19 +23,20 @@ const m0035 = journal.find((m) => m.tag === "0035_read_model_docs")!;
 const m0038 = journal.find((m) => m.tag === "0038_bronze_pipeline_seq_key")!;
 const m0039 = journal.find((m) => m.tag === "0039_bronze_raw_elided")!;
 const m0040 = journal.find((m) => m.tag === "0040_window_changes")!;
+const m0041 = journal.find((m) => m.tag === "0041_classification_deltas")!;
 /** The migrations after 0027 up to the release that still missed 0023 (0034), then the ones after it. */
 const after27 = [m0028, m0029, m0030, m0033, m0034];
-const later = [m0035, m0038, m0039, m0040];
+const later = [m0035, m0038, m0039, m0040, m0041];
 
 const relkind = async (pool: Pool) => (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind as string;
 const bronzeIndexes = async (pool: Pool) =>
   (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
 const recorded = async (pool: Pool) => (await pool.query("SELECT hash, created_at::text AS at FROM straggler.__drizzle_migrations ORDER BY id")).rows as { hash: string; at: string }[];
-/** A bronze row of pipeline `old`, written by hand: as bronze was before 0039 (its source by name), or after (by id). */
+/** A bronze row of pipeline `old`, written by hand: as bronze was before 0039 (a policy_version column, its source by name), or now (its source by id). */
 const insertBronze = (pool: Pool, id: string, at: string, shape: "before 0039" | "now" = "before 0039") =>
   pool.query(
-    `INSERT INTO straggler.bronze_events (pipeline, policy_version, ${shape === "now" ? "source_id" : "source"}, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
-     VALUES ('old', 'v', ${shape === "now" ? "straggler.bronze_source_id('old', 'old.jsonl')" : "'old.jsonl'"}, 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
+    `INSERT INTO straggler.bronze_events (pipeline, ${shape === "now" ? "source_id" : "policy_version, source"}, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
+     VALUES ('old', ${shape === "now" ? "straggler.bronze_source_id('old', 'old.jsonl')" : "'v', 'old.jsonl'"}, 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
     [id, at],
   );
 

@@ -62,7 +62,7 @@ describe("rebuild", () => {
     // Cut over: window_results shows 5 from version 2; version 1 stays queryable; the guarded stream goes on.
     const cut = await cutover(pool, guarded, 2);
     expect(cut).toEqual({
-      pipeline: control.name, version: 2, previous: 1, rollback: false, caughtUpRows: 0, windows: 1, reclassifiedRows: 6,
+      pipeline: control.name, version: 2, previous: 1, rollback: false, caughtUpRows: 0, windows: 1, reclassifiedRows: 1,
       checkpoint: { batchId: 2, lastSeq: r.checkpoint.lastSeq, maxEventTime: "2026-09-19T12:08:00.000Z", watermark: "2026-09-19T12:03:00.000Z", inputs: null },
     });
     expect(await windowSummary(pool, control.name, "count")).toEqual(["[12:00,12:10)=5 open"]);

@@ -148,7 +148,7 @@ describe("events bodies held or spooled land alike", () => {
     expect(answers.spooled).toEqual(answers.held);
     const rows = async (name: string) =>
       (await pool.query(
-        `SELECT source_line, event_id, raw, event_time, group_key, value, status, reason, detail, input, policy_version
+        `SELECT source_line, event_id, raw, event_time, group_key, value, status, reason, detail, input
            FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq`,
         [name],
       )).rows;

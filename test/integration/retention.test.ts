@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
+import { gunzipSync, gzipSync } from "node:zlib";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCorrection } from "../../src/correction/correct.js";
@@ -75,7 +76,7 @@ const sha256 = (file: string) => createHash("sha256").update(readFileSync(file))
 const exists = async (pool: Pool, table: string) => (await pool.query("SELECT to_regclass($1) IS NOT NULL AS e", [`straggler.${table}`])).rows[0].e as boolean;
 
 describe("bronze partitions and the correction horizon", () => {
-  it("a synthetic month: the partition past the horizon is archived (file, manifest, checksum) and dropped, counts unchanged; corrections, reconcile and rebuild of its windows are refused and change nothing; a late event for them stays recorded; a damaged archive is refused; restored, the recompute equals the value before archival; archived again with the same checksum", async () => {
+  it("a synthetic month: the partition past the horizon is archived (file, manifest, checksum) and dropped, counts unchanged; corrections, reconcile and rebuild of its windows are refused and change nothing; a late event for them stays recorded; a damaged archive is refused; restored, the recompute equals the value before archival; archived again with the same checksum; an archive written with the old policy_version column is restored too", async () => {
     const { pool } = await getDb();
     const work = mkdtempSync(path.join(os.tmpdir(), "straggler-retention-"));
     const landing = path.join(work, "landing"), archive = path.join(work, "archive");
@@ -107,7 +108,7 @@ describe("bronze partitions and the correction horizon", () => {
     expect({ ...manifest, archivedAt: "-", bytes: 0, sha256: "-" }).toEqual({
       format: "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip",
       partition: partName(m2), pipeline: "ret", rangeStart: iso(m2), rangeEnd: iso(m1),
-      columns: ["seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail", "policy_version", "source", "source_line", "landed_at", "input"],
+      columns: ["seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail", "source", "source_line", "landed_at", "input"],
       rows: 303, byStatus: { accepted: 300, quarantined: 3 }, byReason: { DUPLICATE: 1, NULL_TS: 2 },
       eventTime: { min: iso(S + HOUR), max: iso(S + 14 * DAY + 10 * HOUR) },
       seq: { min: seqs.lo, max: seqs.hi },
@@ -192,6 +193,20 @@ describe("bronze partitions and the correction horizon", () => {
     expect(await exists(pool, partName(m2))).toBe(false);
     expect(await ledgerOf(pool, p.name)).toEqual({ landed: 604, accepted: 601, quarantined: 3 });
     expect(existsSync(dataFile)).toBe(true);
+
+    // An archive written before migration 0037 lists policy_version after detail: restored, that column left out.
+    const legacyDir = path.join(work, "legacy");
+    mkdirSync(legacyDir);
+    const legacyData = path.join(legacyDir, path.basename(dataFile));
+    const stamped = gunzipSync(readFileSync(dataFile)).toString("utf8").split("\n").map((l) => (l === "" ? l : [...l.split("\t").slice(0, 11), "v", ...l.split("\t").slice(11)].join("\t")));
+    writeFileSync(legacyData, gzipSync(stamped.join("\n")));
+    const legacyColumns = [...manifest.columns.slice(0, 11), "policy_version", ...manifest.columns.slice(11)];
+    const legacyManifest = path.join(legacyDir, path.basename(manifestFile));
+    writeFileSync(legacyManifest, JSON.stringify({ ...manifest, columns: legacyColumns, sha256: sha256(legacyData), bytes: readFileSync(legacyData).length }));
+    await pool.query("UPDATE straggler.bronze_archives SET sha256 = $1 WHERE partition = $2 AND pipeline = $3", [sha256(legacyData), partName(m2), p.name]);
+    expect(await restoreArchive(pool, legacyManifest)).toEqual({ partition: partName(m2), pipeline: "ret", rows: 303, sha256: sha256(legacyData), partitionMade: true });
+    expect(await ledgerOf(pool, p.name)).toEqual({ landed: 604, accepted: 601, quarantined: 3 });
+    expect((await pool.query(`SELECT count(*)::int AS n FROM straggler.${partName(m2)} WHERE pipeline = $1`, [p.name])).rows[0].n).toBe(303);
   });
 
   it("the DEFAULT partition takes a row landed outside every partition; making its month's partition moves the row there", async () => {
@@ -199,8 +214,8 @@ describe("bronze partitions and the correction horizon", () => {
     const names = (await listPartitions(pool)).map((x) => x.name);
     expect(names).toContain("bronze_events_default");
     await pool.query(
-      `INSERT INTO straggler.bronze_events (pipeline, policy_version, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
-       VALUES ('old', 'v', straggler.bronze_source_id('old', 'old.jsonl'), 1, 'o-1', '{}', '2000-01-15T00:00:00Z', '2000-01-15T00:00:00Z', '""', 1, 'accepted', '2000-01-15T00:00:00Z')`,
+      `INSERT INTO straggler.bronze_events (pipeline, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
+       VALUES ('old', straggler.bronze_source_id('old', 'old.jsonl'), 1, 'o-1', '{}', '2000-01-15T00:00:00Z', '2000-01-15T00:00:00Z', '""', 1, 'accepted', '2000-01-15T00:00:00Z')`,
     );
     const where = async () => (await pool.query("SELECT tableoid::regclass::text AS t, seq::int FROM straggler.bronze_events WHERE pipeline = 'old'")).rows;
     const [row] = await where();
@@ -218,11 +233,11 @@ describe("bronze partitions and the correction horizon", () => {
     await withFreshDatabase(async (pool) => {
     await runMigrationsBefore(pool, 23);
     expect((await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind).toBe("r");
-    // A row written by hand: its source by name before migration 0039, by id after.
-    const insert = (seqAt: string, source = "'old.jsonl'", sourceColumn = "source") =>
+    // A row written by hand: as bronze was before 0037 (a policy_version column, the source by name), or now (the source by id).
+    const insert = (seqAt: string, now = false) =>
       pool.query(
-        `INSERT INTO straggler.bronze_events (pipeline, policy_version, ${sourceColumn}, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
-         VALUES ('old', 'v', ${source}, 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
+        `INSERT INTO straggler.bronze_events (pipeline, ${now ? "source_id" : "policy_version, source"}, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, landed_at)
+         VALUES ('old', ${now ? "straggler.bronze_source_id('old', 'old.jsonl')" : "'v', 'old.jsonl'"}, 1, $1, '{}', $2, $2, '""', 1, 'accepted', NULL, $2) RETURNING seq::int`,
         [`id-${seqAt}`, seqAt],
       );
     const seqs: number[] = [];
@@ -242,7 +257,7 @@ describe("bronze partitions and the correction horizon", () => {
     expect(names).toContain(thisMonth);
     expect(names).toContain("bronze_events_default");
     // The sequence goes on after the copied rows; the views read the partitioned table.
-    expect((await insert("2026-06-16T00:00:00Z", "straggler.bronze_source_id('old', 'old.jsonl')", "source_id")).rows[0].seq).toBe(seqs[2]! + 1);
+    expect((await insert("2026-06-16T00:00:00Z", true)).rows[0].seq).toBe(seqs[2]! + 1);
     expect(await ledgerOf(pool, "old")).toEqual({ landed: 3, accepted: 3, quarantined: 0 });
     expect((await pool.query("SELECT pg_get_serial_sequence('straggler.bronze_events', 'seq') AS s")).rows[0].s).toBe("straggler.bronze_events_seq_seq");
     await expect(pool.query("UPDATE straggler.bronze_events SET raw = 'x' WHERE seq = $1", [seqs[0]])).rejects.toThrow(

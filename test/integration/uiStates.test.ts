@@ -105,8 +105,8 @@ beforeAll(async () => {
   // Two rows accepted under an older policy without the value bound overflow their window's sum: one failed window.
   for (const [i, id] of ["big1", "big2"].entries()) {
     await pool.query(
-      `INSERT INTO straggler.bronze_events (pipeline, policy_version, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status)
-       VALUES ($1, 'old-policy', straggler.bronze_source_id($1, 'old'), $2, $3, '{}', '2026-10-01T12:01:00Z', '2026-10-01T12:01:00Z', '""', 9e131071, 'accepted')`,
+      `INSERT INTO straggler.bronze_events (pipeline, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status)
+       VALUES ($1, straggler.bronze_source_id($1, 'old'), $2, $3, '{}', '2026-10-01T12:01:00Z', '2026-10-01T12:01:00Z', '""', 9e131071, 'accepted')`,
       [failing.name, i + 1, id],
     );
   }

@@ -100,8 +100,8 @@ async function acceptedUnderOldPolicy(p: PipelineConfig, source: string, rows: A
   const { pool } = await getDb();
   for (const [i, r] of rows.entries()) {
     await pool.query(
-      `INSERT INTO straggler.bronze_events (pipeline, policy_version, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status)
-       VALUES ($1, 'old-policy', straggler.bronze_source_id($1, $2), $3, $4, $5, $6, $7, $8, $9, 'accepted')`,
+      `INSERT INTO straggler.bronze_events (pipeline, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status)
+       VALUES ($1, straggler.bronze_source_id($1, $2), $3, $4, $5, $6, $7, $8, $9, 'accepted')`,
       [p.name, source, i + 1, r.id, JSON.stringify(r), `2024-01-15T${r.t}:00Z`, new Date(LANDED).toISOString(), r.k, r.v],
     );
   }

@@ -11,14 +11,15 @@ import { copyText, inChunks } from "../../copyText.js";
 import type { PoolClient } from "../../pool.js";
 
 const COPY_BRONZE_SQL = `COPY straggler.bronze_events
-  (source_id, pipeline, policy_version, input, source_line, event_id, raw, raw_rest, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
+  (source_id, pipeline, input, source_line, event_id, raw, raw_rest, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
 
 /**
  * The start of every COPY line of one landing after its source id (which the COPY adds: `copyBronzeRows`):
- * the escaped pipeline, policy version and input, the same on every row.
+ * the escaped pipeline and input, the same on every row. The policy the rows are classified under is the
+ * landing's (`landed_sources.policy_version`), not the row's.
  */
-export function bronzeLinePrefix(pipeline: string, policyVersion: string, input: string = DEFAULT_INPUT): string {
-  return [pipeline, policyVersion, input].map(copyText).join("\t") + "\t";
+export function bronzeLinePrefix(pipeline: string, input: string = DEFAULT_INPUT): string {
+  return [pipeline, input].map(copyText).join("\t") + "\t";
 }
 
 /**

@@ -18,8 +18,8 @@ const RECORD_GROUP_LANDING = "bronze_group_landing";
  * $1 pipeline, $2 the pipeline's highest seq before the landing, $3.. one array
  * element per source: name, SHA-256 of its records, rows, accepted and
  * quarantined per reason as classified (before the dedupe), request body
- * SHA-256; $9 the channel. The scan of bronze is the primary-key range
- * (pipeline, seq) > ($1, $2) (see dedupeLanding.ts). One row per source
+ * SHA-256; $9 the channel; $10 the policy version (hash) the rows were classified under. The scan of bronze
+ * is the primary-key range (pipeline, seq) > ($1, $2) (see dedupeLanding.ts). One row per source
  * recorded (a source recorded already is absent), or one row of nulls and
  * the txid when none was.
  */
@@ -35,11 +35,12 @@ s AS (
     FROM unnest($3::text[], $4::text[], $5::int[], $6::int[], $7::jsonb[], $8::text[]) AS s(source, sha256, rows, accepted, by_reason, request_sha256)
     LEFT JOIN parts p USING (source)),
 rec AS (
-  INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq, request_sha256, by_reason)
+  INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq, request_sha256, by_reason, policy_version)
   SELECT $1, source, sha256, rows, accepted - duplicates - amended, rows - (accepted - duplicates - amended), first_seq, last_seq, request_sha256,
          by_reason || jsonb_strip_nulls(jsonb_build_object(
            'DUPLICATE', nullif(coalesce((by_reason->>'DUPLICATE')::int, 0) + duplicates, 0),
-           'AMENDED_DUPLICATE', nullif(coalesce((by_reason->>'AMENDED_DUPLICATE')::int, 0) + amended, 0)))
+           'AMENDED_DUPLICATE', nullif(coalesce((by_reason->>'AMENDED_DUPLICATE')::int, 0) + amended, 0))),
+         CASE WHEN first_seq IS NULL THEN NULL ELSE $10 END
     FROM s
   ON CONFLICT DO NOTHING
   RETURNING source, rows, accepted, quarantined, first_seq, last_seq, by_reason)
@@ -69,15 +70,16 @@ export interface RecordedSource {
 }
 
 /**
+ * @param policyVersion the policy version (hash) the rows were classified under (the pipeline's configured one)
  * @param seqBefore the pipeline's highest `seq` before the landing (`readBronzeMaxSeq`)
  * @param before statements to run first in the same round trip (one simple-protocol query, parameters written
  *   in), with $1 the pipeline and $2 `seqBefore` (the landing's dedupe: `dedupeStatements`); none: one prepared statement
  * @returns the records written, by source (a source missing had a record already: nothing was written for it), and `txid_current()` as text
  * @throws the database's error
  */
-export async function recordGroupLanding(client: Queryable, pipeline: string, seqBefore: number, sources: GroupSource[], before: readonly string[] = []): Promise<{ recorded: Map<string, RecordedSource>; txid: string }> {
+export async function recordGroupLanding(client: Queryable, pipeline: string, policyVersion: string, seqBefore: number, sources: GroupSource[], before: readonly string[] = []): Promise<{ recorded: Map<string, RecordedSource>; txid: string }> {
   const col = <K extends keyof GroupSource>(k: K) => sources.map((s) => s[k]);
-  const params = [pipeline, seqBefore, col("source"), col("sha256"), col("rows"), col("accepted"), sources.map((s) => JSON.stringify(s.byReason)), col("requestSha256"), BRONZE_CHANNEL];
+  const params = [pipeline, seqBefore, col("source"), col("sha256"), col("rows"), col("accepted"), sources.map((s) => JSON.stringify(s.byReason)), col("requestSha256"), BRONZE_CHANNEL, policyVersion];
   let rows: Record<string, unknown>[];
   if (before.length === 0) rows = (await client.query(prepared(RECORD_GROUP_LANDING, RECORD_GROUP_LANDING_SQL, params))).rows;
   else {

@@ -15,10 +15,12 @@ export interface LandedSourceRecord {
   /** SHA-256 (hex) of the HTTP request body, when the records came from one. */
   requestSha256: string | null;
   byReason: Record<string, number>;
+  /** The policy version (hash) the rows were classified under: the landing's configured policy (`policyVersion`). */
+  policyVersion: string;
 }
 
-const RECORD_LANDED_SOURCE_SQL = `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq, request_sha256, by_reason)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`;
+const RECORD_LANDED_SOURCE_SQL = `INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined, first_seq, last_seq, request_sha256, by_reason, policy_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`;
 
 /**
  * Inserts the record unless the source is recorded already (primary key: pipeline, source).
@@ -27,7 +29,7 @@ const RECORD_LANDED_SOURCE_SQL = `INSERT INTO straggler.landed_sources (pipeline
  */
 export async function recordLandedSource(client: Queryable, r: LandedSourceRecord): Promise<boolean> {
   const { rowCount } = await client.query(RECORD_LANDED_SOURCE_SQL, [
-    r.pipeline, r.source, r.sha256, r.rows, r.accepted, r.quarantined, r.firstSeq, r.lastSeq, r.requestSha256, JSON.stringify(r.byReason),
+    r.pipeline, r.source, r.sha256, r.rows, r.accepted, r.quarantined, r.firstSeq, r.lastSeq, r.requestSha256, JSON.stringify(r.byReason), r.policyVersion,
   ]);
   return rowCount !== 0;
 }

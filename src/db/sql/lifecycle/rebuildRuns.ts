@@ -83,6 +83,14 @@ export async function completeRebuild(client: Queryable, pipeline: string, versi
   );
 }
 
+/**
+ * True when a version of `pipeline` went live after `since` (ISO instant, a rebuild's start): bronze's
+ * classification may have changed under the rows the rebuild marked against it (drizzle/0037).
+ */
+export async function wentLiveSince(client: Queryable, pipeline: string, since: string): Promise<boolean> {
+  return (await client.query("SELECT coalesce(max(live_since) > $2::timestamptz, false) AS changed FROM straggler.policy_versions WHERE pipeline = $1", [pipeline, since])).rows[0].changed;
+}
+
 /** The first 100 rows whose classification changed against the live version, as recorded with the rebuild. */
 export async function readChangedRows(client: Queryable, pipeline: string, version: number): Promise<unknown[]> {
   return (await client.query("SELECT changed_rows FROM straggler.rebuilds WHERE pipeline = $1 AND version = $2", [pipeline, version])).rows[0]?.changed_rows ?? [];

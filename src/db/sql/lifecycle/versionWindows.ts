@@ -4,7 +4,9 @@
  * from the accepted, not superseded rows, never a delta), over
  * `straggler.event_classifications` instead of bronze, written to
  * `straggler.version_window_results`. Windows ending at or before the
- * version's watermark are final.
+ * version's watermark are final. A version that holds only its difference
+ * from bronze (a retired one, drizzle/0037) is first given, from bronze, the
+ * rows of the windows a catch-up recomputes (`fillTouchedWindows`).
  */
 import { windowSpecOf, type PipelineConfig } from "../../../config/pipelines.js";
 import type { Queryable } from "../../pool.js";
@@ -24,6 +26,33 @@ const touchedSql = (pipeline: PipelineConfig) => `SELECT DISTINCT c.group_key, w
     FROM straggler.event_classifications c ${windowsLateral(windowSpecOf(pipeline), "c")}
    WHERE c.pipeline = $1 AND c.version = $2 AND c.status = 'accepted'
      AND (c.seq > $3 OR c.seq IN (SELECT s.seq FROM straggler.superseded_versions s WHERE s.pipeline = $1 AND s.version = $2 AND s.superseded_by > $3))`;
+
+/*
+ * $1 pipeline, $2 version, $3 the version's checkpoint seq: bronze's accepted rows up to it in the windows touched
+ * by the version's rows above it, which the version lacks (one range read of bronze's (pipeline, group key, event
+ * time) index per window).
+ */
+const fillSql = (pipeline: PipelineConfig) => `WITH touched AS (
+  SELECT DISTINCT c.group_key, w.window_start, w.window_end
+    FROM straggler.event_classifications c ${windowsLateral(windowSpecOf(pipeline), "c")}
+   WHERE c.pipeline = $1 AND c.version = $2 AND c.status = 'accepted'
+     AND (c.seq > $3 OR c.seq IN (SELECT s.seq FROM straggler.superseded_versions s WHERE s.pipeline = $1 AND s.version = $2 AND s.superseded_by > $3)))
+INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail, differs)
+SELECT DISTINCT $1, $2::int, b.seq, b.event_id, b.event_time, b.group_key, b.value, b.status, b.reason, b.detail, false
+  FROM touched t
+  JOIN straggler.bronze_events b ON b.pipeline = $1 AND b.group_key = t.group_key AND b.event_time >= t.window_start AND b.event_time < t.window_end
+       AND b.status = 'accepted' AND b.seq <= $3
+ WHERE NOT EXISTS (SELECT 1 FROM straggler.event_classifications c WHERE c.pipeline = $1 AND c.version = $2 AND c.seq = b.seq)
+ON CONFLICT (pipeline, version, seq) DO NOTHING`;
+
+/**
+ * Gives `version` of `pipeline`, which holds its rows up to seq `after` as its difference from bronze, bronze's
+ * accepted rows up to `after` that it lacks in the windows its rows above `after` touch: they are its own
+ * (unmarked), and `computeVersionWindows(…, after)` recomputes those windows whole from its rows.
+ */
+export async function fillTouchedWindows(client: Queryable, pipeline: PipelineConfig, version: number, after: number): Promise<void> {
+  await client.query(fillSql(pipeline), [pipeline.name, version, after]);
+}
 
 /**
  * Computes the windows of `version` into `straggler.version_window_results`:

@@ -4,6 +4,9 @@
  * read page by page, their new classification written beside them, and the
  * dedupe of `admission.dedupe` run on it as a landing runs it on bronze
  * (src/db/sql/ingest/dedupeLanding.ts: the same rules, the same details).
+ * Each row is marked `differs` when its classification differs from bronze's
+ * (drizzle/0037: what a cutover rewrites); a catch-up of a version that holds
+ * only its difference first adds the rows its dedupe reads, from bronze.
  */
 import { bronzeRaw } from "../fragments/bronzeRaw.js";
 import type { Queryable } from "../../pool.js";
@@ -51,12 +54,19 @@ export interface Classification {
   detail: string | null;
 }
 
-const INSERT_SQL = `INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail)
-SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::numeric[], $8::text[], $9::text[], $10::text[])
-ON CONFLICT (pipeline, version, seq) DO UPDATE SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, group_key = EXCLUDED.group_key,
-  value = EXCLUDED.value, status = EXCLUDED.status, reason = EXCLUDED.reason, detail = EXCLUDED.detail`;
+/** A row's classification, in the order bronze's and a version's are compared. */
+const CLASSIFICATION = (a: string) => ["status", "reason", "detail", "event_time", "group_key", "value"].map((c) => `${a}.${c}`).join(", ");
+const DIFFERS = (a: string, b: string) => `((${CLASSIFICATION(a)}) IS DISTINCT FROM (${CLASSIFICATION(b)}))`;
 
-/** Writes (or rewrites) the classification of `rows` under `version`. */
+const INSERT_SQL = `INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail, differs)
+SELECT $1, $2, u.*, b.seq IS NULL OR ${DIFFERS("u", "b")}
+  FROM unnest($3::bigint[], $4::text[], $5::timestamptz[], $6::text[], $7::numeric[], $8::text[], $9::text[], $10::text[])
+       AS u(seq, event_id, event_time, group_key, value, status, reason, detail)
+  LEFT JOIN straggler.bronze_events b ON b.pipeline = $1 AND b.seq = u.seq
+ON CONFLICT (pipeline, version, seq) DO UPDATE SET event_id = EXCLUDED.event_id, event_time = EXCLUDED.event_time, group_key = EXCLUDED.group_key,
+  value = EXCLUDED.value, status = EXCLUDED.status, reason = EXCLUDED.reason, detail = EXCLUDED.detail, differs = EXCLUDED.differs`;
+
+/** Writes (or rewrites) the classification of `rows` under `version`, each marked against bronze's. */
 export async function insertClassifications(client: Queryable, pipeline: string, version: number, rows: Classification[]): Promise<void> {
   if (rows.length === 0) return;
   await client.query(INSERT_SQL, [
@@ -116,4 +126,36 @@ export async function dedupeClassifications(client: Queryable, pipeline: string,
   }
   await client.query(LATEST_SQL, params);
   await client.query(SUPERSEDE_SQL, params);
+}
+
+/* $1 pipeline, $2 version, rows with $3 < seq <= $4; $5 true: only rows a dedupe may have rewritten. */
+const MARK_SQL = `UPDATE straggler.event_classifications c SET differs = NOT c.differs
+  FROM straggler.bronze_events b
+ WHERE c.pipeline = $1 AND c.version = $2 AND c.seq > $3 AND c.seq <= $4 AND b.pipeline = $1 AND b.seq = c.seq
+   AND (NOT $5 OR c.reason IN ('DUPLICATE', 'AMENDED_DUPLICATE'))
+   AND c.differs IS DISTINCT FROM ${DIFFERS("c", "b")}`;
+
+/**
+ * Marks again, against bronze's, the rows of `version` with `after < seq <= upTo` (`dedupedOnly`: those a
+ * dedupe may have rewritten, DUPLICATE or AMENDED_DUPLICATE); writes only the rows whose mark changes.
+ * @returns the rows whose mark changed
+ */
+export async function markClassifications(client: Queryable, pipeline: string, version: number, after: number, upTo: number, dedupedOnly: boolean): Promise<number> {
+  return (await client.query(MARK_SQL, [pipeline, version, after, upTo, dedupedOnly])).rowCount ?? 0;
+}
+
+/* $1 pipeline, $2 version, $3 the version's checkpoint seq, $4 event ids. */
+const FILL_EVENT_IDS_SQL = `INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail, differs)
+SELECT $1, $2, b.seq, b.event_id, b.event_time, b.group_key, b.value, b.status, b.reason, b.detail, false
+  FROM straggler.bronze_events b
+ WHERE b.event_id = ANY ($4::text[]) AND b.status = 'accepted' AND b.pipeline = $1 AND b.seq <= $3
+   AND NOT EXISTS (SELECT 1 FROM straggler.event_classifications c WHERE c.pipeline = $1 AND c.version = $2 AND c.seq = b.seq)
+ON CONFLICT (pipeline, version, seq) DO NOTHING`;
+
+/**
+ * Adds to `version` (which holds only its difference from bronze up to seq `upTo`) bronze's accepted rows up
+ * to `upTo` with one of `eventIds` that it lacks: they are its own (unmarked), and its dedupe reads them.
+ */
+export async function fillEventIds(client: Queryable, pipeline: string, version: number, upTo: number, eventIds: string[]): Promise<void> {
+  if (eventIds.length > 0) await client.query(FILL_EVENT_IDS_SQL, [pipeline, version, upTo, eventIds]);
 }
