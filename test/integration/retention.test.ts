@@ -207,6 +207,9 @@ describe("bronze partitions and the correction horizon", () => {
     expect(await restoreArchive(pool, legacyManifest)).toEqual({ partition: partName(m2), pipeline: "ret", rows: 303, sha256: sha256(legacyData), partitionMade: true });
     expect(await ledgerOf(pool, p.name)).toEqual({ landed: 604, accepted: 601, quarantined: 3 });
     expect((await pool.query(`SELECT count(*)::int AS n FROM straggler.${partName(m2)} WHERE pipeline = $1`, [p.name])).rows[0].n).toBe(303);
+    // Archived once more (the tests after this one find the month archived, as before the legacy restore).
+    expect((await runArchive(pool, [p], { includeRestored: true })).archived.map((a) => [a.partition, a.rows])).toEqual([[partName(m2), 303]]);
+    expect(await exists(pool, partName(m2))).toBe(false);
   });
 
   it("the DEFAULT partition takes a row landed outside every partition; making its month's partition moves the row there", async () => {
