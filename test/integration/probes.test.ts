@@ -46,12 +46,13 @@ describe("GET /livez and GET /readyz", () => {
 
   it("a database missing the newest migration: /readyz 503 naming it, /livez 200", async () => {
     await withFreshDatabase(async (pool) => {
-      await runMigrationsKeeping(pool, (idx) => idx <= 34);
+      const newest = journal.at(-1)!.tag;
+      await runMigrationsKeeping(pool, (idx) => idx < Number(newest.slice(0, 4)));
       const api = await startApi({ pool, pipelines: [], log: createLogger("silent"), token: undefined });
       try {
         expect(await get(api.base, "/readyz")).toEqual({
           status: 503, retryAfter: "5",
-          body: { status: "not_ready", database: "reachable", migrations: "pending", pending: ["0035_read_model_docs"], reason: "1 migration(s) not applied: run `straggler migrate` (the service applies them when it starts)" },
+          body: { status: "not_ready", database: "reachable", migrations: "pending", pending: [newest], reason: "1 migration(s) not applied: run `straggler migrate` (the service applies them when it starts)" },
         });
         expect(await get(api.base, "/livez")).toEqual({ status: 200, retryAfter: null, body: { status: "ok" } });
       } finally {
@@ -63,7 +64,7 @@ describe("GET /livez and GET /readyz", () => {
   it("a database never migrated: every migration pending", async () => {
     await withFreshDatabase(async (pool) => {
       const r = await readiness(pool, journal);
-      expect([r.status, r.migrations, r.pending.length, r.pending[0], r.pending.at(-1)]).toEqual(["not_ready", "pending", journal.length, "0000_init", "0035_read_model_docs"]);
+      expect([r.status, r.migrations, r.pending.length, r.pending[0], r.pending.at(-1)]).toEqual(["not_ready", "pending", journal.length, "0000_init", journal.at(-1)!.tag]);
     });
   });
 
