@@ -109,6 +109,8 @@ describe("straggler serve as a container runs it", () => {
     const denied = await service.request("POST", "/pipelines/probed/release", { headers: { authorization: "Bearer wrong-token-0123456789" } });
     const allowed = await service.request("POST", "/pipelines/probed/release", { headers: { authorization: `Bearer ${token}` } });
     expect([denied.status, allowed.status]).toEqual([401, 409]);
+    // /health answers before the service's last start-up step logs its line: wait for it (at most 30 s).
+    for (const until = Date.now() + 30_000; !stdout.includes("service started") && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
     const lines = stdout.split("\n").filter((l) => l !== "");
     const messages = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
     expect(messages).toContain("straggler service started");
