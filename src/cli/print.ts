@@ -32,7 +32,7 @@ export function landLine(r: LandResult): string {
 export function batchLine(b: BatchProgress): string {
   return (
     `${b.pipeline} batch ${b.batchId}: ${b.numInputRows} rows in ${b.durationMs} ms (${Math.round(b.processedRowsPerSecond ?? 0)} rows/s), ` +
-    `watermark ${b.nextWatermark ?? "undefined"}, numRowsDroppedByWatermark ${b.numRowsDroppedByWatermark}, ` +
+    `watermark ${b.nextWatermark ?? "none"}, numRowsDroppedByWatermark ${b.numRowsDroppedByWatermark}, ` +
     `numRowsUpdated ${b.numRowsUpdated}, finalized ${b.numRowsFinalized}, numRowsTotal ${b.numRowsTotal}`
   );
 }
@@ -52,7 +52,7 @@ export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> =
     `  quarantined:              ${s.ledger.quarantined} (${reasons})`,
     `  dropped by watermark:     ${s.numRowsDroppedByWatermark} (event, window) pairs, in ${s.windows.awaitingCorrection} windows awaiting correction`,
     `  windows open / final:     ${s.windows.open} / ${s.windows.final}${s.windows.corrected ? ` (+${s.windows.corrected} corrected)` : ""}`,
-    `  final watermark:          ${s.checkpoint?.watermark ?? "undefined"}`,
+    `  final watermark:          ${s.checkpoint?.watermark ?? "none"}`,
     `  stream batches:           ${s.checkpoint ? s.checkpoint.batchId + 1 : 0}`,
   ];
 }
@@ -69,7 +69,7 @@ function policyLine(p: PolicyCheck): string {
 /** Each input's watermark and max event time, when the pipeline has more than its default input (docs/DESIGN.md "Several inputs"). */
 function inputLines(inputs: CheckpointInput[]): string[] {
   if (inputs.length === 0 || (inputs.length === 1 && inputs[0]!.input === DEFAULT_INPUT)) return [];
-  return inputs.map((i) => `    input ${i.input}: watermark ${i.watermark ?? "undefined"}, max event time ${i.maxEventTime ?? "-"}, last sent ${i.lastIngestionTime ?? "unknown"}`);
+  return inputs.map((i) => `    input ${i.input}: watermark ${i.watermark ?? "none"}, max event time ${i.maxEventTime ?? "-"}, last sent ${i.lastIngestionTime ?? "unknown"}`);
 }
 
 /** `{ A: 1, B: 2 }` as `A 1, B 2`; `none` when empty. */
@@ -105,7 +105,7 @@ export function statusLines(s: StatusOf): string[] {
   const alert = (a: AlertView) => (a.state === "firing" ? `${a.alert} FIRING since ${a.since} (value ${a.value})` : `${a.alert} ok`);
   return [
     s.pipeline,
-    `  watermark:             ${c?.watermark ?? "undefined"}${watermarkTail}`,
+    `  watermark:             ${c?.watermark ?? "none"}${watermarkTail}`,
     ...inputLines(c?.inputs ?? []),
     ...extrasLines(s),
     `  stream:                ${c ? `${c.batchId + 1} batches, offset ${c.lastOffset}` : "no batch yet"}; backlog ${s.backlogRows} rows`,
@@ -156,7 +156,7 @@ export function batchesLines(pipeline: string, batches: readonly BatchProgress[]
   const rows = batches.reduce((n, b) => n + b.numInputRows, 0);
   const dropped = batches.reduce((n, b) => n + b.numRowsDroppedByWatermark, 0);
   return [
-    `${pipeline}: ${batches.length} micro-batch${batches.length === 1 ? "" : "es"}, ${rows} rows, watermark ${last.nextWatermark ?? "undefined"}, ${dropped} (event, window) pairs dropped by watermark`,
+    `${pipeline}: ${batches.length} micro-batch${batches.length === 1 ? "" : "es"}, ${rows} rows, watermark ${last.nextWatermark ?? "none"}, ${dropped} (event, window) pairs dropped by watermark`,
     ...moreLines(batches, limit, batchLine, { indent: "", what: "micro-batches", last: true }),
   ];
 }
