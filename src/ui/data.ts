@@ -3,6 +3,7 @@
  * (`pipelineStatus` and `alertViews` as `GET /pipelines`, the public views as
  * `GET /pipelines/{pipeline}/…`), so the numbers on a page are the API's.
  */
+import { readLastReconcileRuns, type ReconcileRunRow } from "../db/sql/reconcile/runs.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { isoToUs } from "../core/timestamps.js";
 import type { Pool } from "../db/pool.js";
@@ -30,14 +31,18 @@ export interface PipelineOverview {
   hold: Hold | null;
   /** How far the watermark trails the newest event, ms (as `GET /pipelines`' `watermarkLagMs`); null before both exist. */
   watermarkLagMs: number | null;
+  /** The last finished continuous-reconcile run (as `GET /pipelines`' `lastReconcile`); null before any. */
+  lastReconcile: ReconcileRunRow | null;
 }
 
 /** Reads the overview of `pipeline` (see `PipelineOverview`). @throws database errors */
 export async function readOverview(pool: Pool, pipeline: PipelineConfig): Promise<PipelineOverview> {
-  const [status, alerts, policy, hold] = await Promise.all([pipelineStatus(pool, pipeline.name), alertViews(pool, pipeline), checkPolicy(pool, pipeline), readOpenHold(pool, pipeline.name)]);
+  const [status, alerts, policy, hold, reconciles] = await Promise.all([
+    pipelineStatus(pool, pipeline.name), alertViews(pool, pipeline), checkPolicy(pool, pipeline), readOpenHold(pool, pipeline.name), readLastReconcileRuns(pool, [pipeline.name]),
+  ]);
   const c = status.checkpoint;
   const watermarkLagMs = c?.watermark && c.maxEventTime ? Number(isoToUs(c.maxEventTime) - isoToUs(c.watermark)) / 1000 : null;
-  return { status, alerts, policy, hold: hold ?? null, watermarkLagMs };
+  return { status, alerts, policy, hold: hold ?? null, watermarkLagMs, lastReconcile: reconciles.get(pipeline.name) ?? null };
 }
 
 /** Epoch seconds of an ISO instant (ms kept as fractions), null for null: uPlot's time unit. */

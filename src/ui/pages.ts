@@ -323,6 +323,7 @@ ${stat("windows open", "windowsOpen", count(s.windows.open))}
 ${stat("final", "windowsFinal", count(s.windows.final))}
 ${stat("corrected", "windowsCorrected", count(s.windows.corrected))}
 ${stat("awaiting correction", "awaitingCorrection", count(s.windows.awaitingCorrection))}
+${stat("last reconcile", "lastReconcile", reconcileText(o.lastReconcile), o.lastReconcile ? `run ${o.lastReconcile.runId} (${o.lastReconcile.trigger}), finished ${o.lastReconcile.finishedAt ?? "-"}` : "correction.reconcile runs none yet")}
 </div>
 ${o.policy.state === "refused" ? html`<pre class="error" id="policy-refusal">${o.policy.message}</pre>` : ""}
 ${o.hold ? html`<p class="held" id="hold">Held since <span class="t">${o.hold.heldAt}</span>${o.hold.rule ? ` by the rule ${o.hold.rule}${o.hold.batchId !== null ? ` (batch ${o.hold.batchId})` : ""}` : " by hand"}: <b data-field="holdReason">${o.hold.reason}</b>. The windows below are the ones published when the hold began; Release publishes the live results.</p>` : ""}
@@ -344,6 +345,13 @@ ${correctionsSection(input)}
 ${actionsSection(input)}
 <script type="application/json" id="page-data">${jsonForScript(chartData)}</script>`;
   return layout(pipeline.name, body, ["/ui/assets/uPlot.iife.min.js", "/ui/assets/page.js"]);
+}
+
+/** The last reconcile run in a few words: `none`, `failed`, or the windows it found mismatched of those it checked. */
+function reconcileText(r: PipelineOverview["lastReconcile"]): string {
+  if (r === null) return "none";
+  if (r.status === "failed") return "failed";
+  return `${count(r.windowsMismatched ?? 0)} of ${count(r.windowsChecked ?? 0)} mismatched`;
 }
 
 /** A page for a request the pages cannot answer (a bad filter, an unknown pipeline). */

@@ -16,6 +16,7 @@ import { createLogger } from "../../src/log.js";
 import { startAlerts } from "../../src/observe/alerts.js";
 import { createMetrics } from "../../src/observe/metrics.js";
 import { runBatch } from "../../src/stream/runBatch.js";
+import { startApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline, seedDir } from "../helpers/fixtures.js";
 
@@ -94,6 +95,14 @@ describe("continuous reconcile", () => {
       run_id: run.run_id, trigger: "cron", sample: "all", status: "succeeded", range_start: null, range_end: null, bronze_snapshot: lastSeq,
       watermark: "2026-10-01T12:15:00.000Z", windows_checked: 1, windows_mismatched: 1, windows_failed: 0, ledger_balanced: true, error: null, slotted: true,
     });
+    // The pipeline page shows the last run.
+    const api = await startApi({ pool, pipelines: [p], log: createLogger("silent"), token: undefined });
+    stops.push(() => api.close());
+    const page = await (await fetch(`${api.base}/ui/pipelines/${p.name}`)).text();
+    expect(/<div class="stat" title="([^"]*)"><div class="label">last reconcile<\/div><div class="value" data-field="lastReconcile">([^<]*)<\/div>/.exec(page)?.slice(1)).toEqual([
+      `run ${run.run_id} (cron), finished ${(await pool.query("SELECT finished_at FROM straggler.reconcile_runs WHERE run_id = $1", [run.run_id])).rows[0].finished_at}`,
+      "1 of 1 mismatched",
+    ]);
     const mismatches = await pool.query("SELECT group_key, window_start, window_end, stored, expected, corrected_by FROM straggler.reconcile_mismatches WHERE pipeline = $1", [p.name]);
     expect(mismatches.rows).toEqual([{
       group_key: "", window_start: "2026-10-01T12:00:00.000Z", window_end: "2026-10-01T12:10:00.000Z",
