@@ -98,6 +98,7 @@ try {
   let ack;
   let n = 0;
   let duplicates = 0;
+  let last = 0; // the highest sequence acknowledged (a duplicate's ack gives the earlier message's)
   for (const { line, id } of lines) {
     let h;
     if (id !== undefined) {
@@ -112,9 +113,10 @@ try {
     }
     n++;
     if (ack.duplicate) duplicates++;
+    last = Math.max(last, ack.seq);
   }
   const dup = duplicates === 0 ? "" : `, ${duplicates} of them duplicates the stream already held (same Nats-Msg-Id)`;
-  process.stdout.write(`published ${n} messages to ${subject}${ack === undefined ? "" : ` (stream ${ack.stream}, last sequence ${ack.seq}${dup})`}\n`);
+  process.stdout.write(`published ${n} messages to ${subject}${ack === undefined ? "" : ` (stream ${ack.stream}, last sequence ${last}${dup})`}\n`);
 } finally {
   await nc.close();
 }
