@@ -62,6 +62,9 @@ describe("pipelines.schema.json", () => {
     const files = ["pipelines/pipelines.yaml", "pipelines/seed-examples.yaml", "docker/compose-pipelines.yaml"];
     expect(files.map((f) => readFileSync(path.join(root, f), "utf8").split("\n")[0])).toEqual(files.map(() => "# yaml-language-server: $schema=../pipelines.schema.json"));
     expect(files.map((f) => loadPipelines(path.join(root, f)).length > 0)).toEqual([true, true, true]);
+    const examples = ["examples/incidents/pipelines.yaml", "examples/several-inputs/pipelines.yaml", "examples/nats/pipelines.yaml"];
+    expect(examples.map((f) => readFileSync(path.join(root, f), "utf8").split("\n")[0])).toEqual(examples.map(() => "# yaml-language-server: $schema=../../pipelines.schema.json"));
+    expect(examples.map((f) => loadPipelines(path.join(root, f)).map((p) => p.name))).toEqual([["future-outlier"], ["inputs-min", "inputs-max"], ["orders"]]);
   });
 });
 
