@@ -43,8 +43,11 @@ export const bronzeEvents = straggler.table(
     sourceId: bigint("source_id", { mode: "number" }).notNull(),
     sourceLine: integer("source_line").notNull(),
     landedAt: tstz("landed_at").notNull().defaultNow(),
-    /** The input the row came from (docs/DESIGN.md "Several inputs"); `default` when the source named none. */
-    input: text("input").notNull().default("default"),
+    /**
+     * The input the row came from (docs/DESIGN.md "Several inputs"); NULL (the landing's) or `default` (a row written by
+     * hand) when the source named none (drizzle/0042_bronze_default_input.sql).
+     */
+    input: text("input").default("default"),
   },
   (t) => [
     // One btree for every read by a pipeline's seq range (the landing's own rows, the micro-batch, backlog, ledger

@@ -44,7 +44,7 @@ function setup(): { dir: string; config: string; p: PipelineConfig } {
 
 async function bronzeInputs(name: string) {
   const { pool } = await getDb();
-  const { rows } = await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1, 2 ORDER BY 1", [name]);
+  const { rows } = await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1, 2 ORDER BY 1", [name]);
   return rows;
 }
 
@@ -106,7 +106,7 @@ describe("sources name their input", () => {
         400,
         { error: "invalid_request", message: 'query.input: pipeline posted has no input "c"; its inputs are default, a, b (watermark.inputs)' },
       ]);
-      const rows = (await pool.query("SELECT input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'posted' GROUP BY 1")).rows;
+      const rows = (await pool.query("SELECT coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'posted' GROUP BY 1")).rows;
       expect(rows).toEqual([{ input: "b", n: 1 }]);
     } finally {
       await running.close();
@@ -123,7 +123,7 @@ describe("sources name their input", () => {
     expect([bad.code, bad.stderr.trim()]).toEqual([2, 'straggler: pipeline feeds has no input "c"; its inputs are default, a, b (watermark.inputs)']);
     const ok = await startCli(["ingest", "-p", "feeds", "--input", "a", "--stream", file], env).done;
     expect(ok.code).toBe(0);
-    const rows = (await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, input FROM straggler.bronze_events WHERE pipeline = 'feeds' AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = 'feeds' AND name = 'extra.jsonl')")).rows;
+    const rows = (await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, coalesce(input, 'default') AS input FROM straggler.bronze_events WHERE pipeline = 'feeds' AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = 'feeds' AND name = 'extra.jsonl')")).rows;
     expect(rows).toEqual([{ source: "extra.jsonl", input: "a" }]);
     // After the first test's batch, a's 12:50 moves a to 12:45; b (12:20) and default (11:50) hold the min.
     const status = await startCli(["status", "-p", "feeds"], env).done;

@@ -192,7 +192,7 @@ describe("NATS JetStream source", () => {
       await src.commit(batch);
       await src.close();
       await runBatch(pool, p, "once");
-      const inputs = (await pool.query(`SELECT input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1 ORDER BY 1`, [name])).rows;
+      const inputs = (await pool.query(`SELECT coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1 ORDER BY 1`, [name])).rows;
       expect(inputs).toEqual([{ input: "a", n: 2 }, { input: "b", n: 2 }, { input: "c", n: 1 }]);
       const progress = (await pool.query(`SELECT to_char(next_watermark AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS next_watermark, inputs FROM straggler.batch_progress WHERE pipeline = $1`, [name])).rows[0];
       watermarks[name] = {

@@ -15,11 +15,12 @@ const COPY_BRONZE_SQL = `COPY straggler.bronze_events
 
 /**
  * The start of every COPY line of one landing after its source id (which the COPY adds: `copyBronzeRows`):
- * the escaped pipeline and input, the same on every row. The policy the rows are classified under is the
+ * the escaped pipeline and input (NULL for the default input), the same on every row. The policy the rows are classified under is the
  * landing's (`landed_sources.policy_version`), not the row's.
  */
 export function bronzeLinePrefix(pipeline: string, input: string = DEFAULT_INPUT): string {
-  return [pipeline, input].map(copyText).join("\t") + "\t";
+  // The default input is written as NULL (no bytes in the row; readers take NULL as `default`: migration 0042).
+  return [pipeline, input === DEFAULT_INPUT ? null : input].map(copyText).join("\t") + "\t";
 }
 
 /**

@@ -15,6 +15,7 @@ export const ARCHIVE_COLUMNS = [
 const ARCHIVED_AS: Partial<Record<(typeof ARCHIVE_COLUMNS)[number], string>> = {
   raw: `${bronzeRaw("")} AS raw`,
   source: "(SELECT s.name FROM straggler.bronze_sources s WHERE s.id = source_id) AS source",
+  input: "coalesce(input, 'default') AS input",
 };
 
 /**

@@ -88,7 +88,8 @@ function readBatchSql(spec: WindowSpec | undefined): string {
         WHERE i.live
        RETURNING late)`;
   return `WITH r AS MATERIALIZED (
-       SELECT b.seq, b.status, b.input, b.group_key, b.value, b.event_time, b.ingestion_time
+       -- NULL input: the default input (the landing writes nothing for it: migration 0042).
+       SELECT b.seq, b.status, coalesce(b.input, 'default') AS input, b.group_key, b.value, b.event_time, b.ingestion_time
          FROM straggler.bronze_events b
         WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $4
         ORDER BY b.seq LIMIT $3),
