@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * `straggler` — the CLI: the commands (one module per group under
- * commands/) wired to commander. Every command builds what it needs from
- * the validated config when it runs; nothing runs at import time. Exit
+ * `straggler` — the CLI: parses the arguments with the commander program
+ * src/cli/program.ts builds (one module per command group under commands/).
+ * Every command builds what it needs from the validated config when it runs; nothing runs at import time. Exit
  * codes: 0 done, 1 failed (or a command's own failure, e.g. a mismatch),
  * 2 usage or configuration error.
  */
