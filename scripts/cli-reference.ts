@@ -2,7 +2,7 @@
  * Writes docs/cli-reference.md, every command of `straggler` as commander knows it (the program
  * src/cli/program.ts builds, without running a command or opening a database): per command and
  * subcommand its usage line, description, arguments and options (flags, description, default),
- * and the global options first. `node --import tsx scripts/cli-reference.ts` writes the file;
+ * and the global options, environment variables and exit codes first. `node --import tsx scripts/cli-reference.ts` writes the file;
  * `--check` writes nothing and exits 1 when the file differs from what it would write
  * (test/unit/references.test.ts fails likewise). The output has no date: the same program gives
  * the same bytes.
@@ -11,10 +11,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Argument, Command, Help, Option } from "commander";
+import { ENVIRONMENT_HELP } from "../src/cli/helpText.js";
 import { buildCli } from "../src/cli/program.js";
 
 /** The file this script writes, relative to the repository's root. */
-export const CLI_REFERENCE_FILE = "docs/cli-reference.md";
+const CLI_REFERENCE_FILE = "docs/cli-reference.md";
 
 /** Text safe in a Markdown table cell: one line, `|` escaped, `<` and `>` as entities (not HTML). */
 function cell(text: string): string {
@@ -92,6 +93,7 @@ export function cliReference(program: Command = buildCli()): string {
     "## Contents",
     "",
     "- [Global options](#global-options)",
+    "- [Environment variables and exit codes](#environment-variables-and-exit-codes)",
     ...commands.map((c) => `- [${fullName(c)}](#${anchor(fullName(c))})`),
     "",
     "## Global options",
@@ -105,6 +107,14 @@ export function cliReference(program: Command = buildCli()): string {
     "They go before the command (`straggler --config pipelines.yaml status`).",
     "",
     ...optionsTable(help, program),
+    "## Environment variables and exit codes",
+    "",
+    "What `straggler --help` prints after the commands (`src/cli/helpText.ts`):",
+    "",
+    "```text",
+    ENVIRONMENT_HELP.trim(),
+    "```",
+    "",
   ];
   for (const c of commands) {
     out.push(`## ${fullName(c)}`, "", "```text", help.commandUsage(c), "```", "");

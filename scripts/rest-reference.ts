@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { apiDocument } from "../src/http/app.js";
 
 /** The file this script writes, relative to the repository's root. */
-export const REST_REFERENCE_FILE = "docs/rest-reference.md";
+const REST_REFERENCE_FILE = "docs/rest-reference.md";
 
 type Json = Record<string, unknown>;
 interface Parameter { name: string; in: string; required?: boolean; description?: string; schema?: Json }

@@ -51,7 +51,7 @@ describe("the generated references", () => {
     expect(section("GET /pipelines/{pipeline}/windows/history")).toContain("| `start` | query | yes | string (date-time) |");
   });
 
-  it("the CLI reference has a section per command and subcommand, with its usage and options", () => {
+  it("the CLI reference has a section per command and subcommand, with its usage and options, and the exit codes", () => {
     const text = cliReference(buildCli());
     const headings = [...text.matchAll(/^## (straggler .*)$/gm)].map((m) => m[1]);
     expect(headings).toEqual([
@@ -63,5 +63,6 @@ describe("the generated references", () => {
     expect(text).toContain("## straggler db psql\n\n```text\nstraggler db psql [options] [psql-args...]\n```\n");
     expect(text).toContain("| `-c, --config <file>` | pipelines file (YAML/JSON) (env: STRAGGLER_PIPELINES) |  |\n");
     expect(text).toContain("| `--role <name>` | the role's name | `\"straggler_reader\"` |\n");
+    expect(text).toContain("Exit codes:\n  0  done (also --help, --version)\n  1  failed, or the command's own failure (e.g. a reconcile mismatch)\n  2  usage or configuration error\n```\n");
   });
 });
