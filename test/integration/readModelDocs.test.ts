@@ -128,7 +128,9 @@ describe("straggler db grant-reader", () => {
     const suffix = randomBytes(4).toString("hex");
     const role = `reader_${suffix}`;
     const login = `dash_${suffix}`;
-    await pool.query(`CREATE ROLE ${login} LOGIN`);
+    // A password of its own: the server may ask for one (SCRAM in the test containers; trust locally).
+    const password = `pw_${suffix}`;
+    await pool.query(`CREATE ROLE ${login} LOGIN PASSWORD '${password}'`);
     try {
       const first = await startCli(["db", "grant-reader", "--role", role, "--to", login], { DATABASE_URL: url }).done;
       expect(first).toMatchObject({ code: 0, stdout: `role ${role}: created (NOLOGIN); SELECT on 18 views of schema straggler\ngranted to ${login}\n`, stderr: "" });
@@ -140,7 +142,7 @@ describe("straggler db grant-reader", () => {
 
       const u = new URL(url);
       u.username = login;
-      u.password = "";
+      u.password = password;
       const dash = new pg.Client({ connectionString: u.toString() });
       await dash.connect();
       try {
