@@ -135,8 +135,10 @@ export async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env"
 async function checkNothingLost(pool: Pool, pipeline: string, sources: string[], acknowledged: number): Promise<void> {
   const { rows } = await pool.query(
     `SELECT (SELECT count(*)::int FROM straggler.landed_sources WHERE pipeline = $1 AND source = ANY($2)) AS recorded,
-            (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1 AND source = ANY($2)) AS in_bronze,
-            (SELECT count(DISTINCT event_id)::int FROM straggler.bronze_events WHERE pipeline = $1 AND source = ANY($2) AND status = 'accepted') AS distinct_accepted`,
+            (SELECT count(*)::int FROM straggler.bronze_events WHERE pipeline = $1
+                AND source_id IN (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = ANY($2))) AS in_bronze,
+            (SELECT count(DISTINCT event_id)::int FROM straggler.bronze_events WHERE pipeline = $1
+                AND source_id IN (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = ANY($2)) AND status = 'accepted') AS distinct_accepted`,
     [pipeline, sources],
   );
   const r = rows[0];

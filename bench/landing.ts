@@ -50,7 +50,7 @@ async function plainCopy(pool: Pool, copyFile: string): Promise<number> {
   try {
     const t0 = now();
     await pipe(Readable.from(readFileChunks(copyFile)), c.query(copyFrom(
-      "COPY bench_bronze_copy (pipeline, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail, policy_version, source, source_line) FROM STDIN")));
+      "COPY bench_bronze_copy (pipeline, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail, source_id, source_line) FROM STDIN")));
     return (now() - t0) / 1000;
   } finally {
     c.release();
@@ -69,7 +69,7 @@ async function prepareCopyFile(file: string, count: number): Promise<void> {
       i++;
       const raw = toJsonLine(e).trimEnd();
       const t = new Date(e.t).toISOString();
-      yield ["bench-copy", e.id, raw, t, t, e.k, e.v, "accepted", null, null, "bench", "events.jsonl", i].map(copyText).join("\t") + "\n";
+      yield ["bench-copy", e.id, raw, t, t, e.k, e.v, "accepted", null, null, 0, i].map(copyText).join("\t") + "\n";
     }
   }
   await pipe(Readable.from(inChunks(lines())), createWriteStream(file));
@@ -135,8 +135,8 @@ async function freshDatabase(serverUrl: string, name: string): Promise<string> {
 async function seedHistory(pool: Pool, rows: number, days: number, partitioned: boolean): Promise<void> {
   if (partitioned) await pool.query("SELECT straggler.ensure_bronze_partitions((now() AT TIME ZONE 'UTC')::date - $1::int, (now() AT TIME ZONE 'UTC')::date)", [days]);
   await pool.query(
-    `INSERT INTO straggler.bronze_events (pipeline, policy_version, source, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
-     SELECT 'history', 'bench', 'history.jsonl', g, 'h' || g, '{}', now() - (g % $2) * interval '1 day', now() - (g % $2) * interval '1 day',
+    `INSERT INTO straggler.bronze_events (pipeline, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
+     SELECT 'history', (SELECT straggler.bronze_source_id('history', 'history.jsonl')), g, 'h' || g, '{}', now() - (g % $2) * interval '1 day', now() - (g % $2) * interval '1 day',
             '"k' || (g % 100) || '"', g % 1000, 'accepted', now() - (($2 - 1) - (g * $2 / ($1 + 1))) * interval '1 day' - interval '1 hour'
        FROM generate_series(1, $1::int) g`,
     [rows, days],
