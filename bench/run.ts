@@ -61,6 +61,8 @@ async function main(): Promise<void> {
   const n = Math.max(2000, Math.round(1_000_000 * scale));
   const env = loadEnv();
   const server = await openDatabase(env, log, { migrate: false });
+  // A run that fails stops the embedded server too (left running, it would refuse the next run its port).
+  closeServer = () => server.close();
   const { url, version } = await freshBenchDatabase(server.url);
   const pool = createPool(url, 10);
   await runMigrations(pool);
@@ -119,10 +121,14 @@ async function main(): Promise<void> {
   await server.close();
 }
 
+/** Stops the database server `main` opened (set once it is open). */
+let closeServer: (() => Promise<void>) | undefined;
+
 main().then(
   () => process.exit(0),
-  (e) => {
+  async (e) => {
     console.error(`bench: ${(e as Error).stack ?? e}`);
+    await closeServer?.().catch(() => undefined);
     process.exit(1);
   },
 );
