@@ -23,11 +23,14 @@ export interface HistoryEvent {
   supersededBy: number | null;
 }
 
+/** One micro-batch: its bronze range `startOffset < seq <= endOffset` and its watermarks. */
 export interface HistoryBatch {
   batchId: number;
   startOffset: number;
   endOffset: number;
+  /** The watermark of earlier batches, which the late rule used (null: none yet). */
   watermark: string | null;
+  /** The watermark after the batch, which finalized windows. */
   nextWatermark: string | null;
   at: string;
 }
@@ -64,13 +67,7 @@ export interface HistoryCutover {
 }
 
 /** A late event: a row read by a batch after the window was final, with what recovered it. */
-export interface LateEvent {
-  seq: number;
-  eventId: string;
-  eventTime: string;
-  ingestionTime: string;
-  landedAt: string;
-  value: string | null;
+export interface LateEvent extends Omit<HistoryEvent, "supersededBy"> {
   /** Lateness as the lateness report measures it: ingestion time − event time, ms. */
   latenessMs: number;
   /** The batch that dropped it and the watermark its late rule used; null: not yet read by a batch. */

@@ -4,20 +4,12 @@
  * after it reaches the window's end (that batch finalized it; later batches never write it,
  * DESIGN §6), or up to the last batch while it is open. Instants are ISO 8601 UTC strings.
  */
+import type { HistoryBatch } from "../../../core/historyTypes.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
-/** One micro-batch: its bronze range `startOffset < seq <= endOffset` and its watermarks. */
-export interface HistoryBatchRow {
-  batchId: number;
-  startOffset: number;
-  endOffset: number;
-  /** The watermark of earlier batches, which the late rule used (null: none yet). */
-  watermark: string | null;
-  /** The watermark after the batch, which finalized windows. */
-  nextWatermark: string | null;
-  at: string;
-}
+/** One micro-batch: its bronze range and its watermarks. */
+export type HistoryBatchRow = HistoryBatch;
 
 const HISTORY_BATCHES_SQL = `SELECT batch_id, start_offset, end_offset, watermark, next_watermark, timestamp
   FROM straggler.batch_progress

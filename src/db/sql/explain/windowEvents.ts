@@ -5,21 +5,13 @@
  * time, group key, value, status, landed at, seq, pipeline). Instants are ISO 8601 UTC strings,
  * values numeric strings.
  */
+import type { HistoryEvent } from "../../../core/historyTypes.js";
 import { formatInstant } from "../../../core/timestamps.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
-/** An accepted bronze row of the window. */
-export interface WindowEventRow {
-  seq: number;
-  eventId: string;
-  eventTime: string;
-  ingestionTime: string;
-  landedAt: string;
-  value: string | null;
-  /** The `seq` of the version that superseded it, or null. */
-  supersededBy: number | null;
-}
+/** An accepted bronze row of the window (`supersededBy`: the `seq` of the version that superseded it, or null). */
+export type WindowEventRow = HistoryEvent;
 
 // Instants as epoch µs text, formatted here: a window can hold many rows, and formatInstant is several
 // times cheaper than the pool's parser of timestamptz text (src/db/pool.ts).

@@ -4,17 +4,12 @@
  * or key cannot be placed in any window and is not among them). Reads bronze only through its
  * classification and landing columns. Instants are ISO 8601 UTC strings.
  */
+import type { HistoryEvent } from "../../../core/historyTypes.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
 /** A quarantined row that would have fallen in the window. */
-export interface WindowQuarantineRow {
-  seq: number;
-  eventId: string;
-  eventTime: string;
-  ingestionTime: string;
-  landedAt: string;
-  value: string | null;
+export interface WindowQuarantineRow extends Omit<HistoryEvent, "supersededBy"> {
   reason: string | null;
   detail: string | null;
 }

@@ -4,6 +4,7 @@
  * sessions of the key overlapping a span, and every hold of the pipeline. Instants are ISO 8601
  * UTC strings, values numeric strings.
  */
+import type { HistoryHold } from "../../../core/historyTypes.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
@@ -58,13 +59,7 @@ export async function readSessionAt(client: Queryable, pipeline: string, groupKe
 }
 
 /** A hold of the pipeline's published results. */
-export interface HoldRow {
-  holdId: number;
-  reason: string;
-  rule: string | null;
-  batchId: number | null;
-  heldAt: string;
-  releasedAt: string | null;
+export interface HoldRow extends HistoryHold {
   releasedAfterBatch: number | null;
 }
 
