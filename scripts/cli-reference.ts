@@ -7,12 +7,10 @@
  * (test/unit/references.test.ts fails likewise). The output has no date: the same program gives
  * the same bytes.
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { Argument, Command, Help, Option } from "commander";
 import { ENVIRONMENT_HELP } from "../src/cli/helpText.js";
 import { buildCli } from "../src/cli/program.js";
+import { runWhenMain, writeOrCheckFile } from "./generatedFile.js";
 
 /** The file this script writes, relative to the repository's root. */
 const CLI_REFERENCE_FILE = "docs/cli-reference.md";
@@ -131,27 +129,7 @@ export function cliReference(program: Command = buildCli()): string {
 
 /** Writes the file, or with `check` compares it: returns the message to print and the exit code. */
 export function writeOrCheck(root: string, check: boolean): { message: string; code: number } {
-  const file = path.join(root, CLI_REFERENCE_FILE);
-  const text = cliReference();
-  if (!check) {
-    writeFileSync(file, text);
-    return { message: `wrote ${CLI_REFERENCE_FILE}`, code: 0 };
-  }
-  let written: string | undefined;
-  try {
-    written = readFileSync(file, "utf8");
-  } catch {
-    written = undefined;
-  }
-  if (written === text) return { message: `${CLI_REFERENCE_FILE} is up to date`, code: 0 };
-  return {
-    message: `${CLI_REFERENCE_FILE} is ${written === undefined ? "missing" : "stale (it differs from the CLI's commands and options)"}: run \`node --import tsx scripts/cli-reference.ts\``,
-    code: 1,
-  };
+  return writeOrCheckFile(root, { file: CLI_REFERENCE_FILE, source: "the CLI's commands and options", command: "node --import tsx scripts/cli-reference.ts" }, cliReference(), check);
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { message, code } = writeOrCheck(path.resolve(import.meta.dirname, ".."), process.argv.includes("--check"));
-  (code === 0 ? console.log : console.error)(message);
-  process.exitCode = code;
-}
+runWhenMain(import.meta.url, writeOrCheck);

@@ -8,10 +8,8 @@
  * 1 when the file differs from what it would write (test/unit/references.test.ts fails likewise).
  * The output has no date: the same document gives the same bytes.
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { apiDocument } from "../src/http/app.js";
+import { runWhenMain, writeOrCheckFile } from "./generatedFile.js";
 
 /** The file this script writes, relative to the repository's root. */
 const REST_REFERENCE_FILE = "docs/rest-reference.md";
@@ -175,27 +173,7 @@ export function restReference(document: object = apiDocument()): string {
 
 /** Writes the file, or with `check` compares it: returns the message to print and the exit code. */
 export function writeOrCheck(root: string, check: boolean): { message: string; code: number } {
-  const file = path.join(root, REST_REFERENCE_FILE);
-  const text = restReference();
-  if (!check) {
-    writeFileSync(file, text);
-    return { message: `wrote ${REST_REFERENCE_FILE}`, code: 0 };
-  }
-  let written: string | undefined;
-  try {
-    written = readFileSync(file, "utf8");
-  } catch {
-    written = undefined;
-  }
-  if (written === text) return { message: `${REST_REFERENCE_FILE} is up to date`, code: 0 };
-  return {
-    message: `${REST_REFERENCE_FILE} is ${written === undefined ? "missing" : "stale (it differs from the OpenAPI document)"}: run \`node --import tsx scripts/rest-reference.ts\``,
-    code: 1,
-  };
+  return writeOrCheckFile(root, { file: REST_REFERENCE_FILE, source: "the OpenAPI document", command: "node --import tsx scripts/rest-reference.ts" }, restReference(), check);
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { message, code } = writeOrCheck(path.resolve(import.meta.dirname, ".."), process.argv.includes("--check"));
-  (code === 0 ? console.log : console.error)(message);
-  process.exitCode = code;
-}
+runWhenMain(import.meta.url, writeOrCheck);
