@@ -11,7 +11,7 @@ import { windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, type RawRecord } from "../core/admission.js";
 import { formatInstant } from "../core/timestamps.js";
 import { bronzeLine, bronzeLinePrefix } from "../db/sql/ingest/copyBronzeRows.js";
-import { elide as elided, layoutOf, type RowTexts } from "./rawLayout.js";
+import { rawElider } from "./rawLayout.js";
 
 /** Longest stretch records are classified without letting the event loop run, ms. */
 const YIELD_EVERY_MS = 10;
@@ -27,9 +27,6 @@ export interface LineTally {
   /** The layout rows were written by without their raw text (src/ingest/rawLayout.ts); null when every row kept its text. */
   rawLayout: string | null;
 }
-
-/** Accepted records whose layout is looked for before a source gives up on one (each costs one look at its fields). */
-const LAYOUT_TRIES = 16;
 
 export interface ClassifyOptions {
   /** Ingestion time for records that carry none, epoch ms (set once per source). */
@@ -60,9 +57,7 @@ export function classifyLines(pipeline: PipelineConfig, source: string, records:
   const prefix = bronzeLinePrefix(pipeline.name, opts.input);
   const every = opts.progressEvery ?? 10_000;
   const window = windowShapeOf(pipeline);
-  // undefined: not asked yet; null: this source keeps every raw text.
-  let elide: boolean | undefined;
-  let layout: string | null = null, tries = 0;
+  const elider = rawElider(pipeline, () => opts.elideRaw?.() === true);
   async function* lines(): AsyncGenerator<string> {
     let lastYield = performance.now();
     for await (const rec of records) {
@@ -74,28 +69,14 @@ export function classifyLines(pipeline: PipelineConfig, source: string, records:
       tally.landed++;
       if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
       const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
-      const texts: RowTexts = {
-        row, eventTime: row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs), ingestionTime: formatInstant(row.ingestionTimeUs),
-        fields: rec.fields === null ? [] : Object.values(rec.fields),
-      };
-      let raw: string | null = rec.raw, rest: string | null = null;
+      const eventTime = row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs), ingestionTime = formatInstant(row.ingestionTimeUs);
+      let text: { raw: string | null; rest: string | null } = { raw: rec.raw, rest: null };
       if (row.status === "accepted") {
         tally.accepted++;
-        elide ??= opts.elideRaw?.() === true;
-        if (elide) {
-          if (layout === null && tries < LAYOUT_TRIES) {
-            tries++;
-            layout = layoutOf(rec, texts, pipeline);
-          }
-          const e = layout === null ? null : elided(layout, texts, rec.raw);
-          if (e !== null) {
-            raw = null;
-            rest = e.rest;
-            tally.rawLayout = layout;
-          }
-        }
+        text = elider.accepted(rec, row, eventTime, ingestionTime);
+        if (text.raw === null) tally.rawLayout = elider.layout;
       } else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
-      yield bronzeLine(prefix, row, raw, rest, texts.eventTime, texts.ingestionTime);
+      yield bronzeLine(prefix, row, text.raw, text.rest, eventTime, ingestionTime);
     }
   }
   return { lines: lines(), tally };

@@ -101,3 +101,45 @@ export function layoutOf(rec: RawRecord, r: RowTexts, policy: AdmissionPolicy): 
   // Worth it only when some column gives a field back.
   return /[^x]/.test(layout) && elide(layout, r, rec.raw) !== null ? layout : null;
 }
+
+/** Accepted records whose layout is looked for before a source gives up on one (each costs one look at its fields). */
+const LAYOUT_TRIES = 16;
+
+/** What one source's landing does with raw texts: which to write, and the layout it wrote rows by. */
+export interface RawElider {
+  /**
+   * The raw text and `raw_rest` to write for an accepted record classified as `row` (instants as `formatInstant`
+   * writes them): `{ raw: null, rest }` when its columns give its text back, else its own text.
+   */
+  accepted(rec: RawRecord, row: BronzeRow, eventTime: string | null, ingestionTime: string): { raw: string | null; rest: string | null };
+  /** The layout rows were written by without their raw text; null while every row kept its text. */
+  readonly layout: string | null;
+}
+
+/**
+ * A source's elider: the first accepted record asks `enabled` (once) whether rows may go without their text;
+ * the layout is the first of up to `LAYOUT_TRIES` accepted records' that gives its record back.
+ */
+export function rawElider(policy: AdmissionPolicy, enabled: () => boolean): RawElider {
+  let on: boolean | undefined;
+  let layout: string | null = null, tries = 0, used: string | null = null;
+  return {
+    accepted(rec, row, eventTime, ingestionTime) {
+      on ??= enabled();
+      if (!on || rec.fields === null) return { raw: rec.raw, rest: null };
+      if (layout === null && tries >= LAYOUT_TRIES) return { raw: rec.raw, rest: null };
+      const texts: RowTexts = { row, eventTime, ingestionTime, fields: Object.values(rec.fields) };
+      if (layout === null) {
+        tries++;
+        layout = layoutOf(rec, texts, policy);
+      }
+      const e = layout === null ? null : elide(layout, texts, rec.raw);
+      if (e === null) return { raw: rec.raw, rest: null };
+      used = layout;
+      return { raw: null, rest: e.rest };
+    },
+    get layout() {
+      return used;
+    },
+  };
+}
