@@ -20,14 +20,16 @@ export function copyText(v: string | number | null): string {
 /**
  * Groups COPY text lines into chunks of about 64 KiB: pg-copy-streams sends
  * every chunk it is given as its own message (a socket write each), so one
- * write per row would cost more than the rows.
+ * write per row would cost more than the rows. `linePrefix` goes before every line (a column
+ * the same on every row that the lines were made without).
  */
-export async function* inChunks(lines: AsyncIterable<string>, chunkChars = 65_536): AsyncGenerator<string> {
+export async function* inChunks(lines: AsyncIterable<string>, chunkChars = 65_536, linePrefix = ""): AsyncGenerator<string> {
   let buffer: string[] = [];
   let size = 0;
   for await (const line of lines) {
+    if (linePrefix !== "") buffer.push(linePrefix);
     buffer.push(line);
-    size += line.length;
+    size += linePrefix.length + line.length;
     if (size >= chunkChars) {
       yield buffer.join("");
       buffer = [];

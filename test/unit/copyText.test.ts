@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { copyText } from "../../src/db/copyText.js";
+import { copyText, inChunks } from "../../src/db/copyText.js";
 
 describe("copyText (COPY's text format)", () => {
   it("returns plain values as they are, numbers as text, null as \\N", () => {
@@ -14,5 +14,17 @@ describe("copyText (COPY's text format)", () => {
     expect(copyText("x\u0000y")).toBe("x\\\\u0000y");
     // The same value twice in a row: the test regex keeps no state between calls.
     expect([copyText("p\nq"), copyText("p\nq"), copyText("plain")]).toEqual(["p\\nq", "p\\nq", "plain"]);
+  });
+
+  it("inChunks joins lines into chunks of at least chunkChars, each line after the prefix", async () => {
+    async function* lines() {
+      yield* ["a\n", "bb\n", "c\n"];
+    }
+    const chunks: string[] = [];
+    for await (const c of inChunks(lines(), 8, "7\t")) chunks.push(c);
+    expect(chunks).toEqual(["7\ta\n7\tbb\n", "7\tc\n"]);
+    const plain: string[] = [];
+    for await (const c of inChunks(lines(), 4)) plain.push(c);
+    expect(plain).toEqual(["a\nbb\n", "c\n"]);
   });
 });

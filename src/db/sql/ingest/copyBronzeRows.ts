@@ -33,18 +33,12 @@ export function bronzeLine(prefix: string, r: BronzeRow, raw: string | null, res
   return prefix + [r.line, r.eventId, raw, rest, eventTime, ingestionTime, r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
 }
 
-/** `lines` each after the source id `sourceId` (`straggler.bronze_sources.id`). */
-async function* ofSource(sourceId: number, lines: AsyncIterable<string>): AsyncGenerator<string> {
-  const id = `${sourceId}\t`;
-  for await (const line of lines) yield id + line;
-}
-
 /**
  * COPYs `lines` (each from `bronzeLine`) of the source `sourceId` into bronze on `client`, in the caller's transaction.
  * @throws what reading `lines` throws, or the database's error; the COPY is then aborted
  */
 export async function copyBronzeRows(client: PoolClient, sourceId: number, lines: AsyncIterable<string>): Promise<void> {
-  await pipe(Readable.from(inChunks(ofSource(sourceId, lines))), client.query(copyFrom(COPY_BRONZE_SQL)));
+  await pipe(Readable.from(inChunks(lines, undefined, `${sourceId}\t`)), client.query(copyFrom(COPY_BRONZE_SQL)));
 }
 
 /**
