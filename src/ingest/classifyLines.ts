@@ -26,6 +26,13 @@ export interface LineTally {
   hash: Hash;
   /** The layout rows were written by without their raw text (src/ingest/rawLayout.ts); null when every row kept its text. */
   rawLayout: string | null;
+  /**
+   * With `collectIds`: the accepted rows' event ids so far, each once; null without it, or once more than
+   * `collectIds` were accepted (the landing then dedupes in SQL as it always did).
+   */
+  acceptedIds: Set<string> | null;
+  /** With `collectIds`: an accepted event id came again within these lines (their dedupe cannot be skipped). */
+  repeatedId: boolean;
 }
 
 export interface ClassifyOptions {
@@ -42,6 +49,8 @@ export interface ClassifyOptions {
    * with it (copyToBronze.ts).
    */
   elideRaw?: () => boolean;
+  /** Collect up to this many accepted event ids in the tally (`acceptedIds`, `repeatedId`): a landing classified before its COPY probes them. */
+  collectIds?: number;
 }
 
 /**
@@ -53,7 +62,10 @@ export interface ClassifyOptions {
  * @throws (from the lines) what reading `records` throws
  */
 export function classifyLines(pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: ClassifyOptions): { lines: AsyncGenerator<string>; tally: LineTally } {
-  const tally: LineTally = { landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256"), rawLayout: null };
+  const tally: LineTally = {
+    landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256"), rawLayout: null, acceptedIds: opts.collectIds === undefined ? null : new Set(), repeatedId: false,
+  };
+  const maxIds = opts.collectIds ?? 0;
   const prefix = bronzeLinePrefix(pipeline.name, opts.input);
   const every = opts.progressEvery ?? 10_000;
   const window = windowShapeOf(pipeline);
@@ -73,6 +85,12 @@ export function classifyLines(pipeline: PipelineConfig, source: string, records:
       let text: { raw: string | null; rest: string | null } = { raw: rec.raw, rest: null };
       if (row.status === "accepted") {
         tally.accepted++;
+        const ids = tally.acceptedIds;
+        if (ids !== null) {
+          if (ids.has(row.eventId)) tally.repeatedId = true;
+          else if (ids.size < maxIds) ids.add(row.eventId);
+          else tally.acceptedIds = null;
+        }
         text = elider.accepted(rec, row, eventTime, ingestionTime);
         if (text.raw === null) tally.rawLayout = elider.layout;
       } else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
@@ -80,4 +98,30 @@ export function classifyLines(pipeline: PipelineConfig, source: string, records:
     }
   }
   return { lines: lines(), tally };
+}
+
+/** A source's records classified in memory, before its landing takes the append lock (`classifyInMemory`). */
+export interface ClassifiedLines {
+  /** The COPY lines read so far, in order. */
+  lines: string[];
+  /** The lines after `lines`, not yet read (when more than `maxLines` records came), or null when every record is in `lines`. */
+  rest: AsyncGenerator<string> | null;
+  tally: LineTally;
+}
+
+/**
+ * Classifies up to `maxLines` of `records` into memory (the accepted event ids collected as well, up to
+ * `maxLines`), so that the landing's transaction spends no time on them and can tell, before its COPY,
+ * whether any event id may be a duplicate (copyToBronze.ts). Records past `maxLines` stay unread in `rest`.
+ * @throws what reading `records` throws
+ */
+export async function classifyInMemory(pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: ClassifyOptions, maxLines: number): Promise<ClassifiedLines> {
+  const { lines, tally } = classifyLines(pipeline, source, records, { ...opts, collectIds: maxLines });
+  const read: string[] = [];
+  for (;;) {
+    if (read.length >= maxLines) return { lines: read, rest: lines, tally };
+    const next = await lines.next();
+    if (next.done) return { lines: read, rest: null, tally };
+    read.push(next.value);
+  }
 }

@@ -31,6 +31,7 @@ import { rollback, type Pool, type PoolClient, type Queryable } from "../db/pool
 import { notifyLanded } from "../db/sql/ingest/bronzeChannel.js";
 import { copyBronzeRows } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeLanding } from "../db/sql/ingest/dedupeLanding.js";
+import { anyEventIdAccepted } from "../db/sql/ingest/probeEventIds.js";
 import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlushWait.js";
 import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
 import { bronzeSourceIdsFrom, bronzeSourceIdsText } from "../db/sql/ingest/bronzeSourceIds.js";
@@ -41,7 +42,7 @@ import { recordLandedSource } from "../db/sql/ingest/recordLandedSource.js";
 import { recordSourceHeader } from "../db/sql/ingest/sourceHeaders.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
-import { classifyLines } from "./classifyLines.js";
+import { classifyLines, type ClassifiedLines } from "./classifyLines.js";
 import { commitOutcome } from "./commitOutcome.js";
 
 export interface LandResult {
@@ -142,10 +143,23 @@ export async function landRecords(pool: Pool, pipeline: PipelineConfig, source: 
   return inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, opts));
 }
 
+/**
+ * Lands one source's records classified before (`classifyInMemory`), as `landRecords` does; the
+ * transaction then spends no time classifying, and when every record was classified in memory it probes
+ * the accepted event ids before its COPY and skips the dedupe where no id can be a duplicate
+ * (src/db/sql/ingest/probeEventIds.ts). The classification's `elideRaw` must have asked `opts.csvHeader`.
+ * @returns and @throws as `landRecords`
+ */
+export async function landClassified(pool: Pool, pipeline: PipelineConfig, source: string, classified: ClassifiedLines, opts: LandOptions): Promise<LandResult> {
+  const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
+  if (earlier) return earlier;
+  return inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, classified, opts));
+}
+
 /** What the landing's transaction ends with besides a result: the source was recorded meanwhile by a writer that did not take the append lock. */
 const RECORDED_MEANWHILE = Symbol("recorded meanwhile");
 
-async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
+async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord> | ClassifiedLines, opts: LandOptions): Promise<LandResult> {
   // Set by the transaction's last statement: from then on, only COMMIT can fail.
   let committing: { txid: string; backendPid: number | undefined; result: LandResult } | undefined;
   let outcome: LandResult | typeof RECORDED_MEANWHILE;
@@ -213,23 +227,38 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
   return outcome;
 }
 
+/** No lines: what a landing classified whole in memory reads after them. */
+// eslint-disable-next-line require-yield
+async function* noLines(): AsyncGenerator<string> {}
+
 /**
- * COPYs `records`, classified, into bronze on `client` (under the append
- * lock, `seqBefore` the pipeline's highest seq read under it), dedupes the landing's repeated event ids by the pipeline's
- * `admission.dedupe` mode, and reads the `seq` range written.
+ * COPYs `records`, classified (as they are read, or before: `classifyInMemory`), into bronze on `client`
+ * (under the append lock, `seqBefore` the pipeline's highest seq read under it), dedupes the landing's
+ * repeated event ids by the pipeline's `admission.dedupe` mode, and reads the `seq` range written.
+ * A landing classified whole in memory whose accepted event ids are all new to the pipeline and none
+ * twice in it skips the dedupe: it would change no row.
  * @returns the landing's result (counts, `seq` range) and the SHA-256 (hex) of its records, one per line
  */
 async function copyRecords(
-  client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord>, seqBefore: number, opts: LandOptions,
+  client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord> | ClassifiedLines, seqBefore: number, opts: LandOptions,
 ): Promise<{ result: LandResult; sha256: string; rawLayout: string | null }> {
-  // A row may be written without its raw text only where its source's CSV header (and with it the layout) is recorded.
-  const { lines, tally } = classifyLines(pipeline, source, records, { ...opts, elideRaw: () => opts.csvHeader?.() !== undefined });
-  await copyBronzeRows(client, sourceId, lines);
+  const dedupe = dedupeModeOf(pipeline.admission.dedupe);
+  let lines: AsyncIterable<string>, tally: ClassifiedLines["tally"], mayRepeat = true, inMemory: readonly string[] = [];
+  if ("tally" in records) {
+    ({ tally } = records);
+    inMemory = records.lines;
+    lines = records.rest ?? noLines();
+    const ids = tally.acceptedIds;
+    if (dedupe !== "off" && records.rest === null && ids !== null && !tally.repeatedId) mayRepeat = await anyEventIdAccepted(client, pipeline.name, [...ids]);
+  } else {
+    // A row may be written without its raw text only where its source's CSV header (and with it the layout) is recorded.
+    ({ lines, tally } = classifyLines(pipeline, source, records, { ...opts, elideRaw: () => opts.csvHeader?.() !== undefined }));
+  }
+  await copyBronzeRows(client, sourceId, lines, inMemory);
   const byReason = tally.byReason;
   const count = tally.landed;
   let accepted = tally.accepted;
-  const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-  if (dedupe !== "off" && accepted > 0) {
+  if (dedupe !== "off" && accepted > 0 && mayRepeat) {
     const d = await dedupeLanding(client, pipeline.name, seqBefore, dedupe);
     accepted -= d.duplicates + d.amended;
     if (d.duplicates > 0) byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + d.duplicates;

@@ -39,7 +39,8 @@ import { readReplayCompletions, recordReplayCompletion, type ReplayCompletion } 
 import {
   copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
 } from "../db/sql/ingest/stageReplayRows.js";
-import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
+import { landClassified, type LandResult } from "../ingest/copyToBronze.js";
+import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
@@ -92,6 +93,9 @@ export function alreadyLandedMessage(pipeline: string, duplicateRows: number, ro
 }
 
 const FETCH = 5000;
+
+/** Records of one span classified in memory before it lands (about 150 B each); a larger span's rest is classified during its COPY. */
+const SPAN_IN_MEMORY = 200_000;
 
 /**
  * Stages every file's records in a temporary table. A file that is refused
@@ -411,49 +415,74 @@ async function replaySpans(
   let streaming: Promise<void> | undefined;
   // The spans an earlier run of this replay landed (a resumed replay skips them).
   const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
+  /** One span classified in memory (before its landing takes the append lock), with what its landing needs. */
+  interface NextSpan { source: string; landingTimeMs: number; classified: ClassifiedLines; rowsDone: number }
+  /** Reads and classifies the next span's records, or undefined when every record is read. */
+  const classifyNext = async (): Promise<NextSpan | undefined> => {
+    const first = await rows.peek();
+    if (first === undefined) return undefined;
+    const current = spanOf(first);
+    async function* records(): AsyncGenerator<RawRecord> {
+      for (;;) {
+        const next = await rows.peek();
+        if (next === undefined || spanOf(next) !== current) return;
+        const r = rows.take();
+        done++;
+        yield r.fields === null
+          ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
+          : { line: r.line, raw: r.raw, fields: r.fields, origin: r.origin, ...(r.numbers === null ? {} : { numbers: r.numbers }) };
+      }
+    }
+    const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
+    // Records without an ingestion time of their own arrive at the end of their span.
+    const landingTimeMs = current === null ? started : current + span;
+    // The span's rows classified now, before its landing's turn: the landing's transaction only writes
+    // them. A span of more than SPAN_IN_MEMORY records keeps the rest to be read during its COPY.
+    const classified = await classifyInMemory(pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, elideRaw: () => csvHeader !== undefined }, SPAN_IN_MEMORY);
+    return { source: `${sourcePrefix}:${label}`, landingTimeMs, classified, rowsDone: done };
+  };
+  /** Lands a classified span and starts its stream once the previous span's stream is done. */
+  const landSpan = async (next: NextSpan) => {
+    // One WAL flush per span, not two: the span's landing commits without waiting for its
+    // flush, and its micro-batch (which waits) flushes both. A crash before that may undo
+    // the landing: its source is then not recorded, and a resumed replay lands it again.
+    // A span not landed when the replay started is new: its landing skips the two look-ups of an
+    // earlier landing (one before the append lock, one under it). Landed meanwhile by another
+    // replay, its record's unique key still refuses it, and the landing answers as landed before.
+    const land = await landClassified(pool, pipeline, next.source, next.classified, {
+      landingTimeMs: next.landingTimeMs, csvHeader: () => csvHeader, commitWithoutFlushWait: true, newSource: !landedBefore.has(next.source),
+    });
+    if (land.alreadyLanded) {
+      skipped++;
+      if (next.classified.rest !== null) for await (const _ of next.classified.rest) void _; // skip the span's rows
+    } else {
+      replayBatches++;
+      rowsLanded += land.landed;
+      duplicateRows += land.byReason.DUPLICATE ?? 0;
+    }
+    await streaming;
+    streaming = streamSpan(land, next.rowsDone, replayBatches + skipped);
+    // Awaited at the next span or below; a failure meanwhile is not unhandled.
+    streaming.catch(() => undefined);
+  };
+  // The next span is classified while this one lands (the landing waits on the server) and
+  // while the one before streams.
+  let landing: Promise<void> | undefined;
   try {
     for (;;) {
-      const first = await rows.peek();
-      if (first === undefined) break;
-      const current = spanOf(first);
-      async function* records(): AsyncGenerator<RawRecord> {
-        for (;;) {
-          const next = await rows.peek();
-          if (next === undefined || spanOf(next) !== current) return;
-          const r = rows.take();
-          done++;
-          yield r.fields === null
-            ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
-            : { line: r.line, raw: r.raw, fields: r.fields, origin: r.origin, ...(r.numbers === null ? {} : { numbers: r.numbers }) };
-        }
-      }
-      const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
-      // Records without an ingestion time of their own arrive at the end of their span.
-      const landingTimeMs = current === null ? started : current + span;
-      // One WAL flush per span, not two: the span's landing commits without waiting for its
-      // flush, and its micro-batch (which waits) flushes both. A crash before that may undo
-      // the landing: its source is then not recorded, and a resumed replay lands it again.
-      const source = `${sourcePrefix}:${label}`;
-      // A span not landed when the replay started is new: its landing skips the two look-ups of an
-      // earlier landing (one before the append lock, one under it). Landed meanwhile by another
-      // replay, its record's unique key still refuses it, and the landing answers as landed before.
-      const land = await landRecords(pool, pipeline, source, records(), { landingTimeMs, csvHeader: () => csvHeader, commitWithoutFlushWait: true, newSource: !landedBefore.has(source) });
-      if (land.alreadyLanded) {
-        skipped++;
-        await (async () => { for await (const _ of records()) void _; })(); // skip the span's rows
-      } else {
-        replayBatches++;
-        rowsLanded += land.landed;
-        duplicateRows += land.byReason.DUPLICATE ?? 0;
-      }
-      await streaming;
-      streaming = streamSpan(land, done, replayBatches + skipped);
-      // Awaited at the next span or below; a failure meanwhile is not unhandled.
-      streaming.catch(() => undefined);
+      // A span held whole in memory is classified while the previous one lands; a larger one's rest
+      // is read during its own COPY, so it waits for the previous landing first.
+      const next = await classifyNext();
+      await landing;
+      if (next === undefined) break;
+      landing = landSpan(next);
+      landing.catch(() => undefined); // awaited above at the next span; a failure meanwhile is not unhandled
+      if (next.classified.rest !== null) await landing;
     }
     await streaming;
   } finally {
     // A landing that failed leaves no micro-batch running behind it.
+    await landing?.catch(() => undefined);
     await streaming?.catch(() => undefined);
   }
   return { replayBatches, skippedBatches: skipped, streamBatches, rowsLanded, duplicateRows };

@@ -1,0 +1,93 @@
+/**
+ * A landing classified in memory before it takes the append lock
+ * (`classifyInMemory`, `landClassified`: what a replay does per span) probes
+ * its accepted event ids before its COPY and skips the dedupe when none can be
+ * a duplicate; when one can (in bronze before, or twice in the landing) the
+ * dedupe runs as in every landing, with the same outcome.
+ */
+import { describe, expect, it } from "vitest";
+import type { RawRecord } from "../../src/core/admission.js";
+import { createPool } from "../../src/db/pool.js";
+import { landClassified, landRecords } from "../../src/ingest/copyToBronze.js";
+import { classifyInMemory } from "../../src/ingest/classifyLines.js";
+import { useTestDatabase } from "../helpers/db.js";
+import { pipeline } from "../helpers/fixtures.js";
+
+const getDb = useTestDatabase();
+
+async function* records(ids: string[]): AsyncGenerator<RawRecord> {
+  let line = 0;
+  for (const id of ids) {
+    line++;
+    // An id's event time is its own: a repeat is a copy (DUPLICATE), not an amendment.
+    const t = `2024-01-15T12:${String(id.charCodeAt(0) - 90).padStart(2, "0")}:00Z`;
+    yield { line, raw: `${id},${t},1`, fields: { id, t, v: "1" }, origin: "mem.csv" };
+  }
+}
+
+describe("a landing classified in memory", () => {
+  it("probes its ids before the COPY: no dedupe when every id is new, the dedupe when one is in bronze or twice in the landing; the rest of a landing over the limit is read during its COPY", async () => {
+    const { url } = await getDb();
+    const pool = createPool(url, 1);
+    const exchanges: string[] = [];
+    pool.on("acquire", (client) => {
+      const marked = client as unknown as { counted?: boolean; query: (...a: unknown[]) => unknown };
+      if (marked.counted) return;
+      marked.counted = true;
+      const query = marked.query.bind(client);
+      marked.query = (q: unknown, ...rest: unknown[]) => {
+        const text = typeof q === "string" ? q : ((q as { text?: string }).text ?? "");
+        exchanges.push([...text.matchAll(/(?:^|;)\s*(BEGIN|SELECT|SET|UPDATE|INSERT|WITH|COPY|COMMIT)\b/g)].map((m) => m[1]).join(" "));
+        return query(q, ...rest);
+      };
+    });
+    try {
+      const p = pipeline({
+        name: "land-classified",
+        source: { format: "csv" },
+        fields: { eventId: "id", eventTime: "t", value: "v" },
+        window: { type: "tumbling", size: "10 minutes" },
+        watermark: { delay: "10 minutes" },
+        admission: { maxFutureSkew: null },
+      });
+      const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true };
+      const land = async (source: string, ids: string[], max = 100) =>
+        landClassified(pool, p, source, await classifyInMemory(p, source, records(ids), opts, max), opts);
+      const reasons = async (source: string) => (await pool.query(
+        "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2) ORDER BY seq",
+        [p.name, source])).rows.map((r) => `${r.event_id}:${r.reason ?? r.status}`);
+
+      // Every id new: the probe (a SELECT before COPY), no UPDATE.
+      const first = await land("m:1", ["a", "b"]);
+      expect([first.landed, first.accepted, first.byReason]).toEqual([2, 2, {}]);
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+
+      // "b" is in bronze: the probe finds it, the dedupe runs (DUPLICATE, then the AMENDED check).
+      exchanges.length = 0;
+      const second = await land("m:2", ["b", "c"]);
+      expect([second.landed, second.accepted, second.byReason]).toEqual([2, 1, { DUPLICATE: 1 }]);
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(await reasons("m:2")).toEqual(["b:DUPLICATE", "c:accepted"]);
+
+      // "d" twice in the landing: no probe (the dedupe must run), the second "d" is a DUPLICATE.
+      exchanges.length = 0;
+      const third = await land("m:3", ["d", "e", "d"]);
+      expect([third.landed, third.accepted, third.byReason]).toEqual([3, 2, { DUPLICATE: 1 }]);
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(await reasons("m:3")).toEqual(["d:accepted", "e:accepted", "d:DUPLICATE"]);
+
+      // Over the in-memory limit (2 of 3 records): the rest is classified during the COPY, and the dedupe runs.
+      exchanges.length = 0;
+      const fourth = await land("m:4", ["f", "g", "a"], 2);
+      expect([fourth.landed, fourth.accepted, fourth.byReason]).toEqual([3, 2, { DUPLICATE: 1 }]);
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(await reasons("m:4")).toEqual(["f:accepted", "g:accepted", "a:DUPLICATE"]);
+
+      // The same records landed as they are read give the same outcome.
+      const streamed = await landRecords(pool, { ...p, name: "land-streamed" }, "m:1", records(["a", "b"]), opts);
+      expect([streamed.landed, streamed.accepted, streamed.byReason]).toEqual([2, 2, {}]);
+    } finally {
+      await pool.end();
+    }
+  });
+});
