@@ -9,7 +9,7 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Command } from "commander";
 import pg from "pg";
-import { pipelineSchema } from "../src/config/pipelines.js";
+import { pipelineSchema } from "../src/config/pipelineSchema.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { createPool } from "../src/db/pool.js";
 import { createApp } from "../src/http/app.js";

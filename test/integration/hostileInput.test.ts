@@ -18,7 +18,7 @@ import type { Server } from "node:http";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pipelineSchema } from "../../src/config/pipelines.js";
+import { pipelineSchema } from "../../src/config/pipelineSchema.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import { createApp } from "../../src/http/app.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";

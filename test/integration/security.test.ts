@@ -17,7 +17,7 @@ import { Readable, Writable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pipelineName } from "../../src/config/pipelines.js";
+import { pipelineName } from "../../src/config/settingSchemas.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { createApp, type ApiDeps } from "../../src/http/app.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";

@@ -30,7 +30,7 @@ export function dropCommand(program: Command, ctxOf: ContextOf): void {
     .option("--json", 'print JSON: { "pipeline", "dropped": true | false (without --yes), "total", "tables": { <table>: rows } }')
     .action(async (opts: { pipeline: string; yes?: boolean; json?: boolean }) => {
       const ctx = await ctxOf();
-      const [{ pipelineName }, { dropPipeline, pipelineRows }] = await Promise.all([import("../../config/pipelines.js"), import("../../lifecycle/drop.js")]);
+      const [{ pipelineName }, { dropPipeline, pipelineRows }] = await Promise.all([import("../../config/settingSchemas.js"), import("../../lifecycle/drop.js")]);
       const name = pipelineName.safeParse(opts.pipeline);
       if (!name.success) throw new UsageError(`-p: ${name.error.issues[0]!.message}`);
       const configured = ctx.pipelines.some((p) => p.name === opts.pipeline);
