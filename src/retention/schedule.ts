@@ -9,7 +9,7 @@ import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import { runArchive } from "./archive.js";
 import { pruneFeeds } from "./feedPrune.js";
-import { ensurePartitions } from "./partitions.js";
+import { ensurePartitions } from "../db/sql/retention/partitions.js";
 
 /** The tick of the retention work, ms (one hour). */
 export const RETENTION_TICK_MS = 3_600_000;

@@ -15,8 +15,7 @@ const FEATURES = ["http", "stream", "correction", "lifecycle", "cli", "ui", "ing
 const KNOWN = {
   longFiles: ["core/timestamps.ts", "db/schema.ts", "http/body.ts", "ingest/readers.ts", "ui/pages.ts",
     "replay/replay.ts"],
-  sqlOutsideDb: ["cli/commands/drop.ts", "ui/pages.ts", "lifecycle/rebuild.ts", "retention/archive.ts", "retention/guard.ts",
-    "retention/partitions.ts", "retention/restore.ts"],
+  sqlOutsideDb: ["ui/pages.ts", "retention/guard.ts"],
   dbSqlToFeature: [] as string[],
   cycles: [] as string[],
 };

@@ -1,4 +1,4 @@
-/** `drop -p P --yes`: forget a pipeline (src/lifecycle/drop.ts); without `--yes` it says what would be removed and removes nothing. */
+/** The command `straggler drop -p P --yes`: forget a pipeline (src/lifecycle/drop.ts); without `--yes` it says what would be removed and removes nothing. */
 import type { Command } from "commander";
 import { closest, distance } from "fastest-levenshtein";
 import type { PipelineRows } from "../../lifecycle/drop.js";
