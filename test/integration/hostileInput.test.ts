@@ -20,7 +20,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pipelineSchema } from "../../src/config/pipelineSchema.js";
 import { reconcile } from "../../src/correction/reconcile.js";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { MAX_RECORD_BYTES } from "../../src/ingest/readers.js";
 import { createLogger } from "../../src/log.js";

@@ -19,7 +19,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pipelineName } from "../../src/config/settingSchemas.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
-import { createApp, type ApiDeps } from "../../src/http/app.js";
+import { createApp, type ApiDeps } from "../../src/app.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { landPendingFiles, listLandingFiles } from "../../src/ingest/landingFolder.js";
 import { createLogger } from "../../src/log.js";
