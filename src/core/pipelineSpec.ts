@@ -1,6 +1,6 @@
 /**
  * What the core reads of a pipeline's settings, and the specs derived from them: the `window`
- * block and the `watermark` block as the pipelines file parses them (src/config/pipelines.ts; a
+ * block and the `watermark` block as the pipelines file parses them (src/config/pipelineSchema.ts; a
  * `PipelineConfig` is one of these shapes), turned into the core's window spec
  * (src/core/windows.ts), window shape, session gap and watermark settings (src/core/watermark.ts).
  * Pure: no config schema, no database, so the query modules (src/db/sql) take these too.
