@@ -15,7 +15,7 @@
 import os from "node:os";
 import { Readable } from "node:stream";
 import pg from "pg";
-import { pipelineSchema } from "../src/config/pipelines.js";
+import { pipelineSchema } from "../src/config/pipelineSchema.js";
 import { createPool } from "../src/db/pool.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { BATCH_PAIRS } from "../src/db/sql/fragments/batchPairs.js";

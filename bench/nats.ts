@@ -16,7 +16,8 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { connect, type NatsConnection } from "nats";
-import { pipelineSchema, type PipelineConfig } from "../src/config/pipelines.js";
+import { pipelineSchema } from "../src/config/pipelineSchema.js";
+import type { PipelineConfig } from "../src/config/pipelines.js";
 import type { Pool } from "../src/db/pool.js";
 import { landFile } from "../src/ingest/landFile.js";
 import { startService } from "../src/service.js";

@@ -9,10 +9,10 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Command } from "commander";
 import pg from "pg";
-import { pipelineSchema } from "../src/config/pipelines.js";
+import { pipelineSchema } from "../src/config/pipelineSchema.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { createPool } from "../src/db/pool.js";
-import { createApp } from "../src/http/app.js";
+import { createApp } from "../src/app.js";
 import { createLogger } from "../src/log.js";
 
 const opts = new Command().option("--mb <n>", "body size, MB", "15").parse().opts<{ mb: string }>();

@@ -3,6 +3,6 @@
  * be linted without a running service: `node --import tsx scripts/openapi.ts > openapi.json`.
  * The document does not depend on the pipelines or the database: no connection is made.
  */
-import { apiDocument } from "../src/http/app.js";
+import { apiDocument } from "../src/app.js";
 
 process.stdout.write(`${JSON.stringify(apiDocument(), null, 2)}\n`);

@@ -1,7 +1,7 @@
 /**
  * Writes the pipelines file's JSON Schema (src/config/pipelinesJsonSchema.ts) to
  * `pipelines.schema.json` at the repository's root: `node --import tsx scripts/pipelines-schema.ts`.
- * Run it after changing the config schema (src/config/pipelines.ts); a test fails until it is run.
+ * Run it after changing the config schema (src/config/pipelineSchema.ts and the settings and window modules it takes); a test fails until it is run.
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";

@@ -8,7 +8,7 @@
  * 1 when the file differs from what it would write (test/unit/references.test.ts fails likewise).
  * The output has no date: the same document gives the same bytes.
  */
-import { apiDocument } from "../src/http/app.js";
+import { apiDocument } from "../src/app.js";
 import { runWhenMain, writeOrCheckFile } from "./generatedFile.js";
 
 /** The file this script writes, relative to the repository's root. */

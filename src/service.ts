@@ -19,7 +19,7 @@ import { backoffMs, type Backoff } from "./db/retry.js";
 import { LeaseLostError } from "./cluster/fencing.js";
 import { PipelineLeases } from "./cluster/leases.js";
 import { OwnedWork, type OwnedTaskStarter } from "./cluster/ownedWork.js";
-import { createApp } from "./http/app.js";
+import { createApp } from "./app.js";
 import { answerClientErrors } from "./http/errors.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
 import { listenForLanded } from "./db/sql/ingest/bronzeChannel.js";

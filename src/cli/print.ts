@@ -11,13 +11,12 @@ import type { PipelineExtras } from "../observe/pipelineExtras.js";
 import { formatDuration } from "../config/duration.js";
 import type { CorrectionSummary } from "../correction/correct.js";
 import type { LandResult } from "../ingest/copyToBronze.js";
-import type { Hold } from "../lifecycle/hold.js";
+import type { CheckpointInput, Hold } from "../core/model.js";
 import type { AlertView } from "../observe/alerts.js";
 import type { PolicyCheck } from "../stream/policyGuard.js";
 import type { BatchProgress } from "../stream/runBatch.js";
 import type { PipelineStatus } from "../stream/status.js";
 import { DEFAULT_INPUT } from "../core/watermark.js";
-import type { CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
 import { DEFAULT_LIMIT, moreLines } from "./lists.js";
 
 /** A landing as one line for people. */

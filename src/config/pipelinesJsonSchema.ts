@@ -1,6 +1,6 @@
 /**
  * The JSON Schema of the pipelines file (`pipelines.schema.json` at the repository's root), made
- * from the zod schema (`pipelinesFileSchema`, src/config/pipelines.ts) with `z.toJSONSchema`: the
+ * from the zod schema (`pipelinesFileSchema`, src/config/pipelineSchema.ts) with `z.toJSONSchema`: the
  * input side (what a person writes), JSON Schema draft-07 (what editors' YAML support reads, e.g.
  * `# yaml-language-server: $schema=…`). What zod cannot say itself is filled in from the schemas'
  * tags (src/config/policySettings.ts): a duration is a string such as "10 minutes" (its default
@@ -13,7 +13,7 @@
 import { z } from "zod";
 import { formatDuration } from "./duration.js";
 import { jsonSchemaHints } from "./jsonSchemaHints.js";
-import { pipelinesFileSchema } from "./pipelines.js";
+import { pipelinesFileSchema } from "./pipelineSchema.js";
 import { settingAlternatives, settingKinds } from "./policySettings.js";
 
 type Json = Record<string, unknown>;
@@ -70,7 +70,7 @@ export function pipelinesJsonSchema(): Json {
   return {
     $schema: "http://json-schema.org/draft-07/schema#",
     title: "Straggler pipelines file",
-    description: "pipelines.yaml (README: Configuration). Generated from the service's own schema (src/config/pipelines.ts); the service checks more than the shapes here.",
+    description: "pipelines.yaml (README: Configuration). Generated from the service's own schema (src/config/pipelineSchema.ts); the service checks more than the shapes here.",
     ...schemaOf(pipelinesFileSchema),
   };
 }

@@ -14,7 +14,8 @@ import { createHash } from "node:crypto";
 import { formatDuration } from "./duration.js";
 import { formatInstant } from "../core/timestamps.js";
 import { sameTimeZoneName } from "../core/windows.js";
-import { pipelineSchema, WEEKDAYS, type PipelineConfig } from "./pipelines.js";
+import { pipelineSchema, type PipelineConfig } from "./pipelineSchema.js";
+import { WEEKDAYS } from "./windowSchema.js";
 import { settingAlternatives, settingKinds, type SettingKind } from "./policySettings.js";
 
 /** The blocks of a pipeline config that make up its policy (issue "policy versions": what changes results). */

@@ -14,7 +14,7 @@ export { groupKeyOf } from "./keys.js";
 /**
  * The parts of a pipeline's config that classify a record: its fields,
  * timestamp rules and admission policy. Durations in ms, `minEventTime` in
- * epoch µs. A validated `PipelineConfig` (src/config/pipelines.ts, whose zod
+ * epoch µs. A validated `PipelineConfig` (src/config/pipelineSchema.ts, whose zod
  * schema sets the defaults) is one; core reads only this shape.
  */
 export interface AdmissionPolicy {
@@ -63,7 +63,7 @@ export const SUPERSEDED = "SUPERSEDED";
  */
 export type DedupeMode = "first" | "latest" | "off";
 
-/** The mode of a parsed `admission.dedupe` setting (`true` is `first`, src/config/pipelines.ts). */
+/** The mode of a parsed `admission.dedupe` setting (`true` is `first`, src/config/settingSchemas.ts). */
 export function dedupeModeOf(setting: boolean | "latest"): DedupeMode {
   return setting === "latest" ? "latest" : setting ? "first" : "off";
 }

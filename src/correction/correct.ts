@@ -24,7 +24,8 @@
  * them and the next run corrects them. Running twice changes nothing the
  * second time.
  */
-import { sessionGapOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
+import { sessionGapOf, windowSpecOf } from "../core/pipelineSpec.js";
+import type { PipelineConfig } from "../config/pipelines.js";
 import { keyIn } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { withRetry } from "../db/retry.js";

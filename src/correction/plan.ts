@@ -11,7 +11,8 @@
  * never is, even with every window of a range a target: a per-window read is three index
  * entries; it pays where windows hold many rows each and most of them are targets.
  */
-import { windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
+import { windowSpecOf } from "../core/pipelineSpec.js";
+import type { PipelineConfig } from "../config/pipelines.js";
 import { windowsPerEvent } from "../core/windows.js";
 import type { PoolClient } from "../db/pool.js";
 import { recomputeTargets } from "../db/sql/correction/recomputeTargets.js";

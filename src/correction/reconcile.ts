@@ -10,7 +10,8 @@
  * rows (src/db/sql/lifecycle/compareFinalSessions.ts).
  */
 import { guardTimeZone } from "../stream/zoneGuard.js";
-import { sessionGapOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
+import { sessionGapOf, windowSpecOf } from "../core/pipelineSpec.js";
+import type { PipelineConfig } from "../config/pipelines.js";
 import { longestWindowMs } from "../core/windows.js";
 import { refuseArchived } from "../retention/guard.js";
 import { keyIn, keyOut } from "../core/keys.js";

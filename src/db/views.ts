@@ -11,7 +11,7 @@
  */
 import { getViewSelectedFields, type View } from "drizzle-orm";
 import { bigint, boolean, customType, doublePrecision, integer, jsonb, numeric, pgSchema, text } from "drizzle-orm/pg-core";
-import type { InputProgress } from "./sql/stream/writeProgress.js";
+import type { InputProgress } from "../core/model.js";
 import { parseTimestamptz } from "./pool.js";
 
 const straggler = pgSchema("straggler");

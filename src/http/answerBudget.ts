@@ -28,21 +28,6 @@ export function cutToBudget<T>(rows: T[], budgetBytes: number): { rows: T[]; tru
 }
 
 /**
- * How many of a query's rows fit in `budgetBytes`, from the sizes of their text as the database
- * counts it (`octet_length(row::text)`), read before the rows themselves so that rows past the
- * budget are never fetched. Each row's JSON adds its column names: `perRowBytes`.
- * @returns the rows that fit (at least one when there is one), and whether some were left out
- */
-export function rowsWithinBudget(sizes: number[], budgetBytes: number, perRowBytes: number): { limit: number; truncated: boolean } {
-  let used = 2;
-  for (let i = 0; i < sizes.length; i++) {
-    used += sizes[i]! + perRowBytes;
-    if (used > budgetBytes && i > 0) return { limit: i, truncated: true };
-  }
-  return { limit: sizes.length, truncated: false };
-}
-
-/**
  * Cuts a read route's answer to `budgetBytes`: an array, or the `rows` (and a reconcile report's
  * `mismatches`) of an object, left in order; sets `Straggler-Truncated: true` and
  * `Straggler-Rows` when something was cut. Any other answer is returned as it is.

@@ -1,4 +1,4 @@
-/** What the REST API is built from (`createApp`), and what its route modules share: the context, the shape of a read route. */
+/** What the REST API is built from (`createApp`, src/app.ts), and what its route modules share: the context, the shape of a read route. */
 import type express from "express";
 import type { Request } from "express";
 import type { PipelineConfig } from "../config/pipelines.js";

@@ -11,7 +11,6 @@ import { z } from "zod";
 import { isPoolTimeout, isUnavailable } from "../db/errors.js";
 import { CommitOutcomeUnknownError } from "../ingest/commitOutcome.js";
 import type { Logger } from "../log.js";
-import { ClientGoneError } from "./readBudget.js";
 
 /** An answer for the caller: HTTP `status`, `code` as the body's `error`; `cause` keeps the error it was made from, if any. */
 export class HttpError extends Error {
@@ -26,6 +25,14 @@ export class HttpError extends Error {
   ) {
     super(message, options);
     this.headers = options?.headers ?? {};
+  }
+}
+
+/** The error a read's query gets once its client has hung up (src/http/readBudget.ts cancels it); answered with no body (499). */
+export class ClientGoneError extends Error {
+  override name = "ClientGoneError";
+  constructor() {
+    super("the client closed the connection before the answer; the read was stopped");
   }
 }
 

@@ -8,7 +8,7 @@ import type { RouteContext } from "./context.js";
 import { readBody } from "./body.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json, WRITE_SECURITY } from "./openapi.js";
-import { declaredInputs } from "../config/pipelines.js";
+import { declaredInputs } from "../core/pipelineSpec.js";
 import { landResponse, pipelineParams } from "./schemas.js";
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;

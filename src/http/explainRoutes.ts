@@ -1,6 +1,6 @@
 /** `GET /pipelines/{pipeline}/windows/history`: every revision of one window (src/observe/explain.ts). */
 import { explainWindow, ExplainRequestError } from "../observe/explain.js";
-import { explainQuery, explainResponse } from "../observe/explainQuery.js";
+import { explainQuery, explainResponse } from "./explainQuery.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { HttpError } from "./errors.js";
 

@@ -1,6 +1,6 @@
 /** `GET /pipelines/{pipeline}/lateness`: the lateness distribution, the what-if table over candidate delays and the recommended delay. */
 import { latenessAdvice } from "../observe/latenessAdvice.js";
-import { latenessOptionsOf, latenessQuery, latenessResponse } from "../observe/latenessQuery.js";
+import { latenessOptionsOf, latenessQuery, latenessResponse } from "./latenessQuery.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 
 /**

@@ -16,7 +16,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { tokensEqual, unauthorized } from "./auth.js";
-import { HttpError } from "./errors.js";
+import { ClientGoneError, HttpError } from "./errors.js";
 
 /** Default reads answered at once. */
 export const READ_CONCURRENCY_DEFAULT = 4;
@@ -34,14 +34,6 @@ export const UNBUDGETED = new Set<string>(["/livez", "/readyz", "/health", "/ope
  * stream holds no connection between its reads of the feed, and would otherwise hold a slot for good).
  */
 const STREAMS = /^\/pipelines\/[^/]+\/changes\/stream\/?$/;
-
-/** The error a read's query gets once its client has hung up. */
-export class ClientGoneError extends Error {
-  override name = "ClientGoneError";
-  constructor() {
-    super("the client closed the connection before the answer; the read was stopped");
-  }
-}
 
 export interface ReadBudgetOptions {
   /** The read pool; the requests' queries run on it. */

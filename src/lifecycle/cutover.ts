@@ -37,6 +37,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { isoToUs } from "../core/timestamps.js";
 import { withTransaction, type Pool } from "../db/pool.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
+import { lockVersion } from "../db/sql/lifecycle/versionLedger.js";
 import { writeCutoverChanges } from "../db/sql/feed/cutoverChanges.js";
 import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import { lockBronzeAppend } from "../db/sql/readmodel/pipelineRows.js";
@@ -94,9 +95,8 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
   return withTransaction(pool, async (c) => {
     await lockBronzeAppend(c, name);
     await lockResults(c, name);
-    const { rows } = await c.query("SELECT state, policy_version, policy FROM straggler.policy_versions WHERE pipeline = $1 AND version = $2 FOR UPDATE", [name, version]);
-    if (rows.length === 0) throw new CutoverRefusedError(`pipeline ${name} has no version ${version}`, 404);
-    const target = rows[0] as { state: "live" | "candidate" | "retired"; policy_version: string; policy: string };
+    const target = await lockVersion(c, name, version);
+    if (target === undefined) throw new CutoverRefusedError(`pipeline ${name} has no version ${version}`, 404);
     if (target.state === "live") throw new CutoverRefusedError(`version ${version} of pipeline ${name} is live already`, 409);
     if (target.state === "candidate") {
       const run = await readRebuild(c, name, version);
@@ -131,7 +131,7 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     await rebaseStored(c, name, version, live?.version ?? null);
     // Batch ids go on from the highest any version used: progress rows are keyed by them.
     const batchId = Math.max(checkpoint.batchId, liveBatch, await readMaxBatchId(c, name));
-    const { reclassifiedRows, windows } = await restoreVersion(c, name, version, target.policy_version, batchId);
+    const { reclassifiedRows, windows } = await restoreVersion(c, name, version, target.policyVersion, batchId);
     await swapStates(c, name, version);
     // The switch in the change feed: each window it changed (docs/change-feed.md).
     if (pipeline.feed.enabled && (await writeCutoverChanges(c, name, live?.version ?? null, version)) > 0) await notifyChanges(c, name);

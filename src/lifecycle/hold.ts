@@ -21,7 +21,8 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
-import { closeHold, openHold, readOpenHold, readQuarantinedInRange, readRecentBatchShares, type Hold } from "../db/sql/lifecycle/holds.js";
+import type { Hold } from "../core/model.js";
+import { closeHold, openHold, readOpenHold, readQuarantinedInRange, readRecentBatchShares } from "../db/sql/lifecycle/holds.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
 import { markHold } from "../db/sql/feed/holdMarkers.js";
 import { notifyChanges } from "../db/sql/feed/notifyChanges.js";

@@ -40,6 +40,7 @@ import {
 } from "../db/sql/lifecycle/rebuildRuns.js";
 import { readSourceHeaders } from "../db/sql/ingest/sourceHeaders.js";
 import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/lifecycle/versionWindows.js";
+import { analyzeClassifications, countBronzeBetween, lockVersion, readCandidateLedger } from "../db/sql/lifecycle/versionLedger.js";
 import { guardTimeZone } from "../stream/zoneGuard.js";
 import { HorizonRefusedError, refuseArchived } from "../retention/guard.js";
 import { classifyStored, type HeaderCache } from "./rebuildClassify.js";
@@ -132,7 +133,7 @@ export async function classifyRange(
       await insertClassifications(client, pipeline.name, version, classified);
       // The table fills as it is read: without fresh statistics (a new pipeline's rows estimated at none),
       // the dedupe's probes are planned as scans and a page takes seconds instead of milliseconds.
-      if (analyze) await client.query("ANALYZE straggler.event_classifications");
+      if (analyze) await analyzeClassifications(client);
       if (dedupe !== "off" && classified.some((c) => c.status === "accepted")) {
         if (heldAsDifference) await fillEventIds(client, pipeline.name, version, after, [...new Set(classified.filter((c) => c.status === "accepted").map((c) => c.eventId))]);
         await dedupeClassifications(client, pipeline.name, version, pageFrom, dedupe);
@@ -208,7 +209,7 @@ async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: Rebuild
     run = (await readRebuild(pool, pipeline.name, version))!;
   }
   const { version, ledgerSeq, doneSeq, startedAt } = run;
-  const left = Number((await pool.query("SELECT count(*) AS n FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3", [pipeline.name, doneSeq, ledgerSeq])).rows[0].n);
+  const left = await countBronzeBetween(pool, pipeline.name, doneSeq, ledgerSeq);
   opts.onStart?.({ version, resumed, rows: left });
   const rowsClassified = await classifyRange(pool, pipeline, version, doneSeq, ledgerSeq, opts.pageRows ?? REBUILD_PAGE_ROWS, (write, lastSeq, rows) =>
     withTransaction(pool, async (c) => {
@@ -244,13 +245,7 @@ async function buildWindows(c: PoolClient, pipeline: PipelineConfig, version: nu
 /** Reconcile of a candidate: windows against a recompute from its classification; every ledger row up to `ledgerSeq` classified once. */
 export async function reconcileCandidate(c: Queryable, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<CandidateReconcile> {
   const { checked, mismatches } = await compareVersionWindows(c, pipeline, version);
-  const { rows } = await c.query(
-    `SELECT (SELECT count(*) FROM straggler.bronze_events WHERE pipeline = $1 AND seq <= $3) AS landed,
-            count(*) FILTER (WHERE status = 'accepted') AS accepted, count(*) FILTER (WHERE status <> 'accepted') AS quarantined
-       FROM straggler.event_classifications WHERE pipeline = $1 AND version = $2 AND seq <= $3`,
-    [pipeline.name, version, ledgerSeq],
-  );
-  const ledger = { landed: Number(rows[0].landed), accepted: Number(rows[0].accepted), quarantined: Number(rows[0].quarantined), balanced: false };
+  const ledger = { ...(await readCandidateLedger(c, pipeline.name, version, ledgerSeq)), balanced: false };
   ledger.balanced = ledger.accepted + ledger.quarantined === ledger.landed;
   return { ok: mismatches.length === 0 && ledger.balanced, windowsChecked: checked, mismatches, ledger };
 }
@@ -262,9 +257,9 @@ export async function reconcileCandidate(c: Queryable, pipeline: PipelineConfig,
 export async function dropVersion(pool: Pool, pipeline: string, version: number): Promise<void> {
   await withTransaction(pool, async (c) => {
     await lockResults(c, pipeline);
-    const { rows } = await c.query("SELECT state FROM straggler.policy_versions WHERE pipeline = $1 AND version = $2 FOR UPDATE", [pipeline, version]);
-    if (rows.length === 0) throw new RebuildRefusedError(`pipeline ${pipeline} has no version ${version}`);
-    if (rows[0].state === "live") throw new RebuildRefusedError(`version ${version} of pipeline ${pipeline} is live; cut over to another version first`);
+    const target = await lockVersion(c, pipeline, version);
+    if (target === undefined) throw new RebuildRefusedError(`pipeline ${pipeline} has no version ${version}`);
+    if (target.state === "live") throw new RebuildRefusedError(`version ${version} of pipeline ${pipeline} is live; cut over to another version first`);
     await deleteVersion(c, pipeline, version);
   });
 }

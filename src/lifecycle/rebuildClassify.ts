@@ -10,7 +10,8 @@
  * id is the stored one (a raw column). Dedupe needs the other rows and runs
  * in SQL afterwards (src/db/sql/stream/classifications.ts).
  */
-import { windowShapeOf, type PipelineConfig } from "../config/pipelines.js";
+import { windowShapeOf } from "../core/pipelineSpec.js";
+import type { PipelineConfig } from "../config/pipelines.js";
 import { classifyRecord, QuarantineReason } from "../core/admission.js";
 import { formatInstant } from "../core/timestamps.js";
 import type { Classification, RawBronzeRow } from "../db/sql/stream/classifications.js";

@@ -1,5 +1,5 @@
 /**
- * Alerts (the pipeline's `alerts:` block, src/config/pipelines.ts): each is judged on
+ * Alerts (the pipeline's `alerts:` block, src/config/pipelineSchema.ts): each is judged on
  * the database (src/db/sql/observe/readAlertFacts.ts), and its state — ok or firing, since
  * when, the value it was judged on — is recorded in `straggler.alert_states` when it
  * changes, so `status`, `GET /pipelines` and `/metrics` of every process agree.

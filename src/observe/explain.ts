@@ -8,7 +8,7 @@
  * src/core/sessionHistory.ts (sessions).
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import { sessionGapOf, windowSpecOf } from "../config/pipelines.js";
+import { sessionGapOf, windowSpecOf } from "../core/pipelineSpec.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { formatInstant, isoToUs, parseInstant } from "../core/timestamps.js";
 import { batchIndex } from "../core/historyParts.js";

@@ -13,7 +13,7 @@
  * batches and the distribution agree with each other.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import { sessionGapOf, windowSpecOf } from "../config/pipelines.js";
+import { sessionGapOf, windowSpecOf } from "../core/pipelineSpec.js";
 import { DelayNeeds, DelaySimulation, windowEnds, type WhatIfResult, type WhatIfRow } from "../core/lateness.js";
 import type { WindowSpec } from "../core/windows.js";
 import { isoToUs } from "../core/timestamps.js";

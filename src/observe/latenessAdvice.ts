@@ -11,7 +11,7 @@
  * at the configured delay, null at others; time to final: null (both need the replay).
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import { sessionGapOf } from "../config/pipelines.js";
+import { sessionGapOf } from "../core/pipelineSpec.js";
 import { smallestDelayOf, type WhatIfResult } from "../core/lateness.js";
 import type { Pool } from "../db/pool.js";
 import type { LatenessFigures } from "../db/sql/observe/latenessDistribution.js";

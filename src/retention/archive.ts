@@ -32,9 +32,13 @@ import { createGzip } from "node:zlib";
 import { to as copyTo } from "pg-copy-streams";
 import { formatDuration } from "../config/duration.js";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { LockNamespace } from "../db/locks.js";
+import type { PipelineInPartition } from "../core/model.js";
 import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
-import { listPartitions, type BronzePartition } from "./partitions.js";
+import { listPartitions, type BronzePartition } from "../db/sql/retention/partitions.js";
+import {
+  dropPartition, limitLockWait, lockPartition, lockRetention, partitionExists, quoteIdent, quoteLiteral, readArchivedCounts, readPipelinesInPartition,
+  readRebuildingPipelines, readRestoredPartitions, readSeqRange, readStreamPositions, recordArchive, type ArchivedCount,
+} from "../db/sql/retention/archives.js";
 
 /** The archive file format, as the manifest names it. */
 export const ARCHIVE_FORMAT = "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip";
@@ -82,31 +86,10 @@ export interface PartitionVerdict {
   pipelines: PipelineInPartition[];
 }
 
-/** One pipeline's rows in a partition. */
-export interface PipelineInPartition {
-  pipeline: string;
-  rows: number;
-  maxSeq: number;
-  minEventTime: string | null;
-  maxEventTime: string | null;
-}
-
 /** An archive written: where, and what it holds. */
 export interface WrittenArchive {
   manifestFile: string;
   manifest: ArchiveManifest;
-}
-
-const PIPELINES_IN_SQL = (partition: string) => `SELECT pipeline, count(*)::bigint AS rows, max(seq) AS max_seq, min(event_time) AS min_et, max(event_time) AS max_et
-  FROM straggler.${quoteIdent(partition)} GROUP BY pipeline ORDER BY pipeline`;
-
-const CHECKPOINTS_SQL = "SELECT pipeline, last_offset, watermark FROM straggler.checkpoints WHERE pipeline = ANY($1)";
-const RUNNING_REBUILDS_SQL = "SELECT DISTINCT pipeline FROM straggler.rebuilds WHERE status = 'running' AND pipeline = ANY($1)";
-const RESTORED_SQL = "SELECT DISTINCT partition FROM straggler.bronze_archives WHERE restored_at IS NOT NULL";
-
-/** `"name"` quoted as an SQL identifier. */
-export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /**
@@ -115,16 +98,14 @@ export function quoteIdent(name: string): string {
  */
 export async function planArchive(db: Queryable, pipelines: PipelineConfig[], now = Date.now()): Promise<PartitionVerdict[]> {
   const byName = new Map(pipelines.map((p) => [p.name, p]));
-  const restored = new Set((await db.query(RESTORED_SQL)).rows.map((r) => r.partition as string));
+  const restored = await readRestoredPartitions(db);
   const closed = (await listPartitions(db)).filter((p): p is BronzePartition & { rangeStart: string; rangeEnd: string } => p.rangeEnd !== null && Date.parse(p.rangeEnd) <= now);
   const verdicts: PartitionVerdict[] = [];
   for (const part of closed) {
-    const inIt: PipelineInPartition[] = (await db.query(PIPELINES_IN_SQL(part.name))).rows.map((r) => ({
-      pipeline: r.pipeline as string, rows: Number(r.rows), maxSeq: Number(r.max_seq), minEventTime: r.min_et as string | null, maxEventTime: r.max_et as string | null,
-    }));
+    const inIt = await readPipelinesInPartition(db, part.name);
     const names = inIt.map((p) => p.pipeline);
-    const checkpoints = new Map((await db.query(CHECKPOINTS_SQL, [names])).rows.map((r) => [r.pipeline as string, { lastSeq: Number(r.last_offset), watermark: r.watermark as string | null }]));
-    const rebuilding = new Set((await db.query(RUNNING_REBUILDS_SQL, [names])).rows.map((r) => r.pipeline as string));
+    const checkpoints = await readStreamPositions(db, names);
+    const rebuilding = await readRebuildingPipelines(db, names);
     const reasons: string[] = [];
     for (const p of inIt) {
       const config = byName.get(p.pipeline);
@@ -172,11 +153,8 @@ export function archiveFiles(folder: string, partition: string, pipeline: string
   return { data: `${base}.copy.gz`, manifest: `${base}.manifest.json` };
 }
 
-const COUNTS_SQL = (partition: string) => `SELECT status, coalesce(reason, '') AS reason, count(*)::bigint AS rows, min(event_time) AS min_et, max(event_time) AS max_et
-  FROM straggler.${quoteIdent(partition)} WHERE pipeline = $1 GROUP BY status, coalesce(reason, '') ORDER BY 1, 2`;
-
 /** Writes one pipeline's rows of `partition` (COPY → gzip → file, hashed) and its manifest, on `client` in the archiving transaction. */
-async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: PipelineInPartition, config: PipelineConfig, watermark: string): Promise<WrittenArchive & { counts: { status: string; reason: string; rows: number; minEt: string | null; maxEt: string | null }[] }> {
+async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: PipelineInPartition, config: PipelineConfig, watermark: string): Promise<WrittenArchive & { counts: ArchivedCount[] }> {
   const folder = config.retention!.archive;
   mkdirSync(folder, { recursive: true });
   const files = archiveFiles(folder, verdict.partition, p.pipeline);
@@ -187,15 +165,13 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
   await pipe(client.query(copyTo(copySql)), createGzip(), hash.stream, createWriteStream(tmpData));
   const { sha256, bytes } = hash.digest();
   renameSync(tmpData, files.data);
-  const counts = (await client.query(COUNTS_SQL(verdict.partition), [p.pipeline])).rows.map((r) => ({
-    status: r.status as string, reason: r.reason as string, rows: Number(r.rows), minEt: r.min_et as string | null, maxEt: r.max_et as string | null,
-  }));
+  const counts = await readArchivedCounts(client, verdict.partition, p.pipeline);
   const byStatus: Record<string, number> = {}, byReason: Record<string, number> = {};
   for (const c of counts) {
     byStatus[c.status] = (byStatus[c.status] ?? 0) + c.rows;
     if (c.reason !== "") byReason[c.reason] = (byReason[c.reason] ?? 0) + c.rows;
   }
-  const seqRange = (await client.query(`SELECT min(seq) AS lo, max(seq) AS hi FROM straggler.${quoteIdent(verdict.partition)} WHERE pipeline = $1`, [p.pipeline])).rows[0];
+  const seqRange = await readSeqRange(client, verdict.partition, p.pipeline);
   const manifest: ArchiveManifest = {
     format: ARCHIVE_FORMAT,
     partition: verdict.partition,
@@ -207,7 +183,7 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
     byStatus,
     byReason,
     eventTime: { min: p.minEventTime, max: p.maxEventTime },
-    seq: { min: seqRange.lo === null ? null : Number(seqRange.lo), max: seqRange.hi === null ? null : Number(seqRange.hi) },
+    seq: seqRange,
     file: path.basename(files.data),
     bytes,
     sha256,
@@ -220,19 +196,6 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
   return { manifestFile: files.manifest, manifest, counts };
 }
 
-/** `'text'` quoted as an SQL literal. */
-function quoteLiteral(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}
-
-const RECORD_ARCHIVE_SQL = `INSERT INTO straggler.bronze_archives (partition, pipeline, range_start, range_end, file, sha256, rows, manifest)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (partition, pipeline) DO UPDATE SET range_start = EXCLUDED.range_start, range_end = EXCLUDED.range_end, file = EXCLUDED.file,
-  sha256 = EXCLUDED.sha256, rows = EXCLUDED.rows, manifest = EXCLUDED.manifest, archived_at = now(), restored_at = NULL`;
-const CLEAR_COUNTS_SQL = "DELETE FROM straggler.bronze_archived_counts WHERE partition = $1 AND pipeline = $2";
-const RECORD_COUNT_SQL = `INSERT INTO straggler.bronze_archived_counts (partition, pipeline, status, reason, rows, min_event_time, max_event_time)
-VALUES ($1, $2, $3, $4, $5, $6, $7)`;
-
 /**
  * Archives `verdict`'s partition (which must be archivable) and drops it, in one transaction.
  * @returns the archives written, one per pipeline with rows in it; null when another run (another replica's) archived it meanwhile
@@ -243,25 +206,22 @@ export async function archivePartition(pool: Pool, pipelines: PipelineConfig[], 
   const byName = new Map(pipelines.map((p) => [p.name, p]));
   return withTransaction<WrittenArchive[] | null>(pool, async (client) => {
     // One archive or restore at a time; the partition's rows cannot change while it is written.
-    await client.query("SELECT pg_advisory_xact_lock($1::int, 0)", [LockNamespace.retention]);
+    await lockRetention(client);
     // Archived meanwhile by another replica's run: nothing left to do.
-    if ((await client.query("SELECT to_regclass($1) AS t", [`straggler.${quoteIdent(verdict.partition)}`])).rows[0].t === null) return null;
-    await client.query(`LOCK TABLE straggler.${quoteIdent(verdict.partition)} IN SHARE MODE`);
+    if (!(await partitionExists(client, verdict.partition))) return null;
+    await lockPartition(client, verdict.partition);
     const [again] = await planArchive(client, pipelines, now).then((vs) => vs.filter((v) => v.partition === verdict.partition));
     if (!again || !again.archivable) throw new Error(`${verdict.partition}: no longer archivable: ${again?.reasons.join("; ") ?? "gone"}`);
-    const watermarks = new Map((await client.query(CHECKPOINTS_SQL, [again.pipelines.map((p) => p.pipeline)])).rows.map((r) => [r.pipeline as string, r.watermark as string]));
+    const positions = await readStreamPositions(client, again.pipelines.map((p) => p.pipeline));
     const written: WrittenArchive[] = [];
     for (const p of again.pipelines) {
-      const w = await writeArchive(client, again, p, byName.get(p.pipeline)!, watermarks.get(p.pipeline)!);
-      await client.query(RECORD_ARCHIVE_SQL, [again.partition, p.pipeline, again.rangeStart, again.rangeEnd, w.manifestFile, w.manifest.sha256, p.rows, w.manifest]);
-      await client.query(CLEAR_COUNTS_SQL, [again.partition, p.pipeline]);
-      for (const c of w.counts) await client.query(RECORD_COUNT_SQL, [again.partition, p.pipeline, c.status, c.reason, c.rows, c.minEt, c.maxEt]);
+      const w = await writeArchive(client, again, p, byName.get(p.pipeline)!, positions.get(p.pipeline)!.watermark!);
+      await recordArchive(client, { partition: again.partition, pipeline: p.pipeline, rangeStart: again.rangeStart, rangeEnd: again.rangeEnd, file: w.manifestFile, sha256: w.manifest.sha256, rows: p.rows, manifest: w.manifest }, w.counts);
       written.push({ manifestFile: w.manifestFile, manifest: w.manifest });
     }
     // DETACH and DROP take an ACCESS EXCLUSIVE lock on bronze for a moment: wait 10 s at most.
-    await client.query("SET LOCAL lock_timeout = '10s'");
-    await client.query(`ALTER TABLE straggler.bronze_events DETACH PARTITION straggler.${quoteIdent(again.partition)}`);
-    await client.query(`DROP TABLE straggler.${quoteIdent(again.partition)}`);
+    await limitLockWait(client);
+    await dropPartition(client, again.partition);
     return written;
   });
 }

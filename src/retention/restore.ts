@@ -16,10 +16,10 @@ import { createReadStream, readFileSync } from "node:fs";
 import path from "node:path";
 import { pipeline as pipe } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { from as copyFrom } from "pg-copy-streams";
-import { LockNamespace } from "../db/locks.js";
 import { withTransaction, type Pool } from "../db/pool.js";
-import { ARCHIVE_COLUMNS, quoteIdent, type ArchiveManifest } from "./archive.js";
+import { limitLockWait, lockRetention } from "../db/sql/retention/archives.js";
+import { copyIntoRestoredRows, countPartitionRows, ensurePartition, insertRestoredRows, markRestored, readArchiveRecord } from "../db/sql/retention/restoreRows.js";
+import { ARCHIVE_COLUMNS, type ArchiveManifest } from "./archive.js";
 
 /**
  * The columns of an archive written before bronze's rows lost `policy_version` (drizzle/0037_classification_deltas.sql):
@@ -71,8 +71,6 @@ export async function sha256Of(file: string): Promise<string> {
   return h.digest("hex");
 }
 
-const RECORD_SQL = "SELECT sha256, rows, restored_at FROM straggler.bronze_archives WHERE partition = $1 AND pipeline = $2";
-
 /**
  * Restores the archive named by `file` (its manifest, or its `.copy.gz` beside the manifest).
  * @throws RestoreRefusedError when the checksum does not match, the archive is not recorded in
@@ -89,33 +87,27 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
     throw new RestoreRefusedError(`${dataFile}: its columns (${manifest.columns.join(", ")}) are not bronze's (${ARCHIVE_COLUMNS.join(", ")}); nothing was restored`);
   }
   return withTransaction(pool, async (client) => {
-    await client.query("SELECT pg_advisory_xact_lock($1::int, 0)", [LockNamespace.retention]);
-    const rec = (await client.query(RECORD_SQL, [manifest.partition, manifest.pipeline])).rows[0];
+    await lockRetention(client);
+    const rec = await readArchiveRecord(client, manifest.partition, manifest.pipeline);
     if (!rec) throw new RestoreRefusedError(`${manifest.partition} of ${manifest.pipeline}: no such archive in this database (straggler.bronze_archives); nothing was restored`);
     if (rec.sha256 !== manifest.sha256) {
       throw new RestoreRefusedError(`${dataFile}: SHA-256 ${manifest.sha256} is not the one recorded when ${manifest.partition} of ${manifest.pipeline} was archived (${rec.sha256}); nothing was restored`);
     }
-    if (rec.restored_at !== null) throw new RestoreRefusedError(`${manifest.partition} of ${manifest.pipeline}: restored already (at ${rec.restored_at}); \`straggler archive\` archives it again`);
-    await client.query("SET LOCAL lock_timeout = '10s'");
-    const made = (await client.query("SELECT straggler.ensure_bronze_partition($1, $2, $3) AS made", [manifest.partition, manifest.rangeStart, manifest.rangeEnd])).rows[0].made as boolean;
-    const before = Number((await client.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(manifest.partition)} WHERE pipeline = $1`, [manifest.pipeline])).rows[0].n);
+    if (rec.restoredAt !== null) throw new RestoreRefusedError(`${manifest.partition} of ${manifest.pipeline}: restored already (at ${rec.restoredAt}); \`straggler archive\` archives it again`);
+    await limitLockWait(client);
+    const made = await ensurePartition(client, manifest.partition, manifest.rangeStart, manifest.rangeEnd);
+    const before = await countPartitionRows(client, manifest.partition, manifest.pipeline);
     // Through a scratch table: the file names each row's source (bronze holds its id: straggler.bronze_sources,
     // made where missing), and an archive from before 0037 holds a policy_version column, left out.
-    await client.query("CREATE TEMPORARY TABLE restored_rows (LIKE straggler.bronze_events) ON COMMIT DROP");
-    await client.query("ALTER TABLE restored_rows ADD COLUMN source text, ADD COLUMN policy_version text, ALTER COLUMN source_id DROP NOT NULL");
     const columns = legacy ? LEGACY_ARCHIVE_COLUMNS : ARCHIVE_COLUMNS;
-    await pipe(createReadStream(dataFile), createGunzip(), client.query(copyFrom(`COPY restored_rows (${columns.join(", ")}) FROM STDIN`)));
-    await client.query("INSERT INTO straggler.bronze_sources (pipeline, name) SELECT DISTINCT pipeline, source FROM restored_rows ON CONFLICT (pipeline, name) DO NOTHING");
-    const kept = ARCHIVE_COLUMNS.filter((c) => c !== "source");
-    await client.query(
-      `INSERT INTO straggler.${quoteIdent(manifest.partition)} (${kept.join(", ")}, source_id)
-       SELECT ${kept.map((c) => `r.${c}`).join(", ")}, s.id FROM restored_rows r JOIN straggler.bronze_sources s ON s.pipeline = r.pipeline AND s.name = r.source`,
-    );
-    const after = Number((await client.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(manifest.partition)} WHERE pipeline = $1`, [manifest.pipeline])).rows[0].n);
+    const into = await copyIntoRestoredRows(client, columns);
+    await pipe(createReadStream(dataFile), createGunzip(), into);
+    await insertRestoredRows(client, manifest.partition, ARCHIVE_COLUMNS.filter((c) => c !== "source"));
+    const after = await countPartitionRows(client, manifest.partition, manifest.pipeline);
     if (after - before !== Number(rec.rows)) {
       throw new RestoreRefusedError(`${dataFile}: ${after - before} rows read, the archive recorded ${rec.rows}; nothing was restored`);
     }
-    await client.query("UPDATE straggler.bronze_archives SET restored_at = now() WHERE partition = $1 AND pipeline = $2", [manifest.partition, manifest.pipeline]);
+    await markRestored(client, manifest.partition, manifest.pipeline);
     return { partition: manifest.partition, pipeline: manifest.pipeline, rows: after - before, sha256: actual, partitionMade: made };
   });
 }

@@ -1,6 +1,6 @@
 /**
  * The service's retention work: bronze's monthly partitions (this month's and the next) made at start
- * and every hour (src/retention/partitions.ts), and, for pipelines with a
+ * and every hour (src/db/sql/retention/partitions.ts), and, for pipelines with a
  * `retention` setting, the archive step on the same hourly tick
  * (src/retention/archive.ts) and the change feeds' prune (src/retention/feedPrune.ts). Failures are logged and retried on the next tick.
  */
@@ -9,7 +9,7 @@ import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import { runArchive } from "./archive.js";
 import { pruneFeeds } from "./feedPrune.js";
-import { ensurePartitions } from "./partitions.js";
+import { ensurePartitions } from "../db/sql/retention/partitions.js";
 
 /** The tick of the retention work, ms (one hour). */
 export const RETENTION_TICK_MS = 3_600_000;

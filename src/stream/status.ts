@@ -5,7 +5,8 @@
 import type { Pool } from "../db/pool.js";
 import { countSourcesByState, type SourceCounts } from "../db/sql/ingest/countSourcesByState.js";
 import { readPipelineOwners } from "../db/sql/lifecycle/pipelineLeases.js";
-import { readCheckpoint, type CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
+import type { CheckpointInput } from "../core/model.js";
+import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { readStatusCounts } from "../db/sql/observe/readStatusCounts.js";
 
 export type { SourceCounts };

@@ -1,6 +1,6 @@
 /** The REST API on an ephemeral port of 127.0.0.1, for in-process HTTP tests. */
 import type { Server } from "node:http";
-import { createApp, type ApiDeps } from "../../src/http/app.js";
+import { createApp, type ApiDeps } from "../../src/app.js";
 
 export interface RunningApi {
   base: string;

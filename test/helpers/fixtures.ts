@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
+import { pipelineSchema } from "../../src/config/pipelineSchema.js";
+import type { PipelineConfig } from "../../src/config/pipelines.js";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** The shared datasets folder, beside the repository unless `STRAGGLER_SHARED_DATA` says otherwise. */

@@ -8,7 +8,8 @@
  */
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
+import { pipelineSchema } from "../../src/config/pipelineSchema.js";
+import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import type { Pool } from "../../src/db/pool.js";

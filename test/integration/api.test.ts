@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import { pino } from "pino";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";

@@ -11,7 +11,7 @@ import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { NULL_KEY } from "../../src/core/keys.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";

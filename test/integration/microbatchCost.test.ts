@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { windowSpecOf } from "../../src/config/pipelines.js";
+import { windowSpecOf } from "../../src/core/pipelineSpec.js";
 import { createPool, inTransaction, rollback } from "../../src/db/pool.js";
 import { BATCH_PAIRS } from "../../src/db/sql/fragments/batchPairs.js";
 import { mergeSql } from "../../src/db/sql/stream/mergeWindows.js";

@@ -10,7 +10,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCorrection } from "../../src/correction/correct.js";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
 import { replay } from "../../src/replay/replay.js";

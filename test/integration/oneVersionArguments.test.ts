@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import { rebuild } from "../../src/lifecycle/rebuild.js";
 import { createLogger } from "../../src/log.js";
 import { startCli } from "../helpers/cli.js";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import {
   correctionRunResponse, correctionRunRow, failedWindowRow, healthResponse, pipelineStatusRow, progressRow, quarantineResponse, reconcileReport, retractionRow, sourcesResponse, windowRow,
 } from "../../src/http/responses.js";
@@ -11,8 +11,8 @@ import { feedPage } from "../../src/http/feedRoutes.js";
 import { holdResponse } from "../../src/http/holdRoutes.js";
 import { cutoverResponse, rebuildResponse } from "../../src/http/rebuildRoutes.js";
 import { correctionSummary, landResponse } from "../../src/http/schemas.js";
-import { latenessResponse } from "../../src/observe/latenessQuery.js";
-import { explainResponse } from "../../src/observe/explainQuery.js";
+import { latenessResponse } from "../../src/http/latenessQuery.js";
+import { explainResponse } from "../../src/http/explainQuery.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { createLogger } from "../../src/log.js";
 import { lateWithinDelay } from "../helpers/fixtures.js";

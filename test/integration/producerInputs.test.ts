@@ -12,7 +12,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
 import { SourceRefused } from "../../src/ingest/errors.js";
 import { createLogger } from "../../src/log.js";

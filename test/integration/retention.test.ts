@@ -19,7 +19,7 @@ import { landFile } from "../../src/ingest/landFile.js";
 import { rebuild, RebuildRefusedError } from "../../src/lifecycle/rebuild.js";
 import { runArchive, type ArchiveManifest } from "../../src/retention/archive.js";
 import { HorizonRefusedError } from "../../src/retention/guard.js";
-import { listPartitions } from "../../src/retention/partitions.js";
+import { listPartitions } from "../../src/db/sql/retention/partitions.js";
 import { restoreArchive, RestoreRefusedError } from "../../src/retention/restore.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../../src/stream/streamLoop.js";

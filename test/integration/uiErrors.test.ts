@@ -8,7 +8,7 @@
 import type { Server } from "node:http";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import { answerClientErrors } from "../../src/http/errors.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import { createLogger } from "../../src/log.js";

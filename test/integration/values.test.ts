@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/app.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { pipelineSchema, type PipelineConfig } from "../../src/config/pipelines.js";
+import { pipelineSchema } from "../../src/config/pipelineSchema.js";
+import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { classifyRecord, groupKeyOf, type BronzeRow, type RawRecord } from "../../src/core/admission.js";
 import { NULL_KEY } from "../../src/core/keys.js";
 

@@ -1,7 +1,7 @@
 /** The pipelines file's `alerts:` block: the README's example, the defaults, and a share out of range. */
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { pipelineSchema } from "../../src/config/pipelines.js";
+import { pipelineSchema } from "../../src/config/pipelineSchema.js";
 import { judgeAlerts } from "../../src/observe/alerts.js";
 
 const base = { name: "x", source: { format: "jsonl" }, fields: { eventTime: "t", value: "v" }, timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "1 minute" } };

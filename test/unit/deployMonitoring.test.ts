@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify } from "yaml";
-import { pipelineSchema } from "../../src/config/pipelines.js";
+import { pipelineSchema } from "../../src/config/pipelineSchema.js";
 import { configuredAlerts } from "../../src/observe/alerts.js";
 import { createMetrics } from "../../src/observe/metrics.js";
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { declaredInputs, pipelineSchema, policyVersion, watermarkSettingsOf } from "../../src/config/pipelines.js";
+import { declaredInputs, watermarkSettingsOf } from "../../src/core/pipelineSpec.js";
+import { pipelineSchema } from "../../src/config/pipelineSchema.js";
+import { policyVersion } from "../../src/config/pipelines.js";
 
 const base = { name: "orders", source: { format: "jsonl" }, fields: { eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" } };
 const parse = (watermark: unknown) => pipelineSchema.safeParse({ ...base, watermark });

@@ -1,7 +1,7 @@
 /** `straggler lateness` for people: the summary line first, the per-key list cut at `--limit` with a count of the rest. */
 import { describe, expect, it } from "vitest";
 import type { LatenessAdvice } from "../../src/observe/latenessAdvice.js";
-import { formatLatenessReport } from "../../src/observe/latenessText.js";
+import { formatLatenessReport } from "../../src/cli/latenessText.js";
 
 const outcome = { delayMs: 60_000, droppedPairs: 2, droppedWindows: 1, eventsAffected: 2, dropShare: 0.5, timeToFinal: null, openWindows: null };
 const figures = { count: 4, minMs: 1_000, p50Ms: 2_000, p90Ms: 3_000, p99Ms: 3_000, p999Ms: 3_000, maxMs: 3_000 };

@@ -1,7 +1,7 @@
 /** The pipelines file's `source.nats` block: the README's example, the defaults, and what is refused with its message. */
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { pipelineSchema } from "../../src/config/pipelines.js";
+import { pipelineSchema } from "../../src/config/pipelineSchema.js";
 import { messageRecord, logSourceName } from "../../src/sources/landLogBatch.js";
 
 const base = { name: "x", fields: { eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "1 minute" } };

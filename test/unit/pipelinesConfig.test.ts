@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, formatIssues, loadPipelines, pipelinesFileSchema, windowSpecOf } from "../../src/config/pipelines.js";
+import { ConfigError, formatIssues, loadPipelines } from "../../src/config/pipelines.js";
+import { pipelinesFileSchema } from "../../src/config/pipelineSchema.js";
+import { windowSpecOf } from "../../src/core/pipelineSpec.js";
 import { canonicalPolicy, diffPolicies, policyHash, policyOf } from "../../src/config/policy.js";
 
 const valid = () => ({

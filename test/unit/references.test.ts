@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { cliReference, writeOrCheck as checkCli } from "../../scripts/cli-reference.js";
 import { restReference, writeOrCheck as checkRest } from "../../scripts/rest-reference.js";
 import { buildCli } from "../../src/cli/program.js";
-import { apiDocument } from "../../src/http/app.js";
+import { apiDocument } from "../../src/app.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const read = (file: string) => readFileSync(path.join(root, file), "utf8");

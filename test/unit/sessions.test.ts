@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { formatIssues, pipelinesFileSchema, sessionGapOf, windowSpecOf } from "../../src/config/pipelines.js";
+import { formatIssues } from "../../src/config/pipelines.js";
+import { pipelinesFileSchema } from "../../src/config/pipelineSchema.js";
+import { sessionGapOf, windowSpecOf } from "../../src/core/pipelineSpec.js";
 import { diffPolicies, policyOf } from "../../src/config/policy.js";
 import { isLateSessionEvent, mergeTouching, sessionize, sessionsTouch } from "../../src/core/sessions.js";
 import { isoToUs } from "../../src/core/timestamps.js";

@@ -4,7 +4,8 @@
  * refused without the calendar-window advice (a session window takes no window.timeZone).
  */
 import { describe, expect, it } from "vitest";
-import { formatIssues, pipelinesFileSchema } from "../../src/config/pipelines.js";
+import { formatIssues } from "../../src/config/pipelines.js";
+import { pipelinesFileSchema } from "../../src/config/pipelineSchema.js";
 
 const base = (over: Record<string, unknown>) => ({
   name: "p",

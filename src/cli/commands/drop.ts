@@ -1,4 +1,4 @@
-/** `drop -p P --yes`: forget a pipeline (src/lifecycle/drop.ts); without `--yes` it says what would be removed and removes nothing. */
+/** The command `straggler drop -p P --yes`: forget a pipeline (src/lifecycle/drop.ts); without `--yes` it says what would be removed and removes nothing. */
 import type { Command } from "commander";
 import { closest, distance } from "fastest-levenshtein";
 import type { PipelineRows } from "../../lifecycle/drop.js";
@@ -30,7 +30,7 @@ export function dropCommand(program: Command, ctxOf: ContextOf): void {
     .option("--json", 'print JSON: { "pipeline", "dropped": true | false (without --yes), "total", "tables": { <table>: rows } }')
     .action(async (opts: { pipeline: string; yes?: boolean; json?: boolean }) => {
       const ctx = await ctxOf();
-      const [{ pipelineName }, { dropPipeline, pipelineRows }] = await Promise.all([import("../../config/pipelines.js"), import("../../lifecycle/drop.js")]);
+      const [{ pipelineName }, { dropPipeline, pipelineRows }] = await Promise.all([import("../../config/settingSchemas.js"), import("../../lifecycle/drop.js")]);
       const name = pipelineName.safeParse(opts.pipeline);
       if (!name.success) throw new UsageError(`-p: ${name.error.issues[0]!.message}`);
       const configured = ctx.pipelines.some((p) => p.name === opts.pipeline);

@@ -122,7 +122,7 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
       const pipeline = pickOne(ctx, opts.pipeline);
       checkInputFiles(files);
       if (opts.input !== undefined) {
-        const { declaredInputs } = await import("../../config/pipelines.js");
+        const { declaredInputs } = await import("../../core/pipelineSpec.js");
         const inputs = declaredInputs(pipeline);
         if (!inputs.includes(opts.input)) throw new UsageError(`pipeline ${pipeline.name} has no input ${JSON.stringify(opts.input)}; its inputs are ${inputs.join(", ")} (watermark.inputs)`);
         if (files.length === 0) throw new UsageError(`--input names the input of the files given (or stdin); the landing folder's inputs are its subfolders <landingDir>/<input>/`);

@@ -19,12 +19,12 @@ interface LatenessFlags {
 const FLAG: Record<string, string> = { from: "--from", to: "--to", targetDrop: "--target-drop", delay: "--delay", byKey: "--by-key" };
 
 /**
- * The flags read with the REST route's query schema (src/observe/latenessQuery.ts): the same grammar and messages.
+ * The flags read with the REST route's query schema (src/http/latenessQuery.ts): the same grammar and messages.
  * (Imported here, when the command runs: `straggler --help` does not load the query schema.)
  * @throws UsageError naming the flag (exit 2)
  */
 export async function latenessFlags(flags: LatenessFlags) {
-  const { latenessOptionsOf, latenessQuery } = await import("../../observe/latenessQuery.js");
+  const { latenessOptionsOf, latenessQuery } = await import("../../http/latenessQuery.js");
   const parsed = latenessQuery.safeParse({
     from: flags.from, to: flags.to, targetDrop: flags.targetDrop, delay: flags.delay, byKey: flags.byKey ? "true" : undefined,
   });
@@ -51,7 +51,7 @@ export function latenessCommand(program: Command, ctxOf: ContextOf): void {
       const ctx = await ctxOf();
       const pipeline = pickOne(ctx, flags.pipeline);
       const options = await latenessFlags(flags);
-      const [{ latenessAdvice }, { formatLatenessReport }] = await Promise.all([import("../../observe/latenessAdvice.js"), import("../../observe/latenessText.js")]);
+      const [{ latenessAdvice }, { formatLatenessReport }] = await Promise.all([import("../../observe/latenessAdvice.js"), import("../latenessText.js")]);
       await withDb(ctx, async (db) => {
         const report = await latenessAdvice(db.pool, pipeline, { ...options, ...(flags.exact ? { exact: true } : {}) });
         if (flags.json) json(report);

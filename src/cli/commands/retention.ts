@@ -49,7 +49,7 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
     .option("--json", "print the outcome as JSON: every partition archived (with its manifests) and kept (with why); with --dry-run every closed partition's verdict")
     .action(async (opts: { dryRun?: boolean; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
-      const [{ runArchive, planArchive }, { ensurePartitions }] = await Promise.all([import("../../retention/archive.js"), import("../../retention/partitions.js")]);
+      const [{ runArchive, planArchive }, { ensurePartitions }] = await Promise.all([import("../../retention/archive.js"), import("../../db/sql/retention/partitions.js")]);
       await withDb(ctx, async (db) => {
         await ensurePartitions(db.pool);
         if (opts.dryRun) {
@@ -71,7 +71,7 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
     .option("--json", "print the outcome as JSON: the partition, the pipeline, the rows restored, the SHA-256 checked")
     .action(async (opts: { archive: string; json?: boolean }) => {
       const ctx = await ctxOf();
-      const [{ restoreArchive, RestoreRefusedError }, { listPartitions }] = await Promise.all([import("../../retention/restore.js"), import("../../retention/partitions.js")]);
+      const [{ restoreArchive, RestoreRefusedError }, { listPartitions }] = await Promise.all([import("../../retention/restore.js"), import("../../db/sql/retention/partitions.js")]);
       await withDb(ctx, async (db) => {
         try {
           const r = await restoreArchive(db.pool, opts.archive);

@@ -5,7 +5,7 @@
  * bronze says should exist — optionally only some group keys. Only windows
  * ending at or before the watermark: the stream still owns the others (DESIGN §9).
  */
-import { windowSpecOf, type PipelineConfig } from "../../../config/pipelines.js";
+import { windowSpecOf, type WindowedPipeline } from "../../../core/pipelineSpec.js";
 import { longestWindowMs } from "../../../core/windows.js";
 import { windowsLateral } from "../fragments/windowAssignment.js";
 import type { PoolClient } from "../../pool.js";
@@ -36,7 +36,7 @@ SELECT group_key, window_start, window_end FROM straggler.window_results_table
 ON CONFLICT DO NOTHING`;
 
 /* `b.seq + 0 <= snapshot`: not an index range on the sequence key (see recomputeTargets.ts). */
-const addBronzeWindowsSql = (pipeline: PipelineConfig) => `INSERT INTO corr_targets
+const addBronzeWindowsSql = (pipeline: WindowedPipeline) => `INSERT INTO corr_targets
 SELECT DISTINCT b.group_key, w.window_start, w.window_end
   FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(pipeline), "b")}
  WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $6
@@ -51,7 +51,7 @@ const COUNT_TARGETS_SQL = "SELECT count(*)::int AS n FROM corr_targets";
  * Fills `corr_targets` for `req`, in the run's transaction `client`.
  * @returns the number of windows picked
  */
-export async function collectTargets(client: PoolClient, pipeline: PipelineConfig, req: TargetRequest): Promise<number> {
+export async function collectTargets(client: PoolClient, pipeline: WindowedPipeline, req: TargetRequest): Promise<number> {
   const params = [pipeline.name, req.watermark, req.range?.from ?? null, req.range?.to ?? null, req.keys];
   await client.query(prepared("add_late_windows", ADD_LATE_WINDOWS_SQL, params));
   if (req.range) {

@@ -1,6 +1,6 @@
 /** Session rows removed from one pipeline's results after a given id, oldest first (view `straggler.retractions`; `GET /pipelines/{pipeline}/retractions`). */
 import { and, asc, eq, gt, sql } from "drizzle-orm";
-import { rowsWithinBudget } from "../../../http/answerBudget.js";
+import { rowsWithinBudget } from "../../rowBudget.js";
 import { execute, orm } from "../../orm.js";
 import type { Queryable } from "../../pool.js";
 import { columnsBesidesPipeline, retractions } from "../../views.js";

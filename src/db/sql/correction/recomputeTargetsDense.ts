@@ -11,7 +11,7 @@
  * A target without rows in bronze gets a count of 0 and null sum, min and max, as the
  * per-window aggregate over no rows gives them.
  */
-import { windowSpecOf, type PipelineConfig } from "../../../config/pipelines.js";
+import { windowSpecOf, type WindowedPipeline } from "../../../core/pipelineSpec.js";
 import type { WindowSpec } from "../../../core/windows.js";
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
@@ -34,7 +34,7 @@ function rowWindows(spec: WindowSpec): string {
 }
 
 /* `b.seq + 0 <= $2`: not an index range on the sequence key (see recomputeTargets.ts). */
-const denseSql = (pipeline: PipelineConfig) => `INSERT INTO corr_changes
+const denseSql = (pipeline: WindowedPipeline) => `INSERT INTO corr_changes
 SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")},
        coalesce(f.n, 0), f.s, f.lo, f.hi
   FROM corr_targets t
@@ -69,7 +69,7 @@ const SUMMARIZE_SQL = `SELECT brin_summarize_new_values(h.inhrelid) FROM pg_inhe
  */
 export async function recomputeTargetsDense(
   client: PoolClient,
-  pipeline: PipelineConfig,
+  pipeline: WindowedPipeline,
   snapshot: number,
 ): Promise<void> {
   await client.query(SUMMARIZE_SQL);

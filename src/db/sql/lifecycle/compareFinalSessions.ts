@@ -7,7 +7,7 @@
  * watermark. Bronze is read whole (a session has no bounded length), the
  * range only filters the sessions compared.
  */
-import type { PipelineConfig } from "../../../config/pipelines.js";
+import type { WindowedPipeline } from "../../../core/pipelineSpec.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { comparedRow, FINAL_AGAINST_FRESH, type ComparedWindow, type CompareRequest } from "./compareFinalWindows.js";
@@ -35,7 +35,7 @@ ${FINAL_AGAINST_FRESH}`;
  * `req.only` and `req.skip` are not used: a session's recompute is not isolated.
  * @throws the database's error
  */
-export async function compareFinalSessions(client: Queryable, pipeline: PipelineConfig, gapMs: number, req: CompareRequest): Promise<ComparedWindow[]> {
+export async function compareFinalSessions(client: Queryable, pipeline: WindowedPipeline, gapMs: number, req: CompareRequest): Promise<ComparedWindow[]> {
   const { rows } = await client.query(
     prepared("compare_final_sessions", COMPARE_SQL, [pipeline.name, req.snapshot, req.watermark, req.range?.from ?? null, req.range?.to ?? null, (BigInt(gapMs) * 1000n).toString()]),
   );

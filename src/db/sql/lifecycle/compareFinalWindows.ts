@@ -6,7 +6,7 @@
  * window stored with no rows (an amendment moved its only event away) is no
  * window, as bronze says.
  */
-import { windowSpecOf, type PipelineConfig } from "../../../config/pipelines.js";
+import { windowSpecOf, type WindowedPipeline } from "../../../core/pipelineSpec.js";
 import { longestWindowMs } from "../../../core/windows.js";
 import { windowsLateral } from "../fragments/windowAssignment.js";
 import type { Queryable } from "../../pool.js";
@@ -83,7 +83,7 @@ export function comparedRow(r: Record<string, any>): ComparedWindow {
  * `b.seq + 0 <= snapshot`: not an index range on the sequence key (see recomputeTargets.ts).
  * $7/$8: only these (key, window start)s; $9/$10: all but these.
  */
-const compareSql = (pipeline: PipelineConfig) => `WITH fresh AS (
+const compareSql = (pipeline: WindowedPipeline) => `WITH fresh AS (
   SELECT b.group_key, w.window_start, w.window_end, ${aggregateWindow("b.value")}
     FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(pipeline), "b")}
    WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
@@ -102,7 +102,7 @@ const aggregate = (n: number | null, sum: string | null, min: string | null, max
  * bronze rows up to `req.snapshot`, unordered.
  * @throws the database's error; a data exception (SQLSTATE class 22) when a window's aggregate fails
  */
-export async function compareFinalWindows(client: Queryable, pipeline: PipelineConfig, req: CompareRequest): Promise<ComparedWindow[]> {
+export async function compareFinalWindows(client: Queryable, pipeline: WindowedPipeline, req: CompareRequest): Promise<ComparedWindow[]> {
   const { only = null, skip = null } = req;
   const { rows } = await client.query(
     prepared("compare_final_windows", compareSql(pipeline), [

@@ -5,26 +5,9 @@
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import type { Hold, TrippingRow } from "../../../core/model.js";
 
-/** A bronze row that tripped a hold rule. */
-export interface TrippingRow {
-  seq: number;
-  eventId: string;
-  reason: string | null;
-  detail: string | null;
-}
-
-/** One hold: `rule` null when held by hand; `releasedAt` null while it is open. */
-export interface Hold {
-  holdId: number;
-  pipeline: string;
-  reason: string;
-  rule: "onFutureTs" | "quarantineShare" | null;
-  trippedBy: { rows: TrippingRow[]; rowCount: number; [k: string]: unknown } | null;
-  batchId: number | null;
-  heldAt: string;
-  releasedAt: string | null;
-}
+export type { Hold };
 
 const COLUMNS = "hold_id, pipeline, reason, rule, tripped_by, batch_id, held_at, released_at";
 

@@ -8,13 +8,13 @@
  * from bronze (a retired one, drizzle/0037) is first given, from bronze, the
  * rows of the windows a catch-up recomputes (`fillTouchedWindows`).
  */
-import { windowSpecOf, type PipelineConfig } from "../../../config/pipelines.js";
+import { windowSpecOf, type WindowedPipeline } from "../../../core/pipelineSpec.js";
 import type { Queryable } from "../../pool.js";
 import { windowsLateral } from "../fragments/windowAssignment.js";
 import { aggregateWindow, computedAggregates } from "../fragments/windowAggregates.js";
 
 /** The accepted, not superseded rows of version $2 of pipeline $1, aliased c, with their windows w. */
-const acceptedRows = (pipeline: PipelineConfig) => `straggler.event_classifications c ${windowsLateral(windowSpecOf(pipeline), "c")}
+const acceptedRows = (pipeline: WindowedPipeline) => `straggler.event_classifications c ${windowsLateral(windowSpecOf(pipeline), "c")}
    WHERE c.pipeline = $1 AND c.version = $2 AND c.status = 'accepted'
      AND NOT EXISTS (SELECT 1 FROM straggler.superseded_versions s WHERE s.pipeline = $1 AND s.version = $2 AND s.seq = c.seq)`;
 
@@ -22,7 +22,7 @@ const acceptedRows = (pipeline: PipelineConfig) => `straggler.event_classificati
  * Windows touched by rows with seq above $3: their own windows, and the
  * windows of the rows they superseded. Params $1 pipeline, $2 version, $3 seq.
  */
-const touchedSql = (pipeline: PipelineConfig) => `SELECT DISTINCT c.group_key, w.window_start
+const touchedSql = (pipeline: WindowedPipeline) => `SELECT DISTINCT c.group_key, w.window_start
     FROM straggler.event_classifications c ${windowsLateral(windowSpecOf(pipeline), "c")}
    WHERE c.pipeline = $1 AND c.version = $2 AND c.status = 'accepted'
      AND (c.seq > $3 OR c.seq IN (SELECT s.seq FROM straggler.superseded_versions s WHERE s.pipeline = $1 AND s.version = $2 AND s.superseded_by > $3))`;
@@ -32,7 +32,7 @@ const touchedSql = (pipeline: PipelineConfig) => `SELECT DISTINCT c.group_key, w
  * by the version's rows above it, which the version lacks (one range read of bronze's (pipeline, group key, event
  * time) index per window).
  */
-const fillSql = (pipeline: PipelineConfig) => `WITH touched AS (
+const fillSql = (pipeline: WindowedPipeline) => `WITH touched AS (
   SELECT DISTINCT c.group_key, w.window_start, w.window_end
     FROM straggler.event_classifications c ${windowsLateral(windowSpecOf(pipeline), "c")}
    WHERE c.pipeline = $1 AND c.version = $2 AND c.status = 'accepted'
@@ -50,7 +50,7 @@ ON CONFLICT (pipeline, version, seq) DO NOTHING`;
  * accepted rows up to `after` that it lacks in the windows its rows above `after` touch: they are its own
  * (unmarked), and `computeVersionWindows(…, after)` recomputes those windows whole from its rows.
  */
-export async function fillTouchedWindows(client: Queryable, pipeline: PipelineConfig, version: number, after: number): Promise<void> {
+export async function fillTouchedWindows(client: Queryable, pipeline: WindowedPipeline, version: number, after: number): Promise<void> {
   await client.query(fillSql(pipeline), [pipeline.name, version, after]);
 }
 
@@ -63,7 +63,7 @@ export async function fillTouchedWindows(client: Queryable, pipeline: PipelineCo
  * @param batchId recorded as each window's last batch
  * @returns the windows written
  */
-export async function computeVersionWindows(client: Queryable, pipeline: PipelineConfig, version: number, watermark: string | null, batchId: number, after: number | null): Promise<number> {
+export async function computeVersionWindows(client: Queryable, pipeline: WindowedPipeline, version: number, watermark: string | null, batchId: number, after: number | null): Promise<number> {
   const params = [pipeline.name, version, after ?? 0, watermark, batchId];
   if (after === null) await client.query("DELETE FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2", [pipeline.name, version]);
   const onlyTouched = after === null ? "" : `AND (c.group_key, w.window_start) IN (SELECT * FROM touched)`;
@@ -114,7 +114,7 @@ export interface VersionMismatch {
 }
 
 /** Reconcile of a version: its stored windows against a fresh recompute from its classification (count, sum, min, max). */
-export async function compareVersionWindows(client: Queryable, pipeline: PipelineConfig, version: number): Promise<{ checked: number; mismatches: VersionMismatch[] }> {
+export async function compareVersionWindows(client: Queryable, pipeline: WindowedPipeline, version: number): Promise<{ checked: number; mismatches: VersionMismatch[] }> {
   const { rows } = await client.query(
     `WITH fresh AS (SELECT c.group_key, w.window_start, w.window_end, ${aggregateWindow("c.value")} FROM ${acceptedRows(pipeline)} GROUP BY 1, 2, 3),
           stored AS (SELECT group_key, window_start, window_end, event_count AS n, value_sum AS s, value_min AS lo, value_max AS hi

@@ -1,6 +1,6 @@
 /** Window results of one pipeline, filtered (view `straggler.window_results`; `GET /pipelines/{pipeline}/windows`). */
 import { and, eq, gt, isNull, lt, sql, type SQL } from "drizzle-orm";
-import { rowsWithinBudget } from "../../../http/answerBudget.js";
+import { rowsWithinBudget } from "../../rowBudget.js";
 import { execute, orm } from "../../orm.js";
 import type { Queryable } from "../../pool.js";
 import { columnsBesidesPipeline, windowResults } from "../../views.js";

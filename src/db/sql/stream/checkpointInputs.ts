@@ -4,7 +4,7 @@
  */
 import { formatInstant, isoToUs } from "../../../core/timestamps.js";
 import type { InputState } from "../../../core/watermark.js";
-import type { CheckpointInput } from "./readCheckpoint.js";
+import type { CheckpointInput } from "../../../core/model.js";
 
 const us = (v: string | null): bigint | null => (v === null ? null : isoToUs(v));
 const iso = (v: bigint | null): string | null => (v === null ? null : formatInstant(v));

@@ -10,8 +10,7 @@ import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { BATCH_PAIRS } from "../fragments/batchPairs.js";
 import { latenessHistogramCtes } from "../lateness/histogramUpdate.js";
-import type { Checkpoint } from "./readCheckpoint.js";
-import type { BatchProgress } from "./writeProgress.js";
+import type { BatchProgress, Checkpoint } from "../../../core/model.js";
 
 /** Windows finalized by a batch, and the pipeline's windows open after it. */
 export interface Finalized {

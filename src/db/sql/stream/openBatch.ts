@@ -9,7 +9,8 @@
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { toPolicyVersionRow, type PolicyVersionRow } from "./policyVersions.js";
-import { CREATE_CHECKPOINT_SQL, toCheckpoint, type Checkpoint, type CheckpointRow } from "./readCheckpoint.js";
+import type { Checkpoint } from "../../../core/model.js";
+import { CREATE_CHECKPOINT_SQL, toCheckpoint, type CheckpointRow } from "./readCheckpoint.js";
 
 /** The batch's starting point. */
 export interface BatchStart {

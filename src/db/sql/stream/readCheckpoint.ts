@@ -8,31 +8,9 @@
 import { DEFAULT_INPUT } from "../../../core/watermark.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import type { Checkpoint, CheckpointInput } from "../../../core/model.js";
 
-/** Instants are ISO 8601 UTC strings (µs kept). */
-export interface Checkpoint {
-  /** The last committed batch; -1 before the first. */
-  batchId: number;
-  /** The last bronze `seq` the stream has read (0 before the first batch). */
-  lastSeq: number;
-  /** Latest event time of the accepted rows read so far; null before any. */
-  maxEventTime: string | null;
-  /** The watermark the next batch uses; null until the first batch with an event time. */
-  watermark: string | null;
-  /** Each input's state, sorted by input (docs/DESIGN.md "Several inputs"); empty before the first accepted row. */
-  inputs: CheckpointInput[];
-}
-
-/** One input's event-time state as of the checkpoint; instants ISO 8601 UTC, null while undefined. */
-export interface CheckpointInput {
-  input: string;
-  /** Max accepted event time of the input's rows read so far. */
-  maxEventTime: string | null;
-  /** The input's own watermark: max event time − its delay, never backwards. */
-  watermark: string | null;
-  /** Max ingestion time of its accepted rows read so far (when it last sent); null when unknown. */
-  lastIngestionTime: string | null;
-}
+export type { Checkpoint, CheckpointInput };
 
 const COLUMNS = "batch_id, last_offset, max_event_time, watermark, inputs";
 const READ_CHECKPOINT = "read_checkpoint";

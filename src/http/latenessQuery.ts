@@ -9,8 +9,8 @@
 import { z } from "zod";
 import { readDuration } from "../config/duration.js";
 import { readShare } from "../config/share.js";
-import { instant, isoInstant } from "../http/schemas.js";
-import { DEFAULT_TARGET_DROP_SHARE, type LatenessOptions } from "./lateness.js";
+import { instant, isoInstant } from "./schemas.js";
+import { DEFAULT_TARGET_DROP_SHARE, type LatenessOptions } from "../observe/lateness.js";
 
 /** Most candidate delays a caller may add (each one is a pass of the stream's rules over the rows). */
 export const MAX_ASKED_DELAYS = 20;

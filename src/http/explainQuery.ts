@@ -4,7 +4,7 @@
  * `WindowExplanation` (src/observe/explain.ts; `straggler explain --json` prints the same).
  */
 import { z } from "zod";
-import { aggregate, instant, isoInstant, keyText } from "../http/schemas.js";
+import { aggregate, instant, isoInstant, keyText } from "./schemas.js";
 
 /** The query: the window's start (an ISO 8601 instant with a zone; for sessions an instant inside the session) and the key. */
 export const explainQuery = z

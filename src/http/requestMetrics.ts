@@ -6,9 +6,9 @@ import type { Express, RequestHandler } from "express";
 import { pinoHttp } from "pino-http";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
-import { readsOf } from "../http/readBudget.js";
+import { readsOf } from "./readBudget.js";
 import type { Logger } from "../log.js";
-import { createMetrics, type Metrics } from "./metrics.js";
+import { createMetrics, type Metrics } from "../observe/metrics.js";
 
 /** Paths polled by machines: logged at debug, not info. */
 const POLLED = new Set(["/livez", "/readyz", "/health", "/metrics"]);

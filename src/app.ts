@@ -1,35 +1,36 @@
 /**
- * The REST API (express). Requests are validated with zod; errors are JSON
+ * The service's express app: the REST API (src/http) with the pages for people under `/ui`
+ * (src/ui), which are not in the API document. Requests are validated with zod; errors are JSON
  * `{ error, message }` with a 4xx status naming the bad field (503 while the
  * database is away), never a stack trace. Mutating routes need the bearer
  * token. `GET /openapi.json` describes every route: each is declared once,
- * with its schemas, in `ApiRoutes` (routes by resource: `pipelineRoutes.ts`,
+ * with its schemas, in `ApiRoutes` (routes by resource: src/http/`pipelineRoutes.ts`,
  * `eventRoutes.ts`, `correctionRoutes.ts`). A documented path asked with another
  * method is a 405 with `Allow`; a 401 carries `WWW-Authenticate: Bearer`. Express 5 passes a handler's
  * rejected promise to the error handler.
  */
 import express from "express";
-import { metricsHandler, observeRequests } from "../observe/http.js";
-import { requireToken } from "./auth.js";
-import { readBudget } from "./readBudget.js";
-import type { ApiDeps, RouteContext } from "./context.js";
-import { addCorrectionRoutes } from "./correctionRoutes.js";
-import { errorHandler, HttpError, parseOr400 } from "./errors.js";
-import { noQuery } from "./schemas.js";
-import { addEventRoutes } from "./eventRoutes.js";
-import { addHealthRoutes } from "./healthRoutes.js";
-import { addFeedRoutes } from "./feedRoutes.js";
-import { addHoldRoutes } from "./holdRoutes.js";
-import { addRebuildRoutes } from "./rebuildRoutes.js";
-import { addLatenessRoutes } from "./latenessRoutes.js";
-import { addExplainRoutes } from "./explainRoutes.js";
-import { ApiRoutes, errors, json } from "./openapi.js";
-import { addPipelineRoutes } from "./pipelineRoutes.js";
-import { metricsText, openApiResponse } from "./responses.js";
-import { uiRouter } from "../ui/routes.js";
-import { createLogger } from "../log.js";
+import { metricsHandler, observeRequests } from "./http/requestMetrics.js";
+import { requireToken } from "./http/auth.js";
+import { readBudget } from "./http/readBudget.js";
+import type { ApiDeps, RouteContext } from "./http/context.js";
+import { addCorrectionRoutes } from "./http/correctionRoutes.js";
+import { errorHandler, HttpError, parseOr400 } from "./http/errors.js";
+import { noQuery } from "./http/schemas.js";
+import { addEventRoutes } from "./http/eventRoutes.js";
+import { addHealthRoutes } from "./http/healthRoutes.js";
+import { addFeedRoutes } from "./http/feedRoutes.js";
+import { addHoldRoutes } from "./http/holdRoutes.js";
+import { addRebuildRoutes } from "./http/rebuildRoutes.js";
+import { addLatenessRoutes } from "./http/latenessRoutes.js";
+import { addExplainRoutes } from "./http/explainRoutes.js";
+import { ApiRoutes, errors, json } from "./http/openapi.js";
+import { addPipelineRoutes } from "./http/pipelineRoutes.js";
+import { metricsText, openApiResponse } from "./http/responses.js";
+import { uiRouter } from "./ui/routes.js";
+import { createLogger } from "./log.js";
 
-export type { ApiDeps } from "./context.js";
+export type { ApiDeps } from "./http/context.js";
 
 export function createApp(deps: ApiDeps): express.Express {
   const app = express();

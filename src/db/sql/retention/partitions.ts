@@ -5,7 +5,7 @@
  * (`ensurePartitions`); a landing outside them goes to the DEFAULT partition,
  * whose rows the next ensure moves into their month's partition.
  */
-import type { Queryable } from "../db/pool.js";
+import type { Queryable } from "../../pool.js";
 
 /** One partition of bronze: its name and `landed_at` bounds [rangeStart, rangeEnd) as ISO 8601 UTC (null bounds: the DEFAULT partition). */
 export interface BronzePartition {
