@@ -22,7 +22,8 @@ import { readsOf } from "../http/readBudget.js";
 import { instant } from "../http/schemas.js";
 import { LatenessCache, readBatchSeries, readCorrections, readOverview, readWindows, WINDOWS_PER_PAGE } from "./data.js";
 import { latenessFragment } from "./latenessSection.js";
-import { DEFAULT_BATCHES, errorPage, listPage, pipelinePage } from "./pages.js";
+import { errorPage, listPage, pipelinePage } from "./pages.js";
+import { DEFAULT_BATCHES } from "./sections.js";
 
 const require = createRequire(import.meta.url);
 

@@ -13,9 +13,9 @@ const FEATURES = ["http", "stream", "correction", "lifecycle", "cli", "ui", "ing
   "observe", "sources", "cluster", "config"];
 
 const KNOWN = {
-  longFiles: ["config/pipelines.ts", "core/timestamps.ts", "db/schema.ts", "http/body.ts", "ingest/readers.ts", "ui/pages.ts",
+  longFiles: ["config/pipelines.ts", "core/timestamps.ts", "db/schema.ts", "http/body.ts", "ingest/readers.ts",
     "replay/replay.ts"],
-  sqlOutsideDb: ["cli/commands/drop.ts", "ui/pages.ts", "lifecycle/rebuild.ts", "retention/archive.ts", "retention/guard.ts",
+  sqlOutsideDb: ["cli/commands/drop.ts", "lifecycle/rebuild.ts", "retention/archive.ts", "retention/guard.ts",
     "retention/partitions.ts", "retention/restore.ts"],
   dbSqlToFeature: ["db/sql/correction/addTargetsOfRows.ts", "db/sql/correction/collectTargets.ts", "db/sql/lifecycle/compareFinalSessions.ts",
     "db/sql/lifecycle/compareFinalWindows.ts", "db/sql/lifecycle/listBronzeWindows.ts", "db/sql/correction/readRetractions.ts",
