@@ -1,16 +1,17 @@
 /**
  * The pipeline pages as HTML: `/ui` (every pipeline with its state) and
  * `/ui/pipelines/{pipeline}` (tiles, charts over the recent batches, the lateness
- * histogram (loaded after the page: latenessSection.ts), alerts, windows, correction runs, the recompute form;
- * the sections below the tiles are in sections.ts, the state badge in state.ts). Tables
- * are rendered here; the charts are drawn in the browser (`assets/page.js`,
- * uPlot) from the JSON the page carries in `<script id="page-data">`.
+ * histogram, alerts, windows, correction runs, the recompute form; the sections below the
+ * tiles are in sections.ts, the state badge in state.ts). Tables are rendered here; the
+ * charts are drawn in the browser (`assets/page.js`, uPlot) from what it fetches after the
+ * page: the batches' series (`GET /ui/pipelines/{pipeline}/batches`, which reads bronze for the
+ * quarantined rows by reason) and the lateness section (latenessSection.ts).
  */
 import { windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
 import { describeCalendar } from "../core/windows.js";
 import { shortDuration } from "../observe/latenessText.js";
 import type { PipelineOverview } from "./data.js";
-import { count, html, jsonForScript, layout, stat } from "./html.js";
+import { count, html, layout, stat } from "./html.js";
 import { latenessPlaceholder } from "./latenessSection.js";
 import { actionsSection, alertsSection, correctionsSection, inputsSection, pipelineHref, windowsSection, type PipelinePageInput } from "./sections.js";
 import { stateOf } from "./state.js";
@@ -50,10 +51,9 @@ The same numbers as JSON: <a href="/pipelines">GET /pipelines</a>; the API: <a h
 
 /** `GET /ui/pipelines/{pipeline}`. */
 export function pipelinePage(input: PipelinePageInput): string {
-  const { pipeline, overview: o, batches } = input;
+  const { pipeline, overview: o, batchCount } = input;
   const s = o.status;
   const state = stateOf(o, pipeline);
-  const chartData = { batches };
   const body = html`
 <h1>${pipeline.name} <span class="badge ${state.tone}" id="state">${state.label}</span></h1>
 <p class="note">${windowShape(pipeline)}, watermark delay ${shortDuration(pipeline.watermark.delay)}.
@@ -78,9 +78,9 @@ ${o.policy.state === "refused" ? html`<pre class="error" id="policy-refusal">${o
 ${o.hold ? html`<p class="held" id="hold">Held since <span class="t">${o.hold.heldAt}</span>${o.hold.rule ? ` by the rule ${o.hold.rule}${o.hold.batchId !== null ? ` (batch ${o.hold.batchId})` : ""}` : " by hand"}: <b data-field="holdReason">${o.hold.reason}</b>. The windows below are the ones published when the hold began; Release publishes the live results.</p>` : ""}
 ${inputsSection(pipeline, o)}
 ${alertsSection(o)}
-<section id="batches">
-<h2>Recent batches <small>the last ${batches.batchId.length === 1 ? "micro-batch" : `${count(batches.batchId.length)} micro-batches`} (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>
-${batches.batchId.length === 0 ? html`<p class="note">No micro-batch yet.</p>` : html`<div class="charts">
+<section id="batches" data-pipeline="${pipeline.name}" data-batches="${String(input.batchesShown)}">
+<h2>Recent batches <small>the last ${batchCount === 1 ? "micro-batch" : `${count(batchCount)} micro-batches`} (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>
+${batchCount === 0 ? html`<p class="note">No micro-batch yet.</p>` : html`<div class="charts">
 <div class="chart" data-chart="rates" aria-label="input and processing rate"></div>
 <div class="chart" data-chart="duration" aria-label="batch duration"></div>
 <div class="chart span" data-chart="eventTime" aria-label="max event time and watermark"></div>
@@ -91,8 +91,7 @@ ${batches.batchId.length === 0 ? html`<p class="note">No micro-batch yet.</p>` :
 ${latenessPlaceholder(pipeline.name)}
 ${windowsSection(input)}
 ${correctionsSection(input)}
-${actionsSection(input)}
-<script type="application/json" id="page-data">${jsonForScript(chartData)}</script>`;
+${actionsSection(input)}`;
   return layout(pipeline.name, body, ["/ui/assets/uPlot.iife.min.js", "/ui/assets/page.js"]);
 }
 

@@ -6,7 +6,7 @@ import { declaredInputs, watermarkSettingsOf, type PipelineConfig } from "../con
 import { DEFAULT_INPUT } from "../core/watermark.js";
 import type { CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
 import { shortDuration } from "../observe/latenessText.js";
-import type { BatchSeries, PipelineOverview, readCorrections, readWindows, WindowFilter } from "./data.js";
+import type { PipelineOverview, readCorrections, readWindows, WindowFilter } from "./data.js";
 import { CHANGES_SHOWN, WINDOWS_PER_PAGE } from "./data.js";
 import { count, html, type Html } from "./html.js";
 import { usOf, watermarkHolder } from "./state.js";
@@ -23,7 +23,8 @@ export const DEFAULT_BATCHES = 500;
 export interface PipelinePageInput {
   pipeline: PipelineConfig;
   overview: PipelineOverview;
-  batches: BatchSeries;
+  /** The recent micro-batches the charts show (at most `batchesShown`; their series are fetched after the page). */
+  batchCount: number;
   windows: Awaited<ReturnType<typeof readWindows>>;
   filter: WindowFilter;
   /** The query string of the page's other settings (`batches`), kept by the filter's links. */
