@@ -364,3 +364,20 @@ export const bronzeArchivedCounts = straggler.table(
     foreignKey({ name: "bronze_archived_counts_archive_fk", columns: [t.partition, t.pipeline], foreignColumns: [bronzeArchives.partition, bronzeArchives.pipeline] }).onDelete("cascade"),
   ],
 );
+
+/**
+ * The ledger's counts kept as the stream goes (drizzle/0043_ledger_counts.sql): rows of each pipeline by
+ * status and reason (`''` for accepted rows), archived rows included, as `straggler.ledger` and the status
+ * read them without counting bronze. A landing adds its record's counts (a trigger on `landed_sources`, one
+ * upsert per landing); a window whose aggregate fails and a cutover move rows between them; `drop` removes them.
+ */
+export const ledgerCounts = straggler.table(
+  "ledger_counts",
+  {
+    pipeline: text("pipeline").notNull(),
+    status: text("status").notNull(),
+    reason: text("reason").notNull(),
+    rows: bigint("rows", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ name: "ledger_counts_pk", columns: [t.pipeline, t.status, t.reason] })],
+);

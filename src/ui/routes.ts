@@ -6,6 +6,7 @@
  *   GET /ui                          every pipeline with its state
  *   GET /ui/pipelines/{pipeline}     one pipeline: ?key= &from= &to= &status= &page= filter the
  *                                    windows table, ?batches= sets how many recent batches are charted
+ *   GET /ui/pipelines/{pipeline}/batches    the charts' series over the recent batches as JSON (?batches=), fetched after the page
  *   GET /ui/pipelines/{pipeline}/lateness   the page's lateness section as JSON ({ html, chart }), fetched after the page
  *   GET /ui/assets/{file}            uPlot (served from its npm package) and the page's script and styles
  *
@@ -20,9 +21,11 @@ import type { ApiDeps } from "../http/context.js";
 import { clientErrorMessage, HttpError, parseOr400 } from "../http/errors.js";
 import { readsOf } from "../http/readBudget.js";
 import { instant } from "../http/schemas.js";
+import { countRecentBatches } from "../db/sql/stream/countRecentBatches.js";
 import { LatenessCache, readBatchSeries, readCorrections, readOverview, readWindows, WINDOWS_PER_PAGE } from "./data.js";
 import { latenessFragment } from "./latenessSection.js";
-import { DEFAULT_BATCHES, errorPage, listPage, pipelinePage } from "./pages.js";
+import { errorPage, listPage, pipelinePage } from "./pages.js";
+import { DEFAULT_BATCHES } from "./sections.js";
 
 const require = createRequire(import.meta.url);
 
@@ -41,6 +44,9 @@ const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === 
 const MAX_PAGE = 1_000_000;
 const PAGE_RANGE = `expected a page number from 1 to ${MAX_PAGE}`;
 
+/** How many recent batches the charts show (`?batches=`, on the page and its batches' series). */
+const batchesShown = optional(z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000)).transform((b) => b ?? DEFAULT_BATCHES);
+
 /** The pipeline page's query (every field optional; a form's empty field means "any"). */
 export const pipelinePageQuery = z.strictObject({
   key: optional(z.string().max(1_000, { message: "expected a key of at most 1000 characters" }).refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" })),
@@ -48,7 +54,7 @@ export const pipelinePageQuery = z.strictObject({
   to: optional(instant),
   status: optional(z.enum(["open", "final", "corrected"], { error: "expected open, final or corrected" })),
   page: optional(z.coerce.number({ error: PAGE_RANGE }).int({ error: PAGE_RANGE }).min(1, { error: PAGE_RANGE }).max(MAX_PAGE, { error: PAGE_RANGE })).transform((p) => p ?? 1),
-  batches: optional(z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000)).transform((b) => b ?? DEFAULT_BATCHES),
+  batches: batchesShown,
 }).refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: "expected from < to", path: ["to"], when: (c) => c.issues.length === 0 });
 
 /** CSP of the pages: scripts, styles and requests to this service only; nothing inline runs. */
@@ -86,15 +92,23 @@ export function uiRouter(deps: ApiDeps, pipelineOf: (req: Request) => PipelineCo
     const filter = { key: q.key, from: q.from, to: q.to, status: q.status, page: q.page };
     const reads = readsOf(req, pool);
     const overview = await readOverview(reads, pipeline);
-    const [batches, windows, corrections] = await Promise.all([
-      readBatchSeries(reads, pipeline.name, q.batches),
+    // The first paint reads no bronze: the charts' series (quarantined rows by reason) are fetched after the page.
+    const [batchCount, windows, corrections] = await Promise.all([
+      countRecentBatches(reads, pipeline.name, q.batches),
       readWindows(reads, pipeline.name, filter, overview),
       readCorrections(reads, pipeline.name),
     ]);
     // A page past the last one would show an empty, inverted range ("Windows 22,201 – 22,200"): refuse it, naming the last.
     const lastPage = Math.max(1, Math.ceil(windows.total / WINDOWS_PER_PAGE));
     if (q.page > lastPage) throw new HttpError(400, "invalid_request", `query.page: page ${q.page} is past the last page, ${lastPage}`);
-    sendPage(res, 200, pipelinePage({ pipeline, overview, batches, windows, filter, batchesShown: q.batches, corrections }));
+    sendPage(res, 200, pipelinePage({ pipeline, overview, batchCount, windows, filter, batchesShown: q.batches, corrections }));
+  });
+
+  // The charts' series, fetched by assets/page.js after the page (the quarantined rows by reason are read from bronze).
+  router.get("/pipelines/:pipeline/batches", async (req, res) => {
+    const pipeline = pipelineOf(req);
+    const q = parseOr400(z.strictObject({ batches: batchesShown }), req.query, "query");
+    res.set("Cache-Control", "no-store").json(await readBatchSeries(readsOf(req, pool), pipeline.name, q.batches));
   });
 
   // The page's lateness section, fetched by assets/page.js after the page: the report replays the accepted rows.

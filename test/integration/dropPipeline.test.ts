@@ -51,6 +51,8 @@ const FIRST_RUN_ROWS = {
   version_checkpoints: 0, version_late_windows: 0, version_window_results: 0,
   // The kept lateness histogram (off for this pipeline) and the continuous reconcile's records.
   lateness_histogram: 0, lateness_windows: 0, reconcile_mismatches: 0, reconcile_runs: 0,
+  // The ledger's kept counts (every row accepted: one row).
+  ledger_counts: 1,
   // The change feed (off for this pipeline).
   window_changes: 0, window_changes_pruned: 0,
 };
@@ -65,8 +67,8 @@ describe("straggler drop", () => {
     expect(results).toEqual(["[12:00,12:10)=5 corrected", "[14:00,14:10)=1 open"]);
     const other = await everyRow(pool, b.name);
 
-    expect(await pipelineRows(pool, a.name)).toEqual({ pipeline: a.name, tables: FIRST_RUN_ROWS, total: 27 });
-    expect(await dropPipeline(pool, a.name)).toEqual({ pipeline: a.name, tables: FIRST_RUN_ROWS, total: 27 });
+    expect(await pipelineRows(pool, a.name)).toEqual({ pipeline: a.name, tables: FIRST_RUN_ROWS, total: 28 });
+    expect(await dropPipeline(pool, a.name)).toEqual({ pipeline: a.name, tables: FIRST_RUN_ROWS, total: 28 });
     expect((await pipelineRows(pool, a.name)).total).toBe(0);
     expect(await ledger(pool, a.name)).toEqual({ landed: 0, accepted: 0, quarantined: 0 });
     expect(await everyRow(pool, b.name)).toEqual(other);
@@ -119,12 +121,13 @@ describe("straggler drop", () => {
     expect(asked.code).toBe(1);
     expect(asked.stdout).toBe(
       [
-        "drop-cli: drop would remove 23 rows:",
+        "drop-cli: drop would remove 24 rows:",
         "  straggler.batch_progress        1",
         "  straggler.bronze_events         6",
         "  straggler.bronze_sources        3",
         "  straggler.checkpoints           1",
         "  straggler.landed_sources        3",
+        "  straggler.ledger_counts         1",
         "  straggler.policy_versions       1",
         "  straggler.source_files          3",
         "  straggler.source_headers        3",
@@ -133,16 +136,16 @@ describe("straggler drop", () => {
       ].join("\n"),
     );
     expect(asked.stderr).toBe("straggler: nothing removed: run `straggler drop -p drop-cli --yes` to remove them (the raw records in bronze too: land the sources again to rebuild)\n");
-    expect((await pipelineRows(pool, "drop-cli")).total).toBe(23);
+    expect((await pipelineRows(pool, "drop-cli")).total).toBe(24);
     // --json: every table with its rows (0 included), without --yes dropped false and exit 1.
     const askedJson = await cli("drop", "-p", "drop-cli", "--json");
     const plan = JSON.parse(askedJson.stdout) as { pipeline: string; dropped: boolean; total: number; tables: Record<string, number> };
-    expect([askedJson.code, plan.pipeline, plan.dropped, plan.total, Object.entries(plan.tables).filter(([, n]) => n > 0)]).toEqual([1, "drop-cli", false, 23, [
-      ["batch_progress", 1], ["bronze_events", 6], ["bronze_sources", 3], ["checkpoints", 1], ["landed_sources", 3], ["policy_versions", 1], ["source_files", 3], ["source_headers", 3], ["window_results_table", 2],
+    expect([askedJson.code, plan.pipeline, plan.dropped, plan.total, Object.entries(plan.tables).filter(([, n]) => n > 0)]).toEqual([1, "drop-cli", false, 24, [
+      ["batch_progress", 1], ["bronze_events", 6], ["bronze_sources", 3], ["checkpoints", 1], ["landed_sources", 3], ["ledger_counts", 1], ["policy_versions", 1], ["source_files", 3], ["source_headers", 3], ["window_results_table", 2],
     ]]);
     expect(plan.tables).toEqual((await pipelineRows(pool, "drop-cli")).tables);
     const dropped = await cli("drop", "-p", "drop-cli", "--yes");
-    expect([dropped.code, dropped.stdout.split("\n")[0], dropped.stderr]).toEqual([0, "drop-cli: dropped 23 rows:", ""]);
+    expect([dropped.code, dropped.stdout.split("\n")[0], dropped.stderr]).toEqual([0, "drop-cli: dropped 24 rows:", ""]);
     expect((await pipelineRows(pool, "drop-cli")).total).toBe(0);
     const again = await cli("drop", "-p", "drop-cli", "--yes");
     expect([again.code, again.stdout]).toEqual([0, "drop-cli: no rows; nothing dropped\n"]);
@@ -156,11 +159,11 @@ describe("straggler drop", () => {
     }
     const unknown = await cli("drop", "-p", "nyc-taxi", "--yes");
     expect([unknown.code, unknown.stderr]).toEqual([2, "straggler: no pipeline named nyc-taxi in the pipelines file and no rows in the database\n"]);
-    // A pipeline no longer configured but with rows (one landed file: 2 bronze rows, its source, file and CSV header): forgetting it is the point.
+    // A pipeline no longer configured but with rows (one landed file: 2 bronze rows, its source, file, CSV header and kept ledger count): forgetting it is the point.
     const old = futureOutlier(false, "drop-old");
     await landFile(pool, old, path.join(old.source.landingDir!, "batch1.csv"), "batch1.csv");
     const forgotten = await cli("drop", "-p", "drop-old", "--yes");
-    expect([forgotten.code, forgotten.stdout.split("\n")[0], forgotten.stderr]).toEqual([0, "drop-old: dropped 6 rows:", ""]);
+    expect([forgotten.code, forgotten.stdout.split("\n")[0], forgotten.stderr]).toEqual([0, "drop-old: dropped 7 rows:", ""]);
     expect((await pipelineRows(pool, "drop-old")).total).toBe(0);
     const bad = await cli("drop", "-p", "Bad Name", "--yes");
     expect([bad.code, bad.stderr]).toEqual([2, "straggler: -p: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit\n"]);

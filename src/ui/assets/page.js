@@ -1,7 +1,7 @@
-// The pipeline page's script: draws the charts (uPlot) from the JSON in
-// <script id="page-data">, fills the lateness section after the page has loaded
-// (GET /ui/pipelines/{pipeline}/lateness: its markup and the histogram's data), and sends the actions (recompute, hold, release)
-// to the REST API with the bearer token, kept in this tab's sessionStorage.
+// The pipeline page's script: after the page has loaded, draws the batches' charts (uPlot) from
+// GET /ui/pipelines/{pipeline}/batches and fills the lateness section (GET /ui/pipelines/{pipeline}/lateness:
+// its markup and the histogram's data; the section is marked loaded once the charts are drawn too), and
+// sends the actions (recompute, hold, release) to the REST API with the bearer token, kept in this tab's sessionStorage.
 "use strict";
 
 (function () {
@@ -229,8 +229,30 @@
     document.getElementById("release-button").addEventListener("click", () => send(pipeline, "release", undefined));
   }
 
-  /** Fills the lateness section: "loading…" until the report comes, then the report or why there is none. */
-  async function loadLateness() {
+  /** Draws the batches' charts from their series, fetched after the page; on a failure the section says why. */
+  async function loadBatches() {
+    const section = document.getElementById("batches");
+    if (!section || !section.querySelector("[data-chart]")) return;
+    try {
+      const q = new URLSearchParams({ batches: section.dataset.batches });
+      const res = await fetch(`/ui/pipelines/${encodeURIComponent(section.dataset.pipeline)}/batches?${q}`);
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const batches = await res.json();
+      if (batches.batchId.length > 0) drawBatches(batches);
+    } catch (e) {
+      const p = document.createElement("p");
+      p.className = "error";
+      p.id = "batches-error";
+      p.textContent = `The batches could not be read: ${e.message}`;
+      section.appendChild(p);
+    }
+  }
+
+  /**
+   * Fills the lateness section: "loading…" until the report comes, then the report or why there is none;
+   * marked loaded once `charts` (the batches' charts, fetched beside it) are drawn too.
+   */
+  async function loadLateness(charts) {
     const section = document.getElementById("lateness");
     if (!section) return;
     const fail = (why) => {
@@ -245,6 +267,7 @@
       // The markup is the server's, every value in it escaped (src/ui/latenessSection.ts).
       section.innerHTML = answer.html;
       if (answer.chart) drawLateness(answer.chart);
+      await charts;
       section.dataset.state = "loaded";
     } catch (e) {
       fail(e.message);
@@ -252,9 +275,7 @@
   }
 
   function start() {
-    const data = JSON.parse(document.getElementById("page-data").textContent);
-    if (data.batches.batchId.length > 0) drawBatches(data.batches);
-    loadLateness();
+    loadLateness(loadBatches());
     wireActions();
     let timer;
     window.addEventListener("resize", () => {

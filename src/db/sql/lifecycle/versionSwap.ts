@@ -25,6 +25,7 @@
  */
 import { bronzeRaw } from "../fragments/bronzeRaw.js";
 import type { Queryable } from "../../pool.js";
+import { moveRestoredRows } from "../observe/ledgerCounts.js";
 
 const RESULT_COLUMNS = "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, revision, corrected, last_batch_id, created_at, updated_at";
 const LATE_COLUMNS = "group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id, registered_at";
@@ -127,6 +128,7 @@ export async function restoreVersion(client: Queryable, pipeline: string, versio
   );
   await client.query("DELETE FROM straggler.late_windows WHERE pipeline = $1", [pipeline]);
   await client.query(`INSERT INTO straggler.late_windows (pipeline, ${LATE_COLUMNS}) SELECT pipeline, ${LATE_COLUMNS} FROM straggler.version_late_windows WHERE pipeline = $1 AND version = $2`, p);
+  await moveRestoredRows(client, pipeline, version);
   const changed = await client.query(RESTORE_CLASSIFICATION_SQL, p);
   await client.query("UPDATE straggler.event_classifications SET differs = false WHERE pipeline = $1 AND version = $2 AND differs", p);
   // One row per landing (the catch-up classified every landed row under the target's policy).

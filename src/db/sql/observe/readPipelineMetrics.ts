@@ -10,7 +10,7 @@ export const BATCH_DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 /** One pipeline's figures. Counts are rows (pairs for dropped); instants are seconds since the epoch (null before the first batch). */
 export interface PipelineMetrics {
   pipeline: string;
-  /** Rows landed: in bronze, plus those of archives not restored (`straggler.archived_rows`), as the view `straggler.ledger` counts them. */
+  /** Rows landed: in bronze, plus those of archives not restored (`straggler.archived_rows`), as the view `straggler.ledger` gives them (kept counts: `straggler.ledger_counts`). */
   landed: number;
   /** Of them, rows now accepted (bronze plus archives). */
   accepted: number;
@@ -37,13 +37,8 @@ export interface PipelineMetrics {
 
 const LEDGER = {
   name: "metrics_ledger",
-  // With the rows of archived partitions: archiving moves rows out of bronze, and the counts stay.
-  text: `SELECT pipeline, status, reason, sum(n)::bigint AS n
-           FROM (SELECT pipeline, status, coalesce(reason, '') AS reason, count(*) AS n
-                   FROM straggler.bronze_events WHERE pipeline = ANY($1) GROUP BY pipeline, status, reason
-                 UNION ALL
-                 SELECT pipeline, status, reason, rows FROM straggler.archived_rows WHERE pipeline = ANY($1)) t
-          GROUP BY pipeline, status, reason`,
+  // The kept counts (straggler.ledger_counts: archived rows included, '' the reason of accepted rows), not a count of bronze.
+  text: "SELECT pipeline, status, reason, rows AS n FROM straggler.ledger_counts WHERE pipeline = ANY($1) AND rows <> 0 ORDER BY pipeline, status, reason",
 };
 
 const STREAM = {

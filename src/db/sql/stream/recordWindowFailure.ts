@@ -11,6 +11,7 @@
  * (kept from its rebuild, equal to bronze's) go.
  */
 import type { PoolClient } from "../../pool.js";
+import { moveFailedRows } from "../observe/ledgerCounts.js";
 
 const QUARANTINE_FAILED_ROWS_SQL = `UPDATE straggler.bronze_events SET status = 'quarantined', reason = 'INVALID_VALUE', detail = $3
       WHERE pipeline = $1 AND seq = ANY($2::bigint[]) AND status = 'accepted'`;
@@ -63,6 +64,7 @@ export async function recordWindowFailure(
   if (n > 0) {
     await client.query(DROP_LIVE_ROWS_SQL, [pipeline, f.seqs]);
     await client.query(MARK_STORED_SQL, [pipeline, f.seqs]);
+    await moveFailedRows(client, pipeline, "INVALID_VALUE", n);
   }
   await client.query(INSERT_WINDOW_FAILURE_SQL, [
     pipeline, f.groupKey, f.windowStart, f.windowEnd, at.phase, at.phase === "stream" ? at.batchId : null, at.phase === "correction" ? at.runId : null, f.sqlstate, f.error, n,
