@@ -22,10 +22,12 @@ export interface LatenessHistogramRead {
   openMean: number | null;
 }
 
+// Per measure one text of `value:rows` pairs, values ascending: on 15,421 distinct values (300k peers
+// events) 11–16 ms where a JSON array of [measure, value, rows] per value took 25–32 ms, and less to send.
 const READ_LATENESS_HISTOGRAM_SQL = `SELECT p.batches, p.dropped, p.open_max, p.open_mean,
-       (SELECT coalesce(json_agg(json_build_array(h.measure, h.value::text, h.rows::text)
-                                 ORDER BY h.measure, h.value), '[]')
-          FROM straggler.lateness_histogram h WHERE h.pipeline = $1 AND h.rows <> 0) AS histogram
+       (SELECT coalesce(json_object_agg(m.measure, m.pairs), '{}')
+          FROM (SELECT h.measure, string_agg(h.value::text || ':' || h.rows::text, ',' ORDER BY h.value) AS pairs
+                  FROM straggler.lateness_histogram h WHERE h.pipeline = $1 AND h.rows <> 0 GROUP BY h.measure) m) AS histogram
   FROM (SELECT count(*)::int AS batches, coalesce(sum(num_rows_dropped_by_watermark), 0)::bigint::text AS dropped,
                max(num_rows_total)::int AS open_max, avg(num_rows_total)::float8 AS open_mean
           FROM straggler.batch_progress WHERE pipeline = $1) p`;
@@ -35,7 +37,8 @@ interface HistogramRow {
   dropped: string;
   open_max: number | null;
   open_mean: number | null;
-  histogram: [HistogramMeasure, string, string][];
+  /** measure → "value:rows,value:rows,…" (values ascending). */
+  histogram: Partial<Record<HistogramMeasure, string>>;
 }
 
 /**
@@ -46,10 +49,11 @@ export async function readLatenessHistogramOf(client: Queryable, pipeline: strin
   const query = prepared("lateness_histogram_read", READ_LATENESS_HISTOGRAM_SQL, [pipeline]);
   const r = (await client.query<HistogramRow>(query)).rows[0]!;
   const measures = new Map<HistogramMeasure, [bigint, number][]>();
-  for (const [measure, value, rows] of r.histogram) {
-    let list = measures.get(measure);
-    if (!list) measures.set(measure, (list = []));
-    list.push([BigInt(value), Number(rows)]);
+  for (const [measure, pairs] of Object.entries(r.histogram) as [HistogramMeasure, string][]) {
+    measures.set(measure, pairs.split(",").map((pair) => {
+      const at = pair.indexOf(":");
+      return [BigInt(pair.slice(0, at)), Number(pair.slice(at + 1))];
+    }));
   }
   return {
     measures, batches: r.batches, recordedDroppedPairs: Number(r.dropped), openMax: r.open_max, openMean: r.open_mean,
