@@ -12,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import { formatDuration } from "./duration.js";
-import { formatInstant } from "../core/timestamps.js";
+import { formatInstant } from "../core/instants.js";
 import { sameTimeZoneName } from "../core/windows.js";
 import { pipelineSchema, WEEKDAYS, type PipelineConfig } from "./pipelines.js";
 import { settingAlternatives, settingKinds, type SettingKind } from "./policySettings.js";

@@ -6,7 +6,8 @@
  */
 import { canonicalNumber, compareAbs, decimalParts, fractionDigits, parseDecimal, type DecimalParts } from "./decimal.js";
 import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
-import { formatInstant, parseInstant, usOfMs, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
+import { formatInstant, usOfMs } from "./instants.js";
+import { parseInstant, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
 import { windowOutsideRange, type WindowShape } from "./windows.js";
 
 export { groupKeyOf } from "./keys.js";

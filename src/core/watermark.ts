@@ -8,7 +8,7 @@
  * - Spark's late rule: an (event, window) pair is dropped iff
  *   `window end <= watermark`. Decided per window, never per event.
  */
-import { clampInstant } from "./timestamps.js";
+import { clampInstant } from "./instants.js";
 
 /**
  * Watermark after a batch, in epoch µs (or `null` while still undefined).

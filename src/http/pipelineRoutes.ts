@@ -1,6 +1,6 @@
 /** Read routes of the pipelines: status, windows, progress, quarantine, sources, failed windows, retractions. */
 import { z } from "zod";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import { countQuarantineByReason } from "../db/sql/stream/countQuarantineByReason.js";
 import { readFailedWindows } from "../db/sql/stream/readFailedWindows.js";
 import { readQuarantine } from "../db/sql/stream/readQuarantine.js";

@@ -4,7 +4,8 @@
  * document is generated from them (`openapi.ts`), so the two cannot drift apart.
  */
 import { z } from "zod";
-import { formatInstant, parseInstant } from "../core/timestamps.js";
+import { formatInstant } from "../core/instants.js";
+import { parseInstant } from "../core/timestamps.js";
 import { parseWindowCursor } from "./windowCursor.js";
 
 /** An instant the API answers: ISO 8601 in UTC (RFC 3339 `date-time`), microseconds kept. */

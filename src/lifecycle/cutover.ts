@@ -34,7 +34,7 @@
  */
 import type { PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import { withTransaction, type Pool } from "../db/pool.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
 import { writeCutoverChanges } from "../db/sql/feed/cutoverChanges.js";

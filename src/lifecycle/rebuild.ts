@@ -26,7 +26,7 @@
 import { canonicalPolicy, policyHash, policyOf, type PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf } from "../core/admission.js";
-import { clampInstant, formatInstant, isoToUs, usOfMs } from "../core/timestamps.js";
+import { clampInstant, formatInstant, isoToUs, usOfMs } from "../core/instants.js";
 import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
 import { dedupeClassifications, fillEventIds, insertClassifications, markClassifications, readBronzePage } from "../db/sql/stream/classifications.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";

@@ -10,7 +10,8 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, windowSpecOf } from "../config/pipelines.js";
 import { keyIn, keyOut } from "../core/keys.js";
-import { formatInstant, isoToUs, parseInstant } from "../core/timestamps.js";
+import { formatInstant, isoToUs } from "../core/instants.js";
+import { parseInstant } from "../core/timestamps.js";
 import { batchIndex } from "../core/historyParts.js";
 import { windowHistory, type Aggregates, type HistoryBatch, type LateEvent, type Revision } from "../core/windowHistory.js";
 import { assignWindows } from "../core/windows.js";

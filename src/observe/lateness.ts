@@ -16,7 +16,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, windowSpecOf } from "../config/pipelines.js";
 import { DelayNeeds, DelaySimulation, windowEnds, type WhatIfResult, type WhatIfRow } from "../core/lateness.js";
 import type { WindowSpec } from "../core/windows.js";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import { readRecordedBatches, type RecordedBatch } from "../db/sql/observe/latenessBatches.js";
 import {

@@ -13,7 +13,7 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { formatDuration } from "../config/duration.js";
 import type { Queryable } from "../db/pool.js";
-import { isoMinusMs } from "../core/timestamps.js";
+import { isoMinusMs } from "../core/instants.js";
 
 /** One archive of a pipeline that reaches into a refused window range. */
 export interface ArchivedSpan {

@@ -32,7 +32,7 @@
 import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, watermarkSettingsOf, windowSpecOf } from "../config/pipelines.js";
-import { formatInstant, isoToUs } from "../core/timestamps.js";
+import { formatInstant, isoToUs } from "../core/instants.js";
 import { advanceInputs } from "../core/watermark.js";
 import { isDataException } from "../db/errors.js";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";

@@ -5,7 +5,7 @@
  */
 import { readLastReconcileRuns, type ReconcileRunRow } from "../db/sql/reconcile/runs.js";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import type { Pool } from "../db/pool.js";
 import { readBronzeMaxSeq } from "../db/sql/ingest/readBronzeMaxSeq.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";

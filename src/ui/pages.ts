@@ -7,7 +7,7 @@
  */
 import { declaredInputs, watermarkSettingsOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
 import { DEFAULT_INPUT } from "../core/watermark.js";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import type { CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
 import { describeCalendar } from "../core/windows.js";
 import { shortDuration } from "../observe/latenessText.js";

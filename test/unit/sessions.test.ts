@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { formatIssues, pipelinesFileSchema, sessionGapOf, windowSpecOf } from "../../src/config/pipelines.js";
 import { diffPolicies, policyOf } from "../../src/config/policy.js";
 import { isLateSessionEvent, mergeTouching, sessionize, sessionsTouch } from "../../src/core/sessions.js";
-import { isoToUs } from "../../src/core/timestamps.js";
+import { isoToUs } from "../../src/core/instants.js";
 
 const at = (hhmmss: string) => isoToUs(`2024-05-01T${hhmmss}Z`);
 const GAP = 30 * 60_000;
