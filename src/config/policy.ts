@@ -8,7 +8,7 @@
  * The policy is kept as canonical JSON (keys sorted, bigints as decimal
  * strings, unset settings left out) and identified by a hash of that text,
  * the `policy_version` recorded with every landing (`landed_sources`) and with the live
- * results (`straggler.results_versions`, src/stream/policyGuard.ts).
+ * results (`straggler.results_versions`, src/guards/policy.ts).
  */
 import { createHash } from "node:crypto";
 import { formatDuration } from "./duration.js";

@@ -9,10 +9,9 @@
  * Session windows are compared with the batch sessionization of the same
  * rows (src/db/sql/lifecycle/compareFinalSessions.ts).
  */
-import { guardTimeZone } from "../stream/zoneGuard.js";
+import { guardTimeZone, refuseArchived } from "../guards/index.js";
 import { sessionGapOf, windowSpecOf, type PipelineConfig } from "../config/pipelines.js";
 import { longestWindowMs } from "../core/windows.js";
-import { refuseArchived } from "../retention/guard.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
@@ -60,9 +59,9 @@ export interface FailedWindow {
 
 /**
  * Reconciles `pipeline` over `range` (ISO instants, `[from, to)`), or over all time.
- * @throws TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL
+ * @throws TimeZoneRefusedError (src/guards/timeZone.ts) when the calendar window's zone is one PostgreSQL
  *   does not know; the database's error (a data exception only when no single window's recompute fails alone)
- * @throws HorizonRefusedError (src/retention/guard.ts) when the range (or, without one, all time) reaches
+ * @throws HorizonRefusedError (src/guards/horizon.ts) when the range (or, without one, all time) reaches
  *   windows archived rows could be in: they would compare as mismatches against what is left in bronze
  */
 export async function reconcile(pool: Pool, pipeline: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {

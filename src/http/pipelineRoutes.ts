@@ -12,7 +12,7 @@ import { alertViews } from "../observe/alerts.js";
 import { pipelineExtras } from "../observe/pipelineExtras.js";
 import { countSourcesByState } from "../db/sql/ingest/countSourcesByState.js";
 import { readOpenHold } from "../db/sql/lifecycle/holds.js";
-import { checkPolicy } from "../stream/policyGuard.js";
+import { checkPolicy } from "../guards/index.js";
 import { pipelineStatus } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { readsOf } from "./readBudget.js";

@@ -8,7 +8,7 @@ import { cutover, CutoverRefusedError } from "../lifecycle/cutover.js";
 import { MAX_RESULTS_VERSION } from "../db/sql/stream/policyVersions.js";
 import { rebuild, RebuildRefusedError } from "../lifecycle/rebuild.js";
 import { SourceUnreadableError } from "../lifecycle/rebuildClassify.js";
-import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
+import { TimeZoneRefusedError } from "../guards/index.js";
 import type { RouteContext } from "./context.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json, WRITE_SECURITY } from "./openapi.js";

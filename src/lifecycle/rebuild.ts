@@ -40,8 +40,7 @@ import {
 } from "../db/sql/lifecycle/rebuildRuns.js";
 import { readSourceHeaders } from "../db/sql/ingest/sourceHeaders.js";
 import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/lifecycle/versionWindows.js";
-import { guardTimeZone } from "../stream/zoneGuard.js";
-import { HorizonRefusedError, refuseArchived } from "../retention/guard.js";
+import { guardTimeZone, HorizonRefusedError, refuseArchived } from "../guards/index.js";
 import { classifyStored, type HeaderCache } from "./rebuildClassify.js";
 
 /** Pages between two ANALYZEs of the classification table while it fills (the first page is one). */
@@ -149,7 +148,7 @@ export async function classifyRange(
 /**
  * Rebuilds `pipeline` into a candidate version under its configured policy, or continues the killed rebuild of the same policy.
  * @throws RebuildRefusedError when another rebuild of the pipeline runs, the configured `fields.eventId` differs from the live policy's,
- *   or rows of the pipeline are archived (src/retention/guard.ts: restore them first)
+ *   or rows of the pipeline are archived (src/guards/horizon.ts: restore them first)
  * @throws SourceUnreadableError (src/lifecycle/rebuildClassify.ts) when a CSV source's recorded header misses a column the policy reads
  * @throws TimeZoneRefusedError when the calendar window's zone is one PostgreSQL does not know; the database's error
  */

@@ -3,7 +3,7 @@
  *
  *   lock results → read the checkpoint (locked), the live results' policy and
  *     when the previous batch ran (src/db/sql/stream/openBatch.ts) → guard the policy
- *     (the configured one must be the live results' one: src/stream/policyGuard.ts)
+ *     (the configured one must be the live results' one: src/guards/policy.ts)
  *   → read the batch: pick the next bronze `seq` range, describe its input,
  *     assign windows and split (event, window) pairs by Spark's late rule
  *     (window end <= watermark of earlier batches), in one statement
@@ -48,9 +48,9 @@ import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import { correctSupersededWindows } from "../db/sql/correction/supersededWindows.js";
 import { inputProgress, type BatchProgress, type InputProgress, type TriggerKind } from "../db/sql/stream/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
-import { guardPolicy, type PolicyAdoption } from "./policyGuard.js";
+import { applyHoldRules, guardPolicy, type PolicyAdoption } from "../guards/index.js";
 import { streamSessions, type WindowSteps } from "./sessionBatch.js";
-import { applyHoldRules, type Hold } from "../lifecycle/hold.js";
+import type { Hold } from "../lifecycle/hold.js";
 
 export type { BatchProgress, TriggerKind };
 
@@ -61,7 +61,7 @@ export type { BatchProgress, TriggerKind };
 export interface BatchOptions {
   untilSeq?: number;
   lease?: Pick<PipelineLease, "assertHeld">;
-  /** Called once the batch's transaction has committed, when its policy guard adopted the configured policy (src/stream/policyGuard.ts). */
+  /** Called once the batch's transaction has committed, when its policy guard adopted the configured policy (src/guards/policy.ts). */
   onPolicyAdopted?: (adoption: PolicyAdoption) => void;
 }
 

@@ -5,15 +5,14 @@
  * The batches run even when the landing pass failed; the loop then backs off.
  * `wake()` cuts the wait short (LISTEN/NOTIFY when rows land), so freshness
  * is not bound to the trigger interval. `stop()` awaits the iteration in flight.
- * A pipeline refused by the policy guard (src/stream/policyGuard.ts) is
+ * A pipeline refused by the policy guard (src/guards/policy.ts) is
  * logged once, at error, with the changed settings, and retried with the same
  * backoff: it streams again once its live results are dropped.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { backoffMs } from "../db/retry.js";
 import type { Logger } from "../log.js";
-import { PolicyRefusedError } from "./policyGuard.js";
-import { TimeZoneRefusedError } from "./zoneGuard.js";
+import { PolicyRefusedError, TimeZoneRefusedError } from "../guards/index.js";
 import { isCaughtUp, type BatchProgress, type BatchResult, type TriggerKind } from "./runBatch.js";
 
 export interface StreamLoopDeps {

@@ -18,7 +18,7 @@ import { readStreamProgress } from "../db/sql/stream/readStreamProgress.js";
 import { readWindowPage } from "../db/sql/readmodel/readWindowPage.js";
 import { alertViews, type AlertView } from "../observe/alerts.js";
 import { latenessAdvice, type LatenessAdvice } from "../observe/latenessAdvice.js";
-import { checkPolicy, type PolicyCheck } from "../stream/policyGuard.js";
+import { checkPolicy, type PolicyCheck } from "../guards/index.js";
 import { pipelineStatus, type PipelineStatus } from "../stream/status.js";
 
 /** A pipeline's state as `GET /pipelines` gives it, with its lag. */

@@ -62,7 +62,7 @@ export function watermarkHolder(o: PipelineOverview, pipeline: PipelineConfig): 
  * catching up, held by a quiet input (`watermarkHolder`) or up to date; then the windows whose
  * aggregate failed and the windows awaiting correction. Parts are joined with " · "; the tone is
  * the worst part's. A refusal for the calendar window's zone is the one with no changed settings
- * (PolicyCheck in src/stream/policyGuard.ts).
+ * (PolicyCheck in src/guards/policy.ts).
  * @param nowMs the clock the stall is judged on (epoch ms)
  */
 export function stateOf(o: PipelineOverview, pipeline: PipelineConfig, nowMs = Date.now()): { label: string; tone: Tone } {
