@@ -65,19 +65,17 @@ export interface BatchOptions {
   onPolicyAdopted?: (adoption: PolicyAdoption) => void;
 }
 
-/** A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any. */
-export type BatchResult = BatchProgress & { holdOpened?: Hold };
-
-/** The results of batches that took fewer rows than `trigger.maxRowsPerBatch` (kept beside them: the progress's shape is what is printed and stored). */
-const caughtUpBatches = new WeakSet<BatchProgress>();
-
 /**
- * Whether the batch that returned `progress` (the object `runBatch` returned, not a copy) took
- * fewer rows than `trigger.maxRowsPerBatch`: bronze held no row past it (up to `untilSeq`) when
- * it was read, so a batch more would find only what landed since.
+ * A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any, and
+ * whether it caught up: it took fewer rows than `trigger.maxRowsPerBatch`, so bronze held no row past it
+ * (up to `untilSeq`) when it was read and a batch more would find only what landed since. `caughtUp` is
+ * not enumerable: the progress's shape is what is printed and stored.
  */
-export function isCaughtUp(progress: BatchProgress): boolean {
-  return caughtUpBatches.has(progress);
+export type BatchResult = BatchProgress & { holdOpened?: Hold; readonly caughtUp: boolean };
+
+/** `progress` as a BatchResult, its `caughtUp` flag set (not enumerable). */
+function withCaughtUp(progress: Omit<BatchResult, "caughtUp">, caughtUp: boolean): BatchResult {
+  return Object.defineProperty(progress, "caughtUp", { value: caughtUp, enumerable: false }) as BatchResult;
 }
 
 /** Instants travel as ISO strings (µs kept) and are compared as epoch µs. */
@@ -159,9 +157,8 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
       const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, inputs }, started, previous);
       const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) }, finalUpToUs, !pipeline.lateness.histogram ? "none" : gapMs === undefined ? "windows" : "lateness");
       await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
-      const closed: BatchResult = { ...progress, numRowsFinalized: finalized, numRowsTotal: open, ...(holdOpened ? { holdOpened } : {}) };
-      if (read.rows < pipeline.trigger.maxRowsPerBatch) caughtUpBatches.add(closed);
-      return closed;
+      const closed = { ...progress, numRowsFinalized: finalized, numRowsTotal: open, ...(holdOpened ? { holdOpened } : {}) };
+      return withCaughtUp(closed, read.rows < pipeline.trigger.maxRowsPerBatch);
     }, beginLockingResults(name)); // BEGIN and the results lock: one round trip
     if (adopted) opts.onPolicyAdopted?.(adopted); // committed (an empty batch commits its guard's writes too)
     return result;
