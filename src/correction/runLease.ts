@@ -37,6 +37,7 @@ import { readRun, type RunState } from "../db/sql/lifecycle/readRun.js";
 import { readSlotHolder, type SlotHolder } from "../db/sql/lifecycle/readSlotHolder.js";
 import { renewLease } from "../db/sql/lifecycle/renewLease.js";
 import { sweepExpiredRuns } from "../db/sql/lifecycle/sweepExpiredRuns.js";
+import { startLoop } from "../loop.js";
 
 export { sweepExpiredRuns };
 export type { RunClaim, RunOutcome, SlotHolder };
@@ -66,23 +67,12 @@ export async function claimRun(client: Queryable, claim: RunClaim): Promise<{ ru
  * pooled connection, while the run works. A renewal that fails (database away)
  * is left: the next one tries again, and if none succeeds before the lease
  * ends, the run is abandoned and its transaction cannot commit `succeeded`.
- * `stop()` cancels the timer and waits for a renewal in flight.
+ * `stop()` ends the wait and waits for a renewal in flight (src/loop.ts).
  */
 export function startHeartbeat(client: Queryable, runId: number, leaseMs: number, everyMs = Math.max(1, Math.floor(leaseMs / 3))): { stop(): Promise<void> } {
-  let inFlight: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    if (inFlight) return; // the previous renewal is still waiting: never pile them up
-    inFlight = renewLease(client, runId, leaseMs)
-      .catch(() => undefined)
-      .finally(() => (inFlight = undefined));
-  }, everyMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await inFlight;
-    },
-  };
+  // One renewal at a time (the loop's rounds never overlap); a failed one is left for the next, `everyMs` later.
+  const loop = startLoop(async () => void (await renewLease(client, runId, leaseMs)), { intervalMs: everyMs, immediate: false, unref: true, onError: () => undefined });
+  return { stop: () => loop.stop() };
 }
 
 /** A claimed run's holder: its lease renewals and holder lock, until `stop()`. */
