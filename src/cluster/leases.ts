@@ -45,7 +45,7 @@ import { startLoop, type Loop } from "../loop.js";
 import { assertLeaseHeld, LeaseLostError, type PipelineLease } from "./fencing.js";
 
 /** Default heartbeat (and takeover poll) of a replica's lease connection, ms. */
-export const DEFAULT_HEARTBEAT_MS = 1_000;
+const DEFAULT_HEARTBEAT_MS = 1_000;
 
 export interface LeaseHooks {
   /** The replica now owns `pipeline`, under `lease` (its fencing token): start its work. Must not throw. */
@@ -261,4 +261,4 @@ export class PipelineLeases {
   }
 }
 
-export { readPipelineOwners };
+{ readPipelineOwners };

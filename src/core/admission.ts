@@ -39,14 +39,6 @@ export const QuarantineReason = {
 export type QuarantineReason = (typeof QuarantineReason)[keyof typeof QuarantineReason];
 
 /**
- * The reason shown for an accepted row that a later version of its event
- * superseded (`admission.dedupe: latest`). Not a quarantine: the row stays
- * accepted in bronze as it landed; the supersession is recorded beside it
- * (`straggler.superseded_events`, view `straggler.amendments`).
- */
-export const SUPERSEDED = "SUPERSEDED";
-
-/**
  * What a re-sent event id does (`admission.dedupe`, README "Amended events").
  * A re-send's **content** is what the record makes of the event: its event
  * time (the instant, to the µs), its group key and its value (compared as
@@ -142,7 +134,7 @@ function aboveLimit(v: string, limit: Limit): boolean {
  * Longest group key and event id, in UTF-8 bytes. Both are indexed (btree rows
  * hold at most ~2.7 kB): a longer one would fail its whole source's landing.
  */
-export const MAX_KEY_BYTES = 2048;
+const MAX_KEY_BYTES = 2048;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

@@ -46,9 +46,8 @@ import { correctSessions } from "./sessions.js";
 import { finishRun, holdRun, recordFailure, type SlotHolder } from "./runLease.js";
 
 export type { Aggregate } from "../db/sql/readmodel/windows.js";
-export type { WindowChange };
 
-export type CorrectionTrigger = "cron" | "api" | "cli";
+type CorrectionTrigger = "cron" | "api" | "cli";
 
 export interface CorrectionRequest {
   trigger: CorrectionTrigger;
@@ -101,7 +100,7 @@ export interface CorrectionOptions {
  * database is away). Carries the database error's `code`. The run's row stays
  * `running` until its lease expires and it is abandoned.
  */
-export class RunNotRecordedError extends Error {
+class RunNotRecordedError extends Error {
   override name = "RunNotRecordedError";
   readonly code: string | undefined;
   constructor(message: string, cause: unknown) {

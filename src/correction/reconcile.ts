@@ -24,7 +24,7 @@ import { analyzeIfStale } from "../db/statistics.js";
 import { isolateFailing } from "../db/windowFailures.js";
 import type { Aggregate } from "./correct.js";
 
-export interface Mismatch {
+interface Mismatch {
   /** null for the null group. */
   groupKey: string | null;
   windowStart: string;
@@ -49,7 +49,7 @@ export interface ReconcileReport {
 }
 
 /** A window reconcile could not recompute. */
-export interface FailedWindow {
+interface FailedWindow {
   groupKey: string | null;
   windowStart: string;
   windowEnd: string;

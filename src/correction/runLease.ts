@@ -50,7 +50,7 @@ export type { RunClaim, RunOutcome, SlotHolder };
  * @returns `{ runId }` when claimed, `{ heldBy }` when the slot is taken
  * @throws the database's error when it cannot be reached
  */
-export async function claimRun(client: Queryable, claim: RunClaim): Promise<{ runId: number; heldBy?: undefined } | { runId?: undefined; heldBy: SlotHolder }> {
+async function claimRun(client: Queryable, claim: RunClaim): Promise<{ runId: number; heldBy?: undefined } | { runId?: undefined; heldBy: SlotHolder }> {
   for (let attempt = 1; attempt <= 3; attempt++) {
     await sweepExpiredRuns(client, claim.pipeline);
     const runId = await insertRun(client, claim);
@@ -69,7 +69,7 @@ export async function claimRun(client: Queryable, claim: RunClaim): Promise<{ ru
  * ends, the run is abandoned and its transaction cannot commit `succeeded`.
  * `stop()` ends the wait and waits for a renewal in flight (src/loop.ts).
  */
-export function startHeartbeat(client: Queryable, runId: number, leaseMs: number, everyMs = Math.max(1, Math.floor(leaseMs / 3))): { stop(): Promise<void> } {
+function startHeartbeat(client: Queryable, runId: number, leaseMs: number, everyMs = Math.max(1, Math.floor(leaseMs / 3))): { stop(): Promise<void> } {
   // One renewal at a time (the loop's rounds never overlap); a failed one is left for the next, `everyMs` later.
   const loop = startLoop(async () => void (await renewLease(client, runId, leaseMs)), { intervalMs: everyMs, immediate: false, unref: true, onError: () => undefined });
   return { stop: () => loop.stop() };
@@ -128,7 +128,7 @@ export async function holdRun(pool: Pool, claim: RunClaim, everyMs?: number): Pr
 }
 
 /** Raised inside a run's transaction when its row is no longer `running`: it was abandoned meanwhile. */
-export class LeaseLostError extends Error {
+class LeaseLostError extends Error {
   override name = "LeaseLostError";
 }
 

@@ -41,7 +41,7 @@ export class PolicyRefusedError extends Error {
 }
 
 /** The refusal as the service logs it and the CLI prints it: the changed settings, one a line, then the ways forward. */
-export function refusalMessage(pipeline: string, live: { version: number; policyVersion: string }, changes: PolicyChange[]): string {
+function refusalMessage(pipeline: string, live: { version: number; policyVersion: string }, changes: PolicyChange[]): string {
   return [
     `pipeline ${pipeline} is not streamed: its configured policy differs from the policy of its live results (version ${live.version}, policy ${live.policyVersion}) in ${changes.length} setting${changes.length === 1 ? "" : "s"}:`,
     ...changes.map((c) => `  ${c.text}`),
@@ -64,7 +64,7 @@ export interface PolicyAdoption {
 }
 
 /** The adoption in words: what changed and why it could be adopted. */
-export function adoptionMessage(pipeline: string, version: number, changes: string[]): string {
+function adoptionMessage(pipeline: string, version: number, changes: string[]): string {
   return `pipeline ${pipeline}: the configured policy is adopted as the policy of its live results (version ${version}), which hold nothing it would invalidate ` +
     `(no window results, no rows accepted under another policy): ${changes.join("; ")}`;
 }

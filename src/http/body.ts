@@ -42,7 +42,7 @@ import { HttpError } from "./errors.js";
 import { splitArray } from "./jsonArrayLines.js";
 
 /** Largest body held in memory, decoded bytes (256 KiB); a larger one is spooled to a temporary file. */
-export const MEMORY_BODY_MAX_BYTES = 256 * 1024;
+const MEMORY_BODY_MAX_BYTES = 256 * 1024;
 
 export interface RequestBody {
   /** SHA-256 (hex) of the decoded body bytes. */

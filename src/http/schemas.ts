@@ -64,7 +64,7 @@ export const limitQuery = z.strictObject({ limit });
 export const quarantineQuery = z.strictObject({ reason: sqlText.optional(), limit });
 
 /** States of a source (view `straggler.sources`). */
-export const SOURCE_STATES = ["landed", "refused", "changed_after_landing", "waiting_to_settle"] as const;
+const SOURCE_STATES = ["landed", "refused", "changed_after_landing", "waiting_to_settle"] as const;
 
 export const sourcesQuery = z.strictObject({
   state: z.enum(SOURCE_STATES, { error: "expected landed, refused, changed_after_landing or waiting_to_settle" }).optional(),

@@ -67,7 +67,7 @@ async function landingDirOf(pipeline: PipelineConfig): Promise<string | undefine
  * folder and never blocks.
  * @throws LandingDirMissing
  */
-export async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean; refusal?: string }[]> {
+async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean; refusal?: string }[]> {
   const dir = await landingDirOf(pipeline);
   if (dir === undefined) return []; // no landing folder: a landing pass has nothing to do
   const considered = (name: string) => !/^[._]/.test(name) && EXTENSIONS[pipeline.source.format].includes(path.extname(name).toLowerCase());
@@ -92,7 +92,7 @@ export async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: 
 }
 
 /** The input of a landing-folder entry's name: `<input>/<file>` is that input's; a file of the folder itself is the default input's (undefined). */
-export function inputOfEntry(name: string): string | undefined {
+function inputOfEntry(name: string): string | undefined {
   const slash = name.indexOf("/");
   return slash < 0 ? undefined : name.slice(0, slash);
 }

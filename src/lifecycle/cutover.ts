@@ -77,7 +77,7 @@ export interface CutoverReport {
  * `pipeline` as version `policyText` configures it: the configured pipeline with the version's policy blocks
  * (fields, timestamps, window, watermark, admission) in place of its own.
  */
-export function configOfPolicy(pipeline: PipelineConfig, policyText: string): PipelineConfig {
+function configOfPolicy(pipeline: PipelineConfig, policyText: string): PipelineConfig {
   const doc = JSON.parse(policyText) as PolicyDocument & { admission: Record<string, unknown> };
   const min = doc.admission.minEventTime;
   const admission = { ...doc.admission, minEventTime: min === undefined ? undefined : BigInt(min as string) };

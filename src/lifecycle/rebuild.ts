@@ -66,7 +66,7 @@ export interface RebuildOptions {
 }
 
 /** A candidate's reconcile: its windows against a recompute from its classification, and its ledger. */
-export interface CandidateReconcile {
+interface CandidateReconcile {
   ok: boolean;
   windowsChecked: number;
   mismatches: VersionMismatch[];
@@ -241,7 +241,7 @@ async function buildWindows(c: PoolClient, pipeline: PipelineConfig, version: nu
 }
 
 /** Reconcile of a candidate: windows against a recompute from its classification; every ledger row up to `ledgerSeq` classified once. */
-export async function reconcileCandidate(c: Queryable, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<CandidateReconcile> {
+async function reconcileCandidate(c: Queryable, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<CandidateReconcile> {
   const { checked, mismatches } = await compareVersionWindows(c, pipeline, version);
   const { rows } = await c.query(
     `SELECT (SELECT count(*) FROM straggler.bronze_events WHERE pipeline = $1 AND seq <= $3) AS landed,

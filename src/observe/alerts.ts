@@ -110,7 +110,7 @@ export function configuredAlerts(pipeline: PipelineConfig): AlertName[] {
 }
 
 /** How often the service judges the alerts, ms. */
-export const ALERT_INTERVAL_MS = 5_000;
+const ALERT_INTERVAL_MS = 5_000;
 
 export interface AlertScheduleOptions {
   /** Between two rounds, ms (default ALERT_INTERVAL_MS). */

@@ -46,7 +46,7 @@ export interface LatenessOptions {
 }
 
 /** Lateness (ingestion time − event time) in ms, µs kept as fractions; null without rows. */
-export interface LatenessDistribution {
+interface LatenessDistribution {
   count: number;
   minMs: number | null;
   p50Ms: number | null;

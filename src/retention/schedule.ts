@@ -13,7 +13,7 @@ import { pruneFeeds } from "./feedPrune.js";
 import { ensurePartitions } from "./partitions.js";
 
 /** The tick of the retention work, ms (one hour). */
-export const RETENTION_TICK_MS = 3_600_000;
+const RETENTION_TICK_MS = 3_600_000;
 
 /**
  * Starts the retention work (on the service's one loop, src/loop.ts): a first tick now, then one

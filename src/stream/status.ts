@@ -8,7 +8,6 @@ import { readPipelineOwners } from "../db/sql/lifecycle/pipelineLeases.js";
 import { readCheckpoint, type CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
 import { readStatusCounts } from "../db/sql/observe/readStatusCounts.js";
 
-export type { SourceCounts };
 
 export interface PipelineStatus {
   pipeline: string;
