@@ -26,7 +26,7 @@ const EVENTS_PER_REQUEST = 50, CONNECTIONS = 8;
 const CURVE = process.env.BENCH_HTTP_CURVE === "off" ? [] : [4, 16, 32];
 const TOKEN = "bench-token-0123456789";
 
-export interface IngestRound {
+interface IngestRound {
   eventsPerSecond: number;
   p50: number;
   p99: number;
@@ -96,7 +96,7 @@ function machineTimes(): { busy: number; total: number } {
  * One round: `seconds` of load on pipeline `name` through a service started with group commit on or off.
  * @throws Error when a request was not answered 201 or an acknowledged event is not in bronze exactly once
  */
-export async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env">, name: string, groupCommit: boolean, seconds: number, connections = CONNECTIONS): Promise<IngestRound> {
+async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env">, name: string, groupCommit: boolean, seconds: number, connections = CONNECTIONS): Promise<IngestRound> {
   const pipeline = benchPipeline(name, 100_000, path.join(tmp, `${name}-landing`));
   const db = { pool: ctx.pool, url: ctx.url, kind: "external" as const, close: async () => undefined };
   const service = await startService({ ...ctx.env, PORT: 0, STRAGGLER_API_TOKEN: TOKEN, STRAGGLER_GROUP_COMMIT: groupCommit ? "on" : "off" }, db, [pipeline], log);

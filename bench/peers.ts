@@ -27,7 +27,7 @@ import type { Pool } from "../src/db/pool.js";
 import { fmt, fmtStat, now, ROOT, say, stat, tmp, type BenchContext } from "./common.js";
 
 /** The workload generator shared beside the repository (the datasets' folder's sibling). */
-export const PEERS_WORKLOAD = path.resolve(ROOT, "..", "shared", "bench", "peers-workload.mjs");
+const PEERS_WORKLOAD = path.resolve(ROOT, "..", "shared", "bench", "peers-workload.mjs");
 
 /** Runs `node args…` in `cwd`, resolves its stdout; rejects with its output on a non-zero exit. */
 function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {

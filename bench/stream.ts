@@ -9,7 +9,7 @@
  * Also the fixed cost of one small micro-batch beside a one-row write
  * transaction (measureBatchFixedCost).
  */
-import { formatInstant, isoToUs } from "../src/core/timestamps.js";
+import { formatInstant, isoToUs } from "../src/core/instants.js";
 import { assignWindows } from "../src/core/windows.js";
 import type { RawRecord } from "../src/core/admission.js";
 import type { Pool } from "../src/db/pool.js";

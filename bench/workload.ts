@@ -9,7 +9,7 @@
  */
 import { prng } from "../test/helpers/prng.js";
 
-export const KEYS = 100;
+const KEYS = 100;
 const START = Date.parse("2026-01-01T00:00:00Z");
 /** Arrival rate in event time: 200 events per second of arrival. */
 const ARRIVAL_STEP_MS = 5;

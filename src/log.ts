@@ -14,7 +14,7 @@ export type { Logger };
  * (pino-http logs each request's headers).
  */
 const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"];
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   ...CREDENTIAL_HEADERS.map((h) => `req.headers["${h}"]`),
   'res.headers["set-cookie"]',
   // An error logged with the options of the pg client that raised it.

@@ -16,6 +16,7 @@ import { logPolicyAdopted, scheduleCorrections } from "./correction/schedule.js"
 import { scheduleReconciles } from "./correction/reconcileSchedule.js";
 import { createPool } from "./db/pool.js";
 import { backoffMs, type Backoff } from "./db/retry.js";
+import { startLoop, type RoundContext } from "./loop.js";
 import { LeaseLostError } from "./cluster/fencing.js";
 import { PipelineLeases } from "./cluster/leases.js";
 import { OwnedWork, type OwnedTaskStarter } from "./cluster/ownedWork.js";
@@ -50,41 +51,37 @@ const LISTEN_BACKOFF: Backoff = { baseMs: 500, capMs: 5_000 };
  * connection was down are lost, so the stream must look for itself.
  */
 function listenForLandings(connectionString: string, onPipeline: (name: string) => void, onConnected: () => void, log: Logger, onChanges: (name: string) => void): () => Promise<void> {
-  let client: pg.Client | undefined;
-  let stopped = false;
-  let attempt = 0;
-  let retry: NodeJS.Timeout | undefined;
-  const connect = async (): Promise<void> => {
-    retry = undefined;
-    if (stopped) return;
+  /** One LISTEN session: connects and listens, then lasts until its connection ends or the loop stops; a failed connection throws. */
+  const session = async ({ signal }: RoundContext): Promise<void> => {
     const c = new pg.Client({ connectionString });
     c.on("notification", (n) => n.payload && (n.channel === CHANGES_CHANNEL ? onChanges : onPipeline)(n.payload));
     c.on("error", () => undefined);
-    c.on("end", () => {
-      if (!stopped) retry = setTimeout(() => void connect(), backoffMs(++attempt, LISTEN_BACKOFF));
-    });
+    const ended = new Promise<void>((resolve) => c.on("end", () => resolve()));
+    const end = () => void c.end().catch(() => undefined);
+    signal.addEventListener("abort", end, { once: true }); // a stop ends a connection being made too
     try {
-      await c.connect();
-      await listenForLanded(c);
-      await listenForChanges(c); // the change feed's: wakes its open streams (src/http/feedRoutes.ts)
-      if (stopped) {
+      try {
+        await c.connect();
+        await listenForLanded(c);
+        await listenForChanges(c); // the change feed's: wakes its open streams (src/http/feedRoutes.ts)
+      } catch (e) {
         await c.end().catch(() => undefined);
-        return;
+        throw e;
       }
-      client = c;
-      attempt = 0;
+      if (signal.aborted) return;
       onConnected();
-    } catch (e) {
-      log.warn({ err: e }, "LISTEN connection failed; the stream falls back to its trigger interval until it reconnects");
-      await c.end().catch(() => undefined);
+      await ended;
+    } finally {
+      signal.removeEventListener("abort", end);
     }
   };
-  void connect();
-  return async () => {
-    stopped = true;
-    clearTimeout(retry); // a pending reconnection would keep the process alive
-    await client?.end().catch(() => undefined);
-  };
+  // A session that ended is followed by a new one after the first step of the backoff; failed connections back off further.
+  const loop = startLoop(session, {
+    intervalMs: () => backoffMs(1, LISTEN_BACKOFF),
+    backoff: LISTEN_BACKOFF,
+    onError: (e) => log.warn({ err: e }, "LISTEN connection failed; the stream falls back to its trigger interval until it reconnects"),
+  });
+  return () => loop.stop();
 }
 
 /** This replica's id: `STRAGGLER_REPLICA_ID`, else `host:pid` (the host name cut to fit 45 characters). */

@@ -115,7 +115,7 @@ export async function landingFolderOf(pipeline: PipelineConfig): Promise<Pipelin
 /** `--from`/`--to` as ISO 8601 UTC strings (both or neither; from before to). */
 export async function rangeOption(opts: { from?: string; to?: string }): Promise<{ from: string; to: string } | undefined> {
   if (opts.from === undefined && opts.to === undefined) return undefined;
-  const { formatInstant, parseInstant } = await import("../core/timestamps.js");
+  const [{ formatInstant }, { parseInstant }] = await Promise.all([import("../core/instants.js"), import("../core/timestamps.js")]);
   const from = opts.from === undefined ? undefined : parseInstant(opts.from, "iso8601", undefined);
   const to = opts.to === undefined ? undefined : parseInstant(opts.to, "iso8601", undefined);
   if (!from?.ok) throw new UsageError(`--from: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.from)}`);

@@ -13,7 +13,7 @@ import type { CorrectionSummary } from "../correction/correct.js";
 import type { LandResult } from "../ingest/copyToBronze.js";
 import type { CheckpointInput, Hold } from "../core/model.js";
 import type { AlertView } from "../observe/alerts.js";
-import type { PolicyCheck } from "../stream/policyGuard.js";
+import type { PolicyCheck } from "../guards/index.js";
 import type { BatchProgress } from "../stream/runBatch.js";
 import type { PipelineStatus } from "../stream/status.js";
 import { DEFAULT_INPUT } from "../core/watermark.js";
@@ -56,12 +56,12 @@ export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> =
   ];
 }
 
-/** The configured policy against the live results (src/stream/policyGuard.ts). */
+/** The configured policy against the live results (src/guards/policy.ts). */
 function policyLine(p: PolicyCheck): string {
   if (p.state === "unrecorded" && p.live !== null) return `unrecorded: results version ${p.live.version} (policy ${p.live.policyVersion}) holds no window results and no rows accepted under another policy; the next batch adopts policy ${p.policyVersion} (${p.changes.join("; ")})`;
   if (p.state === "unrecorded") return `unrecorded (the first batch records policy ${p.policyVersion})`;
   if (p.state === "live") return `live: results version ${p.live!.version}, policy ${p.policyVersion}`;
-  if (p.changes.length === 0 && p.message !== null) return `REFUSED: ${p.message}`; // not a policy change: the window's zone (src/stream/zoneGuard.ts)
+  if (p.changes.length === 0 && p.message !== null) return `REFUSED: ${p.message}`; // not a policy change: the window's zone (src/guards/timeZone.ts)
   return `REFUSED: the configured policy ${p.policyVersion} differs from the live results' (version ${p.live!.version}, policy ${p.live!.policyVersion}); batches and corrections stop until it is put back or the pipeline dropped (straggler drop):`;
 }
 

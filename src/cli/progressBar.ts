@@ -23,7 +23,7 @@ export interface Progress {
 }
 
 /** Where progress is written: stderr, or (tests) a stream that says whether it is a terminal. */
-export type ProgressStream = Pick<NodeJS.WriteStream, "write"> & { isTTY?: boolean };
+type ProgressStream = Pick<NodeJS.WriteStream, "write"> & { isTTY?: boolean };
 
 export interface ProgressOptions {
   /** What `done` counts: rows, or bytes (shown as kB, MB, GB). */

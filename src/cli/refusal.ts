@@ -4,16 +4,14 @@
  * Prints the refusal of one pipeline on stderr and raises the exit code, so that
  * `-p all` goes on with the other pipelines and ends with the worst code — the
  * message and code a single-pipeline run gives (src/cli/main.ts):
- * TimeZoneRefusedError (src/stream/zoneGuard.ts) is a configuration error,
- * `straggler: <message>` and exit 2; PolicyRefusedError (src/stream/policyGuard.ts)
- * and HorizonRefusedError (src/retention/guard.ts) are `<message>` and exit 1.
+ * TimeZoneRefusedError (src/guards/timeZone.ts) is a configuration error,
+ * `straggler: <message>` and exit 2; PolicyRefusedError (src/guards/policy.ts)
+ * and HorizonRefusedError (src/guards/horizon.ts) are `<message>` and exit 1.
  * (The guards are imported here, when a command failed, not when the CLI starts.)
  * @returns false (nothing printed) when `e` is neither refusal: the caller rethrows it
  */
 export async function reportRefusal(e: unknown): Promise<boolean> {
-  const [{ PolicyRefusedError }, { TimeZoneRefusedError }, { HorizonRefusedError }] = await Promise.all([
-    import("../stream/policyGuard.js"), import("../stream/zoneGuard.js"), import("../retention/guard.js"),
-  ]);
+  const { PolicyRefusedError, TimeZoneRefusedError, HorizonRefusedError } = await import("../guards/index.js");
   if (e instanceof TimeZoneRefusedError) {
     console.error(`straggler: ${e.message}`);
     worstExit(2);

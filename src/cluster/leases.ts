@@ -41,10 +41,11 @@ import pg from "pg";
 import { classifyDbError } from "../db/errors.js";
 import { countLiveReplicas, raiseLeaseEpoch, readPipelineOwners, releasePipelineLease, REPLICA_APPLICATION_PREFIX, tryPipelineLease } from "../db/sql/lifecycle/pipelineLeases.js";
 import type { Logger } from "../log.js";
+import { startLoop, type Loop } from "../loop.js";
 import { assertLeaseHeld, LeaseLostError, type PipelineLease } from "./fencing.js";
 
 /** Default heartbeat (and takeover poll) of a replica's lease connection, ms. */
-export const DEFAULT_HEARTBEAT_MS = 1_000;
+const DEFAULT_HEARTBEAT_MS = 1_000;
 
 export interface LeaseHooks {
   /** The replica now owns `pipeline`, under `lease` (its fencing token): start its work. Must not throw. */
@@ -79,8 +80,8 @@ export class PipelineLeases {
   /** Work stopping because a commit found its lease taken over (`deposed`). */
   private readonly deposing = new Set<Promise<void>>();
   private readonly heartbeatMs: number;
-  private timer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> = Promise.resolve();
+  /** The heartbeat after the first tick (src/loop.ts): a tick `heartbeatMs` after the previous one ended. */
+  private heartbeat: Loop | undefined;
   /** A fence started by the lease connection's error, outside the heartbeat. */
   private fencing: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -128,14 +129,15 @@ export class PipelineLeases {
   /** Connects and takes this replica's share at once, then every heartbeat. Never throws: a database away is retried each heartbeat. */
   async start(): Promise<void> {
     await this.tick();
-    this.schedule();
+    if (this.stopped) return;
+    // A tick never throws (a database away is retried at the next one).
+    this.heartbeat = startLoop(() => this.tick(), { intervalMs: this.heartbeatMs, immediate: false, onError: (e) => this.log.error({ err: e, replica: this.options.replicaId }, "lease heartbeat failed") });
   }
 
   /** Stops the heartbeat, stops the work of every owned pipeline, releases the leases and closes the connection. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.ticking;
+    await this.heartbeat?.stop();
     await this.fencing;
     await Promise.all(this.deposing);
     await this.fence("the replica stops");
@@ -154,13 +156,6 @@ export class PipelineLeases {
     this.owned.delete(e.pipeline); // no new unit of work starts from here on
     const stopping: Promise<void> = this.hooks.lost(e.pipeline).finally(() => this.deposing.delete(stopping));
     this.deposing.add(stopping);
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.ticking = this.tick().finally(() => this.schedule());
-    }, this.heartbeatMs);
   }
 
   /** Stops the work of every owned pipeline, then closes the lease connection (which frees the locks still held). */
@@ -266,4 +261,4 @@ export class PipelineLeases {
   }
 }
 
-export { readPipelineOwners };
+{ readPipelineOwners };

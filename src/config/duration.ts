@@ -54,7 +54,7 @@ function unitOf(word: string): string | undefined {
  * (a watermark delay) or ahead (a session gap) stays inside PostgreSQL's timestamps (4713 BC to
  * 294276 AD); a longer delay made every micro-batch fail on its watermark.
  */
-export const MAX_DURATION_DAYS = 365_000;
+const MAX_DURATION_DAYS = 365_000;
 const MAX_DURATION_MS = MAX_DURATION_DAYS * 86_400_000;
 
 /**

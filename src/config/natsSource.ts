@@ -13,7 +13,7 @@ const jsName = (what: string) =>
     .regex(/^[^\s.*>/\\]{1,255}$/, `expected a ${what} name without whitespace, '.', '*', '>', '/' or '\\'`);
 
 /** Default wait for an acknowledgement before the server delivers a message again (ms). */
-export const DEFAULT_ACK_WAIT_MS = 60_000;
+const DEFAULT_ACK_WAIT_MS = 60_000;
 
 /** A duration (tagged as one, so the pipelines file's JSON Schema shows it as text). */
 const ackWait = tagSetting(z

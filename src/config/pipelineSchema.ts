@@ -13,13 +13,14 @@ import {
   maxAbsValue, MIN_LEASE_MS, pipelineName, positiveDuration, reconcileSample, share,
 } from "./settingSchemas.js";
 import { windowSchema } from "./windowSchema.js";
-import { isValidTimeZone, parseInstant } from "../core/timestamps.js";
+import { parseInstant } from "../core/timestamps.js";
+import { isValidTimeZone } from "../core/timeZones.js";
 import { DEFAULT_INPUT } from "../core/watermark.js";
 import { MAX_ABS_VALUE_DEFAULT, MAX_FRACTION_DIGITS_CEILING, MAX_FRACTION_DIGITS_DEFAULT } from "../core/decimal.js";
 
 /** An input's name: what a source (landing, HTTP `?input=`, `ingest --input`, a log partition) stamps on its bronze rows. */
 const INPUT_NAME_MESSAGE = "expected an input name of 1-128 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-', starting with a letter or digit";
-export const inputName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, INPUT_NAME_MESSAGE);
+const inputName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/, INPUT_NAME_MESSAGE);
 
 /**
  * `watermark` (docs/DESIGN.md "Several inputs"): `delay` is the default input's
@@ -189,7 +190,7 @@ export const pipelineSchema = z
  * Session windows with `admission.dedupe: latest` are refused: an amended event would move
  * between sessions and split them, which the session paths do not do (README "Session windows").
  */
-export const pipelineSchemaChecked = pipelineSchema.superRefine((p, ctx) => {
+const pipelineSchemaChecked = pipelineSchema.superRefine((p, ctx) => {
   if (p.window.type === "session" && p.admission.dedupe === "latest") {
     ctx.addIssue({ code: "custom", path: ["admission", "dedupe"], message: 'session windows take admission.dedupe "first" or false: an amended event ("latest") would move between sessions' });
   }

@@ -8,18 +8,18 @@
  * The policy is kept as canonical JSON (keys sorted, bigints as decimal
  * strings, unset settings left out) and identified by a hash of that text,
  * the `policy_version` recorded with every landing (`landed_sources`) and with the live
- * results (`straggler.results_versions`, src/stream/policyGuard.ts).
+ * results (`straggler.results_versions`, src/guards/policy.ts).
  */
 import { createHash } from "node:crypto";
 import { formatDuration } from "./duration.js";
-import { formatInstant } from "../core/timestamps.js";
+import { formatInstant } from "../core/instants.js";
 import { sameTimeZoneName } from "../core/windows.js";
 import { pipelineSchema, type PipelineConfig } from "./pipelineSchema.js";
 import { WEEKDAYS } from "./windowSchema.js";
 import { settingAlternatives, settingKinds, type SettingKind } from "./policySettings.js";
 
 /** The blocks of a pipeline config that make up its policy (issue "policy versions": what changes results). */
-export const POLICY_BLOCKS = ["fields", "timestamps", "window", "watermark", "admission"] as const;
+const POLICY_BLOCKS = ["fields", "timestamps", "window", "watermark", "admission"] as const;
 
 /** A policy as plain JSON values: `{ fields: {...}, timestamps: {...}, window: {...}, watermark: {...}, admission: {...} }`. */
 export type PolicyDocument = Record<string, unknown>;
@@ -111,7 +111,7 @@ export interface PolicyChange {
 }
 
 /** A setting's value as the user would write it: durations and instants turned back from ms and µs. */
-export function showSetting(path: string, v: unknown): string {
+function showSetting(path: string, v: unknown): string {
   if (v === undefined) return "(not set)";
   if (v === null) return "null";
   const kind = settingInfo().kinds.get(path);

@@ -8,7 +8,7 @@ import { readDuration, type DurationResult } from "./duration.js";
 import { tagAlternatives, tagSetting } from "./policySettings.js";
 import { describeAs } from "./jsonSchemaHints.js";
 import { duration } from "./settingSchemas.js";
-import { isValidTimeZone } from "../core/timestamps.js";
+import { isValidTimeZone } from "../core/timeZones.js";
 import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec } from "../core/windows.js";
 
 /**
@@ -73,7 +73,7 @@ export const WEEKDAYS = { monday: 1, tuesday: 2, wednesday: 3, thursday: 4, frid
 type CalendarLength = { count: number; unit: CalendarUnit };
 const CALENDAR_LENGTH = /^(?:interval\s+)?\+?(\d+)\s+(day|week|month)s?$/i;
 /** The largest count a calendar length takes (`9999 days`): a bound on the windows each event is assigned to. */
-export const MAX_CALENDAR_COUNT = 9999;
+const MAX_CALENDAR_COUNT = 9999;
 
 const calendarLength = (what: string) =>
   describeAs(calendarLengthOf(what), {

@@ -6,7 +6,8 @@
  */
 import { canonicalNumber, compareAbs, decimalParts, fractionDigits, parseDecimal, type DecimalParts } from "./decimal.js";
 import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
-import { formatInstant, parseInstant, usOfMs, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
+import { formatInstant, usOfMs } from "./instants.js";
+import { parseInstant, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
 import { windowOutsideRange, type WindowShape } from "./windows.js";
 
 export { groupKeyOf } from "./keys.js";
@@ -36,14 +37,6 @@ export const QuarantineReason = {
   AMENDED_DUPLICATE: "AMENDED_DUPLICATE", // admission.dedupe first: an accepted record with the same event id and other content is already in bronze; the first stays
 } as const;
 export type QuarantineReason = (typeof QuarantineReason)[keyof typeof QuarantineReason];
-
-/**
- * The reason shown for an accepted row that a later version of its event
- * superseded (`admission.dedupe: latest`). Not a quarantine: the row stays
- * accepted in bronze as it landed; the supersession is recorded beside it
- * (`straggler.superseded_events`, view `straggler.amendments`).
- */
-export const SUPERSEDED = "SUPERSEDED";
 
 /**
  * What a re-sent event id does (`admission.dedupe`, README "Amended events").
@@ -141,7 +134,7 @@ function aboveLimit(v: string, limit: Limit): boolean {
  * Longest group key and event id, in UTF-8 bytes. Both are indexed (btree rows
  * hold at most ~2.7 kB): a longer one would fail its whole source's landing.
  */
-export const MAX_KEY_BYTES = 2048;
+const MAX_KEY_BYTES = 2048;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

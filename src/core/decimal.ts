@@ -61,7 +61,7 @@ export function decimalParts(text: string): DecimalParts | undefined {
 }
 
 /** Longest canonical number written in plain decimal notation; longer ones are written in scientific notation. */
-export const MAX_PLAIN_NUMBER_CHARS = 2048;
+const MAX_PLAIN_NUMBER_CHARS = 2048;
 
 /**
  * The one text of a JSON number used as a group key or an event id, so that

@@ -4,7 +4,7 @@
  * published. Pure; instants ISO 8601 UTC strings.
  */
 import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryEvent, HistoryHold, LateEvent, Revision } from "./historyTypes.js";
-import { isoToUs } from "./timestamps.js";
+import { isoToUs } from "./instants.js";
 
 /**
  * Finds the batch that read a `seq` (`startOffset < seq <= endOffset`) by bisection.

@@ -78,7 +78,7 @@ export interface LateEvent extends Omit<HistoryEvent, "supersededBy"> {
 }
 
 /** What made a revision. */
-export type RevisionCause =
+type RevisionCause =
   | { kind: "micro-batch"; batchId: number; watermark: string | null; watermarkAfter: string | null; eventsAdded: number; amended: string[] }
   | { kind: "correction"; runId: number; trigger: string; cronSlot: string | null; reconcileRunId: number | null; lateEvents: string[]; amended: string[] }
   | { kind: "cutover"; version: number; previousVersion: number }

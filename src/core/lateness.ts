@@ -13,7 +13,7 @@
  */
 import { advanceWatermark, isLate } from "./watermark.js";
 import { assignWindows, windowStartOf, type WindowSpec } from "./windows.js";
-import { floorDiv } from "./timestamps.js";
+import { floorDiv } from "./instants.js";
 
 /**
  * One accepted bronze row. `windowEndsUs`: the ends of its windows (`windowEnds`), computed once

@@ -9,7 +9,7 @@
  * updated, extended, merged, finalized, corrected or split. Pure; instants ISO 8601 UTC.
  */
 import { mergeTouching, sessionsTouch, gapUs, type SessionBounds } from "./sessions.js";
-import { formatInstant, isoToUs } from "./timestamps.js";
+import { formatInstant, isoToUs } from "./instants.js";
 import { aggregate } from "./exactAggregate.js";
 import { applyHolds, batchIndex, lateEventsOf } from "./historyParts.js";
 import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryEvent, HistoryHold, LateEvent, Revision } from "./historyTypes.js";

@@ -8,7 +8,7 @@
  * - Spark's late rule: an (event, window) pair is dropped iff
  *   `window end <= watermark`. Decided per window, never per event.
  */
-import { clampInstant } from "./timestamps.js";
+import { clampInstant } from "./instants.js";
 
 /**
  * Watermark after a batch, in epoch µs (or `null` while still undefined).
@@ -31,7 +31,7 @@ export function isLate(windowEndUs: bigint, watermarkUs: bigint | null): boolean
 }
 
 /** How the pipeline's watermark is chosen from its inputs' (Spark's `spark.sql.streaming.multipleWatermarkPolicy`). */
-export type WatermarkPolicy = "min" | "max";
+type WatermarkPolicy = "min" | "max";
 
 /** The input of rows landed without one (a pipeline with one input has only this). */
 export const DEFAULT_INPUT = "default";
@@ -84,7 +84,7 @@ export interface InputsAdvance {
  * An input whose last ingestion time is unknown (state kept from before inputs
  * were tracked) is never idle.
  */
-export function isIdle(state: InputState, clockUs: bigint | null, idleTimeoutMs: number | undefined): boolean {
+function isIdle(state: InputState, clockUs: bigint | null, idleTimeoutMs: number | undefined): boolean {
   if (idleTimeoutMs === undefined || clockUs === null || state.lastIngestionUs === null) return false;
   return clockUs - state.lastIngestionUs >= BigInt(idleTimeoutMs) * 1000n;
 }

@@ -11,7 +11,7 @@
 import { RunningAggregate } from "./exactAggregate.js";
 import { applyHolds, batchIndex, lateEventsOf } from "./historyParts.js";
 import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryCutover, HistoryEvent, HistoryHold, LateEvent, Revision, RevisionStatus } from "./historyTypes.js";
-import { isoToUs } from "./timestamps.js";
+import { isoToUs } from "./instants.js";
 
 export type * from "./historyTypes.js";
 

@@ -19,7 +19,7 @@
  *   of instants; only where the boundaries fall differs.
  */
 import { DateTime, IANAZone } from "luxon";
-import { floorDiv, formatInstant, MAX_INSTANT_US, MIN_INSTANT_US } from "./timestamps.js";
+import { floorDiv, formatInstant, MAX_INSTANT_US, MIN_INSTANT_US } from "./instants.js";
 
 /** Fixed-length window shape in milliseconds. `slideMs === sizeMs` for tumbling windows. */
 export interface FixedWindowSpec {
@@ -230,7 +230,7 @@ function calendarWindows(eventUs: bigint, spec: CalendarWindowSpec): WindowBound
  * link (`US/Pacific`, `EST`) is kept as written, not replaced by the zone it
  * points to: the two sides' tz data may not agree on what a link points to
  * (`EST` is a fixed UTC−5 in some, a link to `America/Panama` in others).
- * @param zone a zone name luxon accepts (src/core/timestamps.ts `isValidTimeZone`)
+ * @param zone a zone name luxon accepts (src/core/timeZones.ts `isValidTimeZone`)
  * @returns the tz database's spelling of `zone`, or `zone` itself for a link
  * @throws RangeError when `zone` is not a zone name at all
  */

@@ -40,17 +40,15 @@ import { writeAudit, type WindowChange } from "../db/sql/correction/writeAudit.j
 import { addMismatchTargets, settleMismatches } from "../db/sql/reconcile/mismatches.js";
 import { withReconcileCauses } from "./reconcileCauses.js";
 import { analyzeIfStale } from "../db/statistics.js";
-import { guardPolicy, refuseEarly, type PolicyAdoption } from "../stream/policyGuard.js";
-import { dropArchivedTargets, refuseArchived } from "../retention/guard.js";
+import { dropArchivedTargets, guardPolicy, type PolicyAdoption, refuseArchived, refuseEarly } from "../guards/index.js";
 import { longestWindowMs } from "../core/windows.js";
 import { recomputeGuarded, type RunSnapshot } from "./isolateTargets.js";
 import { correctSessions } from "./sessions.js";
 import { finishRun, holdRun, recordFailure, type SlotHolder } from "./runLease.js";
 
 export type { Aggregate } from "../db/sql/readmodel/windows.js";
-export type { WindowChange };
 
-export type CorrectionTrigger = "cron" | "api" | "cli";
+type CorrectionTrigger = "cron" | "api" | "cli";
 
 export interface CorrectionRequest {
   trigger: CorrectionTrigger;
@@ -78,7 +76,7 @@ export interface CorrectionSummary {
   /** Windows whose recompute failed (a data exception): recorded in `straggler.failed_windows`, their late rows quarantined. */
   windowsFailed: number;
   /**
-   * Windows awaiting correction that archived rows could be in (src/retention/guard.ts): not
+   * Windows awaiting correction that archived rows could be in (src/guards/horizon.ts): not
    * recomputed, left awaiting correction with their late events. Present only when some were.
    */
   windowsPastHorizon?: number;
@@ -94,7 +92,7 @@ export interface CorrectionOptions {
   leaseMs?: number;
   /** How often the lease is renewed, ms (default: a third of the lease). */
   heartbeatMs?: number;
-  /** Called once the run has committed, when its policy guard adopted the configured policy (src/stream/policyGuard.ts). */
+  /** Called once the run has committed, when its policy guard adopted the configured policy (src/guards/policy.ts). */
   onPolicyAdopted?: (adoption: PolicyAdoption) => void;
 }
 
@@ -103,7 +101,7 @@ export interface CorrectionOptions {
  * database is away). Carries the database error's `code`. The run's row stays
  * `running` until its lease expires and it is abandoned.
  */
-export class RunNotRecordedError extends Error {
+class RunNotRecordedError extends Error {
   override name = "RunNotRecordedError";
   readonly code: string | undefined;
   constructor(message: string, cause: unknown) {
@@ -117,9 +115,9 @@ export class RunNotRecordedError extends Error {
  * connection of its own (src/correction/runLease.ts), renews the lease while working, and commits its changes together with status `succeeded`.
  * @returns the run's summary: `skipped` (with `heldBy`) when `req.cronSlot` is held by a run that
  *   succeeded or is running; a failure is recorded and returned with `status: "failed"`, never thrown
- * @throws HorizonRefusedError (src/retention/guard.ts) when `req.range` reaches windows archived rows could be in
+ * @throws HorizonRefusedError (src/guards/horizon.ts) when `req.range` reaches windows archived rows could be in
  *   (past the correction horizon): nothing is recomputed and no run is recorded
- * @throws PolicyRefusedError (src/stream/policyGuard.ts) when the configured policy is refused
+ * @throws PolicyRefusedError (src/guards/policy.ts) when the configured policy is refused
  *   (it differs from the live results' policy): a known state, not a failure, so no run is
  *   claimed or recorded (README "Policy versions"); the database's error when the run cannot be
  *   claimed (database unreachable), and RunNotRecordedError when it failed and the failure cannot be recorded

@@ -9,11 +9,10 @@
  * Session windows are compared with the batch sessionization of the same
  * rows (src/db/sql/lifecycle/compareFinalSessions.ts).
  */
-import { guardTimeZone } from "../stream/zoneGuard.js";
+import { guardTimeZone, refuseArchived } from "../guards/index.js";
 import { sessionGapOf, windowSpecOf } from "../core/pipelineSpec.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { longestWindowMs } from "../core/windows.js";
-import { refuseArchived } from "../retention/guard.js";
 import { keyIn, keyOut } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
@@ -26,7 +25,7 @@ import { analyzeIfStale } from "../db/statistics.js";
 import { isolateFailing } from "../db/windowFailures.js";
 import type { Aggregate } from "./correct.js";
 
-export interface Mismatch {
+interface Mismatch {
   /** null for the null group. */
   groupKey: string | null;
   windowStart: string;
@@ -51,7 +50,7 @@ export interface ReconcileReport {
 }
 
 /** A window reconcile could not recompute. */
-export interface FailedWindow {
+interface FailedWindow {
   groupKey: string | null;
   windowStart: string;
   windowEnd: string;
@@ -61,9 +60,9 @@ export interface FailedWindow {
 
 /**
  * Reconciles `pipeline` over `range` (ISO instants, `[from, to)`), or over all time.
- * @throws TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL
+ * @throws TimeZoneRefusedError (src/guards/timeZone.ts) when the calendar window's zone is one PostgreSQL
  *   does not know; the database's error (a data exception only when no single window's recompute fails alone)
- * @throws HorizonRefusedError (src/retention/guard.ts) when the range (or, without one, all time) reaches
+ * @throws HorizonRefusedError (src/guards/horizon.ts) when the range (or, without one, all time) reaches
  *   windows archived rows could be in: they would compare as mismatches against what is left in bronze
  */
 export async function reconcile(pool: Pool, pipeline: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {

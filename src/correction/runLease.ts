@@ -37,6 +37,7 @@ import { readRun, type RunState } from "../db/sql/lifecycle/readRun.js";
 import { readSlotHolder, type SlotHolder } from "../db/sql/lifecycle/readSlotHolder.js";
 import { renewLease } from "../db/sql/lifecycle/renewLease.js";
 import { sweepExpiredRuns } from "../db/sql/lifecycle/sweepExpiredRuns.js";
+import { startLoop } from "../loop.js";
 
 export { sweepExpiredRuns };
 export type { RunClaim, RunOutcome, SlotHolder };
@@ -49,7 +50,7 @@ export type { RunClaim, RunOutcome, SlotHolder };
  * @returns `{ runId }` when claimed, `{ heldBy }` when the slot is taken
  * @throws the database's error when it cannot be reached
  */
-export async function claimRun(client: Queryable, claim: RunClaim): Promise<{ runId: number; heldBy?: undefined } | { runId?: undefined; heldBy: SlotHolder }> {
+async function claimRun(client: Queryable, claim: RunClaim): Promise<{ runId: number; heldBy?: undefined } | { runId?: undefined; heldBy: SlotHolder }> {
   for (let attempt = 1; attempt <= 3; attempt++) {
     await sweepExpiredRuns(client, claim.pipeline);
     const runId = await insertRun(client, claim);
@@ -66,23 +67,12 @@ export async function claimRun(client: Queryable, claim: RunClaim): Promise<{ ru
  * pooled connection, while the run works. A renewal that fails (database away)
  * is left: the next one tries again, and if none succeeds before the lease
  * ends, the run is abandoned and its transaction cannot commit `succeeded`.
- * `stop()` cancels the timer and waits for a renewal in flight.
+ * `stop()` ends the wait and waits for a renewal in flight (src/loop.ts).
  */
-export function startHeartbeat(client: Queryable, runId: number, leaseMs: number, everyMs = Math.max(1, Math.floor(leaseMs / 3))): { stop(): Promise<void> } {
-  let inFlight: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    if (inFlight) return; // the previous renewal is still waiting: never pile them up
-    inFlight = renewLease(client, runId, leaseMs)
-      .catch(() => undefined)
-      .finally(() => (inFlight = undefined));
-  }, everyMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await inFlight;
-    },
-  };
+function startHeartbeat(client: Queryable, runId: number, leaseMs: number, everyMs = Math.max(1, Math.floor(leaseMs / 3))): { stop(): Promise<void> } {
+  // One renewal at a time (the loop's rounds never overlap); a failed one is left for the next, `everyMs` later.
+  const loop = startLoop(async () => void (await renewLease(client, runId, leaseMs)), { intervalMs: everyMs, immediate: false, unref: true, onError: () => undefined });
+  return { stop: () => loop.stop() };
 }
 
 /** A claimed run's holder: its lease renewals and holder lock, until `stop()`. */
@@ -138,7 +128,7 @@ export async function holdRun(pool: Pool, claim: RunClaim, everyMs?: number): Pr
 }
 
 /** Raised inside a run's transaction when its row is no longer `running`: it was abandoned meanwhile. */
-export class LeaseLostError extends Error {
+class LeaseLostError extends Error {
   override name = "LeaseLostError";
 }
 

@@ -10,8 +10,7 @@ import cron, { type ScheduledTask } from "node-cron";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
 import type { Logger } from "../log.js";
-import { PolicyRefusedError, type PolicyAdoption } from "../stream/policyGuard.js";
-import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
+import { type PolicyAdoption, PolicyRefusedError, TimeZoneRefusedError } from "../guards/index.js";
 import { runCorrection, type CorrectionSummary } from "./correct.js";
 
 /** The scheduled minute of a tick, ISO 8601 UTC. */
@@ -30,7 +29,7 @@ export function skippedMessage(s: CorrectionSummary): string {
     : `correction slot being run by run ${h.runId} (its holder's session is alive; lease until ${h.leaseUntil}): not done yet`;
 }
 
-/** Logs the adoption of a configured policy by a batch or run's policy guard (src/stream/policyGuard.ts), at warn: the results' policy changed. */
+/** Logs the adoption of a configured policy by a batch or run's policy guard (src/guards/policy.ts), at warn: the results' policy changed. */
 export function logPolicyAdopted(log: Logger, a: PolicyAdoption): void {
   log.warn({ pipeline: a.pipeline, resultsVersion: a.version, from: a.from, to: a.to, changes: a.changes }, a.message);
 }

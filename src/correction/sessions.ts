@@ -21,7 +21,7 @@ import { recomputeSessions, replaceSessions } from "../db/sql/correction/session
 import { collectSessionSpans } from "../db/sql/stream/sessionSpans.js";
 import type { WindowChange } from "../db/sql/correction/writeAudit.js";
 import type { RunSnapshot } from "./isolateTargets.js";
-import { dropArchivedSpans } from "../retention/guard.js";
+import { dropArchivedSpans } from "../guards/index.js";
 
 /** What a session correction did, as the run's summary counts it (`windowsExamined`: spans examined). */
 export interface SessionCorrection {
@@ -44,7 +44,7 @@ export async function correctSessions(
   client: PoolClient, pipeline: PipelineConfig, gapMs: number, run: RunSnapshot, request: { range: { from: string; to: string } | null; keys: string[] | null },
 ): Promise<SessionCorrection> {
   const spans = await collectSessionSpans(client, pipeline.name, { snapshot: run.snapshot, watermark: run.watermark, gapMs, ...request });
-  // Spans archived rows could be in stay as they are, awaiting correction (src/retention/guard.ts).
+  // Spans archived rows could be in stay as they are, awaiting correction (src/guards/horizon.ts).
   const windowsPastHorizon = await dropArchivedSpans(client, pipeline.name);
   const windowsExamined = spans - windowsPastHorizon;
   await recomputeSessions(client, pipeline.name, run.snapshot, gapMs);

@@ -11,7 +11,7 @@
 import type { DatabaseError } from "pg";
 
 /** The SQLSTATEs the service acts on. */
-export const SqlState = {
+const SqlState = {
   UNIQUE_VIOLATION: "23505",
   SERIALIZATION_FAILURE: "40001",
   DEADLOCK_DETECTED: "40P01",

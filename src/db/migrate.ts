@@ -27,7 +27,7 @@ const MIGRATIONS_SCHEMA = "straggler";
 const MIGRATIONS_TABLE = "__drizzle_migrations";
 
 /** What migrate logs to: a pino `Logger` fits. */
-export interface MigrationLog {
+interface MigrationLog {
   info(fields: { migration: string }, msg: string): void;
 }
 
@@ -50,7 +50,7 @@ export interface JournalMigration {
 }
 
 /** A migration applied after an earlier migrate skipped it failed; it was rolled back and not recorded. */
-export class SkippedMigrationError extends Error {
+class SkippedMigrationError extends Error {
   constructor(
     readonly tag: string,
     cause: unknown,
@@ -149,7 +149,7 @@ export function findSkippedMigrations(journal: readonly JournalMigration[], appl
  * rolled back and a `SkippedMigrationError` naming it is thrown; the ones before it stay
  * applied. The caller holds the migrate lock on `client`.
  */
-export async function applySkippedMigrations(client: pg.PoolClient | pg.Client, journal: readonly JournalMigration[], log?: MigrationLog): Promise<JournalMigration[]> {
+async function applySkippedMigrations(client: pg.PoolClient | pg.Client, journal: readonly JournalMigration[], log?: MigrationLog): Promise<JournalMigration[]> {
   const table = `${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`;
   const applied = (await client.query<{ hash: string; created_at: string }>(`SELECT hash, created_at FROM ${table}`)).rows;
   const skipped = findSkippedMigrations(journal, applied);

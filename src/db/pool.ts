@@ -51,7 +51,7 @@ export type PoolClient = pg.PoolClient;
 export type Queryable = pg.Pool | pg.PoolClient | pg.Client;
 
 /** Default longest wait for a pooled connection, ms (then pg-pool fails with "timeout exceeded when trying to connect"; the API answers 503 `busy`). */
-export const POOL_ACQUIRE_TIMEOUT_MS = 5_000;
+const POOL_ACQUIRE_TIMEOUT_MS = 5_000;
 
 /**
  * A pool on `url` with UTC sessions and the type parsers above.

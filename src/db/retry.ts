@@ -31,7 +31,7 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** `withRetry`'s backoff: 50 ms doubling, at most 5 s. */
-export const RETRY_BACKOFF: Backoff = { baseMs: 50, capMs: 5_000 };
+const RETRY_BACKOFF: Backoff = { baseMs: 50, capMs: 5_000 };
 
 /**
  * Runs `fn` up to `attempts` times while it fails with a retryable error

@@ -18,7 +18,7 @@ export const TRUNCATED_HEADER = "Straggler-Truncated";
  * The longest prefix of `rows` whose JSON fits in `budgetBytes` (at least one row).
  * @returns the rows kept, and whether some were left out
  */
-export function cutToBudget<T>(rows: T[], budgetBytes: number): { rows: T[]; truncated: boolean } {
+function cutToBudget<T>(rows: T[], budgetBytes: number): { rows: T[]; truncated: boolean } {
   let used = 2;
   for (let i = 0; i < rows.length; i++) {
     used += Buffer.byteLength(JSON.stringify(rows[i]) ?? "null") + 1;

@@ -24,26 +24,25 @@
  *   deeper than `MAX_JSON_DEPTH` or a body that is not valid JSON is 400.
  *
  * A body is read to the same records whether it was held or spooled
- * (test/integration/requestBody.test.ts).
+ * (test/integration/requestBody.test.ts). Where the bytes go is bodySpool.ts; the split of a JSON
+ * array into lines is jsonArrayLines.ts.
  */
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { createReadStream, createWriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import path from "node:path";
 import { PassThrough, Readable, Transform, Writable, type TransformCallback } from "node:stream";
-import { finished, pipeline as pipe } from "node:stream/promises";
+import { pipeline as pipe } from "node:stream/promises";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { StringDecoder } from "node:string_decoder";
-import { getManyValues, none } from "stream-chain/defs.js";
-import { jsonParser as jsonTokenizer } from "stream-json/core/parser.js";
 import type { RawRecord } from "../core/admission.js";
-import { MAX_JSON_DEPTH, notUtf8, readRecords, type ReadOptions } from "../ingest/readers.js";
-import { spoolPrefix } from "../ingest/spoolFolders.js";
+import { notUtf8, readRecords, type ReadOptions } from "../ingest/readers.js";
+import { Spool, spoolFault } from "./bodySpool.js";
 import { HttpError } from "./errors.js";
+import { splitArray } from "./jsonArrayLines.js";
 
 /** Largest body held in memory, decoded bytes (256 KiB); a larger one is spooled to a temporary file. */
-export const MEMORY_BODY_MAX_BYTES = 256 * 1024;
+const MEMORY_BODY_MAX_BYTES = 256 * 1024;
 
 export interface RequestBody {
   /** SHA-256 (hex) of the decoded body bytes. */
@@ -61,18 +60,6 @@ export interface RequestBody {
 }
 
 const TOO_LARGE = () => new HttpError(413, "payload_too_large", "request body is larger than the limit");
-
-/**
- * The service's own fault while spooling a body (no space left, no temporary
- * folder, too many open files): a system call's error, never the client's.
- * 503, so the client sends the body again later, rather than a 400 that
- * would tell it the body is bad. Undefined for any other error.
- */
-function spoolFault(e: unknown): HttpError | undefined {
-  const err = e as NodeJS.ErrnoException;
-  if (typeof err?.syscall !== "string" || typeof err.code !== "string") return undefined;
-  return new HttpError(503, "unavailable", `the service cannot hold the request body (${err.code} in its temporary folder); nothing landed, retry later`, { cause: e });
-}
 
 function decoderFor(encoding: string | undefined): Transform | undefined {
   const e = (encoding ?? "identity").trim().toLowerCase();
@@ -108,182 +95,6 @@ class Meter extends Transform {
     }
     done(null, chunk);
   }
-}
-
-/**
- * Where a body's bytes go: memory while they fit in `memoryMax` bytes; past
- * that, everything so far and the rest to the file `body` in a new
- * temporary folder (`dir`).
- */
-class Spool extends Writable {
-  chunks: Buffer[] = [];
-  dir: string | undefined;
-  private held = 0;
-  /** The write to the file under way, if any. */
-  private writing: Promise<void> | undefined;
-  private out: WriteStream | undefined;
-  constructor(private readonly memoryMax: number) {
-    super();
-  }
-  get file(): string | undefined {
-    return this.dir === undefined ? undefined : path.join(this.dir, "body");
-  }
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: (e?: Error | null) => void): void {
-    if (this.out === undefined && this.held + chunk.length <= this.memoryMax) {
-      this.chunks.push(chunk);
-      this.held += chunk.length;
-      return done();
-    }
-    this.writing = this.spill(chunk);
-    this.writing.then(() => done(), done);
-  }
-  /** Resolves once no write to the file is under way (after an error too). */
-  async idle(): Promise<void> {
-    await this.writing?.catch(() => undefined);
-  }
-  private async spill(chunk: Buffer): Promise<void> {
-    if (this.out === undefined) {
-      const dir = await mkdtemp(spoolPrefix("body"));
-      if (this.destroyed) {
-        // The read failed meanwhile (413, a dropped connection): its cleanup has run already.
-        await rm(dir, { recursive: true, force: true });
-        throw new Error("the body's read was abandoned");
-      }
-      this.dir = dir;
-      this.out = createWriteStream(this.file!, { mode: 0o600 });
-      this.out.on("error", () => undefined); // reported by the write that meets it
-      const held = this.chunks;
-      this.chunks = [];
-      for (const c of held) await this.append(c);
-    }
-    await this.append(chunk);
-  }
-  private append(chunk: Buffer): Promise<void> {
-    return new Promise((resolve, reject) => this.out!.write(chunk, (e) => (e ? reject(e) : resolve())));
-  }
-  override _final(done: (e?: Error | null) => void): void {
-    if (this.out === undefined) return done();
-    this.out.end();
-    finished(this.out).then(() => done(), done);
-  }
-  override _destroy(e: Error | null, done: (e?: Error | null) => void): void {
-    this.out?.destroy();
-    done(e);
-  }
-}
-
-type Token = { name: string; value?: string | null | boolean };
-
-/**
- * Tokens of one JSON array → its elements as JSON text, one per line.
- * Strings are re-escaped by `JSON.stringify` (JSON text cannot hold a raw
- * line break), numbers keep their text. Not recursive: any depth is safe.
- */
-class ElementsAsLines {
-  private depth = 0; // the array itself is depth 1
-  private line = "";
-  private afterKey = false;
-  private readonly needsComma: boolean[] = [];
-
-  /** The complete elements among `tokens`, each followed by a line feed. */
-  take(tokens: Token[]): string {
-    let out = "";
-    for (const t of tokens) {
-      switch (t.name) {
-        case "startObject":
-        case "startArray":
-          if (this.depth === 0) {
-            if (t.name !== "startArray") throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON");
-            this.depth = 1;
-            break;
-          }
-          if (this.depth > MAX_JSON_DEPTH) throw new HttpError(400, "invalid_request", `body: invalid JSON array: an element is nested deeper than ${MAX_JSON_DEPTH} levels`);
-          this.separate();
-          this.line += t.name === "startObject" ? "{" : "[";
-          this.needsComma[++this.depth] = false;
-          break;
-        case "endObject":
-        case "endArray":
-          if (this.depth === 1) {
-            this.depth = 0;
-            break;
-          }
-          this.line += t.name === "endObject" ? "}" : "]";
-          if (--this.depth === 1) out += this.endElement();
-          break;
-        case "keyValue":
-          if (this.needsComma[this.depth]) this.line += ",";
-          this.needsComma[this.depth] = true;
-          this.line += JSON.stringify(t.value) + ":";
-          this.afterKey = true;
-          break;
-        case "stringValue":
-        case "numberValue":
-        case "nullValue":
-        case "trueValue":
-        case "falseValue":
-          this.separate();
-          this.line += t.name === "stringValue" ? JSON.stringify(t.value) : String(t.value);
-          if (this.depth === 1) out += this.endElement();
-          break;
-      }
-    }
-    return out;
-  }
-
-  private separate(): void {
-    if (this.depth < 2) return;
-    if (this.afterKey) this.afterKey = false;
-    else if (this.needsComma[this.depth]) this.line += ",";
-    this.needsComma[this.depth] = true;
-  }
-
-  private endElement(): string {
-    const text = this.line + "\n";
-    this.line = "";
-    return text;
-  }
-}
-
-/**
- * A Transform from the bytes of a JSON array to its elements, one per line.
- * stream-json's tokenizer is called synchronously per chunk (its stream
- * form costs a promise per token: three times slower on a 15 MB body).
- */
-function arrayToLines(): Transform {
-  const decoder = new StringDecoder("utf8");
-  const tokenize = jsonTokenizer({ streamValues: false }) as unknown as (text: string | symbol) => unknown;
-  const splitter = new ElementsAsLines();
-  let first = true;
-  const run = (text: string | symbol): string => {
-    const r = tokenize(text);
-    return r === none ? "" : splitter.take(getManyValues(r as never) as Token[]);
-  };
-  const wrap = (fn: () => string, done: TransformCallback) => {
-    try {
-      done(null, fn());
-    } catch (e) {
-      done(e instanceof HttpError ? e : new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`));
-    }
-  };
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      wrap(() => {
-        let text = decoder.write(chunk);
-        if (first && text !== "") {
-          first = false;
-          if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-        }
-        return text === "" ? "" : run(text);
-      }, done);
-    },
-    flush(done) {
-      wrap(() => {
-        const rest = decoder.end();
-        return (rest === "" ? "" : run(rest)) + run(none);
-      }, done);
-    },
-  });
 }
 
 async function* memoryRecords(chunks: Buffer[], opts: ReadOptions): AsyncGenerator<RawRecord> {
@@ -372,15 +183,5 @@ export async function readBody(req: IncomingMessage, limitBytes: number, readOpt
     await spool.idle(); // a spool folder being made now is removed by the write that makes it
     await remove();
     throw e;
-  }
-}
-
-/** A JSON array's bytes from `from` to its elements, one per line, into `to`. @throws HttpError 400 when it is not a valid JSON array or is too deep */
-async function splitArray(from: Readable, to: Writable): Promise<void> {
-  try {
-    await pipe(from, arrayToLines(), to);
-  } catch (e) {
-    if (e instanceof HttpError) throw e;
-    throw spoolFault(e) ?? new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`, { cause: e });
   }
 }

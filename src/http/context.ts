@@ -26,7 +26,7 @@ export interface ReadBudgetOfAnswer {
 }
 
 /** The header that carries the cursor of the next page (`?after=…`) of a read cut short or full. */
-export const NEXT_HEADER = "Straggler-Next";
+const NEXT_HEADER = "Straggler-Next";
 
 export interface ApiDeps {
   pool: Pool;

@@ -4,9 +4,7 @@ import { z } from "zod";
 import { runCorrection } from "../correction/correct.js";
 import { reconcile } from "../correction/reconcile.js";
 import { logCorrection, logPolicyAdopted } from "../correction/schedule.js";
-import { PolicyRefusedError } from "../stream/policyGuard.js";
-import { HorizonRefusedError } from "../retention/guard.js";
-import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
+import { HorizonRefusedError, PolicyRefusedError, TimeZoneRefusedError } from "../guards/index.js";
 import { readCorrectionAudit } from "../db/sql/correction/readCorrectionAudit.js";
 import { readCorrectionHistory, readCorrectionRun } from "../db/sql/correction/readCorrectionHistory.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
@@ -60,7 +58,7 @@ export function addCorrectionRoutes(ctx: RouteContext): void {
       const summary = await correct(pipeline, { trigger: "api", range: body.from && body.to ? { from: body.from, to: body.to } : undefined, keys: body.keys }).catch((e: unknown) => {
         // A refused pipeline (changed policy, or a calendar zone PostgreSQL does not know) is a known state: no run is recorded.
         if (e instanceof PolicyRefusedError || e instanceof TimeZoneRefusedError) throw new HttpError(409, "policy_refused", e.message);
-        // A range reaching windows whose rows are archived (src/retention/guard.ts): nothing recomputed, no run recorded.
+        // A range reaching windows whose rows are archived (src/guards/horizon.ts): nothing recomputed, no run recorded.
         if (e instanceof HorizonRefusedError) throw new HttpError(409, "horizon_refused", e.message);
         throw e;
       });

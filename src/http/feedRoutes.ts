@@ -10,6 +10,7 @@ import type { Request, Response } from "express";
 import { z } from "zod";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
+import { startLoop, type Loop } from "../loop.js";
 import { FeedPrunedError, readChanges, type FeedPage } from "../db/sql/feed/readChanges.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { HttpError, parseOr400 } from "./errors.js";
@@ -131,44 +132,45 @@ async function streamChanges(ctx: RouteContext, req: Request, res: Response): Pr
   const pool = readsOf(req, ctx.deps.pool);
   let page = await read(pool, pipeline.name, after, STREAM_PAGE); // errors before the first byte are answered as JSON
   let gone = false;
-  let wake: () => void = () => undefined;
+  let loop: Loop | undefined;
   const end = () => {
     gone = true;
-    wake();
+    void loop?.stop();
   };
-  const entry = { pipeline: pipeline.name, end, wake: () => wake() };
+  const entry = { pipeline: pipeline.name, end, wake: () => loop?.wake() };
   openStreams.add(entry);
   res.once("close", end);
   res.status(200).set({ "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no" });
   res.flushHeaders();
   res.write(": straggler change feed\n\n");
   let idleSince = Date.now();
-  while (!gone) {
+  /** Writes the page read; true when it was full (the next is read at once), else the idle heartbeat when due. */
+  const writePage = (): boolean => {
     for (const change of page.changes) res.write(`id: ${change.id}\nevent: change\ndata: ${JSON.stringify(change)}\n\n`);
     after = page.next;
-    if (page.changes.length < STREAM_PAGE) {
-      if (page.changes.length > 0) idleSince = Date.now();
-      else if (Date.now() - idleSince >= HEARTBEAT_MS) {
-        res.write(": idle\n\n");
-        idleSince = Date.now();
+    if (page.changes.length >= STREAM_PAGE) return true;
+    if (page.changes.length > 0) idleSince = Date.now();
+    else if (Date.now() - idleSince >= HEARTBEAT_MS) {
+      res.write(": idle\n\n");
+      idleSince = Date.now();
+    }
+    return false;
+  };
+  if (!gone) {
+    // A page, then (unless it was full) a wait of STREAM_POLL_MS that a change's notification cuts short.
+    loop = startLoop(async () => {
+      try {
+        page = await read(pool, pipeline.name, after, STREAM_PAGE);
+      } catch (e) {
+        // Mid-stream an error cannot be a status: an `error` event, then the end (the client reconnects with its Last-Event-ID).
+        const message = e instanceof HttpError ? e.message : "the feed could not be read; reconnect to resume";
+        res.write(`event: error\ndata: ${JSON.stringify({ error: e instanceof HttpError ? e.code : "internal", message })}\n\n`);
+        return "done";
       }
-      await new Promise<void>((r) => {
-        const timer = setTimeout(r, STREAM_POLL_MS);
-        wake = () => {
-          clearTimeout(timer);
-          r();
-        };
-      });
-    }
-    if (gone) break;
-    try {
-      page = await read(pool, pipeline.name, after, STREAM_PAGE);
-    } catch (e) {
-      // Mid-stream an error cannot be a status: an `error` event, then the end (the client reconnects with its Last-Event-ID).
-      const message = e instanceof HttpError ? e.message : "the feed could not be read; reconnect to resume";
-      res.write(`event: error\ndata: ${JSON.stringify({ error: e instanceof HttpError ? e.code : "internal", message })}\n\n`);
-      break;
-    }
+      if (gone) return "done";
+      return writePage() ? "again" : undefined;
+    }, { intervalMs: STREAM_POLL_MS, immediate: writePage(), onError: () => undefined /* the round answers its own errors */ });
+    await loop.done;
   }
   openStreams.delete(entry);
   res.end();

@@ -20,7 +20,7 @@ export const holdResponse = z.object({
   releasedAt: isoInstant.nullable(),
 });
 
-export const holdBody = z.strictObject({ reason: z.string().trim().min(1, "expected a reason, e.g. \"future-dated events under investigation\"").max(1000, "expected at most 1000 characters") });
+const holdBody = z.strictObject({ reason: z.string().trim().min(1, "expected a reason, e.g. \"future-dated events under investigation\"").max(1000, "expected at most 1000 characters") });
 
 const conflict = { 409: json("already held (hold), or not held (release)", errorResponse) };
 

@@ -13,7 +13,7 @@ import { instant, isoInstant } from "./schemas.js";
 import { DEFAULT_TARGET_DROP_SHARE, type LatenessOptions } from "../observe/lateness.js";
 
 /** Most candidate delays a caller may add (each one is a pass of the stream's rules over the rows). */
-export const MAX_ASKED_DELAYS = 20;
+const MAX_ASKED_DELAYS = 20;
 
 const delayList = z
   .union([z.string(), z.array(z.string())], { error: "expected a duration like \"2 hours\" (repeat delay, or separate delays with commas)" })

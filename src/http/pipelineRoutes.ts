@@ -1,6 +1,6 @@
 /** Read routes of the pipelines: status, windows, progress, quarantine, sources, failed windows, retractions. */
 import { z } from "zod";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import { countQuarantineByReason } from "../db/sql/stream/countQuarantineByReason.js";
 import { readFailedWindows } from "../db/sql/stream/readFailedWindows.js";
 import { readQuarantine } from "../db/sql/stream/readQuarantine.js";
@@ -12,7 +12,7 @@ import { alertViews } from "../observe/alerts.js";
 import { pipelineExtras } from "../observe/pipelineExtras.js";
 import { countSourcesByState } from "../db/sql/ingest/countSourcesByState.js";
 import { readOpenHold } from "../db/sql/lifecycle/holds.js";
-import { checkPolicy } from "../stream/policyGuard.js";
+import { checkPolicy } from "../guards/index.js";
 import { pipelineStatus } from "../stream/status.js";
 import { addPipelineRead, type RouteContext } from "./context.js";
 import { readsOf } from "./readBudget.js";

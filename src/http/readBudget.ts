@@ -19,11 +19,7 @@ import { tokensEqual, unauthorized } from "./auth.js";
 import { ClientGoneError, HttpError } from "./errors.js";
 
 /** Default reads answered at once. */
-export const READ_CONCURRENCY_DEFAULT = 4;
-/** Default connections of the read pool. */
-export const READ_CONNECTIONS_DEFAULT = 2;
-/** Default `statement_timeout` of a read query, ms. */
-export const READ_TIMEOUT_MS_DEFAULT = 30_000;
+const READ_CONCURRENCY_DEFAULT = 4;
 
 /** Paths that are not reads in this sense: answered without the budget or the read token (the OpenAPI document gives them `security: []`). */
 export const UNBUDGETED = new Set<string>(["/livez", "/readyz", "/health", "/openapi.json"]);

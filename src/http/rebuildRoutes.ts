@@ -8,7 +8,7 @@ import { cutover, CutoverRefusedError } from "../lifecycle/cutover.js";
 import { MAX_RESULTS_VERSION } from "../db/sql/stream/policyVersions.js";
 import { rebuild, RebuildRefusedError } from "../lifecycle/rebuild.js";
 import { SourceUnreadableError } from "../lifecycle/rebuildClassify.js";
-import { TimeZoneRefusedError } from "../stream/zoneGuard.js";
+import { TimeZoneRefusedError } from "../guards/index.js";
 import type { RouteContext } from "./context.js";
 import { HttpError, parseOr400 } from "./errors.js";
 import { errors, json, WRITE_SECURITY } from "./openapi.js";
@@ -48,7 +48,7 @@ export const rebuildResponse = z.object({
   }),
 });
 
-export const rebuildBody = z.strictObject({ restart: z.boolean().optional().meta({ description: "start over instead of continuing a stopped rebuild" }) });
+const rebuildBody = z.strictObject({ restart: z.boolean().optional().meta({ description: "start over instead of continuing a stopped rebuild" }) });
 
 /** A cutover's result, as `straggler cutover --json` prints it. */
 export const cutoverResponse = z.object({
@@ -62,7 +62,7 @@ export const cutoverResponse = z.object({
   reclassifiedRows: z.number().meta({ description: "bronze rows whose classification columns changed" }),
 });
 
-export const cutoverBody = z.strictObject({ to: z.number({ error: `expected a version number (1, 2, … up to ${MAX_RESULTS_VERSION})` }).int().positive().max(MAX_RESULTS_VERSION).meta({ description: "the version to serve" }) });
+const cutoverBody = z.strictObject({ to: z.number({ error: `expected a version number (1, 2, … up to ${MAX_RESULTS_VERSION})` }).int().positive().max(MAX_RESULTS_VERSION).meta({ description: "the version to serve" }) });
 
 export function addRebuildRoutes(ctx: RouteContext): void {
   const { routes, deps, pipelineOf, auth } = ctx;

@@ -4,7 +4,8 @@
  * document is generated from them (`openapi.ts`), so the two cannot drift apart.
  */
 import { z } from "zod";
-import { formatInstant, parseInstant } from "../core/timestamps.js";
+import { formatInstant } from "../core/instants.js";
+import { parseInstant } from "../core/timestamps.js";
 import { parseWindowCursor } from "./windowCursor.js";
 
 /** An instant the API answers: ISO 8601 in UTC (RFC 3339 `date-time`), microseconds kept. */
@@ -63,7 +64,7 @@ export const limitQuery = z.strictObject({ limit });
 export const quarantineQuery = z.strictObject({ reason: sqlText.optional(), limit });
 
 /** States of a source (view `straggler.sources`). */
-export const SOURCE_STATES = ["landed", "refused", "changed_after_landing", "waiting_to_settle"] as const;
+const SOURCE_STATES = ["landed", "refused", "changed_after_landing", "waiting_to_settle"] as const;
 
 export const sourcesQuery = z.strictObject({
   state: z.enum(SOURCE_STATES, { error: "expected landed, refused, changed_after_landing or waiting_to_settle" }).optional(),

@@ -65,7 +65,7 @@ const BUSY = Symbol("append lock busy");
  * @returns what `fn` returns (`fn` may end the transaction with `rollback(value)`)
  * @throws connection errors (a pool acquisition timeout included), or what `fn` or COMMIT threw; nothing is held then
  */
-export async function withAppendLock<T>(pool: Pool, pipeline: string, fn: (client: PoolClient) => Promise<T | RolledBack<T>>): Promise<T> {
+async function withAppendLock<T>(pool: Pool, pipeline: string, fn: (client: PoolClient) => Promise<T | RolledBack<T>>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const result = await withTransaction<T | typeof BUSY>(pool, async (client) => ((await tryAppendLock(client, pipeline)) ? fn(client) : rollback(BUSY)));
     if (result !== BUSY) return result;

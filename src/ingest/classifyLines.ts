@@ -9,7 +9,7 @@ import { createHash, type Hash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, type RawRecord } from "../core/admission.js";
-import { formatInstant } from "../core/timestamps.js";
+import { formatInstant } from "../core/instants.js";
 import { bronzeLine, bronzeLinePrefix } from "../db/sql/ingest/copyBronzeRows.js";
 import { rawElider } from "./rawLayout.js";
 

@@ -31,6 +31,7 @@ import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import type { Logger } from "../log.js";
 import type { LandResult } from "./copyToBronze.js";
 import { LandingDirMissing, SourceRefused } from "./errors.js";
+import { decideLanding } from "./landingDecision.js";
 import { fileChunks, fileKind, hashFile, landOpenFile, openSourceFile } from "./landFile.js";
 import { markSourceFile, readSourceFiles, recordFileLanding, sourceConfigHash, type SourceFileRecord } from "./sourceFiles.js";
 
@@ -67,7 +68,7 @@ async function landingDirOf(pipeline: PipelineConfig): Promise<string | undefine
  * folder and never blocks.
  * @throws LandingDirMissing
  */
-export async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean; refusal?: string }[]> {
+async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean; refusal?: string }[]> {
   const dir = await landingDirOf(pipeline);
   if (dir === undefined) return []; // no landing folder: a landing pass has nothing to do
   const considered = (name: string) => !/^[._]/.test(name) && EXTENSIONS[pipeline.source.format].includes(path.extname(name).toLowerCase());
@@ -92,7 +93,7 @@ export async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: 
 }
 
 /** The input of a landing-folder entry's name: `<input>/<file>` is that input's; a file of the folder itself is the default input's (undefined). */
-export function inputOfEntry(name: string): string | undefined {
+function inputOfEntry(name: string): string | undefined {
   const slash = name.indexOf("/");
   return slash < 0 ? undefined : name.slice(0, slash);
 }
@@ -144,7 +145,7 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
   const known = await readSourceFiles(pool, pipeline.name);
   const pass: LandingPass = { landed: [], refused: [], waiting: [], changed: [], unchanged: [], failed: [] };
   const log = opts.log?.child({ pipeline: pipeline.name });
-  const config = sourceConfigHash(pipeline);
+  const rules = { appendOnly: pipeline.source.appendOnly, settleMs: pipeline.source.settle, configHash: sourceConfigHash(pipeline) };
   const now = opts.nowMs ?? Date.now;
   const lease = opts.lease;
   /** A write of a file's record: under a lease, in a transaction of its own ending with the fence (nothing written when the lease is lost); without one, a statement of its own. */
@@ -171,44 +172,37 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
       if (st === null) continue; // gone since the listing
       const row = known.get(name);
       const facts = { sizeBytes: st.size, mtimeMs: st.mtimeMs };
-      const same = row !== undefined && row.sizeBytes === st.size && row.mtimeMs === Math.floor(st.mtimeMs);
-      if (row?.state === "refused" && same && row.configHash === config) continue;
-      if (!entry.regular || !st.isFile()) {
-        if (row?.state !== "refused" || !same) await refuse(name, entry.refusal ?? `not a regular file: ${fileKind(st)}`, facts);
-        continue;
+      const regular = entry.regular && st.isFile();
+      const decision = decideLanding({ regular, refusal: regular ? undefined : (entry.refusal ?? `not a regular file: ${fileKind(st)}`), ...facts }, row, rules, now());
+      switch (decision.do) {
+        case "skip":
+        case "unchanged":
+          if (decision.do === "unchanged") pass.unchanged.push(name);
+          break;
+        case "refuse":
+          if (decision.record) await refuse(name, decision.reason, facts);
+          break;
+        case "keepChanged":
+          if (decision.record) await mark(name, "changed_after_landing", facts, row!.reason);
+          break;
+        case "landAppended":
+          if (await hasNewlineAfter(file, row!.landedBytes)) await landOne(name, file, row);
+          break;
+        case "shrank":
+          await changed(name, facts, `shrank from ${decision.landedBytes} landed bytes to ${st.size} bytes`);
+          break;
+        case "checkLanded":
+          await checkLanded(name, file, row!, facts);
+          break;
+        case "wait":
+          if (decision.record) await mark(name, "waiting_to_settle", facts, decision.empty ? "empty: waits for content" : null);
+          if (decision.log) log?.info({ file: name, settleMs: pipeline.source.settle }, `file ${name} waits to settle`);
+          pass.waiting.push(name);
+          break;
+        case "land":
+          if (!decision.needsLine || (await hasNewlineAfter(file, 0))) await landOne(name, file, undefined);
+          break;
       }
-      if (row?.state === "changed_after_landing") {
-        if (!same) await mark(name, "changed_after_landing", facts, row.reason);
-        continue;
-      }
-      if (row?.state === "landed") {
-        if (pipeline.source.appendOnly && st.size > row.landedBytes) {
-          if (await hasNewlineAfter(file, row.landedBytes)) await landOne(name, file, row);
-        } else if (pipeline.source.appendOnly && st.size < row.landedBytes) {
-          await changed(name, facts, `shrank from ${row.landedBytes} landed bytes to ${st.size} bytes`);
-        } else if (!same && !pipeline.source.appendOnly) {
-          await checkLanded(name, file, row, facts);
-        } else {
-          pass.unchanged.push(name);
-        }
-        continue;
-      }
-      // New, waiting, or refused and changed since.
-      if (st.size === 0) {
-        // An empty file is one being created (`: > f`, then written): landing it now as 0 rows would
-        // make its content a change after landing that never lands. It waits for content.
-        if (row?.state !== "waiting_to_settle" || !same) await mark(name, "waiting_to_settle", facts, "empty: waits for content");
-        pass.waiting.push(name);
-        continue;
-      }
-      if (!pipeline.source.appendOnly && now() - Math.floor(st.mtimeMs) < pipeline.source.settle) {
-        if (row?.state !== "waiting_to_settle" || !same) await mark(name, "waiting_to_settle", facts);
-        if (row?.state !== "waiting_to_settle") log?.info({ file: name, settleMs: pipeline.source.settle }, `file ${name} waits to settle`);
-        pass.waiting.push(name);
-        continue;
-      }
-      if (pipeline.source.appendOnly && !(await hasNewlineAfter(file, 0))) continue;
-      await landOne(name, file, undefined);
     } catch (e) {
       if (leaseLost(e)) throw e; // the lease is lost (a fenced landing or record rolled back): the pass stops here
       if (e instanceof SourceRefused) {

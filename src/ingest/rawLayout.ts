@@ -24,7 +24,7 @@
 import type { AdmissionPolicy, BronzeRow, RawRecord } from "../core/admission.js";
 
 /** A row's columns as the landing writes them: the instants already formatted (`formatInstant`); its record's field texts in header order. */
-export interface RowTexts {
+interface RowTexts {
   row: BronzeRow;
   eventTime: string | null;
   ingestionTime: string;
@@ -32,7 +32,7 @@ export interface RowTexts {
 }
 
 /** A row written without its raw text: what `raw_rest` holds (null when the layout has no x). */
-export interface Elided {
+interface Elided {
   rest: string | null;
 }
 
@@ -60,7 +60,7 @@ function part(c: string, r: RowTexts): string | null {
  * from the row's columns and the x fields.
  * @returns the row's `raw_rest` when it is (`{ rest }`), else null: the row keeps its raw text
  */
-export function elide(layout: string, r: RowTexts, raw: string): Elided | null {
+function elide(layout: string, r: RowTexts, raw: string): Elided | null {
   if (r.fields.length !== layout.length) return null;
   let text = "";
   let rest: string | null = null;
@@ -83,7 +83,7 @@ export function elide(layout: string, r: RowTexts, raw: string): Elided | null {
  * which column of the classified row each field's text equals, and checked against the raw text.
  * @returns the layout, or null when some field is not one of the row's columns or the raw text is not their plain join
  */
-export function layoutOf(rec: RawRecord, r: RowTexts, policy: AdmissionPolicy): string | null {
+function layoutOf(rec: RawRecord, r: RowTexts, policy: AdmissionPolicy): string | null {
   if (rec.fields === null) return null;
   const f = policy.fields;
   const singleKey = f.groupKey.length === 1 ? f.groupKey[0] : undefined;

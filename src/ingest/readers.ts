@@ -38,8 +38,6 @@ import { csvColumns, csvFields, csvParseOptions, csvRecordFields, DEFAULT_CSV_DI
 import { SourceRefused } from "./errors.js";
 import { splitLines, utf8Prefix, type SplitLine } from "./lineSplitter.js";
 
-export { csvFields } from "./csvRecords.js";
-
 export type SourceFormat = "csv" | "jsonl";
 
 /** Default record limit, bytes (`source.maxRecordBytes`): a longer line is quarantined, its raw text cut to this many bytes. */
@@ -92,7 +90,7 @@ export function textProblem(text: string): string | undefined {
 export const MAX_JSON_DEPTH = 1000;
 
 /** True when `text` nests JSON arrays/objects deeper than `max` levels (strings skipped). Linear, no recursion. */
-export function jsonDeeperThan(text: string, max: number): boolean {
+function jsonDeeperThan(text: string, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

@@ -34,7 +34,7 @@
  */
 import type { PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import { withTransaction, type Pool } from "../db/pool.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
 import { lockVersion } from "../db/sql/lifecycle/versionLedger.js";
@@ -78,7 +78,7 @@ export interface CutoverReport {
  * `pipeline` as version `policyText` configures it: the configured pipeline with the version's policy blocks
  * (fields, timestamps, window, watermark, admission) in place of its own.
  */
-export function configOfPolicy(pipeline: PipelineConfig, policyText: string): PipelineConfig {
+function configOfPolicy(pipeline: PipelineConfig, policyText: string): PipelineConfig {
   const doc = JSON.parse(policyText) as PolicyDocument & { admission: Record<string, unknown> };
   const min = doc.admission.minEventTime;
   const admission = { ...doc.admission, minEventTime: min === undefined ? undefined : BigInt(min as string) };

@@ -26,7 +26,7 @@
 import { canonicalPolicy, policyHash, policyOf, type PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf } from "../core/admission.js";
-import { clampInstant, formatInstant, isoToUs, usOfMs } from "../core/timestamps.js";
+import { clampInstant, formatInstant, isoToUs, usOfMs } from "../core/instants.js";
 import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
 import { dedupeClassifications, fillEventIds, insertClassifications, markClassifications, readBronzePage } from "../db/sql/stream/classifications.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
@@ -41,8 +41,7 @@ import {
 import { readSourceHeaders } from "../db/sql/ingest/sourceHeaders.js";
 import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/lifecycle/versionWindows.js";
 import { analyzeClassifications, countBronzeBetween, lockVersion, readCandidateLedger } from "../db/sql/lifecycle/versionLedger.js";
-import { guardTimeZone } from "../stream/zoneGuard.js";
-import { HorizonRefusedError, refuseArchived } from "../retention/guard.js";
+import { guardTimeZone, HorizonRefusedError, refuseArchived } from "../guards/index.js";
 import { classifyStored, type HeaderCache } from "./rebuildClassify.js";
 
 /** Pages between two ANALYZEs of the classification table while it fills (the first page is one). */
@@ -68,7 +67,7 @@ export interface RebuildOptions {
 }
 
 /** A candidate's reconcile: its windows against a recompute from its classification, and its ledger. */
-export interface CandidateReconcile {
+interface CandidateReconcile {
   ok: boolean;
   windowsChecked: number;
   mismatches: VersionMismatch[];
@@ -150,7 +149,7 @@ export async function classifyRange(
 /**
  * Rebuilds `pipeline` into a candidate version under its configured policy, or continues the killed rebuild of the same policy.
  * @throws RebuildRefusedError when another rebuild of the pipeline runs, the configured `fields.eventId` differs from the live policy's,
- *   or rows of the pipeline are archived (src/retention/guard.ts: restore them first)
+ *   or rows of the pipeline are archived (src/guards/horizon.ts: restore them first)
  * @throws SourceUnreadableError (src/lifecycle/rebuildClassify.ts) when a CSV source's recorded header misses a column the policy reads
  * @throws TimeZoneRefusedError when the calendar window's zone is one PostgreSQL does not know; the database's error
  */
@@ -243,7 +242,7 @@ async function buildWindows(c: PoolClient, pipeline: PipelineConfig, version: nu
 }
 
 /** Reconcile of a candidate: windows against a recompute from its classification; every ledger row up to `ledgerSeq` classified once. */
-export async function reconcileCandidate(c: Queryable, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<CandidateReconcile> {
+async function reconcileCandidate(c: Queryable, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<CandidateReconcile> {
   const { checked, mismatches } = await compareVersionWindows(c, pipeline, version);
   const ledger = { ...(await readCandidateLedger(c, pipeline.name, version, ledgerSeq)), balanced: false };
   ledger.balanced = ledger.accepted + ledger.quarantined === ledger.landed;

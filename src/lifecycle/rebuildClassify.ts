@@ -13,7 +13,7 @@
 import { windowShapeOf } from "../core/pipelineSpec.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { classifyRecord, QuarantineReason } from "../core/admission.js";
-import { formatInstant } from "../core/timestamps.js";
+import { formatInstant } from "../core/instants.js";
 import type { Classification, RawBronzeRow } from "../db/sql/stream/classifications.js";
 import type { CsvColumns } from "../ingest/csvRecords.js";
 import { SourceRefused } from "../ingest/errors.js";

@@ -12,6 +12,7 @@ import { readAlertFacts, type AlertFacts } from "../db/sql/observe/readAlertFact
 import { countOpenMismatches } from "../db/sql/reconcile/mismatches.js";
 import { judgeDrift, reconcileDriftOn, type DriftFacts } from "./reconcileDrift.js";
 import type { Logger } from "../log.js";
+import { startLoop } from "../loop.js";
 import { sendAlertWebhook, type AlertChange } from "./webhook.js";
 
 /** The alert names, as they appear in `straggler_alert_firing{alert=…}` and the API. */
@@ -109,7 +110,7 @@ export function configuredAlerts(pipeline: PipelineConfig): AlertName[] {
 }
 
 /** How often the service judges the alerts, ms. */
-export const ALERT_INTERVAL_MS = 5_000;
+const ALERT_INTERVAL_MS = 5_000;
 
 export interface AlertScheduleOptions {
   /** Between two rounds, ms (default ALERT_INTERVAL_MS). */
@@ -123,27 +124,22 @@ export interface AlertScheduleOptions {
 }
 
 /**
- * Judges the alerts of every pipeline this process owns every `intervalMs` (a failed round is
+ * Judges the alerts of every pipeline this process owns `intervalMs` after the previous round ended (a failed round is
  * logged and the next one runs). Each judgement is logged at debug (`alerts judged`).
  * @returns stop(): waits for a round in progress
  */
 export function startAlerts(pool: Pool, pipelines: PipelineConfig[], log: Logger, opts: AlertScheduleOptions = {}): () => Promise<void> {
-  let round: Promise<void> = Promise.resolve();
   const owns = opts.owns ?? (() => true);
-  const timer = setInterval(() => {
-    round = round.then(async () => {
-      for (const pipeline of pipelines) {
-        if (!owns(pipeline.name)) continue;
-        await evaluateAlerts(pool, pipeline, log).then(
-          (changes) => log.debug({ pipeline: pipeline.name, changes: changes.length }, "alerts judged"),
-          (e: unknown) => log.warn({ err: e, pipeline: pipeline.name }, "alerts could not be judged"),
-        );
-      }
-    });
-  }, opts.intervalMs ?? ALERT_INTERVAL_MS);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await round;
+  const round = async () => {
+    for (const pipeline of pipelines) {
+      if (!owns(pipeline.name)) continue;
+      await evaluateAlerts(pool, pipeline, log).then(
+        (changes) => log.debug({ pipeline: pipeline.name, changes: changes.length }, "alerts judged"),
+        (e: unknown) => log.warn({ err: e, pipeline: pipeline.name }, "alerts could not be judged"),
+      );
+    }
   };
+  // Each pipeline's failure is logged on its own: a round never fails as a whole.
+  const loop = startLoop(round, { intervalMs: opts.intervalMs ?? ALERT_INTERVAL_MS, immediate: false, unref: true, onError: (e) => log.warn({ err: e }, "alerts round failed") });
+  return () => loop.stop();
 }

@@ -10,7 +10,8 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, windowSpecOf } from "../core/pipelineSpec.js";
 import { keyIn, keyOut } from "../core/keys.js";
-import { formatInstant, isoToUs, parseInstant } from "../core/timestamps.js";
+import { formatInstant, isoToUs } from "../core/instants.js";
+import { parseInstant } from "../core/timestamps.js";
 import { batchIndex } from "../core/historyParts.js";
 import { windowHistory, type Aggregates, type HistoryBatch, type LateEvent, type Revision } from "../core/windowHistory.js";
 import { assignWindows } from "../core/windows.js";
@@ -28,7 +29,7 @@ export class ExplainRequestError extends Error {
 }
 
 /** The window as it is now (as `straggler.window_results_table` holds it for the live version). */
-export interface WindowNow extends Aggregates {
+interface WindowNow extends Aggregates {
   status: "open" | "final" | "corrected";
   revision: number;
   /** True while a hold keeps an older value published. */
@@ -36,7 +37,7 @@ export interface WindowNow extends Aggregates {
 }
 
 /** A session of the key that was merged into the explained one or split from it, with its last value. */
-export interface RelatedSession extends Aggregates {
+interface RelatedSession extends Aggregates {
   start: string;
   end: string;
 }

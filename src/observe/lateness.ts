@@ -16,7 +16,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, windowSpecOf } from "../core/pipelineSpec.js";
 import { DelayNeeds, DelaySimulation, windowEnds, type WhatIfResult, type WhatIfRow } from "../core/lateness.js";
 import type { WindowSpec } from "../core/windows.js";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import { readRecordedBatches, type RecordedBatch } from "../db/sql/observe/latenessBatches.js";
 import {
@@ -46,7 +46,7 @@ export interface LatenessOptions {
 }
 
 /** Lateness (ingestion time − event time) in ms, µs kept as fractions; null without rows. */
-export interface LatenessDistribution {
+interface LatenessDistribution {
   count: number;
   minMs: number | null;
   p50Ms: number | null;

@@ -38,7 +38,7 @@ export type LatenessAdvice = Omit<LatenessReport, "source" | "whatIf" | "recomme
 type Counts = [bigint, number][];
 
 /** Exact nearest-rank figures (`percentile_disc`) over ascending value → count pairs. */
-export function figuresOf(values: Counts): LatenessFigures {
+function figuresOf(values: Counts): LatenessFigures {
   const count = values.reduce((n, [, c]) => n + c, 0);
   const at = (q: number): bigint | null => {
     if (count === 0) return null;

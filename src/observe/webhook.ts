@@ -8,7 +8,7 @@ import type { AlertState } from "../db/sql/observe/alertStates.js";
 import type { Logger } from "../log.js";
 
 /** Attempts at most per change. */
-export const WEBHOOK_ATTEMPTS = 6;
+const WEBHOOK_ATTEMPTS = 6;
 /** Longest wait for one attempt's answer, ms. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
 

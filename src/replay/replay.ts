@@ -31,7 +31,8 @@ import { pipeline as pipe } from "node:stream/promises";
 import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
-import { msOfUs, parseInstant, usOfMs } from "../core/timestamps.js";
+import { msOfUs, usOfMs } from "../core/instants.js";
+import { parseInstant } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
 import { recordReplayedFile } from "../db/sql/ingest/recordReplayedFile.js";
@@ -87,7 +88,7 @@ export interface ReplaySummary {
  * @param duplicateRows rows this replay landed that were quarantined DUPLICATE
  * @param rowsLanded rows this replay landed
  */
-export function alreadyLandedMessage(pipeline: string, duplicateRows: number, rowsLanded: number): string | null {
+function alreadyLandedMessage(pipeline: string, duplicateRows: number, rowsLanded: number): string | null {
   if (duplicateRows === 0) return null;
   return `${duplicateRows} of ${rowsLanded} rows were already in bronze (DUPLICATE): this data was landed before; to replay from scratch, \`straggler drop -p ${pipeline} --yes\` first`;
 }
@@ -252,7 +253,7 @@ async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, hea
  * `<name>:<line>`, the landing folder knows a replayed file by it): `[name, paths]` for the first such name, or
  * undefined. Two such files would make the second's events DUPLICATEs of the first's.
  */
-export function sharedFileName(files: string[]): [string, string[]] | undefined {
+function sharedFileName(files: string[]): [string, string[]] | undefined {
   const byName = new Map<string, string[]>();
   for (const f of files) byName.set(path.basename(f), [...(byName.get(path.basename(f)) ?? []), f]);
   return [...byName].find(([, paths]) => paths.length > 1);
@@ -305,7 +306,7 @@ async function completedBefore(pool: Pool, pipeline: PipelineConfig, tag: string
 }
 
 /** The summary's words for a replay that completed before. */
-export function landedBeforeMessage(c: Pick<ReplayCompletion, "batches" | "rows" | "completedAt">, by: "stat" | "sha256"): string {
+function landedBeforeMessage(c: Pick<ReplayCompletion, "batches" | "rows" | "completedAt">, by: "stat" | "sha256"): string {
   return (
     `every micro-batch was landed before (${c.batches} micro-batches, ${c.rows} rows; this replay completed at ${c.completedAt}): nothing landed; ` +
     (by === "stat" ? "the files' sizes and modification times are unchanged, so they were not read" : "the files' modification times changed but their SHA-256 did not")

@@ -41,7 +41,7 @@ import {
 } from "../db/sql/retention/archives.js";
 
 /** The archive file format, as the manifest names it. */
-export const ARCHIVE_FORMAT = "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip";
+const ARCHIVE_FORMAT = "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip";
 
 export { ARCHIVE_COLUMNS };
 
@@ -87,7 +87,7 @@ export interface PartitionVerdict {
 }
 
 /** An archive written: where, and what it holds. */
-export interface WrittenArchive {
+interface WrittenArchive {
   manifestFile: string;
   manifest: ArchiveManifest;
 }
@@ -148,7 +148,7 @@ function hashing(): { stream: Transform; digest: () => { sha256: string; bytes: 
 }
 
 /** The file names of the archive of `partition` for `pipeline`. */
-export function archiveFiles(folder: string, partition: string, pipeline: string): { data: string; manifest: string } {
+function archiveFiles(folder: string, partition: string, pipeline: string): { data: string; manifest: string } {
   const base = path.join(folder, `${partition}.${pipeline}`);
   return { data: `${base}.copy.gz`, manifest: `${base}.manifest.json` };
 }
@@ -202,7 +202,7 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
  * @throws Error when the partition changed meanwhile (rows or verdict); the database's error
  *   (a lock timeout after 10 s while a long read holds bronze: nothing is dropped, the next run tries again)
  */
-export async function archivePartition(pool: Pool, pipelines: PipelineConfig[], verdict: PartitionVerdict, now = Date.now()): Promise<WrittenArchive[] | null> {
+async function archivePartition(pool: Pool, pipelines: PipelineConfig[], verdict: PartitionVerdict, now = Date.now()): Promise<WrittenArchive[] | null> {
   const byName = new Map(pipelines.map((p) => [p.name, p]));
   return withTransaction<WrittenArchive[] | null>(pool, async (client) => {
     // One archive or restore at a time; the partition's rows cannot change while it is written.

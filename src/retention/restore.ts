@@ -46,7 +46,7 @@ export interface RestoreResult {
 }
 
 /** The manifest of `file`: a manifest itself, or the data file beside it. */
-export function readManifest(file: string): { manifest: ArchiveManifest; manifestFile: string; dataFile: string } {
+function readManifest(file: string): { manifest: ArchiveManifest; manifestFile: string; dataFile: string } {
   const manifestFile = file.endsWith(".copy.gz") ? file.slice(0, -".copy.gz".length) + ".manifest.json" : file;
   let manifest: ArchiveManifest;
   try {
@@ -61,7 +61,7 @@ export function readManifest(file: string): { manifest: ArchiveManifest; manifes
 }
 
 /** SHA-256 (hex) of a file's bytes. */
-export async function sha256Of(file: string): Promise<string> {
+async function sha256Of(file: string): Promise<string> {
   const h = createHash("sha256");
   try {
     for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);

@@ -9,11 +9,12 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
-import { backoffMs, type Backoff } from "../db/retry.js";
+import type { Backoff } from "../db/retry.js";
 import { readLogOffsets } from "../db/sql/ingest/logOffsets.js";
 import type { PipelineLease } from "../cluster/fencing.js";
 import type { OwnedTaskStarter } from "../cluster/ownedWork.js";
 import type { Logger } from "../log.js";
+import { startLoop, type Loop, type RoundOutcome } from "../loop.js";
 import { landLogBatch, type LogBatchResult } from "./landLogBatch.js";
 import { LogSourceRefused, type LogSource } from "./logSource.js";
 
@@ -21,10 +22,8 @@ import { LogSourceRefused, type LogSource } from "./logSource.js";
 const FAILURE_BACKOFF: Backoff = { baseMs: 500, capMs: 15_000 };
 
 export class LogConsumer {
-  private stopping = false;
   private running: Promise<void> | undefined;
-  private wakeUp: (() => void) | undefined;
-  private failures = 0;
+  private loop: Loop | undefined;
   /** The refusal last logged, so a refused configuration is not logged every retry. */
   private refusal: string | undefined;
 
@@ -45,60 +44,57 @@ export class LogConsumer {
   ) {}
 
   start(): void {
-    this.stopping = false;
-    this.running ??= this.loop().finally(() => (this.running = undefined));
+    if (this.running) return;
+    const log = this.log.child({ pipeline: this.pipeline.name, log: this.source.log });
+    const loop = startLoop((ctx) => this.batch(log, ctx.failures), {
+      // A batch that landed is followed by the next at once ("again"); the interval is never waited.
+      intervalMs: 0,
+      backoff: FAILURE_BACKOFF,
+      onError: (e, { failures, retryInMs }) => {
+        if (e instanceof LogSourceRefused) {
+          if (this.refusal !== e.message) log.error(e.message);
+          this.refusal = e.message;
+        } else log.warn({ err: e, failures, retryInMs: Math.round(retryInMs) }, "log batch failed; resuming from the database's offsets");
+      },
+    });
+    this.loop = loop;
+    this.running = loop.done
+      .then(() => this.source.close().catch((e: unknown) => log.warn({ err: e }, "closing the log connection failed")))
+      .finally(() => (this.running = undefined));
   }
 
   /** Stops after the batch in flight has landed and been acknowledged; closes the connection. */
   async stop(): Promise<void> {
-    this.stopping = true;
     this.source.interrupt();
-    this.wakeUp?.();
+    await this.loop?.stop();
     await this.running;
   }
 
-  private async loop(): Promise<void> {
-    const log = this.log.child({ pipeline: this.pipeline.name, log: this.source.log });
+  /** One batch: fetched, landed, acknowledged; `done` once the pipeline's lease is lost. */
+  private async batch(log: Logger, failures: number): Promise<RoundOutcome> {
+    if (this.opts.lease?.owns() === false) {
+      log.info("the pipeline's lease is lost: no further batch");
+      return "done";
+    }
     const max = this.pipeline.trigger.maxRowsPerBatch;
     const offsets = () => readLogOffsets(this.pool, this.pipeline.name, this.source.log);
-    while (!this.stopping) {
-      if (this.opts.lease?.owns() === false) {
-        log.info("the pipeline's lease is lost: no further batch");
-        break;
+    try {
+      const batch = await this.source.next(max, offsets);
+      if (batch.messages.length > 0) {
+        const r = await landLogBatch(this.pool, this.pipeline, this.source.log, batch, { lease: this.opts.lease });
+        await this.source.commit(batch);
+        log.debug({ landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, alreadyLanded: r.alreadyLanded }, "log batch landed");
+        this.opts.onBatch?.(r);
       }
-      try {
-        const batch = await this.source.next(max, offsets);
-        if (batch.messages.length > 0) {
-          const r = await landLogBatch(this.pool, this.pipeline, this.source.log, batch, { lease: this.opts.lease });
-          await this.source.commit(batch);
-          log.debug({ landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, alreadyLanded: r.alreadyLanded }, "log batch landed");
-          this.opts.onBatch?.(r);
-        }
-        if (this.refusal !== undefined || this.failures > 0) log.info("consuming again");
-        this.failures = 0;
-        this.refusal = undefined;
-      } catch (e) {
-        // The lease went while the batch landed (a fenced landing rolled back, logged by the lease): unacknowledged, it is the next owner's.
-        if (this.opts.lease?.owns() === false) break;
-        this.failures++;
-        this.source.reset();
-        const delay = backoffMs(this.failures, FAILURE_BACKOFF);
-        if (e instanceof LogSourceRefused) {
-          if (this.refusal !== e.message) log.error(e.message);
-          this.refusal = e.message;
-        } else log.warn({ err: e, failures: this.failures, retryInMs: Math.round(delay) }, "log batch failed; resuming from the database's offsets");
-        if (this.stopping) break;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          this.wakeUp = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wakeUp = undefined;
-      }
+    } catch (e) {
+      // The lease went while the batch landed (a fenced landing rolled back, logged by the lease): unacknowledged, it is the next owner's.
+      if (this.opts.lease?.owns() === false) return "done";
+      this.source.reset();
+      throw e;
     }
-    await this.source.close().catch((e: unknown) => log.warn({ err: e }, "closing the log connection failed"));
+    if (this.refusal !== undefined || failures > 0) log.info("consuming again");
+    this.refusal = undefined;
+    return "again";
   }
 }
 

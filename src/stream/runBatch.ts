@@ -3,7 +3,7 @@
  *
  *   lock results → read the checkpoint (locked), the live results' policy and
  *     when the previous batch ran (src/db/sql/stream/openBatch.ts) → guard the policy
- *     (the configured one must be the live results' one: src/stream/policyGuard.ts)
+ *     (the configured one must be the live results' one: src/guards/policy.ts)
  *   → read the batch: pick the next bronze `seq` range, describe its input,
  *     assign windows and split (event, window) pairs by Spark's late rule
  *     (window end <= watermark of earlier batches), in one statement
@@ -32,7 +32,7 @@
 import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, watermarkSettingsOf, windowSpecOf } from "../config/pipelines.js";
-import { formatInstant, isoToUs } from "../core/timestamps.js";
+import { formatInstant, isoToUs } from "../core/instants.js";
 import { advanceInputs } from "../core/watermark.js";
 import { isDataException } from "../db/errors.js";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
@@ -48,9 +48,9 @@ import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import { correctSupersededWindows } from "../db/sql/correction/supersededWindows.js";
 import { inputProgress, type BatchProgress, type InputProgress, type TriggerKind } from "../db/sql/stream/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
-import { guardPolicy, type PolicyAdoption } from "./policyGuard.js";
+import { applyHoldRules, guardPolicy, type PolicyAdoption } from "../guards/index.js";
 import { streamSessions, type WindowSteps } from "./sessionBatch.js";
-import { applyHoldRules, type Hold } from "../lifecycle/hold.js";
+import type { Hold } from "../lifecycle/hold.js";
 
 export type { BatchProgress, TriggerKind };
 
@@ -61,23 +61,21 @@ export type { BatchProgress, TriggerKind };
 export interface BatchOptions {
   untilSeq?: number;
   lease?: Pick<PipelineLease, "assertHeld">;
-  /** Called once the batch's transaction has committed, when its policy guard adopted the configured policy (src/stream/policyGuard.ts). */
+  /** Called once the batch's transaction has committed, when its policy guard adopted the configured policy (src/guards/policy.ts). */
   onPolicyAdopted?: (adoption: PolicyAdoption) => void;
 }
 
-/** A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any. */
-export type BatchResult = BatchProgress & { holdOpened?: Hold };
-
-/** The results of batches that took fewer rows than `trigger.maxRowsPerBatch` (kept beside them: the progress's shape is what is printed and stored). */
-const caughtUpBatches = new WeakSet<BatchProgress>();
-
 /**
- * Whether the batch that returned `progress` (the object `runBatch` returned, not a copy) took
- * fewer rows than `trigger.maxRowsPerBatch`: bronze held no row past it (up to `untilSeq`) when
- * it was read, so a batch more would find only what landed since.
+ * A batch's progress, with the hold its rows tripped (a rule of the pipeline's `hold` block), if any, and
+ * whether it caught up: it took fewer rows than `trigger.maxRowsPerBatch`, so bronze held no row past it
+ * (up to `untilSeq`) when it was read and a batch more would find only what landed since. `caughtUp` is
+ * not enumerable: the progress's shape is what is printed and stored.
  */
-export function isCaughtUp(progress: BatchProgress): boolean {
-  return caughtUpBatches.has(progress);
+export type BatchResult = BatchProgress & { holdOpened?: Hold; readonly caughtUp: boolean };
+
+/** `progress` as a BatchResult, its `caughtUp` flag set (not enumerable). */
+function withCaughtUp(progress: Omit<BatchResult, "caughtUp">, caughtUp: boolean): BatchResult {
+  return Object.defineProperty(progress, "caughtUp", { value: caughtUp, enumerable: false }) as BatchResult;
 }
 
 /** Instants travel as ISO strings (µs kept) and are compared as epoch µs. */
@@ -159,9 +157,8 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
       const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, inputs }, started, previous);
       const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) }, finalUpToUs, !pipeline.lateness.histogram ? "none" : gapMs === undefined ? "windows" : "lateness");
       await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
-      const closed: BatchResult = { ...progress, numRowsFinalized: finalized, numRowsTotal: open, ...(holdOpened ? { holdOpened } : {}) };
-      if (read.rows < pipeline.trigger.maxRowsPerBatch) caughtUpBatches.add(closed);
-      return closed;
+      const closed = { ...progress, numRowsFinalized: finalized, numRowsTotal: open, ...(holdOpened ? { holdOpened } : {}) };
+      return withCaughtUp(closed, read.rows < pipeline.trigger.maxRowsPerBatch);
     }, beginLockingResults(name)); // BEGIN and the results lock: one round trip
     if (adopted) opts.onPolicyAdopted?.(adopted); // committed (an empty batch commits its guard's writes too)
     return result;

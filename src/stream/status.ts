@@ -9,7 +9,6 @@ import type { CheckpointInput } from "../core/model.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { readStatusCounts } from "../db/sql/observe/readStatusCounts.js";
 
-export type { SourceCounts };
 
 export interface PipelineStatus {
   pipeline: string;

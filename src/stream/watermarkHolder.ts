@@ -9,7 +9,7 @@ import type { Queryable } from "../db/pool.js";
 import { readWatermarkHolder } from "../db/sql/observe/watermarkHolder.js";
 
 /** One other input: its watermark (ISO 8601; null before it sent), idle or not, and its distance from the holder's. */
-export interface OtherInput {
+interface OtherInput {
   input: string;
   watermark: string | null;
   idle: boolean;

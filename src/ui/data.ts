@@ -5,7 +5,7 @@
  */
 import { readLastReconcileRuns, type ReconcileRunRow } from "../db/sql/reconcile/runs.js";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import type { Pool } from "../db/pool.js";
 import { readBronzeMaxSeq } from "../db/sql/ingest/readBronzeMaxSeq.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
@@ -18,7 +18,7 @@ import { readStreamProgress } from "../db/sql/stream/readStreamProgress.js";
 import { readWindowPage } from "../db/sql/readmodel/readWindowPage.js";
 import { alertViews, type AlertView } from "../observe/alerts.js";
 import { latenessAdvice, type LatenessAdvice } from "../observe/latenessAdvice.js";
-import { checkPolicy, type PolicyCheck } from "../stream/policyGuard.js";
+import { checkPolicy, type PolicyCheck } from "../guards/index.js";
 import { pipelineStatus, type PipelineStatus } from "../stream/status.js";
 
 /** A pipeline's state as `GET /pipelines` gives it, with its lag. */
@@ -125,7 +125,7 @@ export function readWindows(pool: Pool, pipeline: string, filter: WindowFilter, 
 }
 
 /** Correction runs shown, and changed windows shown per run. */
-export const RUNS_SHOWN = 10;
+const RUNS_SHOWN = 10;
 export const CHANGES_SHOWN = 50;
 
 /**

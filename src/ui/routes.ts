@@ -48,7 +48,7 @@ const PAGE_RANGE = `expected a page number from 1 to ${MAX_PAGE}`;
 const batchesShown = optional(z.coerce.number({ error: "expected an integer from 1 to 10000" }).int().min(1).max(10_000)).transform((b) => b ?? DEFAULT_BATCHES);
 
 /** The pipeline page's query (every field optional; a form's empty field means "any"). */
-export const pipelinePageQuery = z.strictObject({
+const pipelinePageQuery = z.strictObject({
   key: optional(z.string().max(1_000, { message: "expected a key of at most 1000 characters" }).refine((s) => !s.includes("\u0000"), { message: "expected text without NUL characters" })),
   from: optional(instant),
   to: optional(instant),

@@ -3,7 +3,7 @@
  * holding its watermark back: read from the overview the pages load (src/ui/data.ts), nothing queried here.
  */
 import { watermarkSettingsOf, type PipelineConfig } from "../config/pipelines.js";
-import { isoToUs } from "../core/timestamps.js";
+import { isoToUs } from "../core/instants.js";
 import type { CheckpointInput } from "../db/sql/stream/readCheckpoint.js";
 import type { PipelineOverview } from "./data.js";
 import { count } from "./html.js";
@@ -13,7 +13,7 @@ export type Tone = "idle" | "busy" | "bad" | "good";
 const TONE_RANK: Record<Tone, number> = { good: 0, idle: 1, busy: 2, bad: 3 };
 
 /** How long a stream may go without a batch while rows wait before it is called stalled: ten trigger intervals, at least a minute. */
-export const stallAfterMs = (pipeline: PipelineConfig) => Math.max(60_000, 10 * pipeline.trigger.interval);
+const stallAfterMs = (pipeline: PipelineConfig) => Math.max(60_000, 10 * pipeline.trigger.interval);
 
 /** Microseconds of an ISO instant, or null. */
 export const usOf = (iso: string | null): bigint | null => (iso === null ? null : isoToUs(iso));

@@ -16,7 +16,7 @@ import type { Pool } from "../../src/db/pool.js";
 import { readLatenessFigures } from "../../src/db/sql/observe/latenessDistribution.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { runBatch } from "../../src/stream/runBatch.js";
-import { PolicyRefusedError } from "../../src/stream/policyGuard.js";
+import { PolicyRefusedError } from "../../src/guards/index.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 import { windowSummary } from "../helpers/results.js";

@@ -20,7 +20,7 @@
  */
 import { IANAZone } from "luxon";
 import { describe, expect, it } from "vitest";
-import { formatInstant } from "../../src/core/timestamps.js";
+import { formatInstant } from "../../src/core/instants.js";
 import { assignWindows, type CalendarUnit, type CalendarWindowSpec } from "../../src/core/windows.js";
 import { windowsLateral } from "../../src/db/sql/fragments/windowAssignment.js";
 import { useTestDatabase } from "../helpers/db.js";

@@ -1,5 +1,5 @@
 /**
- * The zone check of a calendar window (src/stream/zoneGuard.ts): a zone Node
+ * The zone check of a calendar window (src/guards/timeZone.ts): a zone Node
  * knows and PostgreSQL does not (`US/Pacific-New`) refuses the pipeline when it
  * starts — micro-batch, correction, reconcile, CLI exit 2, status and
  * GET /pipelines — naming window.timeZone and the value, instead of failing
@@ -16,10 +16,9 @@ import { reconcile } from "../../src/correction/reconcile.js";
 import { isTimeZoneKnown } from "../../src/db/sql/stream/timeZoneKnown.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
-import { checkPolicy } from "../../src/stream/policyGuard.js";
+import { checkPolicy, TimeZoneRefusedError } from "../../src/guards/index.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { StreamLoop } from "../../src/stream/streamLoop.js";
-import { TimeZoneRefusedError } from "../../src/stream/zoneGuard.js";
 import { startApi } from "../helpers/api.js";
 import { startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";

@@ -18,7 +18,7 @@ import { runCorrection } from "../../src/correction/correct.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { rebuild, RebuildRefusedError } from "../../src/lifecycle/rebuild.js";
-import { checkPolicy, PolicyRefusedError, type PolicyAdoption } from "../../src/stream/policyGuard.js";
+import { checkPolicy, PolicyRefusedError, type PolicyAdoption } from "../../src/guards/index.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi } from "../helpers/api.js";
 import { startCli } from "../helpers/cli.js";

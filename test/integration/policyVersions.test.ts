@@ -13,7 +13,7 @@ import { runCorrection } from "../../src/correction/correct.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
-import { checkPolicy, PolicyRefusedError } from "../../src/stream/policyGuard.js";
+import { checkPolicy, PolicyRefusedError } from "../../src/guards/index.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { startApi } from "../helpers/api.js";
 import { startCli } from "../helpers/cli.js";

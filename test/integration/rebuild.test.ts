@@ -14,7 +14,7 @@ import { reconcile } from "../../src/correction/reconcile.js";
 import { cutover, CutoverRefusedError } from "../../src/lifecycle/cutover.js";
 import { holdPipeline, releasePipeline } from "../../src/lifecycle/hold.js";
 import { dropVersion, rebuild } from "../../src/lifecycle/rebuild.js";
-import { PolicyRefusedError } from "../../src/stream/policyGuard.js";
+import { PolicyRefusedError } from "../../src/guards/index.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { futureOutlier, pipeline } from "../helpers/fixtures.js";

@@ -18,7 +18,7 @@ import type { Pool } from "../../src/db/pool.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { rebuild, RebuildRefusedError } from "../../src/lifecycle/rebuild.js";
 import { runArchive, type ArchiveManifest } from "../../src/retention/archive.js";
-import { HorizonRefusedError } from "../../src/retention/guard.js";
+import { HorizonRefusedError } from "../../src/guards/index.js";
 import { listPartitions } from "../../src/db/sql/retention/partitions.js";
 import { restoreArchive, RestoreRefusedError } from "../../src/retention/restore.js";
 import { runBatch } from "../../src/stream/runBatch.js";

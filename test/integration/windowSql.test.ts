@@ -9,7 +9,7 @@
  * (`extract(epoch …)` is numeric), so a microsecond of drift is a failure.
  */
 import { describe, expect, it } from "vitest";
-import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
+import { formatInstant, isoToUs } from "../../src/core/instants.js";
 import { assignWindows, type FixedWindowSpec as WindowSpec } from "../../src/core/windows.js";
 import { windowsLateral } from "../../src/db/sql/fragments/windowAssignment.js";
 import { useTestDatabase } from "../helpers/db.js";

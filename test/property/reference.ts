@@ -9,7 +9,7 @@
  */
 import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { keyIn } from "../../src/core/keys.js";
-import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
+import { formatInstant, isoToUs } from "../../src/core/instants.js";
 import { advanceWatermark, isLate } from "../../src/core/watermark.js";
 import type { WindowBounds } from "../../src/core/windows.js";
 import type { BatchProgress } from "../../src/stream/runBatch.js";

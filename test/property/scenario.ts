@@ -9,7 +9,7 @@
 import fc from "fast-check";
 import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { formatDuration } from "../../src/config/duration.js";
-import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
+import { formatInstant, isoToUs } from "../../src/core/instants.js";
 import { pipeline as pipelineOf } from "../helpers/fixtures.js";
 import { WINDOW_KINDS, kindOf, type WindowBlock } from "./windowKinds.js";
 

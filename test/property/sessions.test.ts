@@ -22,7 +22,7 @@ import type { PipelineConfig } from "../../src/config/pipelines.js";
 import { runCorrection } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import { isLateSessionEvent, sessionize, sessionsTouch } from "../../src/core/sessions.js";
-import { formatInstant } from "../../src/core/timestamps.js";
+import { formatInstant } from "../../src/core/instants.js";
 import { advanceWatermark } from "../../src/core/watermark.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landStream } from "../../src/ingest/landFile.js";

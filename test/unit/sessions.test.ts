@@ -4,7 +4,7 @@ import { pipelinesFileSchema } from "../../src/config/pipelineSchema.js";
 import { sessionGapOf, windowSpecOf } from "../../src/core/pipelineSpec.js";
 import { diffPolicies, policyOf } from "../../src/config/policy.js";
 import { isLateSessionEvent, mergeTouching, sessionize, sessionsTouch } from "../../src/core/sessions.js";
-import { isoToUs } from "../../src/core/timestamps.js";
+import { isoToUs } from "../../src/core/instants.js";
 
 const at = (hhmmss: string) => isoToUs(`2024-05-01T${hhmmss}Z`);
 const GAP = 30 * 60_000;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { formatInstant, isoToUs, isValidTimeZone, parseInstant, type InstantResult, type TimestampFormat } from "../../src/core/timestamps.js";
+import { formatInstant, isoToUs } from "../../src/core/instants.js";
+import { parseInstant, type InstantResult, type TimestampFormat } from "../../src/core/timestamps.js";
+import { isValidTimeZone } from "../../src/core/timeZones.js";
 import { assignWindows } from "../../src/core/windows.js";
 
 const HOUR = 3_600_000;

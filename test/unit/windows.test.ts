@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatInstant, isoToUs } from "../../src/core/timestamps.js";
+import { formatInstant, isoToUs } from "../../src/core/instants.js";
 import { assignWindows, describeCalendar, windowsPerEvent, type FixedWindowSpec as WindowSpec } from "../../src/core/windows.js";
 
 const MIN = 60_000;

@@ -10,7 +10,7 @@ import { reportRefusal, worstExit } from "../refusal.js";
  * A reconcile report for people: the summary line first, then the first `limit` mismatches and
  * the first `limit` windows that could not be recomputed, each list ending with "… and N more".
  */
-export function reconcileLines(r: ReconcileReport, limit: number): string[] {
+function reconcileLines(r: ReconcileReport, limit: number): string[] {
   const fmt = (a: ReconcileReport["mismatches"][number]["stored"]) => (a ? `count ${a.count} sum ${a.sum} min ${a.min} max ${a.max}` : "missing");
   return [
     `${r.pipeline}: ${r.windowsChecked} final windows checked, ${r.mismatches.length} mismatches` +

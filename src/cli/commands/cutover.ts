@@ -4,7 +4,7 @@ import type { CutoverReport } from "../../lifecycle/cutover.js";
 import { json, pickOne, versionArg, withDb, type ContextOf } from "../context.js";
 
 /** The cutover as the CLI prints it. */
-export function cutoverLines(r: CutoverReport): string[] {
+function cutoverLines(r: CutoverReport): string[] {
   return [
     `${r.pipeline}: version ${r.version} is live${r.rollback ? " again" : ""}${r.previous === null ? "" : `; version ${r.previous} retired (still in straggler.window_results_by_version)`}`,
     `  ${r.windows} window${r.windows === 1 ? "" : "s"} served; ${r.reclassifiedRows} bronze row${r.reclassifiedRows === 1 ? "" : "s"} rewritten to its classification; ${r.caughtUpRows} row${r.caughtUpRows === 1 ? "" : "s"} caught up since it was built`,

@@ -12,7 +12,7 @@ import type { Command } from "commander";
 import type { Env } from "../../config/env.js";
 
 /** The line `db url` writes on stderr when the embedded server is not answering. */
-export function notRunningNote(dataDir: string): string {
+function notRunningNote(dataDir: string): string {
   return (
     `straggler: the embedded PostgreSQL (${path.resolve(dataDir, "pgdata")}) is not running: it runs only while a straggler command does. ` +
     "Keep it up with `npm start` in another terminal, or use `straggler db psql`, which starts it for the session."

@@ -15,7 +15,7 @@ function rowLines(r: PipelineRows): string[] {
  * " (did you mean X?)" naming the configured pipeline closest to `name` (Levenshtein distance at
  * most a third of the longer name, at least 2), or "" when none is that close.
  */
-export function didYouMean(name: string, configured: string[]): string {
+function didYouMean(name: string, configured: string[]): string {
   if (configured.length === 0) return "";
   const best = closest(name, configured);
   return distance(name, best) <= Math.max(2, Math.floor(Math.max(name.length, best.length) / 3)) ? ` (did you mean ${best}?)` : "";

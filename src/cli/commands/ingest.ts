@@ -33,9 +33,11 @@ interface IngestReport {
  * A file refused, or changed after it landed, is named on stderr as it is found.
  */
 async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport): Promise<void> {
-  const { landPendingFiles } = await import("../../ingest/landingFolder.js");
+  const [{ landPendingFiles }, { startLoop }] = await Promise.all([import("../../ingest/landingFolder.js"), import("../../loop.js")]);
   const told = new Set<string>();
-  for (let first = true; ; first = false) {
+  let first = true;
+  let failed: { error: unknown } | undefined;
+  const landOnce = async (): Promise<"done" | undefined> => {
     const pass = await landPendingFiles(db.pool, pipeline);
     for (const r of pass.refused) console.error(`${pipeline.name}: ${r.name} refused: ${r.reason}`);
     for (const name of pass.changed) console.error(`${pipeline.name}: ${name} changed after landing; not landed again (see straggler sources)`);
@@ -43,14 +45,18 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
     report.refused.push(...pass.refused.map((r) => ({ source: r.name, reason: r.reason })));
     report.changed.push(...pass.changed);
     if (first) report.skipped.push(...pass.unchanged);
+    first = false;
     for (const name of pass.waiting.filter((n) => !told.has(n))) {
       told.add(name);
       if (wait && process.stderr.isTTY) console.error(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)`);
     }
     report.waiting = pass.waiting;
-    if (pass.waiting.length === 0 || !wait) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    return pass.waiting.length === 0 || !wait ? "done" : undefined;
+  };
+  // A pass every 200 ms while files settle; a pass that fails ends the command with its error.
+  const loop = startLoop(() => landOnce().catch((error: unknown) => ((failed = { error }), "done" as const)), { intervalMs: 200, onError: () => undefined });
+  await loop.done;
+  if (failed) throw failed.error;
 }
 
 /**

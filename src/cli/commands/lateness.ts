@@ -23,7 +23,7 @@ const FLAG: Record<string, string> = { from: "--from", to: "--to", targetDrop: "
  * (Imported here, when the command runs: `straggler --help` does not load the query schema.)
  * @throws UsageError naming the flag (exit 2)
  */
-export async function latenessFlags(flags: LatenessFlags) {
+async function latenessFlags(flags: LatenessFlags) {
   const { latenessOptionsOf, latenessQuery } = await import("../../http/latenessQuery.js");
   const parsed = latenessQuery.safeParse({
     from: flags.from, to: flags.to, targetDrop: flags.targetDrop, delay: flags.delay, byKey: flags.byKey ? "true" : undefined,

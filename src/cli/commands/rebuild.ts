@@ -15,7 +15,7 @@ const window = (w: WindowChange, keyed: boolean) => `${keyed ? `${keyLabel(w.gro
 const aggregate = (a: NonNullable<WindowChange["before"]>) => `count ${a.count}, sum ${a.sum ?? "null"}`;
 
 /** The rebuild's report as the CLI prints it: the candidate, its checkpoint and reconcile, then the diff (the first `shown` windows and rows, then "… and N more"). */
-export function rebuildLines(r: RebuildReport, keyed: boolean, shown = DEFAULT_LIMIT): string[] {
+function rebuildLines(r: RebuildReport, keyed: boolean, shown = DEFAULT_LIMIT): string[] {
   const d = r.diff;
   const count = (c: WindowChange["change"]) => d.windows.filter((w) => w.change === c).length;
   const changedRows = d.reclassified.reduce((a, x) => a + x.rows, 0);

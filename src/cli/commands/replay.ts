@@ -61,7 +61,8 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
         let dropped = 0;
         let rowsLanded = 0;
         const rssPeak = { mb: 0 };
-        const sample = setInterval(() => (rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20)), 200);
+        const { startLoop } = await import("../../loop.js");
+        const sample = startLoop(() => void (rssPeak.mb = Math.max(rssPeak.mb, process.memoryUsage.rss() / 2 ** 20)), { intervalMs: 200, immediate: false, onError: () => undefined });
         let lastBatch: BatchProgress | undefined;
         try {
           const summary = await replay(db.pool, pipeline, {
@@ -115,7 +116,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
           }
           if (summary.refused.length > 0) process.exitCode = 1;
         } finally {
-          clearInterval(sample);
+          await sample.stop();
         }
       });
     });

@@ -1,6 +1,6 @@
 /** `stream` (run micro-batches over bronze) and `status` (per pipeline; `--json` for machines). */
 import { Option, type Command } from "commander";
-import type { PolicyAdoption } from "../../stream/policyGuard.js";
+import type { PolicyAdoption } from "../../guards/index.js";
 import { json, pick, withDb, type ContextOf } from "../context.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
 import { limitOption, moreLines } from "../lists.js";
@@ -63,7 +63,7 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
     .action(async (opts: { pipeline: string; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
       const [{ alertViews }, { readOpenHold }, { checkPolicy }, { pipelineStatus }, { pipelineExtras }] = await Promise.all([
-        import("../../observe/alerts.js"), import("../../db/sql/lifecycle/holds.js"), import("../../stream/policyGuard.js"), import("../../stream/status.js"),
+        import("../../observe/alerts.js"), import("../../db/sql/lifecycle/holds.js"), import("../../guards/index.js"), import("../../stream/status.js"),
         import("../../observe/pipelineExtras.js"),
       ]);
       await withDb(ctx, async (db) => {

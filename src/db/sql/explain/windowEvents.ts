@@ -6,7 +6,7 @@
  * values numeric strings.
  */
 import type { HistoryEvent } from "../../../core/historyTypes.js";
-import { formatInstant } from "../../../core/timestamps.js";
+import { formatInstant } from "../../../core/instants.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 

@@ -11,10 +11,10 @@
  */
 
 /** The stored aggregate columns, in the order of `AGGREGATE_ALIASES`. */
-export const AGGREGATE_COLUMNS = ["event_count", "value_sum", "value_min", "value_max"] as const;
+const AGGREGATE_COLUMNS = ["event_count", "value_sum", "value_min", "value_max"] as const;
 
 /** The computed aggregates' aliases, in the order of `AGGREGATE_COLUMNS`. */
-export const AGGREGATE_ALIASES = ["n", "s", "lo", "hi"] as const;
+const AGGREGATE_ALIASES = ["n", "s", "lo", "hi"] as const;
 
 /**
  * `count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi` over the value

@@ -10,6 +10,6 @@ import type { PoolClient } from "../../pool.js";
 export const COMMIT_WITHOUT_FLUSH_WAIT_SQL = "SET LOCAL synchronous_commit = off";
 
 /** Lets the open transaction on `client` commit without waiting for the WAL flush (see above). */
-export async function commitWithoutFlushWait(client: PoolClient): Promise<void> {
+async function commitWithoutFlushWait(client: PoolClient): Promise<void> {
   await client.query(COMMIT_WITHOUT_FLUSH_WAIT_SQL);
 }

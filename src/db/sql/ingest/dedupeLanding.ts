@@ -54,7 +54,7 @@ const currentVersion = (row: string, what: string) => `(SELECT ${what} FROM stra
  * differs from the version that stays become AMENDED_DUPLICATE (a source's
  * correction, not a copy). Params as `DEDUPE_SQL`; returns one row per rename.
  */
-export const AMENDED_SQL = `
+const AMENDED_SQL = `
 UPDATE straggler.bronze_events b
    SET reason = 'AMENDED_DUPLICATE',
        detail = 'an accepted record with this event id and other content (event time, group key or value) is already in bronze; the first version stays (admission.dedupe: first)'
@@ -68,7 +68,7 @@ UPDATE straggler.bronze_events b
  * run of identical copies is caught whole: a copy's content is that of the
  * version it copies.) Params as `DEDUPE_SQL`.
  */
-export const LATEST_DUPLICATES_SQL = `
+const LATEST_DUPLICATES_SQL = `
 UPDATE straggler.bronze_events b
    SET status = 'quarantined', reason = 'DUPLICATE',
        detail = 'an accepted record with this event id and the same content is already in bronze'
@@ -81,7 +81,7 @@ UPDATE straggler.bronze_events b
  * landing — is superseded by the next accepted version. Params as
  * `DEDUPE_SQL`; returns one row per supersession.
  */
-export const SUPERSEDE_SQL = `
+const SUPERSEDE_SQL = `
 INSERT INTO straggler.superseded_events (seq, pipeline, event_id, superseded_by)
 SELECT v.seq, $1, v.event_id, v.next_seq
   FROM (SELECT c.seq, c.event_id, lead(c.seq) OVER (PARTITION BY c.event_id ORDER BY c.seq) AS next_seq

@@ -29,7 +29,7 @@ export interface ReplayCompletion {
 const NAME = /:complete:span=(\d+)ms:batches=(\d+):rows=(\d+):files=([0-9a-f]+)$/;
 
 /** The source name of a completed replay of dataset `replayTag` (`replay:<dataset>`). */
-export function completionSource(replayTag: string, c: Pick<ReplayCompletion, "spanMs" | "batches" | "rows" | "statFingerprint">): string {
+function completionSource(replayTag: string, c: Pick<ReplayCompletion, "spanMs" | "batches" | "rows" | "statFingerprint">): string {
   return `${replayTag}:complete:span=${c.spanMs}ms:batches=${c.batches}:rows=${c.rows}:files=${c.statFingerprint}`;
 }
 

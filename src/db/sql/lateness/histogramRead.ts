@@ -9,7 +9,7 @@ import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
 /** A measure of `straggler.lateness_histogram` (migration 0034). */
-export type HistogramMeasure = "lateness_us" | "pair_slack_ms" | "event_slack_ms" | "window_slack_ms" | "batches";
+type HistogramMeasure = "lateness_us" | "pair_slack_ms" | "event_slack_ms" | "window_slack_ms" | "batches";
 
 /** The histogram and its context. Values and counts are exact (`bigint` values, whole-number counts). */
 export interface LatenessHistogramRead {

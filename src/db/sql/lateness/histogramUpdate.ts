@@ -17,7 +17,7 @@ import { notSuperseded } from "../fragments/superseded.js";
 import { timestamptzToUs } from "../fragments/windowAssignment.js";
 
 /** Lateness of a bronze row aliased `b`, exact µs (as src/db/sql/observe/latenessDistribution.ts). */
-export const LATENESS_US_OF = (b: string) =>
+const LATENESS_US_OF = (b: string) =>
   `(((extract(epoch from ${b}.ingestion_time) - extract(epoch from ${b}.event_time)) * 1000000)::bigint)`;
 
 const BATCH_LATENESS = `SELECT 'lateness_us' AS measure, ${LATENESS_US_OF("b")} AS value, 1 AS n

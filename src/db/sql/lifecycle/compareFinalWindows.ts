@@ -16,7 +16,7 @@ import type { Aggregate } from "../readmodel/windows.js";
 import { notSuperseded } from "../fragments/superseded.js";
 
 /** A window by its stored group key and start (ISO 8601). */
-export interface WindowRef {
+interface WindowRef {
   groupKey: string;
   windowStart: string;
 }

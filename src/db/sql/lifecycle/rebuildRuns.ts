@@ -91,11 +91,6 @@ export async function wentLiveSince(client: Queryable, pipeline: string, since: 
   return (await client.query("SELECT coalesce(max(live_since) > $2::timestamptz, false) AS changed FROM straggler.policy_versions WHERE pipeline = $1", [pipeline, since])).rows[0].changed;
 }
 
-/** The first 100 rows whose classification changed against the live version, as recorded with the rebuild. */
-export async function readChangedRows(client: Queryable, pipeline: string, version: number): Promise<unknown[]> {
-  return (await client.query("SELECT changed_rows FROM straggler.rebuilds WHERE pipeline = $1 AND version = $2", [pipeline, version])).rows[0]?.changed_rows ?? [];
-}
-
 /** Every table holding one version's rows beside the live ones (all keyed by pipeline, version). */
 const VERSION_TABLES = ["event_classifications", "superseded_versions", "version_window_results", "version_checkpoints", "version_late_windows", "rebuild_window_changes", "rebuild_reason_changes", "rebuilds"];
 

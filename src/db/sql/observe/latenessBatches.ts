@@ -5,7 +5,7 @@
 import { asc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import type { Queryable } from "../../pool.js";
-import { batchProgress } from "../../schema.js";
+import { batchProgress } from "../../schemaResults.js";
 
 /** One recorded batch: its id, the last `seq` it read, the dropped (event, window) pairs and open windows it recorded. */
 export interface RecordedBatch {

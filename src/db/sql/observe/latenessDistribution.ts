@@ -41,18 +41,18 @@ const FIGURES = `count(*)::int AS count, min(l)::text AS min_us,
        (percentile_disc(0.999) WITHIN GROUP (ORDER BY l))::text AS p999_us,
        max(l)::text AS max_us`;
 
-export const READ_LATENESS_FIGURES_NAME = "lateness_figures";
-export const READ_LATENESS_FIGURES_SQL = `SELECT ${FIGURES}
+const READ_LATENESS_FIGURES_NAME = "lateness_figures";
+const READ_LATENESS_FIGURES_SQL = `SELECT ${FIGURES}
   FROM (SELECT ${LATENESS_US} AS l FROM straggler.bronze_events WHERE ${ACCEPTED_IN_RANGE}) x`;
 
-export const READ_LATENESS_FIGURES_BY_KEY_NAME = "lateness_figures_by_key";
+const READ_LATENESS_FIGURES_BY_KEY_NAME = "lateness_figures_by_key";
 /** Keys decoded by `straggler.key_out` (the null group is SQL NULL), most rows first. */
-export const READ_LATENESS_FIGURES_BY_KEY_SQL = `SELECT straggler.key_out(group_key) AS group_key, ${FIGURES}
+const READ_LATENESS_FIGURES_BY_KEY_SQL = `SELECT straggler.key_out(group_key) AS group_key, ${FIGURES}
   FROM (SELECT group_key, ${LATENESS_US} AS l FROM straggler.bronze_events WHERE ${ACCEPTED_IN_RANGE}) x
  GROUP BY group_key ORDER BY count(*) DESC, group_key`;
 
-export const READ_LATENESS_HISTOGRAM_NAME = "lateness_histogram";
-export const READ_LATENESS_HISTOGRAM_SQL = `SELECT width_bucket(l, $4::bigint[]) AS bucket, count(*)::int AS count
+const READ_LATENESS_HISTOGRAM_NAME = "lateness_histogram";
+const READ_LATENESS_HISTOGRAM_SQL = `SELECT width_bucket(l, $4::bigint[]) AS bucket, count(*)::int AS count
   FROM (SELECT ${LATENESS_US} AS l FROM straggler.bronze_events WHERE ${ACCEPTED_IN_RANGE}) x
  GROUP BY 1 ORDER BY 1`;
 

@@ -15,9 +15,9 @@ export interface LatenessRow {
   groupKey: string;
 }
 
-export const READ_LATENESS_ROWS_NAME = "lateness_rows";
+const READ_LATENESS_ROWS_NAME = "lateness_rows";
 /** Epoch µs as text: node-postgres would read a bigint as a (rounded) number. */
-export const READ_LATENESS_ROWS_SQL = `SELECT seq,
+const READ_LATENESS_ROWS_SQL = `SELECT seq,
        ${timestamptzToUs("event_time")}::text AS event_us,
        ${timestamptzToUs("ingestion_time")}::text AS ingestion_us,
        group_key

@@ -1,5 +1,5 @@
 /**
- * What a pipeline's live results hold that a policy change would invalidate (src/stream/policyGuard.ts):
+ * What a pipeline's live results hold that a policy change would invalidate (src/guards/policy.ts):
  * a policy is adopted in place only when this is empty.
  */
 import type { Queryable } from "../../pool.js";

@@ -11,7 +11,7 @@ import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
 /** One input as the last batch left it; instants ISO 8601 UTC. */
-export interface HolderInput {
+interface HolderInput {
   input: string;
   watermark: string | null;
   idle: boolean;

@@ -2,7 +2,7 @@
  * The inputs' states as the checkpoint stores them (`CheckpointInput`, ISO 8601
  * instants) and as the watermark rules compute them (`InputState`, epoch µs).
  */
-import { formatInstant, isoToUs } from "../../../core/timestamps.js";
+import { formatInstant, isoToUs } from "../../../core/instants.js";
 import type { InputState } from "../../../core/watermark.js";
 import type { CheckpointInput } from "../../../core/model.js";
 

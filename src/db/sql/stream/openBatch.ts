@@ -3,7 +3,7 @@
  * statement: its checkpoint (DESIGN §6), locked `FOR UPDATE` until the
  * batch's transaction ends (the batch that holds it is the one that advances
  * it); the live results' policy (the policy guard's input,
- * src/stream/policyGuard.ts); and when the previous batch ran (its progress
+ * src/guards/policy.ts); and when the previous batch ran (its progress
  * `timestamp`, for `inputRowsPerSecond`).
  */
 import type { PoolClient } from "../../pool.js";

@@ -1,6 +1,6 @@
 /**
  * Results versions and their policies (table `straggler.policy_versions`,
- * migration 0014; src/stream/policyGuard.ts decides with them).
+ * migration 0014; src/guards/policy.ts decides with them).
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";

@@ -16,7 +16,7 @@
  * (fragments/superseded.ts); quarantined rows are counted, not streamed.
  */
 import type { InputBatch } from "../../../core/watermark.js";
-import { isoToUs } from "../../../core/timestamps.js";
+import { isoToUs } from "../../../core/instants.js";
 import type { WindowSpec } from "../../../core/windows.js";
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";

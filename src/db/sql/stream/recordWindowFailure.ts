@@ -43,7 +43,7 @@ export interface WindowFailure {
 }
 
 /** The detail written on each row quarantined for a failing window. */
-export function failureDetail(f: WindowFailure, phase: "stream" | "correction"): string {
+function failureDetail(f: WindowFailure, phase: "stream" | "correction"): string {
   return `the ${phase === "stream" ? "micro-batch" : "correction"} could not aggregate window [${f.windowStart}, ${f.windowEnd}) of this key: ${f.error} (SQLSTATE ${f.sqlstate}); its rows of the ${phase === "stream" ? "batch" : "late events"} are quarantined`;
 }
 

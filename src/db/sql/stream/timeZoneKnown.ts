@@ -1,4 +1,4 @@
-/** Whether PostgreSQL knows a time zone name (the zone check of a calendar window, src/stream/zoneGuard.ts). */
+/** Whether PostgreSQL knows a time zone name (the zone check of a calendar window, src/guards/timeZone.ts). */
 import type { Queryable } from "../../pool.js";
 
 // PostgreSQL reads zone names case-insensitively (`date_trunc('day', t, 'us/pacific')` works),

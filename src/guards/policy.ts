@@ -25,7 +25,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient, Queryable } from "../db/pool.js";
 import { readLivePolicy, recordLivePolicy, restampLivePolicy, type PolicyVersionRow } from "../db/sql/stream/policyVersions.js";
 import { readResultsFootprint } from "../db/sql/observe/resultsFootprint.js";
-import { timeZoneRefusal, type TimeZoneRefusedError } from "./zoneGuard.js";
+import { timeZoneRefusal, type TimeZoneRefusedError } from "./timeZone.js";
 
 /** The pipeline's configured policy differs from the policy of its live results: it is not streamed. */
 export class PolicyRefusedError extends Error {
@@ -41,7 +41,7 @@ export class PolicyRefusedError extends Error {
 }
 
 /** The refusal as the service logs it and the CLI prints it: the changed settings, one a line, then the ways forward. */
-export function refusalMessage(pipeline: string, live: { version: number; policyVersion: string }, changes: PolicyChange[]): string {
+function refusalMessage(pipeline: string, live: { version: number; policyVersion: string }, changes: PolicyChange[]): string {
   return [
     `pipeline ${pipeline} is not streamed: its configured policy differs from the policy of its live results (version ${live.version}, policy ${live.policyVersion}) in ${changes.length} setting${changes.length === 1 ? "" : "s"}:`,
     ...changes.map((c) => `  ${c.text}`),
@@ -64,7 +64,7 @@ export interface PolicyAdoption {
 }
 
 /** The adoption in words: what changed and why it could be adopted. */
-export function adoptionMessage(pipeline: string, version: number, changes: string[]): string {
+function adoptionMessage(pipeline: string, version: number, changes: string[]): string {
   return `pipeline ${pipeline}: the configured policy is adopted as the policy of its live results (version ${version}), which hold nothing it would invalidate ` +
     `(no window results, no rows accepted under another policy): ${changes.join("; ")}`;
 }
@@ -96,7 +96,7 @@ interface Compared {
   /** The settings changed, and the results hold nothing they would invalidate: the rewrite is an adoption. */
   adopt?: boolean;
   changes: PolicyChange[];
-  /** The calendar window's zone is one PostgreSQL does not know (src/stream/zoneGuard.ts). */
+  /** The calendar window's zone is one PostgreSQL does not know (src/guards/timeZone.ts). */
   zone?: TimeZoneRefusedError;
 }
 
@@ -171,7 +171,7 @@ export interface GuardOutcome {
  *   (a micro-batch reads it with its checkpoint: src/db/sql/stream/openBatch.ts); null when none is recorded
  * @returns the live results version the batch or run extends, with the adoption when one was made
  * @throws PolicyRefusedError when the configured policy differs from the live one and the results hold something;
- *   TimeZoneRefusedError (src/stream/zoneGuard.ts) when the calendar window's zone is one PostgreSQL does not know
+ *   TimeZoneRefusedError (src/guards/timeZone.ts) when the calendar window's zone is one PostgreSQL does not know
  */
 export async function guardPolicy(client: PoolClient, pipeline: PipelineConfig, live?: PolicyVersionRow | null): Promise<GuardOutcome> {
   const { check, canonical, restamp, adopt, changes, zone } = await compare(client, pipeline, live);

@@ -5,7 +5,7 @@
  * does not (`US/Pacific-New`, dropped from the tz database in 2020) would fail
  * every micro-batch with PostgreSQL's `time zone "…" not recognized`; instead
  * the pipeline is refused when it starts, like a changed policy
- * (src/stream/policyGuard.ts), naming the setting and its value.
+ * (src/guards/policy.ts), naming the setting and its value.
  */
 import { ConfigError, type PipelineConfig } from "../config/pipelines.js";
 import type { Queryable } from "../db/pool.js";

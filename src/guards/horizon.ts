@@ -13,16 +13,11 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import { formatDuration } from "../config/duration.js";
 import type { Queryable } from "../db/pool.js";
-import { isoMinusMs } from "../core/timestamps.js";
+import { isoMinusMs } from "../core/instants.js";
+import { readArchivesReaching, type ArchivedSpan } from "../db/sql/retention/archivedWindows.js";
 
-/** One archive of a pipeline that reaches into a refused window range. */
-export interface ArchivedSpan {
-  partition: string;
-  /** ISO 8601: the archive's least and greatest event time of the pipeline. */
-  minEventTime: string;
-  maxEventTime: string;
-  file: string;
-}
+/** The correction's side of the guard: windows and session spans archived rows could be in are taken out of its targets. */
+export { dropArchivedSpans, dropArchivedTargets } from "../db/sql/retention/archivedWindows.js";
 
 /** A window range refused because archived rows could be in it; the message names the range, the horizon and how to restore. */
 export class HorizonRefusedError extends Error {
@@ -46,13 +41,6 @@ export class HorizonRefusedError extends Error {
   }
 }
 
-const OVERLAPPING_SQL = `SELECT a.partition, min(a.min_event_time) AS min_et, max(a.max_event_time) AS max_et, min(b.file) AS file
-  FROM straggler.archived_rows a JOIN straggler.bronze_archives b ON b.partition = a.partition AND b.pipeline = a.pipeline
- WHERE a.pipeline = $1 AND a.min_event_time IS NOT NULL
- GROUP BY a.partition
-HAVING ($2::timestamptz IS NULL OR min(a.min_event_time) < $3::timestamptz) AND ($2::timestamptz IS NULL OR max(a.max_event_time) >= $2::timestamptz)
- ORDER BY a.partition`;
-
 /**
  * The archives of `pipeline` not restored whose event times reach into windows overlapping `range`
  * (`[from, to)`, ISO instants; null: all time).
@@ -60,11 +48,10 @@ HAVING ($2::timestamptz IS NULL OR min(a.min_event_time) < $3::timestamptz) AND 
  * @param marginMs ms by which a window may start before `from` and still overlap the range (the longest window);
  *   the widened start is clamped to 0001-01-01T00:00:00Z, the earliest supported instant
  */
-export async function archivesReaching(db: Queryable, pipeline: string, range: { from: string; to: string } | null, marginMs = 0): Promise<ArchivedSpan[]> {
+async function archivesReaching(db: Queryable, pipeline: string, range: { from: string; to: string } | null, marginMs = 0): Promise<ArchivedSpan[]> {
   // Widened by the longest window, clamped to the supported range: no event is older than 0001-01-01.
   const from = range ? isoMinusMs(range.from, marginMs) : null;
-  const { rows } = await db.query(OVERLAPPING_SQL, [pipeline, from, range ? range.to : null]);
-  return rows.map((r) => ({ partition: r.partition as string, minEventTime: r.min_et as string, maxEventTime: r.max_et as string, file: r.file as string }));
+  return readArchivesReaching(db, pipeline, from, range ? range.to : null);
 }
 
 /**
@@ -77,30 +64,4 @@ export async function refuseArchived(db: Queryable, pipeline: PipelineConfig, wh
   if (archives.length === 0) return;
   const horizon = pipeline.retention ? `correction horizon ${formatDuration(pipeline.retention.correctionHorizon)}` : null;
   throw new HorizonRefusedError(pipeline.name, what, range, archives, horizon);
-}
-
-const DROP_ARCHIVED_TARGETS_SQL = `DELETE FROM corr_targets t
- WHERE EXISTS (SELECT 1 FROM straggler.archived_rows a
-                WHERE a.pipeline = $1 AND a.min_event_time < t.window_end AND a.max_event_time >= t.window_start)`;
-
-/**
- * Takes out of a correction run's targets (`corr_targets`) the windows archived rows could be in:
- * they are not recomputed, and their late marks stay (clearLateMarks clears only the targets').
- * @returns how many windows were taken out
- */
-export async function dropArchivedTargets(db: Queryable, pipeline: string): Promise<number> {
-  return (await db.query(DROP_ARCHIVED_TARGETS_SQL, [pipeline])).rowCount ?? 0;
-}
-
-const DROP_ARCHIVED_SPANS_SQL = `DELETE FROM sess_spans t
- WHERE EXISTS (SELECT 1 FROM straggler.archived_rows a
-                WHERE a.pipeline = $1 AND a.min_event_time < t.we AND a.max_event_time >= t.ws)`;
-
-/**
- * Session windows: takes out of a correction run's spans (`sess_spans`, src/db/sql/stream/sessionSpans.ts)
- * those archived rows could be in; their sessions are not recomputed and their late marks stay.
- * @returns how many spans were taken out
- */
-export async function dropArchivedSpans(db: Queryable, pipeline: string): Promise<number> {
-  return (await db.query(DROP_ARCHIVED_SPANS_SQL, [pipeline])).rowCount ?? 0;
 }
