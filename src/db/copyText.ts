@@ -38,3 +38,13 @@ export async function* inChunks(lines: AsyncIterable<string>, chunkChars = 65_53
   }
   if (buffer.length > 0) yield buffer.join("");
 }
+
+/** `inChunks` for lines already in memory: the same chunks, without a step of the event loop per line. */
+export function* inChunksOf(lines: readonly string[], chunkChars = 65_536, linePrefix = ""): Generator<string> {
+  for (let i = 0; i < lines.length; ) {
+    let size = 0, j = i;
+    while (j < lines.length && size < chunkChars) size += linePrefix.length + lines[j++]!.length;
+    yield linePrefix + lines.slice(i, j).join(linePrefix);
+    i = j;
+  }
+}

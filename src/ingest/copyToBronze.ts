@@ -131,29 +131,22 @@ export async function landedBefore(client: Queryable, pipeline: string, source: 
  * sent, the outcome is looked up on another connection (`commitOutcome.ts`)
  * and the truth returned: the result if it committed, the connection error
  * if it did not.
+ *
+ * `records` may come classified already (`classifyInMemory`: a replay's span, classified while the
+ * previous span lands): the transaction then only writes the lines, and when every record was
+ * classified in memory it probes the accepted event ids before its COPY and skips the dedupe where no
+ * id can be a duplicate (src/db/sql/ingest/probeEventIds.ts). Their classification's `elideRaw` must
+ * answer as `opts.csvHeader` does.
  * @param source stable name of the source (file path relative to the landing folder, `replay:…`, `http:<key or uuid>`, …); recorded before COMMIT is sent
  * @returns counts per outcome and the bronze sequence range; `alreadyLanded` with the recorded counts when the source had landed before
  * @throws SourceConflictError when `opts.requestSha256` differs from the one recorded for an earlier landing of `source`
  * @throws CommitOutcomeUnknownError when the connection dropped after COMMIT and the database could not be asked within 10 s
  * @throws database errors (the transaction is rolled back, nothing is written)
  */
-export async function landRecords(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: LandOptions): Promise<LandResult> {
+export async function landRecords(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord> | ClassifiedLines, opts: LandOptions): Promise<LandResult> {
   const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
   if (earlier) return earlier;
   return inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, opts));
-}
-
-/**
- * Lands one source's records classified before (`classifyInMemory`), as `landRecords` does; the
- * transaction then spends no time classifying, and when every record was classified in memory it probes
- * the accepted event ids before its COPY and skips the dedupe where no id can be a duplicate
- * (src/db/sql/ingest/probeEventIds.ts). The classification's `elideRaw` must have asked `opts.csvHeader`.
- * @returns and @throws as `landRecords`
- */
-export async function landClassified(pool: Pool, pipeline: PipelineConfig, source: string, classified: ClassifiedLines, opts: LandOptions): Promise<LandResult> {
-  const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
-  if (earlier) return earlier;
-  return inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, classified, opts));
 }
 
 /** What the landing's transaction ends with besides a result: the source was recorded meanwhile by a writer that did not take the append lock. */
@@ -227,10 +220,6 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
   return outcome;
 }
 
-/** No lines: what a landing classified whole in memory reads after them. */
-// eslint-disable-next-line require-yield
-async function* noLines(): AsyncGenerator<string> {}
-
 /**
  * COPYs `records`, classified (as they are read, or before: `classifyInMemory`), into bronze on `client`
  * (under the append lock, `seqBefore` the pipeline's highest seq read under it), dedupes the landing's
@@ -243,11 +232,11 @@ async function copyRecords(
   client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord> | ClassifiedLines, seqBefore: number, opts: LandOptions,
 ): Promise<{ result: LandResult; sha256: string; rawLayout: string | null }> {
   const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-  let lines: AsyncIterable<string>, tally: ClassifiedLines["tally"], mayRepeat = true, inMemory: readonly string[] = [];
+  let lines: AsyncIterable<string> | null, tally: ClassifiedLines["tally"], mayRepeat = true, inMemory: readonly string[] = [];
   if ("tally" in records) {
     ({ tally } = records);
     inMemory = records.lines;
-    lines = records.rest ?? noLines();
+    lines = records.rest;
     const ids = tally.acceptedIds;
     if (dedupe !== "off" && records.rest === null && ids !== null && !tally.repeatedId) mayRepeat = await anyEventIdAccepted(client, pipeline.name, [...ids]);
   } else {

@@ -40,7 +40,7 @@ import { readReplayCompletions, recordReplayCompletion, type ReplayCompletion } 
 import {
   copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
 } from "../db/sql/ingest/stageReplayRows.js";
-import { landClassified, type LandResult } from "../ingest/copyToBronze.js";
+import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
@@ -450,7 +450,7 @@ async function replaySpans(
     // A span not landed when the replay started is new: its landing skips the two look-ups of an
     // earlier landing (one before the append lock, one under it). Landed meanwhile by another
     // replay, its record's unique key still refuses it, and the landing answers as landed before.
-    const land = await landClassified(pool, pipeline, next.source, next.classified, {
+    const land = await landRecords(pool, pipeline, next.source, next.classified, {
       landingTimeMs: next.landingTimeMs, csvHeader: () => csvHeader, commitWithoutFlushWait: true, newSource: !landedBefore.has(next.source),
     });
     if (land.alreadyLanded) {

@@ -1,6 +1,6 @@
 /**
  * A landing classified in memory before it takes the append lock
- * (`classifyInMemory`, `landClassified`: what a replay does per span) probes
+ * (`classifyInMemory`, then `landRecords`: what a replay does per span) probes
  * its accepted event ids before its COPY and skips the dedupe when none can be
  * a duplicate; when one can (in bronze before, or twice in the landing) the
  * dedupe runs as in every landing, with the same outcome.
@@ -8,9 +8,10 @@
 import { describe, expect, it } from "vitest";
 import type { RawRecord } from "../../src/core/admission.js";
 import { createPool } from "../../src/db/pool.js";
-import { landClassified, landRecords } from "../../src/ingest/copyToBronze.js";
+import { landRecords } from "../../src/ingest/copyToBronze.js";
 import { classifyInMemory } from "../../src/ingest/classifyLines.js";
 import { useTestDatabase } from "../helpers/db.js";
+import { recordExchanges } from "../helpers/exchanges.js";
 import { pipeline } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
@@ -29,18 +30,7 @@ describe("a landing classified in memory", () => {
   it("probes its ids before the COPY: no dedupe when every id is new, the dedupe when one is in bronze or twice in the landing; the rest of a landing over the limit is read during its COPY", async () => {
     const { url } = await getDb();
     const pool = createPool(url, 1);
-    const exchanges: string[] = [];
-    pool.on("acquire", (client) => {
-      const marked = client as unknown as { counted?: boolean; query: (...a: unknown[]) => unknown };
-      if (marked.counted) return;
-      marked.counted = true;
-      const query = marked.query.bind(client);
-      marked.query = (q: unknown, ...rest: unknown[]) => {
-        const text = typeof q === "string" ? q : ((q as { text?: string }).text ?? "");
-        exchanges.push([...text.matchAll(/(?:^|;)\s*(BEGIN|SELECT|SET|UPDATE|INSERT|WITH|COPY|COMMIT)\b/g)].map((m) => m[1]).join(" "));
-        return query(q, ...rest);
-      };
-    });
+    const exchanges = recordExchanges(pool);
     try {
       const p = pipeline({
         name: "land-classified",
@@ -52,7 +42,7 @@ describe("a landing classified in memory", () => {
       });
       const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true };
       const land = async (source: string, ids: string[], max = 100) =>
-        landClassified(pool, p, source, await classifyInMemory(p, source, records(ids), opts, max), opts);
+        landRecords(pool, p, source, await classifyInMemory(p, source, records(ids), opts, max), opts);
       const reasons = async (source: string) => (await pool.query(
         "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2) ORDER BY seq",
         [p.name, source])).rows.map((r) => `${r.event_id}:${r.reason ?? r.status}`);

@@ -9,6 +9,7 @@ import type { RawRecord } from "../../src/core/admission.js";
 import { createPool } from "../../src/db/pool.js";
 import { landRecords } from "../../src/ingest/copyToBronze.js";
 import { useTestDatabase } from "../helpers/db.js";
+import { recordExchanges } from "../helpers/exchanges.js";
 import { pipeline } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
@@ -26,19 +27,7 @@ describe("the exchanges of one landing", () => {
   it("BEGIN with the lock, the flush setting, the highest seq, the source's id and its record in one exchange; then COPY, the dedupe, the range, the record, the header, the NOTIFY, COMMIT: a duplicate counted, the header and the record written", async () => {
     const { url } = await getDb();
     const pool = createPool(url, 1);
-    const exchanges: string[] = [];
-    pool.on("acquire", (client) => {
-      const marked = client as unknown as { counted?: boolean; query: (...a: unknown[]) => unknown };
-      if (marked.counted) return;
-      marked.counted = true;
-      const query = marked.query.bind(client);
-      marked.query = (q: unknown, ...rest: unknown[]) => {
-        const text = typeof q === "string" ? q : ((q as { text?: string }).text ?? "");
-        // Each exchange by the first word of each of its statements.
-        exchanges.push([...text.matchAll(/(?:^|;)\s*(BEGIN|SELECT|SET|UPDATE|INSERT|WITH|COPY|COMMIT)\b/g)].map((m) => m[1]).join(" "));
-        return query(q, ...rest);
-      };
-    });
+    const exchanges = recordExchanges(pool);
     try {
       const p = pipeline({
         name: "landing-exchanges",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { copyText, inChunks } from "../../src/db/copyText.js";
+import { copyText, inChunks, inChunksOf } from "../../src/db/copyText.js";
 
 describe("copyText (COPY's text format)", () => {
   it("returns plain values as they are, numbers as text, null as \\N", () => {
@@ -26,5 +26,11 @@ describe("copyText (COPY's text format)", () => {
     const plain: string[] = [];
     for await (const c of inChunks(lines(), 4)) plain.push(c);
     expect(plain).toEqual(["a\nbb\n", "c\n"]);
+  });
+
+  it("inChunksOf gives lines in memory the same chunks as inChunks", () => {
+    expect([...inChunksOf(["a\n", "bb\n", "c\n"], 8, "7\t")]).toEqual(["7\ta\n7\tbb\n", "7\tc\n"]);
+    expect([...inChunksOf(["a\n", "bb\n", "c\n"], 4)]).toEqual(["a\nbb\n", "c\n"]);
+    expect([...inChunksOf([], 4)]).toEqual([]);
   });
 });

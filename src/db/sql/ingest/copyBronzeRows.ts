@@ -7,7 +7,7 @@ import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
 import type { BronzeRow } from "../../../core/admission.js";
 import { DEFAULT_INPUT } from "../../../core/watermark.js";
-import { copyText, inChunks } from "../../copyText.js";
+import { copyText, inChunks, inChunksOf } from "../../copyText.js";
 import type { PoolClient } from "../../pool.js";
 
 const COPY_BRONZE_SQL = `COPY straggler.bronze_events
@@ -34,21 +34,15 @@ export function bronzeLine(prefix: string, r: BronzeRow, raw: string | null, res
 }
 
 /**
- * COPYs `before` (lines already in memory), then `lines` (each from `bronzeLine`) of the source `sourceId` into bronze
- * on `client`, in the caller's transaction.
+ * COPYs `inMemory` (lines already in memory), then `lines` (each from `bronzeLine`; null: none) of the source
+ * `sourceId` into bronze on `client`, in the caller's transaction.
  * @throws what reading `lines` throws, or the database's error; the COPY is then aborted
  */
-export async function copyBronzeRows(client: PoolClient, sourceId: number, lines: AsyncIterable<string>, before: readonly string[] = []): Promise<void> {
+export async function copyBronzeRows(client: PoolClient, sourceId: number, lines: AsyncIterable<string> | null, inMemory: readonly string[] = []): Promise<void> {
   const prefix = `${sourceId}\t`;
   async function* chunks(): AsyncGenerator<string> {
-    // Lines already in memory go in chunks of about 64 KiB without a step per line.
-    for (let i = 0; i < before.length; ) {
-      let size = 0, j = i;
-      while (j < before.length && size < 65_536) size += before[j++]!.length + prefix.length;
-      yield prefix + before.slice(i, j).join(prefix);
-      i = j;
-    }
-    yield* inChunks(lines, undefined, prefix);
+    yield* inChunksOf(inMemory, undefined, prefix);
+    if (lines !== null) yield* inChunks(lines, undefined, prefix);
   }
   await pipe(Readable.from(chunks()), client.query(copyFrom(COPY_BRONZE_SQL)));
 }
