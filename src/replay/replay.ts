@@ -3,12 +3,14 @@
  * micro-batches that each span `batchSpan` of arrival time, and runs the
  * stream after each one — what the pipeline would have seen live.
  *
- * The files are first COPYed into a session-temporary table with each row's
- * arrival instant (memory stays flat whatever the dataset's size), then read
- * back in arrival order a page at a time, each page a statement of its own:
- * no snapshot stays open for the replay's length (src/db/sql/ingest/stageReplayRows.ts).
- * One file whose records are already in arrival order skips the staging: it
- * is read twice, a check and then the landing (`inArrivalOrder`).
+ * A dataset small enough (`MEMORY_BUDGET`: 200,000 records) is read whole and
+ * sorted in arrival order in memory. A larger one is COPYed into a
+ * session-temporary table with each row's arrival instant (memory stays flat
+ * whatever the dataset's size), then read back in arrival order a page at a
+ * time, each page a statement of its own: no snapshot stays open for the
+ * replay's length (src/replay/ordering.ts). One file whose records are already
+ * in arrival order is neither: it is read twice, a check and then the landing
+ * (`inArrivalOrder`).
  * Each span lands as the source `replay:<dataset>:<span start>`, so an
  * interrupted replay resumes where it stopped. Made-up event ids are `<file>:<line>`, the same as landing the
  * files from the landing folder would give, so landing both ways dedupes.
@@ -31,19 +33,16 @@ import { pipeline as pipe } from "node:stream/promises";
 import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
-import { msOfUs, usOfMs } from "../core/instants.js";
-import { parseInstant } from "../core/timestamps.js";
-import type { Pool, PoolClient } from "../db/pool.js";
+import type { Pool } from "../db/pool.js";
 import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
 import { recordReplayedFile } from "../db/sql/ingest/recordReplayedFile.js";
 import { readReplayCompletions, recordReplayCompletion, type ReplayCompletion } from "../db/sql/ingest/replayCompletion.js";
-import {
-  copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
-} from "../db/sql/ingest/stageReplayRows.js";
+import { dropReplayRows, type ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
+import { arrivalOf, MEMORY_BUDGET, orderDataset, type MemoryBudget, type RowSource } from "./ordering.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
 import { analyzeIfStale, refreshPipelineEstimate, refreshResultsEstimate } from "../db/statistics.js";
 
@@ -52,8 +51,13 @@ export interface ReplayOptions {
   arrivalField: string;
   /** Span of arrival time per micro-batch, ms. */
   batchSpanMs: number;
-  /** Rows read so far before the first micro-batch: staged in the temporary table (`staging`), or checked to be in arrival order in the file (not `staging`). */
-  onStaged?: (rows: number, staging: boolean) => void;
+  /**
+   * Rows read so far before the first micro-batch: checked to be in arrival order in the file (`file`), read to be
+   * sorted in memory (`memory`), or staged in the temporary table (`table`).
+   */
+  onStaged?: (rows: number, how: "file" | "memory" | "table") => void;
+  /** What a dataset not in arrival order may hold to be sorted in memory rather than staged (default `MEMORY_BUDGET`, src/replay/ordering.ts). */
+  memoryBudget?: MemoryBudget;
   /** A file left out: its header is refused (src/ingest/csvRecords.ts). */
   onRefused?: (file: string, reason: string) => void;
   onBatch?: (info: { rowsDone: number; rowsTotal: number; land: LandResult; batches: BatchProgress[] }) => void;
@@ -61,8 +65,10 @@ export interface ReplayOptions {
 
 export interface ReplaySummary {
   rowsStaged: number;
-  /** False when the dataset (one file already in arrival order) was read straight from the file, true when it was staged in a temporary table. */
+  /** True when the dataset was staged in a temporary table; false when it was read straight from the file (one file already in arrival order) or sorted in memory. */
   staged: boolean;
+  /** Where the records were put in arrival order: `file` (they were, in one file), `memory` or `table` (the staging table); `file` for a replay that landed nothing because it completed before. */
+  ordered: "file" | "memory" | "table";
   replayBatches: number;
   skippedBatches: number;
   streamBatches: number;
@@ -93,73 +99,8 @@ function alreadyLandedMessage(pipeline: string, duplicateRows: number, rowsLande
   return `${duplicateRows} of ${rowsLanded} rows were already in bronze (DUPLICATE): this data was landed before; to replay from scratch, \`straggler drop -p ${pipeline} --yes\` first`;
 }
 
-const FETCH = 5000;
-
 /** Records of one span classified in memory before it lands (about 150 B each); a larger span's rest is classified during its COPY. */
 const SPAN_IN_MEMORY = 200_000;
-
-/**
- * Stages every file's records in a temporary table. A file that is refused
- * (a bad CSV header: checked before any of its rows is staged) is left out
- * and reported; the others go on.
- */
-async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayOptions, refused: ReplaySummary["refused"], headers: Set<string>): Promise<number> {
-  await createReplayRows(client);
-  let rows = 0;
-  for (const file of opts.files) {
-    const origin = path.basename(file);
-    let header = true;
-    async function* encode(): AsyncGenerator<string> {
-      for await (const rec of readRecords(createReadStream(file), pipeline.source.format, { ...readOptionsFor(pipeline), onHeader: (_, text) => {
-        header = false;
-        headers.add(text);
-      } })) {
-        rows++;
-        if (rows % 10_000 === 0) opts.onStaged?.(rows, true);
-        const fields = rec.fields === null ? null : JSON.stringify(rec.fields).replace(/\\u0000/g, "");
-        const numbers = rec.numbers === undefined ? null : `{${rec.numbers.map((n) => `"${n.replace(/\u0000/g, "").replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
-        yield replayLine(arrivalOf(rec, pipeline, opts.arrivalField), origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields, numbers);
-      }
-    }
-    try {
-      await copyReplayRows(client, encode());
-    } catch (e) {
-      // Only a refusal of the header (nothing of the file staged yet) is the file's alone.
-      if (!(e instanceof SourceRefused) || !header) throw e;
-      refused.push({ file, reason: e.message });
-      opts.onRefused?.(file, e.message);
-    }
-  }
-  opts.onStaged?.(rows, true);
-  await indexReplayRows(client);
-  return rows;
-}
-
-/** Where the replay reads its records from, in arrival order: the staging table or the file itself. */
-interface RowSource {
-  /** The next record in arrival order, without taking it; undefined once every record is read. */
-  peek(): Promise<ReplayRow | undefined>;
-  /** Takes the record `peek` returned (call only after a `peek` that returned one). */
-  take(): ReplayRow;
-}
-
-/** The staged records, a page (`FETCH` records, one statement) at a time, on the staging session. */
-function stagedRows(staging: PoolClient): RowSource {
-  let buffer: ReplayRow[] = [];
-  let exhausted = false;
-  let last: ReplayRow | null = null;
-  return {
-    async peek() {
-      if (buffer.length === 0 && !exhausted) {
-        buffer = await readReplayPage(staging, last, FETCH);
-        if (buffer.length === 0) exhausted = true;
-        else last = buffer[buffer.length - 1]!;
-      }
-      return buffer[0];
-    },
-    take: () => buffer.shift()!,
-  };
-}
 
 /** A record as the staging table gives it back, read straight from the file (the staging order of one file in arrival order). */
 function asStaged(rec: RawRecord, origin: string, arrival: [number, number]): ReplayRow {
@@ -167,13 +108,6 @@ function asStaged(rec: RawRecord, origin: string, arrival: [number, number]): Re
     arrival_ms: arrival[0], arrival_sub_ms: arrival[1], origin, line: rec.line, ord: 0, raw: rec.raw, parse_error: null,
     fields: rec.fields, numbers: rec.numbers ?? null,
   };
-}
-
-/** `[epoch ms, µs within the ms]` of a record's arrival time, or null when it has none or it cannot be read. */
-function arrivalOf(rec: RawRecord, pipeline: PipelineConfig, field: string): [number, number] | null {
-  const at = rec.fields?.[field];
-  const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond) : undefined;
-  return parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : null;
 }
 
 /**
@@ -208,14 +142,14 @@ async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, hea
       if (spans.length === 0 || spans[spans.length - 1]!.start !== start) spans.push({ start, rows: 0 });
       spans[spans.length - 1]!.rows++;
       total++;
-      if (total % 10_000 === 0) opts.onStaged?.(total, false);
+      if (total % 10_000 === 0) opts.onStaged?.(total, "file");
     }
   } catch (e) {
     // A refused header is reported by the staging path, which reads the file again.
     if (e instanceof SourceRefused) return null;
     throw e;
   }
-  opts.onStaged?.(total, false);
+  opts.onStaged?.(total, "file");
   for (const h of seen) headers.add(h);
   const records = read()[Symbol.asyncIterator]();
   let next: ReplayRow | undefined;
@@ -332,7 +266,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     // Read again by its bytes: record this fingerprint too, so the next run needs only the stat.
     if (by === "sha256") await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { ...c, statFingerprint: fingerprint });
     return {
-      rowsStaged: c.rows, staged: false, replayBatches: 0, skippedBatches: c.batches, streamBatches: 0, rowsLanded: 0, duplicateRows: 0,
+      rowsStaged: c.rows, staged: false, ordered: "file", replayBatches: 0, skippedBatches: c.batches, streamBatches: 0, rowsLanded: 0, duplicateRows: 0,
       elapsedMs: Date.now() - started, refused: [], alreadyLanded: null, landedBefore: landedBeforeMessage(c, by),
     };
   }
@@ -341,12 +275,16 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     const refused: ReplaySummary["refused"] = [];
     // The CSV header lines read: when every file has the same one, it is recorded with each landed span (for a rebuild).
     const headers = new Set<string>();
-    // One file already in arrival order is read straight from the file; any other dataset is staged.
+    // One file already in arrival order is read straight from the file; any other dataset is sorted
+    // in memory when it fits the budget, else staged.
     const direct = await inArrivalOrder(pipeline, opts, headers);
-    const total = direct?.total ?? (await stage(client, pipeline, opts, refused, headers));
+    const ordered = direct === null
+      ? await orderDataset(client, pipeline, opts, refused, headers, opts.memoryBudget ?? MEMORY_BUDGET, (n, how) => opts.onStaged?.(n, how))
+      : { ...direct, how: "file" as const };
+    const total = ordered.total;
     const csvHeader = headers.size === 1 ? [...headers][0] : undefined;
     // Pages are read on the staging session; landings and batches run on other connections.
-    const counts = await replaySpans(pool, direct?.rows ?? stagedRows(client), pipeline, `replay:${id}`, started, total, opts, csvHeader);
+    const counts = await replaySpans(pool, ordered.rows, pipeline, `replay:${id}`, started, total, opts, csvHeader);
     await analyzeIfStale(pool, pipeline.name);
     // The files are now in bronze: the landing folder must not land them again.
     // They are recorded with 0 rows (their rows count under the replay:… sources).
@@ -363,7 +301,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
       }
     }
     return {
-      rowsStaged: total, staged: direct === null, ...counts, elapsedMs: Date.now() - started, refused,
+      rowsStaged: total, staged: ordered.how === "table", ordered: ordered.how, ...counts, elapsedMs: Date.now() - started, refused,
       alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded), landedBefore: null,
     };
   } finally {

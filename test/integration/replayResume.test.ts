@@ -58,7 +58,7 @@ describe("a replay run again after it completed", () => {
     expect(statSync(file).mtimeMs).toBe(mtime.getTime());
     const second = await replay(pool, p, opts);
     expect(second).toEqual({
-      rowsStaged: 6, staged: false, replayBatches: 0, skippedBatches: 3, streamBatches: 0, rowsLanded: 0, duplicateRows: 0,
+      rowsStaged: 6, staged: false, ordered: "file", replayBatches: 0, skippedBatches: 3, streamBatches: 0, rowsLanded: 0, duplicateRows: 0,
       elapsedMs: second.elapsedMs, refused: [], alreadyLanded: null,
       landedBefore: `every micro-batch was landed before (3 micro-batches, 6 rows; this replay completed at ${completedAt[0]!.landed_at}): nothing landed; the files' sizes and modification times are unchanged, so they were not read`,
     });

@@ -10,6 +10,13 @@ import { limitOption, moreInline } from "../lists.js";
 import { batchLine, summaryLines } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
+/** The progress line saying how the rows were put in arrival order (src/replay/ordering.ts). */
+const ORDERED: Record<"file" | "memory" | "table", (rows: number) => string> = {
+  file: (n) => `${n} rows already in arrival order: read from the file, not staged`,
+  memory: (n) => `sorted ${n} rows in arrival order in memory`,
+  table: (n) => `staged ${n} rows in arrival order`,
+};
+
 /** The micro-batch span: `--batch-span` when given, else the pipeline's `replay.batchSpan` (ms). */
 function batchSpanOf(pipeline: PipelineConfig, spanText: string | undefined): number {
   const span = spanText !== undefined ? readDuration(spanText) : undefined;
@@ -57,7 +64,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
         process.stderr.write(`Replaying ${what}\n`);
         let bar: ReturnType<typeof progressBar> | undefined;
         let staged = 0;
-        let staging = true;
+        let ordering: "file" | "memory" | "table" = "table";
         let dropped = 0;
         let rowsLanded = 0;
         const rssPeak = { mb: 0 };
@@ -69,10 +76,10 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
             files: paths,
             arrivalField,
             batchSpanMs,
-            onStaged: (n, inTable) => {
+            onStaged: (n, how) => {
               staged = n;
-              staging = inTable;
-              if (process.stderr.isTTY) process.stderr.write(`\r${inTable ? "staged" : "checked"} ${n} rows`);
+              ordering = how;
+              if (process.stderr.isTTY) process.stderr.write(`\r${{ file: "checked", memory: "read", table: "staged" }[how]} ${n} rows`);
             },
             onRefused: (file, reason) => console.error(`${pipeline.name}: ${file} refused (left out of the replay): ${reason}`),
             onBatch: ({ rowsDone, rowsTotal, land, batches }) => {
@@ -81,7 +88,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
               if (rowsDone === 0) return;
               if (batches.length > 0) lastBatch = batches[batches.length - 1];
               if (bar === undefined) {
-                process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${staging ? `staged ${staged} rows in arrival order` : `${staged} rows already in arrival order: read from the file, not staged`}\n`);
+                process.stderr.write(`${process.stderr.isTTY ? "\n" : ""}${ORDERED[ordering](staged)}\n`);
                 bar = progressBar("replay", { unit: "rows", total: rowsTotal, everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
               }
               bar.update(rowsDone, lastBatch ? `batch ${lastBatch.batchId}, watermark ${lastBatch.nextWatermark ?? "-"}, dropped so far ${dropped}` : "");

@@ -87,6 +87,17 @@ export async function readReplayPage(client: PoolClient, after: ReplayRow | null
   return rows;
 }
 
+const NAMES_IN_TEXT_ORDER_SQL = "SELECT coalesce(array_agg(n ORDER BY n), '{}') AS names FROM unnest($1::text[]) AS n";
+
+/**
+ * `names` sorted as the staging table's \`ORDER BY origin\` sorts them (the database's default collation), so
+ * that a dataset ordered in memory (src/replay/ordering.ts) has the staged order exactly.
+ * @throws the database's error
+ */
+export async function namesInTextOrder(client: PoolClient, names: string[]): Promise<string[]> {
+  return (await client.query<{ names: string[] }>(NAMES_IN_TEXT_ORDER_SQL, [names])).rows[0]!.names;
+}
+
 /** Drops the staging table; never throws (the session may be gone). */
 export async function dropReplayRows(client: PoolClient): Promise<void> {
   await client.query(DROP_REPLAY_ROWS_SQL).catch(() => undefined);
