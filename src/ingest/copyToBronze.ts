@@ -39,7 +39,8 @@ import { readLandedRange } from "../db/sql/ingest/readLandedRange.js";
 import { readLandedSource, type LandedSourceRow } from "../db/sql/ingest/readLandedSource.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
 import { recordLandedSource } from "../db/sql/ingest/recordLandedSource.js";
-import { recordSourceHeader } from "../db/sql/ingest/sourceHeaders.js";
+import { recordLanding } from "../db/sql/ingest/recordLanding.js";
+import { checkLayout, recordSourceHeader } from "../db/sql/ingest/sourceHeaders.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
 import { classifyLines, type ClassifiedLines } from "./classifyLines.js";
@@ -172,7 +173,24 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
       const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
       if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
       const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
-      const { result, sha256, rawLayout } = await copyRecords(client, pipeline, source, sourceId, records, maxSeq!.rows[0].seq as number, opts);
+      const seqBefore = maxSeq!.rows[0].seq as number;
+      const { result, sha256, rawLayout, deduped } = await copyRecords(client, pipeline, source, sourceId, records, seqBefore, opts);
+      const header = opts.csvHeader?.();
+      // Rows written without their raw text are read back by the header's layout: never one without the other.
+      if (header === undefined && rawLayout !== null) throw new Error(`${source}: rows were written without their raw text but no CSV header was recorded`);
+      if (!deduped && opts.beforeCommit === undefined && result.landed < pipeline.trigger.maxRowsPerBatch) {
+        // No row changed since the COPY: the range, the source's record, its header and the NOTIFY in one exchange.
+        const r = await recordLanding(client, {
+          pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
+          requestSha256: opts.requestSha256 ?? null, byReason: result.byReason, policyVersion: policyVersion(pipeline),
+        }, seqBefore, header === undefined ? undefined : { text: header, rawLayout });
+        if (!r.recorded) return rollback(RECORDED_MEANWHILE);
+        if (header !== undefined) checkLayout(source, rawLayout, r.headerLayout);
+        const landed = { ...result, firstSeq: r.firstSeq, lastSeq: r.lastSeq };
+        committing = { txid: r.txid, backendPid: (client as unknown as { processID?: number }).processID, result: landed };
+        return landed;
+      }
+      if (!deduped) Object.assign(result, await readLandedRange(client, pipeline.name, seqBefore));
       // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
       const recorded = await recordLandedSource(client, {
         pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
@@ -181,10 +199,7 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
       });
       // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
       if (!recorded) return rollback(RECORDED_MEANWHILE);
-      const header = opts.csvHeader?.();
       if (header !== undefined) await recordSourceHeader(client, pipeline.name, source, header, rawLayout);
-      // Rows written without their raw text are read back by the header's layout: never one without the other.
-      else if (rawLayout !== null) throw new Error(`${source}: rows were written without their raw text but no CSV header was recorded`);
       await opts.beforeCommit?.(client, result);
       if (result.landed >= pipeline.trigger.maxRowsPerBatch) {
         // A landing larger than one micro-batch refreshes bronze's statistics before the
@@ -226,11 +241,12 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
  * repeated event ids by the pipeline's `admission.dedupe` mode, and reads the `seq` range written.
  * A landing classified whole in memory whose accepted event ids are all new to the pipeline and none
  * twice in it skips the dedupe: it would change no row.
- * @returns the landing's result (counts, `seq` range) and the SHA-256 (hex) of its records, one per line
+ * @returns the landing's result (counts; the `seq` range only when `deduped`, else null: the caller reads it), the SHA-256
+ *   (hex) of its records, one per line, the raw layout, and whether the dedupe ran (it may have changed rows)
  */
 async function copyRecords(
   client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord> | ClassifiedLines, seqBefore: number, opts: LandOptions,
-): Promise<{ result: LandResult; sha256: string; rawLayout: string | null }> {
+): Promise<{ result: LandResult; sha256: string; rawLayout: string | null; deduped: boolean }> {
   const dedupe = dedupeModeOf(pipeline.admission.dedupe);
   let lines: AsyncIterable<string> | null, tally: ClassifiedLines["tally"], mayRepeat = true, inMemory: readonly string[] = [];
   if ("tally" in records) {
@@ -247,16 +263,18 @@ async function copyRecords(
   const byReason = tally.byReason;
   const count = tally.landed;
   let accepted = tally.accepted;
-  if (dedupe !== "off" && accepted > 0 && mayRepeat) {
+  const deduped = dedupe !== "off" && accepted > 0 && mayRepeat;
+  if (deduped) {
     const d = await dedupeLanding(client, pipeline.name, seqBefore, dedupe);
     accepted -= d.duplicates + d.amended;
     if (d.duplicates > 0) byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + d.duplicates;
     if (d.amended > 0) byReason.AMENDED_DUPLICATE = (byReason.AMENDED_DUPLICATE ?? 0) + d.amended;
   }
-  const range = await readLandedRange(client, pipeline.name, seqBefore);
+  const range = deduped ? await readLandedRange(client, pipeline.name, seqBefore) : { firstSeq: null, lastSeq: null };
   return {
     result: { pipeline: pipeline.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason, firstSeq: range.firstSeq, lastSeq: range.lastSeq },
     sha256: tally.hash.digest("hex"),
     rawLayout: tally.rawLayout,
+    deduped,
   };
 }

@@ -50,7 +50,8 @@ describe("a landing classified in memory", () => {
       // Every id new: the probe (a SELECT before COPY), no UPDATE.
       const first = await land("m:1", ["a", "b"]);
       expect([first.landed, first.accepted, first.byReason]).toEqual([2, 2, {}]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      // After the COPY, one exchange (the range, the source's record and the NOTIFY: src/db/sql/ingest/recordLanding.ts), then COMMIT.
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "WITH", "COMMIT"]);
 
       // "b" is in bronze: the probe finds it, the dedupe runs (DUPLICATE, then the AMENDED check).
       exchanges.length = 0;
@@ -76,6 +77,37 @@ describe("a landing classified in memory", () => {
       // The same records landed as they are read give the same outcome.
       const streamed = await landRecords(pool, { ...p, name: "land-streamed" }, "m:1", records(["a", "b"]), opts);
       expect([streamed.landed, streamed.accepted, streamed.byReason]).toEqual([2, 2, {}]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("records the source, its CSV header and layout, the seq range and the NOTIFY in one exchange after the COPY; the raw text reads back", async () => {
+    const { url } = await getDb();
+    const pool = createPool(url, 1);
+    const exchanges = recordExchanges(pool);
+    try {
+      const p = pipeline({
+        name: "land-one-exchange",
+        source: { format: "csv" },
+        fields: { eventId: "id", eventTime: "t", value: "v" },
+        window: { type: "tumbling", size: "10 minutes" },
+        watermark: { delay: "10 minutes" },
+        admission: { maxFutureSkew: null },
+      });
+      // A header with a "$1" in it: the parameters are written into the SQL text, never the values' own text.
+      const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true, csvHeader: () => "id,t,v", elideRaw: () => true };
+      const r = await landRecords(pool, p, "h:$1", await classifyInMemory(p, "h:$1", records(["a", "b", "c"]), opts, 100), opts);
+      expect([r.landed, r.accepted, r.lastSeq! - r.firstSeq!]).toEqual([3, 3, 2]);
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "INSERT WITH", "COMMIT"]);
+      const recorded = await pool.query("SELECT source, rows, accepted, first_seq, last_seq FROM straggler.landed_sources WHERE pipeline = $1", [p.name]);
+      expect(recorded.rows).toEqual([{ source: "h:$1", rows: 3, accepted: 3, first_seq: r.firstSeq, last_seq: r.lastSeq }]);
+      const header = await pool.query("SELECT header, raw_layout FROM straggler.source_headers WHERE pipeline = $1", [p.name]);
+      // Each row was written without its raw text (its own columns joined by commas), read back by this layout.
+      expect(header.rows.map((h) => [h.header, h.raw_layout === null])).toEqual([["id,t,v", false]]);
+      expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 AND raw IS NULL", [p.name])).rows[0].n).toBe(3);
+      const raw = await pool.query("SELECT raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name]);
+      expect(raw.rows.map((x) => x.raw)).toEqual(["a,2024-01-15T12:07:00Z,1", "b,2024-01-15T12:08:00Z,1", "c,2024-01-15T12:09:00Z,1"]);
     } finally {
       await pool.end();
     }
