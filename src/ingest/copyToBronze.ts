@@ -31,7 +31,7 @@ import { rollback, type Pool, type PoolClient, type Queryable } from "../db/pool
 import { notifyLanded } from "../db/sql/ingest/bronzeChannel.js";
 import { copyBronzeRows } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeLanding } from "../db/sql/ingest/dedupeLanding.js";
-import { anyEventIdAccepted } from "../db/sql/ingest/probeEventIds.js";
+import { eventIdFound, probeEventIdsText } from "../db/sql/ingest/probeEventIds.js";
 import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlushWait.js";
 import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
 import { bronzeSourceIdsFrom, bronzeSourceIdsText } from "../db/sql/ingest/bronzeSourceIds.js";
@@ -159,22 +159,28 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
   let outcome: LandResult | typeof RECORDED_MEANWHILE;
   try {
     // One exchange opens the transaction: BEGIN, the lock, (the flush setting,) the pipeline's highest seq
-    // (every row this landing writes gets a seq above the pipeline's), the source's id (made if new), and the source's
-    // record unless the source is new.
+    // (every row this landing writes gets a seq above the pipeline's), the source's id (made if new), the source's
+    // record unless the source is new, and the probe of the landing's event ids when it can tell (`probedIds`).
+    const probe = probedIds(pipeline, records);
     const reads = [
       ...(opts.commitWithoutFlushWait ? [COMMIT_WITHOUT_FLUSH_WAIT_SQL] : []),
       bronzeMaxSeqText(pipeline.name),
       bronzeSourceIdsText(pipeline.name, [source]),
       ...(opts.newSource ? [] : [readLandedSourcesText(pipeline.name, [source])]),
+      ...(probe !== null && probe.length > 0 ? [probeEventIdsText(pipeline.name, probe)] : []),
     ];
-    outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(pool, pipeline.name, reads.join("; "), async (client, read) => {
-      const [maxSeq, ids, sources] = opts.commitWithoutFlushWait ? read.slice(1) : read;
+    outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(pool, pipeline.name, reads.join("; "), async (client, answers) => {
+      const read = opts.commitWithoutFlushWait ? answers.slice(1) : answers;
+      const [maxSeq, ids] = read;
+      const sources = opts.newSource ? undefined : read[2];
+      // The dedupe may change a row unless the probe told none can (no id to probe: none can).
+      const mayRepeat = probe === null ? true : probe.length > 0 && eventIdFound(read[read.length - 1]!.rows);
       // Under the lock: a landing of the same source by another process has committed or never will.
       const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
       if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
       const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
       const seqBefore = maxSeq!.rows[0].seq as number;
-      const { result, sha256, rawLayout, deduped } = await copyRecords(client, pipeline, source, sourceId, records, seqBefore, opts);
+      const { result, sha256, rawLayout, deduped } = await copyRecords(client, pipeline, source, sourceId, records, seqBefore, mayRepeat, opts);
       const header = opts.csvHeader?.();
       // Rows written without their raw text are read back by the header's layout: never one without the other.
       if (header === undefined && rawLayout !== null) throw new Error(`${source}: rows were written without their raw text but no CSV header was recorded`);
@@ -236,6 +242,17 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
 }
 
 /**
+ * The accepted event ids to probe before the COPY (src/db/sql/ingest/probeEventIds.ts), or null when a probe cannot
+ * tell that the dedupe would change no row: the pipeline dedupes nothing, the records are read during the COPY
+ * (not classified whole in memory), or an id comes twice in the landing.
+ */
+function probedIds(pipeline: PipelineConfig, records: AsyncIterable<RawRecord> | ClassifiedLines): string[] | null {
+  if (!("tally" in records) || dedupeModeOf(pipeline.admission.dedupe) === "off" || records.rest !== null) return null;
+  const { acceptedIds, repeatedId } = records.tally;
+  return acceptedIds === null || repeatedId ? null : [...acceptedIds];
+}
+
+/**
  * COPYs `records`, classified (as they are read, or before: `classifyInMemory`), into bronze on `client`
  * (under the append lock, `seqBefore` the pipeline's highest seq read under it), dedupes the landing's
  * repeated event ids by the pipeline's `admission.dedupe` mode, and reads the `seq` range written.
@@ -245,16 +262,15 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
  *   (hex) of its records, one per line, the raw layout, and whether the dedupe ran (it may have changed rows)
  */
 async function copyRecords(
-  client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord> | ClassifiedLines, seqBefore: number, opts: LandOptions,
+  client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord> | ClassifiedLines, seqBefore: number,
+  mayRepeat: boolean, opts: LandOptions,
 ): Promise<{ result: LandResult; sha256: string; rawLayout: string | null; deduped: boolean }> {
   const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-  let lines: AsyncIterable<string> | null, tally: ClassifiedLines["tally"], mayRepeat = true, inMemory: readonly string[] = [];
+  let lines: AsyncIterable<string> | null, tally: ClassifiedLines["tally"], inMemory: readonly string[] = [];
   if ("tally" in records) {
     ({ tally } = records);
     inMemory = records.lines;
     lines = records.rest;
-    const ids = tally.acceptedIds;
-    if (dedupe !== "off" && records.rest === null && ids !== null && !tally.repeatedId) mayRepeat = await anyEventIdAccepted(client, pipeline.name, [...ids]);
   } else {
     // A row may be written without its raw text only where its source's CSV header (and with it the layout) is recorded.
     ({ lines, tally } = classifyLines(pipeline, source, records, { ...opts, elideRaw: () => opts.csvHeader?.() !== undefined }));

@@ -47,17 +47,17 @@ describe("a landing classified in memory", () => {
         "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2) ORDER BY seq",
         [p.name, source])).rows.map((r) => `${r.event_id}:${r.reason ?? r.status}`);
 
-      // Every id new: the probe (a SELECT before COPY), no UPDATE.
+      // Every id new: the probe (the last SELECT of the opening exchange, under the lock), no UPDATE.
       const first = await land("m:1", ["a", "b"]);
       expect([first.landed, first.accepted, first.byReason]).toEqual([2, 2, {}]);
       // After the COPY, one exchange (the range, the source's record and the NOTIFY: src/db/sql/ingest/recordLanding.ts), then COMMIT.
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "WITH", "COMMIT"]);
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH SELECT", "COPY", "WITH", "COMMIT"]);
 
       // "b" is in bronze: the probe finds it, the dedupe runs (DUPLICATE, then the AMENDED check).
       exchanges.length = 0;
       const second = await land("m:2", ["b", "c"]);
       expect([second.landed, second.accepted, second.byReason]).toEqual([2, 1, { DUPLICATE: 1 }]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH SELECT", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
       expect(await reasons("m:2")).toEqual(["b:DUPLICATE", "c:accepted"]);
 
       // "d" twice in the landing: no probe (the dedupe must run), the second "d" is a DUPLICATE.
@@ -99,7 +99,7 @@ describe("a landing classified in memory", () => {
       const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true, csvHeader: () => "id,t,v", elideRaw: () => true };
       const r = await landRecords(pool, p, "h:$1", await classifyInMemory(p, "h:$1", records(["a", "b", "c"]), opts, 100), opts);
       expect([r.landed, r.accepted, r.lastSeq! - r.firstSeq!]).toEqual([3, 3, 2]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "INSERT WITH", "COMMIT"]);
+      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH SELECT", "COPY", "INSERT WITH", "COMMIT"]);
       const recorded = await pool.query("SELECT source, rows, accepted, first_seq, last_seq FROM straggler.landed_sources WHERE pipeline = $1", [p.name]);
       expect(recorded.rows).toEqual([{ source: "h:$1", rows: 3, accepted: 3, first_seq: r.firstSeq, last_seq: r.lastSeq }]);
       const header = await pool.query("SELECT header, raw_layout FROM straggler.source_headers WHERE pipeline = $1", [p.name]);

@@ -12,8 +12,7 @@
  * keeps the planner on it whatever the statistics say (see dedupeLanding.ts).
  * 1,750 new ids: 3.4 ms (2 µs an id, one descent of the index each).
  */
-import type { Queryable } from "../../pool.js";
-import { prepared } from "../../prepared.js";
+import { inlineParams } from "../../inlineParams.js";
 
 // One index probe per id (a scalar subquery with LIMIT, as in the dedupe): written as `event_id = ANY ($2)`,
 // the planner took a parallel scan of the whole partition for a few thousand ids (39 ms against 3.4 ms).
@@ -22,13 +21,20 @@ SELECT EXISTS (SELECT 1 FROM unnest($2::text[]) AS x(id)
                 WHERE (SELECT 1 FROM straggler.bronze_events o
                         WHERE o.event_id = x.id AND o.pipeline || '' = $1 AND o.status = 'accepted' LIMIT 1) IS NOT NULL) AS found`;
 
+/** `ids` as one PostgreSQL array literal's text (`{"a","b\\"c"}`): parsed by the array's input function, not as an expression per element. */
+function textArray(ids: readonly string[]): string {
+  return `{${ids.map((id) => `"${id.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+}
+
 /**
- * @param eventIds the landing's accepted event ids (each once)
- * @returns true when an accepted row of `pipeline` in bronze has one of `eventIds`
- * @throws the database's error
+ * The probe as text for a multi-statement exchange (the landing's first, under the append lock), its answer
+ * read by `eventIdFound`; `eventIds` must not be empty (an empty landing has nothing to probe).
  */
-export async function anyEventIdAccepted(client: Queryable, pipeline: string, eventIds: readonly string[]): Promise<boolean> {
-  if (eventIds.length === 0) return false;
-  const { rows } = await client.query(prepared("bronze_probe_event_ids", PROBE_EVENT_IDS_SQL, [pipeline, eventIds]));
-  return rows[0].found === true;
+export function probeEventIdsText(pipeline: string, eventIds: readonly string[]): string {
+  return inlineParams(PROBE_EVENT_IDS_SQL, [pipeline, textArray(eventIds)]);
+}
+
+/** The answer to `probeEventIdsText`: whether an id was found. */
+export function eventIdFound(rows: { found: boolean }[]): boolean {
+  return rows[0]!.found === true;
 }
