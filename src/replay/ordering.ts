@@ -52,16 +52,23 @@ export function arrivalOf(rec: RawRecord, pipeline: PipelineConfig, field: strin
 
 const noNul = (s: string) => (s.includes("\u0000") ? s.replaceAll("\u0000", "") : s);
 
+/** Whether a field's name or value holds a NUL (the record's fields are then copied without them). */
+function hasNul(fields: Record<string, string | null>): boolean {
+  for (const k in fields) if (k.includes("\u0000") || fields[k]?.includes("\u0000")) return true;
+  return false;
+}
+
 /** A record read from a file as the staging table keeps it: NULs removed (PostgreSQL's text holds none), `ord` its reading order. */
 function asReplayRow(rec: RawRecord, origin: string, arrival: [number, number] | null, ord: number): ReplayRow {
-  let fields: Record<string, string | null> | null = null;
-  if (rec.fields !== null) {
-    fields = {};
-    for (const [k, v] of Object.entries(rec.fields)) fields[noNul(k)] = v === null ? null : noNul(v);
+  let fields = rec.fields;
+  if (fields !== null && hasNul(fields)) {
+    const clean: Record<string, string | null> = {};
+    for (const [k, v] of Object.entries(fields)) clean[noNul(k)] = v === null ? null : noNul(v);
+    fields = clean;
   }
   return {
     arrival_ms: arrival?.[0] ?? null, arrival_sub_ms: arrival?.[1] ?? null, origin, line: rec.line, ord, raw: noNul(rec.raw),
-    parse_error: rec.parseError ?? null, fields, numbers: rec.numbers === undefined ? null : rec.numbers.map(noNul),
+    parse_error: rec.parseError ?? null, fields, numbers: rec.numbers === undefined ? null : rec.numbers.some((n) => n.includes("\u0000")) ? rec.numbers.map(noNul) : rec.numbers,
   };
 }
 
