@@ -50,7 +50,13 @@ const LISTEN_BACKOFF: Backoff = { baseMs: 500, capMs: 5_000 };
  * `onConnected` runs after every successful LISTEN: notifications sent while the
  * connection was down are lost, so the stream must look for itself.
  */
-function listenForLandings(connectionString: string, onPipeline: (name: string) => void, onConnected: () => void, log: Logger, onChanges: (name: string) => void): () => Promise<void> {
+function listenForLandings(
+  connectionString: string,
+  onPipeline: (name: string) => void,
+  onConnected: () => void,
+  log: Logger,
+  onChanges: (name: string) => void,
+): () => Promise<void> {
   /** One LISTEN session: connects and listens, then lasts until its connection ends or the loop stops; a failed connection throws. */
   const session = async ({ signal }: RoundContext): Promise<void> => {
     const c = new pg.Client({ connectionString });
@@ -79,7 +85,11 @@ function listenForLandings(connectionString: string, onPipeline: (name: string) 
   const loop = startLoop(session, {
     intervalMs: () => backoffMs(1, LISTEN_BACKOFF),
     backoff: LISTEN_BACKOFF,
-    onError: (e) => log.warn({ err: e }, "LISTEN connection failed; the stream falls back to its trigger interval until it reconnects"),
+    onError: (e) =>
+      log.warn(
+        { err: e },
+        "LISTEN connection failed; the stream falls back to its trigger interval until it reconnects",
+      ),
   });
   return () => loop.stop();
 }
@@ -107,7 +117,12 @@ function listen(app: ReturnType<typeof createApp>, port: number): Promise<Server
     answerClientErrors(s); // a request Node's parser refuses (431 for a 100 KB query string) gets a JSON message too
     s.once("listening", () => resolve(s));
     s.once("error", (e: NodeJS.ErrnoException) => {
-      const why = e.code === "EADDRINUSE" ? "is already in use" : e.code === "EACCES" ? "needs privileges this process does not have" : `cannot be listened on: ${e.message}`;
+      const why =
+        e.code === "EADDRINUSE"
+          ? "is already in use"
+          : e.code === "EACCES"
+            ? "needs privileges this process does not have"
+            : `cannot be listened on: ${e.message}`;
       reject(new Error(`port ${port} ${why}${e.code ? ` (${e.code})` : ""}`));
     });
   });
@@ -124,11 +139,23 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   const healthPool = createPool(db.url, 2, HEALTH_TIMEOUT_MS);
   healthPool.on("error", () => undefined); // an idle health connection that dies is replaced on the next probe
   // Reads get connections of their own, each query bounded by the read timeout (src/http/readBudget.ts).
-  const readPool = createPool(db.url, env.STRAGGLER_READ_CONNECTIONS, READ_ACQUIRE_TIMEOUT_MS, env.STRAGGLER_READ_TIMEOUT);
+  const readPool = createPool(
+    db.url,
+    env.STRAGGLER_READ_CONNECTIONS,
+    READ_ACQUIRE_TIMEOUT_MS,
+    env.STRAGGLER_READ_TIMEOUT,
+  );
   readPool.on("error", () => undefined); // an idle read connection that dies is replaced on the next read
   const app = createApp({
-    pool: db.pool, healthPool, readPool, readConcurrency: env.STRAGGLER_READ_CONCURRENCY, readToken: env.STRAGGLER_READ_TOKEN,
-    pipelines, log, token: env.STRAGGLER_API_TOKEN, groupCommit: env.STRAGGLER_GROUP_COMMIT !== "off",
+    pool: db.pool,
+    healthPool,
+    readPool,
+    readConcurrency: env.STRAGGLER_READ_CONCURRENCY,
+    readToken: env.STRAGGLER_READ_TOKEN,
+    pipelines,
+    log,
+    token: env.STRAGGLER_API_TOKEN,
+    groupCommit: env.STRAGGLER_GROUP_COMMIT !== "off",
   });
   let server: Server;
   try {
@@ -141,7 +168,11 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   const port = typeof address === "object" && address ? address.port : env.PORT;
   // Spool folders of bodies and stdin landings whose process was killed before it removed them.
   const swept = await sweepStaleSpools();
-  if (swept.length > 0) log.info({ removed: swept.length, folders: swept.slice(0, 20) }, "removed stale spool folders left by ended processes");
+  if (swept.length > 0)
+    log.info(
+      { removed: swept.length, folders: swept.slice(0, 20) },
+      "removed stale spool folders left by ended processes",
+    );
   const loops = new Map<string, StreamLoop>();
   // Statistics refreshes run beside the stream, never in front of its next
   // micro-batch: an ANALYZE of a large bronze takes up to a second, which a
@@ -150,7 +181,14 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   const refreshStatistics = (pipeline: string) => {
     if (analyzing.has(pipeline)) return;
     const run = analyzeIfStale(db.pool, pipeline)
-      .then(() => undefined, (e) => log.warn({ pipeline, err: (e as Error).message }, "statistics refresh failed; retried after the next catch-up"))
+      .then(
+        () => undefined,
+        (e) =>
+          log.warn(
+            { pipeline, err: (e as Error).message },
+            "statistics refresh failed; retried after the next catch-up",
+          ),
+      )
       .finally(() => analyzing.delete(pipeline));
     analyzing.set(pipeline, run);
   };
@@ -171,11 +209,20 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
         } catch (e) {
           if (fenced(e)) return;
           if (!(e instanceof LandingDirMissing)) throw e;
-          if (!dirMissing) log.warn({ pipeline: pipeline.name, landingDir: e.dir }, `pipeline ${pipeline.name}: ${e.message}; no files land until it exists`);
+          if (!dirMissing)
+            log.warn(
+              { pipeline: pipeline.name, landingDir: e.dir },
+              `pipeline ${pipeline.name}: ${e.message}; no files land until it exists`,
+            );
           dirMissing = true;
         }
       },
-      runBatch: async (trigger) => (owns() ? runBatch(db.pool, pipeline, trigger, { lease, onPolicyAdopted: (a) => logPolicyAdopted(log, a) }).catch((e: unknown) => (fenced(e) ? null : Promise.reject(e))) : null),
+      runBatch: async (trigger) =>
+        owns()
+          ? runBatch(db.pool, pipeline, trigger, { lease, onPolicyAdopted: (a) => logPolicyAdopted(log, a) }).catch(
+              (e: unknown) => (fenced(e) ? null : Promise.reject(e)),
+            )
+          : null,
       afterCaughtUp: async () => refreshStatistics(pipeline.name),
       log,
     });
@@ -209,15 +256,33 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   );
   // Correction runs a previous process left behind: abandoned once their lease has expired.
   await sweepExpiredRuns(db.pool).then(
-    (ids) => ids.length > 0 && log.warn({ runIds: ids }, "correction runs marked abandoned: their lease expired (the process running them stopped or lost the database)"),
-    (e) => log.warn({ err: (e as Error).message }, "could not sweep abandoned correction runs; the next run of each pipeline does"),
+    (ids) =>
+      ids.length > 0 &&
+      log.warn(
+        { runIds: ids },
+        "correction runs marked abandoned: their lease expired (the process running them stopped or lost the database)",
+      ),
+    (e) =>
+      log.warn(
+        { err: (e as Error).message },
+        "could not sweep abandoned correction runs; the next run of each pipeline does",
+      ),
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
   const reconciles = scheduleReconciles(db.pool, pipelines, log);
   // Alerts are judged by each pipeline's owner only: one judgement per pipeline across the replicas.
   const stopAlerts = startAlerts(db.pool, pipelines, log, { owns: (name) => leases.owns(name) });
   const retention = startRetention(db.pool, pipelines, log);
-  log.info({ port, replica: replicaId, pipelines: pipelines.map((pipeline) => pipeline.name), owned: leases.ownedPipelines(), database: db.kind }, "straggler service started");
+  log.info(
+    {
+      port,
+      replica: replicaId,
+      pipelines: pipelines.map((pipeline) => pipeline.name),
+      owned: leases.ownedPipelines(),
+      database: db.kind,
+    },
+    "straggler service started",
+  );
   return {
     port,
     async stop() {

@@ -4,7 +4,14 @@
  * never read. Duplicates need the ledger and are classified in SQL when the
  * rows reach bronze (`src/ingest/copyToBronze.ts`).
  */
-import { canonicalNumber, compareAbs, decimalParts, fractionDigits, parseDecimal, type DecimalParts } from "./decimal.js";
+import {
+  canonicalNumber,
+  compareAbs,
+  decimalParts,
+  fractionDigits,
+  parseDecimal,
+  type DecimalParts,
+} from "./decimal.js";
 import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
 import { formatInstant, usOfMs } from "./instants.js";
 import { parseInstant, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
@@ -19,9 +26,21 @@ export { groupKeyOf } from "./keys.js";
  * schema sets the defaults) is one; core reads only this shape.
  */
 export interface AdmissionPolicy {
-  fields: { eventId?: string | undefined; eventTime: string; ingestionTime?: string | undefined; groupKey: string[]; value?: string | undefined };
+  fields: {
+    eventId?: string | undefined;
+    eventTime: string;
+    ingestionTime?: string | undefined;
+    groupKey: string[];
+    value?: string | undefined;
+  };
   timestamps: { format: TimestampFormat; timeZone?: string | undefined; subMicrosecond?: SubMicrosecond | undefined };
-  admission: { maxFutureSkew: number | null; minEventTime?: bigint | undefined; maxAbsValue: string; maxFractionDigits: number; missingKey: "group" | "quarantine" };
+  admission: {
+    maxFutureSkew: number | null;
+    minEventTime?: bigint | undefined;
+    maxAbsValue: string;
+    maxFractionDigits: number;
+    missingKey: "group" | "quarantine";
+  };
 }
 
 /** Why a record was quarantined. Stable strings: dashboards group by them. */
@@ -147,13 +166,15 @@ function unstorable(text: string, what: string): string | undefined {
   if (text.includes("\u0000")) return `${what} contains a NUL character`;
   if (LONE_SURROGATE.test(text)) return `${what} is not valid Unicode (lone surrogate)`;
   // At most 3 UTF-8 bytes per UTF-16 code unit: short strings need no count.
-  if (text.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(text, "utf8") > MAX_KEY_BYTES) return `${what} longer than ${MAX_KEY_BYTES} bytes (UTF-8)`;
+  if (text.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(text, "utf8") > MAX_KEY_BYTES)
+    return `${what} longer than ${MAX_KEY_BYTES} bytes (UTF-8)`;
   return undefined;
 }
 
 /** Microseconds as a decimal number of ms: `3600000`, `3600000.001`. */
 function msText(us: bigint): string {
-  const whole = us / 1000n, rest = us % 1000n;
+  const whole = us / 1000n,
+    rest = us % 1000n;
   return rest === 0n ? whole.toString() : `${whole}.${String(rest).padStart(3, "0").replace(/0+$/, "")}`;
 }
 
@@ -166,7 +187,13 @@ function msText(us: bigint): string {
  *   instants is PARSE_FAIL (`windowOutsideRange`); unchecked when undefined
  * @returns the bronze row; never throws
  */
-export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: string, landingTimeMs: number, window?: WindowShape): BronzeRow {
+export function classifyRecord(
+  rec: RawRecord,
+  policy: AdmissionPolicy,
+  source: string,
+  landingTimeMs: number,
+  window?: WindowShape,
+): BronzeRow {
   const f = rec.fields;
   const row: BronzeRow = {
     eventId: rec.eventId ?? `${rec.origin ?? source}:${rec.line}`,
@@ -180,7 +207,12 @@ export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: 
     reason: null,
     detail: null,
   };
-  const quarantine = (reason: QuarantineReason, detail: string): BronzeRow => ({ ...row, status: "quarantined", reason, detail });
+  const quarantine = (reason: QuarantineReason, detail: string): BronzeRow => ({
+    ...row,
+    status: "quarantined",
+    reason,
+    detail,
+  });
 
   if (f === null) return quarantine(QuarantineReason.MALFORMED, rec.parseError ?? "not a record");
   const keyFields = policy.fields.groupKey;
@@ -190,14 +222,19 @@ export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: 
   if (badKey !== undefined) return { ...quarantine(QuarantineReason.MALFORMED, badKey), groupKey: "" };
   if (policy.fields.eventId !== undefined) {
     const id = f[policy.fields.eventId];
-    if (!present(id)) return quarantine(QuarantineReason.MALFORMED, `missing event id field "${policy.fields.eventId}"`);
+    if (!present(id))
+      return quarantine(QuarantineReason.MALFORMED, `missing event id field "${policy.fields.eventId}"`);
     const badId = unstorable(id, "event id");
     if (badId !== undefined) return quarantine(QuarantineReason.MALFORMED, badId); // keeps the made-up id
     row.eventId = rec.numbers?.includes(policy.fields.eventId) ? canonicalNumber(id) : id;
   }
   if (policy.admission.missingKey === "quarantine" && keyFields.length > 0) {
     const missing = nullKeyFields(f, keyFields);
-    if (missing.length > 0) return quarantine(QuarantineReason.MISSING_KEY, `no group key in field${missing.length > 1 ? "s" : ""} ${missing.map((m) => `"${m}"`).join(", ")}`);
+    if (missing.length > 0)
+      return quarantine(
+        QuarantineReason.MISSING_KEY,
+        `no group key in field${missing.length > 1 ? "s" : ""} ${missing.map((m) => `"${m}"`).join(", ")}`,
+      );
   }
   let valueProblem: string | undefined;
   if (policy.fields.value !== undefined) {
@@ -218,29 +255,43 @@ export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: 
     const it = f[policy.fields.ingestionTime];
     if (present(it)) {
       const parsed = parseInstant(it, format, timeZone, subMicrosecond);
-      if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `ingestion time "${policy.fields.ingestionTime}": ${parsed.detail}`);
+      if (!parsed.ok)
+        return quarantine(
+          QuarantineReason.PARSE_FAIL,
+          `ingestion time "${policy.fields.ingestionTime}": ${parsed.detail}`,
+        );
       row.ingestionTimeUs = parsed.us;
     }
   }
   const et = f[policy.fields.eventTime];
   if (!present(et)) return quarantine(QuarantineReason.NULL_TS, `no event time in field "${policy.fields.eventTime}"`);
   const parsed = parseInstant(et, format, timeZone, subMicrosecond);
-  if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `event time "${policy.fields.eventTime}": ${parsed.detail}`);
+  if (!parsed.ok)
+    return quarantine(QuarantineReason.PARSE_FAIL, `event time "${policy.fields.eventTime}": ${parsed.detail}`);
   row.eventTimeUs = parsed.us;
 
   const skew = policy.admission.maxFutureSkew;
   const ahead = parsed.us - row.ingestionTimeUs;
   if (skew !== null && ahead > usOfMs(skew)) {
-    return quarantine(QuarantineReason.FUTURE_TS, `event time is ${msText(ahead)} ms after its ingestion time (max ${skew} ms)`);
+    return quarantine(
+      QuarantineReason.FUTURE_TS,
+      `event time is ${msText(ahead)} ms after its ingestion time (max ${skew} ms)`,
+    );
   }
   // A producer-supplied ingestion time is itself a claim: one far after the landing time would
   // carry its event time past the guard above (a year-9999 event with a year-9999 ingestion time).
   const ingestedAhead = row.ingestionTimeUs - usOfMs(landingTimeMs);
   if (skew !== null && ingestedAhead > usOfMs(skew)) {
-    return quarantine(QuarantineReason.FUTURE_TS, `ingestion time is ${msText(ingestedAhead)} ms after the landing time (max ${skew} ms)`);
+    return quarantine(
+      QuarantineReason.FUTURE_TS,
+      `ingestion time is ${msText(ingestedAhead)} ms after the landing time (max ${skew} ms)`,
+    );
   }
   if (policy.admission.minEventTime !== undefined && parsed.us < policy.admission.minEventTime) {
-    return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${formatInstant(policy.admission.minEventTime)}`);
+    return quarantine(
+      QuarantineReason.TOO_OLD,
+      `event time before minEventTime ${formatInstant(policy.admission.minEventTime)}`,
+    );
   }
   // Its windows (or session) must lie inside the supported instants, which every part computes with (README "Timestamps").
   const outside = window === undefined ? undefined : windowOutsideRange(parsed.us, window);

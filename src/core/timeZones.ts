@@ -16,7 +16,11 @@ function offsetMinutesAt(ms: number, zone: string): number {
 /** Instants for a wall-clock time (as if it were UTC, ms) in `zone`: 0 (DST gap), 1, or 2 (DST overlap), ascending. */
 function instantsForWallTime(wallUtcMs: number, zone: string): number[] {
   // Candidate offsets: those in force a day either side cover every DST change.
-  const candidates = new Set([offsetMinutesAt(wallUtcMs - 86_400_000, zone), offsetMinutesAt(wallUtcMs + 86_400_000, zone), offsetMinutesAt(wallUtcMs, zone)]);
+  const candidates = new Set([
+    offsetMinutesAt(wallUtcMs - 86_400_000, zone),
+    offsetMinutesAt(wallUtcMs + 86_400_000, zone),
+    offsetMinutesAt(wallUtcMs, zone),
+  ]);
   const valid: number[] = [];
   for (const off of candidates) {
     const instant = wallUtcMs - off * 60_000;
@@ -35,7 +39,12 @@ function stableOffsetOfHour(hour: number, zone: string): number | null {
   if (off === undefined) {
     const first = instantsForWallTime(hour * HOUR_MS, zone);
     const last = instantsForWallTime(hour * HOUR_MS + HOUR_MS - 1, zone);
-    off = first.length === 1 && last.length === 1 && first[0]! - hour * HOUR_MS === last[0]! - (hour * HOUR_MS + HOUR_MS - 1) ? (hour * HOUR_MS - first[0]!) / 60_000 : null;
+    off =
+      first.length === 1 &&
+      last.length === 1 &&
+      first[0]! - hour * HOUR_MS === last[0]! - (hour * HOUR_MS + HOUR_MS - 1)
+        ? (hour * HOUR_MS - first[0]!) / 60_000
+        : null;
     if (hourOffsets.size >= 200_000) hourOffsets.clear();
     hourOffsets.set(key, off);
   }

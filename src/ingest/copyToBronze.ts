@@ -102,12 +102,25 @@ export class SourceConflictError extends Error {
  * A landing record answered as it was first answered (`alreadyLanded: true`).
  * @throws SourceConflictError when `requestSha256` is given and differs from the recorded one
  */
-export function answerFromRecord(pipeline: string, source: string, r: LandedSourceRow, requestSha256: string | undefined): LandResult {
+export function answerFromRecord(
+  pipeline: string,
+  source: string,
+  r: LandedSourceRow,
+  requestSha256: string | undefined,
+): LandResult {
   // A landing recorded before request hashes were kept (request_sha256 null) cannot be compared: it answers as a retry.
-  if (requestSha256 !== undefined && r.request_sha256 !== null && r.request_sha256 !== requestSha256) throw new SourceConflictError(source);
+  if (requestSha256 !== undefined && r.request_sha256 !== null && r.request_sha256 !== requestSha256)
+    throw new SourceConflictError(source);
   return {
-    pipeline, source, alreadyLanded: true, landed: r.rows, accepted: r.accepted, quarantined: r.quarantined, byReason: r.by_reason ?? {},
-    firstSeq: r.first_seq, lastSeq: r.last_seq,
+    pipeline,
+    source,
+    alreadyLanded: true,
+    landed: r.rows,
+    accepted: r.accepted,
+    quarantined: r.quarantined,
+    byReason: r.by_reason ?? {},
+    firstSeq: r.first_seq,
+    lastSeq: r.last_seq,
   };
 }
 
@@ -116,7 +129,12 @@ export function answerFromRecord(pipeline: string, source: string, r: LandedSour
  * (`alreadyLanded: true`), or undefined when the source has not landed.
  * @throws SourceConflictError when `requestSha256` is given and differs from the recorded one
  */
-export async function landedBefore(client: Queryable, pipeline: string, source: string, requestSha256: string | undefined): Promise<LandResult | undefined> {
+export async function landedBefore(
+  client: Queryable,
+  pipeline: string,
+  source: string,
+  requestSha256: string | undefined,
+): Promise<LandResult | undefined> {
   const r = await readLandedSource(client, pipeline, source);
   return r === undefined ? undefined : answerFromRecord(pipeline, source, r, requestSha256);
 }
@@ -143,7 +161,13 @@ export async function landedBefore(client: Queryable, pipeline: string, source: 
  * @throws CommitOutcomeUnknownError when the connection dropped after COMMIT and the database could not be asked within 10 s
  * @throws database errors (the transaction is rolled back, nothing is written)
  */
-export async function landRecords(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord> | ClassifiedLines, opts: LandOptions): Promise<LandResult> {
+export async function landRecords(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord> | ClassifiedLines,
+  opts: LandOptions,
+): Promise<LandResult> {
   const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
   if (earlier) return earlier;
   return inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, opts));
@@ -152,7 +176,13 @@ export async function landRecords(pool: Pool, pipeline: PipelineConfig, source: 
 /** What the landing's transaction ends with besides a result: the source was recorded meanwhile by a writer that did not take the append lock. */
 const RECORDED_MEANWHILE = Symbol("recorded meanwhile");
 
-async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord> | ClassifiedLines, opts: LandOptions): Promise<LandResult> {
+async function landLocked(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord> | ClassifiedLines,
+  opts: LandOptions,
+): Promise<LandResult> {
   // Set by the transaction's last statement: from then on, only COMMIT can fail.
   let committing: { txid: string; backendPid: number | undefined; result: LandResult } | undefined;
   let outcome: LandResult | typeof RECORDED_MEANWHILE;
@@ -166,37 +196,59 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
       bronzeSourceIdsText(pipeline.name, [source]),
       ...(opts.newSource ? [] : [readLandedSourcesText(pipeline.name, [source])]),
     ];
-    outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(pool, pipeline.name, reads.join("; "), async (client, read) => {
-      const [maxSeq, ids, sources] = opts.commitWithoutFlushWait ? read.slice(1) : read;
-      // Under the lock: a landing of the same source by another process has committed or never will.
-      const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
-      if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
-      const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
-      const { result, sha256, rawLayout } = await copyRecords(client, pipeline, source, sourceId, records, maxSeq!.rows[0].seq as number, opts);
-      // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
-      const recorded = await recordLandedSource(client, {
-        pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
-        firstSeq: result.firstSeq, lastSeq: result.lastSeq, requestSha256: opts.requestSha256 ?? null, byReason: result.byReason,
-        policyVersion: policyVersion(pipeline),
-      });
-      // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
-      if (!recorded) return rollback(RECORDED_MEANWHILE);
-      const header = opts.csvHeader?.();
-      if (header !== undefined) await recordSourceHeader(client, pipeline.name, source, header, rawLayout);
-      // Rows written without their raw text are read back by the header's layout: never one without the other.
-      else if (rawLayout !== null) throw new Error(`${source}: rows were written without their raw text but no CSV header was recorded`);
-      await opts.beforeCommit?.(client, result);
-      if (result.landed >= pipeline.trigger.maxRowsPerBatch) {
-        // A landing larger than one micro-batch refreshes bronze's statistics before the
-        // stream sees it. Without them, a pipeline new since the last ANALYZE is estimated
-        // at ~0 rows and every index leading with pipeline looks free: micro-batches then
-        // scan the whole pipeline. The other columns follow in analyzeIfStale.
-        await analyzePipelineColumns(client);
-      }
-      const txid = await notifyLanded(client, pipeline.name);
-      committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, result };
-      return result;
-    });
+    outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(
+      pool,
+      pipeline.name,
+      reads.join("; "),
+      async (client, read) => {
+        const [maxSeq, ids, sources] = opts.commitWithoutFlushWait ? read.slice(1) : read;
+        // Under the lock: a landing of the same source by another process has committed or never will.
+        const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
+        if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
+        const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
+        const { result, sha256, rawLayout } = await copyRecords(
+          client,
+          pipeline,
+          source,
+          sourceId,
+          records,
+          maxSeq!.rows[0].seq as number,
+          opts,
+        );
+        // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
+        const recorded = await recordLandedSource(client, {
+          pipeline: pipeline.name,
+          source,
+          sha256,
+          rows: result.landed,
+          accepted: result.accepted,
+          quarantined: result.quarantined,
+          firstSeq: result.firstSeq,
+          lastSeq: result.lastSeq,
+          requestSha256: opts.requestSha256 ?? null,
+          byReason: result.byReason,
+          policyVersion: policyVersion(pipeline),
+        });
+        // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
+        if (!recorded) return rollback(RECORDED_MEANWHILE);
+        const header = opts.csvHeader?.();
+        if (header !== undefined) await recordSourceHeader(client, pipeline.name, source, header, rawLayout);
+        // Rows written without their raw text are read back by the header's layout: never one without the other.
+        else if (rawLayout !== null)
+          throw new Error(`${source}: rows were written without their raw text but no CSV header was recorded`);
+        await opts.beforeCommit?.(client, result);
+        if (result.landed >= pipeline.trigger.maxRowsPerBatch) {
+          // A landing larger than one micro-batch refreshes bronze's statistics before the
+          // stream sees it. Without them, a pipeline new since the last ANALYZE is estimated
+          // at ~0 rows and every index leading with pipeline looks free: micro-batches then
+          // scan the whole pipeline. The other columns follow in analyzeIfStale.
+          await analyzePipelineColumns(client);
+        }
+        const txid = await notifyLanded(client, pipeline.name);
+        committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, result };
+        return result;
+      },
+    );
   } catch (e) {
     if (committing === undefined) throw e;
     // COMMIT was sent and no answer came: find out on another connection.
@@ -229,19 +281,32 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
  * @returns the landing's result (counts, `seq` range) and the SHA-256 (hex) of its records, one per line
  */
 async function copyRecords(
-  client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord> | ClassifiedLines, seqBefore: number, opts: LandOptions,
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  source: string,
+  sourceId: number,
+  records: AsyncIterable<RawRecord> | ClassifiedLines,
+  seqBefore: number,
+  opts: LandOptions,
 ): Promise<{ result: LandResult; sha256: string; rawLayout: string | null }> {
   const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-  let lines: AsyncIterable<string> | null, tally: ClassifiedLines["tally"], mayRepeat = true, inMemory: readonly string[] = [];
+  let lines: AsyncIterable<string> | null,
+    tally: ClassifiedLines["tally"],
+    mayRepeat = true,
+    inMemory: readonly string[] = [];
   if ("tally" in records) {
     ({ tally } = records);
     inMemory = records.lines;
     lines = records.rest;
     const ids = tally.acceptedIds;
-    if (dedupe !== "off" && records.rest === null && ids !== null && !tally.repeatedId) mayRepeat = await anyEventIdAccepted(client, pipeline.name, [...ids]);
+    if (dedupe !== "off" && records.rest === null && ids !== null && !tally.repeatedId)
+      mayRepeat = await anyEventIdAccepted(client, pipeline.name, [...ids]);
   } else {
     // A row may be written without its raw text only where its source's CSV header (and with it the layout) is recorded.
-    ({ lines, tally } = classifyLines(pipeline, source, records, { ...opts, elideRaw: () => opts.csvHeader?.() !== undefined }));
+    ({ lines, tally } = classifyLines(pipeline, source, records, {
+      ...opts,
+      elideRaw: () => opts.csvHeader?.() !== undefined,
+    }));
   }
   await copyBronzeRows(client, sourceId, lines, inMemory);
   const byReason = tally.byReason;
@@ -255,7 +320,17 @@ async function copyRecords(
   }
   const range = await readLandedRange(client, pipeline.name, seqBefore);
   return {
-    result: { pipeline: pipeline.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason, firstSeq: range.firstSeq, lastSeq: range.lastSeq },
+    result: {
+      pipeline: pipeline.name,
+      source,
+      alreadyLanded: false,
+      landed: count,
+      accepted,
+      quarantined: count - accepted,
+      byReason,
+      firstSeq: range.firstSeq,
+      lastSeq: range.lastSeq,
+    },
     sha256: tally.hash.digest("hex"),
     rawLayout: tally.rawLayout,
   };

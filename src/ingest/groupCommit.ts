@@ -101,16 +101,32 @@ export interface GroupLandOptions {
  * @returns counts per outcome and this source's bronze `seq` range; `alreadyLanded` with the recorded counts when it had landed before
  * @throws SourceConflictError (same source, another request body), CommitOutcomeUnknownError, what reading `records` throws, or the database's error (nothing of this source landed)
  */
-export async function landInGroup(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: GroupLandOptions): Promise<LandResult> {
+export async function landInGroup(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord>,
+  opts: GroupLandOptions,
+): Promise<LandResult> {
   const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
   if (earlier) return earlier;
-  const { lines: classified, tally } = classifyLines(pipeline, source, records, { landingTimeMs: opts.landingTimeMs, ...(opts.input === undefined ? {} : { input: opts.input }) });
+  const { lines: classified, tally } = classifyLines(pipeline, source, records, {
+    landingTimeMs: opts.landingTimeMs,
+    ...(opts.input === undefined ? {} : { input: opts.input }),
+  });
   const lines: string[] = [];
   for await (const line of classified) lines.push(line);
   return new Promise<LandResult>((resolve, reject) => {
     const member: Member = {
-      source, lines, landed: tally.landed, accepted: tally.accepted, byReason: tally.byReason, sha256: tally.hash.digest("hex"),
-      requestSha256: opts.requestSha256, newSource: opts.newSource ?? false, settled: false,
+      source,
+      lines,
+      landed: tally.landed,
+      accepted: tally.accepted,
+      byReason: tally.byReason,
+      sha256: tally.hash.digest("hex"),
+      requestSha256: opts.requestSha256,
+      newSource: opts.newSource ?? false,
+      settled: false,
       resolve: (r) => void (member.settled || ((member.settled = true), resolve(r))),
       reject: (e) => void (member.settled || ((member.settled = true), reject(e))),
     };
@@ -147,7 +163,9 @@ function book(pool: Pool, pipeline: PipelineConfig, q: GroupQueue): void {
 
 /** Takes the next group from `q.pending`, in arrival order: one member per source, within the limits. */
 function take(q: GroupQueue): Member[] {
-  const group: Member[] = [], sources = new Set<string>(), left: Member[] = [];
+  const group: Member[] = [],
+    sources = new Set<string>(),
+    left: Member[] = [];
   let rows = 0;
   for (const m of q.pending) {
     const fits = group.length === 0 || (group.length < MAX_MEMBERS && rows + m.landed <= MAX_ROWS);
@@ -175,7 +193,10 @@ function memberOfCopyError(e: unknown, members: Member[]): Member | undefined {
 
 /** An error in the group's transaction tied to one member. */
 class MemberFailed extends Error {
-  constructor(readonly member: Member, cause: unknown) {
+  constructor(
+    readonly member: Member,
+    cause: unknown,
+  ) {
     super((cause as Error)?.message ?? String(cause), { cause });
   }
 }
@@ -209,8 +230,11 @@ async function landGroup(pool: Pool, pipeline: PipelineConfig, group: Member[]):
       }
       if (meanwhile !== undefined) {
         // Recorded by a writer that did not take the append lock: its record is the answer.
-        const other = await landedBefore(pool, pipeline.name, meanwhile.source, meanwhile.requestSha256).catch((e: unknown) => e);
-        if (other === undefined) meanwhile.reject(new Error(`${meanwhile.source}: recorded by another landing that then disappeared`));
+        const other = await landedBefore(pool, pipeline.name, meanwhile.source, meanwhile.requestSha256).catch(
+          (e: unknown) => e,
+        );
+        if (other === undefined)
+          meanwhile.reject(new Error(`${meanwhile.source}: recorded by another landing that then disappeared`));
         else if (other instanceof Error) meanwhile.reject(other);
         else meanwhile.resolve(other as LandResult);
       }
@@ -236,54 +260,109 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
     // One round trip opens the transaction: BEGIN, the lock, the pipeline's highest seq (every row this
     // group writes gets a seq above it), the sources' ids (made if new), and the records of the sources that carry a key.
     const keyed = members.filter((m) => !m.newSource);
-    const reads = [bronzeMaxSeqText(pipeline.name), bronzeSourceIdsText(pipeline.name, members.map((m) => m.source)), ...(keyed.length > 0 ? [readLandedSourcesText(pipeline.name, keyed.map((m) => m.source))] : [])].join("; ");
-    outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, reads, async (client, [maxSeq, ids, sources]) => {
-      const [sourceIds, seqBefore] = [bronzeSourceIdsFrom(ids!.rows), maxSeq!.rows[0].seq as number];
-      // Under the lock: a landing of the same source elsewhere has committed or never will.
-      if (keyed.length > 0) {
-        const recorded = landedSourcesFrom(sources!.rows);
-        for (const m of keyed) {
-          const r = recorded.get(m.source);
-          if (r === undefined) continue;
-          try {
-            m.resolve(answerFromRecord(pipeline.name, m.source, r, m.requestSha256));
-          } catch (e) {
-            m.reject(e);
+    const reads = [
+      bronzeMaxSeqText(pipeline.name),
+      bronzeSourceIdsText(
+        pipeline.name,
+        members.map((m) => m.source),
+      ),
+      ...(keyed.length > 0
+        ? [
+            readLandedSourcesText(
+              pipeline.name,
+              keyed.map((m) => m.source),
+            ),
+          ]
+        : []),
+    ].join("; ");
+    outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(
+      pool,
+      pipeline.name,
+      reads,
+      async (client, [maxSeq, ids, sources]) => {
+        const [sourceIds, seqBefore] = [bronzeSourceIdsFrom(ids!.rows), maxSeq!.rows[0].seq as number];
+        // Under the lock: a landing of the same source elsewhere has committed or never will.
+        if (keyed.length > 0) {
+          const recorded = landedSourcesFrom(sources!.rows);
+          for (const m of keyed) {
+            const r = recorded.get(m.source);
+            if (r === undefined) continue;
+            try {
+              m.resolve(answerFromRecord(pipeline.name, m.source, r, m.requestSha256));
+            } catch (e) {
+              m.reject(e);
+            }
           }
         }
-      }
-      const landing = members.filter((m) => !m.settled);
-      if (landing.length === 0) return rollback(NOTHING);
-      try {
-        await copyBronzeLines(client, landing.map((m) => ({ sourceId: sourceIds.get(m.source)!, lines: m.lines })));
-      } catch (e) {
-        const m = memberOfCopyError(e, landing);
-        throw m === undefined ? e : new MemberFailed(m, e);
-      }
+        const landing = members.filter((m) => !m.settled);
+        if (landing.length === 0) return rollback(NOTHING);
+        try {
+          await copyBronzeLines(
+            client,
+            landing.map((m) => ({ sourceId: sourceIds.get(m.source)!, lines: m.lines })),
+          );
+        } catch (e) {
+          const m = memberOfCopyError(e, landing);
+          throw m === undefined ? e : new MemberFailed(m, e);
+        }
 
-      // The dedupe and the records in one round trip: the records read the dedupe's outcome from bronze.
-      const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-      const before = dedupe !== "off" && landing.some((m) => m.accepted > 0) ? dedupeStatements(dedupe) : [];
-      const { recorded, txid } = await recordGroupLanding(client, pipeline.name, policyVersion(pipeline), seqBefore, landing.map((m) => ({
-        source: m.source, sha256: m.sha256, rows: m.landed, accepted: m.accepted, byReason: m.byReason, requestSha256: m.requestSha256 ?? null,
-      })), before);
-      const meanwhile = landing.find((m) => !recorded.has(m.source));
-      if (meanwhile !== undefined) return rollback({ meanwhile });
-      // As for one landing (copyToBronze.ts): more rows than one micro-batch refresh bronze's statistics first.
-      if (landing.reduce((n, m) => n + m.landed, 0) >= pipeline.trigger.maxRowsPerBatch) await analyzePipelineColumns(client);
-      const results = new Map(landing.map((m) => {
-        const r = recorded.get(m.source)!;
-        return [m, { pipeline: pipeline.name, source: m.source, alreadyLanded: false, landed: r.rows, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason, firstSeq: r.firstSeq, lastSeq: r.lastSeq }];
-      }));
-      committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, results };
-      return results;
-    });
+        // The dedupe and the records in one round trip: the records read the dedupe's outcome from bronze.
+        const dedupe = dedupeModeOf(pipeline.admission.dedupe);
+        const before = dedupe !== "off" && landing.some((m) => m.accepted > 0) ? dedupeStatements(dedupe) : [];
+        const { recorded, txid } = await recordGroupLanding(
+          client,
+          pipeline.name,
+          policyVersion(pipeline),
+          seqBefore,
+          landing.map((m) => ({
+            source: m.source,
+            sha256: m.sha256,
+            rows: m.landed,
+            accepted: m.accepted,
+            byReason: m.byReason,
+            requestSha256: m.requestSha256 ?? null,
+          })),
+          before,
+        );
+        const meanwhile = landing.find((m) => !recorded.has(m.source));
+        if (meanwhile !== undefined) return rollback({ meanwhile });
+        // As for one landing (copyToBronze.ts): more rows than one micro-batch refresh bronze's statistics first.
+        if (landing.reduce((n, m) => n + m.landed, 0) >= pipeline.trigger.maxRowsPerBatch)
+          await analyzePipelineColumns(client);
+        const results = new Map(
+          landing.map((m) => {
+            const r = recorded.get(m.source)!;
+            return [
+              m,
+              {
+                pipeline: pipeline.name,
+                source: m.source,
+                alreadyLanded: false,
+                landed: r.rows,
+                accepted: r.accepted,
+                quarantined: r.quarantined,
+                byReason: r.byReason,
+                firstSeq: r.firstSeq,
+                lastSeq: r.lastSeq,
+              },
+            ];
+          }),
+        );
+        committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, results };
+        return results;
+      },
+    );
   } catch (e) {
     if (committing === undefined) throw e;
     // COMMIT was sent and no answer came: find out on another connection.
     const { txid, backendPid, results } = committing;
     const first = [...results.keys()][0]!;
-    const status = await commitOutcome(pool, txid, backendPid, results.size === 1 ? first.source : `${first.source} (and ${results.size - 1} sources landed with it)`);
+    const status = await commitOutcome(
+      pool,
+      txid,
+      backendPid,
+      results.size === 1 ? first.source : `${first.source} (and ${results.size - 1} sources landed with it)`,
+    );
     if (status === "aborted") throw e;
     if (status === "unknown" && !(await landedBefore(pool, pipeline.name, first.source, undefined))) throw e;
     outcome = results;

@@ -31,11 +31,18 @@ export class HoldStateError extends Error {
  * @returns the hold and how many windows stay published
  * @throws HoldStateError when it is held already (naming since when and why)
  */
-export async function holdPipeline(pool: Pool, pipeline: string, reason: string): Promise<{ hold: Hold; windows: number }> {
+export async function holdPipeline(
+  pool: Pool,
+  pipeline: string,
+  reason: string,
+): Promise<{ hold: Hold; windows: number }> {
   return withTransaction(pool, async (client) => {
     await lockResults(client, pipeline);
     const open = await readOpenHold(client, pipeline);
-    if (open) throw new HoldStateError(`pipeline ${pipeline} is already held, since ${open.heldAt} (hold ${open.holdId}: ${open.reason})`);
+    if (open)
+      throw new HoldStateError(
+        `pipeline ${pipeline} is already held, since ${open.heldAt} (hold ${open.holdId}: ${open.reason})`,
+      );
     const opened = await openHold(client, pipeline, { reason, rule: null, trippedBy: null, batchId: null });
     await markHeld(client, pipeline, opened.hold.holdId);
     return opened;

@@ -36,9 +36,19 @@ import { parseInstant } from "../core/timestamps.js";
 import type { Pool, PoolClient } from "../db/pool.js";
 import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
 import { recordReplayedFile } from "../db/sql/ingest/recordReplayedFile.js";
-import { readReplayCompletions, recordReplayCompletion, type ReplayCompletion } from "../db/sql/ingest/replayCompletion.js";
 import {
-  copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine, type ReplayRow,
+  readReplayCompletions,
+  recordReplayCompletion,
+  type ReplayCompletion,
+} from "../db/sql/ingest/replayCompletion.js";
+import {
+  copyReplayRows,
+  createReplayRows,
+  dropReplayRows,
+  indexReplayRows,
+  readReplayPage,
+  replayLine,
+  type ReplayRow,
 } from "../db/sql/ingest/stageReplayRows.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
@@ -103,22 +113,42 @@ const SPAN_IN_MEMORY = 200_000;
  * (a bad CSV header: checked before any of its rows is staged) is left out
  * and reported; the others go on.
  */
-async function stage(client: PoolClient, pipeline: PipelineConfig, opts: ReplayOptions, refused: ReplaySummary["refused"], headers: Set<string>): Promise<number> {
+async function stage(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  opts: ReplayOptions,
+  refused: ReplaySummary["refused"],
+  headers: Set<string>,
+): Promise<number> {
   await createReplayRows(client);
   let rows = 0;
   for (const file of opts.files) {
     const origin = path.basename(file);
     let header = true;
     async function* encode(): AsyncGenerator<string> {
-      for await (const rec of readRecords(createReadStream(file), pipeline.source.format, { ...readOptionsFor(pipeline), onHeader: (_, text) => {
-        header = false;
-        headers.add(text);
-      } })) {
+      for await (const rec of readRecords(createReadStream(file), pipeline.source.format, {
+        ...readOptionsFor(pipeline),
+        onHeader: (_, text) => {
+          header = false;
+          headers.add(text);
+        },
+      })) {
         rows++;
         if (rows % 10_000 === 0) opts.onStaged?.(rows, true);
         const fields = rec.fields === null ? null : JSON.stringify(rec.fields).replace(/\\u0000/g, "");
-        const numbers = rec.numbers === undefined ? null : `{${rec.numbers.map((n) => `"${n.replace(/\u0000/g, "").replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
-        yield replayLine(arrivalOf(rec, pipeline, opts.arrivalField), origin, rec.line, rec.raw.replace(/\u0000/g, ""), rec.parseError ?? null, fields, numbers);
+        const numbers =
+          rec.numbers === undefined
+            ? null
+            : `{${rec.numbers.map((n) => `"${n.replace(/\u0000/g, "").replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+        yield replayLine(
+          arrivalOf(rec, pipeline, opts.arrivalField),
+          origin,
+          rec.line,
+          rec.raw.replace(/\u0000/g, ""),
+          rec.parseError ?? null,
+          fields,
+          numbers,
+        );
       }
     }
     try {
@@ -164,15 +194,24 @@ function stagedRows(staging: PoolClient): RowSource {
 /** A record as the staging table gives it back, read straight from the file (the staging order of one file in arrival order). */
 function asStaged(rec: RawRecord, origin: string, arrival: [number, number]): ReplayRow {
   return {
-    arrival_ms: arrival[0], arrival_sub_ms: arrival[1], origin, line: rec.line, ord: 0, raw: rec.raw, parse_error: null,
-    fields: rec.fields, numbers: rec.numbers ?? null,
+    arrival_ms: arrival[0],
+    arrival_sub_ms: arrival[1],
+    origin,
+    line: rec.line,
+    ord: 0,
+    raw: rec.raw,
+    parse_error: null,
+    fields: rec.fields,
+    numbers: rec.numbers ?? null,
   };
 }
 
 /** `[epoch ms, µs within the ms]` of a record's arrival time, or null when it has none or it cannot be read. */
 function arrivalOf(rec: RawRecord, pipeline: PipelineConfig, field: string): [number, number] | null {
   const at = rec.fields?.[field];
-  const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond) : undefined;
+  const parsed = at
+    ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond)
+    : undefined;
   return parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : null;
 }
 
@@ -187,12 +226,19 @@ function arrivalOf(rec: RawRecord, pipeline: PipelineConfig, field: string): [nu
  * could not make fields of is staged first). Any other dataset is staged.
  * @returns the records' source and count, or null when the dataset must be staged
  */
-async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, headers: Set<string>): Promise<{ rows: RowSource; total: number } | null> {
+async function inArrivalOrder(
+  pipeline: PipelineConfig,
+  opts: ReplayOptions,
+  headers: Set<string>,
+): Promise<{ rows: RowSource; total: number } | null> {
   if (opts.files.length !== 1) return null;
   const file = opts.files[0]!;
   const origin = path.basename(file);
   const read = (onHeader?: (text: string) => void) =>
-    readRecords(createReadStream(file), pipeline.source.format, { ...readOptionsFor(pipeline), ...(onHeader ? { onHeader: (_: unknown, text: string) => onHeader(text) } : {}) });
+    readRecords(createReadStream(file), pipeline.source.format, {
+      ...readOptionsFor(pipeline),
+      ...(onHeader ? { onHeader: (_: unknown, text: string) => onHeader(text) } : {}),
+    });
   let total = 0;
   let before: [number, number] = [-Infinity, -1];
   const seen = new Set<string>();
@@ -220,7 +266,8 @@ async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, hea
   const records = read()[Symbol.asyncIterator]();
   let next: ReplayRow | undefined;
   let done = false;
-  let span = 0, left = spans[0]?.rows ?? 0;
+  let span = 0,
+    left = spans[0]?.rows ?? 0;
   return {
     total,
     rows: {
@@ -231,7 +278,10 @@ async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, hea
           else {
             if (left === 0) [span, left] = [span + 1, spans[span + 1]?.rows ?? 0];
             // The file changed between the two passes: what was checked no longer holds.
-            if (left === 0 || r.value.fields === null) throw new Error(`${file} changed while it was replayed (more records than checked, or one without fields, at line ${r.value.line}); run the replay again`);
+            if (left === 0 || r.value.fields === null)
+              throw new Error(
+                `${file} changed while it was replayed (more records than checked, or one without fields, at line ${r.value.line}); run the replay again`,
+              );
             left--;
             // Its span's start stands for its arrival: the spans were counted by the check pass.
             next = asStaged(r.value, origin, [spans[span]!.start, 0]);
@@ -262,7 +312,10 @@ function sharedFileName(files: string[]): [string, string[]] | undefined {
 /** Why a replay of `files` is refused before anything is staged (two files share a name), or undefined. */
 export function replayFilesProblem(files: string[]): string | undefined {
   const shared = sharedFileName(files);
-  return shared && `${shared[1].join(" and ")} share the name ${shared[0]}, which is a file source's name (its made-up event ids are ${shared[0]}:<line>): give each file a name of its own`;
+  return (
+    shared &&
+    `${shared[1].join(" and ")} share the name ${shared[0]}, which is a file source's name (its made-up event ids are ${shared[0]}:<line>): give each file a name of its own`
+  );
 }
 
 /** A dataset's identity: its files' names and sizes (a changed file makes a new replay). */
@@ -282,9 +335,10 @@ function statFingerprint(files: string[], stats: Stats[]): string {
 /** SHA-256 (hex) of the files' bytes, one after the other. */
 async function contentHash(files: string[]): Promise<string> {
   const h = createHash("sha256");
-  for (const f of files) await pipe(createReadStream(f), async function* (chunks: AsyncIterable<Buffer>) {
-    for await (const c of chunks) h.update(c);
-  });
+  for (const f of files)
+    await pipe(createReadStream(f), async function* (chunks: AsyncIterable<Buffer>) {
+      for await (const c of chunks) h.update(c);
+    });
   return h.digest("hex");
 }
 
@@ -293,10 +347,23 @@ async function contentHash(files: string[]): Promise<string> {
  * the same names, sizes and modification times, or (a modification time differs) the same bytes. One query;
  * the files are read only in the second case.
  */
-async function completedBefore(pool: Pool, pipeline: PipelineConfig, tag: string, spanMs: number, fingerprint: string, files: string[]): Promise<{ completion: ReplayCompletion; by: "stat" | "sha256" } | null> {
+async function completedBefore(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  tag: string,
+  spanMs: number,
+  fingerprint: string,
+  files: string[],
+): Promise<{ completion: ReplayCompletion; by: "stat" | "sha256" } | null> {
   const completions = (await readReplayCompletions(pool, pipeline.name, tag)).filter((c) => c.spanMs === spanMs);
   // A completion found again by its bytes is recorded again with the new fingerprint: the first record's time is the replay's.
-  const firstOf = (c: ReplayCompletion) => ({ ...c, completedAt: completions.filter((x) => x.sha256 === c.sha256).map((x) => x.completedAt).sort()[0]! });
+  const firstOf = (c: ReplayCompletion) => ({
+    ...c,
+    completedAt: completions
+      .filter((x) => x.sha256 === c.sha256)
+      .map((x) => x.completedAt)
+      .sort()[0]!,
+  });
   const same = completions.find((c) => c.statFingerprint === fingerprint);
   if (same) return { completion: firstOf(same), by: "stat" };
   if (completions.length === 0) return null;
@@ -306,10 +373,15 @@ async function completedBefore(pool: Pool, pipeline: PipelineConfig, tag: string
 }
 
 /** The summary's words for a replay that completed before. */
-function landedBeforeMessage(c: Pick<ReplayCompletion, "batches" | "rows" | "completedAt">, by: "stat" | "sha256"): string {
+function landedBeforeMessage(
+  c: Pick<ReplayCompletion, "batches" | "rows" | "completedAt">,
+  by: "stat" | "sha256",
+): string {
   return (
     `every micro-batch was landed before (${c.batches} micro-batches, ${c.rows} rows; this replay completed at ${c.completedAt}): nothing landed; ` +
-    (by === "stat" ? "the files' sizes and modification times are unchanged, so they were not read" : "the files' modification times changed but their SHA-256 did not")
+    (by === "stat"
+      ? "the files' sizes and modification times are unchanged, so they were not read"
+      : "the files' modification times changed but their SHA-256 did not")
   );
 }
 
@@ -330,10 +402,20 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
   if (before !== null) {
     const { completion: c, by } = before;
     // Read again by its bytes: record this fingerprint too, so the next run needs only the stat.
-    if (by === "sha256") await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { ...c, statFingerprint: fingerprint });
+    if (by === "sha256")
+      await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { ...c, statFingerprint: fingerprint });
     return {
-      rowsStaged: c.rows, staged: false, replayBatches: 0, skippedBatches: c.batches, streamBatches: 0, rowsLanded: 0, duplicateRows: 0,
-      elapsedMs: Date.now() - started, refused: [], alreadyLanded: null, landedBefore: landedBeforeMessage(c, by),
+      rowsStaged: c.rows,
+      staged: false,
+      replayBatches: 0,
+      skippedBatches: c.batches,
+      streamBatches: 0,
+      rowsLanded: 0,
+      duplicateRows: 0,
+      elapsedMs: Date.now() - started,
+      refused: [],
+      alreadyLanded: null,
+      landedBefore: landedBeforeMessage(c, by),
     };
   }
   const client = await pool.connect();
@@ -346,7 +428,16 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     const total = direct?.total ?? (await stage(client, pipeline, opts, refused, headers));
     const csvHeader = headers.size === 1 ? [...headers][0] : undefined;
     // Pages are read on the staging session; landings and batches run on other connections.
-    const counts = await replaySpans(pool, direct?.rows ?? stagedRows(client), pipeline, `replay:${id}`, started, total, opts, csvHeader);
+    const counts = await replaySpans(
+      pool,
+      direct?.rows ?? stagedRows(client),
+      pipeline,
+      `replay:${id}`,
+      started,
+      total,
+      opts,
+      csvHeader,
+    );
     await analyzeIfStale(pool, pipeline.name);
     // The files are now in bronze: the landing folder must not land them again.
     // They are recorded with 0 rows (their rows count under the replay:… sources).
@@ -359,12 +450,23 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     if (refused.length === 0) {
       const sha256 = await contentHash(opts.files);
       if (statFingerprint(opts.files, await Promise.all(opts.files.map((f) => stat(f)))) === fingerprint) {
-        await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { spanMs: opts.batchSpanMs, batches: counts.replayBatches + counts.skippedBatches, rows: total, statFingerprint: fingerprint, sha256 });
+        await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, {
+          spanMs: opts.batchSpanMs,
+          batches: counts.replayBatches + counts.skippedBatches,
+          rows: total,
+          statFingerprint: fingerprint,
+          sha256,
+        });
       }
     }
     return {
-      rowsStaged: total, staged: direct === null, ...counts, elapsedMs: Date.now() - started, refused,
-      alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded), landedBefore: null,
+      rowsStaged: total,
+      staged: direct === null,
+      ...counts,
+      elapsedMs: Date.now() - started,
+      refused,
+      alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded),
+      landedBefore: null,
     };
   } finally {
     await dropReplayRows(client);
@@ -388,10 +490,21 @@ async function replaySpans(
   total: number,
   opts: ReplayOptions,
   csvHeader: string | undefined,
-): Promise<{ replayBatches: number; skippedBatches: number; streamBatches: number; rowsLanded: number; duplicateRows: number }> {
+): Promise<{
+  replayBatches: number;
+  skippedBatches: number;
+  streamBatches: number;
+  rowsLanded: number;
+  duplicateRows: number;
+}> {
   const span = opts.batchSpanMs;
   const spanOf = (r: ReplayRow) => (r.arrival_ms === null ? null : Math.floor(r.arrival_ms / span) * span);
-  let done = 0, replayBatches = 0, skipped = 0, streamBatches = 0, rowsLanded = 0, duplicateRows = 0;
+  let done = 0,
+    replayBatches = 0,
+    skipped = 0,
+    streamBatches = 0,
+    rowsLanded = 0,
+    duplicateRows = 0;
   /** Streams one span's rows: micro-batches up to its last `seq` (no extra empty batch per span). */
   const streamSpan = async (land: LandResult, rowsDone: number, spans: number) => {
     const batches: BatchProgress[] = [];
@@ -417,7 +530,12 @@ async function replaySpans(
   // The spans an earlier run of this replay landed (a resumed replay skips them).
   const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
   /** One span classified in memory (before its landing takes the append lock), with what its landing needs. */
-  interface NextSpan { source: string; landingTimeMs: number; classified: ClassifiedLines; rowsDone: number }
+  interface NextSpan {
+    source: string;
+    landingTimeMs: number;
+    classified: ClassifiedLines;
+    rowsDone: number;
+  }
   /** Reads and classifies the next span's records, or undefined when every record is read. */
   const classifyNext = async (): Promise<NextSpan | undefined> => {
     const first = await rows.peek();
@@ -431,7 +549,13 @@ async function replaySpans(
         done++;
         yield r.fields === null
           ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
-          : { line: r.line, raw: r.raw, fields: r.fields, origin: r.origin, ...(r.numbers === null ? {} : { numbers: r.numbers }) };
+          : {
+              line: r.line,
+              raw: r.raw,
+              fields: r.fields,
+              origin: r.origin,
+              ...(r.numbers === null ? {} : { numbers: r.numbers }),
+            };
       }
     }
     const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
@@ -439,7 +563,13 @@ async function replaySpans(
     const landingTimeMs = current === null ? started : current + span;
     // The span's rows classified now, before its landing's turn: the landing's transaction only writes
     // them. A span of more than SPAN_IN_MEMORY records keeps the rest to be read during its COPY.
-    const classified = await classifyInMemory(pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, elideRaw: () => csvHeader !== undefined }, SPAN_IN_MEMORY);
+    const classified = await classifyInMemory(
+      pipeline,
+      `${sourcePrefix}:${label}`,
+      records(),
+      { landingTimeMs, elideRaw: () => csvHeader !== undefined },
+      SPAN_IN_MEMORY,
+    );
     return { source: `${sourcePrefix}:${label}`, landingTimeMs, classified, rowsDone: done };
   };
   /** Lands a classified span and starts its stream once the previous span's stream is done. */
@@ -451,7 +581,10 @@ async function replaySpans(
     // earlier landing (one before the append lock, one under it). Landed meanwhile by another
     // replay, its record's unique key still refuses it, and the landing answers as landed before.
     const land = await landRecords(pool, pipeline, next.source, next.classified, {
-      landingTimeMs: next.landingTimeMs, csvHeader: () => csvHeader, commitWithoutFlushWait: true, newSource: !landedBefore.has(next.source),
+      landingTimeMs: next.landingTimeMs,
+      csvHeader: () => csvHeader,
+      commitWithoutFlushWait: true,
+      newSource: !landedBefore.has(next.source),
     });
     if (land.alreadyLanded) {
       skipped++;

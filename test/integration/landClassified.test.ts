@@ -43,9 +43,13 @@ describe("a landing classified in memory", () => {
       const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true };
       const land = async (source: string, ids: string[], max = 100) =>
         landRecords(pool, p, source, await classifyInMemory(p, source, records(ids), opts, max), opts);
-      const reasons = async (source: string) => (await pool.query(
-        "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2) ORDER BY seq",
-        [p.name, source])).rows.map((r) => `${r.event_id}:${r.reason ?? r.status}`);
+      const reasons = async (source: string) =>
+        (
+          await pool.query(
+            "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2) ORDER BY seq",
+            [p.name, source],
+          )
+        ).rows.map((r) => `${r.event_id}:${r.reason ?? r.status}`);
 
       // Every id new: the probe (a SELECT before COPY), no UPDATE.
       const first = await land("m:1", ["a", "b"]);
@@ -56,21 +60,49 @@ describe("a landing classified in memory", () => {
       exchanges.length = 0;
       const second = await land("m:2", ["b", "c"]);
       expect([second.landed, second.accepted, second.byReason]).toEqual([2, 1, { DUPLICATE: 1 }]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "SELECT", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual([
+        "BEGIN SELECT SELECT WITH",
+        "SELECT",
+        "COPY",
+        "UPDATE",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "SELECT",
+        "COMMIT",
+      ]);
       expect(await reasons("m:2")).toEqual(["b:DUPLICATE", "c:accepted"]);
 
       // "d" twice in the landing: no probe (the dedupe must run), the second "d" is a DUPLICATE.
       exchanges.length = 0;
       const third = await land("m:3", ["d", "e", "d"]);
       expect([third.landed, third.accepted, third.byReason]).toEqual([3, 2, { DUPLICATE: 1 }]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual([
+        "BEGIN SELECT SELECT WITH",
+        "COPY",
+        "UPDATE",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "SELECT",
+        "COMMIT",
+      ]);
       expect(await reasons("m:3")).toEqual(["d:accepted", "e:accepted", "d:DUPLICATE"]);
 
       // Over the in-memory limit (2 of 3 records): the rest is classified during the COPY, and the dedupe runs.
       exchanges.length = 0;
       const fourth = await land("m:4", ["f", "g", "a"], 2);
       expect([fourth.landed, fourth.accepted, fourth.byReason]).toEqual([3, 2, { DUPLICATE: 1 }]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual([
+        "BEGIN SELECT SELECT WITH",
+        "COPY",
+        "UPDATE",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "SELECT",
+        "COMMIT",
+      ]);
       expect(await reasons("m:4")).toEqual(["f:accepted", "g:accepted", "a:DUPLICATE"]);
 
       // The same records landed as they are read give the same outcome.

@@ -30,7 +30,8 @@ const IN_ORDER = [
 
 function setup(name: string, files: Record<string, string[]>) {
   const dir = mkdtempSync(path.join(tmpdir(), "straggler-inorder-"));
-  for (const [file, rows] of Object.entries(files)) writeFileSync(path.join(dir, file), [HEADER, ...rows].join("\n") + "\n");
+  for (const [file, rows] of Object.entries(files))
+    writeFileSync(path.join(dir, file), [HEADER, ...rows].join("\n") + "\n");
   const p = pipeline({
     name,
     source: { format: "csv" },
@@ -46,12 +47,18 @@ function setup(name: string, files: Record<string, string[]>) {
 async function outcome(pool: Pool, name: string) {
   const bronze = await pool.query(
     `SELECT event_id, raw, event_time, ingestion_time, status, reason, source_line, split_part(source, ':', 3) AS span
-       FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq`, [name]);
+       FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq`,
+    [name],
+  );
   const batches = await pool.query(
     `SELECT num_input_rows, watermark, next_watermark, num_rows_dropped_by_watermark, num_rows_updated, num_rows_finalized
-       FROM straggler.batch_progress WHERE pipeline = $1 ORDER BY batch_id`, [name]);
+       FROM straggler.batch_progress WHERE pipeline = $1 ORDER BY batch_id`,
+    [name],
+  );
   const windows = await pool.query(
-    `SELECT group_key, window_start, event_count, value_sum::text, is_final FROM straggler.window_results_table WHERE pipeline = $1 ORDER BY group_key, window_start`, [name]);
+    `SELECT group_key, window_start, event_count, value_sum::text, is_final FROM straggler.window_results_table WHERE pipeline = $1 ORDER BY group_key, window_start`,
+    [name],
+  );
   return { bronze: bronze.rows, batches: batches.rows, windows: windows.rows };
 }
 
@@ -63,8 +70,22 @@ describe("replay of one file already in arrival order", () => {
     // The same rows in two files (first rows, then the rest) must be staged: the reference.
     const split = setup("in-order-staged", { "orders-1.csv": IN_ORDER.slice(0, 3), "orders-2.csv": IN_ORDER.slice(3) });
     const slow = await replay(pool, split.p, { files: split.paths, arrivalField: "arrived", batchSpanMs: 3_600_000 });
-    expect([fast.staged, fast.rowsStaged, fast.replayBatches, fast.streamBatches, fast.rowsLanded, fast.duplicateRows]).toEqual([false, 7, 3, 3, 7, 1]);
-    expect([slow.staged, slow.rowsStaged, slow.replayBatches, slow.streamBatches, slow.rowsLanded, slow.duplicateRows]).toEqual([true, 7, 3, 3, 7, 1]);
+    expect([
+      fast.staged,
+      fast.rowsStaged,
+      fast.replayBatches,
+      fast.streamBatches,
+      fast.rowsLanded,
+      fast.duplicateRows,
+    ]).toEqual([false, 7, 3, 3, 7, 1]);
+    expect([
+      slow.staged,
+      slow.rowsStaged,
+      slow.replayBatches,
+      slow.streamBatches,
+      slow.rowsLanded,
+      slow.duplicateRows,
+    ]).toEqual([true, 7, 3, 3, 7, 1]);
 
     const a = await outcome(pool, "in-order-direct");
     const b = await outcome(pool, "in-order-staged");
@@ -86,7 +107,9 @@ describe("replay of one file already in arrival order", () => {
     // d (12:03) arrived after 13:05 was seen (watermark 12:55): dropped, its window final at 2 events.
     expect(a.batches.map((r) => Number(r.num_rows_dropped_by_watermark))).toEqual([0, 0, 1]);
     expect(a.windows.map((r) => [r.event_count, r.value_sum, r.is_final])).toEqual([
-      [2, "30", true], [2, "65", true], [1, "50", false],
+      [2, "30", true],
+      [2, "65", true],
+      [1, "50", false],
     ]);
   });
 
@@ -96,12 +119,26 @@ describe("replay of one file already in arrival order", () => {
     const back = setup("out-of-order", { "orders.csv": shuffled });
     const r = await replay(pool, back.p, { files: back.paths, arrivalField: "arrived", batchSpanMs: 3_600_000 });
     expect([r.staged, r.rowsLanded]).toEqual([true, 3]);
-    expect((await outcome(pool, "out-of-order")).bronze.map((x) => [x.event_id, x.source_line])).toEqual([["a", 3], ["b", 4], ["c", 2]]);
+    expect((await outcome(pool, "out-of-order")).bronze.map((x) => [x.event_id, x.source_line])).toEqual([
+      ["a", 3],
+      ["b", 4],
+      ["c", 2],
+    ]);
 
-    const unreadable = setup("no-arrival", { "orders.csv": [IN_ORDER[0]!, "x,2024-01-15T12:04:00Z,not a time,5", IN_ORDER[1]!] });
-    const u = await replay(pool, unreadable.p, { files: unreadable.paths, arrivalField: "arrived", batchSpanMs: 3_600_000 });
+    const unreadable = setup("no-arrival", {
+      "orders.csv": [IN_ORDER[0]!, "x,2024-01-15T12:04:00Z,not a time,5", IN_ORDER[1]!],
+    });
+    const u = await replay(pool, unreadable.p, {
+      files: unreadable.paths,
+      arrivalField: "arrived",
+      batchSpanMs: 3_600_000,
+    });
     expect([u.staged, u.rowsLanded, u.replayBatches]).toEqual([true, 3, 2]);
     // A record without a readable arrival time lands in the first micro-batch.
-    expect((await outcome(pool, "no-arrival")).bronze.map((x) => [x.event_id, x.span])).toEqual([["x", "no-arrival-time"], ["a", "2024-01-15T12"], ["b", "2024-01-15T12"]]);
+    expect((await outcome(pool, "no-arrival")).bronze.map((x) => [x.event_id, x.span])).toEqual([
+      ["x", "no-arrival-time"],
+      ["a", "2024-01-15T12"],
+      ["b", "2024-01-15T12"],
+    ]);
   });
 });

@@ -17,6 +17,12 @@ const MARK_SQL = `INSERT INTO straggler.window_changes (pipeline, change, hold_i
  * @returns the marker's id
  * @throws the database's error
  */
-export async function markHold(client: Queryable, pipeline: string, change: "held" | "released", holdId: number): Promise<number> {
-  return (await client.query<{ id: number }>(prepared("feed_mark_hold", MARK_SQL, [pipeline, change, holdId]))).rows[0]!.id;
+export async function markHold(
+  client: Queryable,
+  pipeline: string,
+  change: "held" | "released",
+  holdId: number,
+): Promise<number> {
+  return (await client.query<{ id: number }>(prepared("feed_mark_hold", MARK_SQL, [pipeline, change, holdId]))).rows[0]!
+    .id;
 }

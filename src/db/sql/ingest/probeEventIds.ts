@@ -27,7 +27,11 @@ SELECT EXISTS (SELECT 1 FROM unnest($2::text[]) AS x(id)
  * @returns true when an accepted row of `pipeline` in bronze has one of `eventIds`
  * @throws the database's error
  */
-export async function anyEventIdAccepted(client: Queryable, pipeline: string, eventIds: readonly string[]): Promise<boolean> {
+export async function anyEventIdAccepted(
+  client: Queryable,
+  pipeline: string,
+  eventIds: readonly string[],
+): Promise<boolean> {
   if (eventIds.length === 0) return false;
   const { rows } = await client.query(prepared("bronze_probe_event_ids", PROBE_EVENT_IDS_SQL, [pipeline, eventIds]));
   return rows[0].found === true;

@@ -8,7 +8,13 @@ import type { Queryable } from "../../pool.js";
  * Records the header line `header` of `source`, in the landing's transaction (once per source), with the
  * layout its rows written without raw text are read back by (src/ingest/rawLayout.ts; null when none was).
  */
-export async function recordSourceHeader(client: Queryable, pipeline: string, source: string, header: string, rawLayout: string | null = null): Promise<void> {
+export async function recordSourceHeader(
+  client: Queryable,
+  pipeline: string,
+  source: string,
+  header: string,
+  rawLayout: string | null = null,
+): Promise<void> {
   const { rows } = await client.query(
     `INSERT INTO straggler.source_headers AS h (pipeline, source, header, raw_layout) VALUES ($1, $2, $3, $4)
      ON CONFLICT (pipeline, source) DO UPDATE SET raw_layout = coalesce(h.raw_layout, EXCLUDED.raw_layout) RETURNING raw_layout`,
@@ -16,12 +22,21 @@ export async function recordSourceHeader(client: Queryable, pipeline: string, so
   );
   // A source landed in parts (an append-only file) reads every part's rows by one layout.
   if (rawLayout !== null && rows[0].raw_layout !== rawLayout) {
-    throw new Error(`${source}: its rows were written by the layout ${rawLayout} but the source's recorded layout is ${rows[0].raw_layout}`);
+    throw new Error(
+      `${source}: its rows were written by the layout ${rawLayout} but the source's recorded layout is ${rows[0].raw_layout}`,
+    );
   }
 }
 
 /** @returns the header line of each of `sources` of `pipeline` that has one recorded */
-export async function readSourceHeaders(client: Queryable, pipeline: string, sources: string[]): Promise<Map<string, string>> {
-  const { rows } = await client.query("SELECT source, header FROM straggler.source_headers WHERE pipeline = $1 AND source = ANY($2::text[])", [pipeline, sources]);
+export async function readSourceHeaders(
+  client: Queryable,
+  pipeline: string,
+  sources: string[],
+): Promise<Map<string, string>> {
+  const { rows } = await client.query(
+    "SELECT source, header FROM straggler.source_headers WHERE pipeline = $1 AND source = ANY($2::text[])",
+    [pipeline, sources],
+  );
   return new Map(rows.map((r: { source: string; header: string }) => [r.source, r.header]));
 }
