@@ -36,7 +36,8 @@ import { PassThrough, Readable, Transform, Writable, type TransformCallback } fr
 import { pipeline as pipe } from "node:stream/promises";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { RawRecord } from "../core/admission.js";
-import { notUtf8, readRecords, type ReadOptions } from "../ingest/readers.js";
+import { readRecords, type ReadOptions } from "../ingest/readers.js";
+import { notUtf8 } from "../ingest/sourceEncoding.js";
 import { Spool, spoolFault } from "./bodySpool.js";
 import { HttpError } from "./errors.js";
 import { splitArray } from "./jsonArrayLines.js";

@@ -9,7 +9,7 @@ import { pipeline as pipe } from "node:stream/promises";
 import { StringDecoder } from "node:string_decoder";
 import { getManyValues, none } from "stream-chain/defs.js";
 import { jsonParser as jsonTokenizer } from "stream-json/core/parser.js";
-import { MAX_JSON_DEPTH } from "../ingest/readers.js";
+import { MAX_JSON_DEPTH } from "../ingest/jsonRecords.js";
 import { spoolFault } from "./bodySpool.js";
 import { HttpError } from "./errors.js";
 

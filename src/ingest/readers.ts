@@ -29,9 +29,10 @@
  * unless `unterminated: "hold"` (append-only files), where it waits for its
  * newline, as does a record whose quote is still open: `position` moves only
  * past complete records, so the next piece starts at the record's first line.
+ *
+ * A JSON line's fields are src/ingest/jsonRecords.ts's, a CSV record's src/ingest/csvRecords.ts's; the
+ * encoding check of the first bytes is src/ingest/sourceEncoding.ts.
  */
-import { isLosslessNumber, parse as parseJson } from "lossless-json";
-import { canonicalNumber } from "../core/decimal.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import {
@@ -47,102 +48,20 @@ import {
   type RequiredColumn,
 } from "./csvRecords.js";
 import { SourceRefused } from "./errors.js";
+import { jsonFields } from "./jsonRecords.js";
 import { splitLines, utf8Prefix, type SplitLine } from "./lineSplitter.js";
+import { notUtf8 } from "./sourceEncoding.js";
 
 export type SourceFormat = "csv" | "jsonl";
 
 /** Default record limit, bytes (`source.maxRecordBytes`): a longer line is quarantined, its raw text cut to this many bytes. */
 export const MAX_RECORD_BYTES = 1_048_576;
 
-/**
- * A top-level JSON value as field text: null stays null, `""` stays `""` (a key of its own), numbers keep their exact text,
- * an object or array is its canonical JSON text (`canonicalJson`), so one nested value is one key or event id whatever
- * order its members were written in.
- */
-function fieldText(v: unknown): string | null {
-  if (v === null || v === undefined) return null;
-  if (typeof v === "string") return v;
-  if (isLosslessNumber(v)) return v.toString();
-  if (typeof v === "boolean") return String(v);
-  return canonicalJson(v);
-}
-
-/**
- * The canonical JSON text of a parsed (lossless) JSON value: members of an object sorted by their names'
- * UTF-16 code units (the order of RFC 8785, JSON Canonicalization Scheme), numbers in their canonical decimal
- * form (`canonicalNumber`: `1.0` and `1e0` are `1`; exact, not through a double as RFC 8785 would), strings as
- * `JSON.stringify` writes them, no whitespace. `{"b":2,"a":1.0}` and `{"a":1,"b":2}` both give `{"a":1,"b":2}`.
- * Depth is bounded by the reader (`MAX_JSON_DEPTH`) before parsing.
- */
-export function canonicalJson(v: unknown): string {
-  if (v === null || v === undefined) return "null";
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "boolean") return String(v);
-  if (isLosslessNumber(v)) return canonicalNumber(v.toString());
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  const o = v as Record<string, unknown>;
-  const names = Object.keys(o).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${names.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(",")}}`;
-}
-
 /** Why a record's text cannot be stored as it is (invalid UTF-8, a NUL), or undefined. */
 export function textProblem(text: string): string | undefined {
   if (text.includes("\uFFFD")) return "invalid UTF-8";
   if (text.includes("\u0000")) return "contains a NUL character";
   return undefined;
-}
-
-/**
- * Deepest nesting of JSON arrays and objects in a record (the record object is
- * level 1). The parser and serialiser recurse: without a limit, whether a deep
- * line parses would depend on the stack left, and a replay could classify it
- * differently.
- */
-export const MAX_JSON_DEPTH = 1000;
-
-/** True when `text` nests JSON arrays/objects deeper than `max` levels (strings skipped). Linear, no recursion. */
-function jsonDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c)
-        i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
-
-/**
- * Parses one JSON line into fields, and the names of the fields whose value is
- * a JSON number (`numbers`, absent when none): a number used as a key or id is
- * canonicalised by admission, a string never is.
- */
-export function jsonFields(
-  line: string,
-): { fields: Record<string, string | null>; numbers?: string[] } | { error: string } {
-  if (jsonDeeperThan(line, MAX_JSON_DEPTH))
-    return { error: `invalid JSON: nested deeper than ${MAX_JSON_DEPTH} levels` };
-  let value: unknown;
-  try {
-    value = parseJson(line);
-  } catch (e) {
-    return { error: `invalid JSON: ${(e as Error).message.slice(0, 200)}` };
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value) || isLosslessNumber(value))
-    return { error: "expected a JSON object" };
-  const fields: Record<string, string | null> = {};
-  let numbers: string[] | undefined;
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    fields[k] = fieldText(v);
-    if (isLosslessNumber(v)) (numbers ??= []).push(k);
-  }
-  return numbers === undefined ? { fields } : { fields, numbers };
 }
 
 export interface ReadOptions {
@@ -177,45 +96,6 @@ export function readOptionsFor(pipeline: PipelineConfig): ReadOptions {
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-
-/**
- * Why a source's first bytes say it is not UTF-8, or undefined: a UTF-16 or
- * UTF-32 byte order mark (spreadsheet "Unicode text" exports, PowerShell's
- * `>` redirection), or, without a mark, NUL bytes in the pattern of UTF-16 or
- * UTF-32 text in the first four bytes (RFC 4627 §3's detection). Read as UTF-8 every line of such a file would be
- * MALFORMED for a NUL or invalid UTF-8, which names the symptom, not the cause.
- */
-export function notUtf8(first: Buffer): string | undefined {
-  const hex = (n: number) =>
-    [...first.subarray(0, n)].map((b) => b.toString(16).toUpperCase().padStart(2, "0")).join(" ");
-  const says = (name: string, n: number) =>
-    `${name} text (byte order mark ${hex(n)}): records are read as UTF-8; convert it (e.g. iconv -f ${name} -t UTF-8)`;
-  if (first.length >= 4 && first[0] === 0xff && first[1] === 0xfe && first[2] === 0 && first[3] === 0)
-    return says("UTF-32", 4);
-  if (first.length >= 4 && first[0] === 0 && first[1] === 0 && first[2] === 0xfe && first[3] === 0xff)
-    return says("UTF-32", 4);
-  if (first.length >= 2 && ((first[0] === 0xff && first[1] === 0xfe) || (first[0] === 0xfe && first[1] === 0xff)))
-    return says("UTF-16", 2);
-  // No byte order mark: the pattern of NUL bytes in the first four (RFC 4627 §3: a JSON text starts with two
-  // ASCII characters, so 00 00 00 xx is UTF-32BE, 00 xx 00 xx UTF-16BE, xx 00 00 00 UTF-32LE, xx 00 xx 00 UTF-16LE;
-  // a CSV header starts with ASCII as well). UTF-8 text never holds a NUL: read as UTF-8, every line would be MALFORMED.
-  if (first.length >= 4) {
-    const [a, b, c, d] = [first[0] === 0, first[1] === 0, first[2] === 0, first[3] === 0];
-    const name =
-      a && b && c && !d
-        ? "UTF-32BE"
-        : a && !b && c && !d
-          ? "UTF-16BE"
-          : !a && b && c && d
-            ? "UTF-32LE"
-            : !a && b && !c && d
-              ? "UTF-16LE"
-              : undefined;
-    if (name !== undefined)
-      return `${name} text (no byte order mark; its first bytes ${hex(4)}): records are read as UTF-8; convert it (e.g. iconv -f ${name} -t UTF-8)`;
-  }
-  return undefined;
-}
 
 /**
  * Reads records from `input`.

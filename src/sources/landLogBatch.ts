@@ -28,7 +28,8 @@ import {
 } from "../db/sql/ingest/logOffsets.js";
 import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
 import { utf8Prefix } from "../ingest/lineSplitter.js";
-import { jsonFields, textProblem } from "../ingest/readers.js";
+import { jsonFields } from "../ingest/jsonRecords.js";
+import { textProblem } from "../ingest/readers.js";
 import type { LogBatch, LogMessage } from "./logSource.js";
 
 /** What a batch did. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { groupKeyOf } from "../../src/core/keys.js";
-import { canonicalJson, jsonFields } from "../../src/ingest/readers.js";
+import { canonicalJson, jsonFields } from "../../src/ingest/jsonRecords.js";
 import { parse } from "lossless-json";
 
 /** The field text of `k` in a JSON line (or its parse error). */
