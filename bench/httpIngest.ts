@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Pool } from "../src/db/pool.js";
-import { groupCommitTotals } from "../src/ingest/groupCommit.js";
+import { groupCommitTotals } from "../src/ingest/groupLanding.js";
 import { startService } from "../src/service.js";
 import { benchPipeline, fmt, fmtStat, log, stat, tmp, say, type BenchContext } from "./common.js";
 import { runLoad } from "./httpLoad.js";
