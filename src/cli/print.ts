@@ -10,7 +10,7 @@ import { extrasLines } from "./extrasLines.js";
 import type { PipelineExtras } from "../observe/pipelineExtras.js";
 import { formatDuration } from "../config/duration.js";
 import type { CorrectionSummary } from "../correction/correct.js";
-import type { LandResult } from "../ingest/copyToBronze.js";
+import type { LandResult } from "../ingest/landAnswer.js";
 import type { CheckpointInput, Hold } from "../core/model.js";
 import type { AlertView } from "../observe/alerts.js";
 import type { PolicyCheck } from "../guards/index.js";

@@ -1,7 +1,8 @@
 /** `POST /pipelines/{pipeline}/events`: lands a request's events in bronze, once per Idempotency-Key. */
 import type { Request } from "express";
 import { z } from "zod";
-import { landRecords, SourceConflictError, type LandResult } from "../ingest/copyToBronze.js";
+import { landRecords } from "../ingest/copyToBronze.js";
+import { SourceConflictError, type LandResult } from "../ingest/landAnswer.js";
 import { landInGroup } from "../ingest/groupCommit.js";
 import { readOptionsFor } from "../ingest/readers.js";
 import type { RouteContext } from "./context.js";

@@ -38,7 +38,7 @@ import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
 import { inAppendQueue } from "./appendLock.js";
 import { classifyLines } from "./classifyLines.js";
-import { landedBefore, type LandResult } from "./copyToBronze.js";
+import { landedBefore, type LandResult } from "./landAnswer.js";
 import { landGroup, type Member } from "./groupLanding.js";
 
 /** Most requests in one group. */

@@ -16,7 +16,7 @@ import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readL
 import { recordGroupLanding } from "../db/sql/ingest/recordGroupLanding.js";
 import { withAppendLockReading } from "./appendLock.js";
 import { commitOutcome } from "./commitOutcome.js";
-import { answerFromRecord, landedBefore, type LandResult } from "./copyToBronze.js";
+import { answerFromRecord, landedBefore, type LandResult } from "./landAnswer.js";
 
 /** One request in a group: its classified lines and tallies, and how to answer it. */
 export interface Member {

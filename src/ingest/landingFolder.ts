@@ -29,7 +29,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { LeaseLostError, type PipelineLease } from "../cluster/fencing.js";
 import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import type { Logger } from "../log.js";
-import type { LandResult } from "./copyToBronze.js";
+import type { LandResult } from "./landAnswer.js";
 import { LandingDirMissing, SourceRefused } from "./errors.js";
 import { decideLanding } from "./landingDecision.js";
 import { fileChunks, fileKind, hashFile, landOpenFile, openSourceFile } from "./landFile.js";

@@ -10,7 +10,7 @@ import type { Queryable } from "../db/pool.js";
 import { markSourceFile as markFile, type SourceFileFacts } from "../db/sql/ingest/markSourceFile.js";
 import { recordFileLanding as recordLanding } from "../db/sql/ingest/recordFileLanding.js";
 import type { SourceFileState } from "../db/sql/ingest/readSourceFiles.js";
-import type { LandResult } from "./copyToBronze.js";
+import type { LandResult } from "./landAnswer.js";
 
 export { readSourceFiles, type SourceFileRecord, type SourceFileState } from "../db/sql/ingest/readSourceFiles.js";
 

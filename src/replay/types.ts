@@ -2,7 +2,7 @@
  * What a replay is asked (its files, arrival-time field, span and progress callbacks) and what it
  * answers (src/replay/replay.ts runs it).
  */
-import type { LandResult } from "../ingest/copyToBronze.js";
+import type { LandResult } from "../ingest/landAnswer.js";
 import type { BatchProgress } from "../stream/runBatch.js";
 
 export interface ReplayOptions {

@@ -26,7 +26,8 @@ import {
   raiseLogPosition,
   readLogOffsets,
 } from "../db/sql/ingest/logOffsets.js";
-import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
+import { landRecords } from "../ingest/copyToBronze.js";
+import type { LandResult } from "../ingest/landAnswer.js";
 import { utf8Prefix } from "../ingest/lineSplitter.js";
 import { jsonFields } from "../ingest/jsonRecords.js";
 import { textProblem } from "../ingest/readers.js";

@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { runCorrection, type CorrectionRequest, type CorrectionSummary } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import { landStream } from "../../src/ingest/landFile.js";
-import type { LandResult } from "../../src/ingest/copyToBronze.js";
+import type { LandResult } from "../../src/ingest/landAnswer.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";

@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { formatDuration } from "../../config/duration.js";
 import type { PipelineConfig } from "../../config/pipelines.js";
 import type { Database } from "../../db/open.js";
-import type { LandResult } from "../../ingest/copyToBronze.js";
+import type { LandResult } from "../../ingest/landAnswer.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
 import { DEFAULT_LIMIT, limitOption, moreLines } from "../lists.js";
