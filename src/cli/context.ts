@@ -126,7 +126,7 @@ export async function landingFolderOf(pipeline: PipelineConfig): Promise<Pipelin
     throw new UsageError(`pipeline ${pipeline.name} has no source.landingDir; name the files to land`);
   const [{ LandingDirMissing }, { listLandingFiles }] = await Promise.all([
     import("../ingest/errors.js"),
-    import("../ingest/landingFolder.js"),
+    import("../ingest/landingEntries.js"),
   ]);
   try {
     await listLandingFiles(pipeline);

@@ -61,7 +61,7 @@ export function replayCommand(program: Command, ctxOf: ContextOf): void {
       ) => {
         const ctx = await ctxOf();
         const [{ listLandingFiles }, { replay, replayFilesProblem }, { pipelineStatus }] = await Promise.all([
-          import("../../ingest/landingFolder.js"),
+          import("../../ingest/landingEntries.js"),
           import("../../replay/replay.js"),
           import("../../stream/status.js"),
         ]);
