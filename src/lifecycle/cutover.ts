@@ -58,7 +58,8 @@ import {
   stashLive,
   swapStates,
 } from "../db/sql/lifecycle/versionSwap.js";
-import { classifyRange, notRebuildable, REBUILD_PAGE_ROWS, versionWatermark } from "./rebuild.js";
+import { classifyRange, REBUILD_PAGE_ROWS, versionWatermark } from "./classifyRange.js";
+import { notRebuildable } from "./rebuild.js";
 
 /** A cutover that cannot be made; nothing was changed. `status`: the HTTP status that says why (404 no such version, 409 not servable). */
 export class CutoverRefusedError extends Error {

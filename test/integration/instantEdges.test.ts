@@ -18,7 +18,7 @@ import { landStream } from "../../src/ingest/landFile.js";
 import { createLogger } from "../../src/log.js";
 import { latenessReport } from "../../src/observe/lateness.js";
 import { runBatch } from "../../src/stream/runBatch.js";
-import { versionWatermark } from "../../src/lifecycle/rebuild.js";
+import { versionWatermark } from "../../src/lifecycle/classifyRange.js";
 import { startApi } from "../helpers/api.js";
 import { startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
