@@ -21,6 +21,8 @@
  * `straggler.bronze_archived_counts` (so the ledger keeps counting the rows),
  * then the partition is detached and dropped. A crash before COMMIT leaves bronze
  * as it was (files written again on the next run).
+ *
+ * Which partitions are archivable, and why not, is src/retention/archivePlan.ts's.
  */
 import { ARCHIVE_COLUMNS, archiveCopySql } from "../db/sql/retention/archiveRows.js";
 import { createHash } from "node:crypto";
@@ -33,8 +35,7 @@ import { to as copyTo } from "pg-copy-streams";
 import { formatDuration } from "../config/duration.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PipelineInPartition } from "../core/model.js";
-import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
-import { listPartitions, type BronzePartition } from "../db/sql/retention/partitions.js";
+import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import {
   dropPartition,
   limitLockWait,
@@ -44,14 +45,12 @@ import {
   quoteIdent,
   quoteLiteral,
   readArchivedCounts,
-  readPipelinesInPartition,
-  readRebuildingPipelines,
-  readRestoredPartitions,
   readSeqRange,
   readStreamPositions,
   recordArchive,
   type ArchivedCount,
 } from "../db/sql/retention/archives.js";
+import { planArchive, type PartitionVerdict } from "./archivePlan.js";
 
 /** The archive file format, as the manifest names it. */
 const ARCHIVE_FORMAT =
@@ -86,85 +85,10 @@ export interface ArchiveManifest {
   archivedAt: string;
 }
 
-/** Why a partition is or is not archived now. */
-export interface PartitionVerdict {
-  partition: string;
-  rangeStart: string;
-  rangeEnd: string;
-  rows: number;
-  archivable: boolean;
-  /** Restored from its archives earlier (the service leaves such a partition alone; `straggler archive` archives it again). */
-  restored: boolean;
-  /** Why not, one line per pipeline that holds it back (empty when archivable). */
-  reasons: string[];
-  pipelines: PipelineInPartition[];
-}
-
 /** An archive written: where, and what it holds. */
 interface WrittenArchive {
   manifestFile: string;
   manifest: ArchiveManifest;
-}
-
-/**
- * Each closed partition (its month has ended) with its verdict, oldest first.
- * @param now the clock, ms (tests)
- */
-export async function planArchive(
-  db: Queryable,
-  pipelines: PipelineConfig[],
-  now = Date.now(),
-): Promise<PartitionVerdict[]> {
-  const byName = new Map(pipelines.map((p) => [p.name, p]));
-  const restored = await readRestoredPartitions(db);
-  const closed = (await listPartitions(db)).filter(
-    (p): p is BronzePartition & { rangeStart: string; rangeEnd: string } =>
-      p.rangeEnd !== null && Date.parse(p.rangeEnd) <= now,
-  );
-  const verdicts: PartitionVerdict[] = [];
-  for (const part of closed) {
-    const inIt = await readPipelinesInPartition(db, part.name);
-    const names = inIt.map((p) => p.pipeline);
-    const checkpoints = await readStreamPositions(db, names);
-    const rebuilding = await readRebuildingPipelines(db, names);
-    const reasons: string[] = [];
-    for (const p of inIt) {
-      const config = byName.get(p.pipeline);
-      const cp = checkpoints.get(p.pipeline);
-      if (!config)
-        reasons.push(
-          `${p.pipeline}: has ${p.rows} rows here and is not in the pipelines file (its horizon is unknown)`,
-        );
-      else if (!config.retention)
-        reasons.push(`${p.pipeline}: has ${p.rows} rows here and no retention setting (its rows are kept)`);
-      else if (!cp || cp.lastSeq < p.maxSeq)
-        reasons.push(
-          `${p.pipeline}: the stream has not read all its rows here yet (up to seq ${p.maxSeq}; checkpoint ${cp?.lastSeq ?? 0})`,
-        );
-      else if (rebuilding.has(p.pipeline)) reasons.push(`${p.pipeline}: a rebuild is running`);
-      else if (p.maxEventTime !== null) {
-        const horizonMs = config.retention.correctionHorizon;
-        const cutoff = cp.watermark === null ? null : Date.parse(cp.watermark) - horizonMs;
-        if (cutoff === null || Date.parse(p.maxEventTime) >= cutoff) {
-          reasons.push(
-            `${p.pipeline}: event times up to ${p.maxEventTime} are within the correction horizon (${formatDuration(horizonMs)} behind the watermark ${cp.watermark ?? "(none yet)"}` +
-              `${cutoff === null ? "" : `, i.e. from ${new Date(cutoff).toISOString()}`})`,
-          );
-        }
-      }
-    }
-    verdicts.push({
-      partition: part.name,
-      rangeStart: part.rangeStart,
-      rangeEnd: part.rangeEnd,
-      rows: inIt.reduce((n, p) => n + p.rows, 0),
-      archivable: reasons.length === 0,
-      restored: restored.has(part.name),
-      reasons,
-      pipelines: inIt,
-    });
-  }
-  return verdicts;
 }
 
 /** SHA-256 (hex) and byte count of what passes through. */

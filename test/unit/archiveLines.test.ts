@@ -1,7 +1,8 @@
 /** `straggler archive` for people (src/cli/commands/retention.ts): a summary line first, then each list of partitions cut at --limit. */
 import { describe, expect, it } from "vitest";
 import { archiveLines, planLines } from "../../src/cli/commands/retention.js";
-import type { ArchiveManifest, ArchiveRun, PartitionVerdict } from "../../src/retention/archive.js";
+import type { ArchiveManifest, ArchiveRun } from "../../src/retention/archive.js";
+import type { PartitionVerdict } from "../../src/retention/archivePlan.js";
 
 const verdict = (month: number, archivable: boolean): PartitionVerdict => ({
   partition: `bronze_events_p2026${String(month).padStart(2, "0")}`,

@@ -1,6 +1,7 @@
 /** `archive` (bronze partitions past the correction horizon → files, then dropped) and `restore --archive <file>` (src/retention/). */
 import type { Command } from "commander";
-import type { ArchiveRun, PartitionVerdict } from "../../retention/archive.js";
+import type { ArchiveRun } from "../../retention/archive.js";
+import type { PartitionVerdict } from "../../retention/archivePlan.js";
 import { json, withDb, type ContextOf } from "../context.js";
 import { limitOption, moreLines } from "../lists.js";
 import { worstExit } from "../refusal.js";
@@ -66,8 +67,9 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
     )
     .action(async (opts: { dryRun?: boolean; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
-      const [{ runArchive, planArchive }, { ensurePartitions }] = await Promise.all([
+      const [{ runArchive }, { planArchive }, { ensurePartitions }] = await Promise.all([
         import("../../retention/archive.js"),
+        import("../../retention/archivePlan.js"),
         import("../../db/sql/retention/partitions.js"),
       ]);
       await withDb(ctx, async (db) => {
