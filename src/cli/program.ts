@@ -16,6 +16,7 @@ import { latenessCommand } from "./commands/lateness.js";
 import { replayCommand } from "./commands/replay.js";
 import { retentionCommands } from "./commands/retention.js";
 import { serveCommands } from "./commands/serve.js";
+import { sourcesCommands } from "./commands/sources.js";
 import { streamCommands } from "./commands/stream.js";
 import { context, type ContextOf } from "./context.js";
 import { ENVIRONMENT_HELP, packageVersion } from "./helpText.js";
@@ -40,6 +41,7 @@ export function buildCli(): Command {
     context(program.opts().config as string | undefined, kind, program.opts().verbose === true);
   serveCommands(program, ctxOf);
   ingestCommands(program, ctxOf);
+  sourcesCommands(program, ctxOf);
   streamCommands(program, ctxOf);
   replayCommand(program, ctxOf);
   correctCommands(program, ctxOf);
