@@ -4,10 +4,10 @@
  * stop on SIGINT/SIGTERM. Several services (replicas) may run on one
  * database: each pipeline's owned work runs on the replica holding its lease
  * (src/cluster/leases.ts); HTTP ingest and reads work on every replica.
+ * The LISTEN session that wakes them is src/listenSession.ts.
  */
 import type { Server } from "node:http";
 import { hostname } from "node:os";
-import pg from "pg";
 import type { Env } from "./config/env.js";
 import type { PipelineConfig } from "./config/pipelines.js";
 import type { Database } from "./db/open.js";
@@ -15,16 +15,12 @@ import { sweepExpiredRuns } from "./correction/runLease.js";
 import { logPolicyAdopted, scheduleCorrections } from "./correction/schedule.js";
 import { scheduleReconciles } from "./correction/reconcileSchedule.js";
 import { createPool } from "./db/pool.js";
-import { backoffMs, type Backoff } from "./db/retry.js";
-import { startLoop, type RoundContext } from "./loop.js";
 import { LeaseLostError } from "./cluster/fencing.js";
 import { PipelineLeases } from "./cluster/leases.js";
 import { OwnedWork, type OwnedTaskStarter } from "./cluster/ownedWork.js";
 import { createApp } from "./app.js";
 import { answerClientErrors } from "./http/errors.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
-import { listenForLanded } from "./db/sql/ingest/bronzeChannel.js";
-import { CHANGES_CHANNEL, listenForChanges } from "./db/sql/feed/notifyChanges.js";
 import { endChangeStreams, wakeChangeStreams } from "./http/feedRoutes.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
@@ -36,62 +32,11 @@ import { logConsumerStarter } from "./sources/logConsumer.js";
 import { analyzeIfStale } from "./db/statistics.js";
 import { startRetention } from "./retention/schedule.js";
 import { StreamLoop } from "./stream/streamLoop.js";
+import { listenForLandings } from "./listenSession.js";
 
 export interface Service {
   port: number;
   stop(): Promise<void>;
-}
-
-/** The wait between two LISTEN reconnection attempts: 500 ms doubling, at most 5 s (each attempt is cheap, and until one succeeds no landing wakes the stream). */
-const LISTEN_BACKOFF: Backoff = { baseMs: 500, capMs: 5_000 };
-
-/**
- * Listens for bronze notifications, and the change feed's (`onChanges`); reconnects with backoff when the connection drops.
- * `onConnected` runs after every successful LISTEN: notifications sent while the
- * connection was down are lost, so the stream must look for itself.
- */
-function listenForLandings(
-  connectionString: string,
-  onPipeline: (name: string) => void,
-  onConnected: () => void,
-  log: Logger,
-  onChanges: (name: string) => void,
-): () => Promise<void> {
-  /** One LISTEN session: connects and listens, then lasts until its connection ends or the loop stops; a failed connection throws. */
-  const session = async ({ signal }: RoundContext): Promise<void> => {
-    const c = new pg.Client({ connectionString });
-    c.on("notification", (n) => n.payload && (n.channel === CHANGES_CHANNEL ? onChanges : onPipeline)(n.payload));
-    c.on("error", () => undefined);
-    const ended = new Promise<void>((resolve) => c.on("end", () => resolve()));
-    const end = () => void c.end().catch(() => undefined);
-    signal.addEventListener("abort", end, { once: true }); // a stop ends a connection being made too
-    try {
-      try {
-        await c.connect();
-        await listenForLanded(c);
-        await listenForChanges(c); // the change feed's: wakes its open streams (src/http/feedRoutes.ts)
-      } catch (e) {
-        await c.end().catch(() => undefined);
-        throw e;
-      }
-      if (signal.aborted) return;
-      onConnected();
-      await ended;
-    } finally {
-      signal.removeEventListener("abort", end);
-    }
-  };
-  // A session that ended is followed by a new one after the first step of the backoff; failed connections back off further.
-  const loop = startLoop(session, {
-    intervalMs: () => backoffMs(1, LISTEN_BACKOFF),
-    backoff: LISTEN_BACKOFF,
-    onError: (e) =>
-      log.warn(
-        { err: e },
-        "LISTEN connection failed; the stream falls back to its trigger interval until it reconnects",
-      ),
-  });
-  return () => loop.stop();
 }
 
 /** This replica's id: `STRAGGLER_REPLICA_ID`, else `host:pid` (the host name cut to fit 45 characters). */
