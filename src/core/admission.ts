@@ -2,16 +2,11 @@
  * Admission: classifies one raw record as accepted or quarantined with a
  * reason (DESIGN §7–8). Pure: the landing time is passed in, the clock is
  * never read. Duplicates need the ledger and are classified in SQL when the
- * rows reach bronze (`src/ingest/copyToBronze.ts`).
+ * rows reach bronze (`src/ingest/copyToBronze.ts`). The checks of a field's text (magnitude limit,
+ * storable keys and ids) are src/core/fieldChecks.ts's.
  */
-import {
-  canonicalNumber,
-  compareAbs,
-  decimalParts,
-  fractionDigits,
-  parseDecimal,
-  type DecimalParts,
-} from "./decimal.js";
+import { canonicalNumber, fractionDigits, parseDecimal } from "./decimal.js";
+import { aboveLimit, limitOf, unstorable } from "./fieldChecks.js";
 import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
 import { formatInstant, usOfMs } from "./instants.js";
 import { parseInstant, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
@@ -125,51 +120,6 @@ export interface BronzeRow {
 
 /** A field's text when it holds one: absent, null and `""` are missing. */
 const present = (v: string | null | undefined): v is string => v !== null && v !== undefined && v !== "";
-
-/** `admission.maxAbsValue` as parts, and `shorter`: a value literal without exponent shorter than this is below it. */
-interface Limit {
-  parts: DecimalParts;
-  shorter: number;
-}
-const limits = new Map<string, Limit>();
-/** The limit of `text`, parsed once per distinct text (validated by the config schema: positive, at most 1e131000). */
-function limitOf(text: string): Limit {
-  let limit = limits.get(text);
-  if (limit === undefined) {
-    const parts = decimalParts(text.trim())!;
-    // limit >= 10^(m-1) with m its integer digits; a literal of fewer than m characters is below 10^(m-1).
-    limits.set(text, (limit = { parts, shorter: Number(BigInt(parts.digits.length) + parts.exp) }));
-  }
-  return limit;
-}
-
-/** True when the decimal literal `v` (already valid) has a magnitude above `limit`. */
-function aboveLimit(v: string, limit: Limit): boolean {
-  if (v.length < limit.shorter && !/[eE]/.test(v)) return false; // the common case, no parsing
-  return compareAbs(decimalParts(v)!, limit.parts) > 0;
-}
-
-/**
- * Longest group key and event id, in UTF-8 bytes. Both are indexed (btree rows
- * hold at most ~2.7 kB): a longer one would fail its whole source's landing.
- */
-const MAX_KEY_BYTES = 2048;
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * Why `text` cannot be stored verbatim as a key or id: a NUL (PostgreSQL text
- * has none), a lone surrogate (from a JSON escape; it would be stored as
- * U+FFFD), or too many bytes for an index.
- */
-function unstorable(text: string, what: string): string | undefined {
-  if (text.includes("\u0000")) return `${what} contains a NUL character`;
-  if (LONE_SURROGATE.test(text)) return `${what} is not valid Unicode (lone surrogate)`;
-  // At most 3 UTF-8 bytes per UTF-16 code unit: short strings need no count.
-  if (text.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(text, "utf8") > MAX_KEY_BYTES)
-    return `${what} longer than ${MAX_KEY_BYTES} bytes (UTF-8)`;
-  return undefined;
-}
 
 /** Microseconds as a decimal number of ms: `3600000`, `3600000.001`. */
 function msText(us: bigint): string {
