@@ -21,7 +21,7 @@ import {
   type Hold,
 } from "../db/sql/lifecycle/holds.js";
 import type { BatchInput, BatchRange } from "../db/sql/stream/readBatch.js";
-import { markHeld } from "../lifecycle/hold.js";
+import { markHeld } from "../db/sql/feed/holdMarkers.js";
 
 const percent = (share: number) => `${Math.round(share * 10_000) / 100}%`;
 
