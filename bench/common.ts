@@ -24,11 +24,21 @@ export const log = createLogger(process.env.LOG_LEVEL ?? "warn");
 export const tmp = mkdtempSync(path.join(os.tmpdir(), "straggler-bench-"));
 
 /** Median, min and max of `n` measurements. */
-export interface Stat { median: number; min: number; max: number; n: number }
+export interface Stat {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
 
 export const stat = (xs: number[]): Stat => {
   const s = [...xs].sort((a, b) => a - b);
-  return { median: s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2, min: s[0]!, max: s[s.length - 1]!, n: s.length };
+  return {
+    median: s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2,
+    min: s[0]!,
+    max: s[s.length - 1]!,
+    n: s.length,
+  };
 };
 /** A figure for the table: whole numbers from 100 up (thousands separated), else 1 or 2 decimals. */
 export const fmt = (x: number) => (x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(x >= 10 ? 1 : 2));

@@ -62,9 +62,11 @@ async function setCorrectionIndex(pool: Pool, shape: "lean" | "covering"): Promi
   say(`rebuilding the correction index: ${shape}`);
   await pool.query("DROP INDEX IF EXISTS straggler.bronze_events_key_event_time");
   await pool.query("DROP INDEX IF EXISTS straggler.bronze_events_pipeline_key_event_time");
-  await pool.query(shape === "lean"
-    ? "CREATE INDEX bronze_events_key_event_time ON straggler.bronze_events (group_key, event_time) WHERE status = 'accepted'"
-    : "CREATE INDEX bronze_events_pipeline_key_event_time ON straggler.bronze_events (pipeline, group_key, event_time) INCLUDE (value, seq) WHERE status = 'accepted'");
+  await pool.query(
+    shape === "lean"
+      ? "CREATE INDEX bronze_events_key_event_time ON straggler.bronze_events (group_key, event_time) WHERE status = 'accepted'"
+      : "CREATE INDEX bronze_events_pipeline_key_event_time ON straggler.bronze_events (pipeline, group_key, event_time) INCLUDE (value, seq) WHERE status = 'accepted'",
+  );
   await pool.query("VACUUM (ANALYZE) straggler.bronze_events");
 }
 
@@ -74,19 +76,28 @@ async function setCorrectionIndex(pool: Pool, shape: "lean" | "covering"): Promi
  * `roundBase` is 0. The measured rounds follow, at least 5 of them.
  * @param roundBase offset of the rounds' numbers (each round touches other windows)
  */
-async function correctionRounds(ctx: BenchContext, roundBase = 0): Promise<{ small: Stat; big: Stat; first: { small: number; big: number } }> {
+async function correctionRounds(
+  ctx: BenchContext,
+  roundBase = 0,
+): Promise<{ small: Stat; big: Stat; first: { small: number; big: number } }> {
   const corr = { small: [] as number[], big: [] as number[] };
   const first = { small: 0, big: 0 };
   const corrRounds = Math.max(5, ctx.rounds);
   for (let r = roundBase === 0 ? 0 : 1; r <= corrRounds; r++) {
-    for (const [which, name] of [["small", "hist-small"], ["big", "hist-big"]] as const) {
+    for (const [which, name] of [
+      ["small", "hist-small"],
+      ["big", "hist-big"],
+    ] as const) {
       const pipeline = benchPipeline(name, 2_000_000);
       await touchWindows(ctx.pool, pipeline, roundBase + r);
       const s = await runCorrection(ctx.pool, pipeline, { trigger: "cli" });
-      if (s.windowsChanged !== 100) throw new Error(`expected 100 windows changed, got ${s.windowsChanged}: ${s.error}`);
+      if (s.windowsChanged !== 100)
+        throw new Error(`expected 100 windows changed, got ${s.windowsChanged}: ${s.error}`);
       if (r === 0) first[which] = s.durationMs;
       else corr[which].push(s.durationMs);
-      say(`correction round ${roundBase + r} ${name}: ${s.durationMs} ms${r === 0 ? " (first after the bulk load)" : ""}`);
+      say(
+        `correction round ${roundBase + r} ${name}: ${s.durationMs} ms${r === 0 ? " (first after the bulk load)" : ""}`,
+      );
     }
   }
   return { small: stat(corr.small), big: stat(corr.big), first };
@@ -99,7 +110,16 @@ async function touchWindows(pool: Pool, pipeline: PipelineConfig, round: number)
       ORDER BY md5(group_key || window_start::text || $2) LIMIT 100`,
     [pipeline.name, String(round)],
   );
-  const lines = rows.map((r, i) => JSON.stringify({ id: `late-${round}-${i}`, t: new Date(Date.parse(r.window_start) + 1000).toISOString(), k: r.group_key, v: "1.00" })).join("\n");
+  const lines = rows
+    .map((r, i) =>
+      JSON.stringify({
+        id: `late-${round}-${i}`,
+        t: new Date(Date.parse(r.window_start) + 1000).toISOString(),
+        k: r.group_key,
+        v: "1.00",
+      }),
+    )
+    .join("\n");
   const file = path.join(tmp, `late-${pipeline.name}-${round}.jsonl`);
   writeFileSync(file, lines + "\n");
   await landFile(pool, pipeline, file, path.basename(file));
@@ -114,22 +134,37 @@ async function touchWindows(pool: Pool, pipeline: PipelineConfig, round: number)
  * bronze): `rounds` full refreshes and `rounds` concurrent ones of each, alternating.
  */
 export async function measureCorrection(ctx: BenchContext): Promise<void> {
-  const small = Math.round(1_000_000 * ctx.scale), big = Math.round(10_000_000 * ctx.scale);
+  const small = Math.round(1_000_000 * ctx.scale),
+    big = Math.round(10_000_000 * ctx.scale);
   await buildHistory(ctx.pool, "hist-small", small);
   await buildHistory(ctx.pool, "hist-big", big);
   const lean = await correctionRounds(ctx);
   const { small: cs, big: cb } = lean;
-  ctx.row(`correction of 100 touched windows, bronze ${big.toLocaleString("en-US")} rows ((group_key, event_time) index, migration 0038)`, `${fmtStat(cb, " ms")}; first run after the bulk load (with ANALYZE) ${fmt(lean.first.big)} ms`,
-    `itself at ${small.toLocaleString("en-US")} rows: ${fmtStat(cs, " ms")}; first run ${fmt(lean.first.small)} ms`, `${(cb.median / cs.median).toFixed(2)} × (10× history)`, "≤ 1 s and ≤ 1.5 ×");
+  ctx.row(
+    `correction of 100 touched windows, bronze ${big.toLocaleString("en-US")} rows ((group_key, event_time) index, migration 0038)`,
+    `${fmtStat(cb, " ms")}; first run after the bulk load (with ANALYZE) ${fmt(lean.first.big)} ms`,
+    `itself at ${small.toLocaleString("en-US")} rows: ${fmtStat(cs, " ms")}; first run ${fmt(lean.first.small)} ms`,
+    `${(cb.median / cs.median).toFixed(2)} × (10× history)`,
+    "≤ 1 s and ≤ 1.5 ×",
+  );
   // The same rounds with the covering index of migrations 0022 and 0029 (an index-only read, 104 B per event), then the lean one again.
   await setCorrectionIndex(ctx.pool, "covering");
   const covering = await correctionRounds(ctx, 100);
   await setCorrectionIndex(ctx.pool, "lean");
-  ctx.row(`correction of 100 touched windows, bronze ${big.toLocaleString("en-US")} rows, covering index of 0022 to 0037 under the 0038 statement (which leaves it no leading column: not a like-for-like figure)`, fmtStat(covering.big, " ms"),
-    `itself at ${small.toLocaleString("en-US")} rows: ${fmtStat(covering.small, " ms")}`, `${(covering.big.median / covering.small.median).toFixed(2)} × (10× history)`, "");
+  ctx.row(
+    `correction of 100 touched windows, bronze ${big.toLocaleString("en-US")} rows, covering index of 0022 to 0037 under the 0038 statement (which leaves it no leading column: not a like-for-like figure)`,
+    fmtStat(covering.big, " ms"),
+    `itself at ${small.toLocaleString("en-US")} rows: ${fmtStat(covering.small, " ms")}`,
+    `${(covering.big.median / covering.small.median).toFixed(2)} × (10× history)`,
+    "",
+  );
 
-  const views = { small: await createAggregateView(ctx.pool, "hist-small"), big: await createAggregateView(ctx.pool, "hist-big") };
-  const full = { small: [] as number[], big: [] as number[] }, conc = { small: [] as number[], big: [] as number[] };
+  const views = {
+    small: await createAggregateView(ctx.pool, "hist-small"),
+    big: await createAggregateView(ctx.pool, "hist-big"),
+  };
+  const full = { small: [] as number[], big: [] as number[] },
+    conc = { small: [] as number[], big: [] as number[] };
   for (let r = 0; r < ctx.rounds; r++) {
     for (const which of ["small", "big"] as const) {
       full[which].push(await refresh(ctx.pool, views[which], false));
@@ -137,10 +172,18 @@ export async function measureCorrection(ctx: BenchContext): Promise<void> {
       say(`refresh round ${r} ${which}: ${fmt(full[which][r]!)} ms, concurrently ${fmt(conc[which][r]!)} ms`);
     }
   }
-  for (const [which, rows, c] of [["small", small, cs], ["big", big, cb]] as const) {
-    const f = stat(full[which]), k = stat(conc[which]);
-    ctx.row(`correction of 100 touched windows vs refreshing the whole aggregate, bronze ${rows.toLocaleString("en-US")} rows`, `correction ${fmtStat(c, " ms")}`,
+  for (const [which, rows, c] of [
+    ["small", small, cs],
+    ["big", big, cb],
+  ] as const) {
+    const f = stat(full[which]),
+      k = stat(conc[which]);
+    ctx.row(
+      `correction of 100 touched windows vs refreshing the whole aggregate, bronze ${rows.toLocaleString("en-US")} rows`,
+      `correction ${fmtStat(c, " ms")}`,
       `REFRESH MATERIALIZED VIEW ${fmtStat(f, " ms")}; CONCURRENTLY ${fmtStat(k, " ms")}`,
-      `${fmt(f.median / c.median)} × / ${fmt(k.median / c.median)} × faster`, which === "big" ? "≥ 100 × faster than the full refresh" : "");
+      `${fmt(f.median / c.median)} × / ${fmt(k.median / c.median)} × faster`,
+      which === "big" ? "≥ 100 × faster than the full refresh" : "",
+    );
   }
 }

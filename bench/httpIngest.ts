@@ -16,12 +16,13 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Pool } from "../src/db/pool.js";
-import { groupCommitTotals } from "../src/ingest/groupCommit.js";
+import { groupCommitTotals } from "../src/ingest/groupLanding.js";
 import { startService } from "../src/service.js";
 import { benchPipeline, fmt, fmtStat, log, stat, tmp, say, type BenchContext } from "./common.js";
 import { runLoad } from "./httpLoad.js";
 
-const EVENTS_PER_REQUEST = 50, CONNECTIONS = 8;
+const EVENTS_PER_REQUEST = 50,
+  CONNECTIONS = 8;
 /** Connections of the curve after the A/B rounds; `BENCH_HTTP_CURVE=off` skips it (a quick A/B). */
 const CURVE = process.env.BENCH_HTTP_CURVE === "off" ? [] : [4, 16, 32];
 const TOKEN = "bench-token-0123456789";
@@ -83,7 +84,8 @@ async function postmasterOf(pool: Pool): Promise<number | undefined> {
 
 /** Busy and total CPU time of every core so far, ms. */
 function machineTimes(): { busy: number; total: number } {
-  let busy = 0, total = 0;
+  let busy = 0,
+    total = 0;
   for (const c of os.cpus()) {
     const t = c.times.user + c.times.nice + c.times.sys + c.times.irq + c.times.idle;
     total += t;
@@ -96,10 +98,21 @@ function machineTimes(): { busy: number; total: number } {
  * One round: `seconds` of load on pipeline `name` through a service started with group commit on or off.
  * @throws Error when a request was not answered 201 or an acknowledged event is not in bronze exactly once
  */
-async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env">, name: string, groupCommit: boolean, seconds: number, connections = CONNECTIONS): Promise<IngestRound> {
+async function ingestRound(
+  ctx: Pick<BenchContext, "pool" | "url" | "env">,
+  name: string,
+  groupCommit: boolean,
+  seconds: number,
+  connections = CONNECTIONS,
+): Promise<IngestRound> {
   const pipeline = benchPipeline(name, 100_000, path.join(tmp, `${name}-landing`));
   const db = { pool: ctx.pool, url: ctx.url, kind: "external" as const, close: async () => undefined };
-  const service = await startService({ ...ctx.env, PORT: 0, STRAGGLER_API_TOKEN: TOKEN, STRAGGLER_GROUP_COMMIT: groupCommit ? "on" : "off" }, db, [pipeline], log);
+  const service = await startService(
+    { ...ctx.env, PORT: 0, STRAGGLER_API_TOKEN: TOKEN, STRAGGLER_GROUP_COMMIT: groupCommit ? "on" : "off" },
+    db,
+    [pipeline],
+    log,
+  );
   const postmaster = await postmasterOf(ctx.pool);
   const groupsBefore = groupCommitTotals();
   const cpuBefore = machineTimes();
@@ -109,7 +122,14 @@ async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env">, name
   const loopBefore = performance.eventLoopUtilization();
   let load: Awaited<ReturnType<typeof runLoad>>;
   try {
-    load = await runLoad({ url: `http://127.0.0.1:${service.port}`, pipeline: name, token: TOKEN, connections, seconds, eventsPerRequest: EVENTS_PER_REQUEST });
+    load = await runLoad({
+      url: `http://127.0.0.1:${service.port}`,
+      pipeline: name,
+      token: TOKEN,
+      connections,
+      seconds,
+      eventsPerRequest: EVENTS_PER_REQUEST,
+    });
   } finally {
     await service.stop();
   }
@@ -119,14 +139,21 @@ async function ingestRound(ctx: Pick<BenchContext, "pool" | "url" | "env">, name
   const serverAfter = serverCpuMs(postmaster);
   const cpuAfter = machineTimes();
   const groupsAfter = groupCommitTotals();
-  if (load.non2xx + load.errors + load.timeouts > 0) throw new Error(`${name}: ${load.non2xx} non-2xx answers, ${load.errors} errors, ${load.timeouts} timeouts`);
+  if (load.non2xx + load.errors + load.timeouts > 0)
+    throw new Error(`${name}: ${load.non2xx} non-2xx answers, ${load.errors} errors, ${load.timeouts} timeouts`);
   await checkNothingLost(ctx.pool, name, load.sources, load.acknowledged);
   const groups = groupsAfter.groups - groupsBefore.groups;
   return {
-    eventsPerSecond: load.acknowledged / seconds, p50: load.p50, p99: load.p99, requests: load.sources.length,
-    machine: (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.total - cpuBefore.total), service: serviceBusy, client: load.busy,
+    eventsPerSecond: load.acknowledged / seconds,
+    p50: load.p50,
+    p99: load.p99,
+    requests: load.sources.length,
+    machine: (cpuAfter.busy - cpuBefore.busy) / (cpuAfter.total - cpuBefore.total),
+    service: serviceBusy,
+    client: load.busy,
     process: (processCpu.user + processCpu.system) / 1000 / elapsed,
-    server: serverBefore === undefined || serverAfter === undefined ? undefined : (serverAfter - serverBefore) / elapsed,
+    server:
+      serverBefore === undefined || serverAfter === undefined ? undefined : (serverAfter - serverBefore) / elapsed,
     perGroup: groupCommit && groups > 0 ? (groupsAfter.requests - groupsBefore.requests) / groups : undefined,
   };
 }
@@ -143,7 +170,9 @@ async function checkNothingLost(pool: Pool, pipeline: string, sources: string[],
   );
   const r = rows[0];
   if (r.recorded !== sources.length || r.in_bronze !== acknowledged || r.distinct_accepted !== acknowledged) {
-    throw new Error(`${pipeline}: ${sources.length} requests / ${acknowledged} events acknowledged, but ${r.recorded} recorded, ${r.in_bronze} rows in bronze, ${r.distinct_accepted} distinct accepted events`);
+    throw new Error(
+      `${pipeline}: ${sources.length} requests / ${acknowledged} events acknowledged, but ${r.recorded} recorded, ${r.in_bronze} rows in bronze, ${r.distinct_accepted} distinct accepted events`,
+    );
   }
 }
 
@@ -151,9 +180,11 @@ const pct = (x: number) => `${Math.round(x * 100)} %`;
 
 /** One round as a progress line: throughput, latency and where the CPU went. */
 function describe(r: IngestRound): string {
-  return `${fmt(r.eventsPerSecond)} events/s, p50 ${r.p50} ms, p99 ${r.p99} ms; CPU: machine ${pct(r.machine)} of 2 cores; ` +
+  return (
+    `${fmt(r.eventsPerSecond)} events/s, p50 ${r.p50} ms, p99 ${r.p99} ms; CPU: machine ${pct(r.machine)} of 2 cores; ` +
     `bench process ${r.process.toFixed(2)} cores (service loop ${pct(r.service)}, load generator ${pct(r.client)} of a core), database server ${r.server === undefined ? "?" : r.server.toFixed(2)} cores` +
-    (r.perGroup === undefined ? "" : `; ${r.perGroup.toFixed(1)} requests per group`);
+    (r.perGroup === undefined ? "" : `; ${r.perGroup.toFixed(1)} requests per group`)
+  );
 }
 
 /**
@@ -162,15 +193,18 @@ function describe(r: IngestRound): string {
  */
 export async function measureHttpIngest(ctx: BenchContext): Promise<void> {
   const seconds = Math.max(3, Math.round(10 * Math.min(1, ctx.scale)));
-  const group: IngestRound[] = [], single: IngestRound[] = [];
+  const group: IngestRound[] = [],
+    single: IngestRound[] = [];
   for (let r = 0; r < ctx.rounds; r++) {
     group.push(await ingestRound(ctx, `http-group-${r}`, true, seconds));
     say(`http ingest round ${r}, group commit: ${describe(group[r]!)}`);
     single.push(await ingestRound(ctx, `http-single-${r}`, false, seconds));
     say(`http ingest round ${r}, one transaction per request: ${describe(single[r]!)}`);
   }
-  const g = stat(group.map((x) => x.eventsPerSecond)), s = stat(single.map((x) => x.eventsPerSecond));
-  const gp99 = stat(group.map((x) => x.p99)), sp99 = stat(single.map((x) => x.p99));
+  const g = stat(group.map((x) => x.eventsPerSecond)),
+    s = stat(single.map((x) => x.eventsPerSecond));
+  const gp99 = stat(group.map((x) => x.p99)),
+    sp99 = stat(single.map((x) => x.p99));
   const med = (xs: IngestRound[], f: (x: IngestRound) => number) => stat(xs.map(f)).median;
   const cpu = (xs: IngestRound[]) =>
     `CPU: machine ${pct(med(xs, (x) => x.machine))} of 2 cores; bench process ${med(xs, (x) => x.process).toFixed(2)} cores (service loop ${pct(med(xs, (x) => x.service))}, load generator ${pct(med(xs, (x) => x.client))} of a core), ` +
@@ -183,13 +217,16 @@ export async function measureHttpIngest(ctx: BenchContext): Promise<void> {
     "≥ 20,000 ev/s, p99 < 100 ms",
   );
   if (CURVE.length === 0) return;
-  const curve: string[] = [], curveSingle: string[] = [];
+  const curve: string[] = [],
+    curveSingle: string[] = [];
   for (const c of CURVE) {
     const gc = await ingestRound(ctx, `http-group-c${c}`, true, seconds, c);
     say(`http ingest at ${c} connections, group commit: ${describe(gc)}`);
     const sc = await ingestRound(ctx, `http-single-c${c}`, false, seconds, c);
     say(`http ingest at ${c} connections, one transaction per request: ${describe(sc)}`);
-    curve.push(`${c}: ${fmt(gc.eventsPerSecond)} ev/s, p99 ${fmt(gc.p99)} ms, ${(gc.perGroup ?? 0).toFixed(1)} per group`);
+    curve.push(
+      `${c}: ${fmt(gc.eventsPerSecond)} ev/s, p99 ${fmt(gc.p99)} ms, ${(gc.perGroup ?? 0).toFixed(1)} per group`,
+    );
     curveSingle.push(`${c}: ${fmt(sc.eventsPerSecond)} ev/s, p99 ${fmt(sc.p99)} ms`);
   }
   ctx.row(

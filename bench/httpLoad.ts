@@ -43,7 +43,10 @@ export interface LoadResult {
 export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const file = new URL("./httpLoad.ts", import.meta.url).href;
   // The worker loads this TypeScript module through tsx, as the bench itself runs.
-  const worker = new Worker(`import("tsx/esm/api").then(({ tsImport }) => tsImport(${JSON.stringify(file)}, ${JSON.stringify(file)}))`, { eval: true, workerData: spec });
+  const worker = new Worker(
+    `import("tsx/esm/api").then(({ tsImport }) => tsImport(${JSON.stringify(file)}, ${JSON.stringify(file)}))`,
+    { eval: true, workerData: spec },
+  );
   return new Promise((resolve, reject) => {
     worker.once("message", (r: LoadResult) => {
       resolve(r);
@@ -64,7 +67,8 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
   renew();
   const timer = setInterval(renew, 1_000);
   const sources: string[] = [];
-  let counter = 0, acknowledged = 0;
+  let counter = 0,
+    acknowledged = 0;
   const started = performance.eventLoopUtilization();
   let result: autocannon.Result;
   try {
@@ -72,34 +76,46 @@ async function generate(spec: LoadSpec): Promise<LoadResult> {
       url: spec.url,
       connections: spec.connections,
       duration: spec.seconds,
-      requests: [{
-        method: "POST",
-        path: `/pipelines/${name}/events`,
-        headers: { authorization: `Bearer ${spec.token}`, "content-type": "application/x-ndjson" },
-        setupRequest: (req) => {
-          const c = counter++;
-          let body = "";
-          for (let i = 0; i < eventsPerRequest; i++) {
-            body += `{"id":"${name}-${c}-${i}","t":"${times[(c * 7 + i * 13) & 63]}","k":"k${(c + i) % 20}","v":${(c % 1000) / 100 + i}}\n`;
-          }
-          return { ...req, body };
+      requests: [
+        {
+          method: "POST",
+          path: `/pipelines/${name}/events`,
+          headers: { authorization: `Bearer ${spec.token}`, "content-type": "application/x-ndjson" },
+          setupRequest: (req) => {
+            const c = counter++;
+            let body = "";
+            for (let i = 0; i < eventsPerRequest; i++) {
+              body += `{"id":"${name}-${c}-${i}","t":"${times[(c * 7 + i * 13) & 63]}","k":"k${(c + i) % 20}","v":${(c % 1000) / 100 + i}}\n`;
+            }
+            return { ...req, body };
+          },
+          onResponse: (status, body) => {
+            if (status !== 201) return;
+            const r = JSON.parse(body) as { landed: number; source: string };
+            acknowledged += r.landed;
+            sources.push(r.source);
+          },
         },
-        onResponse: (status, body) => {
-          if (status !== 201) return;
-          const r = JSON.parse(body) as { landed: number; source: string };
-          acknowledged += r.landed;
-          sources.push(r.source);
-        },
-      }],
+      ],
     });
   } finally {
     clearInterval(timer);
   }
   const busy = performance.eventLoopUtilization(started).utilization;
   // In a worker thread autocannon answers its raw counts: the percentiles are aggregated here.
-  const aggregate = (autocannon as unknown as { aggregateResult(r: unknown, o: unknown): autocannon.Result }).aggregateResult;
+  const aggregate = (autocannon as unknown as { aggregateResult(r: unknown, o: unknown): autocannon.Result })
+    .aggregateResult;
   if (result.latency === undefined) result = aggregate([result], { url: spec.url, connections: spec.connections });
-  return { p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts, sources, acknowledged, busy };
+  return {
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    sources,
+    acknowledged,
+    busy,
+  };
 }
 
 if (!isMainThread && parentPort && (workerData as LoadSpec | undefined)?.pipeline !== undefined) {

@@ -17,7 +17,18 @@ import type { Pool } from "../src/db/pool.js";
 import { landFile } from "../src/ingest/landFile.js";
 import { runBatch } from "../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../src/stream/streamLoop.js";
-import { benchPipeline, fmt, fmtStat, now, say, stat, tmp, writeEvents, type BenchContext, type Stat } from "./common.js";
+import {
+  benchPipeline,
+  fmt,
+  fmtStat,
+  now,
+  say,
+  stat,
+  tmp,
+  writeEvents,
+  type BenchContext,
+  type Stat,
+} from "./common.js";
 import { events, toJsonLine } from "./workload.js";
 
 /** The workload as JSON lines and as COPY text for the reference. */
@@ -49,8 +60,14 @@ async function plainCopy(pool: Pool, copyFile: string): Promise<number> {
   const c = await pool.connect();
   try {
     const t0 = now();
-    await pipe(Readable.from(readFileChunks(copyFile)), c.query(copyFrom(
-      "COPY bench_bronze_copy (pipeline, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail, source_id, source_line) FROM STDIN")));
+    await pipe(
+      Readable.from(readFileChunks(copyFile)),
+      c.query(
+        copyFrom(
+          "COPY bench_bronze_copy (pipeline, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail, source_id, source_line) FROM STDIN",
+        ),
+      ),
+    );
     return (now() - t0) / 1000;
   } finally {
     c.release();
@@ -81,7 +98,8 @@ async function prepareCopyFile(file: string, count: number): Promise<void> {
  * @returns plain COPY's rate, events/s (the limit other figures compare with)
  */
 export async function measureLanding(ctx: BenchContext, files: WorkloadFiles): Promise<Stat> {
-  const land: number[] = [], limit: number[] = [];
+  const land: number[] = [],
+    limit: number[] = [];
   for (let r = 0; r < ctx.rounds; r++) {
     const t0 = now();
     const res = await landFile(ctx.pool, benchPipeline(`land-${r}`), files.events, `events-${r}.jsonl`);
@@ -91,13 +109,20 @@ export async function measureLanding(ctx: BenchContext, files: WorkloadFiles): P
   }
   const landS = stat(land);
   const limitS = stat(limit);
-  ctx.row("landing (parse, classify, COPY into bronze)", fmtStat(landS, " ev/s"), `plain COPY ${fmtStat(limitS, " ev/s")}`, `${(landS.median / limitS.median).toFixed(2)} × limit`, "≥ 0.6 × limit");
+  ctx.row(
+    "landing (parse, classify, COPY into bronze)",
+    fmtStat(landS, " ev/s"),
+    `plain COPY ${fmtStat(limitS, " ev/s")}`,
+    `${(landS.median / limitS.median).toFixed(2)} × limit`,
+    "≥ 0.6 × limit",
+  );
   return limitS;
 }
 
 /** 3. End to end: the workload's file in → its results committed by the stream, each round beside plain COPY. */
 export async function measureEndToEnd(ctx: BenchContext, files: WorkloadFiles): Promise<void> {
-  const e2e: number[] = [], e2eLimit: number[] = [];
+  const e2e: number[] = [],
+    e2eLimit: number[] = [];
   for (let r = 0; r < ctx.rounds; r++) {
     const pipeline = benchPipeline(`e2e-${r}`);
     const t0 = now();
@@ -107,8 +132,15 @@ export async function measureEndToEnd(ctx: BenchContext, files: WorkloadFiles): 
     e2eLimit.push(ctx.n / (await plainCopy(ctx.pool, files.copy)));
     say(`end-to-end round ${r}: ${fmt(e2e[r]!)} vs COPY ${fmt(e2eLimit[r]!)} events/s`);
   }
-  const e2eS = stat(e2e), e2eLimitS = stat(e2eLimit);
-  ctx.row("end to end (file in → results committed)", fmtStat(e2eS, " ev/s"), `plain COPY ${fmtStat(e2eLimitS, " ev/s")}`, `${(e2eS.median / e2eLimitS.median).toFixed(2)} × limit`, "≥ 0.5 × limit");
+  const e2eS = stat(e2e),
+    e2eLimitS = stat(e2eLimit);
+  ctx.row(
+    "end to end (file in → results committed)",
+    fmtStat(e2eS, " ev/s"),
+    `plain COPY ${fmtStat(e2eLimitS, " ev/s")}`,
+    `${(e2eS.median / e2eLimitS.median).toFixed(2)} × limit`,
+    "≥ 0.5 × limit",
+  );
 }
 
 /** The database `name` on the server of `serverUrl`, created afresh. @returns its URL */
@@ -133,7 +165,11 @@ async function freshDatabase(serverUrl: string, name: string): Promise<string> {
  * the landing then looks in every partition and finds nothing (the probe's worst case).
  */
 async function seedHistory(pool: Pool, rows: number, days: number, partitioned: boolean): Promise<void> {
-  if (partitioned) await pool.query("SELECT straggler.ensure_bronze_partitions((now() AT TIME ZONE 'UTC')::date - $1::int, (now() AT TIME ZONE 'UTC')::date)", [days]);
+  if (partitioned)
+    await pool.query(
+      "SELECT straggler.ensure_bronze_partitions((now() AT TIME ZONE 'UTC')::date - $1::int, (now() AT TIME ZONE 'UTC')::date)",
+      [days],
+    );
   await pool.query(
     `INSERT INTO straggler.bronze_events (pipeline, source_id, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, landed_at)
      SELECT 'history', (SELECT straggler.bronze_source_id('history', 'history.jsonl')), g, 'h' || g, '{}', now() - (g % $2) * interval '1 day', now() - (g % $2) * interval '1 day',
@@ -152,21 +188,31 @@ async function seedHistory(pool: Pool, rows: number, days: number, partitioned: 
  * each in turn, A, B, A, B.
  * @returns the two rates, events/s
  */
-export async function measurePartitionedLanding(serverUrl: string, opts: { n: number; rounds: number; historyRows: number; days: number }): Promise<{ partitioned: Stat; unpartitioned: Stat; partitions: number }> {
+export async function measurePartitionedLanding(
+  serverUrl: string,
+  opts: { n: number; rounds: number; historyRows: number; days: number },
+): Promise<{ partitioned: Stat; unpartitioned: Stat; partitions: number }> {
   const files = await writeWorkload(opts.n);
   const partUrl = await freshDatabase(serverUrl, "straggler_bench_partitioned");
   const flatUrl = await freshDatabase(serverUrl, "straggler_bench_unpartitioned");
-  const part = createPool(partUrl, 4), flat = createPool(flatUrl, 4);
+  const part = createPool(partUrl, 4),
+    flat = createPool(flatUrl, 4);
   try {
     await runMigrations(part);
     await runMigrationsBefore(flat, 23);
     await seedHistory(part, opts.historyRows, opts.days, true);
     await seedHistory(flat, opts.historyRows, opts.days, false);
-    const partitions = Number((await part.query("SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'straggler.bronze_events'::regclass")).rows[0].n);
+    const partitions = Number(
+      (await part.query("SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'straggler.bronze_events'::regclass"))
+        .rows[0].n,
+    );
     say(`history: ${opts.historyRows} rows over ${opts.days} days; partitioned bronze has ${partitions} partitions`);
     const rates = { partitioned: [] as number[], unpartitioned: [] as number[] };
     for (let r = 0; r < opts.rounds; r++) {
-      for (const [kind, pool] of [["unpartitioned", flat], ["partitioned", part]] as const) {
+      for (const [kind, pool] of [
+        ["unpartitioned", flat],
+        ["partitioned", part],
+      ] as const) {
         const t0 = now();
         const res = await landFile(pool, benchPipeline(`land-${r}`), files.events, `events-${r}.jsonl`);
         rates[kind].push(res.landed / ((now() - t0) / 1000));

@@ -34,7 +34,7 @@ const T0 = Date.parse("2026-10-01T00:00:00Z");
 
 function* lines(): Generator<string> {
   let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let j = 0; j < N; j++) {
     const arrival = T0 + j * 2_000;
     const late = rand() < 0.01 ? 3_600_000 + Math.floor(rand() * 7_200_000) : Math.floor(rand() * 120_000);
@@ -54,9 +54,12 @@ async function main(): Promise<void> {
   try {
     await runMigrations(pool);
     const p = pipelineSchema.parse({
-      name: "lateness-bench", source: { format: "jsonl" },
+      name: "lateness-bench",
+      source: { format: "jsonl" },
       fields: { eventId: "id", eventTime: "t", ingestionTime: "i", groupKey: ["k"], value: "v" },
-      timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" },
+      timestamps: { format: "iso8601" },
+      window: { type: "tumbling", size: "10 minutes" },
+      watermark: { delay: "10 minutes" },
       trigger: { maxRowsPerBatch: BATCH },
     });
     let t = now();
@@ -64,10 +67,11 @@ async function main(): Promise<void> {
     say(`landed ${N} events in ${((now() - t) / 1000).toFixed(1)} s`);
     t = now();
     const durations: number[] = [];
-    for (let b; (b = await runBatch(pool, p, "once")); ) durations.push(b.durationMs);
+    for (let b; (b = await runBatch(pool, p, "once"));) durations.push(b.durationMs);
     say(`streamed ${durations.length} batches in ${((now() - t) / 1000).toFixed(1)} s`);
 
-    const added: number[] = [], worst: number[] = [];
+    const added: number[] = [],
+      worst: number[] = [];
     const client = await pool.connect();
     try {
       await ensureBatchPairs(client);
@@ -75,21 +79,30 @@ async function main(): Promise<void> {
       for (let i = 0; i < 20; i++) {
         const after = Math.floor((i * durations.length) / 20) * BATCH;
         await client.query("BEGIN");
-        await client.query(`INSERT INTO ${BATCH_PAIRS} (seq, group_key, value, ws_us, we_us, late)
+        await client.query(
+          `INSERT INTO ${BATCH_PAIRS} (seq, group_key, value, ws_us, we_us, late)
           SELECT seq, group_key, value, w, w + 600000000, false
             FROM (SELECT seq, group_key, value, ((extract(epoch from event_time) * 1000000)::bigint / 600000000) * 600000000 AS w
-                    FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3) b`, [p.name, after, after + BATCH]);
+                    FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3) b`,
+          [p.name, after, after + BATCH],
+        );
         let s = now();
         await client.query(sql, [p.name, after, after + BATCH]);
         worst.push(now() - s);
         await client.query("ROLLBACK");
         await client.query("BEGIN");
-        await client.query(`INSERT INTO ${BATCH_PAIRS} (seq, group_key, value, ws_us, we_us, late)
+        await client.query(
+          `INSERT INTO ${BATCH_PAIRS} (seq, group_key, value, ws_us, we_us, late)
           SELECT seq, group_key, value, w, w + 600000000, false
             FROM (SELECT seq, group_key, value, ((extract(epoch from event_time) * 1000000)::bigint / 600000000) * 600000000 AS w
-                    FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3) b`, [p.name, after, after + BATCH]);
-        await client.query(`UPDATE straggler.checkpoints SET max_event_time =
-          (SELECT max(event_time) FROM straggler.bronze_events WHERE pipeline = $1 AND seq <= $2) WHERE pipeline = $1`, [p.name, after]);
+                    FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2 AND seq <= $3) b`,
+          [p.name, after, after + BATCH],
+        );
+        await client.query(
+          `UPDATE straggler.checkpoints SET max_event_time =
+          (SELECT max(event_time) FROM straggler.bronze_events WHERE pipeline = $1 AND seq <= $2) WHERE pipeline = $1`,
+          [p.name, after],
+        );
         s = now();
         await client.query(sql, [p.name, after, after + BATCH]);
         added.push(now() - s);
@@ -98,7 +111,8 @@ async function main(): Promise<void> {
     } finally {
       client.release();
     }
-    const advice: number[] = [], read: number[] = [];
+    const advice: number[] = [],
+      read: number[] = [];
     for (let i = 0; i < 7; i++) {
       const r0 = now();
       await readLatenessHistogramOf(pool, p.name);
@@ -114,12 +128,19 @@ async function main(): Promise<void> {
       await latenessReport(pool, p);
       replay.push(now() - s);
     }
-    const kept = (await pool.query("SELECT count(*)::int AS n FROM straggler.lateness_histogram WHERE pipeline = $1", [p.name])).rows[0].n;
-    const load = os.loadavg().map((l) => l.toFixed(1)).join(" ");
+    const kept = (
+      await pool.query("SELECT count(*)::int AS n FROM straggler.lateness_histogram WHERE pipeline = $1", [p.name])
+    ).rows[0].n;
+    const load = os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ");
     say(`histogram rows ${kept}; load ${load}`);
-    console.log(`| lateness (${N.toLocaleString("en-US")} rows, ${durations.length} batches of ${BATCH.toLocaleString("en-US")}) | `
-      + `per batch: the histogram's CTEs ${fmtStat(stat(added), " ms")} (every pair late: ${fmtStat(stat(worst), " ms")}) `
-      + `of a batch's ${fmtStat(stat(durations), " ms")}; advisor ${fmtStat(stat(advice), " ms")} (its read ${fmtStat(stat(read), " ms")}) from ${kept.toLocaleString("en-US")} histogram rows against the replay's ${fmtStat(stat(replay), " ms")} | load ${load} |`);
+    console.log(
+      `| lateness (${N.toLocaleString("en-US")} rows, ${durations.length} batches of ${BATCH.toLocaleString("en-US")}) | ` +
+        `per batch: the histogram's CTEs ${fmtStat(stat(added), " ms")} (every pair late: ${fmtStat(stat(worst), " ms")}) ` +
+        `of a batch's ${fmtStat(stat(durations), " ms")}; advisor ${fmtStat(stat(advice), " ms")} (its read ${fmtStat(stat(read), " ms")}) from ${kept.toLocaleString("en-US")} histogram rows against the replay's ${fmtStat(stat(replay), " ms")} | load ${load} |`,
+    );
   } finally {
     await pool.end();
     await admin.query(`DROP DATABASE ${name}`);

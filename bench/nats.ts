@@ -71,33 +71,68 @@ async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 60
 
 /** @throws Error unless bronze holds each of the `count` events of `pipeline` exactly once, all accepted */
 async function checkOnce(pool: Pool, pipeline: string, count: number): Promise<void> {
-  const { rows } = await pool.query("SELECT count(*)::int AS rows, count(DISTINCT event_id) FILTER (WHERE status = 'accepted')::int AS ids FROM straggler.bronze_events WHERE pipeline = $1", [pipeline]);
-  if (rows[0].rows !== count || rows[0].ids !== count) throw new Error(`${pipeline}: ${count} events published, ${rows[0].rows} rows in bronze, ${rows[0].ids} distinct accepted events`);
+  const { rows } = await pool.query(
+    "SELECT count(*)::int AS rows, count(DISTINCT event_id) FILTER (WHERE status = 'accepted')::int AS ids FROM straggler.bronze_events WHERE pipeline = $1",
+    [pipeline],
+  );
+  if (rows[0].rows !== count || rows[0].ids !== count)
+    throw new Error(
+      `${pipeline}: ${count} events published, ${rows[0].rows} rows in bronze, ${rows[0].ids} distinct accepted events`,
+    );
 }
 
-interface NatsRound { publish: number; landed: number; endToEnd: number; file: number }
+interface NatsRound {
+  publish: number;
+  landed: number;
+  endToEnd: number;
+  file: number;
+}
 
 /** One round: stream BENCH_<r> published, drained by a service; then the same events landed from `file`. */
-async function natsRound(ctx: BenchContext, nc: NatsConnection, url: string, r: number, count: number, file: string): Promise<NatsRound> {
-  const stream = `BENCH_${r}`, subject = `bench${r}.events`, name = `nats-${r}`;
+async function natsRound(
+  ctx: BenchContext,
+  nc: NatsConnection,
+  url: string,
+  r: number,
+  count: number,
+  file: string,
+): Promise<NatsRound> {
+  const stream = `BENCH_${r}`,
+    subject = `bench${r}.events`,
+    name = `nats-${r}`;
   await (await nc.jetstreamManager()).streams.add({ name: stream, subjects: [subject] });
   const publish = await publishEvents(nc, subject, count);
 
   const pipeline = natsPipeline(name, url, stream);
   const db = { pool: ctx.pool, url: ctx.url, kind: "external" as const, close: async () => undefined };
   const t0 = now();
-  const service = await startService({ ...ctx.env, PORT: 0, STRAGGLER_API_TOKEN: "bench-token-0123456789" }, db, [pipeline], log);
+  const service = await startService(
+    { ...ctx.env, PORT: 0, STRAGGLER_API_TOKEN: "bench-token-0123456789" },
+    db,
+    [pipeline],
+    log,
+  );
   let landedS: number, doneS: number;
   try {
     // Landed: the stream's position in the database (every message up to it landed) reached the last sequence.
     await until(async () => {
-      const { rows } = await ctx.pool.query("SELECT last_offset::int AS at FROM straggler.log_offsets WHERE pipeline = $1 AND partition = '*'", [name]);
+      const { rows } = await ctx.pool.query(
+        "SELECT last_offset::int AS at FROM straggler.log_offsets WHERE pipeline = $1 AND partition = '*'",
+        [name],
+      );
       return (rows[0]?.at ?? 0) >= count;
     }, `${name} to land ${count} messages`);
     landedS = (now() - t0) / 1000;
-    const { rows: [{ last }] } = await ctx.pool.query("SELECT max(seq)::bigint AS last FROM straggler.bronze_events WHERE pipeline = $1", [name]);
+    const {
+      rows: [{ last }],
+    } = await ctx.pool.query("SELECT max(seq)::bigint AS last FROM straggler.bronze_events WHERE pipeline = $1", [
+      name,
+    ]);
     await until(async () => {
-      const { rows } = await ctx.pool.query("SELECT last_offset >= $2::bigint AS done FROM straggler.checkpoints WHERE pipeline = $1", [name, last]);
+      const { rows } = await ctx.pool.query(
+        "SELECT last_offset >= $2::bigint AS done FROM straggler.checkpoints WHERE pipeline = $1",
+        [name, last],
+      );
       return rows[0]?.done === true;
     }, `${name} to stream its rows`);
     doneS = (now() - t0) / 1000;
@@ -115,7 +150,9 @@ async function natsRound(ctx: BenchContext, nc: NatsConnection, url: string, r: 
 /** 6. The NATS JetStream source: max(2,000, 200,000 × scale) events per round. Skipped without nats-server. */
 export async function measureNats(ctx: BenchContext): Promise<void> {
   if (!existsSync(NATS_SERVER_BIN)) {
-    say(`nats: ${NATS_SERVER_BIN} is missing (install the nats-server package, or set NATS_SERVER): the NATS JetStream figures are skipped`);
+    say(
+      `nats: ${NATS_SERVER_BIN} is missing (install the nats-server package, or set NATS_SERVER): the NATS JetStream figures are skipped`,
+    );
     return;
   }
   const count = Math.max(2_000, Math.round(200_000 * ctx.scale));
@@ -128,14 +165,18 @@ export async function measureNats(ctx: BenchContext): Promise<void> {
     for (let r = 0; r < ctx.rounds; r++) {
       rounds.push(await natsRound(ctx, nc, server.url, r, count, file));
       const x = rounds[r]!;
-      say(`nats round ${r}: published ${fmt(x.publish)} ev/s, landed ${fmt(x.landed)} ev/s, end to end ${fmt(x.endToEnd)} ev/s; file landing ${fmt(x.file)} ev/s`);
+      say(
+        `nats round ${r}: published ${fmt(x.publish)} ev/s, landed ${fmt(x.landed)} ev/s, end to end ${fmt(x.endToEnd)} ev/s; file landing ${fmt(x.file)} ev/s`,
+      );
     }
   } finally {
     await nc.close();
     await server.dispose();
   }
-  const landed = stat(rounds.map((x) => x.landed)), e2e = stat(rounds.map((x) => x.endToEnd));
-  const fromFile = stat(rounds.map((x) => x.file)), pub = stat(rounds.map((x) => x.publish));
+  const landed = stat(rounds.map((x) => x.landed)),
+    e2e = stat(rounds.map((x) => x.endToEnd));
+  const fromFile = stat(rounds.map((x) => x.file)),
+    pub = stat(rounds.map((x) => x.publish));
   ctx.row(
     `NATS JetStream → bronze: ${count.toLocaleString("en-US")} events published first (${fmtStat(pub, " ev/s")} acknowledged), then drained by the service's consumer in ${PULL.toLocaleString("en-US")}-message pulls; each event in bronze once`,
     fmtStat(landed, " ev/s"),

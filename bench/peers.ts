@@ -32,17 +32,27 @@ const PEERS_WORKLOAD = path.resolve(ROOT, "..", "shared", "bench", "peers-worklo
 /** Runs `node args…` in `cwd`, resolves its stdout; rejects with its output on a non-zero exit. */
 function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "", err = "";
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "",
+      err = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.slice(0, 3).join(" ")} exited ${code}: ${(err || out).slice(-2000)}`))));
+    child.on("exit", (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`${args.slice(0, 3).join(" ")} exited ${code}: ${(err || out).slice(-2000)}`)),
+    );
   });
 }
 
 /** Bytes of bronze: every partition with its indexes. */
 async function bronzeBytes(pool: Pool): Promise<number> {
-  const { rows } = await pool.query("SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0)::bigint AS b FROM pg_inherits WHERE inhparent = 'straggler.bronze_events'::regclass");
+  const { rows } = await pool.query(
+    "SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0)::bigint AS b FROM pg_inherits WHERE inhparent = 'straggler.bronze_events'::regclass",
+  );
   return Number(rows[0].b);
 }
 
@@ -50,24 +60,41 @@ async function bronzeBytes(pool: Pool): Promise<number> {
 async function copyCsv(pool: Pool, table: string, file: string): Promise<void> {
   const client = await pool.connect();
   try {
-    await pipe(createReadStream(file), client.query(copyFrom(`COPY ${table} (id, t, a, k, v) FROM STDIN WITH (FORMAT csv, HEADER true)`)));
+    await pipe(
+      createReadStream(file),
+      client.query(copyFrom(`COPY ${table} (id, t, a, k, v) FROM STDIN WITH (FORMAT csv, HEADER true)`)),
+    );
   } finally {
     client.release();
   }
 }
 
-interface Round { replay: number; correct: number; ledger: number; refresh: number; bytesPerEvent: number; mismatches: number; reconcileClean: boolean }
+interface Round {
+  replay: number;
+  correct: number;
+  ledger: number;
+  refresh: number;
+  bytesPerEvent: number;
+  mismatches: number;
+  reconcileClean: boolean;
+}
 
 /** One round of the three sides at `n` events from `file`; `round` names the pipeline and tables. */
 async function oneRound(ctx: BenchContext, file: string, n: number, round: number): Promise<Round> {
   const { pool } = ctx;
   const name = `peers-${n}-${round}`;
   const config = path.join(tmp, `${name}.yaml`);
-  writeFileSync(config, `pipelines:\n  - name: ${name}\n    source: { format: csv }\n    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }\n    window: { type: tumbling, size: 10 minutes }\n    watermark: { delay: 10 minutes }\n    trigger: { maxRowsPerBatch: 100000 }\n    admission: { maxFutureSkew: null }\n`);
-  const cli = (...args: string[]) => run([path.join(ROOT, "bin/straggler.mjs"), "-c", config, ...args], { DATABASE_URL: ctx.url });
+  writeFileSync(
+    config,
+    `pipelines:\n  - name: ${name}\n    source: { format: csv }\n    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }\n    window: { type: tumbling, size: 10 minutes }\n    watermark: { delay: 10 minutes }\n    trigger: { maxRowsPerBatch: 100000 }\n    admission: { maxFutureSkew: null }\n`,
+  );
+  const cli = (...args: string[]) =>
+    run([path.join(ROOT, "bin/straggler.mjs"), "-c", config, ...args], { DATABASE_URL: ctx.url });
 
   // The minimal ledger: a narrow table, a primary key on the event id.
-  await pool.query("DROP TABLE IF EXISTS bench_peers_ledger; CREATE TABLE bench_peers_ledger (id text PRIMARY KEY, t timestamptz, a timestamptz, k text, v numeric)");
+  await pool.query(
+    "DROP TABLE IF EXISTS bench_peers_ledger; CREATE TABLE bench_peers_ledger (id text PRIMARY KEY, t timestamptz, a timestamptz, k text, v numeric)",
+  );
   await pool.query("CHECKPOINT");
   let t = now();
   await copyCsv(pool, "bench_peers_ledger", file);
@@ -82,7 +109,10 @@ async function oneRound(ctx: BenchContext, file: string, n: number, round: numbe
   await cli("correct", "-p", name);
   const corrected = now();
   const bytesPerEvent = ((await bronzeBytes(pool)) - before) / n;
-  const reconciled = JSON.parse(await cli("reconcile", "-p", name, "--json")) as { ok: boolean; mismatches: unknown[] }[];
+  const reconciled = JSON.parse(await cli("reconcile", "-p", name, "--json")) as {
+    ok: boolean;
+    mismatches: unknown[];
+  }[];
   const reconcileClean = reconciled.length === 1 && reconciled.every((r) => r.ok && r.mismatches.length === 0);
 
   // Plain COPY (no index), then one REFRESH of the materialized view.
@@ -100,14 +130,26 @@ async function oneRound(ctx: BenchContext, file: string, n: number, round: numbe
   const { rows } = await pool.query(
     `SELECT count(*)::int AS n FROM (
        SELECT group_key, window_start, event_count, value_sum FROM straggler.window_results WHERE pipeline = $1 AND event_count > 0
-       EXCEPT SELECT k, window_start, n, s FROM bench_peers_mv) d`, [name]);
+       EXCEPT SELECT k, window_start, n, s FROM bench_peers_mv) d`,
+    [name],
+  );
   const { rows: back } = await pool.query(
     `SELECT count(*)::int AS n FROM (
        SELECT k, window_start, n, s FROM bench_peers_mv
-       EXCEPT SELECT group_key, window_start, event_count, value_sum FROM straggler.window_results WHERE pipeline = $1 AND event_count > 0) d`, [name]);
-  await pool.query("DROP MATERIALIZED VIEW bench_peers_mv; DROP TABLE bench_peers_plain; DROP TABLE bench_peers_ledger");
+       EXCEPT SELECT group_key, window_start, event_count, value_sum FROM straggler.window_results WHERE pipeline = $1 AND event_count > 0) d`,
+    [name],
+  );
+  await pool.query(
+    "DROP MATERIALIZED VIEW bench_peers_mv; DROP TABLE bench_peers_plain; DROP TABLE bench_peers_ledger",
+  );
   return {
-    replay: replayed - started, correct: corrected - replayed, ledger, refresh, bytesPerEvent, mismatches: rows[0].n + back[0].n, reconcileClean,
+    replay: replayed - started,
+    correct: corrected - replayed,
+    ledger,
+    refresh,
+    bytesPerEvent,
+    mismatches: rows[0].n + back[0].n,
+    reconcileClean,
   };
 }
 
@@ -128,17 +170,44 @@ export async function measurePeers(ctx: BenchContext): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       const one = await oneRound(ctx, file, n, r);
       results.push(one);
-      say(`peers ${n} round ${r}: Straggler ${fmt(one.replay + one.correct)} ms (replay ${fmt(one.replay)}, correct ${fmt(one.correct)}), minimal ledger ${fmt(one.ledger)} ms, COPY + REFRESH ${fmt(one.refresh)} ms, bronze ${fmt(one.bytesPerEvent)} B/event, mismatches ${one.mismatches}, reconcile ${one.reconcileClean ? "clean" : "NOT clean"}`);
+      say(
+        `peers ${n} round ${r}: Straggler ${fmt(one.replay + one.correct)} ms (replay ${fmt(one.replay)}, correct ${fmt(one.correct)}), minimal ledger ${fmt(one.ledger)} ms, COPY + REFRESH ${fmt(one.refresh)} ms, bronze ${fmt(one.bytesPerEvent)} B/event, mismatches ${one.mismatches}, reconcile ${one.reconcileClean ? "clean" : "NOT clean"}`,
+      );
     }
     const total = stat(results.map((x) => x.replay + x.correct));
     const ledger = stat(results.map((x) => x.ledger));
     const refresh = stat(results.map((x) => x.refresh));
-    const agree = results.every((x) => x.mismatches === 0 && x.reconcileClean) ? "same (count, sum) in every window, reconcile clean" : "RESULTS DIFFER";
+    const agree = results.every((x) => x.mismatches === 0 && x.reconcileClean)
+      ? "same (count, sum) in every window, reconcile clean"
+      : "RESULTS DIFFER";
     const label = n.toLocaleString("en-US");
-    ctx.row(`peers ${label}: replay + correct, end to end (${fmt((n * 1000) / total.median)} ev/s; ${agree})`, fmtStat(total, " ms"),
-      `minimal ledger (COPY, primary key on id) ${fmtStat(ledger, " ms")}`, `${(ledger.median / total.median).toFixed(3)} ×`, "≥ 0.3 ×");
-    ctx.row(`peers ${label}: the same beside COPY + REFRESH MATERIALIZED VIEW`, fmtStat(total, " ms"), `${fmtStat(refresh, " ms")}`, `${(refresh.median / total.median).toFixed(3)} ×`, "—");
-    ctx.row(`peers ${label}: of which correct`, fmtStat(stat(results.map((x) => x.correct)), " ms"), `replay ${fmtStat(stat(results.map((x) => x.replay)), " ms")}`, "—", "—");
-    ctx.row(`peers ${label}: bronze per event`, `${fmt(stat(results.map((x) => x.bytesPerEvent)).median)} B`, "narrow table with a primary key: about 106 B", "—", "≤ 200 B");
+    ctx.row(
+      `peers ${label}: replay + correct, end to end (${fmt((n * 1000) / total.median)} ev/s; ${agree})`,
+      fmtStat(total, " ms"),
+      `minimal ledger (COPY, primary key on id) ${fmtStat(ledger, " ms")}`,
+      `${(ledger.median / total.median).toFixed(3)} ×`,
+      "≥ 0.3 ×",
+    );
+    ctx.row(
+      `peers ${label}: the same beside COPY + REFRESH MATERIALIZED VIEW`,
+      fmtStat(total, " ms"),
+      `${fmtStat(refresh, " ms")}`,
+      `${(refresh.median / total.median).toFixed(3)} ×`,
+      "—",
+    );
+    ctx.row(
+      `peers ${label}: of which correct`,
+      fmtStat(stat(results.map((x) => x.correct)), " ms"),
+      `replay ${fmtStat(stat(results.map((x) => x.replay)), " ms")}`,
+      "—",
+      "—",
+    );
+    ctx.row(
+      `peers ${label}: bronze per event`,
+      `${fmt(stat(results.map((x) => x.bytesPerEvent)).median)} B`,
+      "narrow table with a primary key: about 106 B",
+      "—",
+      "≤ 200 B",
+    );
   }
 }

@@ -36,7 +36,13 @@ const p = pipelineSchema.parse({
   watermark: { delay: "10 minutes" },
 });
 const TOKEN = "bench-token-0123456789abcdef";
-const app = createApp({ pool, pipelines: [p], log: createLogger("warn"), token: TOKEN, maxBodyBytes: 64 * 1024 * 1024 });
+const app = createApp({
+  pool,
+  pipelines: [p],
+  log: createLogger("warn"),
+  token: TOKEN,
+  maxBodyBytes: 64 * 1024 * 1024,
+});
 const server = await new Promise<import("node:http").Server>((r) => {
   const s = app.listen(0, "127.0.0.1", () => r(s));
 });

@@ -51,13 +51,30 @@ async function freshBenchDatabase(serverUrl: string): Promise<{ url: string; ver
 }
 
 async function main(): Promise<void> {
-  const opts = new Command("bench").option("--scale <n>", "size: 1 = 1M events", "1").option("--rounds <n>", "rounds per measurement", "3").option("--out <file>", "markdown output", "BENCHMARKS.md").option("--peers-sizes <list>", "the peers section's workload sizes in events (before --scale), comma-separated, e.g. 300000", "300000,1000000,10000000").option("--only <figure>", "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats, peers (the peers workload beside the minimal ledger and COPY + REFRESH)").parse().opts();
+  const opts = new Command("bench")
+    .option("--scale <n>", "size: 1 = 1M events", "1")
+    .option("--rounds <n>", "rounds per measurement", "3")
+    .option("--out <file>", "markdown output", "BENCHMARKS.md")
+    .option(
+      "--peers-sizes <list>",
+      "the peers section's workload sizes in events (before --scale), comma-separated, e.g. 300000",
+      "300000,1000000,10000000",
+    )
+    .option(
+      "--only <figure>",
+      "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats, peers (the peers workload beside the minimal ledger and COPY + REFRESH)",
+    )
+    .parse()
+    .opts();
   const only = opts.only as string | undefined;
-  const scale = Number(opts.scale), rounds = Number(opts.rounds);
+  const scale = Number(opts.scale),
+    rounds = Number(opts.rounds);
   if (!(scale > 0) || !(rounds >= 1)) throw new Error("--scale must be > 0 and --rounds >= 1");
-  if (only !== undefined && !["freshness", "http", "correction", "microbatch", "nats", "peers"].includes(only)) throw new Error("--only: expected freshness, http, correction, microbatch, nats or peers");
+  if (only !== undefined && !["freshness", "http", "correction", "microbatch", "nats", "peers"].includes(only))
+    throw new Error("--only: expected freshness, http, correction, microbatch, nats or peers");
   const peersSizes = String(opts.peersSizes).split(",").map(Number);
-  if (!peersSizes.every((x) => Number.isInteger(x) && x > 0)) throw new Error("--peers-sizes: expected positive integers separated by commas");
+  if (!peersSizes.every((x) => Number.isInteger(x) && x > 0))
+    throw new Error("--peers-sizes: expected positive integers separated by commas");
   const n = Math.max(2000, Math.round(1_000_000 * scale));
   const env = loadEnv();
   const server = await openDatabase(env, log, { migrate: false });
@@ -70,11 +87,22 @@ async function main(): Promise<void> {
   await createNaiveTable(pool);
   await createDbaTable(pool);
   const table: string[][] = [];
-  const ctx: BenchContext = { pool, url, env, scale, rounds, n, peersSizes, row: (...cells) => {
-    table.push(cells);
-    say(`| ${cells.join(" | ")} |`); // also on stderr at once: a run cut short keeps what it measured
-  } };
-  say(`scale ${scale}: ${n} events, ${rounds} rounds; PostgreSQL ${version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
+  const ctx: BenchContext = {
+    pool,
+    url,
+    env,
+    scale,
+    rounds,
+    n,
+    peersSizes,
+    row: (...cells) => {
+      table.push(cells);
+      say(`| ${cells.join(" | ")} |`); // also on stderr at once: a run cut short keeps what it measured
+    },
+  };
+  say(
+    `scale ${scale}: ${n} events, ${rounds} rounds; PostgreSQL ${version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+  );
 
   let dropShare = 0;
   let limit: Stat | undefined;

@@ -26,7 +26,9 @@ const opts = new Command()
   .option("--rounds <n>", "alternating rounds of one database vs the shards", "2")
   .parse()
   .opts<{ events: string; shards: string; rounds: string }>();
-const EVENTS = Number(opts.events), SHARDS = Number(opts.shards), ROUNDS = Number(opts.rounds);
+const EVENTS = Number(opts.events),
+  SHARDS = Number(opts.shards),
+  ROUNDS = Number(opts.rounds);
 const ADMIN = process.env.DATABASE_URL;
 if (!ADMIN) throw new Error("set DATABASE_URL to a PostgreSQL server where this user may create databases");
 
@@ -52,7 +54,9 @@ async function freshDatabase(name: string): Promise<string> {
 /** The bench pipeline (bench/common.ts) as a pipelines file. */
 function configFile(): string {
   const file = path.join(tmp, "scaling.yaml");
-  writeFileSync(file, `pipelines:
+  writeFileSync(
+    file,
+    `pipelines:
   - name: scaling
     source: { format: jsonl }
     fields: { eventId: id, eventTime: t, groupKey: [k], value: v }
@@ -60,7 +64,8 @@ function configFile(): string {
     watermark: { delay: 10 minutes }
     trigger: { maxRowsPerBatch: 100000 }
     admission: { maxFutureSkew: null }
-`);
+`,
+  );
   return file;
 }
 
@@ -69,11 +74,15 @@ async function ingest(url: string, file: string, config: string): Promise<number
   const run = (args: string[]) =>
     new Promise<void>((resolve, reject) => {
       const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "src/cli/main.ts"), ...args], {
-        cwd: ROOT, env: { ...process.env, DATABASE_URL: url, STRAGGLER_PIPELINES: config }, stdio: ["ignore", "ignore", "pipe"],
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: url, STRAGGLER_PIPELINES: config },
+        stdio: ["ignore", "ignore", "pipe"],
       });
       let err = "";
       child.stderr!.on("data", (d) => (err += d));
-      child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`straggler ${args.join(" ")} exited ${code}: ${err}`))));
+      child.on("exit", (code) =>
+        code === 0 ? resolve() : reject(new Error(`straggler ${args.join(" ")} exited ${code}: ${err}`)),
+      );
     });
   await run(["migrate"]);
   const started = now();
@@ -81,17 +90,25 @@ async function ingest(url: string, file: string, config: string): Promise<number
   return now() - started;
 }
 
-async function sizes(url: string): Promise<{ bronze: number; bronzeIndexes: number; results: number; windows: number }> {
+async function sizes(
+  url: string,
+): Promise<{ bronze: number; bronzeIndexes: number; results: number; windows: number }> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
     // Bronze is partitioned (migration 0023): its size is its partitions' (the parent itself holds nothing).
-    const { rows } = await c.query(`SELECT (SELECT sum(pg_table_size(relid)) FROM pg_partition_tree('straggler.bronze_events') WHERE isleaf) AS bronze,
+    const { rows } =
+      await c.query(`SELECT (SELECT sum(pg_table_size(relid)) FROM pg_partition_tree('straggler.bronze_events') WHERE isleaf) AS bronze,
                                            (SELECT sum(pg_indexes_size(relid)) FROM pg_partition_tree('straggler.bronze_events') WHERE isleaf) AS bronze_indexes,
                                            pg_total_relation_size('straggler.window_results_table') AS results,
                                            (SELECT count(*) FROM straggler.window_results_table) AS windows`);
     const r = rows[0];
-    return { bronze: Number(r.bronze), bronzeIndexes: Number(r.bronze_indexes), results: Number(r.results), windows: Number(r.windows) };
+    return {
+      bronze: Number(r.bronze),
+      bronzeIndexes: Number(r.bronze_indexes),
+      results: Number(r.results),
+      windows: Number(r.windows),
+    };
   } finally {
     await c.end();
   }
@@ -100,11 +117,13 @@ async function sizes(url: string): Promise<{ bronze: number; bronzeIndexes: numb
 async function main(): Promise<void> {
   const dir = path.join(tmp, "scaling");
   mkdirSync(dir, { recursive: true });
-  const whole = path.join(dir, "whole.jsonl"), part = path.join(dir, "part.jsonl");
+  const whole = path.join(dir, "whole.jsonl"),
+    part = path.join(dir, "part.jsonl");
   await writeEvents(whole, EVENTS);
   await writeEvents(part, Math.ceil(EVENTS / SHARDS));
   const config = configFile();
-  const one: number[] = [], sharded: number[] = [];
+  const one: number[] = [],
+    sharded: number[] = [];
   let size: Awaited<ReturnType<typeof sizes>> | undefined;
   for (let round = 1; round <= ROUNDS; round++) {
     const single = await freshDatabase("one");
@@ -117,13 +136,23 @@ async function main(): Promise<void> {
     sharded.push(now() - started);
     say(`round ${round}: ${SHARDS} shards ${fmt(sharded.at(-1)!)} ms`);
   }
-  for (const name of ["one", ...Array.from({ length: SHARDS }, (_, i) => `shard${i}`)]) await admin(`DROP DATABASE IF EXISTS straggler_scaling_${name} WITH (FORCE)`);
-  const perM = (bytes: number) => `${fmt((bytes / EVENTS) * 1e6 / 2 ** 20)} MiB`;
+  for (const name of ["one", ...Array.from({ length: SHARDS }, (_, i) => `shard${i}`)])
+    await admin(`DROP DATABASE IF EXISTS straggler_scaling_${name} WITH (FORCE)`);
+  const perM = (bytes: number) => `${fmt(((bytes / EVENTS) * 1e6) / 2 ** 20)} MiB`;
   const rate = (ms: number[]) => stat(ms.map((t) => (EVENTS / t) * 1000));
-  console.log(`events: ${EVENTS}; bronze per 1M events: table ${perM(size!.bronze)} + indexes ${perM(size!.bronzeIndexes)}; results: ${size!.windows} windows in ${fmt(size!.results / 2 ** 20)} MiB`);
+  console.log(
+    `events: ${EVENTS}; bronze per 1M events: table ${perM(size!.bronze)} + indexes ${perM(size!.bronzeIndexes)}; results: ${size!.windows} windows in ${fmt(size!.results / 2 ** 20)} MiB`,
+  );
   console.log(`land + stream, one database, one process: ${fmtStat(rate(one), " ev/s")}`);
-  console.log(`land + stream, ${SHARDS} databases, ${SHARDS} processes at once: ${fmtStat(rate(sharded), " ev/s")} in total`);
-  console.log(`load average after the run: ${(await import("node:os")).loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  console.log(
+    `land + stream, ${SHARDS} databases, ${SHARDS} processes at once: ${fmtStat(rate(sharded), " ev/s")} in total`,
+  );
+  console.log(
+    `load average after the run: ${(await import("node:os"))
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+  );
 }
 
 await main();

@@ -49,13 +49,17 @@ ON CONFLICT (group_key, window_start, window_end) DO UPDATE
 /** The hand-written reference over all of `pipeline`'s bronze in micro-batches of `batch` rows, each its own transaction (autocommit). @returns events/s */
 async function dbaStream(pool: Pool, pipeline: string, batch: number): Promise<number> {
   await pool.query("TRUNCATE bench_dba_results");
-  const { rows } = await pool.query("SELECT min(seq) AS lo, max(seq) AS hi, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1", [pipeline]);
+  const { rows } = await pool.query(
+    "SELECT min(seq) AS lo, max(seq) AS hi, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1",
+    [pipeline],
+  );
   const { lo, hi, n } = rows[0] as { lo: number; hi: number; n: number };
   const c = await pool.connect();
   try {
     const t0 = now();
     // Ranges of `batch` seqs: the pipeline landed in one COPY, so its seqs are contiguous.
-    for (let from = lo - 1; from < hi; from += batch) await c.query(DBA_BATCH_SQL, [pipeline, from, Math.min(hi, from + batch)]);
+    for (let from = lo - 1; from < hi; from += batch)
+      await c.query(DBA_BATCH_SQL, [pipeline, from, Math.min(hi, from + batch)]);
     return n / ((now() - t0) / 1000);
   } finally {
     c.release();
@@ -101,9 +105,11 @@ async function naiveStream(pool: Pool, pipeline: string, limit: number): Promise
  */
 export async function measureStream(ctx: BenchContext): Promise<number> {
   const naiveN = Math.min(ctx.n, Math.max(2000, Math.round(20_000 * Math.min(1, ctx.scale * 10))));
-  const streamRates = new Map<number, number[]>(), dbaRates = new Map<number, number[]>();
+  const streamRates = new Map<number, number[]>(),
+    dbaRates = new Map<number, number[]>();
   const naive: number[] = [];
-  let dropped = 0, input = 0;
+  let dropped = 0,
+    input = 0;
   for (let r = 0; r < ctx.rounds; r++) {
     for (const batch of BATCH_SIZES) {
       const pipeline = benchPipeline("land-0", batch);
@@ -129,13 +135,24 @@ export async function measureStream(ctx: BenchContext): Promise<number> {
   const naiveS = stat(naive);
   for (const batch of BATCH_SIZES) {
     const s = stat(streamRates.get(batch)!);
-    ctx.row(`stream, ${batch.toLocaleString("en-US")}-event batches (watermark + MERGE)`, fmtStat(s, " ev/s"), `naive per-event upsert ${fmtStat(naiveS, " ev/s")}`, `${(s.median / naiveS.median).toFixed(1)} × naive`,
-      batch === 100_000 ? "≥ 200k ev/s and ≥ 20 × naive" : "");
+    ctx.row(
+      `stream, ${batch.toLocaleString("en-US")}-event batches (watermark + MERGE)`,
+      fmtStat(s, " ev/s"),
+      `naive per-event upsert ${fmtStat(naiveS, " ev/s")}`,
+      `${(s.median / naiveS.median).toFixed(1)} × naive`,
+      batch === 100_000 ? "≥ 200k ev/s and ≥ 20 × naive" : "",
+    );
   }
   for (const batch of BATCH_SIZES) {
-    const s = stat(streamRates.get(batch)!), d = stat(dbaRates.get(batch)!);
-    ctx.row(`stream vs hand-written SQL, ${batch.toLocaleString("en-US")}-event batches`, fmtStat(s, " ev/s"),
-      `one INSERT … SELECT … GROUP BY … ON CONFLICT DO UPDATE per batch, no watermark: ${fmtStat(d, " ev/s")}`, `${(s.median / d.median).toFixed(2)} × hand-written`, "");
+    const s = stat(streamRates.get(batch)!),
+      d = stat(dbaRates.get(batch)!);
+    ctx.row(
+      `stream vs hand-written SQL, ${batch.toLocaleString("en-US")}-event batches`,
+      fmtStat(s, " ev/s"),
+      `one INSERT … SELECT … GROUP BY … ON CONFLICT DO UPDATE per batch, no watermark: ${fmtStat(d, " ev/s")}`,
+      `${(s.median / d.median).toFixed(2)} × hand-written`,
+      "",
+    );
   }
   return input > 0 ? (100 * dropped) / input : 0;
 }
@@ -162,19 +179,24 @@ async function* smallBatch(startMs: number, first: number): AsyncGenerator<RawRe
  * Batches: 300 × rounds, the first 20 of each round not counted (connections, plans).
  */
 export async function measureBatchFixedCost(ctx: BenchContext): Promise<void> {
-  const batchMs: number[] = [], floorMs: number[] = [];
+  const batchMs: number[] = [],
+    floorMs: number[] = [];
   await ctx.pool.query("CREATE TABLE IF NOT EXISTS bench_floor (id int PRIMARY KEY, n bigint NOT NULL)");
   await ctx.pool.query("INSERT INTO bench_floor VALUES (1, 0) ON CONFLICT DO NOTHING");
-  const perRound = 300, warmUp = 20;
+  const perRound = 300,
+    warmUp = 20;
   for (let r = 0; r < ctx.rounds; r++) {
     const pipeline = benchPipeline(`fixed-${r}`, 100_000);
     const start = Date.parse("2026-03-01T00:00:00Z");
     for (let b = 0; b < perRound; b++) {
-      await landRecords(ctx.pool, pipeline, `fixed:${b}`, smallBatch(start + b * 10_000, b * SMALL_BATCH), { landingTimeMs: Date.now() });
+      await landRecords(ctx.pool, pipeline, `fixed:${b}`, smallBatch(start + b * 10_000, b * SMALL_BATCH), {
+        landingTimeMs: Date.now(),
+      });
       const t0 = now();
       const progress = await runBatch(ctx.pool, pipeline, "once");
       const t1 = now();
-      if (progress?.numInputRows !== SMALL_BATCH || progress.numRowsDroppedByWatermark !== 0) throw new Error(`fixed-cost batch ${b}: expected ${SMALL_BATCH} on-time rows, got ${JSON.stringify(progress)}`);
+      if (progress?.numInputRows !== SMALL_BATCH || progress.numRowsDroppedByWatermark !== 0)
+        throw new Error(`fixed-cost batch ${b}: expected ${SMALL_BATCH} on-time rows, got ${JSON.stringify(progress)}`);
       const c = await ctx.pool.connect();
       try {
         const t2 = now();
@@ -187,10 +209,19 @@ export async function measureBatchFixedCost(ctx: BenchContext): Promise<void> {
       }
       if (b >= warmUp) batchMs.push(t1 - t0);
     }
-    say(`fixed cost round ${r}: median ${fmt(stat(batchMs.slice(-(perRound - warmUp))).median)} ms per ${SMALL_BATCH}-event micro-batch`);
+    say(
+      `fixed cost round ${r}: median ${fmt(stat(batchMs.slice(-(perRound - warmUp))).median)} ms per ${SMALL_BATCH}-event micro-batch`,
+    );
   }
-  const s = stat(batchMs), f = stat(floorMs);
-  const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
-  ctx.row(`fixed cost of one micro-batch (${SMALL_BATCH} events, no late rows), ${fmt(s.n)} batches`, `median ${fmt(s.median)} ms, p90 ${fmt(pct(batchMs, 0.9))} ms`,
-    `one-row write transaction (BEGIN, UPDATE, COMMIT) median ${fmt(f.median)} ms`, `${(s.median / f.median).toFixed(1)} × one-row transaction`, "≤ 5 ms");
+  const s = stat(batchMs),
+    f = stat(floorMs);
+  const pct = (xs: number[], q: number) =>
+    [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+  ctx.row(
+    `fixed cost of one micro-batch (${SMALL_BATCH} events, no late rows), ${fmt(s.n)} batches`,
+    `median ${fmt(s.median)} ms, p90 ${fmt(pct(batchMs, 0.9))} ms`,
+    `one-row write transaction (BEGIN, UPDATE, COMMIT) median ${fmt(f.median)} ms`,
+    `${(s.median / f.median).toFixed(1)} × one-row transaction`,
+    "≤ 5 ms",
+  );
 }

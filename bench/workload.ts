@@ -34,11 +34,18 @@ export function* events(count: number, seed = 7, from = 0): Generator<BenchEvent
   for (let i = from; i < from + count; i++) {
     const arrival = START + i * ARRIVAL_STEP_MS;
     const lateness = Math.min(LATENESS_CAP_MS, LATENESS_SCALE_MS / Math.max(rand(), 1e-9) - LATENESS_SCALE_MS);
-    yield { id: `e${i}`, a: arrival, t: Math.floor(arrival - lateness), k: `k${Math.floor(rand() * KEYS)}`, v: (Math.floor(rand() * 100_000) / 100).toFixed(2) };
+    yield {
+      id: `e${i}`,
+      a: arrival,
+      t: Math.floor(arrival - lateness),
+      k: `k${Math.floor(rand() * KEYS)}`,
+      v: (Math.floor(rand() * 100_000) / 100).toFixed(2),
+    };
   }
 }
 
-export const toJsonLine = (e: BenchEvent) => `{"id":"${e.id}","t":"${new Date(e.t).toISOString()}","a":"${new Date(e.a).toISOString()}","k":"${e.k}","v":${e.v}}\n`;
+export const toJsonLine = (e: BenchEvent) =>
+  `{"id":"${e.id}","t":"${new Date(e.t).toISOString()}","a":"${new Date(e.a).toISOString()}","k":"${e.k}","v":${e.v}}\n`;
 
 /**
  * Share (0..1) of the first `count` events whose window is closed when they
@@ -46,7 +53,8 @@ export const toJsonLine = (e: BenchEvent) => `{"id":"${e.id}","t":"${new Date(e.
  * time seen before - delay (Spark's late rule, watermark per event).
  */
 export function lateShare(count: number, windowMs = 600_000, delayMs = 600_000): number {
-  let maxT = -Infinity, late = 0;
+  let maxT = -Infinity,
+    late = 0;
   for (const e of events(count)) {
     if (Math.floor(e.t / windowMs) * windowMs + windowMs <= maxT - delayMs) late++;
     maxT = Math.max(maxT, e.t);

@@ -33,7 +33,9 @@ if (builtAt !== null && !changedSince(builtAt)) {
   process.setSourceMapsEnabled(true);
   await import("../dist/src/cli/main.js");
 } else {
-  process.stderr.write(`straggler: ${builtAt === null ? "no build in dist/" : "dist/ is older than src/"} (npm run build); running the TypeScript sources through tsx\n`);
+  process.stderr.write(
+    `straggler: ${builtAt === null ? "no build in dist/" : "dist/ is older than src/"} (npm run build); running the TypeScript sources through tsx\n`,
+  );
   const { register } = await import("tsx/esm/api");
   register();
   await import("../src/cli/main.ts");

@@ -39,7 +39,10 @@ function slotOption(text: string): string | undefined {
 async function main(): Promise<number> {
   const program = new Command("jobs/correct")
     .argument("[pipeline]", "pipeline, or 'all'", "all")
-    .option("--slot <instant>", "the scheduled minute to run (ISO 8601 with zone, on a whole minute); default: the current minute")
+    .option(
+      "--slot <instant>",
+      "the scheduled minute to run (ISO 8601 with zone, on a whole minute); default: the current minute",
+    )
     .exitOverride()
     .configureOutput({ writeErr: (t) => process.stderr.write(t) });
   try {
@@ -52,7 +55,9 @@ async function main(): Promise<number> {
   const slotText = program.opts<{ slot?: string }>().slot;
   const slot = slotText === undefined ? cronSlotOf(new Date()) : slotOption(slotText);
   if (slot === undefined) {
-    console.error(`jobs/correct: --slot: expected an ISO 8601 instant with a zone on a whole minute, such as 2026-10-01T12:00:00Z; got ${JSON.stringify(slotText)}`);
+    console.error(
+      `jobs/correct: --slot: expected an ISO 8601 instant with a zone on a whole minute, such as 2026-10-01T12:00:00Z; got ${JSON.stringify(slotText)}`,
+    );
     return 2;
   }
   const env = loadEnv();
@@ -69,10 +74,18 @@ async function main(): Promise<number> {
     let heldByLiveRun = false;
     for (const p of chosen) {
       try {
-        const s = await runCorrection(db.pool, p, { trigger: "cron", cronSlot: slot }, { onPolicyAdopted: (a) => console.log(a.message) });
+        const s = await runCorrection(
+          db.pool,
+          p,
+          { trigger: "cron", cronSlot: slot },
+          { onPolicyAdopted: (a) => console.log(a.message) },
+        );
         logCorrection(log, s);
         if (s.status === "skipped") console.log(`${p.name}: skipped: ${skippedMessage(s)}`);
-        else console.log(`${p.name}: run ${s.runId} ${s.status}, ${s.windowsChanged} windows changed, ${s.eventsRecovered} late events recovered${s.error ? ` — ${s.error}` : ""}`);
+        else
+          console.log(
+            `${p.name}: run ${s.runId} ${s.status}, ${s.windowsChanged} windows changed, ${s.eventsRecovered} late events recovered${s.error ? ` — ${s.error}` : ""}`,
+          );
         failed ||= s.status === "failed";
         heldByLiveRun ||= s.status === "skipped" && s.heldBy?.status === "running";
       } catch (e) {

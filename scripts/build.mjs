@@ -65,5 +65,8 @@ await esbuild.build({
 const assets = path.join(root, "src/ui/assets");
 if (existsSync(assets)) cpSync(assets, path.join(dist, "src/ui/assets"), { recursive: true });
 mkdirSync(dist, { recursive: true });
-writeFileSync(path.join(dist, "build-info.json"), JSON.stringify({ builtAt: new Date().toISOString(), modules: entryPoints.length }) + "\n");
+writeFileSync(
+  path.join(dist, "build-info.json"),
+  JSON.stringify({ builtAt: new Date().toISOString(), modules: entryPoints.length }) + "\n",
+);
 console.error(`build: ${entryPoints.length} modules compiled to dist/ in ${Date.now() - started} ms`);

@@ -17,7 +17,11 @@ const CLI_REFERENCE_FILE = "docs/cli-reference.md";
 
 /** Text safe in a Markdown table cell: one line, `|` escaped, `<` and `>` as entities (not HTML). */
 function cell(text: string): string {
-  return text.replace(/\s*\n\s*/g, " ").replace(/\|/g, "\\|").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return text
+    .replace(/\s*\n\s*/g, " ")
+    .replace(/\|/g, "\\|")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;");
 }
 
 /** A code span for a table cell (backticks doubled when the text holds one; `|` escaped). */
@@ -48,7 +52,9 @@ function optionsTable(help: Help, cmd: Command): string[] {
   return [
     "| flags | description | default |",
     "| --- | --- | --- |",
-    ...options.map((o) => `| ${code(o.flags)} | ${describeOption(o)} | ${defaultOf(o) === "" ? "" : code(defaultOf(o))} |`),
+    ...options.map(
+      (o) => `| ${code(o.flags)} | ${describeOption(o)} | ${defaultOf(o) === "" ? "" : code(defaultOf(o))} |`,
+    ),
     "",
   ];
 }
@@ -56,8 +62,14 @@ function optionsTable(help: Help, cmd: Command): string[] {
 function argumentsTable(help: Help, cmd: Command): string[] {
   const args: readonly Argument[] = help.visibleArguments(cmd);
   if (args.length === 0) return [];
-  const label = (a: Argument) => (a.required ? `<${a.name()}${a.variadic ? "..." : ""}>` : `[${a.name()}${a.variadic ? "..." : ""}]`);
-  return ["| argument | description |", "| --- | --- |", ...args.map((a) => `| ${code(label(a))} | ${cell(a.description)} |`), ""];
+  const label = (a: Argument) =>
+    a.required ? `<${a.name()}${a.variadic ? "..." : ""}>` : `[${a.name()}${a.variadic ? "..." : ""}]`;
+  return [
+    "| argument | description |",
+    "| --- | --- |",
+    ...args.map((a) => `| ${code(label(a))} | ${cell(a.description)} |`),
+    "",
+  ];
 }
 
 /** Every command below `cmd`, depth first in the order they were added (`help` left out). */
@@ -74,7 +86,11 @@ function fullName(cmd: Command): string {
 
 /** GitHub's anchor of a heading (the rule test/unit/docsLinks.test.ts checks). */
 function anchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-");
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, "")
+    .replace(/ /g, "-");
 }
 
 /** The Markdown of the CLI reference for `program` (default: the straggler program). */
@@ -129,7 +145,16 @@ export function cliReference(program: Command = buildCli()): string {
 
 /** Writes the file, or with `check` compares it: returns the message to print and the exit code. */
 export function writeOrCheck(root: string, check: boolean): { message: string; code: number } {
-  return writeOrCheckFile(root, { file: CLI_REFERENCE_FILE, source: "the CLI's commands and options", command: "node --import tsx scripts/cli-reference.ts" }, cliReference(), check);
+  return writeOrCheckFile(
+    root,
+    {
+      file: CLI_REFERENCE_FILE,
+      source: "the CLI's commands and options",
+      command: "node --import tsx scripts/cli-reference.ts",
+    },
+    cliReference(),
+    check,
+  );
 }
 
 runWhenMain(import.meta.url, writeOrCheck);

@@ -19,7 +19,12 @@ export interface GeneratedFile {
  * Writes `text` to `g.file` under `root`, or with `check` compares the file with it.
  * @returns the message to print and the exit code (1: the file is missing or stale)
  */
-export function writeOrCheckFile(root: string, g: GeneratedFile, text: string, check: boolean): { message: string; code: number } {
+export function writeOrCheckFile(
+  root: string,
+  g: GeneratedFile,
+  text: string,
+  check: boolean,
+): { message: string; code: number } {
   const file = path.join(root, g.file);
   if (!check) {
     writeFileSync(file, text);
@@ -32,13 +37,22 @@ export function writeOrCheckFile(root: string, g: GeneratedFile, text: string, c
     written = undefined;
   }
   if (written === text) return { message: `${g.file} is up to date`, code: 0 };
-  return { message: `${g.file} is ${written === undefined ? "missing" : `stale (it differs from ${g.source})`}: run \`${g.command}\``, code: 1 };
+  return {
+    message: `${g.file} is ${written === undefined ? "missing" : `stale (it differs from ${g.source})`}: run \`${g.command}\``,
+    code: 1,
+  };
 }
 
 /** Runs `writeOrCheck` (with `--check` when given) when `moduleUrl` is the script node was started with. */
-export function runWhenMain(moduleUrl: string, writeOrCheck: (root: string, check: boolean) => { message: string; code: number }): void {
+export function runWhenMain(
+  moduleUrl: string,
+  writeOrCheck: (root: string, check: boolean) => { message: string; code: number },
+): void {
   if (process.argv[1] === undefined || path.resolve(process.argv[1]) !== fileURLToPath(moduleUrl)) return;
-  const { message, code } = writeOrCheck(path.resolve(path.dirname(fileURLToPath(moduleUrl)), ".."), process.argv.includes("--check"));
+  const { message, code } = writeOrCheck(
+    path.resolve(path.dirname(fileURLToPath(moduleUrl)), ".."),
+    process.argv.includes("--check"),
+  );
   (code === 0 ? console.log : console.error)(message);
   process.exitCode = code;
 }

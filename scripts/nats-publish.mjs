@@ -22,7 +22,8 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { connect, headers } from "nats";
 
-const usage = "usage: node scripts/nats-publish.mjs [--server URL] [--stream NAME [--subjects FILTER]] [--msg-id-field FIELD] <subject> [file|-]";
+const usage =
+  "usage: node scripts/nats-publish.mjs [--server URL] [--stream NAME [--subjects FILTER]] [--msg-id-field FIELD] <subject> [file|-]";
 
 function fail(code, message) {
   process.stderr.write(`nats-publish: ${message}\n`);
@@ -50,7 +51,8 @@ if (opts.help) {
   process.exit(0);
 }
 if (positionals.length < 1 || positionals.length > 2) fail(2, `give a subject and at most one file\n${usage}`);
-if (opts.subjects !== undefined && opts.stream === undefined) fail(2, "--subjects needs --stream (the stream it creates)");
+if (opts.subjects !== undefined && opts.stream === undefined)
+  fail(2, "--subjects needs --stream (the stream it creates)");
 const [subject, file = "-"] = positionals;
 
 let text;
@@ -73,7 +75,10 @@ text.split("\n").forEach((line, i) => {
   }
   const field = opts["msg-id-field"];
   if (field !== undefined && (value[field] === undefined || value[field] === null)) {
-    fail(1, `${file === "-" ? "stdin" : file}:${i + 1}: no field "${field}" for its Nats-Msg-Id: nothing was published`);
+    fail(
+      1,
+      `${file === "-" ? "stdin" : file}:${i + 1}: no field "${field}" for its Nats-Msg-Id: nothing was published`,
+    );
   }
   lines.push({ line, id: field === undefined ? undefined : String(value[field]) });
 });
@@ -82,7 +87,10 @@ let nc;
 try {
   nc = await connect({ servers: opts.server, timeout: 3000, maxReconnectAttempts: 0 });
 } catch (e) {
-  fail(1, `cannot reach the NATS server at ${opts.server} (${e.code ?? e.message}): is nats-server running there, with JetStream (nats-server -js)? Give another with --server or NATS_URL. Nothing was published`);
+  fail(
+    1,
+    `cannot reach the NATS server at ${opts.server} (${e.code ?? e.message}): is nats-server running there, with JetStream (nats-server -js)? Give another with --server or NATS_URL. Nothing was published`,
+  );
 }
 try {
   if (opts.stream !== undefined) {
@@ -116,7 +124,9 @@ try {
     last = Math.max(last, ack.seq);
   }
   const dup = duplicates === 0 ? "" : `, ${duplicates} of them duplicates the stream already held (same Nats-Msg-Id)`;
-  process.stdout.write(`published ${n} messages to ${subject}${ack === undefined ? "" : ` (stream ${ack.stream}, last sequence ${last}${dup})`}\n`);
+  process.stdout.write(
+    `published ${n} messages to ${subject}${ack === undefined ? "" : ` (stream ${ack.stream}, last sequence ${last}${dup})`}\n`,
+  );
 } finally {
   await nc.close();
 }

@@ -15,7 +15,13 @@ import { runWhenMain, writeOrCheckFile } from "./generatedFile.js";
 const REST_REFERENCE_FILE = "docs/rest-reference.md";
 
 type Json = Record<string, unknown>;
-interface Parameter { name: string; in: string; required?: boolean; description?: string; schema?: Json }
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  description?: string;
+  schema?: Json;
+}
 interface Operation {
   operationId?: string;
   summary?: string;
@@ -26,23 +32,37 @@ interface Operation {
   responses?: Record<string, { description?: string; content?: Record<string, unknown> }>;
 }
 type PathItem = Record<string, Operation> & { parameters?: Parameter[] };
-interface Document { info: { title: string; version: string; description?: string }; security?: Operation["security"]; paths: Record<string, PathItem>; webhooks?: Record<string, PathItem> }
+interface Document {
+  info: { title: string; version: string; description?: string };
+  security?: Operation["security"];
+  paths: Record<string, PathItem>;
+  webhooks?: Record<string, PathItem>;
+}
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 /** Prose whose `<` and `>` outside code spans are entities, so that `<id>` is not read as HTML. */
 function prose(text: string): string {
-  return text.split(/(`[^`]*`)/).map((part, i) => (i % 2 === 1 ? part : part.replace(/</g, "&lt;").replace(/>/g, "&gt;"))).join("");
+  return text
+    .split(/(`[^`]*`)/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/</g, "&lt;").replace(/>/g, "&gt;")))
+    .join("");
 }
 
 /** Text safe in a Markdown table cell: one line, `|` escaped, no HTML. */
 function cell(text: string): string {
-  return prose(text).replace(/\s*\n\s*/g, " ").replace(/\|/g, "\\|");
+  return prose(text)
+    .replace(/\s*\n\s*/g, " ")
+    .replace(/\|/g, "\\|");
 }
 
 /** GitHub's anchor of a heading (the rule test/unit/docsLinks.test.ts checks). */
 function anchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-");
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, "")
+    .replace(/ /g, "-");
 }
 
 /** Who may call the operation, from its `security` (or the document's): public, read token, write token. */
@@ -66,7 +86,8 @@ function schemaText(schema: Json | undefined): string {
   const type = Array.isArray(schema.type) ? (schema.type as string[]).join(" or ") : String(schema.type ?? "any");
   const parts = [typeof schema.format === "string" ? `${type} (${schema.format})` : type];
   if (type === "array" && schema.items !== undefined) parts[0] = `array of ${schemaText(schema.items as Json)}`;
-  if (Array.isArray(schema.enum)) parts.push(`one of ${(schema.enum as unknown[]).map((v) => `\`${String(v)}\``).join(", ")}`);
+  if (Array.isArray(schema.enum))
+    parts.push(`one of ${(schema.enum as unknown[]).map((v) => `\`${String(v)}\``).join(", ")}`);
   if (schema.default !== undefined) parts.push(`default \`${JSON.stringify(schema.default)}\``);
   return parts.join(", ");
 }
@@ -99,7 +120,12 @@ function responsesTable(op: Operation): string[] {
   return [
     "| status | description | media type |",
     "| --- | --- | --- |",
-    ...responses.map(([status, r]) => `| ${status} | ${cell(r.description ?? "")} | ${Object.keys(r.content ?? {}).map((t) => `\`${t}\``).join(", ")} |`),
+    ...responses.map(
+      ([status, r]) =>
+        `| ${status} | ${cell(r.description ?? "")} | ${Object.keys(r.content ?? {})
+          .map((t) => `\`${t}\``)
+          .join(", ")} |`,
+    ),
     "",
   ];
 }
@@ -109,7 +135,13 @@ function operationsOf(item: PathItem): Array<[string, Operation]> {
   return Object.entries(item).filter(([method]) => METHODS.includes(method)) as Array<[string, Operation]>;
 }
 
-function operationSection(heading: string, op: Operation, shared: Parameter[], doc: Document, webhook = false): string[] {
+function operationSection(
+  heading: string,
+  op: Operation,
+  shared: Parameter[],
+  doc: Document,
+  webhook = false,
+): string[] {
   const out = [`### ${heading}`, "", `operationId \`${op.operationId ?? "(none)"}\``, ""];
   if (op.summary) out.push(prose(op.summary), "");
   if (op.description) out.push(prose(op.description), "");
@@ -143,7 +175,12 @@ export function restReference(document: object = apiDocument()): string {
   const hookContents: string[] = [];
   const hookBody: string[] = [];
   if (webhooks.length > 0) {
-    hookBody.push("## Webhooks", "", "Requests the service sends (the receiver's side: what it is sent and how its answer is read).", "");
+    hookBody.push(
+      "## Webhooks",
+      "",
+      "Requests the service sends (the receiver's side: what it is sent and how its answer is read).",
+      "",
+    );
     for (const [name, item] of webhooks) {
       for (const [method, op] of operationsOf(item)) {
         const title = `${name} (${method.toUpperCase()})`;
@@ -173,7 +210,16 @@ export function restReference(document: object = apiDocument()): string {
 
 /** Writes the file, or with `check` compares it: returns the message to print and the exit code. */
 export function writeOrCheck(root: string, check: boolean): { message: string; code: number } {
-  return writeOrCheckFile(root, { file: REST_REFERENCE_FILE, source: "the OpenAPI document", command: "node --import tsx scripts/rest-reference.ts" }, restReference(), check);
+  return writeOrCheckFile(
+    root,
+    {
+      file: REST_REFERENCE_FILE,
+      source: "the OpenAPI document",
+      command: "node --import tsx scripts/rest-reference.ts",
+    },
+    restReference(),
+    check,
+  );
 }
 
 runWhenMain(import.meta.url, writeOrCheck);

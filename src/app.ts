@@ -54,19 +54,46 @@ export function createApp(deps: ApiDeps): express.Express {
     deps,
     pipelineOf(req) {
       const pipeline = byName.get(String(req.params.pipeline));
-      if (!pipeline) throw new HttpError(404, "not_found", `no pipeline named ${JSON.stringify(String(req.params.pipeline).slice(0, 100))}`);
+      if (!pipeline)
+        throw new HttpError(
+          404,
+          "not_found",
+          `no pipeline named ${JSON.stringify(String(req.params.pipeline).slice(0, 100))}`,
+        );
       return pipeline;
     },
     auth: requireToken(deps.token),
   };
 
   addHealthRoutes(ctx); // /livez, /readyz, /health: on connections of their own, answering while every pooled one is busy
-  routes.add({ method: "get", path: "/openapi.json", operationId: "getOpenApiDocument", summary: "This document", request: { query: noQuery }, responses: { 200: json("the OpenAPI 3.1 document", openApiResponse), ...errors([400]) } }, (req, res) => {
-    parseOr400(noQuery, req.query, "query");
-    res.json(document);
-  });
   routes.add(
-    { method: "get", path: "/metrics", operationId: "getMetrics", summary: "Prometheus metrics (README: Metrics and alerts)", responses: { 200: { description: "every metric, Prometheus text format 0.0.4", content: { "text/plain": { schema: metricsText } } }, ...errors([500, 503]) } },
+    {
+      method: "get",
+      path: "/openapi.json",
+      operationId: "getOpenApiDocument",
+      summary: "This document",
+      request: { query: noQuery },
+      responses: { 200: json("the OpenAPI 3.1 document", openApiResponse), ...errors([400]) },
+    },
+    (req, res) => {
+      parseOr400(noQuery, req.query, "query");
+      res.json(document);
+    },
+  );
+  routes.add(
+    {
+      method: "get",
+      path: "/metrics",
+      operationId: "getMetrics",
+      summary: "Prometheus metrics (README: Metrics and alerts)",
+      responses: {
+        200: {
+          description: "every metric, Prometheus text format 0.0.4",
+          content: { "text/plain": { schema: metricsText } },
+        },
+        ...errors([500, 503]),
+      },
+    },
     metricsHandler(metrics, deps.pool),
   );
   addPipelineRoutes(ctx);

@@ -18,7 +18,10 @@ const REDACTED_PATHS = [
   ...CREDENTIAL_HEADERS.map((h) => `req.headers["${h}"]`),
   'res.headers["set-cookie"]',
   // An error logged with the options of the pg client that raised it.
-  "err.client.password", "err.config.password", "password", "connectionString",
+  "err.client.password",
+  "err.config.password",
+  "password",
+  "connectionString",
 ];
 
 /**
@@ -28,7 +31,12 @@ const REDACTED_PATHS = [
  */
 export function createLogger(level: string, to: "stdout" | "stderr" = "stderr"): Logger {
   return pino(
-    { level, base: { service: "straggler" }, redact: { paths: REDACTED_PATHS, censor: REDACTED }, hooks: { streamWrite: redactSecrets } },
+    {
+      level,
+      base: { service: "straggler" },
+      redact: { paths: REDACTED_PATHS, censor: REDACTED },
+      hooks: { streamWrite: redactSecrets },
+    },
     pino.destination(to === "stdout" ? 1 : 2),
   );
 }
@@ -50,7 +58,11 @@ export function logStream(kind: CommandKind): "stdout" | "stderr" {
  * logs at `LOG_LEVEL` (default `info`), and a one-shot command at `info` with `--verbose`
  * and at `warn` without it (quiet: its stderr stays empty when all goes well).
  */
-export function commandLogLevel(kind: CommandKind, env: Pick<Env, "LOG_LEVEL" | "STRAGGLER_LOG_LEVEL">, verbose: boolean): string {
+export function commandLogLevel(
+  kind: CommandKind,
+  env: Pick<Env, "LOG_LEVEL" | "STRAGGLER_LOG_LEVEL">,
+  verbose: boolean,
+): string {
   if (env.STRAGGLER_LOG_LEVEL !== undefined) return env.STRAGGLER_LOG_LEVEL;
   if (kind !== "one-shot") return env.LOG_LEVEL;
   return verbose ? "info" : "warn";

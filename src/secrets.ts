@@ -40,7 +40,11 @@ export function passwordOfUrl(url: string | undefined): string | undefined {
  * The secrets an environment names: `STRAGGLER_API_TOKEN`, `STRAGGLER_READ_TOKEN` and the
  * password in `DATABASE_URL`. Called once the environment is read, before anything is logged.
  */
-export function addEnvSecrets(env: { STRAGGLER_API_TOKEN?: string | undefined; STRAGGLER_READ_TOKEN?: string | undefined; DATABASE_URL?: string | undefined }): void {
+export function addEnvSecrets(env: {
+  STRAGGLER_API_TOKEN?: string | undefined;
+  STRAGGLER_READ_TOKEN?: string | undefined;
+  DATABASE_URL?: string | undefined;
+}): void {
   addSecret(env.STRAGGLER_API_TOKEN);
   addSecret(env.STRAGGLER_READ_TOKEN);
   const password = passwordOfUrl(env.DATABASE_URL);
@@ -65,7 +69,11 @@ export function redactSecrets(text: string): string {
     for (let at = out.indexOf(s); at !== -1; at = out.indexOf(s, at + 1)) {
       const before = at > 0 ? out[at - 1]! : "";
       const after = out[at + s.length] ?? "";
-      if ((before !== "" && WORD.test(before) && WORD.test(s[0]!)) || (after !== "" && WORD.test(after) && WORD.test(s[s.length - 1]!))) continue;
+      if (
+        (before !== "" && WORD.test(before) && WORD.test(s[0]!)) ||
+        (after !== "" && WORD.test(after) && WORD.test(s[s.length - 1]!))
+      )
+        continue;
       if (at < from) continue;
       result += out.slice(from, at) + REDACTED;
       from = at + s.length;

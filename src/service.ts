@@ -4,10 +4,10 @@
  * stop on SIGINT/SIGTERM. Several services (replicas) may run on one
  * database: each pipeline's owned work runs on the replica holding its lease
  * (src/cluster/leases.ts); HTTP ingest and reads work on every replica.
+ * The LISTEN session that wakes them is src/listenSession.ts.
  */
 import type { Server } from "node:http";
 import { hostname } from "node:os";
-import pg from "pg";
 import type { Env } from "./config/env.js";
 import type { PipelineConfig } from "./config/pipelines.js";
 import type { Database } from "./db/open.js";
@@ -15,16 +15,12 @@ import { sweepExpiredRuns } from "./correction/runLease.js";
 import { logPolicyAdopted, scheduleCorrections } from "./correction/schedule.js";
 import { scheduleReconciles } from "./correction/reconcileSchedule.js";
 import { createPool } from "./db/pool.js";
-import { backoffMs, type Backoff } from "./db/retry.js";
-import { startLoop, type RoundContext } from "./loop.js";
 import { LeaseLostError } from "./cluster/fencing.js";
 import { PipelineLeases } from "./cluster/leases.js";
 import { OwnedWork, type OwnedTaskStarter } from "./cluster/ownedWork.js";
 import { createApp } from "./app.js";
 import { answerClientErrors } from "./http/errors.js";
 import { appendQueuesIdle } from "./ingest/appendLock.js";
-import { listenForLanded } from "./db/sql/ingest/bronzeChannel.js";
-import { CHANGES_CHANNEL, listenForChanges } from "./db/sql/feed/notifyChanges.js";
 import { endChangeStreams, wakeChangeStreams } from "./http/feedRoutes.js";
 import { LandingDirMissing } from "./ingest/errors.js";
 import { landPendingFiles } from "./ingest/landingFolder.js";
@@ -36,52 +32,11 @@ import { logConsumerStarter } from "./sources/logConsumer.js";
 import { analyzeIfStale } from "./db/statistics.js";
 import { startRetention } from "./retention/schedule.js";
 import { StreamLoop } from "./stream/streamLoop.js";
+import { listenForLandings } from "./listenSession.js";
 
 export interface Service {
   port: number;
   stop(): Promise<void>;
-}
-
-/** The wait between two LISTEN reconnection attempts: 500 ms doubling, at most 5 s (each attempt is cheap, and until one succeeds no landing wakes the stream). */
-const LISTEN_BACKOFF: Backoff = { baseMs: 500, capMs: 5_000 };
-
-/**
- * Listens for bronze notifications, and the change feed's (`onChanges`); reconnects with backoff when the connection drops.
- * `onConnected` runs after every successful LISTEN: notifications sent while the
- * connection was down are lost, so the stream must look for itself.
- */
-function listenForLandings(connectionString: string, onPipeline: (name: string) => void, onConnected: () => void, log: Logger, onChanges: (name: string) => void): () => Promise<void> {
-  /** One LISTEN session: connects and listens, then lasts until its connection ends or the loop stops; a failed connection throws. */
-  const session = async ({ signal }: RoundContext): Promise<void> => {
-    const c = new pg.Client({ connectionString });
-    c.on("notification", (n) => n.payload && (n.channel === CHANGES_CHANNEL ? onChanges : onPipeline)(n.payload));
-    c.on("error", () => undefined);
-    const ended = new Promise<void>((resolve) => c.on("end", () => resolve()));
-    const end = () => void c.end().catch(() => undefined);
-    signal.addEventListener("abort", end, { once: true }); // a stop ends a connection being made too
-    try {
-      try {
-        await c.connect();
-        await listenForLanded(c);
-        await listenForChanges(c); // the change feed's: wakes its open streams (src/http/feedRoutes.ts)
-      } catch (e) {
-        await c.end().catch(() => undefined);
-        throw e;
-      }
-      if (signal.aborted) return;
-      onConnected();
-      await ended;
-    } finally {
-      signal.removeEventListener("abort", end);
-    }
-  };
-  // A session that ended is followed by a new one after the first step of the backoff; failed connections back off further.
-  const loop = startLoop(session, {
-    intervalMs: () => backoffMs(1, LISTEN_BACKOFF),
-    backoff: LISTEN_BACKOFF,
-    onError: (e) => log.warn({ err: e }, "LISTEN connection failed; the stream falls back to its trigger interval until it reconnects"),
-  });
-  return () => loop.stop();
 }
 
 /** This replica's id: `STRAGGLER_REPLICA_ID`, else `host:pid` (the host name cut to fit 45 characters). */
@@ -107,7 +62,12 @@ function listen(app: ReturnType<typeof createApp>, port: number): Promise<Server
     answerClientErrors(s); // a request Node's parser refuses (431 for a 100 KB query string) gets a JSON message too
     s.once("listening", () => resolve(s));
     s.once("error", (e: NodeJS.ErrnoException) => {
-      const why = e.code === "EADDRINUSE" ? "is already in use" : e.code === "EACCES" ? "needs privileges this process does not have" : `cannot be listened on: ${e.message}`;
+      const why =
+        e.code === "EADDRINUSE"
+          ? "is already in use"
+          : e.code === "EACCES"
+            ? "needs privileges this process does not have"
+            : `cannot be listened on: ${e.message}`;
       reject(new Error(`port ${port} ${why}${e.code ? ` (${e.code})` : ""}`));
     });
   });
@@ -124,11 +84,23 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   const healthPool = createPool(db.url, 2, HEALTH_TIMEOUT_MS);
   healthPool.on("error", () => undefined); // an idle health connection that dies is replaced on the next probe
   // Reads get connections of their own, each query bounded by the read timeout (src/http/readBudget.ts).
-  const readPool = createPool(db.url, env.STRAGGLER_READ_CONNECTIONS, READ_ACQUIRE_TIMEOUT_MS, env.STRAGGLER_READ_TIMEOUT);
+  const readPool = createPool(
+    db.url,
+    env.STRAGGLER_READ_CONNECTIONS,
+    READ_ACQUIRE_TIMEOUT_MS,
+    env.STRAGGLER_READ_TIMEOUT,
+  );
   readPool.on("error", () => undefined); // an idle read connection that dies is replaced on the next read
   const app = createApp({
-    pool: db.pool, healthPool, readPool, readConcurrency: env.STRAGGLER_READ_CONCURRENCY, readToken: env.STRAGGLER_READ_TOKEN,
-    pipelines, log, token: env.STRAGGLER_API_TOKEN, groupCommit: env.STRAGGLER_GROUP_COMMIT !== "off",
+    pool: db.pool,
+    healthPool,
+    readPool,
+    readConcurrency: env.STRAGGLER_READ_CONCURRENCY,
+    readToken: env.STRAGGLER_READ_TOKEN,
+    pipelines,
+    log,
+    token: env.STRAGGLER_API_TOKEN,
+    groupCommit: env.STRAGGLER_GROUP_COMMIT !== "off",
   });
   let server: Server;
   try {
@@ -141,7 +113,11 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   const port = typeof address === "object" && address ? address.port : env.PORT;
   // Spool folders of bodies and stdin landings whose process was killed before it removed them.
   const swept = await sweepStaleSpools();
-  if (swept.length > 0) log.info({ removed: swept.length, folders: swept.slice(0, 20) }, "removed stale spool folders left by ended processes");
+  if (swept.length > 0)
+    log.info(
+      { removed: swept.length, folders: swept.slice(0, 20) },
+      "removed stale spool folders left by ended processes",
+    );
   const loops = new Map<string, StreamLoop>();
   // Statistics refreshes run beside the stream, never in front of its next
   // micro-batch: an ANALYZE of a large bronze takes up to a second, which a
@@ -150,7 +126,14 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   const refreshStatistics = (pipeline: string) => {
     if (analyzing.has(pipeline)) return;
     const run = analyzeIfStale(db.pool, pipeline)
-      .then(() => undefined, (e) => log.warn({ pipeline, err: (e as Error).message }, "statistics refresh failed; retried after the next catch-up"))
+      .then(
+        () => undefined,
+        (e) =>
+          log.warn(
+            { pipeline, err: (e as Error).message },
+            "statistics refresh failed; retried after the next catch-up",
+          ),
+      )
       .finally(() => analyzing.delete(pipeline));
     analyzing.set(pipeline, run);
   };
@@ -171,11 +154,20 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
         } catch (e) {
           if (fenced(e)) return;
           if (!(e instanceof LandingDirMissing)) throw e;
-          if (!dirMissing) log.warn({ pipeline: pipeline.name, landingDir: e.dir }, `pipeline ${pipeline.name}: ${e.message}; no files land until it exists`);
+          if (!dirMissing)
+            log.warn(
+              { pipeline: pipeline.name, landingDir: e.dir },
+              `pipeline ${pipeline.name}: ${e.message}; no files land until it exists`,
+            );
           dirMissing = true;
         }
       },
-      runBatch: async (trigger) => (owns() ? runBatch(db.pool, pipeline, trigger, { lease, onPolicyAdopted: (a) => logPolicyAdopted(log, a) }).catch((e: unknown) => (fenced(e) ? null : Promise.reject(e))) : null),
+      runBatch: async (trigger) =>
+        owns()
+          ? runBatch(db.pool, pipeline, trigger, { lease, onPolicyAdopted: (a) => logPolicyAdopted(log, a) }).catch(
+              (e: unknown) => (fenced(e) ? null : Promise.reject(e)),
+            )
+          : null,
       afterCaughtUp: async () => refreshStatistics(pipeline.name),
       log,
     });
@@ -209,15 +201,33 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   );
   // Correction runs a previous process left behind: abandoned once their lease has expired.
   await sweepExpiredRuns(db.pool).then(
-    (ids) => ids.length > 0 && log.warn({ runIds: ids }, "correction runs marked abandoned: their lease expired (the process running them stopped or lost the database)"),
-    (e) => log.warn({ err: (e as Error).message }, "could not sweep abandoned correction runs; the next run of each pipeline does"),
+    (ids) =>
+      ids.length > 0 &&
+      log.warn(
+        { runIds: ids },
+        "correction runs marked abandoned: their lease expired (the process running them stopped or lost the database)",
+      ),
+    (e) =>
+      log.warn(
+        { err: (e as Error).message },
+        "could not sweep abandoned correction runs; the next run of each pipeline does",
+      ),
   );
   const schedule = scheduleCorrections(db.pool, pipelines, log);
   const reconciles = scheduleReconciles(db.pool, pipelines, log);
   // Alerts are judged by each pipeline's owner only: one judgement per pipeline across the replicas.
   const stopAlerts = startAlerts(db.pool, pipelines, log, { owns: (name) => leases.owns(name) });
   const retention = startRetention(db.pool, pipelines, log);
-  log.info({ port, replica: replicaId, pipelines: pipelines.map((pipeline) => pipeline.name), owned: leases.ownedPipelines(), database: db.kind }, "straggler service started");
+  log.info(
+    {
+      port,
+      replica: replicaId,
+      pipelines: pipelines.map((pipeline) => pipeline.name),
+      owned: leases.ownedPipelines(),
+      database: db.kind,
+    },
+    "straggler service started",
+  );
   return {
     port,
     async stop() {

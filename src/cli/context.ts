@@ -33,8 +33,16 @@ export type ContextOf = (kind?: CommandKind) => Promise<Context>;
  * The logger's level follows `commandLogLevel` (src/log.ts): one-shot commands are quiet unless `verbose`.
  * @throws ConfigError for a bad environment or pipelines file
  */
-export async function context(configFile: string | undefined, kind: CommandKind = "one-shot", verbose = false): Promise<Context> {
-  const [{ loadEnv }, { loadPipelines }, { commandLogLevel, createLogger, logStream }] = await Promise.all([import("../config/env.js"), import("../config/pipelines.js"), import("../log.js")]);
+export async function context(
+  configFile: string | undefined,
+  kind: CommandKind = "one-shot",
+  verbose = false,
+): Promise<Context> {
+  const [{ loadEnv }, { loadPipelines }, { commandLogLevel, createLogger, logStream }] = await Promise.all([
+    import("../config/env.js"),
+    import("../config/pipelines.js"),
+    import("../log.js"),
+  ]);
   const env = loadEnv();
   const log = createLogger(commandLogLevel(kind, env, verbose), logStream(kind));
   const pipelines = loadPipelines(configFile ?? env.STRAGGLER_PIPELINES);
@@ -45,7 +53,8 @@ export async function context(configFile: string | undefined, kind: CommandKind 
 export function pick(ctx: Context, name: string | undefined): PipelineConfig[] {
   if (name === undefined || name === "all") return ctx.pipelines;
   const pipeline = ctx.pipelines.find((x) => x.name === name);
-  if (!pipeline) throw new UsageError(`no pipeline named "${name}"; configured: ${ctx.pipelines.map((x) => x.name).join(", ")}`);
+  if (!pipeline)
+    throw new UsageError(`no pipeline named "${name}"; configured: ${ctx.pipelines.map((x) => x.name).join(", ")}`);
   return [pipeline];
 }
 
@@ -54,7 +63,10 @@ export function pick(ctx: Context, name: string | undefined): PipelineConfig[] {
  * @throws UsageError for `all` (it names every pipeline: the command would otherwise act on the first alone) and for an unknown name
  */
 export function pickOne(ctx: Context, name: string): PipelineConfig {
-  if (name === "all") throw new UsageError(`-p all names every pipeline; this command acts on one: name it (configured: ${ctx.pipelines.map((x) => x.name).join(", ")})`);
+  if (name === "all")
+    throw new UsageError(
+      `-p all names every pipeline; this command acts on one: name it (configured: ${ctx.pipelines.map((x) => x.name).join(", ")})`,
+    );
   return pick(ctx, name)[0]!;
 }
 
@@ -66,7 +78,9 @@ export function pickOne(ctx: Context, name: string): PipelineConfig {
 export function versionArg(flag: string, text: string): number {
   const version = Number(text);
   if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(version) || version < 1 || version > MAX_RESULTS_VERSION) {
-    throw new UsageError(`${flag}: expected a version number (1, 2, … up to ${MAX_RESULTS_VERSION}), got ${JSON.stringify(text)}`);
+    throw new UsageError(
+      `${flag}: expected a version number (1, 2, … up to ${MAX_RESULTS_VERSION}), got ${JSON.stringify(text)}`,
+    );
   }
   return version;
 }
@@ -93,16 +107,27 @@ export function checkInputFiles(files: string[]): void {
     try {
       st = statSync(f);
     } catch (e) {
-      throw new UsageError((e as NodeJS.ErrnoException).code === "ENOENT" ? `no such file: ${f}` : `cannot read ${f}: ${(e as Error).message}`);
+      throw new UsageError(
+        (e as NodeJS.ErrnoException).code === "ENOENT"
+          ? `no such file: ${f}`
+          : `cannot read ${f}: ${(e as Error).message}`,
+      );
     }
-    if (st.isDirectory()) throw new UsageError(`${f} is a folder; name the files to land (with no files, the pipeline's landing folder lands)`);
+    if (st.isDirectory())
+      throw new UsageError(
+        `${f} is a folder; name the files to land (with no files, the pipeline's landing folder lands)`,
+      );
   }
 }
 
 /** The pipeline, once its landing folder is known to exist: a missing one is a usage error (exit 2), not "no files". */
 export async function landingFolderOf(pipeline: PipelineConfig): Promise<PipelineConfig> {
-  if (pipeline.source.landingDir === undefined) throw new UsageError(`pipeline ${pipeline.name} has no source.landingDir; name the files to land`);
-  const [{ LandingDirMissing }, { listLandingFiles }] = await Promise.all([import("../ingest/errors.js"), import("../ingest/landingFolder.js")]);
+  if (pipeline.source.landingDir === undefined)
+    throw new UsageError(`pipeline ${pipeline.name} has no source.landingDir; name the files to land`);
+  const [{ LandingDirMissing }, { listLandingFiles }] = await Promise.all([
+    import("../ingest/errors.js"),
+    import("../ingest/landingEntries.js"),
+  ]);
   try {
     await listLandingFiles(pipeline);
   } catch (e) {
@@ -113,12 +138,19 @@ export async function landingFolderOf(pipeline: PipelineConfig): Promise<Pipelin
 }
 
 /** `--from`/`--to` as ISO 8601 UTC strings (both or neither; from before to). */
-export async function rangeOption(opts: { from?: string; to?: string }): Promise<{ from: string; to: string } | undefined> {
+export async function rangeOption(opts: {
+  from?: string;
+  to?: string;
+}): Promise<{ from: string; to: string } | undefined> {
   if (opts.from === undefined && opts.to === undefined) return undefined;
-  const [{ formatInstant }, { parseInstant }] = await Promise.all([import("../core/instants.js"), import("../core/timestamps.js")]);
+  const [{ formatInstant }, { parseInstant }] = await Promise.all([
+    import("../core/instants.js"),
+    import("../core/timestamps.js"),
+  ]);
   const from = opts.from === undefined ? undefined : parseInstant(opts.from, "iso8601", undefined);
   const to = opts.to === undefined ? undefined : parseInstant(opts.to, "iso8601", undefined);
-  if (!from?.ok) throw new UsageError(`--from: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.from)}`);
+  if (!from?.ok)
+    throw new UsageError(`--from: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.from)}`);
   if (!to?.ok) throw new UsageError(`--to: expected an ISO 8601 instant with a zone, got ${JSON.stringify(opts.to)}`);
   if (from.us >= to.us) throw new UsageError("--from must be before --to");
   return { from: formatInstant(from.us), to: formatInstant(to.us) };

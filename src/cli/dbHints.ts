@@ -19,12 +19,16 @@ export function databaseHint(e: unknown): string | null {
   const where = err.address !== undefined ? ` (${err.address}${port})` : "";
   switch (err.code) {
     case "ECONNREFUSED":
-      return `nothing accepts connections there${where}: `
-        + `check DATABASE_URL's host and port and that the server runs, or ${EMBEDDED}`;
+      return (
+        `nothing accepts connections there${where}: ` +
+        `check DATABASE_URL's host and port and that the server runs, or ${EMBEDDED}`
+      );
     case "ENOTFOUND":
     case "EAI_AGAIN":
-      return `the host name${err.hostname !== undefined ? ` ${err.hostname}` : ""} does not resolve: `
-        + "check DATABASE_URL's host";
+      return (
+        `the host name${err.hostname !== undefined ? ` ${err.hostname}` : ""} does not resolve: ` +
+        "check DATABASE_URL's host"
+      );
     case "ETIMEDOUT":
       return `no answer${where}: check DATABASE_URL's host and port and any firewall between`;
     case "28P01":
@@ -32,8 +36,10 @@ export function databaseHint(e: unknown): string | null {
     case "28000":
       return "the server refused this user or client: check the user in DATABASE_URL and the server's pg_hba.conf";
     case "3D000":
-      return "the database does not exist: "
-        + "create it (createdb NAME, or CREATE DATABASE) or fix its name in DATABASE_URL";
+      return (
+        "the database does not exist: " +
+        "create it (createdb NAME, or CREATE DATABASE) or fix its name in DATABASE_URL"
+      );
     default:
       return null;
   }

@@ -9,19 +9,27 @@ import { shortDuration } from "../observe/latenessText.js";
 
 /** Time to final and open windows of an outcome, when the report has them (the replay's, `--exact`). */
 const finality = (o: Omit<AdvisedOutcome, "labels">) =>
-  (o.timeToFinal ? `; time to final ${shortDuration(o.timeToFinal.medianMs)} median, ${shortDuration(o.timeToFinal.p99Ms)} p99` : "") +
-  (o.openWindows ? `; ${o.openWindows.max} open windows at most` : "");
+  (o.timeToFinal
+    ? `; time to final ${shortDuration(o.timeToFinal.medianMs)} median, ${shortDuration(o.timeToFinal.p99Ms)} p99`
+    : "") + (o.openWindows ? `; ${o.openWindows.max} open windows at most` : "");
 
 const percent = (share: number) => `${(share * 100).toFixed(3)} %`;
 const count = (n: number) => n.toLocaleString("en-US");
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => `  ${r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join("  ")}`.trimEnd());
+  return rows.map((r) =>
+    `  ${r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join("  ")}`.trimEnd(),
+  );
 }
 
 const outcomeCells = (o: Omit<AdvisedOutcome, "labels"> & { labels?: string[] }): string[] => [
-  shortDuration(o.delayMs), (o.labels ?? []).join(", "), count(o.droppedPairs), count(o.droppedWindows), count(o.eventsAffected), percent(o.dropShare),
+  shortDuration(o.delayMs),
+  (o.labels ?? []).join(", "),
+  count(o.droppedPairs),
+  count(o.droppedWindows),
+  count(o.eventsAffected),
+  percent(o.dropShare),
   o.timeToFinal ? `${shortDuration(o.timeToFinal.medianMs)} / ${shortDuration(o.timeToFinal.p99Ms)}` : "-",
   o.openWindows ? `${o.openWindows.max} / ${o.openWindows.mean.toFixed(1)}` : "-",
 ];
@@ -32,7 +40,10 @@ const outcomeCells = (o: Omit<AdvisedOutcome, "labels"> & { labels?: string[] })
  */
 export function formatLatenessReport(report: LatenessAdvice, keysShown = DEFAULT_LIMIT): string {
   const d = report.distribution;
-  const range = report.range.from || report.range.to ? `, event time in [${report.range.from ?? "-∞"}, ${report.range.to ?? "∞"})` : "";
+  const range =
+    report.range.from || report.range.to
+      ? `, event time in [${report.range.from ?? "-∞"}, ${report.range.to ?? "∞"})`
+      : "";
   if (d.count === 0) {
     return `Lateness of ${report.pipeline}: no accepted rows${range}, so nothing to measure yet: land rows and run the stream first (configured delay: ${shortDuration(report.configuredDelayMs)})`;
   }
@@ -40,18 +51,43 @@ export function formatLatenessReport(report: LatenessAdvice, keysShown = DEFAULT
     `Lateness of ${report.pipeline} (ingestion time − event time) over ${count(d.count)} accepted rows${range}`,
     `  p50 ${shortDuration(d.p50Ms)}   p90 ${shortDuration(d.p90Ms)}   p99 ${shortDuration(d.p99Ms)}   p99.9 ${shortDuration(d.p999Ms)}   max ${shortDuration(d.maxMs)}   (min ${shortDuration(d.minMs)})`,
     "",
-    ...table([["lateness", "rows"], ...d.histogram.map((h) => [
-      h.fromMs === null ? `below ${shortDuration(h.toMs)}` : h.toMs === null ? `${shortDuration(h.fromMs)} and more` : `${shortDuration(h.fromMs)} to ${shortDuration(h.toMs)}`, count(h.count),
-    ])]),
+    ...table([
+      ["lateness", "rows"],
+      ...d.histogram.map((h) => [
+        h.fromMs === null
+          ? `below ${shortDuration(h.toMs)}`
+          : h.toMs === null
+            ? `${shortDuration(h.fromMs)} and more`
+            : `${shortDuration(h.fromMs)} to ${shortDuration(h.toMs)}`,
+        count(h.count),
+      ]),
+    ]),
   ];
   const keys = report.byKey ?? [];
-  lines.push(...moreLines(keys, keysShown, (k) => `  key ${JSON.stringify(k.groupKey)}: ${count(k.count)} rows, p50 ${shortDuration(k.p50Ms)}, p99 ${shortDuration(k.p99Ms)}, max ${shortDuration(k.maxMs)}`, { what: "keys" }));
+  lines.push(
+    ...moreLines(
+      keys,
+      keysShown,
+      (k) =>
+        `  key ${JSON.stringify(k.groupKey)}: ${count(k.count)} rows, p50 ${shortDuration(k.p50Ms)}, p99 ${shortDuration(k.p99Ms)}, max ${shortDuration(k.maxMs)}`,
+      { what: "keys" },
+    ),
+  );
   const w = report.whatIf;
   lines.push(
     "",
     `What-if over the ${count(w.batches)} recorded batches (${count(w.rows)} rows in arrival order; the run recorded ${count(w.recordedDroppedPairs)} dropped pairs):`,
     ...table([
-      ["delay", "why", "dropped pairs", "windows", "events", "share", "time to final (median / p99)", "open windows (max / mean)"],
+      [
+        "delay",
+        "why",
+        "dropped pairs",
+        "windows",
+        "events",
+        "share",
+        "time to final (median / p99)",
+        "open windows (max / mean)",
+      ],
       ...w.delays.map(outcomeCells),
     ]),
     "",

@@ -10,7 +10,8 @@ import { UsageError } from "./context.js";
 export const DEFAULT_LIMIT = 20;
 
 /** The `--limit` option's text: the flag, what it does (commander adds the default). */
-const LIMIT_HELP = 'at most this many items of each list for people, then "… and N more"; 0: the summary alone; --json has them all';
+const LIMIT_HELP =
+  'at most this many items of each list for people, then "… and N more"; 0: the summary alone; --json has them all';
 
 /** The end of the line counting what a list left out: how to see more. */
 const MORE_HINT = " (--limit N shows more, --json all)";
@@ -47,7 +48,12 @@ export interface MoreOptions {
  * The first `limit` of `items` as lines, then `<indent>… and N more <what><hint>` when some are left out.
  * @returns the lines (none for an empty list)
  */
-export function moreLines<T>(items: readonly T[], limit: number, line: (item: T) => string, opts: MoreOptions = {}): string[] {
+export function moreLines<T>(
+  items: readonly T[],
+  limit: number,
+  line: (item: T) => string,
+  opts: MoreOptions = {},
+): string[] {
   const total = opts.total ?? items.length;
   // With `last`, a list one longer than the limit is shown whole: the count line would replace one item.
   if (opts.last && total === items.length && items.length <= limit + 1) return items.map(line);

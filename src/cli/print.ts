@@ -10,7 +10,7 @@ import { extrasLines } from "./extrasLines.js";
 import type { PipelineExtras } from "../observe/pipelineExtras.js";
 import { formatDuration } from "../config/duration.js";
 import type { CorrectionSummary } from "../correction/correct.js";
-import type { LandResult } from "../ingest/copyToBronze.js";
+import type { LandResult } from "../ingest/landAnswer.js";
 import type { CheckpointInput, Hold } from "../core/model.js";
 import type { AlertView } from "../observe/alerts.js";
 import type { PolicyCheck } from "../guards/index.js";
@@ -21,7 +21,9 @@ import { DEFAULT_LIMIT, moreLines } from "./lists.js";
 
 /** A landing as one line for people. */
 export function landLine(r: LandResult): string {
-  const reasons = Object.entries(r.byReason).map(([k, v]) => `${k}=${v}`).join(" ");
+  const reasons = Object.entries(r.byReason)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
   return r.alreadyLanded
     ? `${r.pipeline}: ${r.source} already landed; skipped`
     : `${r.pipeline}: ${r.source}: landed ${r.landed}, accepted ${r.accepted}, quarantined ${r.quarantined}${reasons ? ` (${reasons})` : ""}`;
@@ -38,12 +40,15 @@ export function batchLine(b: BatchProgress): string {
 
 /** A group key as the CLI prints it: `(null)` for the null group, `""` for the empty key. */
 export function keyLabel(key: string | null): string {
-  return key === null ? "(null)" : key === "" ? "\"\"" : key;
+  return key === null ? "(null)" : key === "" ? '""' : key;
 }
 
 /** The block of `replay` after its summary line: `extra` lines first, then the pipeline's ledger, windows and checkpoint. */
 export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> = {}): string[] {
-  const reasons = Object.entries(s.ledger.quarantinedByReason).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
+  const reasons =
+    Object.entries(s.ledger.quarantinedByReason)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ") || "none";
   return [
     ...Object.entries(extra).map(([k, v]) => `  ${k}: ${v}`),
     `  rows landed:              ${s.ledger.landed}`,
@@ -58,7 +63,8 @@ export function summaryLines(s: PipelineStatus, extra: Record<string, unknown> =
 
 /** The configured policy against the live results (src/guards/policy.ts). */
 function policyLine(p: PolicyCheck): string {
-  if (p.state === "unrecorded" && p.live !== null) return `unrecorded: results version ${p.live.version} (policy ${p.live.policyVersion}) holds no window results and no rows accepted under another policy; the next batch adopts policy ${p.policyVersion} (${p.changes.join("; ")})`;
+  if (p.state === "unrecorded" && p.live !== null)
+    return `unrecorded: results version ${p.live.version} (policy ${p.live.policyVersion}) holds no window results and no rows accepted under another policy; the next batch adopts policy ${p.policyVersion} (${p.changes.join("; ")})`;
   if (p.state === "unrecorded") return `unrecorded (the first batch records policy ${p.policyVersion})`;
   if (p.state === "live") return `live: results version ${p.live!.version}, policy ${p.policyVersion}`;
   if (p.changes.length === 0 && p.message !== null) return `REFUSED: ${p.message}`; // not a policy change: the window's zone (src/guards/timeZone.ts)
@@ -68,20 +74,32 @@ function policyLine(p: PolicyCheck): string {
 /** Each input's watermark and max event time, when the pipeline has more than its default input (docs/DESIGN.md "Several inputs"). */
 function inputLines(inputs: CheckpointInput[]): string[] {
   if (inputs.length === 0 || (inputs.length === 1 && inputs[0]!.input === DEFAULT_INPUT)) return [];
-  return inputs.map((i) => `    input ${i.input}: watermark ${i.watermark ?? "none"}, max event time ${i.maxEventTime ?? "-"}, last sent ${i.lastIngestionTime ?? "unknown"}`);
+  return inputs.map(
+    (i) =>
+      `    input ${i.input}: watermark ${i.watermark ?? "none"}, max event time ${i.maxEventTime ?? "-"}, last sent ${i.lastIngestionTime ?? "unknown"}`,
+  );
 }
 
 /** `{ A: 1, B: 2 }` as `A 1, B 2`; `none` when empty. */
-const byName = (counts: Record<string, number>) => Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ") || "none";
+const byName = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ") || "none";
 
-type StatusOf = PipelineStatus & { alerts: AlertView[]; policy: PolicyCheck; hold?: Hold | null } & Partial<PipelineExtras>;
+type StatusOf = PipelineStatus & {
+  alerts: AlertView[];
+  policy: PolicyCheck;
+  hold?: Hold | null;
+} & Partial<PipelineExtras>;
 
 /**
  * `status`'s summary line over the pipelines shown: how many, the alerts firing (by pipeline), the
  * pipelines refused by their policy or held, and the work waiting (backlog, windows awaiting correction, failed windows).
  */
 export function statusSummaryLine(all: readonly StatusOf[]): string {
-  const firing = all.flatMap((s) => s.alerts.filter((a) => a.state === "firing").map((a) => `${s.pipeline} ${a.alert}`));
+  const firing = all.flatMap((s) =>
+    s.alerts.filter((a) => a.state === "firing").map((a) => `${s.pipeline} ${a.alert}`),
+  );
   const sum = (f: (s: StatusOf) => number) => all.reduce((n, s) => n + f(s), 0);
   return (
     `${all.length} pipeline${all.length === 1 ? "" : "s"}: ${firing.length} alert${firing.length === 1 ? "" : "s"} firing${firing.length ? ` (${firing.join(", ")})` : ""}, ` +
@@ -99,9 +117,19 @@ export function statusLines(s: StatusOf): string[] {
   const lagMs = c?.watermark && c.maxEventTime ? Date.parse(c.maxEventTime) - Date.parse(c.watermark) : null;
   const watermarkTail = !c?.maxEventTime
     ? " (no batch has read a row yet)"
-    : lagMs === null ? ` (max event time ${c.maxEventTime})` : `, ${formatDuration(lagMs)} behind the max event time ${c.maxEventTime}`;
-  const p = s.lastProgress as { batch_id?: number; trigger?: string; timestamp?: string; num_input_rows?: number; duration_ms?: number; num_rows_dropped_by_watermark?: number } | null;
-  const alert = (a: AlertView) => (a.state === "firing" ? `${a.alert} FIRING since ${a.since} (value ${a.value})` : `${a.alert} ok`);
+    : lagMs === null
+      ? ` (max event time ${c.maxEventTime})`
+      : `, ${formatDuration(lagMs)} behind the max event time ${c.maxEventTime}`;
+  const p = s.lastProgress as {
+    batch_id?: number;
+    trigger?: string;
+    timestamp?: string;
+    num_input_rows?: number;
+    duration_ms?: number;
+    num_rows_dropped_by_watermark?: number;
+  } | null;
+  const alert = (a: AlertView) =>
+    a.state === "firing" ? `${a.alert} FIRING since ${a.since} (value ${a.value})` : `${a.alert} ok`;
   return [
     s.pipeline,
     `  watermark:             ${c?.watermark ?? "none"}${watermarkTail}`,
@@ -113,11 +141,19 @@ export function statusLines(s: StatusOf): string[] {
     `  windows:               ${s.windows.open} open, ${s.windows.final} final, ${s.windows.corrected} corrected; ${s.failedWindows} failed`,
     `  sources:               ${s.sources.landed} landed, ${s.sources.refused} refused, ${s.sources.changed_after_landing} changed after landing, ${s.sources.waiting_to_settle} waiting to settle`,
     `  owner:                 ${s.owner ?? "none (no service runs this pipeline)"}`,
-    ...(p ? [`  last batch:            ${p.batch_id} (${p.trigger}) at ${p.timestamp}: ${p.num_input_rows} rows in ${p.duration_ms} ms, numRowsDroppedByWatermark ${p.num_rows_dropped_by_watermark}`] : []),
+    ...(p
+      ? [
+          `  last batch:            ${p.batch_id} (${p.trigger}) at ${p.timestamp}: ${p.num_input_rows} rows in ${p.duration_ms} ms, numRowsDroppedByWatermark ${p.num_rows_dropped_by_watermark}`,
+        ]
+      : []),
     `  alerts:                ${s.alerts.map(alert).join(", ") || "none configured"}`,
     `  policy:                ${policyLine(s.policy)}`,
     ...(s.policy.state === "refused" ? s.policy.changes.map((c) => `    ${c}`) : []),
-    ...(s.hold ? [`  hold:                  held since ${s.hold.heldAt} (hold ${s.hold.holdId}: ${s.hold.reason}); straggler.window_results serves what it served then`] : []),
+    ...(s.hold
+      ? [
+          `  hold:                  held since ${s.hold.heldAt} (hold ${s.hold.holdId}: ${s.hold.reason}); straggler.window_results serves what it served then`,
+        ]
+      : []),
   ];
 }
 
@@ -131,11 +167,19 @@ export function correctionLines(s: CorrectionSummary, limit = DEFAULT_LIMIT): st
       `${s.eventsRecovered} late events recovered, ${s.windowsFailed ? `${s.windowsFailed} failed (straggler.failed_windows), ` : ""}${s.durationMs} ms${s.error ? ` — ${s.error}` : ""}`,
   ];
   if (s.windowsPastHorizon) {
-    lines.push(`  ${s.windowsPastHorizon} windows awaiting correction not recomputed: archived rows could be in them (past the correction horizon; straggler restore puts an archive back)`);
+    lines.push(
+      `  ${s.windowsPastHorizon} windows awaiting correction not recomputed: archived rows could be in them (past the correction horizon; straggler restore puts an archive back)`,
+    );
   }
-  lines.push(...moreLines(s.changes, limit, (c) =>
-    `  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`,
-  { what: "windows changed" }));
+  lines.push(
+    ...moreLines(
+      s.changes,
+      limit,
+      (c) =>
+        `  ${keyLabel(c.groupKey)} [${c.windowStart}, ${c.windowEnd}) count ${c.before?.count ?? "-"} -> ${c.after.count}, sum ${c.before?.sum ?? "-"} -> ${c.after.sum} (revision ${c.revision}, ${c.lateEventCount} late events)`,
+      { what: "windows changed" },
+    ),
+  );
   if (s.windowsChanged > 0 && s.runId !== null) {
     lines.push(
       `  read: straggler.window_results (the windows now), straggler.correction_audit WHERE run_id = ${s.runId} (each window before and after), straggler.correction_history (the runs)`,

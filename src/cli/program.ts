@@ -16,6 +16,7 @@ import { latenessCommand } from "./commands/lateness.js";
 import { replayCommand } from "./commands/replay.js";
 import { retentionCommands } from "./commands/retention.js";
 import { serveCommands } from "./commands/serve.js";
+import { sourcesCommands } from "./commands/sources.js";
 import { streamCommands } from "./commands/stream.js";
 import { context, type ContextOf } from "./context.js";
 import { ENVIRONMENT_HELP, packageVersion } from "./helpText.js";
@@ -28,14 +29,19 @@ export function buildCli(): Command {
   const program = new Command("straggler")
     .description("Event-time windows in PostgreSQL that stay right when events arrive late")
     .addOption(new Option("-c, --config <file>", "pipelines file (YAML/JSON)").env("STRAGGLER_PIPELINES"))
-    .option("--verbose", "log at info on stderr (one-shot commands log only warnings by default; STRAGGLER_LOG_LEVEL sets any level)")
+    .option(
+      "--verbose",
+      "log at info on stderr (one-shot commands log only warnings by default; STRAGGLER_LOG_LEVEL sets any level)",
+    )
     .version(packageVersion(), "-V, --version", "print the version of straggler")
     .addHelpText("after", ENVIRONMENT_HELP)
     .showHelpAfterError()
     .exitOverride(); // inherited by the commands below: usage errors exit 2, not 1
-  const ctxOf: ContextOf = (kind) => context(program.opts().config as string | undefined, kind, program.opts().verbose === true);
+  const ctxOf: ContextOf = (kind) =>
+    context(program.opts().config as string | undefined, kind, program.opts().verbose === true);
   serveCommands(program, ctxOf);
   ingestCommands(program, ctxOf);
+  sourcesCommands(program, ctxOf);
   streamCommands(program, ctxOf);
   replayCommand(program, ctxOf);
   correctCommands(program, ctxOf);

@@ -41,7 +41,8 @@ export interface ProgressOptions {
 export function formatBytes(n: number): string {
   if (n < 1000) return `${n} B`;
   const units = ["kB", "MB", "GB", "TB"];
-  let v = n / 1000, u = 0;
+  let v = n / 1000,
+    u = 0;
   while (v >= 999.95 && u < units.length - 1) {
     v /= 1000;
     u++;
@@ -73,7 +74,9 @@ function terminalBar(label: string, opts: ProgressOptions, stream: ProgressStrea
   const bar = new cliProgress.SingleBar(
     {
       stream: stream as NodeJS.WritableStream,
-      format: known ? `${label} [{bar}] {percentage}% | {done} of {whole} | ETA {eta_formatted}{info}` : `${label} {done}{info}`,
+      format: known
+        ? `${label} [{bar}] {percentage}% | {done} of {whole} | ETA {eta_formatted}{info}`
+        : `${label} {done}{info}`,
       hideCursor: true,
     },
     cliProgress.Presets.shades_classic,

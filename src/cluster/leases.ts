@@ -39,7 +39,14 @@
  */
 import pg from "pg";
 import { classifyDbError } from "../db/errors.js";
-import { countLiveReplicas, raiseLeaseEpoch, readPipelineOwners, releasePipelineLease, REPLICA_APPLICATION_PREFIX, tryPipelineLease } from "../db/sql/lifecycle/pipelineLeases.js";
+import {
+  countLiveReplicas,
+  raiseLeaseEpoch,
+  readPipelineOwners,
+  releasePipelineLease,
+  REPLICA_APPLICATION_PREFIX,
+  tryPipelineLease,
+} from "../db/sql/lifecycle/pipelineLeases.js";
 import type { Logger } from "../log.js";
 import { startLoop, type Loop } from "../loop.js";
 import { assertLeaseHeld, LeaseLostError, type PipelineLease } from "./fencing.js";
@@ -131,7 +138,11 @@ export class PipelineLeases {
     await this.tick();
     if (this.stopped) return;
     // A tick never throws (a database away is retried at the next one).
-    this.heartbeat = startLoop(() => this.tick(), { intervalMs: this.heartbeatMs, immediate: false, onError: (e) => this.log.error({ err: e, replica: this.options.replicaId }, "lease heartbeat failed") });
+    this.heartbeat = startLoop(() => this.tick(), {
+      intervalMs: this.heartbeatMs,
+      immediate: false,
+      onError: (e) => this.log.error({ err: e, replica: this.options.replicaId }, "lease heartbeat failed"),
+    });
   }
 
   /** Stops the heartbeat, stops the work of every owned pipeline, releases the leases and closes the connection. */
@@ -151,7 +162,10 @@ export class PipelineLeases {
    */
   private deposed(e: LeaseLostError): void {
     const believed = this.owned.get(e.pipeline) === e.epoch;
-    this.log.error({ replica: this.options.replicaId, pipeline: e.pipeline, epoch: e.epoch, current: e.current }, `lease lost: ${e.message}${believed ? "; this replica stops the pipeline's work" : ""}`);
+    this.log.error(
+      { replica: this.options.replicaId, pipeline: e.pipeline, epoch: e.epoch, current: e.current },
+      `lease lost: ${e.message}${believed ? "; this replica stops the pipeline's work" : ""}`,
+    );
     if (!believed) return;
     this.owned.delete(e.pipeline); // no new unit of work starts from here on
     const stopping: Promise<void> = this.hooks.lost(e.pipeline).finally(() => this.deposing.delete(stopping));
@@ -164,7 +178,8 @@ export class PipelineLeases {
     const c = this.client;
     this.owned.clear(); // first: no new micro-batch starts from here on
     this.client = undefined;
-    if (owned.length > 0) this.log.warn({ replica: this.options.replicaId, pipelines: owned }, `leases given up: ${why}; their work stops`);
+    if (owned.length > 0)
+      this.log.warn({ replica: this.options.replicaId, pipelines: owned }, `leases given up: ${why}; their work stops`);
     await Promise.all(owned.map((p) => this.hooks.lost(p)));
     // Closing the session frees the locks it still holds; only once the work has stopped.
     if (c) await this.close(c);
@@ -176,10 +191,14 @@ export class PipelineLeases {
    * ends that session itself, `idle_session_timeout`).
    */
   private async close(c: pg.Client): Promise<void> {
-    const ended = c.end().then(() => true, () => true);
+    const ended = c.end().then(
+      () => true,
+      () => true,
+    );
     const timer = new Promise<false>((resolve) => setTimeout(() => resolve(false), 2 * this.heartbeatMs).unref());
     // pg.Client has no public destroy(): its socket is `connection.stream`.
-    if (!(await Promise.race([ended, timer]))) (c as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    if (!(await Promise.race([ended, timer])))
+      (c as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   }
 
   private async connect(): Promise<pg.Client> {
@@ -215,7 +234,10 @@ export class PipelineLeases {
     } catch (e) {
       if (classifyDbError(e) !== "lock_not_available") throw e;
       await releasePipelineLease(client, pipeline);
-      this.log.info({ replica: this.options.replicaId, pipeline }, "lease not taken: a commit of the previous owner still holds its fencing token; tried again next heartbeat");
+      this.log.info(
+        { replica: this.options.replicaId, pipeline },
+        "lease not taken: a commit of the previous owner still holds its fencing token; tried again next heartbeat",
+      );
       return undefined;
     }
   }
@@ -225,7 +247,11 @@ export class PipelineLeases {
     try {
       if (!this.client) {
         this.client = await this.connect().catch((e: unknown) => {
-          if (this.connectFailures++ === 0) this.log.warn({ err: (e as Error).message }, "lease connection failed; no pipeline is owned by this replica until it connects (retried every heartbeat)");
+          if (this.connectFailures++ === 0)
+            this.log.warn(
+              { err: (e as Error).message },
+              "lease connection failed; no pipeline is owned by this replica until it connects (retried every heartbeat)",
+            );
           return undefined;
         });
         if (!this.client) return;
@@ -240,7 +266,10 @@ export class PipelineLeases {
         await this.hooks.lost(surplus);
         if (this.client !== client) return; // fenced meanwhile: the session, and its lock, are gone
         await releasePipelineLease(client, surplus);
-        this.log.info({ replica: this.options.replicaId, pipeline: surplus, share }, "lease released: this replica owned more than its share");
+        this.log.info(
+          { replica: this.options.replicaId, pipeline: surplus, share },
+          "lease released: this replica owned more than its share",
+        );
         return;
       }
       for (const pipeline of preferenceOrder(this.pipelines, this.options.replicaId)) {
@@ -251,7 +280,10 @@ export class PipelineLeases {
         if (this.client !== client) return; // as above
         if (epoch === undefined) continue;
         this.owned.set(pipeline, epoch);
-        this.log.info({ replica: this.options.replicaId, pipeline, epoch }, "lease taken: this replica owns the pipeline");
+        this.log.info(
+          { replica: this.options.replicaId, pipeline, epoch },
+          "lease taken: this replica owns the pipeline",
+        );
         this.hooks.acquired(pipeline, this.lease(pipeline)!);
       }
     } catch (e) {
@@ -261,4 +293,6 @@ export class PipelineLeases {
   }
 }
 
-{ readPipelineOwners };
+{
+  readPipelineOwners;
+}

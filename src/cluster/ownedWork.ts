@@ -56,6 +56,10 @@ export class OwnedWork {
   async stop(name: string): Promise<void> {
     const tasks = this.running.get(name) ?? [];
     this.running.delete(name);
-    await Promise.all(tasks.map((t) => t.stop().catch((e: unknown) => this.log.error({ err: e, pipeline: name }, "owned work failed to stop cleanly"))));
+    await Promise.all(
+      tasks.map((t) =>
+        t.stop().catch((e: unknown) => this.log.error({ err: e, pipeline: name }, "owned work failed to stop cleanly")),
+      ),
+    );
   }
 }

@@ -32,13 +32,34 @@ const UNIT_US: Record<string, bigint> = {
 
 /** Abbreviations people write that Spark's parser does not read, with the word to write instead. */
 const ABBREVIATIONS: Record<string, string> = {
-  us: "microseconds", µs: "microseconds", μs: "microseconds", usec: "microseconds", usecs: "microseconds",
-  ms: "milliseconds", msec: "milliseconds", msecs: "milliseconds", millis: "milliseconds",
-  s: "seconds", sec: "seconds", secs: "seconds",
-  m: "minutes", min: "minutes", mins: "minutes",
-  h: "hours", hr: "hours", hrs: "hours",
-  d: "days", w: "weeks", wk: "weeks", wks: "weeks",
-  mo: "months", mon: "months", mons: "months", y: "years", yr: "years", yrs: "years",
+  us: "microseconds",
+  µs: "microseconds",
+  μs: "microseconds",
+  usec: "microseconds",
+  usecs: "microseconds",
+  ms: "milliseconds",
+  msec: "milliseconds",
+  msecs: "milliseconds",
+  millis: "milliseconds",
+  s: "seconds",
+  sec: "seconds",
+  secs: "seconds",
+  m: "minutes",
+  min: "minutes",
+  mins: "minutes",
+  h: "hours",
+  hr: "hours",
+  hrs: "hours",
+  d: "days",
+  w: "weeks",
+  wk: "weeks",
+  wks: "weeks",
+  mo: "months",
+  mon: "months",
+  mons: "months",
+  y: "years",
+  yr: "years",
+  yrs: "years",
 };
 
 const TERM = /^\+?(\d*)(?:\.(\d+))?$/;
@@ -64,27 +85,43 @@ const MAX_DURATION_MS = MAX_DURATION_DAYS * 86_400_000;
  */
 export function readDuration(input: unknown): DurationResult {
   const fail = (message: string): DurationResult => ({ ok: false, message });
-  if (typeof input === "number") return fail(`a number without a unit: write "${input} seconds" (or minutes, hours, ...)`);
+  if (typeof input === "number")
+    return fail(`a number without a unit: write "${input} seconds" (or minutes, hours, ...)`);
   if (typeof input !== "string") return fail('expected a duration like "10 minutes"');
-  const words = input.trim().toLowerCase().split(/\s+/).filter((w) => w !== "");
+  const words = input
+    .trim()
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w !== "");
   if (words[0] === "interval") words.shift();
   if (words.length === 0) return fail('expected a duration like "10 minutes", got an empty text');
   let totalUs = 0n;
   for (let i = 0; i < words.length; i += 2) {
-    const value = words[i]!, word = words[i + 1];
+    const value = words[i]!,
+      word = words[i + 1];
     if (value.startsWith("-")) return fail(`a duration is not negative: ${JSON.stringify(input)}`);
     const joined = /^(\+?\d+(?:\.\d+)?)([a-zµμ]+)$/.exec(value);
-    if (joined) return fail(`write a space between the number and its unit: "${joined[1]} ${ABBREVIATIONS[joined[2]!] ?? joined[2]}"`);
+    if (joined)
+      return fail(
+        `write a space between the number and its unit: "${joined[1]} ${ABBREVIATIONS[joined[2]!] ?? joined[2]}"`,
+      );
     const m = TERM.exec(value);
-    if (!m || (m[1] === "" && m[2] === undefined)) return fail(`expected a duration like "10 minutes", got ${JSON.stringify(input)}`);
+    if (!m || (m[1] === "" && m[2] === undefined))
+      return fail(`expected a duration like "10 minutes", got ${JSON.stringify(input)}`);
     if (word === undefined) return fail(`a number without a unit: write "${value} seconds" (or minutes, hours, ...)`);
     const unit = unitOf(word);
     if (unit === undefined) {
       const hint = ABBREVIATIONS[word];
-      return fail(hint ? `unit "${word}" is not one Spark reads: write "${value} ${hint}"` : `unknown unit "${word}" in ${JSON.stringify(input)}: expected weeks, days, hours, minutes, seconds, milliseconds or microseconds`);
+      return fail(
+        hint
+          ? `unit "${word}" is not one Spark reads: write "${value} ${hint}"`
+          : `unknown unit "${word}" in ${JSON.stringify(input)}: expected weeks, days, hours, minutes, seconds, milliseconds or microseconds`,
+      );
     }
     if (unit === "month" || unit === "year") {
-      return fail(`${unit}s have no fixed length: write a fixed length such as "${unit === "month" ? "30 days" : "365 days"}"`);
+      return fail(
+        `${unit}s have no fixed length: write a fixed length such as "${unit === "month" ? "30 days" : "365 days"}"`,
+      );
     }
     const [, whole, frac] = m;
     if (frac !== undefined && unit !== "second") {
@@ -92,17 +129,23 @@ export function readDuration(input: unknown): DurationResult {
       const us = BigInt(whole || "0") * UNIT_US[unit]! + (BigInt(frac) * UNIT_US[unit]!) / 10n ** BigInt(frac.length);
       const exact = (BigInt(frac) * UNIT_US[unit]!) % 10n ** BigInt(frac.length) === 0n && us % 1000n === 0n;
       const example = exact ? `, e.g. "${formatDuration(Number(us / 1000n))}"` : "";
-      return fail(`only seconds take a fraction (as in Spark): write "${value} ${word}" in whole smaller units${example}`);
+      return fail(
+        `only seconds take a fraction (as in Spark): write "${value} ${word}" in whole smaller units${example}`,
+      );
     }
     totalUs += BigInt(whole || "0") * UNIT_US[unit]!;
     if (frac !== undefined) {
-      if (/[1-9]/.test(frac.slice(6))) return fail(`a fraction of a second finer than a microsecond: ${JSON.stringify(input)}`);
+      if (/[1-9]/.test(frac.slice(6)))
+        return fail(`a fraction of a second finer than a microsecond: ${JSON.stringify(input)}`);
       totalUs += BigInt(frac.slice(0, 6).padEnd(6, "0"));
     }
   }
   if (totalUs % 1000n !== 0n) return fail(`durations are whole milliseconds: ${JSON.stringify(input)} is not`);
   const ms = totalUs / 1000n;
-  if (ms > BigInt(MAX_DURATION_MS)) return fail(`duration too long: ${JSON.stringify(input)} (at most ${MAX_DURATION_DAYS} days: an event time this far back or ahead is outside PostgreSQL's timestamps)`);
+  if (ms > BigInt(MAX_DURATION_MS))
+    return fail(
+      `duration too long: ${JSON.stringify(input)} (at most ${MAX_DURATION_DAYS} days: an event time this far back or ahead is outside PostgreSQL's timestamps)`,
+    );
   return { ok: true, ms: Number(ms) };
 }
 

@@ -7,7 +7,9 @@ import { readEnvFiles } from "./envFiles.js";
 import { ConfigError, formatIssues } from "./pipelines.js";
 import { addEnvSecrets } from "../secrets.js";
 
-const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { error: "expected fatal|error|warn|info|debug|trace|silent" });
+const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], {
+  error: "expected fatal|error|warn|info|debug|trace|silent",
+});
 
 const envSchema = z.object({
   DATABASE_URL: z.string().url({ message: "expected a postgres:// connection URL" }).optional(),
@@ -22,7 +24,10 @@ const envSchema = z.object({
   /** When set, the read routes need it (or STRAGGLER_API_TOKEN) as a bearer token; unset, reads are open (src/http/auth.ts). */
   STRAGGLER_READ_TOKEN: z.string().min(16, "expected a token of at least 16 characters").optional(),
   /** This replica's name, shown as the owner of its pipelines (default `host:pid`). */
-  STRAGGLER_REPLICA_ID: z.string().regex(/^[\x21-\x7e]{1,45}$/, "expected 1 to 45 printable ASCII characters without spaces").optional(),
+  STRAGGLER_REPLICA_ID: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,45}$/, "expected 1 to 45 printable ASCII characters without spaces")
+    .optional(),
   /** The heartbeat of the replica's pipeline leases, a duration (`1 second`, `500 milliseconds`): takeover after an owner dies within about one heartbeat. */
   STRAGGLER_LEASE_HEARTBEAT: z
     .string()
@@ -30,13 +35,24 @@ const envSchema = z.object({
     .transform((text, ctx) => {
       const d = readDuration(text);
       if (!d.ok) ctx.addIssue({ code: "custom", message: d.message });
-      else if (d.ms < 100 || d.ms > 60_000) ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 minute" });
+      else if (d.ms < 100 || d.ms > 60_000)
+        ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 minute" });
       return d.ok ? d.ms : 0;
     }),
   /** Connections of the read pool (src/http/readBudget.ts): reads never use the ones landing and the stream need. */
-  STRAGGLER_READ_CONNECTIONS: z.coerce.number({ error: "expected a whole number from 1 to 100" }).int().min(1).max(100).default(2),
+  STRAGGLER_READ_CONNECTIONS: z.coerce
+    .number({ error: "expected a whole number from 1 to 100" })
+    .int()
+    .min(1)
+    .max(100)
+    .default(2),
   /** Reads answered at once; one more is answered 503 `busy` with Retry-After (src/http/readBudget.ts). */
-  STRAGGLER_READ_CONCURRENCY: z.coerce.number({ error: "expected a whole number from 1 to 1000" }).int().min(1).max(1000).default(4),
+  STRAGGLER_READ_CONCURRENCY: z.coerce
+    .number({ error: "expected a whole number from 1 to 1000" })
+    .int()
+    .min(1)
+    .max(1000)
+    .default(4),
   /** Longest read query (its statement_timeout), a duration (`30 seconds`): past it the read is answered 503 `read_timeout`. */
   STRAGGLER_READ_TIMEOUT: z
     .string()
@@ -44,7 +60,8 @@ const envSchema = z.object({
     .transform((text, ctx) => {
       const d = readDuration(text);
       if (!d.ok) ctx.addIssue({ code: "custom", message: d.message });
-      else if (d.ms < 100 || d.ms > 3_600_000) ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 hour" });
+      else if (d.ms < 100 || d.ms > 3_600_000)
+        ctx.addIssue({ code: "custom", message: "expected a duration from 100 milliseconds to 1 hour" });
       return d.ok ? d.ms : 0;
     }),
   /**
@@ -57,7 +74,8 @@ const envSchema = z.object({
     .transform((text, ctx) => {
       const d = readDuration(text);
       if (!d.ok) ctx.addIssue({ code: "custom", message: d.message });
-      else if (d.ms > 3_600_000) ctx.addIssue({ code: "custom", message: "expected a duration from 0 seconds to 1 hour" });
+      else if (d.ms > 3_600_000)
+        ctx.addIssue({ code: "custom", message: "expected a duration from 0 seconds to 1 hour" });
       return d.ok ? d.ms : 0;
     }),
   /** `off`: every HTTP landing in a transaction of its own, instead of group commit (src/ingest/groupCommit.ts). */

@@ -17,7 +17,12 @@ type Json = Record<string, unknown>;
 
 /** `pipelines[0].window.size` for `["pipelines", 0, "window", "size"]`; `(root)` for `[]`. */
 export function pathText(path: Path): string {
-  return path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "(root)";
+  return (
+    path
+      .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+      .join("")
+      .replace(/^\./, "") || "(root)"
+  );
 }
 
 /** Where `path` is written in `doc` (an offset): the key of its pair, or the item of a list; for a path that is not written, the nearest enclosing one. */
@@ -48,14 +53,19 @@ export function placeOf(file: string, doc: Document, lines: LineCounter, path: P
 
 /** The JSON Schema nodes that describe the value at `path` (several where the schema offers alternatives). */
 function schemasAt(root: Json, path: Path): Json[] {
-  const expand = (s: Json): Json[] => [s, ...(["anyOf", "oneOf", "allOf"] as const).flatMap((k) => ((s[k] as Json[] | undefined) ?? []).flatMap(expand))];
+  const expand = (s: Json): Json[] => [
+    s,
+    ...(["anyOf", "oneOf", "allOf"] as const).flatMap((k) => ((s[k] as Json[] | undefined) ?? []).flatMap(expand)),
+  ];
   let here = expand(root);
   for (const seg of path) {
     here = here.flatMap((s) => {
       if (typeof seg === "number") return s.items && typeof s.items === "object" ? expand(s.items as Json) : [];
       const props = s.properties as Record<string, Json> | undefined;
       if (props?.[seg]) return expand(props[seg]);
-      return s.additionalProperties && typeof s.additionalProperties === "object" ? expand(s.additionalProperties as Json) : [];
+      return s.additionalProperties && typeof s.additionalProperties === "object"
+        ? expand(s.additionalProperties as Json)
+        : [];
     });
   }
   return here;
@@ -93,7 +103,13 @@ function valueAt(value: unknown, path: Path): unknown {
  * The issues of validating `raw` (the file's parsed value), one line each (`  file:line:col: path: message`):
  * unknown keys first in the file's order (with "did you mean"), then the others in zod's order.
  */
-export function describeIssues(error: z.ZodError, raw: unknown, file: string, doc: Document, lines: LineCounter): string {
+export function describeIssues(
+  error: z.ZodError,
+  raw: unknown,
+  file: string,
+  doc: Document,
+  lines: LineCounter,
+): string {
   const unknown: { at: number; line: string }[] = [];
   const others: string[] = [];
   for (const issue of error.issues) {
@@ -101,11 +117,22 @@ export function describeIssues(error: z.ZodError, raw: unknown, file: string, do
     if (issue.code === "unrecognized_keys") {
       const allowed = allowedKeys(path);
       for (const key of issue.keys) {
-        const near = nearestKey(key, allowed.filter((a) => valueAt(raw, [...path, a]) === undefined));
+        const near = nearestKey(
+          key,
+          allowed.filter((a) => valueAt(raw, [...path, a]) === undefined),
+        );
         const hint = near !== undefined ? `did you mean "${near}"?` : `expected one of ${allowed.join(", ")}`;
-        unknown.push({ at: offsetOf(doc, [...path, key]), line: `  ${placeOf(file, doc, lines, [...path, key])}: ${pathText([...path, key])}: unknown key; ${hint}` });
+        unknown.push({
+          at: offsetOf(doc, [...path, key]),
+          line: `  ${placeOf(file, doc, lines, [...path, key])}: ${pathText([...path, key])}: unknown key; ${hint}`,
+        });
       }
-    } else if (issue.code === "invalid_type" && path.length > 0 && valueAt(raw, path) === undefined && valueAt(raw, path.slice(0, -1)) !== undefined) {
+    } else if (
+      issue.code === "invalid_type" &&
+      path.length > 0 &&
+      valueAt(raw, path) === undefined &&
+      valueAt(raw, path.slice(0, -1)) !== undefined
+    ) {
       others.push(`  ${placeOf(file, doc, lines, path.slice(0, -1))}: ${pathText(path)}: missing (required)`);
     } else {
       others.push(`  ${placeOf(file, doc, lines, path)}: ${pathText(path)}: ${issue.message}`);

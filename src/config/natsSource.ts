@@ -16,30 +16,42 @@ const jsName = (what: string) =>
 const DEFAULT_ACK_WAIT_MS = 60_000;
 
 /** A duration (tagged as one, so the pipelines file's JSON Schema shows it as text). */
-const ackWait = tagSetting(z
-  .unknown()
-  .transform((input, ctx) => {
-    const read = readDuration(input);
-    if (!read.ok) {
-      ctx.addIssue({ code: "custom", message: `${read.message} (how long the server waits for an acknowledgement)` });
-      return z.NEVER;
-    }
-    return read.ms;
-  })
-  .refine((ms) => ms >= 1000, { message: "expected an ackWait of at least 1 second" }), "duration");
+const ackWait = tagSetting(
+  z
+    .unknown()
+    .transform((input, ctx) => {
+      const read = readDuration(input);
+      if (!read.ok) {
+        ctx.addIssue({ code: "custom", message: `${read.message} (how long the server waits for an acknowledgement)` });
+        return z.NEVER;
+      }
+      return read.ms;
+    })
+    .refine((ms) => ms >= 1000, { message: "expected an ackWait of at least 1 second" }),
+  "duration",
+);
 
 export const natsSourceSchema = z
   .strictObject({
     /** Server URLs (`nats://host:port`); one string or a list. */
     servers: z
-      .union([z.string().min(1), z.array(z.string().min(1)).min(1)], { error: 'expected a server URL such as "nats://127.0.0.1:4222" or a list of them' })
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+        error: 'expected a server URL such as "nats://127.0.0.1:4222" or a list of them',
+      })
       .transform((s) => (Array.isArray(s) ? s : [s]))
       .default(["nats://127.0.0.1:4222"]),
     stream: jsName("stream"),
     /** The consumer's filter subject (default: every subject of the stream). */
-    subject: z.string().regex(/^[^\s]+$/, "expected a subject such as events.*.> (no whitespace)").optional(),
+    subject: z
+      .string()
+      .regex(/^[^\s]+$/, "expected a subject such as events.*.> (no whitespace)")
+      .optional(),
     /** 1-based position in the subject of the `*` token that names a message's partition (its input). */
-    partitionToken: z.number({ error: "expected a token position (1 is the first token)" }).int().min(1, "expected a token position of at least 1").optional(),
+    partitionToken: z
+      .number({ error: "expected a token position (1 is the first token)" })
+      .int()
+      .min(1, "expected a token position of at least 1")
+      .optional(),
     /** The durable consumer's name (default `straggler-<pipeline>`). */
     durable: jsName("durable consumer").optional(),
     /** The header whose value is the event id when the pipeline reads none from the data (`fields.eventId` unset). */
@@ -50,7 +62,11 @@ export const natsSourceSchema = z
     if (n.partitionToken === undefined) return;
     const tokens = n.subject?.split(".");
     if (tokens === undefined) {
-      ctx.addIssue({ code: "custom", path: ["subject"], message: "partitionToken needs a subject whose token at that position is '*', such as events.*.>" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["subject"],
+        message: "partitionToken needs a subject whose token at that position is '*', such as events.*.>",
+      });
     } else if (tokens[n.partitionToken - 1] !== "*") {
       ctx.addIssue({
         code: "custom",

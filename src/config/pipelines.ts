@@ -13,7 +13,13 @@ import { canonicalPolicy, policyHash, policyOf } from "./policy.js";
 import { describeIssues, pathText, placeOf } from "./fileErrors.js";
 
 export type { PipelineConfig } from "./pipelineSchema.js";
-export { declaredInputs, sessionGapOf, watermarkSettingsOf, windowShapeOf, windowSpecOf } from "../core/pipelineSpec.js";
+export {
+  declaredInputs,
+  sessionGapOf,
+  watermarkSettingsOf,
+  windowShapeOf,
+  windowSpecOf,
+} from "../core/pipelineSpec.js";
 
 /** Raised when the pipelines file cannot be read or is invalid; the message names each bad field. */
 export class ConfigError extends Error {
@@ -23,7 +29,15 @@ export class ConfigError extends Error {
 /** Formats zod issues as `path.to.field: message` lines. */
 export function formatIssues(error: z.ZodError, prefix = ""): string {
   return error.issues
-    .map((i) => `  ${prefix}${i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "(root)"}: ${i.message}`)
+    .map(
+      (i) =>
+        `  ${prefix}${
+          i.path
+            .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+            .join("")
+            .replace(/^\./, "") || "(root)"
+        }: ${i.message}`,
+    )
     .join("\n");
 }
 
@@ -66,17 +80,25 @@ export function loadPipelines(file: string): PipelineConfig[] {
   const bad = doc.errors[0];
   if (bad !== undefined) {
     const { line, col } = lines.linePos(bad.pos[0]);
-    throw new ConfigError(`pipelines file ${file} is not valid YAML/JSON:\n  ${file}:${line}:${col}: ${bad.message.split("\n")[0]}`);
+    throw new ConfigError(
+      `pipelines file ${file} is not valid YAML/JSON:\n  ${file}:${line}:${col}: ${bad.message.split("\n")[0]}`,
+    );
   }
   const raw: unknown = doc.toJS();
   const invalid = (lines_: string) => new ConfigError(`invalid pipelines file ${file}:\n${lines_}`);
   const reserved = reservedKeyPath(raw, []);
-  if (reserved !== undefined) throw invalid(`  ${placeOf(file, doc, lines, reserved)}: ${pathText(reserved)}: "__proto__" cannot be a name here (JavaScript objects drop it); choose another name`);
+  if (reserved !== undefined)
+    throw invalid(
+      `  ${placeOf(file, doc, lines, reserved)}: ${pathText(reserved)}: "__proto__" cannot be a name here (JavaScript objects drop it); choose another name`,
+    );
   const parsed = pipelinesFileSchema.safeParse(raw);
   if (!parsed.success) throw invalid(describeIssues(parsed.error, raw, file, doc, lines));
   const names = new Set<string>();
   for (const [i, p] of parsed.data.pipelines.entries()) {
-    if (names.has(p.name)) throw invalid(`  ${placeOf(file, doc, lines, ["pipelines", i, "name"])}: pipelines[${i}].name: duplicate pipeline name "${p.name}"`);
+    if (names.has(p.name))
+      throw invalid(
+        `  ${placeOf(file, doc, lines, ["pipelines", i, "name"])}: pipelines[${i}].name: duplicate pipeline name "${p.name}"`,
+      );
     names.add(p.name);
     if (p.source.landingDir !== undefined) p.source.landingDir = path.resolve(path.dirname(file), p.source.landingDir);
     if (p.retention !== undefined) p.retention.archive = path.resolve(path.dirname(file), p.retention.archive);

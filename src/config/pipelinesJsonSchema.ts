@@ -21,10 +21,16 @@ type Json = Record<string, unknown>;
 const DURATION: Json = {
   type: "string",
   pattern: "^\\s*(?:interval\\s+)?(?:\\+?\\d+(?:\\.\\d+)?\\s+[A-Za-z]+\\s*)+$",
-  description: 'a duration as Spark writes it: "10 minutes", "1 hour 30 minutes" (weeks, days, hours, minutes, seconds, milliseconds, microseconds)',
+  description:
+    'a duration as Spark writes it: "10 minutes", "1 hour 30 minutes" (weeks, days, hours, minutes, seconds, milliseconds, microseconds)',
   examples: ["10 minutes", "1 hour"],
 };
-const INSTANT: Json = { type: "string", format: "date-time", description: "an ISO 8601 instant with a zone", examples: ["2026-01-01T00:00:00Z"] };
+const INSTANT: Json = {
+  type: "string",
+  format: "date-time",
+  description: "an ISO 8601 instant with a zone",
+  examples: ["2026-01-01T00:00:00Z"],
+};
 
 /** Replaces `target`'s keys but `default` with `source`'s (the override callback may only change the object in place). */
 function replace(target: Json, source: Json): void {
@@ -47,12 +53,15 @@ const params = (): Parameters<typeof z.toJSONSchema>[1] => ({
     else if (hint !== undefined) replace(json, hint);
     else if (alternatives !== undefined) replace(json, { anyOf: alternatives.map((o) => schemaOf(o as z.ZodType)) });
     // zod leaves out the default of a transform's input (it is of the output type): a duration's is shown as the duration it is.
-    const def = (zodSchema as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; defaultValue?: unknown } } })._zod.def;
+    const def = (
+      zodSchema as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; defaultValue?: unknown } } }
+    )._zod.def;
     if (def.type === "default" && def.innerType !== undefined) {
       let inner: z.ZodType = def.innerType;
       const wrapped = (inner as unknown as { _zod: { def: { type: string; innerType?: z.ZodType } } })._zod.def;
       if (wrapped.type === "nullable" && wrapped.innerType !== undefined) inner = wrapped.innerType; // `.nullable().default(…)`
-      if (settingKinds.get(inner)?.kind === "duration") json.default = typeof def.defaultValue === "number" ? formatDuration(def.defaultValue) : def.defaultValue;
+      if (settingKinds.get(inner)?.kind === "duration")
+        json.default = typeof def.defaultValue === "number" ? formatDuration(def.defaultValue) : def.defaultValue;
       // Other defaults over a transform (`alerts.dropShare`'s share) are values the input takes too.
       else if (json.default === undefined) json.default = structuredClone(def.defaultValue);
     }
@@ -70,7 +79,8 @@ export function pipelinesJsonSchema(): Json {
   return {
     $schema: "http://json-schema.org/draft-07/schema#",
     title: "Straggler pipelines file",
-    description: "pipelines.yaml (README: Configuration). Generated from the service's own schema (src/config/pipelineSchema.ts); the service checks more than the shapes here.",
+    description:
+      "pipelines.yaml (README: Configuration). Generated from the service's own schema (src/config/pipelineSchema.ts); the service checks more than the shapes here.",
     ...schemaOf(pipelinesFileSchema),
   };
 }

@@ -77,13 +77,19 @@ function settingInfo(): SettingInfo {
     const def = s._zod.def;
     switch (def.type) {
       case "object":
-        for (const [k, child] of Object.entries(def.shape as Record<string, unknown>)) walk(child, path === "" ? k : `${path}.${k}`);
+        for (const [k, child] of Object.entries(def.shape as Record<string, unknown>))
+          walk(child, path === "" ? k : `${path}.${k}`);
         break;
       case "default":
         if (!found.defaults.has(path)) found.defaults.set(path, normalize(def.defaultValue));
         walk(def.innerType, path);
         break;
-      case "prefault": case "nullable": case "optional": case "readonly": case "catch": case "nonoptional":
+      case "prefault":
+      case "nullable":
+      case "optional":
+      case "readonly":
+      case "catch":
+      case "nonoptional":
         walk(def.innerType, path);
         break;
       case "pipe":
@@ -124,7 +130,12 @@ function showSetting(path: string, v: unknown): string {
 
 /** A calendar window's policy (`{ type, calendar: { unit, span, timeZone, weekStart } }`) as the user writes it: `{ type, size: "7 days", slide?: "1 day", timeZone, weekStart: "monday" }`. */
 function calendarAsWritten(w: Record<string, unknown>): Record<string, unknown> {
-  const { unit, span, timeZone, weekStart } = w.calendar as { unit: string; span: number; timeZone: string; weekStart: number };
+  const { unit, span, timeZone, weekStart } = w.calendar as {
+    unit: string;
+    span: number;
+    timeZone: string;
+    weekStart: number;
+  };
   return {
     type: w.type,
     size: `${span} ${unit}${span === 1 ? "" : "s"}`,
@@ -167,12 +178,19 @@ export function diffPolicies(before: PolicyDocument, after: PolicyDocument): Pol
     if (same(a, b)) return;
     // Zone names are case-insensitive: results recorded under `america/new_york` are `America/New_York`'s.
     if (path === "window.timeZone" && typeof a === "string" && typeof b === "string" && sameTimeZoneName(a, b)) return;
-    if ((a === undefined && defaults.has(path) && same(b, defaults.get(path))) || (b === undefined && defaults.has(path) && same(a, defaults.get(path)))) return;
+    if (
+      (a === undefined && defaults.has(path) && same(b, defaults.get(path))) ||
+      (b === undefined && defaults.has(path) && same(a, defaults.get(path)))
+    )
+      return;
     out.push({ path, before: a, after: b, text: `${path}: ${showSetting(path, a)} → ${showSetting(path, b)}` });
   };
-  const extra = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((k) => !(POLICY_BLOCKS as readonly string[]).includes(k)).sort();
+  const extra = [...new Set([...Object.keys(before), ...Object.keys(after)])]
+    .filter((k) => !(POLICY_BLOCKS as readonly string[]).includes(k))
+    .sort();
   // Two calendar windows compare as the user writes them (window.size, window.timeZone, ...), not as parsed (window.calendar.span).
-  const calendarOf = (doc: PolicyDocument) => (isObject(doc.window) && isObject(doc.window.calendar) ? doc.window : undefined);
+  const calendarOf = (doc: PolicyDocument) =>
+    isObject(doc.window) && isObject(doc.window.calendar) ? doc.window : undefined;
   const [wa, wb] = [calendarOf(before), calendarOf(after)];
   if (wa && wb) {
     before = { ...before, window: calendarAsWritten(wa) };

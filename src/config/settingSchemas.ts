@@ -17,13 +17,23 @@ import { compareAbs, decimalParts, MAX_ABS_VALUE_CEILING, parseDecimal } from ".
  * (`MAX_ABS_VALUE_CEILING`).
  */
 export const maxAbsValue = z
-  .union([z.string(), z.number()], { error: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_CEILING}` })
+  .union([z.string(), z.number()], {
+    error: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_CEILING}`,
+  })
   .transform((v, ctx) => {
     const text = String(v).trim();
     const parsed = parseDecimal(text);
     const parts = parsed.ok ? decimalParts(parsed.value) : undefined;
-    if (parts === undefined || parts.negative || parts.digits === "" || compareAbs(parts, decimalParts(MAX_ABS_VALUE_CEILING)!) > 0) {
-      ctx.addIssue({ code: "custom", message: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_CEILING} (larger values could make a sum overflow numeric), got ${JSON.stringify(String(v)).slice(0, 60)}` });
+    if (
+      parts === undefined ||
+      parts.negative ||
+      parts.digits === "" ||
+      compareAbs(parts, decimalParts(MAX_ABS_VALUE_CEILING)!) > 0
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        message: `expected a positive decimal such as "1e38", at most ${MAX_ABS_VALUE_CEILING} (larger values could make a sum overflow numeric), got ${JSON.stringify(String(v)).slice(0, 60)}`,
+      });
       return z.NEVER;
     }
     return text;
@@ -40,7 +50,10 @@ export const maxAbsValue = z
  */
 export const dedupeSetting = tagSetting(
   z
-    .union([z.boolean(), z.enum(["first", "latest"])], { error: 'expected "first" (the first version of an event id stays), "latest" (a re-send with other content supersedes it) or false (no dedupe)' })
+    .union([z.boolean(), z.enum(["first", "latest"])], {
+      error:
+        'expected "first" (the first version of an event id stays), "latest" (a re-send with other content supersedes it) or false (no dedupe)',
+    })
     .transform((v): boolean | "latest" => (v === "first" ? true : v)),
   "dedupe",
 );
@@ -68,7 +81,10 @@ export const duration = (what: string, positive = false) =>
   );
 
 export const positiveDuration = (what: string) =>
-  tagSetting(duration(what, true).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` }), "duration");
+  tagSetting(
+    duration(what, true).refine((v) => v > 0, { message: `expected a duration greater than zero (${what})` }),
+    "duration",
+  );
 
 /** A share (`0.01` or `"1%"`), read as a fraction in [0, 1] by `readShare` (config/share.ts, the one grammar of shares). */
 export const share = (what: string) =>
@@ -83,7 +99,10 @@ export const share = (what: string) =>
     }),
     {
       description: `a share (${what}): a fraction from 0 to 1 (0.01) or a percentage ("1%")`,
-      anyOf: [{ type: "number", minimum: 0, maximum: 1 }, { type: "string", pattern: "^\\s*(\\d+(\\.\\d+)?|\\.\\d+)\\s*%?\\s*$" }],
+      anyOf: [
+        { type: "number", minimum: 0, maximum: 1 },
+        { type: "string", pattern: "^\\s*(\\d+(\\.\\d+)?|\\.\\d+)\\s*%?\\s*$" },
+      ],
     },
   );
 export const batchCount = z.number().int().positive().default(10);
@@ -100,10 +119,13 @@ export const MIN_LEASE_MS = 1_000;
 export const cronSchedule = z
   .string()
   .refine((e) => e.trim().split(/\s+/).length !== 6, {
-    message: "expected a 5-field cron expression (minute hour day month weekday); seconds are not supported: each run is keyed by its scheduled minute",
+    message:
+      "expected a 5-field cron expression (minute hour day month weekday); seconds are not supported: each run is keyed by its scheduled minute",
     abort: true,
   })
-  .refine((e) => e.trim().split(/\s+/).length === 5 && cron.validate(e), { message: 'expected a 5-field cron expression such as "*/10 * * * *"' });
+  .refine((e) => e.trim().split(/\s+/).length === 5 && cron.validate(e), {
+    message: 'expected a 5-field cron expression such as "*/10 * * * *"',
+  });
 
 /**
  * The share of a pipeline's event time a scheduled reconcile checks each run
@@ -114,7 +136,9 @@ export const reconcileSample = z.union([
   z
     .string()
     .regex(/^\d+(\.\d+)?%$/, { message: 'expected "all" or a percentage such as "5%"' })
-    .refine((v) => Number(v.slice(0, -1)) > 0 && Number(v.slice(0, -1)) <= 100, { message: "expected a percentage above 0 and at most 100" }),
+    .refine((v) => Number(v.slice(0, -1)) > 0 && Number(v.slice(0, -1)) <= 100, {
+      message: "expected a percentage above 0 and at most 100",
+    }),
 ]);
 
 /** Largest `source.maxRecordBytes`: a record is held whole in memory while it is parsed. */
@@ -125,7 +149,11 @@ const oneChar = (what: string) => z.string().length(1, `expected a single charac
 /** CSV dialect options, mapped onto csv-parse's (see src/ingest/csvRecords.ts). */
 export const csvDialectSchema = z
   .strictObject({
-    delimiter: z.string().min(1, "expected a delimiter").max(8, "expected a delimiter of at most 8 characters").default(","),
+    delimiter: z
+      .string()
+      .min(1, "expected a delimiter")
+      .max(8, "expected a delimiter of at most 8 characters")
+      .default(","),
     quote: oneChar("quote").default('"'),
     escape: oneChar("escape inside quotes").default('"'),
     relaxQuotes: z.boolean().default(false),
@@ -142,6 +170,9 @@ export const DEFAULT_MAX_FUTURE_SKEW_MS = 3_600_000;
 /** Pipeline names appear in folder names and URLs: keep them plain. */
 export const pipelineName = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit");
+  .regex(
+    /^[a-z0-9][a-z0-9_-]{0,62}$/,
+    "expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit",
+  );
 
 export const fieldName = z.string().min(1, "expected a non-empty field name");

@@ -16,8 +16,7 @@ import { canonicalTimeZone, type CalendarUnit, type CalendarWindowSpec } from ".
  * month or a year is refused here with what to write instead (they have no fixed length: a
  * calendar month needs `window.timeZone`, which a session window does not take: `calendar` false).
  */
-const windowLength = (what: string, calendar = true) =>
-  tagSetting(windowLengthOf(what, calendar), "duration");
+const windowLength = (what: string, calendar = true) => tagSetting(windowLengthOf(what, calendar), "duration");
 
 const windowLengthOf = (what: string, calendar: boolean) =>
   z.unknown().transform((input, ctx) => {
@@ -28,10 +27,10 @@ const windowLengthOf = (what: string, calendar: boolean) =>
         !calendar && unit !== undefined
           ? read.message
           : unit === "month"
-          ? 'months have no fixed length: for calendar months give the window a time zone (window.timeZone, e.g. "America/New_York"), or write a fixed length such as "30 days"'
-          : unit === "year"
-            ? 'years have no fixed length: write a fixed length such as "365 days" (calendar windows are days, weeks or months in a window.timeZone)'
-            : read.message;
+            ? 'months have no fixed length: for calendar months give the window a time zone (window.timeZone, e.g. "America/New_York"), or write a fixed length such as "30 days"'
+            : unit === "year"
+              ? 'years have no fixed length: write a fixed length such as "365 days" (calendar windows are days, weeks or months in a window.timeZone)'
+              : read.message;
       ctx.addIssue({ code: "custom", message: `${message} (${what})` });
       return z.NEVER;
     }
@@ -46,7 +45,11 @@ const windowLengthOf = (what: string, calendar: boolean) =>
 const fixedWindowSchema = z.discriminatedUnion(
   "type",
   [
-    z.strictObject({ type: z.literal("tumbling"), size: windowLength("window size"), offset: duration("window start offset").default(0) }),
+    z.strictObject({
+      type: z.literal("tumbling"),
+      size: windowLength("window size"),
+      offset: duration("window start offset").default(0),
+    }),
     z
       .strictObject({
         type: z.literal("sliding"),
@@ -54,7 +57,10 @@ const fixedWindowSchema = z.discriminatedUnion(
         slide: windowLength("window slide"),
         offset: duration("window start offset").default(0),
       })
-      .refine((w) => w.slide <= w.size, { path: ["slide"], message: "expected a slide no longer than the window size" }),
+      .refine((w) => w.slide <= w.size, {
+        path: ["slide"],
+        message: "expected a slide no longer than the window size",
+      }),
   ],
   { error: 'expected window.type to be "tumbling", "sliding" or "session"' },
 );
@@ -67,7 +73,15 @@ const fixedWindowSchema = z.discriminatedUnion(
 const sessionWindowSchema = z.strictObject({ type: z.literal("session"), gap: windowLength("session gap", false) });
 
 /** ISO weekday numbers (1 = Monday … 7 = Sunday) by the names `weekStart` takes. */
-export const WEEKDAYS = { monday: 1, tuesday: 2, wednesday: 3, thursday: 4, friday: 5, saturday: 6, sunday: 7 } as const;
+export const WEEKDAYS = {
+  monday: 1,
+  tuesday: 2,
+  wednesday: 3,
+  thursday: 4,
+  friday: 5,
+  saturday: 6,
+  sunday: 7,
+} as const;
 
 /** A calendar length: a whole number of days, weeks or months (`"1 day"`, `"7 days"`, `"1 month"`). */
 type CalendarLength = { count: number; unit: CalendarUnit };
@@ -95,7 +109,10 @@ const calendarLengthOf = (what: string) =>
     const count = Number(m[1]);
     const unit = m[2]!.toLowerCase() as CalendarUnit;
     if (count > MAX_CALENDAR_COUNT) {
-      ctx.addIssue({ code: "custom", message: `a calendar window's ${what} is at most ${MAX_CALENDAR_COUNT} ${unit}s, got ${JSON.stringify(input)}` });
+      ctx.addIssue({
+        code: "custom",
+        message: `a calendar window's ${what} is at most ${MAX_CALENDAR_COUNT} ${unit}s, got ${JSON.stringify(input)}`,
+      });
       return z.NEVER;
     }
     return { count, unit };
@@ -115,11 +132,16 @@ const calendarWindowSchema = z
     type: z.enum(["tumbling", "sliding"], { error: 'expected window.type to be "tumbling" or "sliding"' }),
     size: calendarLength("size"),
     slide: calendarLength("slide").optional(),
-    timeZone: z.string().refine(isValidTimeZone, { message: 'expected an IANA time zone such as "UTC" or "America/New_York"' }).transform(canonicalTimeZone),
+    timeZone: z
+      .string()
+      .refine(isValidTimeZone, { message: 'expected an IANA time zone such as "UTC" or "America/New_York"' })
+      .transform(canonicalTimeZone),
     weekStart: z
       .string({ error: `expected weekStart to be one of ${Object.keys(WEEKDAYS).join(", ")}` })
       .transform((day) => day.toLowerCase())
-      .refine((day): day is keyof typeof WEEKDAYS => Object.hasOwn(WEEKDAYS, day), { message: `expected weekStart to be one of ${Object.keys(WEEKDAYS).join(", ")}` })
+      .refine((day): day is keyof typeof WEEKDAYS => Object.hasOwn(WEEKDAYS, day), {
+        message: `expected weekStart to be one of ${Object.keys(WEEKDAYS).join(", ")}`,
+      })
       .optional(),
     offset: z.unknown().optional(),
   })
@@ -128,21 +150,39 @@ const calendarWindowSchema = z
       ctx.addIssue({ code: "custom", path: [path], message });
       return z.NEVER;
     };
-    if (w.offset !== undefined) return fail("offset", "a calendar window starts at local midnight: window.offset applies only to fixed-length windows (without window.timeZone)");
+    if (w.offset !== undefined)
+      return fail(
+        "offset",
+        "a calendar window starts at local midnight: window.offset applies only to fixed-length windows (without window.timeZone)",
+      );
     const grid = w.type === "tumbling" ? w.size : w.slide;
-    if (w.type === "tumbling" && w.slide !== undefined) return fail("slide", "a tumbling window has no slide: use type sliding");
+    if (w.type === "tumbling" && w.slide !== undefined)
+      return fail("slide", "a tumbling window has no slide: use type sliding");
     if (grid === undefined) return fail("slide", 'expected a slide for a sliding window, such as "1 day"');
     if (grid.count !== 1) {
       return w.type === "tumbling"
-        ? fail("size", `a tumbling calendar window is 1 day, 1 week or 1 month, got "${grid.count} ${grid.unit}s" (for longer windows use type sliding with a slide of 1 ${grid.unit})`)
+        ? fail(
+            "size",
+            `a tumbling calendar window is 1 day, 1 week or 1 month, got "${grid.count} ${grid.unit}s" (for longer windows use type sliding with a slide of 1 ${grid.unit})`,
+          )
         : fail("slide", `a calendar window slides by 1 day, 1 week or 1 month, got "${grid.count} ${grid.unit}s"`);
     }
     let span: number;
     if (grid.unit === w.size.unit) span = w.size.count;
     else if (grid.unit === "day" && w.size.unit === "week") span = 7 * w.size.count;
-    else return fail("size", `a window of ${w.size.count} ${w.size.unit}(s) is not a whole number of slides of 1 ${grid.unit}`);
-    if (w.weekStart !== undefined && grid.unit !== "week") return fail("weekStart", `weekStart applies to windows that start every week; these start every ${grid.unit}`);
-    const calendar = { unit: grid.unit, span, timeZone: w.timeZone, weekStart: WEEKDAYS[(w.weekStart ?? "monday") as keyof typeof WEEKDAYS] } satisfies CalendarWindowSpec["calendar"];
+    else
+      return fail(
+        "size",
+        `a window of ${w.size.count} ${w.size.unit}(s) is not a whole number of slides of 1 ${grid.unit}`,
+      );
+    if (w.weekStart !== undefined && grid.unit !== "week")
+      return fail("weekStart", `weekStart applies to windows that start every week; these start every ${grid.unit}`);
+    const calendar = {
+      unit: grid.unit,
+      span,
+      timeZone: w.timeZone,
+      weekStart: WEEKDAYS[(w.weekStart ?? "monday") as keyof typeof WEEKDAYS],
+    } satisfies CalendarWindowSpec["calendar"];
     return { type: w.type, calendar };
   });
 
@@ -155,10 +195,18 @@ export const windowSchema = tagAlternatives(
     const calendar = typeof input === "object" && input !== null && "timeZone" in input;
     const session = typeof input === "object" && input !== null && (input as { type?: unknown }).type === "session";
     if (!calendar && typeof input === "object" && input !== null && "weekStart" in input) {
-      ctx.addIssue({ code: "custom", path: ["weekStart"], message: "window.weekStart needs window.timeZone (weeks start on a local day)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["weekStart"],
+        message: "window.weekStart needs window.timeZone (weeks start on a local day)",
+      });
       return z.NEVER;
     }
-    const parsed = session ? sessionWindowSchema.safeParse(input) : calendar ? calendarWindowSchema.safeParse(input) : fixedWindowSchema.safeParse(input);
+    const parsed = session
+      ? sessionWindowSchema.safeParse(input)
+      : calendar
+        ? calendarWindowSchema.safeParse(input)
+        : fixedWindowSchema.safeParse(input);
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
     return z.NEVER;

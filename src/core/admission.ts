@@ -2,9 +2,11 @@
  * Admission: classifies one raw record as accepted or quarantined with a
  * reason (DESIGN §7–8). Pure: the landing time is passed in, the clock is
  * never read. Duplicates need the ledger and are classified in SQL when the
- * rows reach bronze (`src/ingest/copyToBronze.ts`).
+ * rows reach bronze (`src/ingest/copyToBronze.ts`). The checks of a field's text (magnitude limit,
+ * storable keys and ids) are src/core/fieldChecks.ts's.
  */
-import { canonicalNumber, compareAbs, decimalParts, fractionDigits, parseDecimal, type DecimalParts } from "./decimal.js";
+import { canonicalNumber, fractionDigits, parseDecimal } from "./decimal.js";
+import { aboveLimit, limitOf, unstorable } from "./fieldChecks.js";
 import { groupKeyOf, holdsReservedKeyText, nullKeyFields } from "./keys.js";
 import { formatInstant, usOfMs } from "./instants.js";
 import { parseInstant, type SubMicrosecond, type TimestampFormat } from "./timestamps.js";
@@ -19,9 +21,21 @@ export { groupKeyOf } from "./keys.js";
  * schema sets the defaults) is one; core reads only this shape.
  */
 export interface AdmissionPolicy {
-  fields: { eventId?: string | undefined; eventTime: string; ingestionTime?: string | undefined; groupKey: string[]; value?: string | undefined };
+  fields: {
+    eventId?: string | undefined;
+    eventTime: string;
+    ingestionTime?: string | undefined;
+    groupKey: string[];
+    value?: string | undefined;
+  };
   timestamps: { format: TimestampFormat; timeZone?: string | undefined; subMicrosecond?: SubMicrosecond | undefined };
-  admission: { maxFutureSkew: number | null; minEventTime?: bigint | undefined; maxAbsValue: string; maxFractionDigits: number; missingKey: "group" | "quarantine" };
+  admission: {
+    maxFutureSkew: number | null;
+    minEventTime?: bigint | undefined;
+    maxAbsValue: string;
+    maxFractionDigits: number;
+    missingKey: "group" | "quarantine";
+  };
 }
 
 /** Why a record was quarantined. Stable strings: dashboards group by them. */
@@ -107,53 +121,10 @@ export interface BronzeRow {
 /** A field's text when it holds one: absent, null and `""` are missing. */
 const present = (v: string | null | undefined): v is string => v !== null && v !== undefined && v !== "";
 
-/** `admission.maxAbsValue` as parts, and `shorter`: a value literal without exponent shorter than this is below it. */
-interface Limit {
-  parts: DecimalParts;
-  shorter: number;
-}
-const limits = new Map<string, Limit>();
-/** The limit of `text`, parsed once per distinct text (validated by the config schema: positive, at most 1e131000). */
-function limitOf(text: string): Limit {
-  let limit = limits.get(text);
-  if (limit === undefined) {
-    const parts = decimalParts(text.trim())!;
-    // limit >= 10^(m-1) with m its integer digits; a literal of fewer than m characters is below 10^(m-1).
-    limits.set(text, (limit = { parts, shorter: Number(BigInt(parts.digits.length) + parts.exp) }));
-  }
-  return limit;
-}
-
-/** True when the decimal literal `v` (already valid) has a magnitude above `limit`. */
-function aboveLimit(v: string, limit: Limit): boolean {
-  if (v.length < limit.shorter && !/[eE]/.test(v)) return false; // the common case, no parsing
-  return compareAbs(decimalParts(v)!, limit.parts) > 0;
-}
-
-/**
- * Longest group key and event id, in UTF-8 bytes. Both are indexed (btree rows
- * hold at most ~2.7 kB): a longer one would fail its whole source's landing.
- */
-const MAX_KEY_BYTES = 2048;
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * Why `text` cannot be stored verbatim as a key or id: a NUL (PostgreSQL text
- * has none), a lone surrogate (from a JSON escape; it would be stored as
- * U+FFFD), or too many bytes for an index.
- */
-function unstorable(text: string, what: string): string | undefined {
-  if (text.includes("\u0000")) return `${what} contains a NUL character`;
-  if (LONE_SURROGATE.test(text)) return `${what} is not valid Unicode (lone surrogate)`;
-  // At most 3 UTF-8 bytes per UTF-16 code unit: short strings need no count.
-  if (text.length > MAX_KEY_BYTES / 3 && Buffer.byteLength(text, "utf8") > MAX_KEY_BYTES) return `${what} longer than ${MAX_KEY_BYTES} bytes (UTF-8)`;
-  return undefined;
-}
-
 /** Microseconds as a decimal number of ms: `3600000`, `3600000.001`. */
 function msText(us: bigint): string {
-  const whole = us / 1000n, rest = us % 1000n;
+  const whole = us / 1000n,
+    rest = us % 1000n;
   return rest === 0n ? whole.toString() : `${whole}.${String(rest).padStart(3, "0").replace(/0+$/, "")}`;
 }
 
@@ -166,7 +137,13 @@ function msText(us: bigint): string {
  *   instants is PARSE_FAIL (`windowOutsideRange`); unchecked when undefined
  * @returns the bronze row; never throws
  */
-export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: string, landingTimeMs: number, window?: WindowShape): BronzeRow {
+export function classifyRecord(
+  rec: RawRecord,
+  policy: AdmissionPolicy,
+  source: string,
+  landingTimeMs: number,
+  window?: WindowShape,
+): BronzeRow {
   const f = rec.fields;
   const row: BronzeRow = {
     eventId: rec.eventId ?? `${rec.origin ?? source}:${rec.line}`,
@@ -180,7 +157,12 @@ export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: 
     reason: null,
     detail: null,
   };
-  const quarantine = (reason: QuarantineReason, detail: string): BronzeRow => ({ ...row, status: "quarantined", reason, detail });
+  const quarantine = (reason: QuarantineReason, detail: string): BronzeRow => ({
+    ...row,
+    status: "quarantined",
+    reason,
+    detail,
+  });
 
   if (f === null) return quarantine(QuarantineReason.MALFORMED, rec.parseError ?? "not a record");
   const keyFields = policy.fields.groupKey;
@@ -190,14 +172,19 @@ export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: 
   if (badKey !== undefined) return { ...quarantine(QuarantineReason.MALFORMED, badKey), groupKey: "" };
   if (policy.fields.eventId !== undefined) {
     const id = f[policy.fields.eventId];
-    if (!present(id)) return quarantine(QuarantineReason.MALFORMED, `missing event id field "${policy.fields.eventId}"`);
+    if (!present(id))
+      return quarantine(QuarantineReason.MALFORMED, `missing event id field "${policy.fields.eventId}"`);
     const badId = unstorable(id, "event id");
     if (badId !== undefined) return quarantine(QuarantineReason.MALFORMED, badId); // keeps the made-up id
     row.eventId = rec.numbers?.includes(policy.fields.eventId) ? canonicalNumber(id) : id;
   }
   if (policy.admission.missingKey === "quarantine" && keyFields.length > 0) {
     const missing = nullKeyFields(f, keyFields);
-    if (missing.length > 0) return quarantine(QuarantineReason.MISSING_KEY, `no group key in field${missing.length > 1 ? "s" : ""} ${missing.map((m) => `"${m}"`).join(", ")}`);
+    if (missing.length > 0)
+      return quarantine(
+        QuarantineReason.MISSING_KEY,
+        `no group key in field${missing.length > 1 ? "s" : ""} ${missing.map((m) => `"${m}"`).join(", ")}`,
+      );
   }
   let valueProblem: string | undefined;
   if (policy.fields.value !== undefined) {
@@ -218,29 +205,43 @@ export function classifyRecord(rec: RawRecord, policy: AdmissionPolicy, source: 
     const it = f[policy.fields.ingestionTime];
     if (present(it)) {
       const parsed = parseInstant(it, format, timeZone, subMicrosecond);
-      if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `ingestion time "${policy.fields.ingestionTime}": ${parsed.detail}`);
+      if (!parsed.ok)
+        return quarantine(
+          QuarantineReason.PARSE_FAIL,
+          `ingestion time "${policy.fields.ingestionTime}": ${parsed.detail}`,
+        );
       row.ingestionTimeUs = parsed.us;
     }
   }
   const et = f[policy.fields.eventTime];
   if (!present(et)) return quarantine(QuarantineReason.NULL_TS, `no event time in field "${policy.fields.eventTime}"`);
   const parsed = parseInstant(et, format, timeZone, subMicrosecond);
-  if (!parsed.ok) return quarantine(QuarantineReason.PARSE_FAIL, `event time "${policy.fields.eventTime}": ${parsed.detail}`);
+  if (!parsed.ok)
+    return quarantine(QuarantineReason.PARSE_FAIL, `event time "${policy.fields.eventTime}": ${parsed.detail}`);
   row.eventTimeUs = parsed.us;
 
   const skew = policy.admission.maxFutureSkew;
   const ahead = parsed.us - row.ingestionTimeUs;
   if (skew !== null && ahead > usOfMs(skew)) {
-    return quarantine(QuarantineReason.FUTURE_TS, `event time is ${msText(ahead)} ms after its ingestion time (max ${skew} ms)`);
+    return quarantine(
+      QuarantineReason.FUTURE_TS,
+      `event time is ${msText(ahead)} ms after its ingestion time (max ${skew} ms)`,
+    );
   }
   // A producer-supplied ingestion time is itself a claim: one far after the landing time would
   // carry its event time past the guard above (a year-9999 event with a year-9999 ingestion time).
   const ingestedAhead = row.ingestionTimeUs - usOfMs(landingTimeMs);
   if (skew !== null && ingestedAhead > usOfMs(skew)) {
-    return quarantine(QuarantineReason.FUTURE_TS, `ingestion time is ${msText(ingestedAhead)} ms after the landing time (max ${skew} ms)`);
+    return quarantine(
+      QuarantineReason.FUTURE_TS,
+      `ingestion time is ${msText(ingestedAhead)} ms after the landing time (max ${skew} ms)`,
+    );
   }
   if (policy.admission.minEventTime !== undefined && parsed.us < policy.admission.minEventTime) {
-    return quarantine(QuarantineReason.TOO_OLD, `event time before minEventTime ${formatInstant(policy.admission.minEventTime)}`);
+    return quarantine(
+      QuarantineReason.TOO_OLD,
+      `event time before minEventTime ${formatInstant(policy.admission.minEventTime)}`,
+    );
   }
   // Its windows (or session) must lie inside the supported instants, which every part computes with (README "Timestamps").
   const outside = window === undefined ? undefined : windowOutsideRange(parsed.us, window);

@@ -30,7 +30,8 @@ export function parseDecimal(raw: string): DecimalResult {
   if (!allZero && (intDigits + exp > MAX_INT_DIGITS || fracDigits - exp > MAX_FRAC_DIGITS)) {
     return { ok: false, detail: `outside PostgreSQL's numeric range: ${text.slice(0, 40)}` };
   }
-  if (allZero && (Math.abs(exp) > MAX_FRAC_DIGITS || fracDigits - exp > MAX_FRAC_DIGITS)) return { ok: true, value: "0" };
+  if (allZero && (Math.abs(exp) > MAX_FRAC_DIGITS || fracDigits - exp > MAX_FRAC_DIGITS))
+    return { ok: true, value: "0" };
   return { ok: true, value: text };
 }
 
@@ -82,12 +83,13 @@ export function canonicalNumber(text: string): string {
   if (p.digits === "") return "0";
   const sign = p.negative ? "-" : "";
   const n = BigInt(p.digits.length);
-  const plainLength = p.exp >= 0n ? n + p.exp : (-p.exp >= n ? -p.exp + 2n : n + 1n);
+  const plainLength = p.exp >= 0n ? n + p.exp : -p.exp >= n ? -p.exp + 2n : n + 1n;
   if (plainLength > BigInt(MAX_PLAIN_NUMBER_CHARS)) {
     const mantissa = p.digits.length === 1 ? p.digits : `${p.digits[0]}.${p.digits.slice(1)}`;
     return `${sign}${mantissa}e${p.exp + n - 1n}`;
   }
-  const e = Number(p.exp), d = p.digits;
+  const e = Number(p.exp),
+    d = p.digits;
   if (e >= 0) return sign + d + "0".repeat(e);
   if (-e < d.length) return `${sign}${d.slice(0, d.length + e)}.${d.slice(d.length + e)}`;
   return `${sign}0.${"0".repeat(-e - d.length)}${d}`;
@@ -97,10 +99,12 @@ export function canonicalNumber(text: string): string {
 export function compareAbs(a: DecimalParts, b: DecimalParts): number {
   if (a.digits === "" || b.digits === "") return a.digits === b.digits ? 0 : a.digits === "" ? -1 : 1;
   // Position of the leading digit decides; then the digits, left-aligned.
-  const ma = BigInt(a.digits.length) + a.exp, mb = BigInt(b.digits.length) + b.exp;
+  const ma = BigInt(a.digits.length) + a.exp,
+    mb = BigInt(b.digits.length) + b.exp;
   if (ma !== mb) return ma < mb ? -1 : 1;
   const len = Math.max(a.digits.length, b.digits.length);
-  const da = a.digits.padEnd(len, "0"), db = b.digits.padEnd(len, "0");
+  const da = a.digits.padEnd(len, "0"),
+    db = b.digits.padEnd(len, "0");
   return da === db ? 0 : da < db ? -1 : 1;
 }
 

@@ -6,7 +6,8 @@
 import type { Aggregates } from "./historyTypes.js";
 
 const scaleOf = (v: string) => (v.includes(".") ? v.length - v.indexOf(".") - 1 : 0);
-const scaled = (v: string, scale: number) => BigInt((v.includes(".") ? v.replace(".", "") : v) + "0".repeat(scale - scaleOf(v)));
+const scaled = (v: string, scale: number) =>
+  BigInt((v.includes(".") ? v.replace(".", "") : v) + "0".repeat(scale - scaleOf(v)));
 
 function formatScaled(n: bigint, scale: number): string {
   if (scale === 0) return n.toString();
@@ -45,7 +46,12 @@ export class RunningAggregate {
 
   /** The aggregates so far. */
   value(): Aggregates {
-    return { count: this.count, sum: this.min === null ? null : formatScaled(this.sum, this.scale), min: this.min, max: this.max };
+    return {
+      count: this.count,
+      sum: this.min === null ? null : formatScaled(this.sum, this.scale),
+      min: this.min,
+      max: this.max,
+    };
   }
 }
 

@@ -3,7 +3,15 @@
  * sessionHistory.ts): the late events a correction recovered, and the holds that kept a value
  * published. Pure; instants ISO 8601 UTC strings.
  */
-import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryEvent, HistoryHold, LateEvent, Revision } from "./historyTypes.js";
+import type {
+  Aggregates,
+  HistoryBatch,
+  HistoryCorrection,
+  HistoryEvent,
+  HistoryHold,
+  LateEvent,
+  Revision,
+} from "./historyTypes.js";
 import { isoToUs } from "./instants.js";
 
 /**
@@ -13,7 +21,8 @@ import { isoToUs } from "./instants.js";
  */
 export function batchIndex(batches: readonly HistoryBatch[]): (seq: number) => number {
   return (seq) => {
-    let lo = 0, hi = batches.length - 1;
+    let lo = 0,
+      hi = batches.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       const b = batches[mid]!;
@@ -31,21 +40,31 @@ export function batchIndex(batches: readonly HistoryBatch[]): (seq: number) => n
  * the first run whose audit names its event id and whose bronze snapshot reaches its `seq`.
  */
 export function lateEventsOf(
-  events: HistoryEvent[], corrections: HistoryCorrection[],
+  events: HistoryEvent[],
+  corrections: HistoryCorrection[],
   fate: (e: HistoryEvent) => { dropped: boolean; read: boolean; batch?: HistoryBatch },
 ): LateEvent[] {
   const out: LateEvent[] = [];
   for (const e of events) {
     const f = fate(e);
-    const run = corrections.find((c) => c.lateEventIds.includes(e.eventId) && (c.bronzeSnapshot === null || c.bronzeSnapshot >= e.seq));
+    const run = corrections.find(
+      (c) => c.lateEventIds.includes(e.eventId) && (c.bronzeSnapshot === null || c.bronzeSnapshot >= e.seq),
+    );
     if (!f.dropped) {
       if (run === undefined || f.read) continue;
       if (e.supersededBy !== null && (run.bronzeSnapshot === null || e.supersededBy <= run.bronzeSnapshot)) continue;
     }
     out.push({
-      seq: e.seq, eventId: e.eventId, eventTime: e.eventTime, ingestionTime: e.ingestionTime, landedAt: e.landedAt, value: e.value,
+      seq: e.seq,
+      eventId: e.eventId,
+      eventTime: e.eventTime,
+      ingestionTime: e.ingestionTime,
+      landedAt: e.landedAt,
+      value: e.value,
       latenessMs: Number((isoToUs(e.ingestionTime) - isoToUs(e.eventTime)) / 1000n),
-      droppedInBatch: f.batch?.batchId ?? null, droppedAtWatermark: f.batch?.watermark ?? null, recoveredByRun: run?.runId ?? null,
+      droppedInBatch: f.batch?.batchId ?? null,
+      droppedAtWatermark: f.batch?.watermark ?? null,
+      recoveredByRun: run?.runId ?? null,
     });
   }
   return out;
@@ -70,16 +89,35 @@ export function applyHolds(entries: Revision[], holds: HistoryHold[], batches: H
   let current: Revision | undefined;
   let m = 0;
   const flush = (untilUs: bigint | null, order: number) => {
-    while (m < marks.length && (untilUs === null || marks[m]!.us < untilUs || (marks[m]!.us === untilUs && marks[m]!.order < order))) {
+    while (
+      m < marks.length &&
+      (untilUs === null || marks[m]!.us < untilUs || (marks[m]!.us === untilUs && marks[m]!.order < order))
+    ) {
       const mk = marks[m++]!;
       if (!mk.release && current !== undefined) {
         held = { hold: mk.hold, value: current.after };
-        out.push({ at: mk.hold.heldAt, before: current.after, after: current.after, status: current.status, revision: current.revision, published: true, cause: { kind: "hold", holdId: mk.hold.holdId, reason: mk.hold.reason, rule: mk.hold.rule } });
+        out.push({
+          at: mk.hold.heldAt,
+          before: current.after,
+          after: current.after,
+          status: current.status,
+          revision: current.revision,
+          published: true,
+          cause: { kind: "hold", holdId: mk.hold.holdId, reason: mk.hold.reason, rule: mk.hold.rule },
+        });
       } else if (!mk.release && current === undefined) {
         held = { hold: mk.hold, value: null };
       } else if (mk.release && held?.hold.holdId === mk.hold.holdId) {
         if (current !== undefined) {
-          out.push({ at: mk.hold.releasedAt!, before: held.value, after: current.after, status: current.status, revision: current.revision, published: true, cause: { kind: "release", holdId: mk.hold.holdId } });
+          out.push({
+            at: mk.hold.releasedAt!,
+            before: held.value,
+            after: current.after,
+            status: current.status,
+            revision: current.revision,
+            published: true,
+            cause: { kind: "release", holdId: mk.hold.holdId },
+          });
         }
         held = undefined;
       }

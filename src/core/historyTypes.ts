@@ -79,8 +79,23 @@ export interface LateEvent extends Omit<HistoryEvent, "supersededBy"> {
 
 /** What made a revision. */
 type RevisionCause =
-  | { kind: "micro-batch"; batchId: number; watermark: string | null; watermarkAfter: string | null; eventsAdded: number; amended: string[] }
-  | { kind: "correction"; runId: number; trigger: string; cronSlot: string | null; reconcileRunId: number | null; lateEvents: string[]; amended: string[] }
+  | {
+      kind: "micro-batch";
+      batchId: number;
+      watermark: string | null;
+      watermarkAfter: string | null;
+      eventsAdded: number;
+      amended: string[];
+    }
+  | {
+      kind: "correction";
+      runId: number;
+      trigger: string;
+      cronSlot: string | null;
+      reconcileRunId: number | null;
+      lateEvents: string[];
+      amended: string[];
+    }
   | { kind: "cutover"; version: number; previousVersion: number }
   | { kind: "hold"; holdId: number; reason: string; rule: string | null }
   | { kind: "release"; holdId: number };

@@ -16,7 +16,8 @@ export const MIN_INSTANT_US = (() => {
   return BigInt(d.getTime()) * 1000n;
 })();
 export const MAX_INSTANT_US = BigInt(Date.UTC(9999, 11, 31, 23, 59, 59, 999)) * 1000n + 999n;
-const MIN_US = MIN_INSTANT_US, MAX_US = MAX_INSTANT_US;
+const MIN_US = MIN_INSTANT_US,
+  MAX_US = MAX_INSTANT_US;
 
 /** `us` moved into the supported range (`MIN_INSTANT_US`..`MAX_INSTANT_US`): for bounds widened or narrowed by a duration, which hold no event outside it. */
 export function clampInstant(us: bigint): bigint {
@@ -31,7 +32,7 @@ export function isoMinusMs(iso: string, ms: number): string {
 /** Floor division of bigints (rounds toward −∞, unlike `/`). */
 export function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 /**
@@ -64,7 +65,8 @@ let lastFormatted = { us: 0n, text: "1970-01-01T00:00:00.000Z" };
 
 const DAY_MS = 86_400_000;
 /** The last day `isoOfMs` wrote, epoch days, and its `YYYY-MM-DDT`. */
-let lastDay = NaN, lastDayText = "";
+let lastDay = NaN,
+  lastDayText = "";
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 
 /**

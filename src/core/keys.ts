@@ -28,7 +28,11 @@ import { canonicalNumber } from "./decimal.js";
 export const NULL_KEY = "\uFFFF";
 
 /** A key field value: its text, or null when absent, JSON null or an empty CSV field. */
-function keyValue(fields: Record<string, string | null>, field: string, numbers: readonly string[] | undefined): string | null {
+function keyValue(
+  fields: Record<string, string | null>,
+  field: string,
+  numbers: readonly string[] | undefined,
+): string | null {
   const v = fields[field];
   if (v === null || v === undefined) return null;
   return numbers !== undefined && numbers.includes(field) ? canonicalNumber(v) : v;
@@ -39,7 +43,11 @@ function keyValue(fields: Record<string, string | null>, field: string, numbers:
  * @param numbers names of the fields whose JSON value was a number (canonicalised); absent for CSV
  * @returns `""` without key fields (or without fields), `NULL_KEY` for a null one-field key
  */
-export function groupKeyOf(fields: Record<string, string | null> | null, keyFields: string[], numbers?: readonly string[]): string {
+export function groupKeyOf(
+  fields: Record<string, string | null> | null,
+  keyFields: string[],
+  numbers?: readonly string[],
+): string {
   if (keyFields.length === 0 || fields === null) return "";
   if (keyFields.length === 1) return keyValue(fields, keyFields[0]!, numbers) ?? NULL_KEY;
   return JSON.stringify(keyFields.map((f) => keyValue(fields, f, numbers)));

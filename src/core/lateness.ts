@@ -134,7 +134,8 @@ export class DelaySimulation {
       if (!isLate(endUs, this.watermarkUs)) continue;
       this.open.delete(endUs);
       this.openCount -= keys.size;
-      if (this.overlapsRange(windowStartOf(endUs, this.spec), endUs)) bump(this.finalMs, toMs(this.clockUs! - endUs), keys.size);
+      if (this.overlapsRange(windowStartOf(endUs, this.spec), endUs))
+        bump(this.finalMs, toMs(this.clockUs! - endUs), keys.size);
     }
     this.batches++;
     this.openMax = Math.max(this.openMax, this.openCount);
@@ -156,7 +157,11 @@ export class DelaySimulation {
       droppedWindows: this.droppedKeys.size,
       eventsAffected: this.eventsAffected,
       dropShare: this.events === 0 ? 0 : this.eventsAffected / this.events,
-      timeToFinal: { windows, medianMs: weightedPercentile(this.finalMs, 0.5), p99Ms: weightedPercentile(this.finalMs, 0.99) },
+      timeToFinal: {
+        windows,
+        medianMs: weightedPercentile(this.finalMs, 0.5),
+        p99Ms: weightedPercentile(this.finalMs, 0.99),
+      },
       openWindows: { max: this.openMax, mean: this.batches === 0 ? 0 : this.openSum / this.batches },
     };
   }
@@ -190,7 +195,8 @@ export class DelayNeeds {
   }
 
   endBatch(): void {
-    if (this.batchMaxUs !== null && (this.maxEventUs === null || this.batchMaxUs > this.maxEventUs)) this.maxEventUs = this.batchMaxUs;
+    if (this.batchMaxUs !== null && (this.maxEventUs === null || this.batchMaxUs > this.maxEventUs))
+      this.maxEventUs = this.batchMaxUs;
     this.batchMaxUs = null;
   }
 

@@ -62,7 +62,12 @@ export function watermarkSettingsOf(p: { watermark: PipelineWatermark }): Waterm
   const w = p.watermark;
   const delays = new Map<string, number>();
   for (const [input, s] of Object.entries(w.inputs ?? {})) if (s.delay !== undefined) delays.set(input, s.delay);
-  return { delayMs: w.delay, policy: w.policy ?? "min", ...(w.idleTimeout === undefined ? {} : { idleTimeoutMs: w.idleTimeout }), delays };
+  return {
+    delayMs: w.delay,
+    policy: w.policy ?? "min",
+    ...(w.idleTimeout === undefined ? {} : { idleTimeoutMs: w.idleTimeout }),
+    delays,
+  };
 }
 
 /** The inputs a source may name for `p` (HTTP `?input=`, `ingest --input`): the default input and those in `watermark.inputs`. */

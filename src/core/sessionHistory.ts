@@ -12,7 +12,15 @@ import { mergeTouching, sessionsTouch, gapUs, type SessionBounds } from "./sessi
 import { formatInstant, isoToUs } from "./instants.js";
 import { aggregate } from "./exactAggregate.js";
 import { applyHolds, batchIndex, lateEventsOf } from "./historyParts.js";
-import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryEvent, HistoryHold, LateEvent, Revision } from "./historyTypes.js";
+import type {
+  Aggregates,
+  HistoryBatch,
+  HistoryCorrection,
+  HistoryEvent,
+  HistoryHold,
+  LateEvent,
+  Revision,
+} from "./historyTypes.js";
 
 export interface SessionHistoryInput {
   gapMs: number;
@@ -62,7 +70,11 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
 
   const steps: { at: bigint; order: number; batch?: HistoryBatch; runId?: number }[] = [
     ...input.batches.map((b) => ({ at: isoToUs(b.at), order: 0, batch: b })),
-    ...[...new Set(input.corrections.map((c) => c.runId))].map((runId) => ({ at: isoToUs(input.corrections.find((c) => c.runId === runId)!.correctedAt), order: 1, runId })),
+    ...[...new Set(input.corrections.map((c) => c.runId))].map((runId) => ({
+      at: isoToUs(input.corrections.find((c) => c.runId === runId)!.correctedAt),
+      order: 1,
+      runId,
+    })),
   ];
   steps.sort((a, b) => (a.at === b.at ? a.order - b.order : Number(a.at - b.at)));
   const indexOf = batchIndex(input.batches);
@@ -93,36 +105,75 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
           const mine = onTime.filter((e) => us(e) >= isl.startUs && us(e) < isl.endUs);
           if (mine.length === 0) continue;
           const inside = open.filter((s) => s.startUs >= isl.startUs && s.endUs <= isl.endUs);
-          const same = inside.length === 1 && inside[0]!.startUs === isl.startUs && inside[0]!.endUs === isl.endUs ? inside[0] : undefined;
+          const same =
+            inside.length === 1 && inside[0]!.startUs === isl.startUs && inside[0]!.endUs === isl.endUs
+              ? inside[0]
+              : undefined;
           const before = inside.map((s) => ({ ...s, seqs: new Set(s.seqs) }));
           if (same !== undefined) {
             for (const e of mine) same.seqs.add(e.seq);
             changed.push({ after: same, before });
           } else {
-            const made: Stored = { ...isl, seqs: new Set([...inside.flatMap((s) => [...s.seqs]), ...mine.map((e) => e.seq)]), final: false, revision: Math.max(1, ...inside.map((s) => s.revision)) };
+            const made: Stored = {
+              ...isl,
+              seqs: new Set([...inside.flatMap((s) => [...s.seqs]), ...mine.map((e) => e.seq)]),
+              final: false,
+              revision: Math.max(1, ...inside.map((s) => s.revision)),
+            };
             stored = [...stored.filter((s) => !inside.includes(s)), made];
             changed.push({ after: made, before });
           }
         }
       }
       const finalized: Stored[] = [];
-      for (const s of stored) if (!s.final && nextWm !== null && s.endUs <= nextWm) { s.final = true; finalized.push(s); }
+      for (const s of stored)
+        if (!s.final && nextWm !== null && s.endUs <= nextWm) {
+          s.final = true;
+          finalized.push(s);
+        }
       for (const c of changed) {
         if (!overlapsTarget(c.after)) continue;
-        const same = c.before.length === 1 && c.before[0]!.startUs === c.after.startUs && c.before[0]!.endUs === c.after.endUs;
+        const same =
+          c.before.length === 1 && c.before[0]!.startUs === c.after.startUs && c.before[0]!.endUs === c.after.endUs;
         if (!same) merged.push(...c.before.filter(overlapsTarget).map(related));
         revisions.push({
-          at: b.at, before: same ? aggOf(c.before[0]!) : null, after: aggOf(c.after), status: c.after.final ? "final" : "open", revision: c.after.revision, published: true,
-          window: bounds(c.after), ...(same || c.before.length === 0 ? {} : { replaced: c.before.map(related) }),
-          cause: { kind: "micro-batch", batchId: b.batchId, watermark: b.watermark, watermarkAfter: b.nextWatermark, eventsAdded: onTime.filter((e) => us(e) >= c.after.startUs && us(e) < c.after.endUs).length, amended: [] },
+          at: b.at,
+          before: same ? aggOf(c.before[0]!) : null,
+          after: aggOf(c.after),
+          status: c.after.final ? "final" : "open",
+          revision: c.after.revision,
+          published: true,
+          window: bounds(c.after),
+          ...(same || c.before.length === 0 ? {} : { replaced: c.before.map(related) }),
+          cause: {
+            kind: "micro-batch",
+            batchId: b.batchId,
+            watermark: b.watermark,
+            watermarkAfter: b.nextWatermark,
+            eventsAdded: onTime.filter((e) => us(e) >= c.after.startUs && us(e) < c.after.endUs).length,
+            amended: [],
+          },
         });
       }
       for (const s of finalized) {
         if (!overlapsTarget(s) || changed.some((c) => c.after === s)) continue;
         const a = aggOf(s);
         revisions.push({
-          at: b.at, before: a, after: a, status: "final", revision: s.revision, published: true, window: bounds(s),
-          cause: { kind: "micro-batch", batchId: b.batchId, watermark: b.watermark, watermarkAfter: b.nextWatermark, eventsAdded: 0, amended: [] },
+          at: b.at,
+          before: a,
+          after: a,
+          status: "final",
+          revision: s.revision,
+          published: true,
+          window: bounds(s),
+          cause: {
+            kind: "micro-batch",
+            batchId: b.batchId,
+            watermark: b.watermark,
+            watermarkAfter: b.nextWatermark,
+            eventsAdded: 0,
+            amended: [],
+          },
         });
       }
     } else {
@@ -132,25 +183,51 @@ export function sessionHistory(input: SessionHistoryInput): SessionHistory {
         const nb = { startUs: isoToUs(c.windowStart), endUs: isoToUs(c.windowEnd) };
         const inside = stored.filter((s) => s.startUs < nb.endUs && s.endUs > nb.startUs);
         const made: Stored = {
-          ...nb, final: watermarkUs !== null && nb.endUs <= watermarkUs, revision: c.revisionAfter,
-          seqs: new Set(input.events.filter((e) => e.seq <= snapshot && us(e) >= nb.startUs && us(e) < nb.endUs).map((e) => e.seq)),
+          ...nb,
+          final: watermarkUs !== null && nb.endUs <= watermarkUs,
+          revision: c.revisionAfter,
+          seqs: new Set(
+            input.events.filter((e) => e.seq <= snapshot && us(e) >= nb.startUs && us(e) < nb.endUs).map((e) => e.seq),
+          ),
         };
         stored = [...stored.filter((s) => !inside.includes(s)), made];
         if (!overlapsTarget(nb)) continue;
         // What the run removed around it, as its audit says (every stored session whose bounds are gone, with its value):
         // the sessions it merged, or the one it split.
         const removed: Related[] = rows
-          .filter((r) => r.after.count === 0 && r.before !== null && isoToUs(r.windowStart) < nb.endUs && isoToUs(r.windowEnd) > nb.startUs)
+          .filter(
+            (r) =>
+              r.after.count === 0 &&
+              r.before !== null &&
+              isoToUs(r.windowStart) < nb.endUs &&
+              isoToUs(r.windowEnd) > nb.startUs,
+          )
           .map((r) => ({ start: r.windowStart, end: r.windowEnd, ...r.before! }));
         merged.push(...removed);
         revisions.push({
-          at: c.correctedAt, before: c.before, after: c.after, status: "corrected", revision: c.revisionAfter, published: true, window: bounds(made),
+          at: c.correctedAt,
+          before: c.before,
+          after: c.after,
+          status: "corrected",
+          revision: c.revisionAfter,
+          published: true,
+          window: bounds(made),
           ...(removed.length === 0 ? {} : { replaced: removed }),
-          cause: { kind: "correction", runId: c.runId, trigger: c.trigger, cronSlot: c.cronSlot, reconcileRunId: c.reconcileRunId, lateEvents: c.lateEventIds, amended: [] },
+          cause: {
+            kind: "correction",
+            runId: c.runId,
+            trigger: c.trigger,
+            cronSlot: c.cronSlot,
+            reconcileRunId: c.reconcileRunId,
+            lateEvents: c.lateEventIds,
+            amended: [],
+          },
         });
       }
       for (const c of rows.filter((r) => r.after.count === 0)) {
-        const gone = stored.find((s) => formatInstant(s.startUs) === c.windowStart && formatInstant(s.endUs) === c.windowEnd);
+        const gone = stored.find(
+          (s) => formatInstant(s.startUs) === c.windowStart && formatInstant(s.endUs) === c.windowEnd,
+        );
         if (gone !== undefined) stored = stored.filter((s) => s !== gone);
       }
     }

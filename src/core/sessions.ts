@@ -25,7 +25,8 @@ export interface Session<E> extends SessionBounds {
 
 /** The gap in µs, checked: a whole number of ms > 0. */
 export function gapUs(gapMs: number): bigint {
-  if (!Number.isSafeInteger(gapMs) || gapMs <= 0) throw new RangeError(`a session gap must be a whole number of ms > 0, got ${gapMs}`);
+  if (!Number.isSafeInteger(gapMs) || gapMs <= 0)
+    throw new RangeError(`a session gap must be a whole number of ms > 0, got ${gapMs}`);
   return BigInt(gapMs) * 1000n;
 }
 

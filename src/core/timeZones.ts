@@ -16,7 +16,11 @@ function offsetMinutesAt(ms: number, zone: string): number {
 /** Instants for a wall-clock time (as if it were UTC, ms) in `zone`: 0 (DST gap), 1, or 2 (DST overlap), ascending. */
 function instantsForWallTime(wallUtcMs: number, zone: string): number[] {
   // Candidate offsets: those in force a day either side cover every DST change.
-  const candidates = new Set([offsetMinutesAt(wallUtcMs - 86_400_000, zone), offsetMinutesAt(wallUtcMs + 86_400_000, zone), offsetMinutesAt(wallUtcMs, zone)]);
+  const candidates = new Set([
+    offsetMinutesAt(wallUtcMs - 86_400_000, zone),
+    offsetMinutesAt(wallUtcMs + 86_400_000, zone),
+    offsetMinutesAt(wallUtcMs, zone),
+  ]);
   const valid: number[] = [];
   for (const off of candidates) {
     const instant = wallUtcMs - off * 60_000;
@@ -39,10 +43,14 @@ function stableOffsetOf(index: number, spanMs: number, zone: string): number | n
   const key = `${zone}|${spanMs}|${index}`;
   let off = spanOffsets.get(key);
   if (off === undefined) {
-    const start = index * spanMs, end = start + spanMs - 1;
+    const start = index * spanMs,
+      end = start + spanMs - 1;
     const first = instantsForWallTime(start, zone);
     const last = instantsForWallTime(end, zone);
-    off = first.length === 1 && last.length === 1 && first[0]! - start === last[0]! - end ? (start - first[0]!) / 60_000 : null;
+    off =
+      first.length === 1 && last.length === 1 && first[0]! - start === last[0]! - end
+        ? (start - first[0]!) / 60_000
+        : null;
     if (spanOffsets.size >= 200_000) spanOffsets.clear();
     spanOffsets.set(key, off);
   }
@@ -51,7 +59,10 @@ function stableOffsetOf(index: number, spanMs: number, zone: string): number | n
 
 /** The offset in force through `wallUtcMs`'s whole wall-clock day, else through its hour, else null (a DST change's hour). */
 function stableOffsetAround(wallUtcMs: number, zone: string): number | null {
-  return stableOffsetOf(Math.floor(wallUtcMs / DAY_MS), DAY_MS, zone) ?? stableOffsetOf(Math.floor(wallUtcMs / HOUR_MS), HOUR_MS, zone);
+  return (
+    stableOffsetOf(Math.floor(wallUtcMs / DAY_MS), DAY_MS, zone) ??
+    stableOffsetOf(Math.floor(wallUtcMs / HOUR_MS), HOUR_MS, zone)
+  );
 }
 
 /**

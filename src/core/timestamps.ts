@@ -44,10 +44,12 @@ const REFUSED_FORMS: [RegExp, string][] = [
   [/^\d{4}-\d{3}(?:$|[T ])/i, "ordinal dates (YYYY-DDD) are not accepted: write a calendar date YYYY-MM-DD"],
   [/^\d{8}(?:T\d{2,6}|$)/i, "the basic (compact) ISO 8601 form is not accepted: write YYYY-MM-DDTHH:MM:SS"],
   [/^\d{1,4}[/.]\d{1,2}[/.]\d{1,4}/, "slashed or dotted dates are ambiguous (day and month order): write YYYY-MM-DD"],
-  [/\d(?::\d{2})?(?:[.,]\d+)?\s*(?!UTC$|GMT$)[A-Za-z]{3,5}$/, "zone abbreviations are ambiguous: write an offset such as +01:00, or Z"],
+  [
+    /\d(?::\d{2})?(?:[.,]\d+)?\s*(?!UTC$|GMT$)[A-Za-z]{3,5}$/,
+    "zone abbreviations are ambiguous: write an offset such as +01:00, or Z",
+  ],
   [/^[+-]\d{5,}-/, "expanded years (+YYYYYY) are not accepted: years are 0001-9999"],
 ];
-
 
 function inRange(us: bigint): InstantResult {
   if (us < MIN_US || us > MAX_US) return { ok: false, detail: "instant outside years 0001-9999" };
@@ -62,7 +64,12 @@ function finer(frac: string, keep: number, rule: SubMicrosecond): string | undef
 }
 
 /** Decimal digits after the point that are still whole microseconds, per epoch unit. */
-const EPOCH_SHIFT: Record<Exclude<TimestampFormat, "iso8601">, number> = { epoch_s: 6, epoch_ms: 3, epoch_us: 0, epoch_ns: -3 };
+const EPOCH_SHIFT: Record<Exclude<TimestampFormat, "iso8601">, number> = {
+  epoch_s: 6,
+  epoch_ms: 3,
+  epoch_us: 0,
+  epoch_ns: -3,
+};
 
 function parseEpoch(text: string, format: Exclude<TimestampFormat, "iso8601">, rule: SubMicrosecond): InstantResult {
   if (!EPOCH.test(text)) return { ok: false, detail: `not an epoch number: ${JSON.stringify(text.slice(0, 40))}` };
@@ -74,7 +81,10 @@ function parseEpoch(text: string, format: Exclude<TimestampFormat, "iso8601">, r
   const dropped = shift >= 0 ? frac.slice(shift) : whole.slice(-3) + frac;
   const bad = finer(dropped, 0, rule);
   if (bad) return { ok: false, detail: bad };
-  const us = shift >= 0 ? BigInt(whole) * 10n ** BigInt(shift) + BigInt(frac.slice(0, shift).padEnd(shift, "0") || "0") : BigInt(whole.slice(0, -3) || "0");
+  const us =
+    shift >= 0
+      ? BigInt(whole) * 10n ** BigInt(shift) + BigInt(frac.slice(0, shift).padEnd(shift, "0") || "0")
+      : BigInt(whole.slice(0, -3) || "0");
   // Truncation keeps the microsecond the instant falls in, as dropping digits of an ISO 8601 fraction does:
   // toward the past, so -0.0000005 s is 1969-12-31T23:59:59.999999Z, as 1969-12-31T23:59:59.9999995Z is.
   return inRange(negative ? -us - (/[1-9]/.test(dropped) ? 1n : 0n) : us);
@@ -84,7 +94,8 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** The value of the two decimal digits at `i` of `s`, or -1 when they are not both digits. */
 function two(s: string, i: number): number {
-  const a = s.charCodeAt(i) - 48, b = s.charCodeAt(i + 1) - 48;
+  const a = s.charCodeAt(i) - 48,
+    b = s.charCodeAt(i + 1) - 48;
   return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
 }
 
@@ -97,9 +108,35 @@ function two(s: string, i: number): number {
 function utcFast(s: string): InstantResult | undefined {
   const len = s.length;
   if (len < 20 || len > 27 || s.charCodeAt(len - 1) !== 90 /* Z */) return undefined;
-  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return undefined;
-  const hi = two(s, 0), lo = two(s, 2), month = two(s, 5), day = two(s, 8), hour = two(s, 11), minute = two(s, 14), second = two(s, 17);
-  if (hi < 1 || lo < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  if (
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 84 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  )
+    return undefined;
+  const hi = two(s, 0),
+    lo = two(s, 2),
+    month = two(s, 5),
+    day = two(s, 8),
+    hour = two(s, 11),
+    minute = two(s, 14),
+    second = two(s, 17);
+  if (
+    hi < 1 ||
+    lo < 0 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 59
+  )
+    return undefined;
   const year = hi * 100 + lo;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return undefined;
@@ -126,7 +163,12 @@ function utcFast(s: string): InstantResult | undefined {
  * @param subMicrosecond what a non-zero fraction finer than 1 µs does (default `refuse`)
  * @returns epoch µs, or `{ ok: false, detail }` saying why (never throws)
  */
-export function parseInstant(raw: string, format: TimestampFormat, timeZone: string | undefined, subMicrosecond: SubMicrosecond = "refuse"): InstantResult {
+export function parseInstant(
+  raw: string,
+  format: TimestampFormat,
+  timeZone: string | undefined,
+  subMicrosecond: SubMicrosecond = "refuse",
+): InstantResult {
   if (format === "iso8601") {
     const fast = utcFast(raw);
     if (fast !== undefined) return fast;
@@ -135,14 +177,24 @@ export function parseInstant(raw: string, format: TimestampFormat, timeZone: str
   if (format !== "iso8601") return parseEpoch(text, format, subMicrosecond);
   const m = ISO.exec(text);
   if (!m) {
-    for (const [form, detail] of REFUSED_FORMS) if (form.test(text)) return { ok: false, detail: `${detail}: ${JSON.stringify(text.slice(0, 40))}` };
+    for (const [form, detail] of REFUSED_FORMS)
+      if (form.test(text)) return { ok: false, detail: `${detail}: ${JSON.stringify(text.slice(0, 40))}` };
     return { ok: false, detail: `not an ISO 8601 timestamp: ${JSON.stringify(text.slice(0, 40))}` };
   }
   const [, y, mo, d, h = "00", mi = "00", s = "00", frac = "", z, sign, oh = "", om = "", named] = m;
   const bad = finer(frac, 6, subMicrosecond);
   if (bad) return { ok: false, detail: bad };
-  const year = Number(y), month = Number(mo), day = Number(d), hour = Number(h), minute = Number(mi), second = Number(s);
-  if (second === 60 && minute === 59) return { ok: false, detail: `a leap second (:60) has no instant of its own (PostgreSQL and POSIX time have none): ${text}` };
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d),
+    hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
+  if (second === 60 && minute === 59)
+    return {
+      ok: false,
+      detail: `a leap second (:60) has no instant of its own (PostgreSQL and POSIX time have none): ${text}`,
+    };
   if (year < 1 || month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) {
     return { ok: false, detail: `field out of range: ${text}` };
   }
@@ -155,11 +207,14 @@ export function parseInstant(raw: string, format: TimestampFormat, timeZone: str
   const wallMs = wall.getTime();
   if (z !== undefined || named !== undefined) return inRange(usOfMs(wallMs) + micro);
   if (sign !== undefined) {
-    const offH = Number(oh), offM = Number(om || "0");
-    if (offH > 18 || offM > 59) return { ok: false, detail: `offset out of range: ${text.slice(text.lastIndexOf(sign))}` };
+    const offH = Number(oh),
+      offM = Number(om || "0");
+    if (offH > 18 || offM > 59)
+      return { ok: false, detail: `offset out of range: ${text.slice(text.lastIndexOf(sign))}` };
     return inRange(usOfMs(wallMs - (sign === "-" ? -1 : 1) * (offH * 60 + offM) * 60_000) + micro);
   }
-  if (timeZone === undefined) return { ok: false, detail: "timestamp has no zone and the pipeline configures no timeZone" };
+  if (timeZone === undefined)
+    return { ok: false, detail: "timestamp has no zone and the pipeline configures no timeZone" };
   const instant = localToInstant(wallMs, timeZone);
   if (instant === null) return { ok: false, detail: `local time does not exist in ${timeZone} (DST gap): ${text}` };
   return inRange(usOfMs(instant) + micro);

@@ -105,7 +105,12 @@ function isIdle(state: InputState, clockUs: bigint | null, idleTimeoutMs: number
  * @param previousUs the pipeline watermark before the batch, epoch µs, or null
  * @param batch what the batch read, per input that sent accepted rows
  */
-export function advanceInputs(previous: readonly InputState[], previousUs: bigint | null, batch: readonly InputBatch[], settings: WatermarkSettings): InputsAdvance {
+export function advanceInputs(
+  previous: readonly InputState[],
+  previousUs: bigint | null,
+  batch: readonly InputBatch[],
+  settings: WatermarkSettings,
+): InputsAdvance {
   const byInput = new Map(previous.map((s) => [s.input, { ...s }]));
   for (const b of batch) {
     const s = byInput.get(b.input) ?? { input: b.input, maxEventUs: null, watermarkUs: null, lastIngestionUs: null };
@@ -127,7 +132,8 @@ export function advanceInputs(previous: readonly InputState[], previousUs: bigin
       idle.push(s.input);
       continue;
     }
-    if (candidate === null || (settings.policy === "min" ? s.watermarkUs < candidate : s.watermarkUs > candidate)) candidate = s.watermarkUs;
+    if (candidate === null || (settings.policy === "min" ? s.watermarkUs < candidate : s.watermarkUs > candidate))
+      candidate = s.watermarkUs;
   }
   const watermarkUs = candidate === null || (previousUs !== null && previousUs >= candidate) ? previousUs : candidate;
   return { inputs, watermarkUs, clockUs, idle };

@@ -10,7 +10,17 @@
  */
 import { RunningAggregate } from "./exactAggregate.js";
 import { applyHolds, batchIndex, lateEventsOf } from "./historyParts.js";
-import type { Aggregates, HistoryBatch, HistoryCorrection, HistoryCutover, HistoryEvent, HistoryHold, LateEvent, Revision, RevisionStatus } from "./historyTypes.js";
+import type {
+  Aggregates,
+  HistoryBatch,
+  HistoryCorrection,
+  HistoryCutover,
+  HistoryEvent,
+  HistoryHold,
+  LateEvent,
+  Revision,
+  RevisionStatus,
+} from "./historyTypes.js";
 import { isoToUs } from "./instants.js";
 
 export type * from "./historyTypes.js";
@@ -36,14 +46,18 @@ export interface WindowHistory {
 const usOf = (iso: string | null) => (iso === null ? null : isoToUs(iso));
 
 /** The stream's revisions of a fixed-length or calendar window, and the batch that read each row. */
-function streamRevisions(input: WindowHistoryInput, since: { at: string; seq: number } | undefined): { revisions: Revision[]; batchOf: Map<number, HistoryBatch> } {
+function streamRevisions(
+  input: WindowHistoryInput,
+  since: { at: string; seq: number } | undefined,
+): { revisions: Revision[]; batchOf: Map<number, HistoryBatch> } {
   const endUs = isoToUs(input.windowEnd);
   const batches = input.batches;
   const batchOf = new Map<number, HistoryBatch>();
   const indexOf = batchIndex(batches);
   const added = new Map<number, HistoryEvent[]>();
   const amended = new Map<number, HistoryEvent[]>();
-  const push = (m: Map<number, HistoryEvent[]>, i: number, e: HistoryEvent) => (m.get(i) ?? m.set(i, []).get(i)!).push(e);
+  const push = (m: Map<number, HistoryEvent[]>, i: number, e: HistoryEvent) =>
+    (m.get(i) ?? m.set(i, []).get(i)!).push(e);
   for (const e of input.events) {
     const i = indexOf(e.seq);
     if (i >= 0) {
@@ -57,7 +71,10 @@ function streamRevisions(input: WindowHistoryInput, since: { at: string; seq: nu
   }
   const revisions: Revision[] = [];
   // After a cutover the window starts from the version's whole recompute of the rows up to its checkpoint.
-  let live = since === undefined ? [] : input.events.filter((e) => e.seq <= since.seq && !(e.supersededBy !== null && e.supersededBy <= since.seq));
+  let live =
+    since === undefined
+      ? []
+      : input.events.filter((e) => e.seq <= since.seq && !(e.supersededBy !== null && e.supersededBy <= since.seq));
   let running = new RunningAggregate();
   for (const e of live) running.add(e.value);
   let prev: Aggregates | null = live.length === 0 ? null : running.value();
@@ -80,8 +97,20 @@ function streamRevisions(input: WindowHistoryInput, since: { at: string; seq: nu
     const after = live.length === 0 ? null : running.value();
     if (after === null && prev === null) continue;
     revisions.push({
-      at: b.at, before: prev, after, status: final ? "final" : "open", revision: 1, published: true,
-      cause: { kind: "micro-batch", batchId: b.batchId, watermark: b.watermark, watermarkAfter: b.nextWatermark, eventsAdded: rows.length, amended: gone.map((e) => e.eventId) },
+      at: b.at,
+      before: prev,
+      after,
+      status: final ? "final" : "open",
+      revision: 1,
+      published: true,
+      cause: {
+        kind: "micro-batch",
+        batchId: b.batchId,
+        watermark: b.watermark,
+        watermarkAfter: b.nextWatermark,
+        eventsAdded: rows.length,
+        amended: gone.map((e) => e.eventId),
+      },
     });
     prev = after;
   }
@@ -98,12 +127,16 @@ export function windowHistory(input: WindowHistoryInput): WindowHistory {
   const cut = input.cutover;
   const cutUs = cut === undefined ? null : isoToUs(cut.liveSince);
   const firstAfterCut = cut === undefined ? undefined : input.batches.find((b) => isoToUs(b.at) > cutUs!);
-  const since = cut === undefined ? undefined : { at: cut.liveSince, seq: firstAfterCut?.startOffset ?? Number.MAX_SAFE_INTEGER };
+  const since =
+    cut === undefined ? undefined : { at: cut.liveSince, seq: firstAfterCut?.startOffset ?? Number.MAX_SAFE_INTEGER };
   const { revisions: stream, batchOf } = streamRevisions(input, since);
 
   const entries: Revision[] = [...stream];
   for (const c of input.corrections) {
-    const prevSnapshot = Math.max(0, ...input.corrections.filter((o) => o.runId < c.runId).map((o) => o.bronzeSnapshot ?? 0));
+    const prevSnapshot = Math.max(
+      0,
+      ...input.corrections.filter((o) => o.runId < c.runId).map((o) => o.bronzeSnapshot ?? 0),
+    );
     // Versions superseded while the stream no longer wrote the window (after it was final): this run recomputed them.
     const byStream = (seq: number) => {
       const b = input.batches.find((x) => seq > x.startOffset && seq <= x.endOffset);
@@ -111,15 +144,42 @@ export function windowHistory(input: WindowHistoryInput): WindowHistory {
       return b !== undefined && !(wm !== null && endUs <= wm);
     };
     const amended = input.events
-      .filter((e) => e.supersededBy !== null && e.supersededBy > prevSnapshot && e.supersededBy <= (c.bronzeSnapshot ?? Infinity) && !byStream(e.supersededBy))
+      .filter(
+        (e) =>
+          e.supersededBy !== null &&
+          e.supersededBy > prevSnapshot &&
+          e.supersededBy <= (c.bronzeSnapshot ?? Infinity) &&
+          !byStream(e.supersededBy),
+      )
       .map((e) => e.eventId);
     entries.push({
-      at: c.correctedAt, before: c.before, after: c.after.count === 0 ? null : c.after, status: "corrected", revision: c.revisionAfter, published: true,
-      cause: { kind: "correction", runId: c.runId, trigger: c.trigger, cronSlot: c.cronSlot, reconcileRunId: c.reconcileRunId, lateEvents: c.lateEventIds, amended },
+      at: c.correctedAt,
+      before: c.before,
+      after: c.after.count === 0 ? null : c.after,
+      status: "corrected",
+      revision: c.revisionAfter,
+      published: true,
+      cause: {
+        kind: "correction",
+        runId: c.runId,
+        trigger: c.trigger,
+        cronSlot: c.cronSlot,
+        reconcileRunId: c.reconcileRunId,
+        lateEvents: c.lateEventIds,
+        amended,
+      },
     });
   }
   if (cut !== undefined) {
-    entries.push({ at: cut.liveSince, before: cut.previous, after: null, status: "final", revision: 1, published: true, cause: { kind: "cutover", version: cut.version, previousVersion: cut.previousVersion } });
+    entries.push({
+      at: cut.liveSince,
+      before: cut.previous,
+      after: null,
+      status: "final",
+      revision: 1,
+      published: true,
+      cause: { kind: "cutover", version: cut.version, previousVersion: cut.previousVersion },
+    });
   }
   entries.sort((a, b) => Number(isoToUs(a.at) - isoToUs(b.at)));
   if (cut !== undefined) {
@@ -127,7 +187,11 @@ export function windowHistory(input: WindowHistoryInput): WindowHistory {
     const i = entries.findIndex((e) => e.cause.kind === "cutover");
     const next = entries[i + 1];
     entries[i]!.after = next ? next.before : input.now;
-    entries[i]!.status = next ? (next.cause.kind === "micro-batch" ? "open" : next.status) : (input.nowStatus ?? "final");
+    entries[i]!.status = next
+      ? next.cause.kind === "micro-batch"
+        ? "open"
+        : next.status
+      : (input.nowStatus ?? "final");
     entries.splice(0, i, ...entries.slice(0, i).filter((e) => e.cause.kind !== "micro-batch"));
   }
   for (let i = 0; i < entries.length; i++) {
@@ -141,8 +205,9 @@ export function windowHistory(input: WindowHistoryInput): WindowHistory {
     if (since !== undefined && e.seq <= since.seq) return { dropped: false, read: true };
     const b = batchOf.get(e.seq);
     const wm = b ? usOf(b.watermark) : null;
-    return b !== undefined && wm !== null && endUs <= wm ? { dropped: true, read: true, batch: b } : { dropped: false, read: b !== undefined };
+    return b !== undefined && wm !== null && endUs <= wm
+      ? { dropped: true, read: true, batch: b }
+      : { dropped: false, read: b !== undefined };
   });
   return { revisions: withHolds, lateEvents };
 }
-

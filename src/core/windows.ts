@@ -70,7 +70,9 @@ export function assignWindows(eventUs: bigint, spec: WindowSpec): WindowBounds[]
   const { sizeMs, slideMs, offsetMs } = spec;
   if (!(sizeMs > 0) || !(slideMs > 0)) throw new RangeError("window size and slide must be > 0 ms");
   if (slideMs > sizeMs) throw new RangeError("window slide must be <= window size");
-  const size = BigInt(sizeMs) * 1000n, slide = BigInt(slideMs) * 1000n, offset = BigInt(offsetMs) * 1000n;
+  const size = BigInt(sizeMs) * 1000n,
+    slide = BigInt(slideMs) * 1000n,
+    offset = BigInt(offsetMs) * 1000n;
   const lastStart = floorDiv(eventUs - offset, slide) * slide + offset;
   const out: WindowBounds[] = [];
   for (let start = lastStart - BigInt(windowsPerEvent(spec)) * slide; start <= lastStart; start += slide) {
@@ -105,7 +107,8 @@ export function longestWindowMs(spec: WindowSpec): number {
  */
 export function windowStartOf(endUs: bigint, spec: WindowSpec): bigint {
   if (spec.calendar === undefined) return endUs - BigInt(spec.sizeMs) * 1000n;
-  const cal = spec.calendar, zone = calendarZone(cal.timeZone);
+  const cal = spec.calendar,
+    zone = calendarZone(cal.timeZone);
   const endMs = Number(floorDiv(endUs, 1000n));
   const wall = gridStart(endMs + zone.offsetMs(endMs), cal);
   return BigInt(zone.boundaryMs(addUnits(wall, cal.unit, -cal.span))) * 1000n;
@@ -155,12 +158,15 @@ class CalendarZone {
   boundaryMs(wallMs: number): number {
     const known = this.boundaries.get(wallMs);
     if (known !== undefined) return known;
-    const before = this.offsetMs(wallMs - DAY_MS), after = this.offsetMs(wallMs + DAY_MS);
+    const before = this.offsetMs(wallMs - DAY_MS),
+      after = this.offsetMs(wallMs + DAY_MS);
     let at: number;
     if (before === after) at = wallMs - before;
     else {
-      const early = wallMs - before, late = wallMs - after;
-      const earlyValid = this.offsetMs(early) === before, lateValid = this.offsetMs(late) === after;
+      const early = wallMs - before,
+        late = wallMs - after;
+      const earlyValid = this.offsetMs(early) === before,
+        lateValid = this.offsetMs(late) === after;
       if (earlyValid && lateValid) at = Math.min(early, late);
       else if (earlyValid) at = early;
       else if (lateValid) at = late;
@@ -186,7 +192,10 @@ function gridStart(wallMs: number, cal: CalendarWindowSpec["calendar"]): number 
     case "day":
       return local.startOf("day").toMillis();
     case "week":
-      return local.startOf("day").minus({ days: (local.weekday - cal.weekStart + 7) % 7 }).toMillis();
+      return local
+        .startOf("day")
+        .minus({ days: (local.weekday - cal.weekStart + 7) % 7 })
+        .toMillis();
     case "month":
       return local.startOf("month").toMillis();
   }
@@ -207,17 +216,22 @@ function addUnits(wallMs: number, unit: CalendarUnit, n: number): number {
  */
 function calendarWindows(eventUs: bigint, spec: CalendarWindowSpec): WindowBounds[] {
   const cal = spec.calendar;
-  if (!Number.isInteger(cal.span) || cal.span < 1) throw new RangeError("a calendar window spans a whole number >= 1 of units");
+  if (!Number.isInteger(cal.span) || cal.span < 1)
+    throw new RangeError("a calendar window spans a whole number >= 1 of units");
   const zone = calendarZone(cal.timeZone);
   const eventMs = Number(floorDiv(eventUs, 1000n));
   const us = (ms: number) => BigInt(ms) * 1000n;
   let grid = gridStart(eventMs + zone.offsetMs(eventMs), cal);
-  const start = us(zone.boundaryMs(grid)), end = us(zone.boundaryMs(addUnits(grid, cal.unit, 1)));
+  const start = us(zone.boundaryMs(grid)),
+    end = us(zone.boundaryMs(addUnits(grid, cal.unit, 1)));
   if (eventUs < start) grid = addUnits(grid, cal.unit, -1);
   else if (eventUs >= end) grid = addUnits(grid, cal.unit, 1);
   const out: WindowBounds[] = [];
   for (let k = cal.span - 1; k >= 0; k--) {
-    out.push({ startUs: us(zone.boundaryMs(addUnits(grid, cal.unit, -k))), endUs: us(zone.boundaryMs(addUnits(grid, cal.unit, cal.span - k))) });
+    out.push({
+      startUs: us(zone.boundaryMs(addUnits(grid, cal.unit, -k))),
+      endUs: us(zone.boundaryMs(addUnits(grid, cal.unit, cal.span - k))),
+    });
   }
   return out;
 }
@@ -263,7 +277,9 @@ export function windowOutsideRange(eventUs: bigint, shape: WindowShape): string 
   if (eventUs - reach >= MIN_INSTANT_US && eventUs + reach <= MAX_INSTANT_US) return undefined;
   if ("sessionGapMs" in shape) {
     const end = eventUs + BigInt(shape.sessionGapMs) * 1000n;
-    return end > MAX_INSTANT_US ? `event time ${formatInstant(eventUs)}: its session window would end at ${formatInstant(end)} (the event time plus the gap), after the last supported instant (${RANGE_TEXT})` : undefined;
+    return end > MAX_INSTANT_US
+      ? `event time ${formatInstant(eventUs)}: its session window would end at ${formatInstant(end)} (the event time plus the gap), after the last supported instant (${RANGE_TEXT})`
+      : undefined;
   }
   for (const w of assignWindows(eventUs, shape)) {
     if (w.startUs < MIN_INSTANT_US || w.endUs > MAX_INSTANT_US) {

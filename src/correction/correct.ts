@@ -122,7 +122,12 @@ class RunNotRecordedError extends Error {
  *   claimed or recorded (README "Policy versions"); the database's error when the run cannot be
  *   claimed (database unreachable), and RunNotRecordedError when it failed and the failure cannot be recorded
  */
-export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: CorrectionRequest, opts: CorrectionOptions = {}): Promise<CorrectionSummary> {
+export async function runCorrection(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  req: CorrectionRequest,
+  opts: CorrectionOptions = {},
+): Promise<CorrectionSummary> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const base = summaryOf(pipeline, req);
@@ -130,17 +135,31 @@ export async function runCorrection(pool: Pool, pipeline: PipelineConfig, req: C
   // results lock (a running batch must not delay the claim); the run's own transaction checks again.
   await refuseEarly(pool, pipeline);
   // A range reaching archived rows is refused whole: its windows would be recomputed from what is left of them.
-  if (req.range) await refuseArchived(pool, pipeline, "correction of the windows in", req.range, rangeMarginMs(pipeline));
+  if (req.range)
+    await refuseArchived(pool, pipeline, "correction of the windows in", req.range, rangeMarginMs(pipeline));
   const leaseMs = opts.leaseMs ?? pipeline.correction.lease;
-  const claim = await holdRun(pool, {
-    pipeline: pipeline.name, trigger: req.trigger, cronSlot: req.cronSlot ?? null, range: req.range ?? null, keys: req.keys ?? null, leaseMs,
-  }, opts.heartbeatMs);
+  const claim = await holdRun(
+    pool,
+    {
+      pipeline: pipeline.name,
+      trigger: req.trigger,
+      cronSlot: req.cronSlot ?? null,
+      range: req.range ?? null,
+      keys: req.keys ?? null,
+      leaseMs,
+    },
+    opts.heartbeatMs,
+  );
   if (claim.heldBy) return { ...base, status: "skipped", heldBy: claim.heldBy, durationMs: elapsed() };
   const running = { ...base, runId: claim.hold.runId };
   try {
     await analyzeIfStale(pool, pipeline.name);
     let adopted: PolicyAdoption | undefined;
-    const summary = await withRetry(() => withTransaction(pool, (client) => correctUnderLock(client, pipeline, req, running, elapsed, (a) => (adopted = a))));
+    const summary = await withRetry(() =>
+      withTransaction(pool, (client) =>
+        correctUnderLock(client, pipeline, req, running, elapsed, (a) => (adopted = a)),
+      ),
+    );
     if (adopted) opts.onPolicyAdopted?.(adopted);
     return summary;
   } catch (e) {
@@ -158,8 +177,20 @@ function rangeMarginMs(pipeline: PipelineConfig): number {
 /** A summary with nothing done yet. */
 function summaryOf(pipeline: PipelineConfig, req: CorrectionRequest): CorrectionSummary {
   return {
-    runId: null, pipeline: pipeline.name, trigger: req.trigger, status: "succeeded", range: req.range ?? null, keys: req.keys ?? null,
-    bronzeSnapshot: null, windowsExamined: 0, windowsChanged: 0, windowsFailed: 0, eventsRecovered: 0, durationMs: 0, error: null, changes: [],
+    runId: null,
+    pipeline: pipeline.name,
+    trigger: req.trigger,
+    status: "succeeded",
+    range: req.range ?? null,
+    keys: req.keys ?? null,
+    bronzeSnapshot: null,
+    windowsExamined: 0,
+    windowsChanged: 0,
+    windowsFailed: 0,
+    eventsRecovered: 0,
+    durationMs: 0,
+    error: null,
+    changes: [],
   };
 }
 
@@ -169,7 +200,12 @@ function summaryOf(pipeline: PipelineConfig, req: CorrectionRequest): Correction
  * watermark — corrects them, and records `succeeded` with the changes (or throws LeaseLostError).
  */
 async function correctUnderLock(
-  client: PoolClient, pipeline: PipelineConfig, req: CorrectionRequest, running: CorrectionSummary, elapsed: () => number, adopt: (a: PolicyAdoption | undefined) => void,
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  req: CorrectionRequest,
+  running: CorrectionSummary,
+  elapsed: () => number,
+  adopt: (a: PolicyAdoption | undefined) => void,
 ): Promise<CorrectionSummary> {
   await lockResults(client, pipeline.name);
   adopt((await guardPolicy(client, pipeline)).adopted); // a window spec or admission the results were not computed under must not rewrite them
@@ -196,17 +232,33 @@ async function correctWindows(client: PoolClient, pipeline: PipelineConfig, req:
   const gapMs = sessionGapOf(pipeline);
   if (gapMs !== undefined) return correctSessions(client, pipeline, gapMs, run, { range: req.range ?? null, keys });
   await createRunTables(client);
-  const collected = (await collectTargets(client, pipeline, { snapshot: run.snapshot, watermark: run.watermark, range: req.range ?? null, keys }))
-    + (await addMismatchTargets(client, pipeline.name, { watermark: run.watermark, range: req.range ?? null, keys })); // found by reconcile runs
+  const collected =
+    (await collectTargets(client, pipeline, {
+      snapshot: run.snapshot,
+      watermark: run.watermark,
+      range: req.range ?? null,
+      keys,
+    })) +
+    (await addMismatchTargets(client, pipeline.name, { watermark: run.watermark, range: req.range ?? null, keys })); // found by reconcile runs
   // Windows archived rows could be in stay awaiting correction: their rows are no longer all in bronze.
   const windowsPastHorizon = await dropArchivedTargets(client, pipeline.name);
   const windowsExamined = collected - windowsPastHorizon;
   const windowsFailed = await recomputeGuarded(client, pipeline, run);
   await mergeCorrections(client, pipeline.name, pipeline.feed.enabled ? run.runId : null);
-  const changes = withReconcileCauses(await writeAudit(client, pipeline.name, run.runId, run.snapshot), await settleMismatches(client, pipeline.name, run.runId));
+  const changes = withReconcileCauses(
+    await writeAudit(client, pipeline.name, run.runId, run.snapshot),
+    await settleMismatches(client, pipeline.name, run.runId),
+  );
   await clearLateMarks(client, pipeline.name, run.snapshot);
   const eventsRecovered = changes.reduce((n, change) => n + change.lateEventCount, 0);
-  return { windowsExamined, windowsChanged: changes.length, windowsFailed, eventsRecovered, changes, ...(windowsPastHorizon > 0 ? { windowsPastHorizon } : {}) };
+  return {
+    windowsExamined,
+    windowsChanged: changes.length,
+    windowsFailed,
+    eventsRecovered,
+    changes,
+    ...(windowsPastHorizon > 0 ? { windowsPastHorizon } : {}),
+  };
 }
 
 /**
@@ -214,7 +266,13 @@ async function correctWindows(client: PoolClient, pipeline: PipelineConfig, req:
  * although its answer was lost: the run's changes are in, their list is not at hand.
  * @throws RunNotRecordedError when the failure cannot be recorded
  */
-async function recordFailedRun(pool: Pool, running: CorrectionSummary, error: string, leaseMs: number, elapsed: () => number): Promise<CorrectionSummary> {
+async function recordFailedRun(
+  pool: Pool,
+  running: CorrectionSummary,
+  error: string,
+  leaseMs: number,
+  elapsed: () => number,
+): Promise<CorrectionSummary> {
   const runId = running.runId!;
   let row: Awaited<ReturnType<typeof recordFailure>>;
   try {
@@ -227,8 +285,15 @@ async function recordFailedRun(pool: Pool, running: CorrectionSummary, error: st
     );
   }
   if (row.status === "succeeded") {
-    return { ...running, status: "succeeded", bronzeSnapshot: row.bronzeSnapshot ?? null, windowsExamined: row.windowsExamined ?? 0,
-      windowsChanged: row.windowsChanged ?? 0, eventsRecovered: row.eventsRecovered ?? 0, durationMs: row.durationMs ?? elapsed() };
+    return {
+      ...running,
+      status: "succeeded",
+      bronzeSnapshot: row.bronzeSnapshot ?? null,
+      windowsExamined: row.windowsExamined ?? 0,
+      windowsChanged: row.windowsChanged ?? 0,
+      eventsRecovered: row.eventsRecovered ?? 0,
+      durationMs: row.durationMs ?? elapsed(),
+    };
   }
   return { ...running, status: "failed", error, durationMs: elapsed() };
 }

@@ -36,7 +36,11 @@ export interface RunSnapshot {
  * @returns the number of windows recorded as failed
  * @throws the original error when no single window fails alone; any other error unchanged
  */
-export async function recomputeGuarded(client: PoolClient, pipeline: PipelineConfig, run: RunSnapshot): Promise<number> {
+export async function recomputeGuarded(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  run: RunSnapshot,
+): Promise<number> {
   const recompute = await plannedRecompute(client, pipeline, run.snapshot);
   let failed = 0;
   for (;;) {
@@ -56,9 +60,19 @@ export async function recomputeGuarded(client: PoolClient, pipeline: PipelineCon
  * Quarantines a failing window's late rows and records it; adds the other final windows holding
  * those rows to the targets, or drops the window from them when it has no late rows to blame.
  */
-async function quarantineLateRows(client: PoolClient, pipeline: PipelineConfig, run: RunSnapshot, f: Failing<KeyedWindow>): Promise<void> {
+async function quarantineLateRows(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  run: RunSnapshot,
+  f: Failing<KeyedWindow>,
+): Promise<void> {
   const seqs = await readLateSeqs(client, pipeline.name, f.item, run.snapshot);
-  await recordWindowFailure(client, pipeline.name, { ...f.item, sqlstate: f.sqlstate, error: f.error, seqs }, { phase: "correction", runId: run.runId });
+  await recordWindowFailure(
+    client,
+    pipeline.name,
+    { ...f.item, sqlstate: f.sqlstate, error: f.error, seqs },
+    { phase: "correction", runId: run.runId },
+  );
   if (seqs.length === 0) await dropTarget(client, f.item);
   else await addTargetsOfRows(client, pipeline, seqs, run.watermark);
 }

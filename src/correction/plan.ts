@@ -16,7 +16,11 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { windowsPerEvent } from "../core/windows.js";
 import type { PoolClient } from "../db/pool.js";
 import { recomputeTargets } from "../db/sql/correction/recomputeTargets.js";
-import { readTargetSpread, recomputeTargetsDense, type TargetSpread } from "../db/sql/correction/recomputeTargetsDense.js";
+import {
+  readTargetSpread,
+  recomputeTargetsDense,
+  type TargetSpread,
+} from "../db/sql/correction/recomputeTargetsDense.js";
 
 /** Measured cost of the per-window plan, µs per target window (peers workload, BENCHMARKS.md). */
 const SPARSE_US_PER_TARGET = 22;

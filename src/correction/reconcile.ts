@@ -17,7 +17,11 @@ import { keyIn, keyOut } from "../core/keys.js";
 import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { trySavepoint } from "../db/savepoint.js";
 import { compareFinalSessions } from "../db/sql/lifecycle/compareFinalSessions.js";
-import { compareFinalWindows, type ComparedWindow, type CompareRequest } from "../db/sql/lifecycle/compareFinalWindows.js";
+import {
+  compareFinalWindows,
+  type ComparedWindow,
+  type CompareRequest,
+} from "../db/sql/lifecycle/compareFinalWindows.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { listBronzeWindows } from "../db/sql/lifecycle/listBronzeWindows.js";
 import { readLedger } from "../db/sql/correction/readLedger.js";
@@ -65,25 +69,57 @@ interface FailedWindow {
  * @throws HorizonRefusedError (src/guards/horizon.ts) when the range (or, without one, all time) reaches
  *   windows archived rows could be in: they would compare as mismatches against what is left in bronze
  */
-export async function reconcile(pool: Pool, pipeline: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {
+export async function reconcile(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  range?: { from: string; to: string },
+): Promise<ReconcileReport> {
   await guardTimeZone(pool, pipeline);
-  await refuseArchived(pool, pipeline, "reconcile of the final windows", range ?? null, sessionGapOf(pipeline) ?? longestWindowMs(windowSpecOf(pipeline)));
+  await refuseArchived(
+    pool,
+    pipeline,
+    "reconcile of the final windows",
+    range ?? null,
+    sessionGapOf(pipeline) ?? longestWindowMs(windowSpecOf(pipeline)),
+  );
   // One snapshot for the checkpoint, the comparison and the ledger: the stream
   // and the correction commit results and checkpoint together, so a single
   // REPEATABLE READ snapshot is always consistent — and blocks neither writer.
   await analyzeIfStale(pool, pipeline.name);
-  return withTransaction(pool, (client) => reconcileIn(client, pipeline, range), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  return withTransaction(
+    pool,
+    (client) => reconcileIn(client, pipeline, range),
+    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+  );
 }
 
-async function reconcileIn(client: PoolClient, pipeline: PipelineConfig, range?: { from: string; to: string }): Promise<ReconcileReport> {
+async function reconcileIn(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  range?: { from: string; to: string },
+): Promise<ReconcileReport> {
   const checkpoint = await readCheckpoint(client, pipeline.name);
-  const req: CompareRequest = { snapshot: checkpoint?.lastSeq ?? 0, watermark: checkpoint?.watermark ?? null, range: range ?? null };
+  const req: CompareRequest = {
+    snapshot: checkpoint?.lastSeq ?? 0,
+    watermark: checkpoint?.watermark ?? null,
+    range: range ?? null,
+  };
   const { compared, failedWindows } = await compareIsolatingFailures(client, pipeline, req);
   const mismatches: Mismatch[] = compared
     .filter((w) => w.differs)
-    .map((w) => ({ groupKey: keyOut(w.groupKey), windowStart: w.windowStart, windowEnd: w.windowEnd, stored: w.stored, expected: w.expected }))
+    .map((w) => ({
+      groupKey: keyOut(w.groupKey),
+      windowStart: w.windowStart,
+      windowEnd: w.windowEnd,
+      stored: w.stored,
+      expected: w.expected,
+    }))
     // By start and key, then end: two session windows of one key may start together (a stored one and the one bronze says).
-    .sort((a, b) => (a.windowStart + keyIn(a.groupKey)).localeCompare(b.windowStart + keyIn(b.groupKey)) || a.windowEnd.localeCompare(b.windowEnd));
+    .sort(
+      (a, b) =>
+        (a.windowStart + keyIn(a.groupKey)).localeCompare(b.windowStart + keyIn(b.groupKey)) ||
+        a.windowEnd.localeCompare(b.windowEnd),
+    );
   const ledger = await readLedger(client, pipeline.name, req.snapshot);
   const balanced = ledger.accepted + ledger.quarantined === ledger.landed && ledger.landedBySource === ledger.landed;
   return {
@@ -94,7 +130,13 @@ async function reconcileIn(client: PoolClient, pipeline: PipelineConfig, range?:
     windowsChecked: compared.length,
     mismatches,
     failedWindows,
-    ledger: { landed: ledger.landed, accepted: ledger.accepted, quarantined: ledger.quarantined, landedBySource: ledger.landedBySource, balanced },
+    ledger: {
+      landed: ledger.landed,
+      accepted: ledger.accepted,
+      quarantined: ledger.quarantined,
+      landedBySource: ledger.landedBySource,
+      balanced,
+    },
     backlogRows: ledger.backlog,
     ok: mismatches.length === 0 && failedWindows.length === 0 && balanced,
   };
@@ -105,14 +147,30 @@ async function reconcileIn(client: PoolClient, pipeline: PipelineConfig, range?:
  * overflows numeric, not yet quarantined by a correction run) is found by bisection and reported as
  * failed, and the others are compared without it.
  */
-async function compareIsolatingFailures(client: PoolClient, pipeline: PipelineConfig, req: CompareRequest): Promise<{ compared: ComparedWindow[]; failedWindows: FailedWindow[] }> {
+async function compareIsolatingFailures(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  req: CompareRequest,
+): Promise<{ compared: ComparedWindow[]; failedWindows: FailedWindow[] }> {
   const gapMs = sessionGapOf(pipeline);
-  if (gapMs !== undefined) return { compared: await compareFinalSessions(client, pipeline, gapMs, req), failedWindows: [] };
+  if (gapMs !== undefined)
+    return { compared: await compareFinalSessions(client, pipeline, gapMs, req), failedWindows: [] };
   const whole = await trySavepoint(client, "straggler_reconcile", () => compareFinalWindows(client, pipeline, req));
   if (whole.error === undefined) return { compared: whole.value, failedWindows: [] };
   const windows = await listBronzeWindows(client, pipeline, req.snapshot, req.range);
-  const failing = await isolateFailing(client, windows, whole.error, (only) => compareFinalWindows(client, pipeline, { ...req, only }));
+  const failing = await isolateFailing(client, windows, whole.error, (only) =>
+    compareFinalWindows(client, pipeline, { ...req, only }),
+  );
   if (failing.length === 0) throw whole.error;
-  const failedWindows = failing.map((f) => ({ groupKey: keyOut(f.item.groupKey), windowStart: f.item.windowStart, windowEnd: f.item.windowEnd, sqlstate: f.sqlstate, error: f.error }));
-  return { compared: await compareFinalWindows(client, pipeline, { ...req, skip: failing.map((f) => f.item) }), failedWindows };
+  const failedWindows = failing.map((f) => ({
+    groupKey: keyOut(f.item.groupKey),
+    windowStart: f.item.windowStart,
+    windowEnd: f.item.windowEnd,
+    sqlstate: f.sqlstate,
+    error: f.error,
+  }));
+  return {
+    compared: await compareFinalWindows(client, pipeline, { ...req, skip: failing.map((f) => f.item) }),
+    failedWindows,
+  };
 }

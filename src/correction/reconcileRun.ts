@@ -16,7 +16,12 @@ import type { Pool } from "../db/pool.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { recordMismatches } from "../db/sql/reconcile/mismatches.js";
 import {
-  claimReconcileRun, finishReconcileRun, readEarliestInstant, readReconcileCursor, type ReconcileOutcome, type ReconcileTrigger,
+  claimReconcileRun,
+  finishReconcileRun,
+  readEarliestInstant,
+  readReconcileCursor,
+  type ReconcileOutcome,
+  type ReconcileTrigger,
 } from "../db/sql/reconcile/runs.js";
 import { reconcile } from "./reconcile.js";
 
@@ -37,7 +42,12 @@ export function sampleShare(sample: string): number {
  * The slice a run with `sample` checks, from the earliest instant, the watermark and the previous
  * run's end (ISO 8601, null when none); null = all time.
  */
-export function nextSlice(sample: string, earliest: string | null, watermark: string | null, cursor: string | null): { from: string; to: string } | null {
+export function nextSlice(
+  sample: string,
+  earliest: string | null,
+  watermark: string | null,
+  cursor: string | null,
+): { from: string; to: string } | null {
   if (sample === "all" || earliest === null || watermark === null) return null;
   const startMs = Date.parse(earliest);
   const endMs = Date.parse(watermark);
@@ -55,11 +65,18 @@ export function nextSlice(sample: string, earliest: string | null, watermark: st
  * @throws the database's error when the run cannot be claimed or recorded
  */
 export async function runRecordedReconcile(
-  pool: Pool, pipeline: PipelineConfig, req: { trigger: ReconcileTrigger; cronSlot?: string },
+  pool: Pool,
+  pipeline: PipelineConfig,
+  req: { trigger: ReconcileTrigger; cronSlot?: string },
 ): Promise<ReconcileRunSummary> {
   const sample = pipeline.correction.reconcile?.sample ?? "all";
   const base = { pipeline: pipeline.name, sample, ...emptyOutcome() };
-  const runId = await claimReconcileRun(pool, { pipeline: pipeline.name, trigger: req.trigger, cronSlot: req.cronSlot ?? null, sample });
+  const runId = await claimReconcileRun(pool, {
+    pipeline: pipeline.name,
+    trigger: req.trigger,
+    cronSlot: req.cronSlot ?? null,
+    sample,
+  });
   if (runId === null) return { ...base, runId, skipped: true };
   let outcome: ReconcileOutcome;
   try {
@@ -71,22 +88,44 @@ export async function runRecordedReconcile(
   return { ...base, ...outcome, runId, skipped: false };
 }
 
-async function checkSlice(pool: Pool, pipeline: PipelineConfig, runId: number, sample: string): Promise<ReconcileOutcome> {
+async function checkSlice(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  runId: number,
+  sample: string,
+): Promise<ReconcileOutcome> {
   const checkpoint = await readCheckpoint(pool, pipeline.name);
-  const [earliest, cursor] = await Promise.all([readEarliestInstant(pool, pipeline.name), readReconcileCursor(pool, pipeline.name, sample)]);
+  const [earliest, cursor] = await Promise.all([
+    readEarliestInstant(pool, pipeline.name),
+    readReconcileCursor(pool, pipeline.name, sample),
+  ]);
   const range = nextSlice(sample, earliest, checkpoint?.watermark ?? null, cursor);
   const report = await reconcile(pool, pipeline, range ?? undefined);
   const found = report.mismatches.map((m) => ({ ...m, groupKey: keyIn(m.groupKey) }));
   await recordMismatches(pool, runId, pipeline.name, found);
   return {
-    status: "succeeded", range, bronzeSnapshot: report.bronzeSnapshot, watermark: report.watermark, windowsChecked: report.windowsChecked,
-    windowsMismatched: found.length, windowsFailed: report.failedWindows.length, ledgerBalanced: report.ledger.balanced, error: null,
+    status: "succeeded",
+    range,
+    bronzeSnapshot: report.bronzeSnapshot,
+    watermark: report.watermark,
+    windowsChecked: report.windowsChecked,
+    windowsMismatched: found.length,
+    windowsFailed: report.failedWindows.length,
+    ledgerBalanced: report.ledger.balanced,
+    error: null,
   };
 }
 
 function emptyOutcome(): ReconcileOutcome {
   return {
-    status: "succeeded", range: null, bronzeSnapshot: null, watermark: null, windowsChecked: null, windowsMismatched: null,
-    windowsFailed: null, ledgerBalanced: null, error: null,
+    status: "succeeded",
+    range: null,
+    bronzeSnapshot: null,
+    watermark: null,
+    windowsChecked: null,
+    windowsMismatched: null,
+    windowsFailed: null,
+    ledgerBalanced: null,
+    error: null,
   };
 }

@@ -50,7 +50,10 @@ export type { RunClaim, RunOutcome, SlotHolder };
  * @returns `{ runId }` when claimed, `{ heldBy }` when the slot is taken
  * @throws the database's error when it cannot be reached
  */
-async function claimRun(client: Queryable, claim: RunClaim): Promise<{ runId: number; heldBy?: undefined } | { runId?: undefined; heldBy: SlotHolder }> {
+async function claimRun(
+  client: Queryable,
+  claim: RunClaim,
+): Promise<{ runId: number; heldBy?: undefined } | { runId?: undefined; heldBy: SlotHolder }> {
   for (let attempt = 1; attempt <= 3; attempt++) {
     await sweepExpiredRuns(client, claim.pipeline);
     const runId = await insertRun(client, claim);
@@ -59,7 +62,9 @@ async function claimRun(client: Queryable, claim: RunClaim): Promise<{ runId: nu
     if (heldBy) return { heldBy };
     // The holder failed, its lease expired or its process ended between the insert and this read: sweep and claim again.
   }
-  throw new Error(`could not claim cron slot ${claim.cronSlot} of pipeline ${claim.pipeline}: it changed hands three times while claiming`);
+  throw new Error(
+    `could not claim cron slot ${claim.cronSlot} of pipeline ${claim.pipeline}: it changed hands three times while claiming`,
+  );
 }
 
 /**
@@ -69,9 +74,19 @@ async function claimRun(client: Queryable, claim: RunClaim): Promise<{ runId: nu
  * ends, the run is abandoned and its transaction cannot commit `succeeded`.
  * `stop()` ends the wait and waits for a renewal in flight (src/loop.ts).
  */
-function startHeartbeat(client: Queryable, runId: number, leaseMs: number, everyMs = Math.max(1, Math.floor(leaseMs / 3))): { stop(): Promise<void> } {
+function startHeartbeat(
+  client: Queryable,
+  runId: number,
+  leaseMs: number,
+  everyMs = Math.max(1, Math.floor(leaseMs / 3)),
+): { stop(): Promise<void> } {
   // One renewal at a time (the loop's rounds never overlap); a failed one is left for the next, `everyMs` later.
-  const loop = startLoop(async () => void (await renewLease(client, runId, leaseMs)), { intervalMs: everyMs, immediate: false, unref: true, onError: () => undefined });
+  const loop = startLoop(async () => void (await renewLease(client, runId, leaseMs)), {
+    intervalMs: everyMs,
+    immediate: false,
+    unref: true,
+    onError: () => undefined,
+  });
   return { stop: () => loop.stop() };
 }
 
@@ -88,7 +103,11 @@ export interface RunHold {
  * @returns `{ hold }` when claimed, `{ heldBy }` when the cron slot is held (the connection is given back)
  * @throws the database's error when it cannot be reached (nothing is left checked out)
  */
-export async function holdRun(pool: Pool, claim: RunClaim, everyMs?: number): Promise<{ hold: RunHold; heldBy?: undefined } | { hold?: undefined; heldBy: SlotHolder }> {
+export async function holdRun(
+  pool: Pool,
+  claim: RunClaim,
+  everyMs?: number,
+): Promise<{ hold: RunHold; heldBy?: undefined } | { hold?: undefined; heldBy: SlotHolder }> {
   const holder = await pool.connect();
   let broken: Error | undefined;
   const onError = (e: Error) => (broken = e); // a connection lost while checked out: destroyed on release
@@ -142,7 +161,9 @@ export async function finishRun(client: PoolClient, runId: number, outcome: RunO
   if (await markRunSucceeded(client, runId, outcome)) return;
   const row = await readRun(client, runId);
   throw new LeaseLostError(
-    row ? `run ${runId} was marked '${row.status}' while it worked (${row.error ?? "no reason recorded"}); it rolls back` : `run ${runId} is gone; it rolls back`,
+    row
+      ? `run ${runId} was marked '${row.status}' while it worked (${row.error ?? "no reason recorded"}); it rolls back`
+      : `run ${runId} is gone; it rolls back`,
   );
 }
 
@@ -155,7 +176,12 @@ export async function finishRun(client: PoolClient, runId: number, outcome: RunO
  * @throws the database's error when it cannot be reached (the run then stays
  *   `running` until its lease expires, and is abandoned)
  */
-export async function recordFailure(client: Queryable, runId: number, error: string, durationMs: number): Promise<{ status: string; error: string | null } & Partial<RunState>> {
+export async function recordFailure(
+  client: Queryable,
+  runId: number,
+  error: string,
+  durationMs: number,
+): Promise<{ status: string; error: string | null } & Partial<RunState>> {
   if (await markRunFailed(client, runId, error, durationMs)) return { status: "failed", error };
   return (await readRun(client, runId))!;
 }

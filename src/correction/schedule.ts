@@ -36,7 +36,15 @@ export function logPolicyAdopted(log: Logger, a: PolicyAdoption): void {
 
 /** Logs a run's summary: error for `failed`, info otherwise. */
 export function logCorrection(log: Logger, s: CorrectionSummary): void {
-  const fields = { pipeline: s.pipeline, runId: s.runId, trigger: s.trigger, windowsExamined: s.windowsExamined, windowsChanged: s.windowsChanged, eventsRecovered: s.eventsRecovered, durationMs: s.durationMs };
+  const fields = {
+    pipeline: s.pipeline,
+    runId: s.runId,
+    trigger: s.trigger,
+    windowsExamined: s.windowsExamined,
+    windowsChanged: s.windowsChanged,
+    eventsRecovered: s.eventsRecovered,
+    durationMs: s.durationMs,
+  };
   if (s.status === "failed") log.error({ ...fields, error: s.error }, "correction run failed");
   else if (s.status === "skipped") log.info({ ...fields, heldBy: s.heldBy }, skippedMessage(s));
   else log.info(fields, "correction run finished");
@@ -47,16 +55,27 @@ export function logCorrection(log: Logger, s: CorrectionSummary): void {
  * @returns `stop()`, which stops the schedules and awaits the runs in flight
  */
 export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log: Logger): { stop(): Promise<void> } {
-  return scheduleEach(pipelines, "correction", (p) => p.correction.schedule, (pipeline, cronSlot) =>
-    runCorrection(pool, pipeline, { trigger: "cron", cronSlot }, { onPolicyAdopted: (a) => logPolicyAdopted(log, a) })
-      .then((s) => logCorrection(log, s))
-      .catch((e) => {
-        // A refused policy is a known state: a warning each tick, no failed run.
-        if (e instanceof PolicyRefusedError) log.warn({ pipeline: pipeline.name, changes: e.changes.map((c) => c.text) }, e.message);
-        else if (e instanceof TimeZoneRefusedError) log.warn({ pipeline: pipeline.name, timeZone: e.timeZone }, e.message);
-        else log.error({ err: e, pipeline: pipeline.name }, "correction run could not start or record its outcome (database unreachable)");
-      }),
-    (pipeline, expr) => log.info({ pipeline: pipeline.name, schedule: expr }, "correction scheduled"));
+  return scheduleEach(
+    pipelines,
+    "correction",
+    (p) => p.correction.schedule,
+    (pipeline, cronSlot) =>
+      runCorrection(pool, pipeline, { trigger: "cron", cronSlot }, { onPolicyAdopted: (a) => logPolicyAdopted(log, a) })
+        .then((s) => logCorrection(log, s))
+        .catch((e) => {
+          // A refused policy is a known state: a warning each tick, no failed run.
+          if (e instanceof PolicyRefusedError)
+            log.warn({ pipeline: pipeline.name, changes: e.changes.map((c) => c.text) }, e.message);
+          else if (e instanceof TimeZoneRefusedError)
+            log.warn({ pipeline: pipeline.name, timeZone: e.timeZone }, e.message);
+          else
+            log.error(
+              { err: e, pipeline: pipeline.name },
+              "correction run could not start or record its outcome (database unreachable)",
+            );
+        }),
+    (pipeline, expr) => log.info({ pipeline: pipeline.name, schedule: expr }, "correction scheduled"),
+  );
 }
 
 /**
@@ -68,8 +87,11 @@ export function scheduleCorrections(pool: Pool, pipelines: PipelineConfig[], log
  * @returns `stop()`, which stops the schedules and awaits the ticks in flight
  */
 export function scheduleEach(
-  pipelines: PipelineConfig[], kind: string, expressionOf: (p: PipelineConfig) => string | undefined,
-  tick: (p: PipelineConfig, cronSlot: string) => Promise<void>, onScheduled: (p: PipelineConfig, expr: string) => void,
+  pipelines: PipelineConfig[],
+  kind: string,
+  expressionOf: (p: PipelineConfig) => string | undefined,
+  tick: (p: PipelineConfig, cronSlot: string) => Promise<void>,
+  onScheduled: (p: PipelineConfig, expr: string) => void,
 ): { stop(): Promise<void> } {
   const tasks: ScheduledTask[] = [];
   const inFlight = new Set<Promise<unknown>>();

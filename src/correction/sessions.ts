@@ -41,14 +41,30 @@ export interface SessionCorrection {
  * @throws the database's error; the run's transaction is rolled back
  */
 export async function correctSessions(
-  client: PoolClient, pipeline: PipelineConfig, gapMs: number, run: RunSnapshot, request: { range: { from: string; to: string } | null; keys: string[] | null },
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  gapMs: number,
+  run: RunSnapshot,
+  request: { range: { from: string; to: string } | null; keys: string[] | null },
 ): Promise<SessionCorrection> {
-  const spans = await collectSessionSpans(client, pipeline.name, { snapshot: run.snapshot, watermark: run.watermark, gapMs, ...request });
+  const spans = await collectSessionSpans(client, pipeline.name, {
+    snapshot: run.snapshot,
+    watermark: run.watermark,
+    gapMs,
+    ...request,
+  });
   // Spans archived rows could be in stay as they are, awaiting correction (src/guards/horizon.ts).
   const windowsPastHorizon = await dropArchivedSpans(client, pipeline.name);
   const windowsExamined = spans - windowsPastHorizon;
   await recomputeSessions(client, pipeline.name, run.snapshot, gapMs);
   const changes = await replaceSessions(client, pipeline.name, run, gapMs, pipeline.feed.enabled);
   const eventsRecovered = changes.reduce((n, change) => n + change.lateEventCount, 0);
-  return { windowsExamined, windowsChanged: changes.length, windowsFailed: 0, eventsRecovered, changes, ...(windowsPastHorizon > 0 ? { windowsPastHorizon } : {}) };
+  return {
+    windowsExamined,
+    windowsChanged: changes.length,
+    windowsFailed: 0,
+    eventsRecovered,
+    changes,
+    ...(windowsPastHorizon > 0 ? { windowsPastHorizon } : {}),
+  };
 }

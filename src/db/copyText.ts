@@ -23,7 +23,11 @@ export function copyText(v: string | number | null): string {
  * write per row would cost more than the rows. `linePrefix` goes before every line (a column
  * the same on every row that the lines were made without).
  */
-export async function* inChunks(lines: AsyncIterable<string>, chunkChars = 65_536, linePrefix = ""): AsyncGenerator<string> {
+export async function* inChunks(
+  lines: AsyncIterable<string>,
+  chunkChars = 65_536,
+  linePrefix = "",
+): AsyncGenerator<string> {
   let buffer: string[] = [];
   let size = 0;
   for await (const line of lines) {
@@ -41,8 +45,9 @@ export async function* inChunks(lines: AsyncIterable<string>, chunkChars = 65_53
 
 /** `inChunks` for lines already in memory: the same chunks, without a step of the event loop per line. */
 export function* inChunksOf(lines: readonly string[], chunkChars = 65_536, linePrefix = ""): Generator<string> {
-  for (let i = 0; i < lines.length; ) {
-    let size = 0, j = i;
+  for (let i = 0; i < lines.length;) {
+    let size = 0,
+      j = i;
     while (j < lines.length && size < chunkChars) size += linePrefix.length + lines[j++]!.length;
     yield linePrefix + lines.slice(i, j).join(linePrefix);
     i = j;

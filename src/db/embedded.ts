@@ -66,7 +66,9 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
   if (running !== undefined) {
     // Join only our own server: another checkout's embedded server may hold the port.
     if (path.resolve(running) !== databaseDir) {
-      throw new Error(`port ${port} is used by another embedded PostgreSQL (${running}); set STRAGGLER_EMBEDDED_PORT to another port`);
+      throw new Error(
+        `port ${port} is used by another embedded PostgreSQL (${running}); set STRAGGLER_EMBEDDED_PORT to another port`,
+      );
     }
     log.debug({ databaseDir, port }, "embedded PostgreSQL already running; joining it");
     return { url, stop: async () => undefined };

@@ -36,11 +36,32 @@ const SqlState = {
  * - `query_canceled`: 57014 (statement timeout or a cancel request)
  * - `other`: anything else
  */
-export type DbErrorGroup = "unavailable" | "busy" | "serialization" | "unique_violation" | "lock_not_available" | "data_exception" | "query_canceled" | "other";
+export type DbErrorGroup =
+  | "unavailable"
+  | "busy"
+  | "serialization"
+  | "unique_violation"
+  | "lock_not_available"
+  | "data_exception"
+  | "query_canceled"
+  | "other";
 
 /** Node's socket error codes that mean the server cannot be reached. */
-const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]);
-const SHUTDOWN_CODES = new Set<string>([SqlState.ADMIN_SHUTDOWN, SqlState.CRASH_SHUTDOWN, SqlState.CANNOT_CONNECT_NOW, SqlState.TOO_MANY_CONNECTIONS]);
+const SOCKET_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+const SHUTDOWN_CODES = new Set<string>([
+  SqlState.ADMIN_SHUTDOWN,
+  SqlState.CRASH_SHUTDOWN,
+  SqlState.CANNOT_CONNECT_NOW,
+  SqlState.TOO_MANY_CONNECTIONS,
+]);
 /** pg-pool's message when no connection became free within `connectionTimeoutMillis`. */
 const POOL_TIMEOUT = /^timeout exceeded when trying to connect$/;
 /** node-postgres' own messages for a client whose connection died mid-request (no code). */

@@ -55,7 +55,10 @@ class SkippedMigrationError extends Error {
     readonly tag: string,
     cause: unknown,
   ) {
-    super(`migration ${tag} (skipped by an earlier migrate because a later-numbered one was applied first) failed and was rolled back: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(
+      `migration ${tag} (skipped by an earlier migrate because a later-numbered one was applied first) failed and was rolled back: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
     this.name = "SkippedMigrationError";
   }
 }
@@ -107,9 +110,14 @@ export async function runMigrations(pool: pg.Pool, opts: MigrateOptions = {}): P
     // change what a skipped one makes: 0039 narrows the bronze that 0023 partitions), then drizzle's, then
     // any a concurrent release left behind meanwhile.
     const journal = readJournalMigrations(migrationsFolder);
-    const table = (await client.query("SELECT to_regclass($1) AS t", [`${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`])).rows[0].t as string | null;
+    const table = (await client.query("SELECT to_regclass($1) AS t", [`${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`]))
+      .rows[0].t as string | null;
     if (table !== null) await applySkippedMigrations(client, journal, opts.log);
-    await migrate(drizzle(client), { migrationsFolder, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
+    await migrate(drizzle(client), {
+      migrationsFolder,
+      migrationsSchema: MIGRATIONS_SCHEMA,
+      migrationsTable: MIGRATIONS_TABLE,
+    });
     await applySkippedMigrations(client, journal, opts.log);
   } catch (e) {
     throw dependentObjectsError(e) ?? e;
@@ -121,9 +129,16 @@ export async function runMigrations(pool: pg.Pool, opts: MigrateOptions = {}): P
 
 /** The journal's migrations in journal order, read by drizzle's own reader (so each hash is the one drizzle records). */
 export function readJournalMigrations(migrationsFolder: string): JournalMigration[] {
-  const journal = JSON.parse(readFileSync(path.join(migrationsFolder, "meta", "_journal.json"), "utf8")) as { entries: { tag: string }[] };
+  const journal = JSON.parse(readFileSync(path.join(migrationsFolder, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string }[];
+  };
   const files = readMigrationFiles({ migrationsFolder });
-  return files.map((f, i) => ({ tag: journal.entries[i]!.tag, hash: f.hash, folderMillis: f.folderMillis, sql: f.sql }));
+  return files.map((f, i) => ({
+    tag: journal.entries[i]!.tag,
+    hash: f.hash,
+    folderMillis: f.folderMillis,
+    sql: f.sql,
+  }));
 }
 
 /**
@@ -134,7 +149,10 @@ export function readJournalMigrations(migrationsFolder: string): JournalMigratio
  * file: applied, not skipped. `applied` is the migrations table's rows (`created_at` as
  * node-postgres returns a bigint: a string).
  */
-export function findSkippedMigrations(journal: readonly JournalMigration[], applied: readonly { hash: string; created_at: string | number }[]): JournalMigration[] {
+export function findSkippedMigrations(
+  journal: readonly JournalMigration[],
+  applied: readonly { hash: string; created_at: string | number }[],
+): JournalMigration[] {
   if (applied.length === 0) return [];
   const hashes = new Set(applied.map((r) => r.hash));
   const whens = new Set(applied.map((r) => Number(r.created_at)));
@@ -149,12 +167,20 @@ export function findSkippedMigrations(journal: readonly JournalMigration[], appl
  * rolled back and a `SkippedMigrationError` naming it is thrown; the ones before it stay
  * applied. The caller holds the migrate lock on `client`.
  */
-async function applySkippedMigrations(client: pg.PoolClient | pg.Client, journal: readonly JournalMigration[], log?: MigrationLog): Promise<JournalMigration[]> {
+async function applySkippedMigrations(
+  client: pg.PoolClient | pg.Client,
+  journal: readonly JournalMigration[],
+  log?: MigrationLog,
+): Promise<JournalMigration[]> {
   const table = `${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`;
-  const applied = (await client.query<{ hash: string; created_at: string }>(`SELECT hash, created_at FROM ${table}`)).rows;
+  const applied = (await client.query<{ hash: string; created_at: string }>(`SELECT hash, created_at FROM ${table}`))
+    .rows;
   const skipped = findSkippedMigrations(journal, applied);
   for (const m of skipped) {
-    log?.info({ migration: m.tag }, `applying migration ${m.tag}, skipped by an earlier migrate because a later-numbered one was applied first`);
+    log?.info(
+      { migration: m.tag },
+      `applying migration ${m.tag}, skipped by an earlier migrate because a later-numbered one was applied first`,
+    );
     await client.query("BEGIN");
     try {
       for (const stmt of m.sql) await client.query(stmt);
@@ -175,10 +201,13 @@ async function applySkippedMigrations(client: pg.PoolClient | pg.Client, journal
 export function copyMigrationsFolder(keep: (idx: number) => boolean): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "straggler-migrations-"));
   mkdirSync(path.join(dir, "meta"));
-  const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as { entries: { idx: number; tag: string }[] };
+  const journal = JSON.parse(readFileSync(path.join(MIGRATIONS_DIR, "meta", "_journal.json"), "utf8")) as {
+    entries: { idx: number; tag: string }[];
+  };
   journal.entries = journal.entries.filter((e) => keep(e.idx));
   writeFileSync(path.join(dir, "meta", "_journal.json"), JSON.stringify(journal));
-  for (const e of journal.entries) copyFileSync(path.join(MIGRATIONS_DIR, `${e.tag}.sql`), path.join(dir, `${e.tag}.sql`));
+  for (const e of journal.entries)
+    copyFileSync(path.join(MIGRATIONS_DIR, `${e.tag}.sql`), path.join(dir, `${e.tag}.sql`));
   return dir;
 }
 
@@ -193,7 +222,11 @@ export async function runMigrationsKeeping(pool: pg.Pool, keep: (idx: number) =>
     const client = await pool.connect();
     try {
       await client.query("SET client_min_messages = warning");
-      await migrate(drizzle(client), { migrationsFolder: dir, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
+      await migrate(drizzle(client), {
+        migrationsFolder: dir,
+        migrationsSchema: MIGRATIONS_SCHEMA,
+        migrationsTable: MIGRATIONS_TABLE,
+      });
     } finally {
       client.release();
     }

@@ -38,7 +38,8 @@ export async function openDatabase(env: Env, log: Logger, opts: { migrate?: bool
   // pool.end() resolves before its connections have closed, so stopping the embedded
   // server right after it terminates them mid-close: expected then, not worth a warning.
   pool.on("error", (e) => {
-    if (!closing) log.warn({ code: (e as { code?: string }).code, error: e.message }, "idle database connection failed");
+    if (!closing)
+      log.warn({ code: (e as { code?: string }).code, error: e.message }, "idle database connection failed");
   });
   try {
     if (opts.migrate !== false) await runMigrations(pool, { log });

@@ -32,7 +32,10 @@ export function parseTimestamptz(v: string): string {
   // An offset shifts whole minutes, so it never changes the sub-millisecond digits.
   const fraction = /:\d\d\.(\d+)/.exec(text)?.[1] ?? "";
   const micro = fraction.slice(3, 6).padEnd(3, "0");
-  const isoText = text.replace(" ", "T").replace(/(:\d\d\.\d{1,3})\d*/, "$1").replace(/([+-]\d\d)$/, "$1:00");
+  const isoText = text
+    .replace(" ", "T")
+    .replace(/(:\d\d\.\d{1,3})\d*/, "$1")
+    .replace(/([+-]\d\d)$/, "$1:00");
   const iso = new Date(isoText).toISOString();
   return micro === "000" ? iso : `${iso.slice(0, -1)}${micro}Z`;
 }
@@ -59,9 +62,16 @@ const POOL_ACQUIRE_TIMEOUT_MS = 5_000;
  * @param acquireTimeoutMs longest wait for a free connection (or for a new one to connect), ms
  * @param statementTimeoutMs the sessions' `statement_timeout`, ms (a statement running longer is cancelled by the server, SQLSTATE 57014); default none
  */
-export function createPool(url: string, max = 10, acquireTimeoutMs = POOL_ACQUIRE_TIMEOUT_MS, statementTimeoutMs?: number): pg.Pool {
+export function createPool(
+  url: string,
+  max = 10,
+  acquireTimeoutMs = POOL_ACQUIRE_TIMEOUT_MS,
+  statementTimeoutMs?: number,
+): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: url, max, connectionTimeoutMillis: acquireTimeoutMs,
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: acquireTimeoutMs,
     options: `-c TimeZone=UTC -c plan_cache_mode=force_custom_plan -c jit=off${statementTimeoutMs === undefined ? "" : ` -c statement_timeout=${Math.round(statementTimeoutMs)}`}`,
     types: types as pg.CustomTypesConfig,
   });
@@ -95,7 +105,11 @@ export function rollback<T>(value: T): RolledBack<T> {
  * @returns what `fn` returns, once COMMIT (or ROLLBACK) has been answered
  * @throws what `fn`, COMMIT or that ROLLBACK threw; the ROLLBACK sent after an error (which fails too on a lost connection) is never reported over it
  */
-export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.PoolClient, opened: unknown) => Promise<T | RolledBack<T>>, begin = "BEGIN"): Promise<T> {
+export async function inTransaction<T>(
+  client: pg.PoolClient,
+  fn: (client: pg.PoolClient, opened: unknown) => Promise<T | RolledBack<T>>,
+  begin = "BEGIN",
+): Promise<T> {
   try {
     // `begin` may carry statements after BEGIN (one round trip): `fn` gets their results.
     const opened = await client.query(begin);
@@ -119,7 +133,11 @@ export async function inTransaction<T>(client: pg.PoolClient, fn: (client: pg.Po
  * @returns what `fn` returns, once COMMIT has been answered
  * @throws a pool error (acquisition timeout, connection refused), or what `fn` or COMMIT threw
  */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient, opened: unknown) => Promise<T | RolledBack<T>>, begin = "BEGIN"): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (client: pg.PoolClient, opened: unknown) => Promise<T | RolledBack<T>>,
+  begin = "BEGIN",
+): Promise<T> {
   const client = await pool.connect();
   try {
     return await inTransaction(client, fn, begin);

@@ -9,7 +9,11 @@
  * budget are never fetched. Each row's JSON adds its column names: `perRowBytes`.
  * @returns the rows that fit (at least one when there is one), and whether some were left out
  */
-export function rowsWithinBudget(sizes: number[], budgetBytes: number, perRowBytes: number): { limit: number; truncated: boolean } {
+export function rowsWithinBudget(
+  sizes: number[],
+  budgetBytes: number,
+  perRowBytes: number,
+): { limit: number; truncated: boolean } {
   let used = 2;
   for (let i = 0; i < sizes.length; i++) {
     used += sizes[i]! + perRowBytes;

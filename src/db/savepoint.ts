@@ -14,7 +14,11 @@ import { isDataException } from "./errors.js";
  * @returns `{ value }` when `fn` succeeded, `{ error }` on a data exception
  * @throws any other error unchanged (the transaction is then aborted)
  */
-export async function trySavepoint<T>(client: PoolClient, name: string, fn: () => Promise<T>): Promise<{ value: T; error?: undefined } | { error: DatabaseError }> {
+export async function trySavepoint<T>(
+  client: PoolClient,
+  name: string,
+  fn: () => Promise<T>,
+): Promise<{ value: T; error?: undefined } | { error: DatabaseError }> {
   await client.query(`SAVEPOINT ${name}`);
   try {
     const value = await fn();

@@ -8,7 +8,21 @@
  * Instants are `timestamptz` (microseconds, PostgreSQL's full precision), values `numeric`, sequence numbers `bigint`.
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, check, foreignKey, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, unique } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  bigserial,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgSchema,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+} from "drizzle-orm/pg-core";
 
 export const straggler = pgSchema("straggler");
 
@@ -63,11 +77,15 @@ export const bronzeEvents = straggler.table(
     // (every reader asks for those). The pipeline and the value are read from the heap row, which the read visits
     // anyway for the value (drizzle/0038_bronze_pipeline_seq_key.sql: the covering form of 0022/0029 cost 104 B
     // per event for an index-only scan).
-    index("bronze_events_key_event_time").on(t.groupKey, t.eventTime).where(sql`status = 'accepted'`),
+    index("bronze_events_key_event_time")
+      .on(t.groupKey, t.eventTime)
+      .where(sql`status = 'accepted'`),
     // Dedupe probe: is an accepted row with this event id at a lower seq in this
     // pipeline? event_id leads, so no other index can serve the probe (see the
     // landing's DEDUPE_SQL); pipeline and seq are checked on the heap row (0029).
-    index("bronze_events_accepted_event_id").on(t.eventId).where(sql`status = 'accepted'`),
+    index("bronze_events_accepted_event_id")
+      .on(t.eventId)
+      .where(sql`status = 'accepted'`),
   ],
 );
 
@@ -136,7 +154,10 @@ export const sourceFiles = straggler.table(
     stateSince: tstz("state_since").notNull().defaultNow(),
     landedAt: tstz("landed_at"),
   },
-  (t) => [primaryKey({ columns: [t.pipeline, t.name] }), check("source_files_state", sql`${t.state} IN ('landed', 'refused', 'changed_after_landing', 'waiting_to_settle')`)],
+  (t) => [
+    primaryKey({ columns: [t.pipeline, t.name] }),
+    check("source_files_state", sql`${t.state} IN ('landed', 'refused', 'changed_after_landing', 'waiting_to_settle')`),
+  ],
 );
 
 /**
@@ -153,7 +174,10 @@ export const supersededEvents = straggler.table(
     supersededBy: bigint("superseded_by", { mode: "number" }).notNull(),
     recordedAt: tstz("recorded_at").notNull().defaultNow(),
   },
-  (t) => [index("superseded_events_pipeline_by").on(t.pipeline, t.supersededBy), check("superseded_events_superseded_by_check", sql`${t.supersededBy} > ${t.seq}`)],
+  (t) => [
+    index("superseded_events_pipeline_by").on(t.pipeline, t.supersededBy),
+    check("superseded_events_superseded_by_check", sql`${t.supersededBy} > ${t.seq}`),
+  ],
 );
 
 /**
@@ -224,7 +248,11 @@ export const bronzeArchivedCounts = straggler.table(
   },
   (t) => [
     primaryKey({ name: "bronze_archived_counts_pk", columns: [t.partition, t.pipeline, t.status, t.reason] }),
-    foreignKey({ name: "bronze_archived_counts_archive_fk", columns: [t.partition, t.pipeline], foreignColumns: [bronzeArchives.partition, bronzeArchives.pipeline] }).onDelete("cascade"),
+    foreignKey({
+      name: "bronze_archived_counts_archive_fk",
+      columns: [t.partition, t.pipeline],
+      foreignColumns: [bronzeArchives.partition, bronzeArchives.pipeline],
+    }).onDelete("cascade"),
   ],
 );
 

@@ -43,8 +43,13 @@ export const windowChanges = straggler.table(
   (t) => [
     primaryKey({ columns: [t.pipeline, t.id] }),
     // The pipeline's last hold marker, read by every read of the feed (src/db/sql/feed/readChanges.ts).
-    index("window_changes_hold_markers").on(t.pipeline, t.id).where(sql`change IN ('held', 'released')`),
-    check("window_changes_change_check", sql`${t.change} IN ('new', 'updated', 'corrected', 'retracted', 'cutover', 'held', 'released')`),
+    index("window_changes_hold_markers")
+      .on(t.pipeline, t.id)
+      .where(sql`change IN ('held', 'released')`),
+    check(
+      "window_changes_change_check",
+      sql`${t.change} IN ('new', 'updated', 'corrected', 'retracted', 'cutover', 'held', 'released')`,
+    ),
   ],
 );
 

@@ -6,7 +6,21 @@
  * drizzle-kit reads both (drizzle.config.ts).
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, check, doublePrecision, index, integer, jsonb, numeric, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { straggler, tstz } from "./schema.js";
 
 /** One correction run: what triggered it, what it examined and changed, how it ended. */
@@ -36,8 +50,12 @@ export const correctionRuns = straggler.table(
   },
   (t) => [
     index("correction_runs_pipeline").on(t.pipeline, t.runId),
-    uniqueIndex("correction_runs_cron_slot").on(t.pipeline, t.cronSlot).where(sql`cron_slot IS NOT NULL AND status IN ('running', 'succeeded')`),
-    index("correction_runs_running").on(t.pipeline, t.leaseUntil).where(sql`status = 'running'`),
+    uniqueIndex("correction_runs_cron_slot")
+      .on(t.pipeline, t.cronSlot)
+      .where(sql`cron_slot IS NOT NULL AND status IN ('running', 'succeeded')`),
+    index("correction_runs_running")
+      .on(t.pipeline, t.leaseUntil)
+      .where(sql`status = 'running'`),
   ],
 );
 
@@ -66,7 +84,10 @@ export const corrections = straggler.table(
     /** The reconcile run (`reconcile_runs`) that found this window differing from bronze, when that caused the change (migration 0033). */
     reconcileRunId: bigint("reconcile_run_id", { mode: "number" }),
   },
-  (t) => [primaryKey({ columns: [t.runId, t.groupKey, t.windowStart, t.windowEnd] }), index("corrections_window").on(t.pipeline, t.groupKey, t.windowStart)],
+  (t) => [
+    primaryKey({ columns: [t.runId, t.groupKey, t.windowStart, t.windowEnd] }),
+    index("corrections_window").on(t.pipeline, t.groupKey, t.windowStart),
+  ],
 );
 
 /**
@@ -110,7 +131,10 @@ export const alertStates = straggler.table(
     since: tstz("since").notNull(),
     value: doublePrecision("value"),
   },
-  (t) => [primaryKey({ name: "alert_states_pkey", columns: [t.pipeline, t.alert] }), check("alert_states_state_check", sql`${t.state} IN ('ok', 'firing')`)],
+  (t) => [
+    primaryKey({ name: "alert_states_pkey", columns: [t.pipeline, t.alert] }),
+    check("alert_states_state_check", sql`${t.state} IN ('ok', 'firing')`),
+  ],
 );
 
 /**
@@ -134,7 +158,9 @@ export const policyVersions = straggler.table(
     primaryKey({ name: "policy_versions_pkey", columns: [t.pipeline, t.version] }),
     check("policy_versions_version_check", sql`${t.version} > 0`),
     check("policy_versions_state_check", sql`${t.state} IN ('live', 'candidate', 'retired')`),
-    uniqueIndex("policy_versions_live").on(t.pipeline).where(sql`state = 'live'`),
+    uniqueIndex("policy_versions_live")
+      .on(t.pipeline)
+      .where(sql`state = 'live'`),
   ],
 );
 
@@ -154,7 +180,9 @@ export const pipelineHolds = straggler.table(
   },
   (t) => [
     check("pipeline_holds_rule_check", sql`${t.rule} IN ('onFutureTs', 'quarantineShare')`),
-    uniqueIndex("pipeline_holds_open").on(t.pipeline).where(sql`released_at IS NULL`),
+    uniqueIndex("pipeline_holds_open")
+      .on(t.pipeline)
+      .where(sql`released_at IS NULL`),
     index("pipeline_holds_pipeline").on(t.pipeline, t.holdId),
   ],
 );
@@ -215,7 +243,9 @@ export const reconcileRuns = straggler.table(
   },
   (t) => [
     index("reconcile_runs_pipeline").on(t.pipeline, t.runId),
-    uniqueIndex("reconcile_runs_cron_slot").on(t.pipeline, t.cronSlot).where(sql`cron_slot IS NOT NULL`),
+    uniqueIndex("reconcile_runs_cron_slot")
+      .on(t.pipeline, t.cronSlot)
+      .where(sql`cron_slot IS NOT NULL`),
     check("reconcile_runs_status_check", sql`${t.status} IN ('running', 'succeeded', 'failed')`),
   ],
 );
@@ -239,6 +269,8 @@ export const reconcileMismatches = straggler.table(
   },
   (t) => [
     primaryKey({ columns: [t.runId, t.groupKey, t.windowStart, t.windowEnd] }),
-    index("reconcile_mismatches_open").on(t.pipeline, t.groupKey, t.windowStart).where(sql`corrected_by IS NULL`),
+    index("reconcile_mismatches_open")
+      .on(t.pipeline, t.groupKey, t.windowStart)
+      .where(sql`corrected_by IS NULL`),
   ],
 );

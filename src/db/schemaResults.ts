@@ -5,7 +5,19 @@
  * drizzle-kit reads every schema file (drizzle.config.ts).
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, check, doublePrecision, index, integer, jsonb, numeric, primaryKey, text } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  primaryKey,
+  text,
+} from "drizzle-orm/pg-core";
 import { straggler, tstz } from "./schema.js";
 
 /** Per pipeline: the stream's committed position and watermark. */
@@ -41,7 +53,9 @@ export const windowResultsTable = straggler.table(
   },
   (t) => [
     primaryKey({ columns: [t.pipeline, t.groupKey, t.windowStart, t.windowEnd] }),
-    index("window_results_open_end").on(t.pipeline, t.windowEnd).where(sql`NOT is_final`),
+    index("window_results_open_end")
+      .on(t.pipeline, t.windowEnd)
+      .where(sql`NOT is_final`),
     index("window_results_pipeline_start").on(t.pipeline, t.windowStart),
   ],
 );
@@ -142,6 +156,9 @@ export const sessionRetractions = straggler.table(
     // A new retraction prunes the ones it covers: the key's removed rows inside its replacement (migration 0028).
     index("session_retractions_key_start").on(t.pipeline, t.groupKey, t.windowStart),
     check("session_retractions_reason_check", sql`${t.reason} IN ('extended', 'merged', 'corrected')`),
-    check("session_retractions_check", sql`(${t.reason} = 'corrected') = (${t.runId} IS NOT NULL) AND (${t.reason} = 'corrected') = (${t.batchId} IS NULL)`),
+    check(
+      "session_retractions_check",
+      sql`(${t.reason} = 'corrected') = (${t.runId} IS NOT NULL) AND (${t.reason} = 'corrected') = (${t.batchId} IS NULL)`,
+    ),
   ],
 );

@@ -39,7 +39,10 @@ export const rebuilds = straggler.table(
     updatedAt: tstz("updated_at").notNull().defaultNow(),
     finishedAt: tstz("finished_at"),
   },
-  (t) => [primaryKey({ columns: [t.pipeline, t.version] }), check("rebuilds_status_check", sql`${t.status} IN ('running', 'complete')`)],
+  (t) => [
+    primaryKey({ columns: [t.pipeline, t.version] }),
+    check("rebuilds_status_check", sql`${t.status} IN ('running', 'complete')`),
+  ],
 );
 
 /**
@@ -67,9 +70,13 @@ export const eventClassifications = straggler.table(
   },
   (t) => [
     primaryKey({ columns: [t.pipeline, t.version, t.seq] }),
-    index("event_classifications_event_id").on(t.pipeline, t.version, t.eventId).where(sql`status = 'accepted'`),
+    index("event_classifications_event_id")
+      .on(t.pipeline, t.version, t.eventId)
+      .where(sql`status = 'accepted'`),
     // A cutover's read of the rows it rewrites: O(differing rows) at any ledger size.
-    index("event_classifications_differs").on(t.pipeline, t.version, t.seq).where(sql`differs`),
+    index("event_classifications_differs")
+      .on(t.pipeline, t.version, t.seq)
+      .where(sql`differs`),
   ],
 );
 

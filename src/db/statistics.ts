@@ -7,10 +7,22 @@
  */
 import type { Pool } from "./pool.js";
 import {
-  analyzePipelineColumns, analyzeResultsPipeline, analyzeTable, countPipelineRows, countPipelineWindows, estimatePipelineRows, estimatePipelineWindows, readStaleTables,
+  analyzePipelineColumns,
+  analyzeResultsPipeline,
+  analyzeTable,
+  countPipelineRows,
+  countPipelineWindows,
+  estimatePipelineRows,
+  estimatePipelineWindows,
+  readStaleTables,
 } from "./sql/observe/plannerStatistics.js";
 
-const TABLES = ["straggler.bronze_events", "straggler.window_results_table", "straggler.late_events", "straggler.late_windows"];
+const TABLES = [
+  "straggler.bronze_events",
+  "straggler.window_results_table",
+  "straggler.late_events",
+  "straggler.late_windows",
+];
 
 /** A pipeline with at least this many bronze rows must not be estimated below ESTIMATE_FLOOR. */
 const PIPELINE_ROWS_CHECKED = 10_000;
@@ -30,7 +42,11 @@ export async function analyzeIfStale(pool: Pool, pipeline?: string): Promise<str
   const stale = await readStaleTables(pool, TABLES);
   // Names come from the fixed list above, never from input.
   for (const t of stale) await analyzeTable(pool, t);
-  if (pipeline !== undefined && !stale.includes("straggler.bronze_events") && (await refreshPipelineEstimate(pool, pipeline))) {
+  if (
+    pipeline !== undefined &&
+    !stale.includes("straggler.bronze_events") &&
+    (await refreshPipelineEstimate(pool, pipeline))
+  ) {
     stale.push("straggler.bronze_events (pipeline, seq)");
   }
   return stale;
@@ -75,7 +91,8 @@ const PIPELINE_WINDOWS_CHECKED = 1_000;
  */
 export async function refreshResultsEstimate(pool: Pool, pipeline: string): Promise<boolean> {
   const windows = await countPipelineWindows(pool, pipeline, PIPELINE_ROWS_CHECKED);
-  if (windows < PIPELINE_WINDOWS_CHECKED || (await estimatePipelineWindows(pool, pipeline)) >= windows / 4) return false;
+  if (windows < PIPELINE_WINDOWS_CHECKED || (await estimatePipelineWindows(pool, pipeline)) >= windows / 4)
+    return false;
   await analyzeResultsPipeline(pool);
   return true;
 }

@@ -10,14 +10,27 @@
  * does not serve it.
  */
 import { getViewSelectedFields, type View } from "drizzle-orm";
-import { bigint, boolean, customType, doublePrecision, integer, jsonb, numeric, pgSchema, text } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  customType,
+  doublePrecision,
+  integer,
+  jsonb,
+  numeric,
+  pgSchema,
+  text,
+} from "drizzle-orm/pg-core";
 import type { InputProgress } from "../core/model.js";
 import { parseTimestamptz } from "./pool.js";
 
 const straggler = pgSchema("straggler");
 
 /** `timestamptz` read as ISO 8601 UTC (drizzle's own string mode keeps PostgreSQL's text); written as given (an ISO instant). */
-const instant = customType<{ data: string; driverData: string }>({ dataType: () => "timestamptz", fromDriver: parseTimestamptz });
+const instant = customType<{ data: string; driverData: string }>({
+  dataType: () => "timestamptz",
+  fromDriver: parseTimestamptz,
+});
 const int8 = (name: string) => bigint(name, { mode: "number" });
 
 /** A view's columns less `pipeline`, for reads of one pipeline that answer without it. */

@@ -30,7 +30,11 @@ export interface Failing<T> {
  * @returns the data exception it raised, or undefined when it succeeded
  * @throws any other error
  */
-async function attempt<T>(c: PoolClient, subset: T[], trial: (subset: T[]) => Promise<unknown>): Promise<DatabaseError | undefined> {
+async function attempt<T>(
+  c: PoolClient,
+  subset: T[],
+  trial: (subset: T[]) => Promise<unknown>,
+): Promise<DatabaseError | undefined> {
   await c.query("SAVEPOINT straggler_trial");
   try {
     await trial(subset);
@@ -50,7 +54,12 @@ async function attempt<T>(c: PoolClient, subset: T[], trial: (subset: T[]) => Pr
  * run is rolled back. `error` is the data exception the whole set raised.
  * @returns the failing items with their SQLSTATE and message; empty when no single item fails alone
  */
-export async function isolateFailing<T>(c: PoolClient, items: T[], error: DatabaseError, trial: (subset: T[]) => Promise<unknown>): Promise<Failing<T>[]> {
+export async function isolateFailing<T>(
+  c: PoolClient,
+  items: T[],
+  error: DatabaseError,
+  trial: (subset: T[]) => Promise<unknown>,
+): Promise<Failing<T>[]> {
   if (items.length === 0) return [];
   if (items.length === 1) return [{ item: items[0]!, sqlstate: error.code ?? "22000", error: error.message }];
   const half = items.length >> 1;

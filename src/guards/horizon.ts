@@ -36,7 +36,9 @@ export class HorizonRefusedError extends Error {
       `${pipeline}: ${what} ${span} refused: it could hold rows archived past the correction horizon` +
         `${horizon ? ` (${horizon})` : ""}, which are no longer in bronze: ${names}. Nothing was recomputed. ` +
         `To recompute it, restore the archive first: straggler restore --archive ${first.file}` +
-        (range ? "" : `; or give a range (--from, --to) whose windows start after ${archives.reduce((m, a) => (a.maxEventTime > m ? a.maxEventTime : m), first.maxEventTime)}`),
+        (range
+          ? ""
+          : `; or give a range (--from, --to) whose windows start after ${archives.reduce((m, a) => (a.maxEventTime > m ? a.maxEventTime : m), first.maxEventTime)}`),
     );
   }
 }
@@ -48,7 +50,12 @@ export class HorizonRefusedError extends Error {
  * @param marginMs ms by which a window may start before `from` and still overlap the range (the longest window);
  *   the widened start is clamped to 0001-01-01T00:00:00Z, the earliest supported instant
  */
-async function archivesReaching(db: Queryable, pipeline: string, range: { from: string; to: string } | null, marginMs = 0): Promise<ArchivedSpan[]> {
+async function archivesReaching(
+  db: Queryable,
+  pipeline: string,
+  range: { from: string; to: string } | null,
+  marginMs = 0,
+): Promise<ArchivedSpan[]> {
   // Widened by the longest window, clamped to the supported range: no event is older than 0001-01-01.
   const from = range ? isoMinusMs(range.from, marginMs) : null;
   return readArchivesReaching(db, pipeline, from, range ? range.to : null);
@@ -59,9 +66,17 @@ async function archivesReaching(db: Queryable, pipeline: string, range: { from: 
  * archive not restored reaches into it.
  * @throws HorizonRefusedError naming the range, the horizon and the archive to restore
  */
-export async function refuseArchived(db: Queryable, pipeline: PipelineConfig, what: string, range: { from: string; to: string } | null, marginMs = 0): Promise<void> {
+export async function refuseArchived(
+  db: Queryable,
+  pipeline: PipelineConfig,
+  what: string,
+  range: { from: string; to: string } | null,
+  marginMs = 0,
+): Promise<void> {
   const archives = await archivesReaching(db, pipeline.name, range, marginMs);
   if (archives.length === 0) return;
-  const horizon = pipeline.retention ? `correction horizon ${formatDuration(pipeline.retention.correctionHorizon)}` : null;
+  const horizon = pipeline.retention
+    ? `correction horizon ${formatDuration(pipeline.retention.correctionHorizon)}`
+    : null;
   throw new HorizonRefusedError(pipeline.name, what, range, archives, horizon);
 }

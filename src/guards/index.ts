@@ -12,5 +12,12 @@
  */
 export { applyHoldRules } from "./holdRules.js";
 export { HorizonRefusedError, dropArchivedSpans, dropArchivedTargets, refuseArchived } from "./horizon.js";
-export { PolicyRefusedError, checkPolicy, guardPolicy, refuseEarly, type PolicyAdoption, type PolicyCheck } from "./policy.js";
+export {
+  PolicyRefusedError,
+  checkPolicy,
+  guardPolicy,
+  refuseEarly,
+  type PolicyAdoption,
+  type PolicyCheck,
+} from "./policy.js";
 export { TimeZoneRefusedError, guardTimeZone } from "./timeZone.js";

@@ -20,10 +20,22 @@
  *   - otherwise: `PolicyRefusedError`, naming each changed setting
  *     (`admission.maxFutureSkew: null → 1 hour`) and the ways forward.
  */
-import { canonicalPolicy, diffPolicies, policyHash, policyOf, type PolicyChange, type PolicyDocument } from "../config/policy.js";
+import {
+  canonicalPolicy,
+  diffPolicies,
+  policyHash,
+  policyOf,
+  type PolicyChange,
+  type PolicyDocument,
+} from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PoolClient, Queryable } from "../db/pool.js";
-import { readLivePolicy, recordLivePolicy, restampLivePolicy, type PolicyVersionRow } from "../db/sql/stream/policyVersions.js";
+import {
+  readLivePolicy,
+  recordLivePolicy,
+  restampLivePolicy,
+  type PolicyVersionRow,
+} from "../db/sql/stream/policyVersions.js";
 import { readResultsFootprint } from "../db/sql/observe/resultsFootprint.js";
 import { timeZoneRefusal, type TimeZoneRefusedError } from "./timeZone.js";
 
@@ -41,7 +53,11 @@ export class PolicyRefusedError extends Error {
 }
 
 /** The refusal as the service logs it and the CLI prints it: the changed settings, one a line, then the ways forward. */
-function refusalMessage(pipeline: string, live: { version: number; policyVersion: string }, changes: PolicyChange[]): string {
+function refusalMessage(
+  pipeline: string,
+  live: { version: number; policyVersion: string },
+  changes: PolicyChange[],
+): string {
   return [
     `pipeline ${pipeline} is not streamed: its configured policy differs from the policy of its live results (version ${live.version}, policy ${live.policyVersion}) in ${changes.length} setting${changes.length === 1 ? "" : "s"}:`,
     ...changes.map((c) => `  ${c.text}`),
@@ -65,8 +81,10 @@ export interface PolicyAdoption {
 
 /** The adoption in words: what changed and why it could be adopted. */
 function adoptionMessage(pipeline: string, version: number, changes: string[]): string {
-  return `pipeline ${pipeline}: the configured policy is adopted as the policy of its live results (version ${version}), which hold nothing it would invalidate ` +
-    `(no window results, no rows accepted under another policy): ${changes.join("; ")}`;
+  return (
+    `pipeline ${pipeline}: the configured policy is adopted as the policy of its live results (version ${version}), which hold nothing it would invalidate ` +
+    `(no window results, no rows accepted under another policy): ${changes.join("; ")}`
+  );
 }
 
 /** Where a pipeline stands against its live results. */
@@ -114,22 +132,69 @@ function configuredPolicy(pipeline: PipelineConfig): { canonical: string; policy
 }
 
 /** `preRead`: the live policy row when the caller read it already under the results lock (null: none recorded); omitted, it is read here. */
-async function compare(client: Queryable, pipeline: PipelineConfig, preRead?: PolicyVersionRow | null): Promise<Compared> {
+async function compare(
+  client: Queryable,
+  pipeline: PipelineConfig,
+  preRead?: PolicyVersionRow | null,
+): Promise<Compared> {
   const { canonical, policyVersion } = configuredPolicy(pipeline);
   const row = preRead === undefined ? await readLivePolicy(client, pipeline.name) : (preRead ?? undefined);
   const recorded = row ? { version: row.version, policyVersion: row.policyVersion } : null;
   const zone = await timeZoneRefusal(client, pipeline);
-  if (zone) return { check: { state: "refused", policyVersion, live: recorded, changes: [], message: zone.message }, canonical, restamp: false, changes: [], zone };
-  if (!row) return { check: { state: "unrecorded", policyVersion, live: null, changes: [], message: null }, canonical, restamp: false, changes: [] };
+  if (zone)
+    return {
+      check: { state: "refused", policyVersion, live: recorded, changes: [], message: zone.message },
+      canonical,
+      restamp: false,
+      changes: [],
+      zone,
+    };
+  if (!row)
+    return {
+      check: { state: "unrecorded", policyVersion, live: null, changes: [], message: null },
+      canonical,
+      restamp: false,
+      changes: [],
+    };
   const live = { version: row.version, policyVersion: row.policyVersion };
-  if (row.policyVersion === policyVersion) return { check: { state: "live", policyVersion, live, changes: [], message: null }, canonical, restamp: false, changes: [] };
+  if (row.policyVersion === policyVersion)
+    return {
+      check: { state: "live", policyVersion, live, changes: [], message: null },
+      canonical,
+      restamp: false,
+      changes: [],
+    };
   const changes = diffPolicies(JSON.parse(row.policy) as PolicyDocument, policyOf(pipeline));
-  if (changes.length === 0) return { check: { state: "live", policyVersion, live, changes: [], message: null }, canonical, restamp: true, changes };
+  if (changes.length === 0)
+    return {
+      check: { state: "live", policyVersion, live, changes: [], message: null },
+      canonical,
+      restamp: true,
+      changes,
+    };
   if ((await readResultsFootprint(client, pipeline.name, policyVersion)).length === 0) {
     const texts = changes.map((c) => c.text);
-    return { check: { state: "unrecorded", policyVersion, live, changes: texts, message: adoptionMessage(pipeline.name, live.version, texts) }, canonical, restamp: true, adopt: true, changes };
+    return {
+      check: {
+        state: "unrecorded",
+        policyVersion,
+        live,
+        changes: texts,
+        message: adoptionMessage(pipeline.name, live.version, texts),
+      },
+      canonical,
+      restamp: true,
+      adopt: true,
+      changes,
+    };
   }
-  const check: PolicyCheck = { state: "refused", policyVersion, live, changes: changes.map((c) => c.text), message: refusalMessage(pipeline.name, live, changes) };
+  const check: PolicyCheck = {
+    state: "refused",
+    policyVersion,
+    live,
+    changes: changes.map((c) => c.text),
+    message: refusalMessage(pipeline.name, live, changes),
+  };
   return { check, canonical, restamp: false, changes };
 }
 
@@ -173,13 +238,28 @@ export interface GuardOutcome {
  * @throws PolicyRefusedError when the configured policy differs from the live one and the results hold something;
  *   TimeZoneRefusedError (src/guards/timeZone.ts) when the calendar window's zone is one PostgreSQL does not know
  */
-export async function guardPolicy(client: PoolClient, pipeline: PipelineConfig, live?: PolicyVersionRow | null): Promise<GuardOutcome> {
+export async function guardPolicy(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  live?: PolicyVersionRow | null,
+): Promise<GuardOutcome> {
   const { check, canonical, restamp, adopt, changes, zone } = await compare(client, pipeline, live);
   if (zone) throw zone;
   if (check.state === "refused") throw new PolicyRefusedError(pipeline.name, check.live!, changes);
-  if (check.state === "unrecorded" && !adopt) return { version: await recordLivePolicy(client, pipeline.name, check.policyVersion, canonical) };
+  if (check.state === "unrecorded" && !adopt)
+    return { version: await recordLivePolicy(client, pipeline.name, check.policyVersion, canonical) };
   if (restamp) await restampLivePolicy(client, pipeline.name, check.policyVersion, canonical);
   const version = check.live!.version;
   if (!adopt) return { version };
-  return { version, adopted: { pipeline: pipeline.name, version, from: check.live!.policyVersion, to: check.policyVersion, changes: check.changes, message: check.message! } };
+  return {
+    version,
+    adopted: {
+      pipeline: pipeline.name,
+      version,
+      from: check.live!.policyVersion,
+      to: check.policyVersion,
+      changes: check.changes,
+      message: check.message!,
+    },
+  };
 }

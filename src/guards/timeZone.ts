@@ -32,10 +32,15 @@ export class TimeZoneRefusedError extends ConfigError {
  * no calendar window or PostgreSQL knows the zone.
  * @throws the database's error when it cannot be reached
  */
-export async function timeZoneRefusal(client: Queryable, pipeline: PipelineConfig): Promise<TimeZoneRefusedError | null> {
+export async function timeZoneRefusal(
+  client: Queryable,
+  pipeline: PipelineConfig,
+): Promise<TimeZoneRefusedError | null> {
   const window = pipeline.window as { calendar?: { timeZone: string } };
   if (window.calendar === undefined) return null;
-  return (await isTimeZoneKnown(client, window.calendar.timeZone)) ? null : new TimeZoneRefusedError(pipeline.name, window.calendar.timeZone);
+  return (await isTimeZoneKnown(client, window.calendar.timeZone))
+    ? null
+    : new TimeZoneRefusedError(pipeline.name, window.calendar.timeZone);
 }
 
 /**

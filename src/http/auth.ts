@@ -27,7 +27,11 @@ export function unauthorized(message: string, invalidToken = false): HttpError {
 export function requireToken(token: string | undefined) {
   return (req: Request, _res: Response, next: NextFunction): void => {
     if (token === undefined) {
-      next(unauthorized("mutating routes are disabled: set STRAGGLER_API_TOKEN (16+ characters) in the service's environment and send it as 'Authorization: Bearer <token>'"));
+      next(
+        unauthorized(
+          "mutating routes are disabled: set STRAGGLER_API_TOKEN (16+ characters) in the service's environment and send it as 'Authorization: Bearer <token>'",
+        ),
+      );
       return;
     }
     const header = req.get("authorization") ?? "";

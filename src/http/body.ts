@@ -36,7 +36,8 @@ import { PassThrough, Readable, Transform, Writable, type TransformCallback } fr
 import { pipeline as pipe } from "node:stream/promises";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { RawRecord } from "../core/admission.js";
-import { notUtf8, readRecords, type ReadOptions } from "../ingest/readers.js";
+import { readRecords, type ReadOptions } from "../ingest/readers.js";
+import { notUtf8 } from "../ingest/sourceEncoding.js";
 import { Spool, spoolFault } from "./bodySpool.js";
 import { HttpError } from "./errors.js";
 import { splitArray } from "./jsonArrayLines.js";
@@ -67,7 +68,11 @@ function decoderFor(encoding: string | undefined): Transform | undefined {
   if (e === "gzip" || e === "x-gzip") return createGunzip();
   if (e === "deflate") return createInflate();
   if (e === "br") return createBrotliDecompress();
-  throw new HttpError(415, "invalid_request", `unsupported content encoding ${JSON.stringify(encoding!.slice(0, 100))}`);
+  throw new HttpError(
+    415,
+    "invalid_request",
+    `unsupported content encoding ${JSON.stringify(encoding!.slice(0, 100))}`,
+  );
 }
 
 /** Passes bytes through, hashing and counting them; fails with 413 past `limit`; notes the first byte that is not blank (nor a BOM). */
@@ -125,7 +130,12 @@ async function* fileRecords(file: string, opts: ReadOptions): AsyncGenerator<Raw
  * @param memoryMaxBytes largest body held in memory, decoded bytes (default `MEMORY_BODY_MAX_BYTES`)
  * @throws HttpError 503 (the spool's file system failed: no space, no temporary folder), 415 (unsupported Content-Encoding; a UTF-16 or UTF-32 byte order mark), 413 (over the limit), 400 (empty body, invalid JSON array, too deep); nothing is left on disk then
  */
-export async function readBody(req: IncomingMessage, limitBytes: number, readOptions: ReadOptions = {}, memoryMaxBytes = MEMORY_BODY_MAX_BYTES): Promise<RequestBody> {
+export async function readBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  readOptions: ReadOptions = {},
+  memoryMaxBytes = MEMORY_BODY_MAX_BYTES,
+): Promise<RequestBody> {
   const declared = Number(req.headers["content-length"]);
   const decoder = decoderFor(req.headers["content-encoding"]);
   if (decoder === undefined && Number.isFinite(declared) && declared > limitBytes) throw TOO_LARGE();
@@ -152,12 +162,19 @@ export async function readBody(req: IncomingMessage, limitBytes: number, readOpt
       const fault = spoolFault(e);
       if (fault !== undefined) throw fault;
       // zlib's errors are the client's: a body that does not decode.
-      if (typeof (e as { errno?: unknown }).errno === "number" && decoder) throw new HttpError(400, "invalid_request", `body: cannot decode ${req.headers["content-encoding"]}: ${(e as Error).message}`, { cause: e });
+      if (typeof (e as { errno?: unknown }).errno === "number" && decoder)
+        throw new HttpError(
+          400,
+          "invalid_request",
+          `body: cannot decode ${req.headers["content-encoding"]}: ${(e as Error).message}`,
+          { cause: e },
+        );
       throw e;
     }
     const encoding = notUtf8(meter.head);
     if (encoding !== undefined) throw new HttpError(415, "unsupported_media_type", `body: ${encoding}`);
-    if (meter.first === undefined) throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON, got an empty body");
+    if (meter.first === undefined)
+      throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON, got an empty body");
     const format = meter.first === 0x5b ? "array" : "ndjson";
     const found = { sha256: meter.hash.digest("hex"), bytes: meter.bytes, format, remove } as const;
     const raw = spool.file;
@@ -165,7 +182,10 @@ export async function readBody(req: IncomingMessage, limitBytes: number, readOpt
       let chunks = spool.chunks;
       if (format === "array") {
         const elements: Buffer[] = [];
-        await splitArray(Readable.from(chunks), new Writable({ write: (c: Buffer, _e, done) => (elements.push(c), done()) }));
+        await splitArray(
+          Readable.from(chunks),
+          new Writable({ write: (c: Buffer, _e, done) => (elements.push(c), done()) }),
+        );
         chunks = elements;
       }
       return { ...found, held: "memory", records: () => memoryRecords(chunks, readOptions) };

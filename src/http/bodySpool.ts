@@ -20,9 +20,13 @@ import { HttpError } from "./errors.js";
 export function spoolFault(e: unknown): HttpError | undefined {
   const err = e as NodeJS.ErrnoException;
   if (typeof err?.syscall !== "string" || typeof err.code !== "string") return undefined;
-  return new HttpError(503, "unavailable", `the service cannot hold the request body (${err.code} in its temporary folder); nothing landed, retry later`, { cause: e });
+  return new HttpError(
+    503,
+    "unavailable",
+    `the service cannot hold the request body (${err.code} in its temporary folder); nothing landed, retry later`,
+    { cause: e },
+  );
 }
-
 
 /**
  * Where a body's bytes go: memory while they fit in `memoryMax` bytes; past

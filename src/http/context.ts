@@ -69,7 +69,6 @@ export interface RouteContext {
   auth: express.RequestHandler;
 }
 
-
 /**
  * Adds `GET path` for one pipeline: its query parsed with `query` (400 naming
  * the bad field), answered 200 with what `read` returns for the pipeline (run on the request's read
@@ -77,15 +76,30 @@ export interface RouteContext {
  */
 export function addPipelineRead<Q extends z.ZodObject>(
   { routes, pipelineOf, deps }: RouteContext,
-  spec: { path: string; operationId: string; summary: string; query: Q; response: z.ZodType; description: string; responses?: Record<string, ResponseConfig> },
+  spec: {
+    path: string;
+    operationId: string;
+    summary: string;
+    query: Q;
+    response: z.ZodType;
+    description: string;
+    responses?: Record<string, ResponseConfig>;
+  },
   read: (pipeline: PipelineConfig, query: z.infer<Q>, pool: Pool, budget: ReadBudgetOfAnswer) => Promise<unknown>,
 ): void {
   routes.add(
     {
-      method: "get", path: spec.path, operationId: spec.operationId, summary: spec.summary, request: { params: pipelineParams, query: spec.query },
+      method: "get",
+      path: spec.path,
+      operationId: spec.operationId,
+      summary: spec.summary,
+      request: { params: pipelineParams, query: spec.query },
       responses: {
         200: {
-          ...json(`${spec.description}; a list cut to the answer's byte budget (about 4 MiB) carries the header Straggler-Truncated: true and Straggler-Rows (the rows sent); where the route takes \`after\`, a page cut short or full carries Straggler-Next, the cursor of the next page`, spec.response),
+          ...json(
+            `${spec.description}; a list cut to the answer's byte budget (about 4 MiB) carries the header Straggler-Truncated: true and Straggler-Rows (the rows sent); where the route takes \`after\`, a page cut short or full carries Straggler-Next, the cursor of the next page`,
+            spec.response,
+          ),
         },
         ...errors([400, 404, 500, 503]),
         ...spec.responses,
@@ -96,7 +110,12 @@ export function addPipelineRead<Q extends z.ZodObject>(
       const budget: ReadBudgetOfAnswer = { bytes: deps.answerBytes ?? ANSWER_BYTES_DEFAULT, truncated: false };
       const answer = await read(pipeline, parseOr400(spec.query, req.query, "query"), readsOf(req, deps.pool), budget);
       const body = budgetAnswer(res, answer, budget.bytes, budget.truncated);
-      if (budget.next && Array.isArray(body) && body.length > 0 && (res.get(TRUNCATED_HEADER) === "true" || body.length >= budget.next.limit)) {
+      if (
+        budget.next &&
+        Array.isArray(body) &&
+        body.length > 0 &&
+        (res.get(TRUNCATED_HEADER) === "true" || body.length >= budget.next.limit)
+      ) {
         res.set(NEXT_HEADER, budget.next.cursorOf(body[body.length - 1]));
       }
       res.json(body);

@@ -46,7 +46,8 @@ export class ClientGoneError extends Error {
 export function parseOr400<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
   const r = schema.safeParse(value);
   if (!r.success) {
-    const given = where === "query" && value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
+    const given =
+      where === "query" && value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
     const repeated = new Set<string>();
     const msgs: string[] = [];
     for (const i of r.error.issues) {
@@ -70,7 +71,8 @@ export function parseOr400<T extends z.ZodType>(schema: T, value: unknown, where
  */
 export function clientErrorMessage(err: Error): string {
   const m = /^Failed to decode param '(.*)'$/s.exec(err.message ?? "");
-  if (m) return `path: ${JSON.stringify(m[1]!.slice(0, 200))} is not valid percent-encoding (a % must be followed by two hexadecimal digits of UTF-8; write %25 for a literal %)`;
+  if (m)
+    return `path: ${JSON.stringify(m[1]!.slice(0, 200))} is not valid percent-encoding (a % must be followed by two hexadecimal digits of UTF-8; write %25 for a literal %)`;
   return err.message || "bad request";
 }
 
@@ -95,7 +97,10 @@ function jsonScalarOf(body: unknown): string | undefined {
 export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     // The client has hung up (src/http/readBudget.ts cancelled its read): there is no one to answer.
-    if (err instanceof ClientGoneError || (req.destroyed && res.writableEnded === false && (err as { code?: string }).code === "57014")) {
+    if (
+      err instanceof ClientGoneError ||
+      (req.destroyed && res.writableEnded === false && (err as { code?: string }).code === "57014")
+    ) {
       if (!res.headersSent) res.status(499).end();
       return;
     }
@@ -114,7 +119,9 @@ export function errorHandler(log: Logger) {
     if (e.type === "entity.parse.failed") {
       const scalar = jsonScalarOf((err as { body?: unknown }).body);
       if (scalar !== undefined) {
-        res.status(400).json({ error: "invalid_request", message: `request body must be a JSON object or array, got ${scalar}` });
+        res
+          .status(400)
+          .json({ error: "invalid_request", message: `request body must be a JSON object or array, got ${scalar}` });
         return;
       }
     }
@@ -125,20 +132,31 @@ export function errorHandler(log: Logger) {
     if (err instanceof CommitOutcomeUnknownError) {
       res.set("Retry-After", "5").status(503).json({
         error: "outcome_unknown",
-        message: "the database connection dropped while the landing was committing and the database could not be asked since: it may have landed. Retry with the same Idempotency-Key: it lands once",
+        message:
+          "the database connection dropped while the landing was committing and the database could not be asked since: it may have landed. Retry with the same Idempotency-Key: it lands once",
       });
       return;
     }
     if ((err as { code?: string }).code === "57014" && /statement timeout/.test((err as Error).message)) {
-      res.set("Retry-After", "5").status(503).json({ error: "read_timeout", message: "the read ran longer than the service's read timeout (STRAGGLER_READ_TIMEOUT) and was stopped: ask for less (a narrower range, a smaller limit)" });
+      res.set("Retry-After", "5").status(503).json({
+        error: "read_timeout",
+        message:
+          "the read ran longer than the service's read timeout (STRAGGLER_READ_TIMEOUT) and was stopped: ask for less (a narrower range, a smaller limit)",
+      });
       return;
     }
     if (isPoolTimeout(err)) {
-      res.set("Retry-After", "1").status(503).json({ error: "busy", message: "no database connection became free in time (the service is busy); retry later" });
+      res.set("Retry-After", "1").status(503).json({
+        error: "busy",
+        message: "no database connection became free in time (the service is busy); retry later",
+      });
       return;
     }
     if (isUnavailable(err)) {
-      res.set("Retry-After", "5").status(503).json({ error: "unavailable", message: "the database is unreachable; retry later" });
+      res
+        .set("Retry-After", "5")
+        .status(503)
+        .json({ error: "unavailable", message: "the database is unreachable; retry later" });
       return;
     }
     log.error({ err, method: req.method, path: req.path }, "request failed");
@@ -159,13 +177,20 @@ export function answerClientErrors(server: Server): void {
       socket.destroy();
       return;
     }
-    const [status, reason, body] = err.code === "HPE_HEADER_OVERFLOW"
-      ? [431, "Request Header Fields Too Large", {
-          error: "header_too_large",
-          message: `the request line and headers are larger than ${maxHeaderSize} bytes (a query string counts): send a shorter query, e.g. a narrower filter`,
-        }]
-      : [400, "Bad Request", { error: "invalid_request", message: "the request is not valid HTTP/1.1" }];
+    const [status, reason, body] =
+      err.code === "HPE_HEADER_OVERFLOW"
+        ? [
+            431,
+            "Request Header Fields Too Large",
+            {
+              error: "header_too_large",
+              message: `the request line and headers are larger than ${maxHeaderSize} bytes (a query string counts): send a shorter query, e.g. a narrower filter`,
+            },
+          ]
+        : [400, "Bad Request", { error: "invalid_request", message: "the request is not valid HTTP/1.1" }];
     const text = JSON.stringify(body);
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
   });
 }

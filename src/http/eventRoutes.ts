@@ -1,7 +1,8 @@
 /** `POST /pipelines/{pipeline}/events`: lands a request's events in bronze, once per Idempotency-Key. */
 import type { Request } from "express";
 import { z } from "zod";
-import { landRecords, SourceConflictError, type LandResult } from "../ingest/copyToBronze.js";
+import { landRecords } from "../ingest/copyToBronze.js";
+import { SourceConflictError, type LandResult } from "../ingest/landAnswer.js";
 import { landInGroup } from "../ingest/groupCommit.js";
 import { readOptionsFor } from "../ingest/readers.js";
 import type { RouteContext } from "./context.js";
@@ -14,7 +15,15 @@ import { landResponse, pipelineParams } from "./schemas.js";
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Media types an events body may be sent as (JSON array or NDJSON); none at all is read as both. */
-const EVENT_TYPES = ["application/json", "application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines", "application/jsonlines", "text/plain"];
+const EVENT_TYPES = [
+  "application/json",
+  "application/x-ndjson",
+  "application/ndjson",
+  "application/jsonl",
+  "application/x-jsonlines",
+  "application/jsonlines",
+  "text/plain",
+];
 
 /** 415 unless the events body's Content-Type is one of EVENT_TYPES (or `…+json`) in UTF-8. */
 function checkEventsType(req: Request): void {
@@ -22,21 +31,37 @@ function checkEventsType(req: Request): void {
   if (header === undefined) return;
   const [type = "", ...params] = header.split(";").map((x) => x.trim().toLowerCase());
   if (!EVENT_TYPES.includes(type) && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
-    throw new HttpError(415, "unsupported_media_type", `Content-Type ${JSON.stringify(header.slice(0, 100))}: expected a JSON array (application/json) or NDJSON (application/x-ndjson)`);
+    throw new HttpError(
+      415,
+      "unsupported_media_type",
+      `Content-Type ${JSON.stringify(header.slice(0, 100))}: expected a JSON array (application/json) or NDJSON (application/x-ndjson)`,
+    );
   }
-  const charset = params.find((x) => x.startsWith("charset="))?.slice(8).replace(/"/g, "");
+  const charset = params
+    .find((x) => x.startsWith("charset="))
+    ?.slice(8)
+    .replace(/"/g, "");
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
-    throw new HttpError(415, "unsupported_media_type", `Content-Type charset ${JSON.stringify(charset.slice(0, 40))}: events bodies are read as UTF-8`);
+    throw new HttpError(
+      415,
+      "unsupported_media_type",
+      `Content-Type charset ${JSON.stringify(charset.slice(0, 40))}: events bodies are read as UTF-8`,
+    );
   }
 }
 
 /** `?input=`: the declared input the events come from (docs/DESIGN.md "Several inputs"); `default` without it. */
 const eventsQuery = z.strictObject({
-  input: z.string().optional().meta({ description: "the input the events come from: default, or a name under the pipeline's watermark.inputs (each input has its own watermark delay)" }),
+  input: z.string().optional().meta({
+    description:
+      "the input the events come from: default, or a name under the pipeline's watermark.inputs (each input has its own watermark delay)",
+  }),
 });
 
 const eventsHeaders = z.object({
-  "idempotency-key": z.string().regex(IDEMPOTENCY_KEY).optional().meta({ description: "names one body: a retry with the same key and body lands nothing and answers the first answer again" }),
+  "idempotency-key": z.string().regex(IDEMPOTENCY_KEY).optional().meta({
+    description: "names one body: a retry with the same key and body lands nothing and answers the first answer again",
+  }),
 });
 
 export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext): void {
@@ -58,7 +83,10 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
         headers: eventsHeaders,
         body: {
           required: true,
-          content: { "application/json": { schema: z.array(z.record(z.string(), z.unknown())) }, "application/x-ndjson": { schema: z.string().meta({ description: "one JSON object per line" }) } },
+          content: {
+            "application/json": { schema: z.array(z.record(z.string(), z.unknown())) },
+            "application/x-ndjson": { schema: z.string().meta({ description: "one JSON object per line" }) },
+          },
         },
       },
       responses: {
@@ -73,10 +101,19 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
       const { input } = parseOr400(eventsQuery, req.query, "query");
       const inputs = declaredInputs(pipeline);
       if (input !== undefined && !inputs.includes(input)) {
-        throw new HttpError(400, "invalid_request", `query.input: pipeline ${pipeline.name} has no input ${JSON.stringify(input.slice(0, 130))}; its inputs are ${inputs.join(", ")} (watermark.inputs)`);
+        throw new HttpError(
+          400,
+          "invalid_request",
+          `query.input: pipeline ${pipeline.name} has no input ${JSON.stringify(input.slice(0, 130))}; its inputs are ${inputs.join(", ")} (watermark.inputs)`,
+        );
       }
       const key = req.get("idempotency-key");
-      if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new HttpError(400, "invalid_request", "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -");
+      if (key !== undefined && !IDEMPOTENCY_KEY.test(key))
+        throw new HttpError(
+          400,
+          "invalid_request",
+          "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -",
+        );
       checkEventsType(req);
       const body = await readBody(req, limitBytes, readOptionsFor(pipeline), deps.memoryBodyBytes);
       let r: LandResult;
@@ -84,11 +121,18 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
         // Without a key the source is made up here, before anything lands, so that a lost
         // answer to COMMIT can be looked up by it.
         const source = `http:${key ?? crypto.randomUUID()}`;
-        const opts = { landingTimeMs: Date.now(), requestSha256: body.sha256, newSource: key === undefined, ...(input === undefined ? {} : { input }) };
+        const opts = {
+          landingTimeMs: Date.now(),
+          requestSha256: body.sha256,
+          newSource: key === undefined,
+          ...(input === undefined ? {} : { input }),
+        };
         // A body held in memory (body.ts: at most 256 KiB by default) lands by group commit (src/ingest/groupCommit.ts):
         // its records wait in memory for their group. A spooled one lands in a transaction of its own.
         const grouped = deps.groupCommit !== false && body.held === "memory";
-        const landing = grouped ? landInGroup(deps.pool, pipeline, source, body.records(), opts) : landRecords(deps.pool, pipeline, source, body.records(), opts);
+        const landing = grouped
+          ? landInGroup(deps.pool, pipeline, source, body.records(), opts)
+          : landRecords(deps.pool, pipeline, source, body.records(), opts);
         r = await landing.catch((e: unknown) => {
           if (e instanceof SourceConflictError) {
             throw new HttpError(
@@ -103,8 +147,15 @@ export function addEventRoutes({ routes, deps, pipelineOf, auth }: RouteContext)
         await body.remove(); // before the answer: a spooled body is gone once the client has its answer
       }
       res.status(r.alreadyLanded ? 200 : 201).json({
-        pipeline: pipeline.name, source: r.source, alreadyLanded: r.alreadyLanded, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason,
-        firstSeq: r.firstSeq, lastSeq: r.lastSeq,
+        pipeline: pipeline.name,
+        source: r.source,
+        alreadyLanded: r.alreadyLanded,
+        landed: r.landed,
+        accepted: r.accepted,
+        quarantined: r.quarantined,
+        byReason: r.byReason,
+        firstSeq: r.firstSeq,
+        lastSeq: r.lastSeq,
       });
     },
   );

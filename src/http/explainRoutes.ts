@@ -15,7 +15,8 @@ export function addExplainRoutes(ctx: RouteContext): void {
     {
       path: "/pipelines/{pipeline}/windows/history",
       operationId: "getWindowHistory",
-      summary: "Every revision of one window in order (value before and after, status, cause: micro-batch, correction run, cutover, hold, release), the late events each correction recovered and the quarantined rows that would have fallen in it",
+      summary:
+        "Every revision of one window in order (value before and after, status, cause: micro-batch, correction run, cutover, hold, release), the late events each correction recovered and the quarantined rows that would have fallen in it",
       query: explainQuery,
       response: explainResponse,
       description: "the window's history",

@@ -24,17 +24,16 @@ const PROBE_QUERY_TIMEOUT_MS = 2_000;
 
 const livenessResponse = z.object({ status: z.literal("ok") });
 
-export const readinessResponse = z
-  .object({
-    status: z.enum(["ready", "not_ready"]),
-    database: z.enum(["reachable", "unreachable"]),
-    /** `unknown` while the database does not answer. */
-    migrations: z.enum(["applied", "pending", "unknown"]),
-    /** The migrations (tags, journal order) this process knows and the database has not applied. */
-    pending: z.array(z.string()),
-    /** Why it is not ready, in words; absent when ready. */
-    reason: z.string().optional(),
-  });
+export const readinessResponse = z.object({
+  status: z.enum(["ready", "not_ready"]),
+  database: z.enum(["reachable", "unreachable"]),
+  /** `unknown` while the database does not answer. */
+  migrations: z.enum(["applied", "pending", "unknown"]),
+  /** The migrations (tags, journal order) this process knows and the database has not applied. */
+  pending: z.array(z.string()),
+  /** Why it is not ready, in words; absent when ready. */
+  reason: z.string().optional(),
+});
 
 type Readiness = z.infer<typeof readinessResponse>;
 
@@ -42,23 +41,43 @@ type Readiness = z.infer<typeof readinessResponse>;
 async function withinTimeout<T>(work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("probe query timed out")), PROBE_QUERY_TIMEOUT_MS)))]);
+    return await Promise.race([
+      work,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error("probe query timed out")), PROBE_QUERY_TIMEOUT_MS)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
 /** The service's readiness on `pool` against `journal` (tags and `when`s of the migrations this process ships). */
-export async function readiness(pool: Pool, journal: readonly { tag: string; folderMillis: number }[]): Promise<Readiness> {
+export async function readiness(
+  pool: Pool,
+  journal: readonly { tag: string; folderMillis: number }[],
+): Promise<Readiness> {
   let applied: Set<number>;
   try {
     applied = await withinTimeout(readAppliedMigrations(pool));
   } catch (e) {
-    return { status: "not_ready", database: "unreachable", migrations: "unknown", pending: [], reason: `the database does not answer: ${(e as Error).message}` };
+    return {
+      status: "not_ready",
+      database: "unreachable",
+      migrations: "unknown",
+      pending: [],
+      reason: `the database does not answer: ${(e as Error).message}`,
+    };
   }
   const pending = journal.filter((m) => !applied.has(m.folderMillis)).map((m) => m.tag);
   if (pending.length > 0) {
-    return { status: "not_ready", database: "reachable", migrations: "pending", pending, reason: `${pending.length} migration(s) not applied: run \`straggler migrate\` (the service applies them when it starts)` };
+    return {
+      status: "not_ready",
+      database: "reachable",
+      migrations: "pending",
+      pending,
+      reason: `${pending.length} migration(s) not applied: run \`straggler migrate\` (the service applies them when it starts)`,
+    };
   }
   return { status: "ready", database: "reachable", migrations: "applied", pending: [] };
 }
@@ -70,7 +89,14 @@ export function addHealthRoutes(ctx: RouteContext): void {
   const probe = { request: { query: noQuery } };
 
   routes.add(
-    { method: "get", path: "/livez", operationId: "getLiveness", summary: "Liveness: the process serves HTTP (never asks the database)", ...probe, responses: { 200: json("alive", livenessResponse), ...errors([400]) } },
+    {
+      method: "get",
+      path: "/livez",
+      operationId: "getLiveness",
+      summary: "Liveness: the process serves HTTP (never asks the database)",
+      ...probe,
+      responses: { 200: json("alive", livenessResponse), ...errors([400]) },
+    },
     (req, res) => {
       parseOr400(noQuery, req.query, "query");
       res.json({ status: "ok" });
@@ -78,8 +104,19 @@ export function addHealthRoutes(ctx: RouteContext): void {
   );
   routes.add(
     {
-      method: "get", path: "/readyz", operationId: "getReadiness", summary: "Readiness: the database answers and every migration is applied", ...probe,
-      responses: { 200: json("ready", readinessResponse), 503: json("not ready: the database does not answer, or migrations are pending (Retry-After)", readinessResponse), ...errors([400]) },
+      method: "get",
+      path: "/readyz",
+      operationId: "getReadiness",
+      summary: "Readiness: the database answers and every migration is applied",
+      ...probe,
+      responses: {
+        200: json("ready", readinessResponse),
+        503: json(
+          "not ready: the database does not answer, or migrations are pending (Retry-After)",
+          readinessResponse,
+        ),
+        ...errors([400]),
+      },
     },
     async (req, res) => {
       parseOr400(noQuery, req.query, "query");
@@ -89,7 +126,18 @@ export function addHealthRoutes(ctx: RouteContext): void {
     },
   );
   routes.add(
-    { method: "get", path: "/health", operationId: "getHealth", summary: "Database reachable?", ...probe, responses: { 200: json("healthy", healthResponse), 503: json("database unreachable", healthResponse), ...errors([400]) } },
+    {
+      method: "get",
+      path: "/health",
+      operationId: "getHealth",
+      summary: "Database reachable?",
+      ...probe,
+      responses: {
+        200: json("healthy", healthResponse),
+        503: json("database unreachable", healthResponse),
+        ...errors([400]),
+      },
+    },
     async (req, res) => {
       parseOr400(noQuery, req.query, "query");
       try {

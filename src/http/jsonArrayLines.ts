@@ -9,7 +9,7 @@ import { pipeline as pipe } from "node:stream/promises";
 import { StringDecoder } from "node:string_decoder";
 import { getManyValues, none } from "stream-chain/defs.js";
 import { jsonParser as jsonTokenizer } from "stream-json/core/parser.js";
-import { MAX_JSON_DEPTH } from "../ingest/readers.js";
+import { MAX_JSON_DEPTH } from "../ingest/jsonRecords.js";
 import { spoolFault } from "./bodySpool.js";
 import { HttpError } from "./errors.js";
 
@@ -34,11 +34,17 @@ class ElementsAsLines {
         case "startObject":
         case "startArray":
           if (this.depth === 0) {
-            if (t.name !== "startArray") throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON");
+            if (t.name !== "startArray")
+              throw new HttpError(400, "invalid_request", "body: expected a JSON array of events or NDJSON");
             this.depth = 1;
             break;
           }
-          if (this.depth > MAX_JSON_DEPTH) throw new HttpError(400, "invalid_request", `body: invalid JSON array: an element is nested deeper than ${MAX_JSON_DEPTH} levels`);
+          if (this.depth > MAX_JSON_DEPTH)
+            throw new HttpError(
+              400,
+              "invalid_request",
+              `body: invalid JSON array: an element is nested deeper than ${MAX_JSON_DEPTH} levels`,
+            );
           this.separate();
           this.line += t.name === "startObject" ? "{" : "[";
           this.needsComma[++this.depth] = false;
@@ -104,7 +110,11 @@ function arrayToLines(): Transform {
     try {
       done(null, fn());
     } catch (e) {
-      done(e instanceof HttpError ? e : new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`));
+      done(
+        e instanceof HttpError
+          ? e
+          : new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`),
+      );
     }
   };
   return new Transform({
@@ -133,6 +143,11 @@ export async function splitArray(from: Readable, to: Writable): Promise<void> {
     await pipe(from, arrayToLines(), to);
   } catch (e) {
     if (e instanceof HttpError) throw e;
-    throw spoolFault(e) ?? new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`, { cause: e });
+    throw (
+      spoolFault(e) ??
+      new HttpError(400, "invalid_request", `body: invalid JSON array: ${(e as Error).message.slice(0, 200)}`, {
+        cause: e,
+      })
+    );
   }
 }

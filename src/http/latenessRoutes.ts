@@ -15,7 +15,8 @@ export function addLatenessRoutes(ctx: RouteContext): void {
     {
       path: "/pipelines/{pipeline}/lateness",
       operationId: "getLateness",
-      summary: "Lateness (ingestion time - event time) of the accepted rows, what other watermark delays would have dropped over the recorded batches, and the smallest delay under a drop-share target",
+      summary:
+        "Lateness (ingestion time - event time) of the accepted rows, what other watermark delays would have dropped over the recorded batches, and the smallest delay under a drop-share target",
       query: latenessQuery,
       response: latenessResponse,
       description: "the lateness report",

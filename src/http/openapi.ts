@@ -6,7 +6,12 @@
  * serves `document()`. A documented path asked with a method it does not
  * answer gets 405 with `Allow` (RFC 9110 §15.5.6), from `methodNotAllowed()`.
  */
-import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  type ResponseConfig,
+  type RouteConfig,
+} from "@asteasolutions/zod-to-openapi";
 import type express from "express";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { z } from "zod";
@@ -15,7 +20,10 @@ import { UNBUDGETED } from "./readBudget.js";
 import { HttpError } from "./errors.js";
 
 /** A response with a JSON body of `schema`. */
-export const json = (description: string, schema: z.ZodType): ResponseConfig => ({ description, content: { "application/json": { schema } } });
+export const json = (description: string, schema: z.ZodType): ResponseConfig => ({
+  description,
+  content: { "application/json": { schema } },
+});
 
 const errorDescriptions = {
   400: "invalid request (an unknown query parameter included); the message names the bad field",
@@ -29,15 +37,26 @@ const errorDescriptions = {
 } as const;
 
 /** `{ error, message }` responses for `codes`, with their usual descriptions (or the ones given). */
-export function errors(codes: (keyof typeof errorDescriptions)[], descriptions: Partial<Record<keyof typeof errorDescriptions, string>> = {}): Record<string, ResponseConfig> {
-  return Object.fromEntries(codes.map((c) => [String(c), json(descriptions[c] ?? errorDescriptions[c], errorResponse)]));
+export function errors(
+  codes: (keyof typeof errorDescriptions)[],
+  descriptions: Partial<Record<keyof typeof errorDescriptions, string>> = {},
+): Record<string, ResponseConfig> {
+  return Object.fromEntries(
+    codes.map((c) => [String(c), json(descriptions[c] ?? errorDescriptions[c], errorResponse)]),
+  );
 }
 
 /** `/pipelines/{pipeline}/runs/{runId}` → `/pipelines/:pipeline/runs/:runId` */
 const expressPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
 /** `/pipelines/{pipeline}/runs/{runId}` → a regular expression matching its request paths (one segment per parameter). */
-const pathPattern = (path: string) => new RegExp(`^${path.split(/\{\w+\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[^/]+")}/?$`);
+const pathPattern = (path: string) =>
+  new RegExp(
+    `^${path
+      .split(/\{\w+\}/)
+      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join("[^/]+")}/?$`,
+  );
 
 /** The name of the bearer security scheme (`components.securitySchemes`). */
 const BEARER = "bearer";
@@ -62,7 +81,8 @@ export class ApiRoutes {
     this.registry.registerComponent("securitySchemes", BEARER, {
       type: "http",
       scheme: "bearer",
-      description: "Mutating routes: STRAGGLER_API_TOKEN. Reads (every GET but the probes /livez, /readyz, /health and /openapi.json): open unless STRAGGLER_READ_TOKEN is set, then that token or STRAGGLER_API_TOKEN.",
+      description:
+        "Mutating routes: STRAGGLER_API_TOKEN. Reads (every GET but the probes /livez, /readyz, /health and /openapi.json): open unless STRAGGLER_READ_TOKEN is set, then that token or STRAGGLER_API_TOKEN.",
     });
     this.registry.registerWebhook({
       method: "post",
@@ -91,8 +111,13 @@ export class ApiRoutes {
     let documented = route;
     if (route.method === "get") {
       const read = !UNBUDGETED.has(route.path);
-      documented = { ...route, security: read ? READ_SECURITY : [], responses: read ? { ...route.responses, ...errors([401]) } : route.responses };
-    } else if (route.security === undefined) throw new Error(`${route.method.toUpperCase()} ${route.path}: a mutating route declares its security`);
+      documented = {
+        ...route,
+        security: read ? READ_SECURITY : [],
+        responses: read ? { ...route.responses, ...errors([401]) } : route.responses,
+      };
+    } else if (route.security === undefined)
+      throw new Error(`${route.method.toUpperCase()} ${route.path}: a mutating route declares its security`);
     this.registry.registerPath(documented);
     const methods = this.methods.get(route.path) ?? new Set<string>();
     methods.add(route.method.toUpperCase());
@@ -107,13 +132,23 @@ export class ApiRoutes {
    * `Allow`); others pass on (to the 404).
    */
   methodNotAllowed(): RequestHandler {
-    const patterns = [...this.methods].map(([path, methods]) => ({ path, pattern: pathPattern(path), allow: [...methods].sort().join(", ") }));
+    const patterns = [...this.methods].map(([path, methods]) => ({
+      path,
+      pattern: pathPattern(path),
+      allow: [...methods].sort().join(", "),
+    }));
     return (req: Request, res: Response, next: NextFunction) => {
       const known = patterns.find((p) => p.pattern.test(req.path));
       if (known === undefined) return next();
       res.set("Allow", known.allow);
       if (req.method === "OPTIONS") return void res.status(204).end(); // RFC 9110 §9.3.7: the methods, no body
-      next(new HttpError(405, "method_not_allowed", `${req.method} is not answered at ${known.path}; it answers ${known.allow} (see GET /openapi.json)`));
+      next(
+        new HttpError(
+          405,
+          "method_not_allowed",
+          `${req.method} is not answered at ${known.path}; it answers ${known.allow} (see GET /openapi.json)`,
+        ),
+      );
     };
   }
 
@@ -121,8 +156,14 @@ export class ApiRoutes {
   document(): object {
     return new OpenApiGeneratorV31(this.registry.definitions).generateDocument({
       openapi: "3.1.0",
-      info: { title: "Straggler", version: "0.1.0", description: "Event-time windows in PostgreSQL that stay right when events arrive late." },
-      servers: [{ url: "/", description: "the service that serves this document (`straggler serve`, PORT, default 8080)" }],
+      info: {
+        title: "Straggler",
+        version: "0.1.0",
+        description: "Event-time windows in PostgreSQL that stay right when events arrive late.",
+      },
+      servers: [
+        { url: "/", description: "the service that serves this document (`straggler serve`, PORT, default 8080)" },
+      ],
     });
   }
 }

@@ -107,13 +107,23 @@ export function readBudget(options: ReadBudgetOptions): RequestHandler {
     if ((req.method !== "GET" && req.method !== "HEAD") || UNBUDGETED.has(req.path)) return next();
     if (options.readToken !== undefined) {
       const presented = bearerOf(req);
-      const ok = presented !== undefined && (tokensEqual(presented, options.readToken) || (options.writeToken !== undefined && tokensEqual(presented, options.writeToken)));
-      if (!ok) return next(presented === undefined ? unauthorized("reads need 'Authorization: Bearer <token>' (STRAGGLER_READ_TOKEN is set)") : unauthorized("invalid token", true));
+      const ok =
+        presented !== undefined &&
+        (tokensEqual(presented, options.readToken) ||
+          (options.writeToken !== undefined && tokensEqual(presented, options.writeToken)));
+      if (!ok)
+        return next(
+          presented === undefined
+            ? unauthorized("reads need 'Authorization: Bearer <token>' (STRAGGLER_READ_TOKEN is set)")
+            : unauthorized("invalid token", true),
+        );
     }
     const stream = STREAMS.test(req.path);
     if (!stream && running >= limit) {
       res.set("Retry-After", "1");
-      return next(new HttpError(503, "busy", `${limit} reads are being answered (STRAGGLER_READ_CONCURRENCY); retry later`));
+      return next(
+        new HttpError(503, "busy", `${limit} reads are being answered (STRAGGLER_READ_CONCURRENCY); retry later`),
+      );
     }
     if (!stream) running++;
     const busy = new Set<PoolClient>();
@@ -127,7 +137,8 @@ export function readBudget(options: ReadBudgetOptions): RequestHandler {
       // The client hung up before its answer: stop what the read is running.
       for (const client of busy) {
         const pid = (client as unknown as { processID?: number | null }).processID;
-        if (typeof pid === "number") options.cancelPool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined);
+        if (typeof pid === "number")
+          options.cancelPool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined);
       }
     });
     (req as unknown as Record<symbol, Pool>)[READS] = scopedPool(options.pool, busy, () => gone);

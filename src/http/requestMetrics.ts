@@ -23,7 +23,8 @@ export function observeRequests(app: Express, pipelines: PipelineConfig[], log: 
   app.use(
     pinoHttp({
       logger: log, // its lines are redacted (src/log.ts): credential headers, every known secret
-      customLogLevel: (req, res, err) => (res.statusCode >= 400 || err ? "warn" : POLLED.has(req.url?.split("?")[0] ?? "") ? "debug" : "info"),
+      customLogLevel: (req, res, err) =>
+        res.statusCode >= 400 || err ? "warn" : POLLED.has(req.url?.split("?")[0] ?? "") ? "debug" : "info",
     }),
   );
   app.use(metrics.countRequests);

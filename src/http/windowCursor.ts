@@ -19,7 +19,8 @@ export function parseWindowCursor(text: string): WindowPosition | undefined {
     const v: unknown = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
     if (!Array.isArray(v) || v.length !== 3) return undefined;
     const [start, key, end] = v as unknown[];
-    if (typeof start !== "string" || typeof end !== "string" || !(key === null || typeof key === "string")) return undefined;
+    if (typeof start !== "string" || typeof end !== "string" || !(key === null || typeof key === "string"))
+      return undefined;
     if (Number.isNaN(Date.parse(start)) || Number.isNaN(Date.parse(end))) return undefined;
     return { start, key, end };
   } catch {

@@ -65,9 +65,15 @@ const BUSY = Symbol("append lock busy");
  * @returns what `fn` returns (`fn` may end the transaction with `rollback(value)`)
  * @throws connection errors (a pool acquisition timeout included), or what `fn` or COMMIT threw; nothing is held then
  */
-async function withAppendLock<T>(pool: Pool, pipeline: string, fn: (client: PoolClient) => Promise<T | RolledBack<T>>): Promise<T> {
+async function withAppendLock<T>(
+  pool: Pool,
+  pipeline: string,
+  fn: (client: PoolClient) => Promise<T | RolledBack<T>>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const result = await withTransaction<T | typeof BUSY>(pool, async (client) => ((await tryAppendLock(client, pipeline)) ? fn(client) : rollback(BUSY)));
+    const result = await withTransaction<T | typeof BUSY>(pool, async (client) =>
+      (await tryAppendLock(client, pipeline)) ? fn(client) : rollback(BUSY),
+    );
     if (result !== BUSY) return result;
     await sleep(backoffMs(attempt, APPEND_LOCK_BACKOFF));
   }
@@ -82,13 +88,22 @@ async function withAppendLock<T>(pool: Pool, pipeline: string, fn: (client: Pool
  * @returns what `fn` returns (`fn` may end the transaction with `rollback(value)`)
  * @throws as `withAppendLock`
  */
-export async function withAppendLockReading<T>(pool: Pool, pipeline: string, reads: string, fn: (client: PoolClient, read: QueryResult[]) => Promise<T | RolledBack<T>>): Promise<T> {
+export async function withAppendLockReading<T>(
+  pool: Pool,
+  pipeline: string,
+  reads: string,
+  fn: (client: PoolClient, read: QueryResult[]) => Promise<T | RolledBack<T>>,
+): Promise<T> {
   const begin = `BEGIN; ${tryAppendLockText(pipeline)}; ${reads}`;
   for (let attempt = 1; ; attempt++) {
-    const result = await withTransaction<T | typeof BUSY>(pool, async (client, opened) => {
-      const [, lock, ...read] = opened as QueryResult[];
-      return lock!.rows[0].locked === true ? fn(client, read) : rollback(BUSY);
-    }, begin);
+    const result = await withTransaction<T | typeof BUSY>(
+      pool,
+      async (client, opened) => {
+        const [, lock, ...read] = opened as QueryResult[];
+        return lock!.rows[0].locked === true ? fn(client, read) : rollback(BUSY);
+      },
+      begin,
+    );
     if (result !== BUSY) return result;
     await sleep(backoffMs(attempt, APPEND_LOCK_BACKOFF));
   }

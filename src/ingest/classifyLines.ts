@@ -61,9 +61,20 @@ export interface ClassifyOptions {
  * @returns the COPY lines (read once) and the tally they fill as they are read
  * @throws (from the lines) what reading `records` throws
  */
-export function classifyLines(pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: ClassifyOptions): { lines: AsyncGenerator<string>; tally: LineTally } {
+export function classifyLines(
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord>,
+  opts: ClassifyOptions,
+): { lines: AsyncGenerator<string>; tally: LineTally } {
   const tally: LineTally = {
-    landed: 0, accepted: 0, byReason: {}, hash: createHash("sha256"), rawLayout: null, acceptedIds: opts.collectIds === undefined ? null : new Set(), repeatedId: false,
+    landed: 0,
+    accepted: 0,
+    byReason: {},
+    hash: createHash("sha256"),
+    rawLayout: null,
+    acceptedIds: opts.collectIds === undefined ? null : new Set(),
+    repeatedId: false,
   };
   const maxIds = opts.collectIds ?? 0;
   const prefix = bronzeLinePrefix(pipeline.name, opts.input);
@@ -81,7 +92,8 @@ export function classifyLines(pipeline: PipelineConfig, source: string, records:
       tally.landed++;
       if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
       const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
-      const eventTime = row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs), ingestionTime = formatInstant(row.ingestionTimeUs);
+      const eventTime = row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs),
+        ingestionTime = formatInstant(row.ingestionTimeUs);
       let text: { raw: string | null; rest: string | null } = { raw: rec.raw, rest: null };
       if (row.status === "accepted") {
         tally.accepted++;
@@ -115,7 +127,13 @@ export interface ClassifiedLines {
  * whether any event id may be a duplicate (copyToBronze.ts). Records past `maxLines` stay unread in `rest`.
  * @throws what reading `records` throws
  */
-export async function classifyInMemory(pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: ClassifyOptions, maxLines: number): Promise<ClassifiedLines> {
+export async function classifyInMemory(
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord>,
+  opts: ClassifyOptions,
+  maxLines: number,
+): Promise<ClassifiedLines> {
   const { lines, tally } = classifyLines(pipeline, source, records, { ...opts, collectIds: maxLines });
   const read: string[] = [];
   for (;;) {

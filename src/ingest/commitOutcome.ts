@@ -18,10 +18,12 @@ export class CommitOutcomeUnknownError extends Error {
     /** The last error met while asking. */
     readonly lookupError: unknown,
   ) {
-    super(`the connection dropped after the landing of ${source} was committed or not; its outcome could not be found out`, { cause: lookupError });
+    super(
+      `the connection dropped after the landing of ${source} was committed or not; its outcome could not be found out`,
+      { cause: lookupError },
+    );
   }
 }
-
 
 /** How long to keep asking, ms: a database that restarts answers within this. */
 const DEADLINE_MS = 10_000;
@@ -36,7 +38,12 @@ const TERMINATE_AFTER_MS = 1_000;
  * @returns `committed` or `aborted`; `unknown` when `txid_status` cannot tell (the id is too old: never within seconds)
  * @throws CommitOutcomeUnknownError when no connection answered within 10 s
  */
-export async function commitOutcome(pool: Pool, txid: string, backendPid: number | undefined, source: string): Promise<"committed" | "aborted" | "unknown"> {
+export async function commitOutcome(
+  pool: Pool,
+  txid: string,
+  backendPid: number | undefined,
+  source: string,
+): Promise<"committed" | "aborted" | "unknown"> {
   const started = Date.now();
   let lastError: unknown;
   let terminated = false;

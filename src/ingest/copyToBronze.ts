@@ -13,21 +13,27 @@
  *
  * The transaction opens in one exchange with the server, as a group
  * commit's (groupCommit.ts): BEGIN, the lock, the pipeline's highest seq and
- * the source's record in one simple-protocol query. The statements after
- * the COPY stay prepared ones of their own: sent as one query with their
- * values written in, the landing was slower, not faster (the dedupe with a
- * literal `seq > N` read the whole partial event-id index: 11 ms for 82
- * rows; the group's record statement took 13 ms where the range, the record
- * and the NOTIFY take about 3 ms one by one).
+ * the source's record (and, for records classified in memory, the probe of
+ * their event ids) in one simple-protocol query. When the dedupe runs, the
+ * statements after the COPY stay prepared ones of their own: sent as one
+ * query with their values written in, the landing was slower, not faster
+ * (the dedupe with a literal `seq > N` read the whole partial event-id
+ * index: 11 ms for 82 rows; the group's record statement, which counts the
+ * dedupe's rows, took 13 ms). When it does not, the range (the primary key's
+ * two ends), the record, the header and the NOTIFY go in one exchange
+ * (src/db/sql/ingest/recordLanding.ts).
  *
  * The lock is held while the records are read, so they must come from a
  * source that does not stall (a file, a spooled request body, a replay
  * cursor); `landStream` spools a stream to a temporary file first. Waiting
  * for the lock holds no connection (`appendLock.ts`).
+ *
+ * What a landing is asked and answers, and the answer of a source that landed before, are
+ * src/ingest/landAnswer.ts's.
  */
 import { policyVersion, type PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf, type RawRecord } from "../core/admission.js";
-import { rollback, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
+import { rollback, type Pool, type PoolClient } from "../db/pool.js";
 import { notifyLanded } from "../db/sql/ingest/bronzeChannel.js";
 import { copyBronzeRows } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeLanding } from "../db/sql/ingest/dedupeLanding.js";
@@ -36,7 +42,6 @@ import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlu
 import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
 import { bronzeSourceIdsFrom, bronzeSourceIdsText } from "../db/sql/ingest/bronzeSourceIds.js";
 import { readLandedRange } from "../db/sql/ingest/readLandedRange.js";
-import { readLandedSource, type LandedSourceRow } from "../db/sql/ingest/readLandedSource.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
 import { recordLandedSource } from "../db/sql/ingest/recordLandedSource.js";
 import { recordLanding } from "../db/sql/ingest/recordLanding.js";
@@ -45,82 +50,7 @@ import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
 import { classifyLines, type ClassifiedLines } from "./classifyLines.js";
 import { commitOutcome } from "./commitOutcome.js";
-
-export interface LandResult {
-  pipeline: string;
-  source: string;
-  /** True when the source had landed before: nothing was written. */
-  alreadyLanded: boolean;
-  landed: number;
-  accepted: number;
-  quarantined: number;
-  byReason: Record<string, number>;
-  firstSeq: number | null;
-  lastSeq: number | null;
-}
-
-export interface LandOptions {
-  /** Ingestion time for records that carry none, epoch ms (set once per source). */
-  landingTimeMs: number;
-  /** Called every `progressEvery` records with the count so far. */
-  onProgress?: (records: number) => void;
-  progressEvery?: number;
-  /** Runs inside the landing's transaction, after the source is recorded and before COMMIT (e.g. to record the file it came from). */
-  beforeCommit?: (client: PoolClient, result: LandResult) => Promise<void>;
-  /**
-   * SHA-256 (hex) of the request body the records come from (HTTP). Recorded
-   * with the source; a later landing of the same source with another hash is
-   * refused (`SourceConflictError`).
-   */
-  requestSha256?: string;
-  /**
-   * The input the records come from (docs/DESIGN.md "Several inputs"), stamped on every
-   * row; `default` when unset. A source may name any input (a log partition names its own);
-   * HTTP and the CLI accept only the pipeline's declared inputs.
-   */
-  input?: string;
-  /** The CSV header line the records were read by, once they are read: recorded with the source, so a rebuild can read its raw lines again. */
-  csvHeader?: () => string | undefined;
-  /** The source key was made up for this landing (`http:<uuid>`, `stdin:<uuid>`): no earlier landing to look up. */
-  newSource?: boolean;
-  /**
-   * The landing's COMMIT returns without waiting for its WAL flush (src/db/sql/ingest/commitWithoutFlushWait.ts), set with
-   * the transaction's first statements; for a caller whose next transaction waits for one (a replay's span and its
-   * micro-batch: one flush for both).
-   */
-  commitWithoutFlushWait?: boolean;
-}
-
-/** A source key used again for a different request body (HTTP `Idempotency-Key`): nothing was landed. */
-export class SourceConflictError extends Error {
-  override name = "SourceConflictError";
-  constructor(readonly source: string) {
-    super(`${source} has already landed with a different request body; nothing was landed`);
-  }
-}
-
-/**
- * A landing record answered as it was first answered (`alreadyLanded: true`).
- * @throws SourceConflictError when `requestSha256` is given and differs from the recorded one
- */
-export function answerFromRecord(pipeline: string, source: string, r: LandedSourceRow, requestSha256: string | undefined): LandResult {
-  // A landing recorded before request hashes were kept (request_sha256 null) cannot be compared: it answers as a retry.
-  if (requestSha256 !== undefined && r.request_sha256 !== null && r.request_sha256 !== requestSha256) throw new SourceConflictError(source);
-  return {
-    pipeline, source, alreadyLanded: true, landed: r.rows, accepted: r.accepted, quarantined: r.quarantined, byReason: r.by_reason ?? {},
-    firstSeq: r.first_seq, lastSeq: r.last_seq,
-  };
-}
-
-/**
- * The landing recorded for `source`, answered as it was first answered
- * (`alreadyLanded: true`), or undefined when the source has not landed.
- * @throws SourceConflictError when `requestSha256` is given and differs from the recorded one
- */
-export async function landedBefore(client: Queryable, pipeline: string, source: string, requestSha256: string | undefined): Promise<LandResult | undefined> {
-  const r = await readLandedSource(client, pipeline, source);
-  return r === undefined ? undefined : answerFromRecord(pipeline, source, r, requestSha256);
-}
+import { answerFromRecord, landedBefore, type LandOptions, type LandResult } from "./landAnswer.js";
 
 /**
  * Lands one source's records in bronze.
@@ -144,7 +74,13 @@ export async function landedBefore(client: Queryable, pipeline: string, source: 
  * @throws CommitOutcomeUnknownError when the connection dropped after COMMIT and the database could not be asked within 10 s
  * @throws database errors (the transaction is rolled back, nothing is written)
  */
-export async function landRecords(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord> | ClassifiedLines, opts: LandOptions): Promise<LandResult> {
+export async function landRecords(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord> | ClassifiedLines,
+  opts: LandOptions,
+): Promise<LandResult> {
   const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
   if (earlier) return earlier;
   return inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, opts));
@@ -153,7 +89,13 @@ export async function landRecords(pool: Pool, pipeline: PipelineConfig, source: 
 /** What the landing's transaction ends with besides a result: the source was recorded meanwhile by a writer that did not take the append lock. */
 const RECORDED_MEANWHILE = Symbol("recorded meanwhile");
 
-async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord> | ClassifiedLines, opts: LandOptions): Promise<LandResult> {
+async function landLocked(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord> | ClassifiedLines,
+  opts: LandOptions,
+): Promise<LandResult> {
   // Set by the transaction's last statement: from then on, only COMMIT can fail.
   let committing: { txid: string; backendPid: number | undefined; result: LandResult } | undefined;
   let outcome: LandResult | typeof RECORDED_MEANWHILE;
@@ -169,55 +111,94 @@ async function landLocked(pool: Pool, pipeline: PipelineConfig, source: string, 
       ...(opts.newSource ? [] : [readLandedSourcesText(pipeline.name, [source])]),
       ...(probe !== null && probe.length > 0 ? [probeEventIdsText(pipeline.name, probe)] : []),
     ];
-    outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(pool, pipeline.name, reads.join("; "), async (client, answers) => {
-      const read = opts.commitWithoutFlushWait ? answers.slice(1) : answers;
-      const [maxSeq, ids] = read;
-      const sources = opts.newSource ? undefined : read[2];
-      // The dedupe may change a row unless the probe told none can (no id to probe: none can).
-      const mayRepeat = probe === null ? true : probe.length > 0 && eventIdFound(read[read.length - 1]!.rows);
-      // Under the lock: a landing of the same source by another process has committed or never will.
-      const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
-      if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
-      const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
-      const seqBefore = maxSeq!.rows[0].seq as number;
-      const { result, sha256, rawLayout, deduped } = await copyRecords(client, pipeline, source, sourceId, records, seqBefore, mayRepeat, opts);
-      const header = opts.csvHeader?.();
-      // Rows written without their raw text are read back by the header's layout: never one without the other.
-      if (header === undefined && rawLayout !== null) throw new Error(`${source}: rows were written without their raw text but no CSV header was recorded`);
-      if (!deduped && opts.beforeCommit === undefined && result.landed < pipeline.trigger.maxRowsPerBatch) {
-        // No row changed since the COPY: the range, the source's record, its header and the NOTIFY in one exchange.
-        const r = await recordLanding(client, {
-          pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
-          requestSha256: opts.requestSha256 ?? null, byReason: result.byReason, policyVersion: policyVersion(pipeline),
-        }, seqBefore, header === undefined ? undefined : { text: header, rawLayout });
-        if (!r.recorded) return rollback(RECORDED_MEANWHILE);
-        if (header !== undefined) checkLayout(source, rawLayout, r.headerLayout);
-        const landed = { ...result, firstSeq: r.firstSeq, lastSeq: r.lastSeq };
-        committing = { txid: r.txid, backendPid: (client as unknown as { processID?: number }).processID, result: landed };
-        return landed;
-      }
-      if (!deduped) Object.assign(result, await readLandedRange(client, pipeline.name, seqBefore));
-      // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
-      const recorded = await recordLandedSource(client, {
-        pipeline: pipeline.name, source, sha256, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
-        firstSeq: result.firstSeq, lastSeq: result.lastSeq, requestSha256: opts.requestSha256 ?? null, byReason: result.byReason,
-        policyVersion: policyVersion(pipeline),
-      });
-      // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
-      if (!recorded) return rollback(RECORDED_MEANWHILE);
-      if (header !== undefined) await recordSourceHeader(client, pipeline.name, source, header, rawLayout);
-      await opts.beforeCommit?.(client, result);
-      if (result.landed >= pipeline.trigger.maxRowsPerBatch) {
-        // A landing larger than one micro-batch refreshes bronze's statistics before the
-        // stream sees it. Without them, a pipeline new since the last ANALYZE is estimated
-        // at ~0 rows and every index leading with pipeline looks free: micro-batches then
-        // scan the whole pipeline. The other columns follow in analyzeIfStale.
-        await analyzePipelineColumns(client);
-      }
-      const txid = await notifyLanded(client, pipeline.name);
-      committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, result };
-      return result;
-    });
+    outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(
+      pool,
+      pipeline.name,
+      reads.join("; "),
+      async (client, answers) => {
+        const read = opts.commitWithoutFlushWait ? answers.slice(1) : answers;
+        const [maxSeq, ids] = read;
+        const sources = opts.newSource ? undefined : read[2];
+        // The dedupe may change a row unless the probe told none can (no id to probe: none can).
+        const mayRepeat = probe === null ? true : probe.length > 0 && eventIdFound(read[read.length - 1]!.rows);
+        // Under the lock: a landing of the same source by another process has committed or never will.
+        const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
+        if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
+        const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
+        const seqBefore = maxSeq!.rows[0].seq as number;
+        const { result, sha256, rawLayout, deduped } = await copyRecords(
+          client,
+          pipeline,
+          source,
+          sourceId,
+          records,
+          seqBefore,
+          mayRepeat,
+          opts,
+        );
+        const header = opts.csvHeader?.();
+        // Rows written without their raw text are read back by the header's layout: never one without the other.
+        if (header === undefined && rawLayout !== null)
+          throw new Error(`${source}: rows were written without their raw text but no CSV header was recorded`);
+        if (!deduped && opts.beforeCommit === undefined && result.landed < pipeline.trigger.maxRowsPerBatch) {
+          // No row changed since the COPY: the range, the source's record, its header and the NOTIFY in one exchange.
+          const r = await recordLanding(
+            client,
+            {
+              pipeline: pipeline.name,
+              source,
+              sha256,
+              rows: result.landed,
+              accepted: result.accepted,
+              quarantined: result.quarantined,
+              requestSha256: opts.requestSha256 ?? null,
+              byReason: result.byReason,
+              policyVersion: policyVersion(pipeline),
+            },
+            seqBefore,
+            header === undefined ? undefined : { text: header, rawLayout },
+          );
+          if (!r.recorded) return rollback(RECORDED_MEANWHILE);
+          if (header !== undefined) checkLayout(source, rawLayout, r.headerLayout);
+          const landed = { ...result, firstSeq: r.firstSeq, lastSeq: r.lastSeq };
+          committing = {
+            txid: r.txid,
+            backendPid: (client as unknown as { processID?: number }).processID,
+            result: landed,
+          };
+          return landed;
+        }
+        if (!deduped) Object.assign(result, await readLandedRange(client, pipeline.name, seqBefore));
+        // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
+        const recorded = await recordLandedSource(client, {
+          pipeline: pipeline.name,
+          source,
+          sha256,
+          rows: result.landed,
+          accepted: result.accepted,
+          quarantined: result.quarantined,
+          firstSeq: result.firstSeq,
+          lastSeq: result.lastSeq,
+          requestSha256: opts.requestSha256 ?? null,
+          byReason: result.byReason,
+          policyVersion: policyVersion(pipeline),
+        });
+        // Recorded meanwhile by a writer that did not take the append lock: ours must not land twice.
+        if (!recorded) return rollback(RECORDED_MEANWHILE);
+        if (header !== undefined) await recordSourceHeader(client, pipeline.name, source, header, rawLayout);
+        await opts.beforeCommit?.(client, result);
+        if (result.landed >= pipeline.trigger.maxRowsPerBatch) {
+          // A landing larger than one micro-batch refreshes bronze's statistics before the
+          // stream sees it. Without them, a pipeline new since the last ANALYZE is estimated
+          // at ~0 rows and every index leading with pipeline looks free: micro-batches then
+          // scan the whole pipeline. The other columns follow in analyzeIfStale.
+          await analyzePipelineColumns(client);
+        }
+        const txid = await notifyLanded(client, pipeline.name);
+        committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, result };
+        return result;
+      },
+    );
   } catch (e) {
     if (committing === undefined) throw e;
     // COMMIT was sent and no answer came: find out on another connection.
@@ -262,18 +243,29 @@ function probedIds(pipeline: PipelineConfig, records: AsyncIterable<RawRecord> |
  *   (hex) of its records, one per line, the raw layout, and whether the dedupe ran (it may have changed rows)
  */
 async function copyRecords(
-  client: PoolClient, pipeline: PipelineConfig, source: string, sourceId: number, records: AsyncIterable<RawRecord> | ClassifiedLines, seqBefore: number,
-  mayRepeat: boolean, opts: LandOptions,
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  source: string,
+  sourceId: number,
+  records: AsyncIterable<RawRecord> | ClassifiedLines,
+  seqBefore: number,
+  mayRepeat: boolean,
+  opts: LandOptions,
 ): Promise<{ result: LandResult; sha256: string; rawLayout: string | null; deduped: boolean }> {
   const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-  let lines: AsyncIterable<string> | null, tally: ClassifiedLines["tally"], inMemory: readonly string[] = [];
+  let lines: AsyncIterable<string> | null,
+    tally: ClassifiedLines["tally"],
+    inMemory: readonly string[] = [];
   if ("tally" in records) {
     ({ tally } = records);
     inMemory = records.lines;
     lines = records.rest;
   } else {
     // A row may be written without its raw text only where its source's CSV header (and with it the layout) is recorded.
-    ({ lines, tally } = classifyLines(pipeline, source, records, { ...opts, elideRaw: () => opts.csvHeader?.() !== undefined }));
+    ({ lines, tally } = classifyLines(pipeline, source, records, {
+      ...opts,
+      elideRaw: () => opts.csvHeader?.() !== undefined,
+    }));
   }
   await copyBronzeRows(client, sourceId, lines, inMemory);
   const byReason = tally.byReason;
@@ -288,7 +280,17 @@ async function copyRecords(
   }
   const range = deduped ? await readLandedRange(client, pipeline.name, seqBefore) : { firstSeq: null, lastSeq: null };
   return {
-    result: { pipeline: pipeline.name, source, alreadyLanded: false, landed: count, accepted, quarantined: count - accepted, byReason, firstSeq: range.firstSeq, lastSeq: range.lastSeq },
+    result: {
+      pipeline: pipeline.name,
+      source,
+      alreadyLanded: false,
+      landed: count,
+      accepted,
+      quarantined: count - accepted,
+      byReason,
+      firstSeq: range.firstSeq,
+      lastSeq: range.lastSeq,
+    },
     sha256: tally.hash.digest("hex"),
     rawLayout: tally.rawLayout,
     deduped,

@@ -24,7 +24,15 @@ import { SourceRefused } from "./errors.js";
 
 export type CsvDialect = PipelineConfig["source"]["csv"];
 
-export const DEFAULT_CSV_DIALECT: CsvDialect = { delimiter: ",", quote: '"', escape: '"', relaxQuotes: false, multiline: true, trim: false, headerCase: "exact" };
+export const DEFAULT_CSV_DIALECT: CsvDialect = {
+  delimiter: ",",
+  quote: '"',
+  escape: '"',
+  relaxQuotes: false,
+  multiline: true,
+  trim: false,
+  headerCase: "exact",
+};
 
 /** A column a pipeline reads, and the config field that names it (`fields.eventTime`, …). */
 export interface RequiredColumn {
@@ -45,17 +53,28 @@ export function requiredColumns(pipeline: PipelineConfig): RequiredColumn[] {
 
 /** csv-parse options for one record of `dialect`. */
 export function csvParseOptions(dialect: CsvDialect): CsvParseOptions {
-  return { delimiter: dialect.delimiter, quote: dialect.quote, escape: dialect.escape, relax_quotes: dialect.relaxQuotes, trim: dialect.trim, relax_column_count: true };
+  return {
+    delimiter: dialect.delimiter,
+    quote: dialect.quote,
+    escape: dialect.escape,
+    relax_quotes: dialect.relaxQuotes,
+    trim: dialect.trim,
+    relax_column_count: true,
+  };
 }
 
 /**
  * Parses one record's text into its values.
  * @returns the values, or `{ error }` naming why the text is not one CSV record
  */
-export function csvFields(text: string, options: CsvParseOptions = csvParseOptions(DEFAULT_CSV_DIALECT)): string[] | { error: string } {
+export function csvFields(
+  text: string,
+  options: CsvParseOptions = csvParseOptions(DEFAULT_CSV_DIALECT),
+): string[] | { error: string } {
   try {
     const rows = parseCsv(text, options) as string[][];
-    if (rows.length !== 1) return { error: "a CSV record may not span lines (set source.csv.multiline for quoted fields that do)" };
+    if (rows.length !== 1)
+      return { error: "a CSV record may not span lines (set source.csv.multiline for quoted fields that do)" };
     return rows[0]!;
   } catch (e) {
     return { error: `invalid CSV: ${(e as Error).message.slice(0, 200)}` };
@@ -102,14 +121,20 @@ const list = (names: string[]) => names.map((n) => JSON.stringify(n)).join(", ")
  * Checks a header and returns its columns.
  * @throws SourceRefused for a name given twice, or when a column the pipeline reads is not named
  */
-export function csvColumns(names: string[], lineNo: number, required: RequiredColumn[], headerCase: CsvDialect["headerCase"]): CsvColumns {
+export function csvColumns(
+  names: string[],
+  lineNo: number,
+  required: RequiredColumn[],
+  headerCase: CsvDialect["headerCase"],
+): CsvColumns {
   const fold = (n: string) => (headerCase === "insensitive" ? n.toLowerCase() : n);
   const wanted = new Map(required.map((r) => [fold(r.column), r.column]));
   const seen = new Set<string>();
   const columns: CsvColumns = names.map((raw) => {
     const name = raw.trim();
     if (name === "") return null;
-    if (seen.has(fold(name))) throw new SourceRefused(`CSV header (line ${lineNo}) names column ${JSON.stringify(name)} twice`);
+    if (seen.has(fold(name)))
+      throw new SourceRefused(`CSV header (line ${lineNo}) names column ${JSON.stringify(name)} twice`);
     seen.add(fold(name));
     return wanted.get(fold(name)) ?? name;
   });
@@ -118,7 +143,10 @@ export function csvColumns(names: string[], lineNo: number, required: RequiredCo
   if (missing.length > 0) {
     const named = columns.filter((c): c is string => c !== null);
     const lower = new Set(named.map((n) => n.toLowerCase()));
-    const hint = headerCase === "exact" && missing.every((m) => lower.has(m.column.toLowerCase())) ? "; they differ only in case: set source.csv.headerCase: insensitive" : "";
+    const hint =
+      headerCase === "exact" && missing.every((m) => lower.has(m.column.toLowerCase()))
+        ? "; they differ only in case: set source.csv.headerCase: insensitive"
+        : "";
     throw new SourceRefused(
       `CSV header (line ${lineNo}) does not name the column(s) ${missing.map((m) => `${JSON.stringify(m.column)} (${m.configField})`).join(", ")}; ` +
         `it names: ${named.length > 0 ? list(named) : "nothing"}${hint}`,
@@ -128,7 +156,10 @@ export function csvColumns(names: string[], lineNo: number, required: RequiredCo
 }
 
 /** Maps one record's values to fields by column name (empty values are null), or says why it is malformed. */
-export function csvRecordFields(values: string[], columns: CsvColumns): { fields: Record<string, string | null> } | { error: string } {
+export function csvRecordFields(
+  values: string[],
+  columns: CsvColumns,
+): { fields: Record<string, string | null> } | { error: string } {
   const fields: Record<string, string | null> = {};
   const n = Math.max(values.length, columns.length);
   for (let i = 0; i < n; i++) {

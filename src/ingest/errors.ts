@@ -12,7 +12,11 @@ export class SourceRefused extends Error {
 /** A pipeline's landing folder does not exist (or is not a folder). `cause`: the file system's error, when there was one. */
 export class LandingDirMissing extends Error {
   override name = "LandingDirMissing";
-  constructor(readonly dir: string, detail: string, options?: ErrorOptions) {
+  constructor(
+    readonly dir: string,
+    detail: string,
+    options?: ErrorOptions,
+  ) {
     super(`landing folder ${dir} ${detail}`, options);
   }
 }
@@ -24,7 +28,12 @@ export class LandingDirMissing extends Error {
  */
 export class SourceNameTaken extends SourceRefused {
   override name = "SourceNameTaken";
-  constructor(file: string, sourceName: string, landed: { sizeBytes: number | null; sha256: string }, these: { bytes: number; sha256: string }) {
+  constructor(
+    file: string,
+    sourceName: string,
+    landed: { sizeBytes: number | null; sha256: string },
+    these: { bytes: number; sha256: string },
+  ) {
     super(
       `a different file named ${sourceName} has already landed (${landed.sizeBytes ?? "?"} bytes, SHA-256 ${landed.sha256.slice(0, 12)}…; ` +
         `${file} has ${these.bytes} bytes, SHA-256 ${these.sha256.slice(0, 12)}…): nothing was landed. A file source is known by its name: ` +

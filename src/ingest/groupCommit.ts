@@ -29,43 +29,22 @@
  *   request land alone; a connection error fails them all (nothing landed:
  *   503, retry). A lost answer to COMMIT is looked up as for one landing
  *   (`commitOutcome.ts`).
+ *
+ * This module forms the groups (the queue of requests waiting for a turn in the append queue);
+ * src/ingest/groupLanding.ts lands one.
  */
-import { policyVersion, type PipelineConfig } from "../config/pipelines.js";
-import { dedupeModeOf, type RawRecord } from "../core/admission.js";
-import { classifyDbError } from "../db/errors.js";
-import { rollback, type Pool } from "../db/pool.js";
-import { copyBronzeLines } from "../db/sql/ingest/copyBronzeRows.js";
-import { dedupeStatements } from "../db/sql/ingest/dedupeLanding.js";
-import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
-import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
-import { bronzeSourceIdsFrom, bronzeSourceIdsText } from "../db/sql/ingest/bronzeSourceIds.js";
-import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
-import { recordGroupLanding } from "../db/sql/ingest/recordGroupLanding.js";
-import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { RawRecord } from "../core/admission.js";
+import type { Pool } from "../db/pool.js";
+import { inAppendQueue } from "./appendLock.js";
 import { classifyLines } from "./classifyLines.js";
-import { commitOutcome } from "./commitOutcome.js";
-import { answerFromRecord, landedBefore, type LandResult } from "./copyToBronze.js";
+import { landedBefore, type LandResult } from "./landAnswer.js";
+import { landGroup, type Member } from "./groupLanding.js";
 
 /** Most requests in one group. */
 const MAX_MEMBERS = 64;
 /** Most rows in one group (a request that would pass it waits for the next group; a group always takes its first). */
 const MAX_ROWS = 20_000;
-
-/** One request in a group: its classified lines and tallies, and how to answer it. */
-interface Member {
-  source: string;
-  lines: string[];
-  landed: number;
-  accepted: number;
-  byReason: Record<string, number>;
-  /** SHA-256 (hex) of its records, one per line. */
-  sha256: string;
-  requestSha256: string | undefined;
-  newSource: boolean;
-  settled: boolean;
-  resolve(r: LandResult): void;
-  reject(e: unknown): void;
-}
 
 interface GroupQueue {
   pending: Member[];
@@ -74,13 +53,6 @@ interface GroupQueue {
 }
 
 const queues = new WeakMap<Pool, Map<string, GroupQueue>>();
-
-const totals = { groups: 0, requests: 0, rows: 0 };
-
-/** Groups this process has committed so far, with the requests and rows they landed (for the benchmark and diagnostics). */
-export function groupCommitTotals(): { groups: number; requests: number; rows: number } {
-  return { ...totals };
-}
 
 export interface GroupLandOptions {
   /** Ingestion time for records that carry none, epoch ms. */
@@ -101,16 +73,32 @@ export interface GroupLandOptions {
  * @returns counts per outcome and this source's bronze `seq` range; `alreadyLanded` with the recorded counts when it had landed before
  * @throws SourceConflictError (same source, another request body), CommitOutcomeUnknownError, what reading `records` throws, or the database's error (nothing of this source landed)
  */
-export async function landInGroup(pool: Pool, pipeline: PipelineConfig, source: string, records: AsyncIterable<RawRecord>, opts: GroupLandOptions): Promise<LandResult> {
+export async function landInGroup(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord>,
+  opts: GroupLandOptions,
+): Promise<LandResult> {
   const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
   if (earlier) return earlier;
-  const { lines: classified, tally } = classifyLines(pipeline, source, records, { landingTimeMs: opts.landingTimeMs, ...(opts.input === undefined ? {} : { input: opts.input }) });
+  const { lines: classified, tally } = classifyLines(pipeline, source, records, {
+    landingTimeMs: opts.landingTimeMs,
+    ...(opts.input === undefined ? {} : { input: opts.input }),
+  });
   const lines: string[] = [];
   for await (const line of classified) lines.push(line);
   return new Promise<LandResult>((resolve, reject) => {
     const member: Member = {
-      source, lines, landed: tally.landed, accepted: tally.accepted, byReason: tally.byReason, sha256: tally.hash.digest("hex"),
-      requestSha256: opts.requestSha256, newSource: opts.newSource ?? false, settled: false,
+      source,
+      lines,
+      landed: tally.landed,
+      accepted: tally.accepted,
+      byReason: tally.byReason,
+      sha256: tally.hash.digest("hex"),
+      requestSha256: opts.requestSha256,
+      newSource: opts.newSource ?? false,
+      settled: false,
       resolve: (r) => void (member.settled || ((member.settled = true), resolve(r))),
       reject: (e) => void (member.settled || ((member.settled = true), reject(e))),
     };
@@ -147,7 +135,9 @@ function book(pool: Pool, pipeline: PipelineConfig, q: GroupQueue): void {
 
 /** Takes the next group from `q.pending`, in arrival order: one member per source, within the limits. */
 function take(q: GroupQueue): Member[] {
-  const group: Member[] = [], sources = new Set<string>(), left: Member[] = [];
+  const group: Member[] = [],
+    sources = new Set<string>(),
+    left: Member[] = [];
   let rows = 0;
   for (const m of q.pending) {
     const fits = group.length === 0 || (group.length < MAX_MEMBERS && rows + m.landed <= MAX_ROWS);
@@ -161,140 +151,4 @@ function take(q: GroupQueue): Member[] {
   }
   q.pending = left;
   return group;
-}
-
-/** The member whose COPY line the server refused (`where`: "COPY bronze_events, line N"), when the error says. */
-function memberOfCopyError(e: unknown, members: Member[]): Member | undefined {
-  const where = (e as { where?: unknown }).where;
-  const line = typeof where === "string" ? Number(/COPY bronze_events, line (\d+)/.exec(where)?.[1]) : NaN;
-  if (!(line >= 1)) return undefined;
-  let end = 0;
-  for (const m of members) if (line <= (end += m.lines.length)) return m;
-  return undefined;
-}
-
-/** An error in the group's transaction tied to one member. */
-class MemberFailed extends Error {
-  constructor(readonly member: Member, cause: unknown) {
-    super((cause as Error)?.message ?? String(cause), { cause });
-  }
-}
-
-/** True when `e` is the database refusing a statement (not the connection, the pool, a cancel or a conflict): it may come from one member's rows. */
-function maybeOneMembersRows(e: unknown): boolean {
-  const code = (e as { code?: unknown })?.code;
-  if (typeof code !== "string" || code.length !== 5) return false;
-  return !["unavailable", "busy", "query_canceled", "serialization", "lock_not_available"].includes(classifyDbError(e));
-}
-
-/** Lands `group`; every member is answered when this resolves (it never rejects). */
-async function landGroup(pool: Pool, pipeline: PipelineConfig, group: Member[]): Promise<void> {
-  let rest = group;
-  try {
-    while (rest.length > 0) {
-      let meanwhile: Member | undefined;
-      try {
-        meanwhile = await landOnce(pool, pipeline, rest);
-      } catch (e) {
-        if (e instanceof MemberFailed) {
-          e.member.reject(e.cause);
-          rest = rest.filter((m) => !m.settled);
-          continue;
-        }
-        if (rest.length > 1 && maybeOneMembersRows(e)) {
-          for (const m of rest) await landGroup(pool, pipeline, [m]);
-          return;
-        }
-        throw e;
-      }
-      if (meanwhile !== undefined) {
-        // Recorded by a writer that did not take the append lock: its record is the answer.
-        const other = await landedBefore(pool, pipeline.name, meanwhile.source, meanwhile.requestSha256).catch((e: unknown) => e);
-        if (other === undefined) meanwhile.reject(new Error(`${meanwhile.source}: recorded by another landing that then disappeared`));
-        else if (other instanceof Error) meanwhile.reject(other);
-        else meanwhile.resolve(other as LandResult);
-      }
-      rest = rest.filter((m) => !m.settled);
-    }
-  } catch (e) {
-    for (const m of rest) m.reject(e);
-  }
-}
-
-const NOTHING = Symbol("nothing to land");
-
-/**
- * One transaction for the unsettled `members`: answers those that landed
- * before (from their records), lands the others, and answers them after COMMIT.
- * @returns a member whose source was recorded meanwhile (the transaction was rolled back, nobody answered but the ones that landed before), else undefined
- * @throws MemberFailed (rolled back), or the database's error / CommitOutcomeUnknownError for the whole group
- */
-async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[]): Promise<Member | undefined> {
-  let committing: { txid: string; backendPid: number | undefined; results: Map<Member, LandResult> } | undefined;
-  let outcome: Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING;
-  try {
-    // One round trip opens the transaction: BEGIN, the lock, the pipeline's highest seq (every row this
-    // group writes gets a seq above it), the sources' ids (made if new), and the records of the sources that carry a key.
-    const keyed = members.filter((m) => !m.newSource);
-    const reads = [bronzeMaxSeqText(pipeline.name), bronzeSourceIdsText(pipeline.name, members.map((m) => m.source)), ...(keyed.length > 0 ? [readLandedSourcesText(pipeline.name, keyed.map((m) => m.source))] : [])].join("; ");
-    outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(pool, pipeline.name, reads, async (client, [maxSeq, ids, sources]) => {
-      const [sourceIds, seqBefore] = [bronzeSourceIdsFrom(ids!.rows), maxSeq!.rows[0].seq as number];
-      // Under the lock: a landing of the same source elsewhere has committed or never will.
-      if (keyed.length > 0) {
-        const recorded = landedSourcesFrom(sources!.rows);
-        for (const m of keyed) {
-          const r = recorded.get(m.source);
-          if (r === undefined) continue;
-          try {
-            m.resolve(answerFromRecord(pipeline.name, m.source, r, m.requestSha256));
-          } catch (e) {
-            m.reject(e);
-          }
-        }
-      }
-      const landing = members.filter((m) => !m.settled);
-      if (landing.length === 0) return rollback(NOTHING);
-      try {
-        await copyBronzeLines(client, landing.map((m) => ({ sourceId: sourceIds.get(m.source)!, lines: m.lines })));
-      } catch (e) {
-        const m = memberOfCopyError(e, landing);
-        throw m === undefined ? e : new MemberFailed(m, e);
-      }
-
-      // The dedupe and the records in one round trip: the records read the dedupe's outcome from bronze.
-      const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-      const before = dedupe !== "off" && landing.some((m) => m.accepted > 0) ? dedupeStatements(dedupe) : [];
-      const { recorded, txid } = await recordGroupLanding(client, pipeline.name, policyVersion(pipeline), seqBefore, landing.map((m) => ({
-        source: m.source, sha256: m.sha256, rows: m.landed, accepted: m.accepted, byReason: m.byReason, requestSha256: m.requestSha256 ?? null,
-      })), before);
-      const meanwhile = landing.find((m) => !recorded.has(m.source));
-      if (meanwhile !== undefined) return rollback({ meanwhile });
-      // As for one landing (copyToBronze.ts): more rows than one micro-batch refresh bronze's statistics first.
-      if (landing.reduce((n, m) => n + m.landed, 0) >= pipeline.trigger.maxRowsPerBatch) await analyzePipelineColumns(client);
-      const results = new Map(landing.map((m) => {
-        const r = recorded.get(m.source)!;
-        return [m, { pipeline: pipeline.name, source: m.source, alreadyLanded: false, landed: r.rows, accepted: r.accepted, quarantined: r.quarantined, byReason: r.byReason, firstSeq: r.firstSeq, lastSeq: r.lastSeq }];
-      }));
-      committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, results };
-      return results;
-    });
-  } catch (e) {
-    if (committing === undefined) throw e;
-    // COMMIT was sent and no answer came: find out on another connection.
-    const { txid, backendPid, results } = committing;
-    const first = [...results.keys()][0]!;
-    const status = await commitOutcome(pool, txid, backendPid, results.size === 1 ? first.source : `${first.source} (and ${results.size - 1} sources landed with it)`);
-    if (status === "aborted") throw e;
-    if (status === "unknown" && !(await landedBefore(pool, pipeline.name, first.source, undefined))) throw e;
-    outcome = results;
-  }
-  if (outcome === NOTHING) return undefined;
-  if (!(outcome instanceof Map)) return outcome.meanwhile;
-  totals.groups++;
-  for (const [m, r] of outcome) {
-    totals.requests++;
-    totals.rows += r.landed;
-    m.resolve(r);
-  }
-  return undefined;
 }

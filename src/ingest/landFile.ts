@@ -11,7 +11,8 @@ import { pipeline as pipe } from "node:stream/promises";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { Pool, PoolClient } from "../db/pool.js";
-import { landRecords, type LandResult } from "./copyToBronze.js";
+import { landRecords } from "./copyToBronze.js";
+import type { LandResult } from "./landAnswer.js";
 import type { CsvColumns } from "./csvRecords.js";
 import { SourceNameTaken, SourceRefused } from "./errors.js";
 import { spoolPrefix } from "./spoolFolders.js";
@@ -38,8 +39,13 @@ export function fileKind(st: Stats): string {
  * @returns the open handle and its fstat; null when the file no longer exists (landing folder only)
  * @throws SourceRefused when it cannot be opened or is not a regular file
  */
-export async function openSourceFile(file: string, landingFolder: boolean): Promise<{ fh: FileHandle; st: Stats } | null> {
-  const flags = landingFolder ? constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0) : constants.O_RDONLY;
+export async function openSourceFile(
+  file: string,
+  landingFolder: boolean,
+): Promise<{ fh: FileHandle; st: Stats } | null> {
+  const flags = landingFolder
+    ? constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0)
+    : constants.O_RDONLY;
   let fh: FileHandle;
   try {
     fh = await open(file, flags);
@@ -83,20 +89,31 @@ export async function* fileChunks(fh: FileHandle, start: number): AsyncGenerator
 }
 
 /** The CSV header of an open file (read from its start), for the later pieces of an append-only file. */
-async function readCsvHeader(fh: FileHandle, pipeline: PipelineConfig): Promise<{ columns: CsvColumns; text: string } | undefined> {
+async function readCsvHeader(
+  fh: FileHandle,
+  pipeline: PipelineConfig,
+): Promise<{ columns: CsvColumns; text: string } | undefined> {
   let header: { columns: CsvColumns; text: string } | undefined;
-  for await (const _ of readRecords(fileChunks(fh, 0), "csv", { ...readOptionsFor(pipeline), unterminated: "hold", onHeader: (columns, text) => (header = { columns, text }) })) break;
+  for await (const _ of readRecords(fileChunks(fh, 0), "csv", {
+    ...readOptionsFor(pipeline),
+    unterminated: "hold",
+    onHeader: (columns, text) => (header = { columns, text }),
+  }))
+    break;
   return header;
 }
 
 /** SHA-256 and line count of all of `fh`'s bytes (line ends as the readers count them: LF, CRLF, a lone CR). */
 export async function hashFile(fh: FileHandle): Promise<{ sha256: string; lines: number; bytes: number }> {
   const h = createHash("sha256");
-  let lines = 0, bytes = 0, lastCr = false;
+  let lines = 0,
+    bytes = 0,
+    lastCr = false;
   for await (const chunk of fileChunks(fh, 0)) {
     h.update(chunk);
     bytes += chunk.length;
-    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) if (!(i === 0 ? lastCr : chunk[i - 1] === 0x0d)) lines++;
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1))
+      if (!(i === 0 ? lastCr : chunk[i - 1] === 0x0d)) lines++;
     for (let i = chunk.indexOf(0x0d); i !== -1; i = chunk.indexOf(0x0d, i + 1)) lines++; // a CR ends a line, alone or before its LF
     lastCr = chunk[chunk.length - 1] === 0x0d;
   }
@@ -123,7 +140,14 @@ export interface LandOpenOptions {
  * newline waits for it; otherwise it is a record.
  * @throws SourceRefused (bad header, read error: nothing landed), or a database error
  */
-export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: FileHandle, st: Stats, name: string, opts: LandOpenOptions = {}): Promise<LandResult> {
+export async function landOpenFile(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  fh: FileHandle,
+  st: Stats,
+  name: string,
+  opts: LandOpenOptions = {},
+): Promise<LandResult> {
   const from = opts.continueFrom;
   const offset = from?.landedBytes ?? 0;
   const header = pipeline.source.format === "csv" && offset > 0 ? await readCsvHeader(fh, pipeline) : undefined;
@@ -150,7 +174,19 @@ export async function landOpenFile(pool: Pool, pipeline: PipelineConfig, fh: Fil
     ...(opts.input === undefined ? {} : { input: opts.input }),
     csvHeader: () => headerText,
     beforeCommit: async (client, result) => {
-      await recordFileLanding(client, pipeline, name, { sizeBytes: st.size, mtimeMs: st.mtimeMs, sha256: hash?.digest("hex") ?? null, landedBytes: position.offset, landedLines: position.line }, result);
+      await recordFileLanding(
+        client,
+        pipeline,
+        name,
+        {
+          sizeBytes: st.size,
+          mtimeMs: st.mtimeMs,
+          sha256: hash?.digest("hex") ?? null,
+          landedBytes: position.offset,
+          landedLines: position.line,
+        },
+        result,
+      );
       await opts.fence?.(client);
     },
   });
@@ -173,7 +209,12 @@ export async function landFile(
   pipeline: PipelineConfig,
   file: string,
   name: string,
-  opts: { landingTimeMs?: number; onProgress?: (records: number, bytes: number) => void; noFollow?: boolean; input?: string } = {},
+  opts: {
+    landingTimeMs?: number;
+    onProgress?: (records: number, bytes: number) => void;
+    noFollow?: boolean;
+    input?: string;
+  } = {},
 ): Promise<LandResult> {
   let opened: Awaited<ReturnType<typeof openSourceFile>> | undefined;
   try {
@@ -181,15 +222,27 @@ export async function landFile(
     if (opened === null) throw new SourceRefused(`no such file: ${file}`);
     // The name has landed before: the same bytes are skipped as already landed; other bytes are refused by name.
     const known = await readSourceFile(pool, pipeline.name, name);
-    if (known !== undefined && known.sha256 !== null && (known.state === "landed" || known.state === "changed_after_landing")) {
+    if (
+      known !== undefined &&
+      known.sha256 !== null &&
+      (known.state === "landed" || known.state === "changed_after_landing")
+    ) {
       const these = await hashFile(opened.fh);
-      if (these.sha256 !== known.sha256) throw new SourceNameTaken(file, name, { sizeBytes: known.sizeBytes, sha256: known.sha256 }, these);
+      if (these.sha256 !== known.sha256)
+        throw new SourceNameTaken(file, name, { sizeBytes: known.sizeBytes, sha256: known.sha256 }, these);
     }
     return await landOpenFile(pool, pipeline, opened.fh, opened.st, name, opts);
   } catch (e) {
     if (e instanceof SourceRefused && !(e instanceof SourceNameTaken)) {
       const st = opened?.st ?? (await lstat(file).catch(() => undefined));
-      await markSourceFile(pool, pipeline, name, "refused", { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 }, e.message);
+      await markSourceFile(
+        pool,
+        pipeline,
+        name,
+        "refused",
+        { sizeBytes: st?.size ?? 0, mtimeMs: st?.mtimeMs ?? 0 },
+        e.message,
+      );
     }
     throw e;
   } finally {
@@ -208,7 +261,13 @@ export async function landFile(
  * @throws the stream's read error, SourceRefused (bad CSV header) or a database error; nothing is landed then
  */
 export async function landStream(
-  pool: Pool, pipeline: PipelineConfig, input: Readable, kind: string, landingTimeMs = Date.now(), inputName?: string, onProgress?: (records: number) => void,
+  pool: Pool,
+  pipeline: PipelineConfig,
+  input: Readable,
+  kind: string,
+  landingTimeMs = Date.now(),
+  inputName?: string,
+  onProgress?: (records: number) => void,
 ): Promise<LandResult> {
   const dir = await mkdtemp(spoolPrefix("spool"));
   try {
@@ -217,8 +276,17 @@ export async function landStream(
     const fh = await open(file, "r");
     try {
       let headerText: string | undefined;
-      const records = readRecords(fileChunks(fh, 0), pipeline.source.format, { ...readOptionsFor(pipeline), onHeader: (_, text) => (headerText = text) });
-      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, records, { landingTimeMs, newSource: true, csvHeader: () => headerText, onProgress, ...(inputName === undefined ? {} : { input: inputName }) });
+      const records = readRecords(fileChunks(fh, 0), pipeline.source.format, {
+        ...readOptionsFor(pipeline),
+        onHeader: (_, text) => (headerText = text),
+      });
+      return await landRecords(pool, pipeline, `${kind}:${randomUUID()}`, records, {
+        landingTimeMs,
+        newSource: true,
+        csvHeader: () => headerText,
+        onProgress,
+        ...(inputName === undefined ? {} : { input: inputName }),
+      });
     } finally {
       await fh.close();
     }

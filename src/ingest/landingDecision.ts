@@ -52,10 +52,16 @@ export type LandingDecision =
  * @param file what is on disk; @param row the file's record, undefined for a file never seen
  * @param nowMs the pass's clock, epoch ms (the settle time is measured against the file's whole-ms mtime)
  */
-export function decideLanding(file: FileFacts, row: SourceFileRecord | undefined, rules: LandingRules, nowMs: number): LandingDecision {
+export function decideLanding(
+  file: FileFacts,
+  row: SourceFileRecord | undefined,
+  rules: LandingRules,
+  nowMs: number,
+): LandingDecision {
   const same = row !== undefined && row.sizeBytes === file.sizeBytes && row.mtimeMs === Math.floor(file.mtimeMs);
   if (row?.state === "refused" && same && row.configHash === rules.configHash) return { do: "skip" };
-  if (!file.regular) return { do: "refuse", reason: file.refusal ?? "not a regular file", record: row?.state !== "refused" || !same };
+  if (!file.regular)
+    return { do: "refuse", reason: file.refusal ?? "not a regular file", record: row?.state !== "refused" || !same };
   if (row?.state === "changed_after_landing") return { do: "keepChanged", record: !same };
   if (row?.state === "landed") {
     if (rules.appendOnly && file.sizeBytes > row.landedBytes) return { do: "landAppended" };
@@ -68,6 +74,7 @@ export function decideLanding(file: FileFacts, row: SourceFileRecord | undefined
   // An empty file is one being created (`: > f`, then written): landing it now as 0 rows would
   // make its content a change after landing that never lands. It waits for content.
   if (file.sizeBytes === 0) return { do: "wait", empty: true, record: !waiting || !same, log: false };
-  if (!rules.appendOnly && nowMs - Math.floor(file.mtimeMs) < rules.settleMs) return { do: "wait", empty: false, record: !waiting || !same, log: !waiting };
+  if (!rules.appendOnly && nowMs - Math.floor(file.mtimeMs) < rules.settleMs)
+    return { do: "wait", empty: false, record: !waiting || !same, log: !waiting };
   return { do: "land", needsLine: rules.appendOnly };
 }

@@ -22,86 +22,28 @@
  * transaction, and so does each record of a file's state (waiting, refused,
  * changed, touched, adopted). A deposed owner writes none of them
  * (LeaseLostError) and the pass stops there.
+ *
+ * Which entries of the folder a pass considers is src/ingest/landingEntries.ts's; what it does with
+ * each file, src/ingest/landingDecision.ts's.
  */
-import { lstat, readdir, stat } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { LeaseLostError, type PipelineLease } from "../cluster/fencing.js";
 import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import type { Logger } from "../log.js";
-import type { LandResult } from "./copyToBronze.js";
-import { LandingDirMissing, SourceRefused } from "./errors.js";
+import type { LandResult } from "./landAnswer.js";
+import { SourceRefused } from "./errors.js";
 import { decideLanding } from "./landingDecision.js";
+import { inputOfEntry, scanLandingDir } from "./landingEntries.js";
 import { fileChunks, fileKind, hashFile, landOpenFile, openSourceFile } from "./landFile.js";
-import { markSourceFile, readSourceFiles, recordFileLanding, sourceConfigHash, type SourceFileRecord } from "./sourceFiles.js";
-
-const EXTENSIONS: Record<PipelineConfig["source"]["format"], string[]> = {
-  csv: [".csv"],
-  jsonl: [".json", ".jsonl", ".ndjson"],
-};
-
-/**
- * The folder of `pipeline`'s landing folder, checked; undefined for a pipeline without one (fed over HTTP or stdin).
- * @throws LandingDirMissing when it is configured but does not exist or is not a folder
- */
-async function landingDirOf(pipeline: PipelineConfig): Promise<string | undefined> {
-  const dir = pipeline.source.landingDir;
-  if (dir === undefined) return undefined;
-  try {
-    if (!(await stat(dir)).isDirectory()) throw new LandingDirMissing(dir, "is not a folder");
-  } catch (e) {
-    if (e instanceof LandingDirMissing) throw e;
-    throw new LandingDirMissing(dir, (e as NodeJS.ErrnoException).code === "ENOENT" ? "does not exist" : `cannot be read: ${(e as Error).message}`, { cause: e });
-  }
-  return dir;
-}
-
-/**
- * Entries of the landing folder that a landing pass considers, sorted by
- * name: the format's extensions, not starting with `.` or `_` (in-progress or
- * private: write a file under such a name, then rename it). The entries of a
- * subfolder named after a declared input (`watermark.inputs`; a real folder,
- * not a symlink) are listed as `<input>/<name>`: they land as that input; any other
- * subfolder (not `.`/`_`) is listed as `<folder>/` with a `refusal` saying its files are not landed. `regular` is
- * false for anything that is not a plain file (folder, symlink, FIFO, socket,
- * device): those are refused, never read, so a pass never reads outside the
- * folder and never blocks.
- * @throws LandingDirMissing
- */
-async function scanLandingDir(pipeline: PipelineConfig): Promise<{ name: string; regular: boolean; refusal?: string }[]> {
-  const dir = await landingDirOf(pipeline);
-  if (dir === undefined) return []; // no landing folder: a landing pass has nothing to do
-  const considered = (name: string) => !/^[._]/.test(name) && EXTENSIONS[pipeline.source.format].includes(path.extname(name).toLowerCase());
-  const inputs = new Set(Object.keys(pipeline.watermark.inputs ?? {}));
-  const found: { name: string; regular: boolean; refusal?: string }[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    if (e.isDirectory() && inputs.has(e.name)) {
-      const inner = await readdir(path.join(dir, e.name), { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? [] : Promise.reject(err)));
-      for (const f of inner) if (considered(f.name)) found.push({ name: `${e.name}/${f.name}`, regular: f.isFile() });
-    } else if (considered(e.name)) found.push({ name: e.name, regular: e.isFile() });
-    else if (e.isDirectory() && !/^[._]/.test(e.name)) {
-      // A subfolder that is no declared input (day1/, day2/): its files would never land, and nothing would say so.
-      const declared = [...inputs].sort();
-      found.push({
-        name: `${e.name}/`, regular: false,
-        refusal: `a subfolder that is not an input declared in watermark.inputs (${declared.length > 0 ? `declared: ${declared.join(", ")}` : "none declared"}): ` +
-          `its files are not landed; move them into the landing folder under names of their own, or declare the input`,
-      });
-    }
-  }
-  return found.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-/** The input of a landing-folder entry's name: `<input>/<file>` is that input's; a file of the folder itself is the default input's (undefined). */
-function inputOfEntry(name: string): string | undefined {
-  const slash = name.indexOf("/");
-  return slash < 0 ? undefined : name.slice(0, slash);
-}
-
-/** Names of the plain files a landing pass considers, sorted. @throws LandingDirMissing */
-export async function listLandingFiles(pipeline: PipelineConfig): Promise<string[]> {
-  return (await scanLandingDir(pipeline)).filter((e) => e.regular).map((e) => e.name);
-}
+import {
+  markSourceFile,
+  readSourceFiles,
+  recordFileLanding,
+  sourceConfigHash,
+  type SourceFileRecord,
+} from "./sourceFiles.js";
 
 export interface LandingPass {
   landed: LandResult[];
@@ -127,7 +69,8 @@ async function hasNewlineAfter(file: string, offset: number): Promise<boolean> {
   const opened = await openSourceFile(file, true);
   if (opened === null) return false;
   try {
-    for await (const chunk of fileChunks(opened.fh, offset)) if (chunk.includes(0x0a) || chunk.includes(0x0d)) return true;
+    for await (const chunk of fileChunks(opened.fh, offset))
+      if (chunk.includes(0x0a) || chunk.includes(0x0d)) return true;
     return false;
   } finally {
     await opened.fh.close();
@@ -140,22 +83,36 @@ async function hasNewlineAfter(file: string, offset: number): Promise<boolean> {
  * refused, changed and waiting file.
  * @throws LandingDirMissing; LeaseLostError when `opts.lease` is no longer held (that write rolled back, the pass stops); an Error after the pass when a file failed for another reason than itself
  */
-export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opts: LandingPassOptions = {}): Promise<LandingPass> {
+export async function landPendingFiles(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  opts: LandingPassOptions = {},
+): Promise<LandingPass> {
   const entries = await scanLandingDir(pipeline);
   const known = await readSourceFiles(pool, pipeline.name);
   const pass: LandingPass = { landed: [], refused: [], waiting: [], changed: [], unchanged: [], failed: [] };
   const log = opts.log?.child({ pipeline: pipeline.name });
-  const rules = { appendOnly: pipeline.source.appendOnly, settleMs: pipeline.source.settle, configHash: sourceConfigHash(pipeline) };
+  const rules = {
+    appendOnly: pipeline.source.appendOnly,
+    settleMs: pipeline.source.settle,
+    configHash: sourceConfigHash(pipeline),
+  };
   const now = opts.nowMs ?? Date.now;
   const lease = opts.lease;
   /** A write of a file's record: under a lease, in a transaction of its own ending with the fence (nothing written when the lease is lost); without one, a statement of its own. */
   const record = (write: (client: Queryable) => Promise<void>): Promise<void> =>
-    lease === undefined ? write(pool) : withTransaction(pool, async (client) => {
-      await write(client);
-      await lease.assertHeld(client); // fencing: a deposed owner records nothing (LeaseLostError rolls it back)
-    });
-  const mark = (name: string, state: Parameters<typeof markSourceFile>[3], facts: { sizeBytes: number; mtimeMs: number }, reason: string | null = null) =>
-    record((client) => markSourceFile(client, pipeline, name, state, facts, reason));
+    lease === undefined
+      ? write(pool)
+      : withTransaction(pool, async (client) => {
+          await write(client);
+          await lease.assertHeld(client); // fencing: a deposed owner records nothing (LeaseLostError rolls it back)
+        });
+  const mark = (
+    name: string,
+    state: Parameters<typeof markSourceFile>[3],
+    facts: { sizeBytes: number; mtimeMs: number },
+    reason: string | null = null,
+  ) => record((client) => markSourceFile(client, pipeline, name, state, facts, reason));
   const leaseLost = (e: unknown) => e instanceof LeaseLostError || lease?.owns() === false;
 
   const refuse = async (name: string, reason: string, facts: { sizeBytes: number; mtimeMs: number }) => {
@@ -168,12 +125,19 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
     const name = entry.name;
     const file = path.join(pipeline.source.landingDir!, name); // entries exist only when the folder does
     try {
-      const st = await lstat(file).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? null : Promise.reject(e)));
+      const st = await lstat(file).catch((e: NodeJS.ErrnoException) =>
+        e.code === "ENOENT" ? null : Promise.reject(e),
+      );
       if (st === null) continue; // gone since the listing
       const row = known.get(name);
       const facts = { sizeBytes: st.size, mtimeMs: st.mtimeMs };
       const regular = entry.regular && st.isFile();
-      const decision = decideLanding({ regular, refusal: regular ? undefined : (entry.refusal ?? `not a regular file: ${fileKind(st)}`), ...facts }, row, rules, now());
+      const decision = decideLanding(
+        { regular, refusal: regular ? undefined : (entry.refusal ?? `not a regular file: ${fileKind(st)}`), ...facts },
+        row,
+        rules,
+        now(),
+      );
       switch (decision.do) {
         case "skip":
         case "unchanged":
@@ -195,7 +159,8 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
           await checkLanded(name, file, row!, facts);
           break;
         case "wait":
-          if (decision.record) await mark(name, "waiting_to_settle", facts, decision.empty ? "empty: waits for content" : null);
+          if (decision.record)
+            await mark(name, "waiting_to_settle", facts, decision.empty ? "empty: waits for content" : null);
           if (decision.log) log?.info({ file: name, settleMs: pipeline.source.settle }, `file ${name} waits to settle`);
           pass.waiting.push(name);
           break;
@@ -217,7 +182,11 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
       }
     }
   }
-  if (pass.failed.length > 0) throw Object.assign(new Error(`landing failed for ${pass.failed.map((f) => `${f.name} (${f.error})`).join(", ")}`), { pass });
+  if (pass.failed.length > 0)
+    throw Object.assign(
+      new Error(`landing failed for ${pass.failed.map((f) => `${f.name} (${f.error})`).join(", ")}`),
+      { pass },
+    );
   return pass;
 
   async function landOne(name: string, file: string, continueFrom: SourceFileRecord | undefined): Promise<void> {
@@ -225,15 +194,36 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
     if (opened === null) return;
     try {
       const input = inputOfEntry(name);
-      const r = await landOpenFile(pool, pipeline, opened.fh, opened.st, name, { continueFrom, ...(input === undefined ? {} : { input }), ...(opts.lease ? { fence: opts.lease.assertHeld } : {}) });
+      const r = await landOpenFile(pool, pipeline, opened.fh, opened.st, name, {
+        continueFrom,
+        ...(input === undefined ? {} : { input }),
+        ...(opts.lease ? { fence: opts.lease.assertHeld } : {}),
+      });
       if (r.alreadyLanded) {
         // Landed before this record of files existed (or by a replay): adopt it as it is now.
         const h = await hashFile(opened.fh);
-        await record((client) => recordFileLanding(client, pipeline, name, { sizeBytes: opened.st.size, mtimeMs: opened.st.mtimeMs, sha256: h.sha256, landedBytes: h.bytes, landedLines: h.lines }, r));
+        await record((client) =>
+          recordFileLanding(
+            client,
+            pipeline,
+            name,
+            {
+              sizeBytes: opened.st.size,
+              mtimeMs: opened.st.mtimeMs,
+              sha256: h.sha256,
+              landedBytes: h.bytes,
+              landedLines: h.lines,
+            },
+            r,
+          ),
+        );
         return;
       }
       pass.landed.push(r);
-      log?.info({ file: name, source: r.source, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined }, "file landed");
+      log?.info(
+        { file: name, source: r.source, landed: r.landed, accepted: r.accepted, quarantined: r.quarantined },
+        "file landed",
+      );
     } finally {
       await opened.fh.close();
     }
@@ -246,7 +236,12 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
     log?.warn({ file: name, reason }, `file ${name} ${reason}`);
   }
 
-  async function checkLanded(name: string, file: string, row: SourceFileRecord, facts: { sizeBytes: number; mtimeMs: number }): Promise<void> {
+  async function checkLanded(
+    name: string,
+    file: string,
+    row: SourceFileRecord,
+    facts: { sizeBytes: number; mtimeMs: number },
+  ): Promise<void> {
     const opened = await openSourceFile(file, true);
     if (opened === null) return;
     try {
@@ -254,7 +249,12 @@ export async function landPendingFiles(pool: Pool, pipeline: PipelineConfig, opt
       if (h.sha256 === row.sha256) {
         await mark(name, "landed", facts); // touched, same bytes
         pass.unchanged.push(name);
-      } else await changed(name, facts, `size ${row.sizeBytes} -> ${h.bytes} bytes, SHA-256 ${String(row.sha256).slice(0, 12)}… -> ${h.sha256.slice(0, 12)}…`);
+      } else
+        await changed(
+          name,
+          facts,
+          `size ${row.sizeBytes} -> ${h.bytes} bytes, SHA-256 ${String(row.sha256).slice(0, 12)}… -> ${h.sha256.slice(0, 12)}…`,
+        );
     } finally {
       await opened.fh.close();
     }

@@ -58,7 +58,10 @@ const CR = 0x0d;
  *   array per chunk, never empty: one await per chunk, not per line), in order;
  *   never throws by itself (errors of `input` pass through)
  */
-export async function* splitLines(input: AsyncIterable<Buffer | string>, opts: SplitOptions): AsyncGenerator<SplitLine[]> {
+export async function* splitLines(
+  input: AsyncIterable<Buffer | string>,
+  opts: SplitOptions,
+): AsyncGenerator<SplitLine[]> {
   const max = opts.maxBytes;
   let parts: Buffer[] = [];
   let kept = 0; // bytes held in parts (<= max)

@@ -41,17 +41,24 @@ const DECIMAL = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 const NEGATIVE_ZERO = /^-0(\.0+)?$/;
 
 const instantText = (text: string | null): string | null => (text !== null && INSTANT.test(text) ? text : null);
-const valueText = (value: string | null): string | null => (value !== null && DECIMAL.test(value) && !NEGATIVE_ZERO.test(value) ? value : null);
+const valueText = (value: string | null): string | null =>
+  value !== null && DECIMAL.test(value) && !NEGATIVE_ZERO.test(value) ? value : null;
 
 /** The text layout letter `c` gives for `r`, or null when that column gives none. */
 function part(c: string, r: RowTexts): string | null {
   switch (c) {
-    case "e": return r.row.eventId;
-    case "t": return instantText(r.eventTime);
-    case "i": return instantText(r.ingestionTime);
-    case "k": return r.row.groupKey;
-    case "v": return valueText(r.row.value);
-    default: return null;
+    case "e":
+      return r.row.eventId;
+    case "t":
+      return instantText(r.eventTime);
+    case "i":
+      return instantText(r.ingestionTime);
+    case "k":
+      return r.row.groupKey;
+    case "v":
+      return valueText(r.row.value);
+    default:
+      return null;
   }
 }
 
@@ -111,7 +118,12 @@ export interface RawElider {
    * The raw text and `raw_rest` to write for an accepted record classified as `row` (instants as `formatInstant`
    * writes them): `{ raw: null, rest }` when its columns give its text back, else its own text.
    */
-  accepted(rec: RawRecord, row: BronzeRow, eventTime: string | null, ingestionTime: string): { raw: string | null; rest: string | null };
+  accepted(
+    rec: RawRecord,
+    row: BronzeRow,
+    eventTime: string | null,
+    ingestionTime: string,
+  ): { raw: string | null; rest: string | null };
   /** The layout rows were written by without their raw text; null while every row kept its text. */
   readonly layout: string | null;
 }
@@ -122,7 +134,9 @@ export interface RawElider {
  */
 export function rawElider(policy: AdmissionPolicy, enabled: () => boolean): RawElider {
   let on: boolean | undefined;
-  let layout: string | null = null, tries = 0, used: string | null = null;
+  let layout: string | null = null,
+    tries = 0,
+    used: string | null = null;
   return {
     accepted(rec, row, eventTime, ingestionTime) {
       on ??= enabled();

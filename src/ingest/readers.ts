@@ -29,104 +29,39 @@
  * unless `unterminated: "hold"` (append-only files), where it waits for its
  * newline, as does a record whose quote is still open: `position` moves only
  * past complete records, so the next piece starts at the record's first line.
+ *
+ * A JSON line's fields are src/ingest/jsonRecords.ts's, a CSV record's src/ingest/csvRecords.ts's; the
+ * encoding check of the first bytes is src/ingest/sourceEncoding.ts.
  */
-import { isLosslessNumber, parse as parseJson } from "lossless-json";
-import { canonicalNumber } from "../core/decimal.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
-import { csvColumns, csvFields, csvParseOptions, csvRecordFields, DEFAULT_CSV_DIALECT, quoteOpenAtEnd, requiredColumns, type CsvColumns, type CsvDialect, type RequiredColumn } from "./csvRecords.js";
+import {
+  csvColumns,
+  csvFields,
+  csvParseOptions,
+  csvRecordFields,
+  DEFAULT_CSV_DIALECT,
+  quoteOpenAtEnd,
+  requiredColumns,
+  type CsvColumns,
+  type CsvDialect,
+  type RequiredColumn,
+} from "./csvRecords.js";
 import { SourceRefused } from "./errors.js";
+import { jsonFields } from "./jsonRecords.js";
 import { splitLines, utf8Prefix, type SplitLine } from "./lineSplitter.js";
+import { notUtf8 } from "./sourceEncoding.js";
 
 export type SourceFormat = "csv" | "jsonl";
 
 /** Default record limit, bytes (`source.maxRecordBytes`): a longer line is quarantined, its raw text cut to this many bytes. */
 export const MAX_RECORD_BYTES = 1_048_576;
 
-/**
- * A top-level JSON value as field text: null stays null, `""` stays `""` (a key of its own), numbers keep their exact text,
- * an object or array is its canonical JSON text (`canonicalJson`), so one nested value is one key or event id whatever
- * order its members were written in.
- */
-function fieldText(v: unknown): string | null {
-  if (v === null || v === undefined) return null;
-  if (typeof v === "string") return v;
-  if (isLosslessNumber(v)) return v.toString();
-  if (typeof v === "boolean") return String(v);
-  return canonicalJson(v);
-}
-
-/**
- * The canonical JSON text of a parsed (lossless) JSON value: members of an object sorted by their names'
- * UTF-16 code units (the order of RFC 8785, JSON Canonicalization Scheme), numbers in their canonical decimal
- * form (`canonicalNumber`: `1.0` and `1e0` are `1`; exact, not through a double as RFC 8785 would), strings as
- * `JSON.stringify` writes them, no whitespace. `{"b":2,"a":1.0}` and `{"a":1,"b":2}` both give `{"a":1,"b":2}`.
- * Depth is bounded by the reader (`MAX_JSON_DEPTH`) before parsing.
- */
-export function canonicalJson(v: unknown): string {
-  if (v === null || v === undefined) return "null";
-  if (typeof v === "string") return JSON.stringify(v);
-  if (typeof v === "boolean") return String(v);
-  if (isLosslessNumber(v)) return canonicalNumber(v.toString());
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  const o = v as Record<string, unknown>;
-  const names = Object.keys(o).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${names.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(",")}}`;
-}
-
 /** Why a record's text cannot be stored as it is (invalid UTF-8, a NUL), or undefined. */
 export function textProblem(text: string): string | undefined {
   if (text.includes("\uFFFD")) return "invalid UTF-8";
   if (text.includes("\u0000")) return "contains a NUL character";
   return undefined;
-}
-
-/**
- * Deepest nesting of JSON arrays and objects in a record (the record object is
- * level 1). The parser and serialiser recurse: without a limit, whether a deep
- * line parses would depend on the stack left, and a replay could classify it
- * differently.
- */
-export const MAX_JSON_DEPTH = 1000;
-
-/** True when `text` nests JSON arrays/objects deeper than `max` levels (strings skipped). Linear, no recursion. */
-function jsonDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
-
-/**
- * Parses one JSON line into fields, and the names of the fields whose value is
- * a JSON number (`numbers`, absent when none): a number used as a key or id is
- * canonicalised by admission, a string never is.
- */
-export function jsonFields(line: string): { fields: Record<string, string | null>; numbers?: string[] } | { error: string } {
-  if (jsonDeeperThan(line, MAX_JSON_DEPTH)) return { error: `invalid JSON: nested deeper than ${MAX_JSON_DEPTH} levels` };
-  let value: unknown;
-  try {
-    value = parseJson(line);
-  } catch (e) {
-    return { error: `invalid JSON: ${(e as Error).message.slice(0, 200)}` };
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value) || isLosslessNumber(value)) return { error: "expected a JSON object" };
-  const fields: Record<string, string | null> = {};
-  let numbers: string[] | undefined;
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    fields[k] = fieldText(v);
-    if (isLosslessNumber(v)) (numbers ??= []).push(k);
-  }
-  return numbers === undefined ? { fields } : { fields, numbers };
 }
 
 export interface ReadOptions {
@@ -153,34 +88,14 @@ export interface ReadOptions {
 
 /** Reader options for `pipeline`: its dialect, the columns it reads and its record limit. */
 export function readOptionsFor(pipeline: PipelineConfig): ReadOptions {
-  return { csv: pipeline.source.csv, required: requiredColumns(pipeline), maxRecordBytes: pipeline.source.maxRecordBytes };
+  return {
+    csv: pipeline.source.csv,
+    required: requiredColumns(pipeline),
+    maxRecordBytes: pipeline.source.maxRecordBytes,
+  };
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-
-/**
- * Why a source's first bytes say it is not UTF-8, or undefined: a UTF-16 or
- * UTF-32 byte order mark (spreadsheet "Unicode text" exports, PowerShell's
- * `>` redirection), or, without a mark, NUL bytes in the pattern of UTF-16 or
- * UTF-32 text in the first four bytes (RFC 4627 §3's detection). Read as UTF-8 every line of such a file would be
- * MALFORMED for a NUL or invalid UTF-8, which names the symptom, not the cause.
- */
-export function notUtf8(first: Buffer): string | undefined {
-  const hex = (n: number) => [...first.subarray(0, n)].map((b) => b.toString(16).toUpperCase().padStart(2, "0")).join(" ");
-  const says = (name: string, n: number) => `${name} text (byte order mark ${hex(n)}): records are read as UTF-8; convert it (e.g. iconv -f ${name} -t UTF-8)`;
-  if (first.length >= 4 && first[0] === 0xff && first[1] === 0xfe && first[2] === 0 && first[3] === 0) return says("UTF-32", 4);
-  if (first.length >= 4 && first[0] === 0 && first[1] === 0 && first[2] === 0xfe && first[3] === 0xff) return says("UTF-32", 4);
-  if (first.length >= 2 && ((first[0] === 0xff && first[1] === 0xfe) || (first[0] === 0xfe && first[1] === 0xff))) return says("UTF-16", 2);
-  // No byte order mark: the pattern of NUL bytes in the first four (RFC 4627 §3: a JSON text starts with two
-  // ASCII characters, so 00 00 00 xx is UTF-32BE, 00 xx 00 xx UTF-16BE, xx 00 00 00 UTF-32LE, xx 00 xx 00 UTF-16LE;
-  // a CSV header starts with ASCII as well). UTF-8 text never holds a NUL: read as UTF-8, every line would be MALFORMED.
-  if (first.length >= 4) {
-    const [a, b, c, d] = [first[0] === 0, first[1] === 0, first[2] === 0, first[3] === 0];
-    const name = a && b && c && !d ? "UTF-32BE" : a && !b && c && !d ? "UTF-16BE" : !a && b && c && d ? "UTF-32LE" : !a && b && !c && d ? "UTF-16LE" : undefined;
-    if (name !== undefined) return `${name} text (no byte order mark; its first bytes ${hex(4)}): records are read as UTF-8; convert it (e.g. iconv -f ${name} -t UTF-8)`;
-  }
-  return undefined;
-}
 
 /**
  * Reads records from `input`.
@@ -188,7 +103,11 @@ export function notUtf8(first: Buffer): string | undefined {
  * @throws SourceRefused when a CSV input's header is unreadable, names a column twice or misses a column the pipeline reads,
  *   or when the input starts with a UTF-16 or UTF-32 byte order mark (before any record is read)
  */
-export async function* readRecords(input: AsyncIterable<Buffer | string>, format: SourceFormat, opts: ReadOptions = {}): AsyncGenerator<RawRecord> {
+export async function* readRecords(
+  input: AsyncIterable<Buffer | string>,
+  format: SourceFormat,
+  opts: ReadOptions = {},
+): AsyncGenerator<RawRecord> {
   const max = opts.maxRecordBytes ?? MAX_RECORD_BYTES;
   const dialect = opts.csv ?? DEFAULT_CSV_DIALECT;
   const parseOptions = csvParseOptions(dialect);
@@ -199,103 +118,145 @@ export async function* readRecords(input: AsyncIterable<Buffer | string>, format
   // its text is cut to the limit and its lines are read only to know where its quote closes, so no text inside a field
   // is ever read as a record.
   let pending: { line: number; raw: string; bytes: number; eol: string; skipping: boolean } | undefined;
-  const lines = splitLines(input, { maxBytes: max, unterminated: opts.unterminated ?? "record", startOffset: opts.startOffset, firstLine: opts.firstLine, onChunk: opts.onChunk });
+  const lines = splitLines(input, {
+    maxBytes: max,
+    unterminated: opts.unterminated ?? "record",
+    startOffset: opts.startOffset,
+    firstLine: opts.firstLine,
+    onChunk: opts.onChunk,
+  });
   const done = (l: SplitLine) => {
     position.offset = l.endOffset;
     position.line = l.line;
   };
-  const tooLong = (line: number, raw: string): RawRecord => ({ line, raw, fields: null, parseError: `longer than ${max} bytes` });
+  const tooLong = (line: number, raw: string): RawRecord => ({
+    line,
+    raw,
+    fields: null,
+    parseError: `longer than ${max} bytes`,
+  });
 
-  for await (const batch of lines) for (const l of batch) {
-    let bytes = l.bytes;
-    if (l.line === 1 && (opts.startOffset ?? 0) === 0) {
-      const encoding = notUtf8(bytes);
-      if (encoding !== undefined) throw new SourceRefused(encoding);
-      if (bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3);
-    }
-    if (pending !== undefined) {
-      // Inside a quoted field that spans lines: this line continues the record.
+  for await (const batch of lines)
+    for (const l of batch) {
+      let bytes = l.bytes;
+      if (l.line === 1 && (opts.startOffset ?? 0) === 0) {
+        const encoding = notUtf8(bytes);
+        if (encoding !== undefined) throw new SourceRefused(encoding);
+        if (bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3);
+      }
+      if (pending !== undefined) {
+        // Inside a quoted field that spans lines: this line continues the record.
+        const text = bytes.toString("utf8");
+        pending.bytes += pending.eol.length + l.length;
+        if (!pending.skipping && (l.tooLong || pending.bytes > max)) {
+          pending.skipping = true;
+          pending.raw = utf8Prefix(Buffer.from(pending.raw + pending.eol + text, "utf8"), max);
+        } else if (!pending.skipping) pending.raw += pending.eol + text;
+        pending.eol = l.eol;
+        // A line longer than the limit was read in part: where its quote closes is not known, so the record ends with it.
+        if (!l.tooLong && quoteOpenAtEnd(text, dialect, true)) continue;
+        const rec = pending;
+        pending = undefined;
+        done(l);
+        if (rec.skipping) {
+          yield {
+            line: rec.line,
+            raw: rec.raw,
+            fields: null,
+            parseError: `longer than ${max} bytes (a quoted field spanning lines ${rec.line}-${l.line})`,
+          };
+          continue;
+        }
+        const problem = textProblem(rec.raw);
+        yield problem === undefined
+          ? csvRecord(rec.line, rec.raw, columns!, parseOptions, dialect)
+          : { line: rec.line, raw: rec.raw, fields: null, parseError: problem };
+        continue;
+      }
+      if (l.tooLong) {
+        if (format === "csv" && columns === undefined)
+          throw new SourceRefused(`CSV header (line ${l.line}) is longer than ${max} bytes`);
+        const raw = utf8Prefix(bytes, max);
+        if (format === "csv" && quoteOpenAtEnd(raw, dialect, false)) {
+          // Its quoted field goes on past the line: the lines up to its closing quote are the same record.
+          pending = { line: l.line, raw, bytes: l.length, eol: l.eol, skipping: true };
+          continue;
+        }
+        done(l);
+        yield tooLong(l.line, raw);
+        continue;
+      }
       const text = bytes.toString("utf8");
-      pending.bytes += pending.eol.length + l.length;
-      if (!pending.skipping && (l.tooLong || pending.bytes > max)) {
-        pending.skipping = true;
-        pending.raw = utf8Prefix(Buffer.from(pending.raw + pending.eol + text, "utf8"), max);
-      } else if (!pending.skipping) pending.raw += pending.eol + text;
-      pending.eol = l.eol;
-      // A line longer than the limit was read in part: where its quote closes is not known, so the record ends with it.
-      if (!l.tooLong && quoteOpenAtEnd(text, dialect, true)) continue;
-      const rec = pending;
-      pending = undefined;
-      done(l);
-      if (rec.skipping) {
-        yield { line: rec.line, raw: rec.raw, fields: null, parseError: `longer than ${max} bytes (a quoted field spanning lines ${rec.line}-${l.line})` };
+      if (
+        text.trim() === "" ||
+        (format === "csv" && dialect.comment !== undefined && text.startsWith(dialect.comment))
+      ) {
+        done(l);
         continue;
       }
-      const problem = textProblem(rec.raw);
-      yield problem === undefined ? csvRecord(rec.line, rec.raw, columns!, parseOptions, dialect) : { line: rec.line, raw: rec.raw, fields: null, parseError: problem };
-      continue;
-    }
-    if (l.tooLong) {
-      if (format === "csv" && columns === undefined) throw new SourceRefused(`CSV header (line ${l.line}) is longer than ${max} bytes`);
-      const raw = utf8Prefix(bytes, max);
-      if (format === "csv" && quoteOpenAtEnd(raw, dialect, false)) {
-        // Its quoted field goes on past the line: the lines up to its closing quote are the same record.
-        pending = { line: l.line, raw, bytes: l.length, eol: l.eol, skipping: true };
+      const problem = textProblem(text);
+      if (format === "csv" && columns === undefined) {
+        const parsed = problem === undefined ? csvFields(text, parseOptions) : { error: problem };
+        if (!Array.isArray(parsed))
+          throw new SourceRefused(`CSV header (line ${l.line}) is unreadable: ${parsed.error}`);
+        columns = csvColumns(parsed, l.line, opts.required ?? [], dialect.headerCase);
+        opts.onHeader?.(columns, text);
+        done(l);
+        continue;
+      }
+      if (format === "jsonl") {
+        done(l);
+        if (problem !== undefined) {
+          yield { line: l.line, raw: text, fields: null, parseError: problem };
+          continue;
+        }
+        const parsed = jsonFields(text);
+        yield "error" in parsed
+          ? { line: l.line, raw: text, fields: null, parseError: parsed.error }
+          : { line: l.line, raw: text, ...parsed };
+        continue;
+      }
+      if (quoteOpenAtEnd(text, dialect, false)) {
+        // A quoted field that spans lines (RFC 4180): the record goes on until its quote closes.
+        pending = { line: l.line, raw: text, bytes: l.length, eol: l.eol, skipping: false };
         continue;
       }
       done(l);
-      yield tooLong(l.line, raw);
-      continue;
+      yield problem === undefined
+        ? csvRecord(l.line, text, columns!, parseOptions, dialect)
+        : { line: l.line, raw: text, fields: null, parseError: problem };
     }
-    const text = bytes.toString("utf8");
-    if (text.trim() === "" || (format === "csv" && dialect.comment !== undefined && text.startsWith(dialect.comment))) {
-      done(l);
-      continue;
-    }
-    const problem = textProblem(text);
-    if (format === "csv" && columns === undefined) {
-      const parsed = problem === undefined ? csvFields(text, parseOptions) : { error: problem };
-      if (!Array.isArray(parsed)) throw new SourceRefused(`CSV header (line ${l.line}) is unreadable: ${parsed.error}`);
-      columns = csvColumns(parsed, l.line, opts.required ?? [], dialect.headerCase);
-      opts.onHeader?.(columns, text);
-      done(l);
-      continue;
-    }
-    if (format === "jsonl") {
-      done(l);
-      if (problem !== undefined) {
-        yield { line: l.line, raw: text, fields: null, parseError: problem };
-        continue;
-      }
-      const parsed = jsonFields(text);
-      yield "error" in parsed ? { line: l.line, raw: text, fields: null, parseError: parsed.error } : { line: l.line, raw: text, ...parsed };
-      continue;
-    }
-    if (quoteOpenAtEnd(text, dialect, false)) {
-      // A quoted field that spans lines (RFC 4180): the record goes on until its quote closes.
-      pending = { line: l.line, raw: text, bytes: l.length, eol: l.eol, skipping: false };
-      continue;
-    }
-    done(l);
-    yield problem === undefined ? csvRecord(l.line, text, columns!, parseOptions, dialect) : { line: l.line, raw: text, fields: null, parseError: problem };
-  }
   if (pending !== undefined && (opts.unterminated ?? "record") === "record") {
     // Its quote never closed: one record, MALFORMED, its text kept up to the limit.
-    yield { line: pending.line, raw: pending.raw, fields: null, parseError: "a quoted field is not closed at the end of the input" };
+    yield {
+      line: pending.line,
+      raw: pending.raw,
+      fields: null,
+      parseError: "a quoted field is not closed at the end of the input",
+    };
   }
 }
 
 /** Why a CSV record of several lines is not read under `dialect`: `multiline: false` refuses quoted fields that span lines. */
 const SPANS_LINES = "a quoted field spans lines (source.csv.multiline: false)";
 
-function csvRecord(line: number, text: string, columns: CsvColumns, parseOptions: ReturnType<typeof csvParseOptions>, dialect: CsvDialect): RawRecord {
+function csvRecord(
+  line: number,
+  text: string,
+  columns: CsvColumns,
+  parseOptions: ReturnType<typeof csvParseOptions>,
+  dialect: CsvDialect,
+): RawRecord {
   if (!dialect.multiline && /[\r\n]/.test(text)) return { line, raw: text, fields: null, parseError: SPANS_LINES };
   // Without a quote character (and without trim) a record is its text split on the
   // delimiter, exactly what csv-parse returns for it: that case skips the parser.
-  const values = !dialect.trim && !text.includes(dialect.quote) ? text.split(dialect.delimiter) : csvFields(text, parseOptions);
+  const values =
+    !dialect.trim && !text.includes(dialect.quote) ? text.split(dialect.delimiter) : csvFields(text, parseOptions);
   if (!Array.isArray(values)) return { line, raw: text, fields: null, parseError: values.error };
   const mapped = csvRecordFields(values, columns);
-  return "error" in mapped ? { line, raw: text, fields: null, parseError: mapped.error } : { line, raw: text, fields: mapped.fields };
+  return "error" in mapped
+    ? { line, raw: text, fields: null, parseError: mapped.error }
+    : { line, raw: text, fields: mapped.fields };
 }
 
 /**
@@ -315,14 +276,23 @@ export function headerColumns(header: string, opts: ReadOptions): CsvColumns {
  * `headerColumns`; null when none was recorded: the record is not readable).
  * For a rebuild (src/lifecycle/rebuildClassify.ts); `line` is the record's line number.
  */
-export function storedRecord(text: string, line: number, format: SourceFormat, csv: CsvDialect | undefined, columns: CsvColumns | null): RawRecord {
+export function storedRecord(
+  text: string,
+  line: number,
+  format: SourceFormat,
+  csv: CsvDialect | undefined,
+  columns: CsvColumns | null,
+): RawRecord {
   const problem = textProblem(text);
   if (problem !== undefined) return { line, raw: text, fields: null, parseError: problem };
   if (format === "jsonl") {
     const parsed = jsonFields(text);
-    return "error" in parsed ? { line, raw: text, fields: null, parseError: parsed.error } : { line, raw: text, ...parsed };
+    return "error" in parsed
+      ? { line, raw: text, fields: null, parseError: parsed.error }
+      : { line, raw: text, ...parsed };
   }
-  if (columns === null) return { line, raw: text, fields: null, parseError: "the CSV header of its source was not recorded" };
+  if (columns === null)
+    return { line, raw: text, fields: null, parseError: "the CSV header of its source was not recorded" };
   const dialect = csv ?? DEFAULT_CSV_DIALECT;
   return csvRecord(line, text, columns, csvParseOptions(dialect), dialect);
 }

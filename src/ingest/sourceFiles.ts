@@ -10,7 +10,7 @@ import type { Queryable } from "../db/pool.js";
 import { markSourceFile as markFile, type SourceFileFacts } from "../db/sql/ingest/markSourceFile.js";
 import { recordFileLanding as recordLanding } from "../db/sql/ingest/recordFileLanding.js";
 import type { SourceFileState } from "../db/sql/ingest/readSourceFiles.js";
-import type { LandResult } from "./copyToBronze.js";
+import type { LandResult } from "./landAnswer.js";
 
 export { readSourceFiles, type SourceFileRecord, type SourceFileState } from "../db/sql/ingest/readSourceFiles.js";
 
@@ -20,7 +20,10 @@ export { readSourceFiles, type SourceFileRecord, type SourceFileState } from "..
  */
 export function sourceConfigHash(pipeline: PipelineConfig): string {
   const { landingDir: _dir, ...source } = pipeline.source;
-  return createHash("sha256").update(JSON.stringify([source, pipeline.fields])).digest("hex").slice(0, 12);
+  return createHash("sha256")
+    .update(JSON.stringify([source, pipeline.fields]))
+    .digest("hex")
+    .slice(0, 12);
 }
 
 export interface FileFacts {
@@ -34,8 +37,12 @@ export interface FileFacts {
 /** The file's facts as the statements record them. */
 function recorded(pipeline: PipelineConfig, name: string, facts: FileFacts): SourceFileFacts {
   return {
-    pipeline: pipeline.name, name, sizeBytes: facts.sizeBytes, mtime: new Date(Math.floor(facts.mtimeMs)).toISOString(),
-    sha256: facts.sha256 ?? null, configHash: sourceConfigHash(pipeline),
+    pipeline: pipeline.name,
+    name,
+    sizeBytes: facts.sizeBytes,
+    mtime: new Date(Math.floor(facts.mtimeMs)).toISOString(),
+    sha256: facts.sha256 ?? null,
+    configHash: sourceConfigHash(pipeline),
   };
 }
 
@@ -44,7 +51,14 @@ function recorded(pipeline: PipelineConfig, name: string, facts: FileFacts): Sou
  * moves only when the state changes; `last_seen` always.
  * @throws the database's error
  */
-export async function markSourceFile(client: Queryable, pipeline: PipelineConfig, name: string, state: SourceFileState, facts: FileFacts, reason: string | null = null): Promise<void> {
+export async function markSourceFile(
+  client: Queryable,
+  pipeline: PipelineConfig,
+  name: string,
+  state: SourceFileState,
+  facts: FileFacts,
+  reason: string | null = null,
+): Promise<void> {
   await markFile(client, recorded(pipeline, name, facts), state, reason);
 }
 
@@ -61,6 +75,10 @@ export async function recordFileLanding(
   result: LandResult,
 ): Promise<void> {
   await recordLanding(client, recorded(pipeline, name, facts), {
-    landedBytes: facts.landedBytes, landedLines: facts.landedLines, rows: result.landed, accepted: result.accepted, quarantined: result.quarantined,
+    landedBytes: facts.landedBytes,
+    landedLines: facts.landedLines,
+    rows: result.landed,
+    accepted: result.accepted,
+    quarantined: result.quarantined,
   });
 }

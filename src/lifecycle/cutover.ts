@@ -43,15 +43,31 @@ import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import { lockBronzeAppend } from "../db/sql/readmodel/pipelineRows.js";
 import { readLivePolicy } from "../db/sql/stream/policyVersions.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
-import { readPipelineMaxSeq, readRebuild, readVersionCheckpoint, saveVersionCheckpoint, type VersionCheckpoint } from "../db/sql/lifecycle/rebuildRuns.js";
+import {
+  readPipelineMaxSeq,
+  readRebuild,
+  readVersionCheckpoint,
+  saveVersionCheckpoint,
+  type VersionCheckpoint,
+} from "../db/sql/lifecycle/rebuildRuns.js";
 import { computeVersionWindows, fillTouchedWindows, versionMaxEventTime } from "../db/sql/lifecycle/versionWindows.js";
-import { readMaxBatchId, rebaseStored, restoreVersion, stashLive, swapStates } from "../db/sql/lifecycle/versionSwap.js";
-import { classifyRange, notRebuildable, REBUILD_PAGE_ROWS, versionWatermark } from "./rebuild.js";
+import {
+  readMaxBatchId,
+  rebaseStored,
+  restoreVersion,
+  stashLive,
+  swapStates,
+} from "../db/sql/lifecycle/versionSwap.js";
+import { classifyRange, REBUILD_PAGE_ROWS, versionWatermark } from "./classifyRange.js";
+import { notRebuildable } from "./rebuild.js";
 
 /** A cutover that cannot be made; nothing was changed. `status`: the HTTP status that says why (404 no such version, 409 not servable). */
 export class CutoverRefusedError extends Error {
   override name = "CutoverRefusedError";
-  constructor(message: string, readonly status: 404 | 409) {
+  constructor(
+    message: string,
+    readonly status: 404 | 409,
+  ) {
     super(message);
   }
 }
@@ -82,7 +98,14 @@ function configOfPolicy(pipeline: PipelineConfig, policyText: string): PipelineC
   const doc = JSON.parse(policyText) as PolicyDocument & { admission: Record<string, unknown> };
   const min = doc.admission.minEventTime;
   const admission = { ...doc.admission, minEventTime: min === undefined ? undefined : BigInt(min as string) };
-  return { ...pipeline, fields: doc.fields, timestamps: doc.timestamps, window: doc.window, watermark: doc.watermark, admission } as PipelineConfig;
+  return {
+    ...pipeline,
+    fields: doc.fields,
+    timestamps: doc.timestamps,
+    window: doc.window,
+    watermark: doc.watermark,
+    admission,
+  } as PipelineConfig;
 }
 
 /**
@@ -97,14 +120,24 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     await lockResults(c, name);
     const target = await lockVersion(c, name, version);
     if (target === undefined) throw new CutoverRefusedError(`pipeline ${name} has no version ${version}`, 404);
-    if (target.state === "live") throw new CutoverRefusedError(`version ${version} of pipeline ${name} is live already`, 409);
+    if (target.state === "live")
+      throw new CutoverRefusedError(`version ${version} of pipeline ${name} is live already`, 409);
     if (target.state === "candidate") {
       const run = await readRebuild(c, name, version);
-      if (run?.status !== "complete") throw new CutoverRefusedError(`version ${version} of pipeline ${name} is not complete: its rebuild stopped at seq ${run?.doneSeq ?? 0} of ${run?.ledgerSeq ?? "?"}; run \`straggler rebuild -p ${name}\` to finish it`, 409);
-      if (run.reconcileOk !== true) throw new CutoverRefusedError(`version ${version} of pipeline ${name} failed its reconcile; it cannot be cut over (rebuild it again)`, 409);
+      if (run?.status !== "complete")
+        throw new CutoverRefusedError(
+          `version ${version} of pipeline ${name} is not complete: its rebuild stopped at seq ${run?.doneSeq ?? 0} of ${run?.ledgerSeq ?? "?"}; run \`straggler rebuild -p ${name}\` to finish it`,
+          409,
+        );
+      if (run.reconcileOk !== true)
+        throw new CutoverRefusedError(
+          `version ${version} of pipeline ${name} failed its reconcile; it cannot be cut over (rebuild it again)`,
+          409,
+        );
     }
     const stored = await readVersionCheckpoint(c, name, version);
-    if (stored === undefined) throw new CutoverRefusedError(`version ${version} of pipeline ${name} has no stored checkpoint`, 409);
+    if (stored === undefined)
+      throw new CutoverRefusedError(`version ${version} of pipeline ${name} has no stored checkpoint`, 409);
     const config = configOfPolicy(pipeline, target.policy);
     const refused = notRebuildable(config);
     if (refused !== undefined) throw new CutoverRefusedError(refused, 409);
@@ -114,9 +147,22 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     let checkpoint = stored;
     let caughtUpRows = 0;
     if (ledgerSeq > stored.lastSeq) {
-      caughtUpRows = await classifyRange(c, config, version, stored.lastSeq, ledgerSeq, REBUILD_PAGE_ROWS, (write) => write(c), undefined, true);
+      caughtUpRows = await classifyRange(
+        c,
+        config,
+        version,
+        stored.lastSeq,
+        ledgerSeq,
+        REBUILD_PAGE_ROWS,
+        (write) => write(c),
+        undefined,
+        true,
+      );
       const newest = await versionMaxEventTime(c, name, version, stored.lastSeq);
-      const maxEventTime = newest === null || (stored.maxEventTime !== null && isoToUs(stored.maxEventTime) >= isoToUs(newest)) ? stored.maxEventTime : newest;
+      const maxEventTime =
+        newest === null || (stored.maxEventTime !== null && isoToUs(stored.maxEventTime) >= isoToUs(newest))
+          ? stored.maxEventTime
+          : newest;
       const watermark = versionWatermark(config, maxEventTime, stored.watermark);
       await fillTouchedWindows(c, config, version, stored.lastSeq);
       await computeVersionWindows(c, config, version, watermark, stored.batchId, stored.lastSeq);
@@ -134,7 +180,17 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     const { reclassifiedRows, windows } = await restoreVersion(c, name, version, target.policyVersion, batchId);
     await swapStates(c, name, version);
     // The switch in the change feed: each window it changed (docs/change-feed.md).
-    if (pipeline.feed.enabled && (await writeCutoverChanges(c, name, live?.version ?? null, version)) > 0) await notifyChanges(c, name);
-    return { pipeline: name, version, previous: live?.version ?? null, rollback: target.state === "retired", caughtUpRows, checkpoint: { ...checkpoint, batchId }, windows, reclassifiedRows };
+    if (pipeline.feed.enabled && (await writeCutoverChanges(c, name, live?.version ?? null, version)) > 0)
+      await notifyChanges(c, name);
+    return {
+      pipeline: name,
+      version,
+      previous: live?.version ?? null,
+      rollback: target.state === "retired",
+      caughtUpRows,
+      checkpoint: { ...checkpoint, batchId },
+      windows,
+      reclassifiedRows,
+    };
   });
 }

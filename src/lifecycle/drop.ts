@@ -12,7 +12,12 @@
 import type { Pool } from "../db/pool.js";
 import { withTransaction } from "../db/pool.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
-import { countPipelineRows, deletePipelineRows, lockBronzeAppend, pipelineTables } from "../db/sql/readmodel/pipelineRows.js";
+import {
+  countPipelineRows,
+  deletePipelineRows,
+  lockBronzeAppend,
+  pipelineTables,
+} from "../db/sql/readmodel/pipelineRows.js";
 
 /** Rows per table (schema `straggler`, tables keyed by pipeline), and their total. */
 export interface PipelineRows {

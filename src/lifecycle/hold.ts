@@ -11,11 +11,11 @@
  * releases take the pipeline's results lock.
  * Each writes its marker in the change feed (src/db/sql/feed/holdMarkers.ts).
  */
-import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
+import { withTransaction, type Pool } from "../db/pool.js";
 import type { Hold } from "../core/model.js";
 import { closeHold, openHold, readOpenHold } from "../db/sql/lifecycle/holds.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
-import { markHold } from "../db/sql/feed/holdMarkers.js";
+import { markHeld, markHold } from "../db/sql/feed/holdMarkers.js";
 import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 
 export type { Hold };
@@ -31,11 +31,18 @@ export class HoldStateError extends Error {
  * @returns the hold and how many windows stay published
  * @throws HoldStateError when it is held already (naming since when and why)
  */
-export async function holdPipeline(pool: Pool, pipeline: string, reason: string): Promise<{ hold: Hold; windows: number }> {
+export async function holdPipeline(
+  pool: Pool,
+  pipeline: string,
+  reason: string,
+): Promise<{ hold: Hold; windows: number }> {
   return withTransaction(pool, async (client) => {
     await lockResults(client, pipeline);
     const open = await readOpenHold(client, pipeline);
-    if (open) throw new HoldStateError(`pipeline ${pipeline} is already held, since ${open.heldAt} (hold ${open.holdId}: ${open.reason})`);
+    if (open)
+      throw new HoldStateError(
+        `pipeline ${pipeline} is already held, since ${open.heldAt} (hold ${open.holdId}: ${open.reason})`,
+      );
     const opened = await openHold(client, pipeline, { reason, rule: null, trippedBy: null, batchId: null });
     await markHeld(client, pipeline, opened.hold.holdId);
     return opened;
@@ -56,10 +63,4 @@ export async function releasePipeline(pool: Pool, pipeline: string): Promise<Hol
     await notifyChanges(client, pipeline);
     return released;
   });
-}
-
-/** The hold's `held` marker in the change feed: the feed serves nothing after it until the release (docs/change-feed.md "Holds"). */
-export async function markHeld(client: PoolClient, pipeline: string, holdId: number): Promise<void> {
-  await markHold(client, pipeline, "held", holdId);
-  await notifyChanges(client, pipeline);
 }

@@ -22,33 +22,48 @@
  * versionSwap.ts); a rebuild during which one went live marks its rows again
  * at the end (O(ledger), as the rebuild itself). Only a complete candidate can be cut
  *      over (src/lifecycle/cutover.ts).
+ *
+ * The classification of a range of bronze rows and a version's watermark are
+ * src/lifecycle/classifyRange.ts's (the cutover's catch-up uses them too).
  */
 import { canonicalPolicy, policyHash, policyOf, type PolicyDocument } from "../config/policy.js";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { dedupeModeOf } from "../core/admission.js";
-import { clampInstant, formatInstant, isoToUs, usOfMs } from "../core/instants.js";
 import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
-import { dedupeClassifications, fillEventIds, insertClassifications, markClassifications, readBronzePage } from "../db/sql/stream/classifications.js";
+import { markClassifications } from "../db/sql/stream/classifications.js";
 import { lockResults } from "../db/sql/stream/lockResults.js";
 import { readLivePolicy } from "../db/sql/stream/policyVersions.js";
 import { readResultsFootprint } from "../db/sql/observe/resultsFootprint.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
-import { readRebuildDiff, writeRebuildDiff, type ChangedRow, type WindowChange } from "../db/sql/lifecycle/rebuildDiff.js";
 import {
-  completeRebuild, createCandidate, deleteVersion, readPipelineMaxSeq, readRebuild, readRunningRebuild, releaseRebuildLock, saveRebuildProgress,
-  saveVersionCheckpoint, tryRebuildLock, wentLiveSince, type RebuildRun, type VersionCheckpoint,
+  readRebuildDiff,
+  writeRebuildDiff,
+  type ChangedRow,
+  type WindowChange,
+} from "../db/sql/lifecycle/rebuildDiff.js";
+import {
+  completeRebuild,
+  createCandidate,
+  deleteVersion,
+  readPipelineMaxSeq,
+  readRebuild,
+  readRunningRebuild,
+  releaseRebuildLock,
+  saveRebuildProgress,
+  saveVersionCheckpoint,
+  tryRebuildLock,
+  wentLiveSince,
+  type RebuildRun,
+  type VersionCheckpoint,
 } from "../db/sql/lifecycle/rebuildRuns.js";
-import { readSourceHeaders } from "../db/sql/ingest/sourceHeaders.js";
-import { compareVersionWindows, computeVersionWindows, versionMaxEventTime, type VersionMismatch } from "../db/sql/lifecycle/versionWindows.js";
-import { analyzeClassifications, countBronzeBetween, lockVersion, readCandidateLedger } from "../db/sql/lifecycle/versionLedger.js";
+import {
+  compareVersionWindows,
+  computeVersionWindows,
+  versionMaxEventTime,
+  type VersionMismatch,
+} from "../db/sql/lifecycle/versionWindows.js";
+import { countBronzeBetween, lockVersion, readCandidateLedger } from "../db/sql/lifecycle/versionLedger.js";
 import { guardTimeZone, HorizonRefusedError, refuseArchived } from "../guards/index.js";
-import { classifyStored, type HeaderCache } from "./rebuildClassify.js";
-
-/** Pages between two ANALYZEs of the classification table while it fills (the first page is one). */
-const ANALYZE_EVERY_PAGES = 20;
-
-/** Rows classified per page (and per transaction) by default. */
-export const REBUILD_PAGE_ROWS = 10_000;
+import { classifyRange, REBUILD_PAGE_ROWS, versionWatermark } from "./classifyRange.js";
 
 /** A rebuild that cannot run: another one is running, or the policy changes what a rebuild keeps. Nothing was changed. */
 export class RebuildRefusedError extends Error {
@@ -88,62 +103,11 @@ export interface RebuildReport {
   checkpoint: VersionCheckpoint;
   windows: number;
   reconcile: CandidateReconcile;
-  diff: { windows: WindowChange[]; reclassified: { before: string; after: string; rows: number }[]; rows: ChangedRow[] };
-}
-
-/**
- * The watermark of a version whose latest accepted event time is `maxEventTime`: that − the policy's delay (DESIGN §3), never below `previous`.
- * @returns ISO instant, or null when neither is known
- */
-export function versionWatermark(pipeline: PipelineConfig, maxEventTime: string | null, previous: string | null = null): string | null {
-  // Never before 0001-01-01T00:00:00Z, as the stream's (src/core/watermark.ts): PostgreSQL cannot read year 0000.
-  const fromMax = maxEventTime === null ? null : clampInstant(isoToUs(maxEventTime) - usOfMs(pipeline.watermark.delay));
-  const prev = previous === null ? null : isoToUs(previous);
-  const wm = fromMax === null ? prev : prev === null || fromMax > prev ? fromMax : prev;
-  return wm === null ? null : formatInstant(wm);
-}
-
-/**
- * Classifies the bronze rows of `pipeline` with `after < seq <= upTo` under `version`, page by page.
- * `inPage` runs each page's writes (its own transaction for a rebuild; the cutover's for a catch-up).
- * Each row is marked where it differs from bronze's classification (drizzle/0037). `heldAsDifference`: the
- * version holds its rows up to `after` only as its difference from bronze (a catch-up of a stored version):
- * the dedupe's earlier rows it lacks are first added from bronze.
- * @returns the rows classified
- */
-export async function classifyRange(
-  reader: Queryable, pipeline: PipelineConfig, version: number, after: number, upTo: number, pageRows: number,
-  inPage: (write: (client: Queryable) => Promise<void>, lastSeq: number, rows: number) => Promise<void>, onProgress?: (rows: number) => void,
-  heldAsDifference = false,
-): Promise<number> {
-  const cache: HeaderCache = new Map();
-  const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-  let done = 0, pages = 0;
-  for (let from = after; ; ) {
-    const page = await readBronzePage(reader, pipeline.name, from, upTo, pageRows);
-    if (page.length === 0) return done;
-    const unknown = pipeline.source.format === "csv" ? [...new Set(page.map((r) => r.source))].filter((s) => !cache.has(s)) : [];
-    const headers = unknown.length > 0 ? await readSourceHeaders(reader, pipeline.name, unknown) : new Map<string, string>();
-    const classified = classifyStored(pipeline, page, headers, cache);
-    const lastSeq = page[page.length - 1]!.seq;
-    const pageFrom = from;
-    const analyze = pages++ % ANALYZE_EVERY_PAGES === 0;
-    await inPage(async (client) => {
-      await insertClassifications(client, pipeline.name, version, classified);
-      // The table fills as it is read: without fresh statistics (a new pipeline's rows estimated at none),
-      // the dedupe's probes are planned as scans and a page takes seconds instead of milliseconds.
-      if (analyze) await analyzeClassifications(client);
-      if (dedupe !== "off" && classified.some((c) => c.status === "accepted")) {
-        if (heldAsDifference) await fillEventIds(client, pipeline.name, version, after, [...new Set(classified.filter((c) => c.status === "accepted").map((c) => c.eventId))]);
-        await dedupeClassifications(client, pipeline.name, version, pageFrom, dedupe);
-        // The dedupe rewrote some of the page's rows after they were marked.
-        await markClassifications(client, pipeline.name, version, pageFrom, lastSeq, true);
-      }
-    }, lastSeq, page.length);
-    done += page.length;
-    onProgress?.(done);
-    from = lastSeq;
-  }
+  diff: {
+    windows: WindowChange[];
+    reclassified: { before: string; after: string; rows: number }[];
+    rows: ChangedRow[];
+  };
 }
 
 /**
@@ -157,7 +121,8 @@ export async function rebuild(pool: Pool, pipeline: PipelineConfig, opts: Rebuil
   await guardTimeZone(pool, pipeline);
   const lock = await pool.connect();
   try {
-    if (!(await tryRebuildLock(lock, pipeline.name))) throw new RebuildRefusedError(`a rebuild of pipeline ${pipeline.name} is running; wait for it to finish`);
+    if (!(await tryRebuildLock(lock, pipeline.name)))
+      throw new RebuildRefusedError(`a rebuild of pipeline ${pipeline.name} is running; wait for it to finish`);
     try {
       return await rebuildLocked(pool, pipeline, opts);
     } finally {
@@ -170,8 +135,10 @@ export async function rebuild(pool: Pool, pipeline: PipelineConfig, opts: Rebuil
 
 /** Why `pipeline` cannot be rebuilt yet (session windows; several inputs), or undefined. */
 export function notRebuildable(pipeline: PipelineConfig): string | undefined {
-  if (pipeline.window.type === "session") return `pipeline ${pipeline.name} has session windows: a rebuild computes fixed-length and calendar windows only`;
-  if (Object.keys(pipeline.watermark.inputs ?? {}).length > 0) return `pipeline ${pipeline.name} has several inputs (watermark.inputs): a rebuild keeps one watermark, of the default input, only`;
+  if (pipeline.window.type === "session")
+    return `pipeline ${pipeline.name} has session windows: a rebuild computes fixed-length and calendar windows only`;
+  if (Object.keys(pipeline.watermark.inputs ?? {}).length > 0)
+    return `pipeline ${pipeline.name} has several inputs (watermark.inputs): a rebuild keeps one watermark, of the default input, only`;
   return undefined;
 }
 
@@ -192,7 +159,9 @@ async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: Rebuild
     const liveId = ((JSON.parse(live.policy) as PolicyDocument).fields as { eventId?: string } | undefined)?.eventId;
     // With no accepted row (and no results) no event id is in use: the change is adopted by the next batch, not refused.
     if (liveId !== pipeline.fields.eventId && (await readResultsFootprint(pool, pipeline.name, hash)).length > 0) {
-      throw new RebuildRefusedError(`fields.eventId: ${liveId ?? "(not set)"} → ${pipeline.fields.eventId ?? "(not set)"}: event ids are part of the ledger and are not rebuilt; put fields.eventId back`);
+      throw new RebuildRefusedError(
+        `fields.eventId: ${liveId ?? "(not set)"} → ${pipeline.fields.eventId ?? "(not set)"}: event ids are part of the ledger and are not rebuilt; put fields.eventId back`,
+      );
     }
   }
   let run: RebuildRun | undefined = await readRunningRebuild(pool, pipeline.name);
@@ -210,28 +179,54 @@ async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: Rebuild
   const { version, ledgerSeq, doneSeq, startedAt } = run;
   const left = await countBronzeBetween(pool, pipeline.name, doneSeq, ledgerSeq);
   opts.onStart?.({ version, resumed, rows: left });
-  const rowsClassified = await classifyRange(pool, pipeline, version, doneSeq, ledgerSeq, opts.pageRows ?? REBUILD_PAGE_ROWS, (write, lastSeq, rows) =>
-    withTransaction(pool, async (c) => {
-      await write(c);
-      await saveRebuildProgress(c, pipeline.name, version, lastSeq, rows);
-    }), opts.onProgress);
+  const rowsClassified = await classifyRange(
+    pool,
+    pipeline,
+    version,
+    doneSeq,
+    ledgerSeq,
+    opts.pageRows ?? REBUILD_PAGE_ROWS,
+    (write, lastSeq, rows) =>
+      withTransaction(pool, async (c) => {
+        await write(c);
+        await saveRebuildProgress(c, pipeline.name, version, lastSeq, rows);
+      }),
+    opts.onProgress,
+  );
   return withTransaction(pool, async (c) => {
     await lockResults(c, pipeline.name);
     const { checkpoint, windows } = await buildWindows(c, pipeline, version, ledgerSeq);
     const reconcile = await reconcileCandidate(c, pipeline, version, ledgerSeq);
     // A cutover while the pages were written may have changed bronze under rows already marked against it
     // (a cutover marks the stored rows again, but not a page still in flight): mark them all again.
-    if (await wentLiveSince(c, pipeline.name, startedAt)) await markClassifications(c, pipeline.name, version, 0, ledgerSeq, false);
+    if (await wentLiveSince(c, pipeline.name, startedAt))
+      await markClassifications(c, pipeline.name, version, 0, ledgerSeq, false);
     const liveNow = await readLivePolicy(c, pipeline.name);
     const rows = await writeRebuildDiff(c, pipeline.name, version, liveNow?.version ?? null, ledgerSeq);
     await completeRebuild(c, pipeline.name, version, ledgerSeq, { ...reconcile }, rows);
     const diff = await readRebuildDiff(c, pipeline.name, version);
-    return { pipeline: pipeline.name, version, policyVersion: hash, liveVersion: liveNow?.version ?? null, resumed, rowsClassified, checkpoint, windows, reconcile, diff: { ...diff, rows } };
+    return {
+      pipeline: pipeline.name,
+      version,
+      policyVersion: hash,
+      liveVersion: liveNow?.version ?? null,
+      resumed,
+      rowsClassified,
+      checkpoint,
+      windows,
+      reconcile,
+      diff: { ...diff, rows },
+    };
   });
 }
 
 /** The candidate's windows and checkpoint: the oracle over its accepted rows up to `ledgerSeq`. */
-async function buildWindows(c: PoolClient, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<{ checkpoint: VersionCheckpoint; windows: number }> {
+async function buildWindows(
+  c: PoolClient,
+  pipeline: PipelineConfig,
+  version: number,
+  ledgerSeq: number,
+): Promise<{ checkpoint: VersionCheckpoint; windows: number }> {
   const maxEventTime = await versionMaxEventTime(c, pipeline.name, version);
   const watermark = versionWatermark(pipeline, maxEventTime);
   const batchId = (await readCheckpoint(c, pipeline.name))?.batchId ?? -1;
@@ -242,7 +237,12 @@ async function buildWindows(c: PoolClient, pipeline: PipelineConfig, version: nu
 }
 
 /** Reconcile of a candidate: windows against a recompute from its classification; every ledger row up to `ledgerSeq` classified once. */
-async function reconcileCandidate(c: Queryable, pipeline: PipelineConfig, version: number, ledgerSeq: number): Promise<CandidateReconcile> {
+async function reconcileCandidate(
+  c: Queryable,
+  pipeline: PipelineConfig,
+  version: number,
+  ledgerSeq: number,
+): Promise<CandidateReconcile> {
   const { checked, mismatches } = await compareVersionWindows(c, pipeline, version);
   const ledger = { ...(await readCandidateLedger(c, pipeline.name, version, ledgerSeq)), balanced: false };
   ledger.balanced = ledger.accepted + ledger.quarantined === ledger.landed;
@@ -258,7 +258,10 @@ export async function dropVersion(pool: Pool, pipeline: string, version: number)
     await lockResults(c, pipeline);
     const target = await lockVersion(c, pipeline, version);
     if (target === undefined) throw new RebuildRefusedError(`pipeline ${pipeline} has no version ${version}`);
-    if (target.state === "live") throw new RebuildRefusedError(`version ${version} of pipeline ${pipeline} is live; cut over to another version first`);
+    if (target.state === "live")
+      throw new RebuildRefusedError(
+        `version ${version} of pipeline ${pipeline} is live; cut over to another version first`,
+      );
     await deleteVersion(c, pipeline, version);
   });
 }

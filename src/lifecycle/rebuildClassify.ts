@@ -33,14 +33,28 @@ export type HeaderCache = Map<string, CsvColumns | null>;
  * @param cache parsed headers, filled as sources are met
  * @throws SourceUnreadableError when a CSV source's header no longer names a column the policy reads
  */
-export function classifyStored(pipeline: PipelineConfig, rows: RawBronzeRow[], headers: Map<string, string>, cache: HeaderCache): Classification[] {
+export function classifyStored(
+  pipeline: PipelineConfig,
+  rows: RawBronzeRow[],
+  headers: Map<string, string>,
+  cache: HeaderCache,
+): Classification[] {
   const opts = readOptionsFor(pipeline);
   const ingestionField = pipeline.fields.ingestionTime;
   const window = windowShapeOf(pipeline);
   return rows.map((row) => {
     // A line cut at landing (longer than the record limit) has lost its end: it stays what it was.
     if (row.oldReason === QuarantineReason.MALFORMED && row.oldDetail?.startsWith("longer than ")) {
-      return { seq: row.seq, eventId: row.eventId, eventTime: null, groupKey: "", value: null, status: "quarantined", reason: QuarantineReason.MALFORMED, detail: row.oldDetail };
+      return {
+        seq: row.seq,
+        eventId: row.eventId,
+        eventTime: null,
+        groupKey: "",
+        value: null,
+        status: "quarantined",
+        reason: QuarantineReason.MALFORMED,
+        detail: row.oldDetail,
+      };
     }
     let columns: CsvColumns | null = null;
     if (pipeline.source.format === "csv") {
@@ -60,8 +74,14 @@ export function classifyStored(pipeline: PipelineConfig, rows: RawBronzeRow[], h
     const landingMs = own ? row.landedMs : Number(row.ingestionUs / 1000n);
     const c = classifyRecord(rec, pipeline, row.source, landingMs, window);
     return {
-      seq: row.seq, eventId: row.eventId, eventTime: c.eventTimeUs === null ? null : formatInstant(c.eventTimeUs), groupKey: c.groupKey,
-      value: c.value, status: c.status, reason: c.reason, detail: c.detail,
+      seq: row.seq,
+      eventId: row.eventId,
+      eventTime: c.eventTimeUs === null ? null : formatInstant(c.eventTimeUs),
+      groupKey: c.groupKey,
+      value: c.value,
+      status: c.status,
+      reason: c.reason,
+      detail: c.detail,
     };
   });
 }

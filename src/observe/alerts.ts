@@ -16,7 +16,8 @@ import { startLoop } from "../loop.js";
 import { sendAlertWebhook, type AlertChange } from "./webhook.js";
 
 /** The alert names, as they appear in `straggler_alert_firing{alert=…}` and the API. */
-export type AlertName = "drop_share" | "quarantine_share" | "watermark_stalled" | "backlog" | "correction_failed" | "reconcile_drift";
+export type AlertName =
+  "drop_share" | "quarantine_share" | "watermark_stalled" | "backlog" | "correction_failed" | "reconcile_drift";
 
 /** One alert's judgement: `value` in the alert's unit (a fraction, seconds, rows or a run id). */
 interface Judgement {
@@ -36,24 +37,54 @@ export function judgeAlerts(pipeline: PipelineConfig, facts: AlertFacts & DriftF
   const out: Judgement[] = [];
   if (a.dropShare) {
     const v = ratio(facts.droppedPairs, facts.dropInputRows);
-    out.push({ alert: "drop_share", firing: v > a.dropShare.above, value: v, threshold: a.dropShare.above, message: `${pct(v)} of input rows' pairs dropped by the watermark over the last ${a.dropShare.batches} batches (alert above ${pct(a.dropShare.above)})` });
+    out.push({
+      alert: "drop_share",
+      firing: v > a.dropShare.above,
+      value: v,
+      threshold: a.dropShare.above,
+      message: `${pct(v)} of input rows' pairs dropped by the watermark over the last ${a.dropShare.batches} batches (alert above ${pct(a.dropShare.above)})`,
+    });
   }
   if (a.quarantineShare) {
     const v = ratio(facts.quarantinedRows, facts.quarantineRows);
     const what = a.quarantineShare.reason ? `quarantined as ${a.quarantineShare.reason}` : "quarantined";
-    out.push({ alert: "quarantine_share", firing: v > a.quarantineShare.above, value: v, threshold: a.quarantineShare.above, message: `${pct(v)} of rows ${what} over the last ${a.quarantineShare.batches} batches (alert above ${pct(a.quarantineShare.above)})` });
+    out.push({
+      alert: "quarantine_share",
+      firing: v > a.quarantineShare.above,
+      value: v,
+      threshold: a.quarantineShare.above,
+      message: `${pct(v)} of rows ${what} over the last ${a.quarantineShare.batches} batches (alert above ${pct(a.quarantineShare.above)})`,
+    });
   }
   if (a.watermarkStalled) {
     const limit = a.watermarkStalled.for / 1000;
-    out.push({ alert: "watermark_stalled", firing: facts.stalledSeconds >= limit, value: facts.stalledSeconds, threshold: limit, message: `watermark unmoved for ${Math.round(facts.stalledSeconds)} s while rows land (alert at ${limit} s)` });
+    out.push({
+      alert: "watermark_stalled",
+      firing: facts.stalledSeconds >= limit,
+      value: facts.stalledSeconds,
+      threshold: limit,
+      message: `watermark unmoved for ${Math.round(facts.stalledSeconds)} s while rows land (alert at ${limit} s)`,
+    });
   }
   if (a.backlog) {
-    out.push({ alert: "backlog", firing: facts.backlogRows > a.backlog.above, value: facts.backlogRows, threshold: a.backlog.above, message: `${facts.backlogRows} rows wait for the stream (alert above ${a.backlog.above})` });
+    out.push({
+      alert: "backlog",
+      firing: facts.backlogRows > a.backlog.above,
+      value: facts.backlogRows,
+      threshold: a.backlog.above,
+      message: `${facts.backlogRows} rows wait for the stream (alert above ${a.backlog.above})`,
+    });
   }
   if (a.correctionFailed) {
     const run = facts.lastRun;
     const failed = run !== null && run.status !== "succeeded";
-    out.push({ alert: "correction_failed", firing: failed, value: run?.runId ?? null, threshold: null, message: run ? `latest correction run ${run.runId} ${run.status}` : "no correction run has finished" });
+    out.push({
+      alert: "correction_failed",
+      firing: failed,
+      value: run?.runId ?? null,
+      threshold: null,
+      message: run ? `latest correction run ${run.runId} ${run.status}` : "no correction run has finished",
+    });
   }
   if (reconcileDriftOn(pipeline)) out.push(judgeDrift(facts.reconcileMismatched ?? 0));
   return out;
@@ -67,8 +98,16 @@ export function judgeAlerts(pipeline: PipelineConfig, facts: AlertFacts & DriftF
 export async function evaluateAlerts(client: Queryable, pipeline: PipelineConfig, log: Logger): Promise<AlertChange[]> {
   const a = pipeline.alerts;
   const facts = {
-    ...(await readAlertFacts(client, pipeline.name, a.dropShare?.batches ?? 1, a.quarantineShare?.batches ?? 1, a.quarantineShare?.reason)),
-    reconcileMismatched: reconcileDriftOn(pipeline) ? (await countOpenMismatches(client, [pipeline.name])).get(pipeline.name) : 0,
+    ...(await readAlertFacts(
+      client,
+      pipeline.name,
+      a.dropShare?.batches ?? 1,
+      a.quarantineShare?.batches ?? 1,
+      a.quarantineShare?.reason,
+    )),
+    reconcileMismatched: reconcileDriftOn(pipeline)
+      ? (await countOpenMismatches(client, [pipeline.name])).get(pipeline.name)
+      : 0,
   };
   const changes: AlertChange[] = [];
   for (const j of judgeAlerts(pipeline, facts)) {
@@ -76,7 +115,10 @@ export async function evaluateAlerts(client: Queryable, pipeline: PipelineConfig
     if (!changed) continue;
     const change = { ...changed, threshold: j.threshold, message: j.message };
     changes.push(change);
-    log.info({ pipeline: pipeline.name, alert: j.alert, state: change.state, value: j.value }, `alert ${j.alert} ${change.state}: ${j.message}`);
+    log.info(
+      { pipeline: pipeline.name, alert: j.alert, state: change.state, value: j.value },
+      `alert ${j.alert} ${change.state}: ${j.message}`,
+    );
     if (a.webhook) void sendAlertWebhook(a.webhook, change, log);
   }
   return changes;
@@ -103,8 +145,12 @@ export async function alertViews(client: Queryable, pipeline: PipelineConfig): P
 export function configuredAlerts(pipeline: PipelineConfig): AlertName[] {
   const a = pipeline.alerts;
   const on: [AlertName, boolean][] = [
-    ["drop_share", a.dropShare !== null], ["quarantine_share", a.quarantineShare !== null], ["watermark_stalled", a.watermarkStalled !== null],
-    ["backlog", a.backlog !== null], ["correction_failed", a.correctionFailed], ["reconcile_drift", reconcileDriftOn(pipeline)],
+    ["drop_share", a.dropShare !== null],
+    ["quarantine_share", a.quarantineShare !== null],
+    ["watermark_stalled", a.watermarkStalled !== null],
+    ["backlog", a.backlog !== null],
+    ["correction_failed", a.correctionFailed],
+    ["reconcile_drift", reconcileDriftOn(pipeline)],
   ];
   return on.filter(([, enabled]) => enabled).map(([name]) => name);
 }
@@ -128,7 +174,12 @@ export interface AlertScheduleOptions {
  * logged and the next one runs). Each judgement is logged at debug (`alerts judged`).
  * @returns stop(): waits for a round in progress
  */
-export function startAlerts(pool: Pool, pipelines: PipelineConfig[], log: Logger, opts: AlertScheduleOptions = {}): () => Promise<void> {
+export function startAlerts(
+  pool: Pool,
+  pipelines: PipelineConfig[],
+  log: Logger,
+  opts: AlertScheduleOptions = {},
+): () => Promise<void> {
   const owns = opts.owns ?? (() => true);
   const round = async () => {
     for (const pipeline of pipelines) {
@@ -140,6 +191,11 @@ export function startAlerts(pool: Pool, pipelines: PipelineConfig[], log: Logger
     }
   };
   // Each pipeline's failure is logged on its own: a round never fails as a whole.
-  const loop = startLoop(round, { intervalMs: opts.intervalMs ?? ALERT_INTERVAL_MS, immediate: false, unref: true, onError: (e) => log.warn({ err: e }, "alerts round failed") });
+  const loop = startLoop(round, {
+    intervalMs: opts.intervalMs ?? ALERT_INTERVAL_MS,
+    immediate: false,
+    unref: true,
+    onError: (e) => log.warn({ err: e }, "alerts round failed"),
+  });
   return () => loop.stop();
 }

@@ -13,14 +13,26 @@ import { keyIn, keyOut } from "../core/keys.js";
 import { formatInstant, isoToUs } from "../core/instants.js";
 import { parseInstant } from "../core/timestamps.js";
 import { batchIndex } from "../core/historyParts.js";
-import { windowHistory, type Aggregates, type HistoryBatch, type LateEvent, type Revision } from "../core/windowHistory.js";
+import {
+  windowHistory,
+  type Aggregates,
+  type HistoryBatch,
+  type LateEvent,
+  type Revision,
+} from "../core/windowHistory.js";
 import { assignWindows } from "../core/windows.js";
 import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import { readBatchesOfSeqs, readHistoryBatches } from "../db/sql/explain/historyBatches.js";
 import { readWindowAudit } from "../db/sql/explain/windowAudit.js";
 import { readWindowEvents } from "../db/sql/explain/windowEvents.js";
 import { readWindowQuarantine, type WindowQuarantineRow } from "../db/sql/explain/windowQuarantine.js";
-import { readHolds, readLastCutover, readSessionAt, readWindowRow, type WindowStateRow } from "../db/sql/explain/windowState.js";
+import {
+  readHolds,
+  readLastCutover,
+  readSessionAt,
+  readWindowRow,
+  type WindowStateRow,
+} from "../db/sql/explain/windowState.js";
 import { sessionHistory } from "../core/sessionHistory.js";
 
 /** A window start or key that names no window of the pipeline (400 over REST, exit 2 in the CLI). */
@@ -71,10 +83,14 @@ function windowTypeOf(p: PipelineConfig): WindowExplanation["windowType"] {
 function storedKeyOf(p: PipelineConfig, key: string | null | undefined): string {
   const fields = p.fields.groupKey;
   if (fields.length === 0) {
-    if (key !== undefined && key !== "") throw new ExplainRequestError(`key: pipeline ${p.name} has no group key fields; leave the key out`);
+    if (key !== undefined && key !== "")
+      throw new ExplainRequestError(`key: pipeline ${p.name} has no group key fields; leave the key out`);
     return "";
   }
-  if (key === undefined) throw new ExplainRequestError(`key: pipeline ${p.name} groups by ${fields.join(", ")}; give the key (or the null group)`);
+  if (key === undefined)
+    throw new ExplainRequestError(
+      `key: pipeline ${p.name} groups by ${fields.join(", ")}; give the key (or the null group)`,
+    );
   return keyIn(key);
 }
 
@@ -87,13 +103,30 @@ function storedKeyOf(p: PipelineConfig, key: string | null | undefined): string 
  * @throws ExplainRequestError for a start that is no window's start, a session that does not exist, or a missing key
  * @throws the database's error when it cannot be reached
  */
-export async function explainWindow(pool: Pool, p: PipelineConfig, start: string, key?: string | null): Promise<WindowExplanation> {
-  return withTransaction(pool, (client) => explainIn(client, p, start, key), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+export async function explainWindow(
+  pool: Pool,
+  p: PipelineConfig,
+  start: string,
+  key?: string | null,
+): Promise<WindowExplanation> {
+  return withTransaction(
+    pool,
+    (client) => explainIn(client, p, start, key),
+    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+  );
 }
 
-async function explainIn(db: Queryable, p: PipelineConfig, start: string, key?: string | null): Promise<WindowExplanation> {
+async function explainIn(
+  db: Queryable,
+  p: PipelineConfig,
+  start: string,
+  key?: string | null,
+): Promise<WindowExplanation> {
   const parsed = parseInstant(start, "iso8601", undefined);
-  if (!parsed.ok) throw new ExplainRequestError(`start: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z (${parsed.detail})`);
+  if (!parsed.ok)
+    throw new ExplainRequestError(
+      `start: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z (${parsed.detail})`,
+    );
   const groupKey = storedKeyOf(p, key);
   const gap = sessionGapOf(p);
   if (gap !== undefined) return explainSession(db, p, parsed.us, groupKey, gap);
@@ -101,12 +134,20 @@ async function explainIn(db: Queryable, p: PipelineConfig, start: string, key?: 
   const w = assignWindows(parsed.us, spec).find((b) => b.startUs === parsed.us);
   if (w === undefined) {
     const containing = assignWindows(parsed.us, spec).map((b) => formatInstant(b.startUs));
-    throw new ExplainRequestError(`start: ${formatInstant(parsed.us)} is not the start of a window of pipeline ${p.name}; the windows holding it start at ${containing.join(", ")}`);
+    throw new ExplainRequestError(
+      `start: ${formatInstant(parsed.us)} is not the start of a window of pipeline ${p.name}; the windows holding it start at ${containing.join(", ")}`,
+    );
   }
-  const ws = formatInstant(w.startUs), we = formatInstant(w.endUs);
+  const ws = formatInstant(w.startUs),
+    we = formatInstant(w.endUs);
   const events = await readWindowEvents(db, p.name, groupKey, ws, we);
   const firstSeq = events.reduce((m, e) => Math.min(m, e.seq, e.supersededBy ?? Infinity), Infinity);
-  const batches = await readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, we);
+  const batches = await readHistoryBatches(
+    db,
+    p.name,
+    Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER,
+    we,
+  );
   const audit = await readWindowAudit(db, p.name, groupKey, ws, we, true);
   const holds = await readHolds(db, p.name);
   const cutover = await readLastCutover(db, p.name, groupKey, ws, we);
@@ -115,31 +156,83 @@ async function explainIn(db: Queryable, p: PipelineConfig, start: string, key?: 
   // Batches that read a late row after the window was final are not among the batches above.
   const lateBatches = await readBatchesOfSeqs(db, p.name, unread(events, batches));
   const now = row === undefined ? null : { count: row.count, sum: row.sum, min: row.min, max: row.max };
-  const history = windowHistory({ windowEnd: we, events, batches: [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId), corrections: audit, holds, cutover, now, ...(row === undefined ? {} : { nowStatus: row.corrected ? "corrected" as const : row.isFinal ? "final" as const : "open" as const }) });
-  return finish(p, key, { start: ws, end: we }, row, holds.some((h) => h.releasedAt === null), history.revisions, history.lateEvents, [], quarantined);
+  const history = windowHistory({
+    windowEnd: we,
+    events,
+    batches: [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId),
+    corrections: audit,
+    holds,
+    cutover,
+    now,
+    ...(row === undefined
+      ? {}
+      : { nowStatus: row.corrected ? ("corrected" as const) : row.isFinal ? ("final" as const) : ("open" as const) }),
+  });
+  return finish(
+    p,
+    key,
+    { start: ws, end: we },
+    row,
+    holds.some((h) => h.releasedAt === null),
+    history.revisions,
+    history.lateEvents,
+    [],
+    quarantined,
+  );
 }
 
-async function explainSession(db: Queryable, p: PipelineConfig, atUs: bigint, groupKey: string, gapMs: number): Promise<WindowExplanation> {
+async function explainSession(
+  db: Queryable,
+  p: PipelineConfig,
+  atUs: bigint,
+  groupKey: string,
+  gapMs: number,
+): Promise<WindowExplanation> {
   const at = formatInstant(atUs);
   const row = await readSessionAt(db, p.name, groupKey, at);
-  if (row === undefined) throw new ExplainRequestError(`start: no session of pipeline ${p.name} for this key holds ${at}`);
+  if (row === undefined)
+    throw new ExplainRequestError(`start: no session of pipeline ${p.name} for this key holds ${at}`);
   const audit = await readWindowAudit(db, p.name, groupKey, row.windowStart, row.windowEnd, false);
   // The span: the session and every session a correction replaced inside or around it.
-  let spanStart = isoToUs(row.windowStart), spanEnd = isoToUs(row.windowEnd);
+  let spanStart = isoToUs(row.windowStart),
+    spanEnd = isoToUs(row.windowEnd);
   for (const a of audit) {
     spanStart = isoToUs(a.windowStart) < spanStart ? isoToUs(a.windowStart) : spanStart;
     spanEnd = isoToUs(a.windowEnd) > spanEnd ? isoToUs(a.windowEnd) : spanEnd;
   }
-  const ss = formatInstant(spanStart), se = formatInstant(spanEnd);
+  const ss = formatInstant(spanStart),
+    se = formatInstant(spanEnd);
   const events = await readWindowEvents(db, p.name, groupKey, ss, se);
   const firstSeq = events.reduce((m, e) => Math.min(m, e.seq), Infinity);
-  const batches = await readHistoryBatches(db, p.name, Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER, row.windowEnd);
+  const batches = await readHistoryBatches(
+    db,
+    p.name,
+    Number.isFinite(firstSeq) ? firstSeq - 1 : Number.MAX_SAFE_INTEGER,
+    row.windowEnd,
+  );
   const holds = await readHolds(db, p.name);
   const quarantined = await readWindowQuarantine(db, p.name, groupKey, row.windowStart, row.windowEnd);
   const lateBatches = await readBatchesOfSeqs(db, p.name, unread(events, batches));
   const all = [...batches, ...lateBatches].sort((a, b) => a.batchId - b.batchId);
-  const history = sessionHistory({ gapMs, target: { start: row.windowStart, end: row.windowEnd }, events, batches: all, corrections: audit, holds });
-  return finish(p, keyOut(groupKey), { start: row.windowStart, end: row.windowEnd }, row, holds.some((h) => h.releasedAt === null), history.revisions, history.lateEvents, history.merged, quarantined);
+  const history = sessionHistory({
+    gapMs,
+    target: { start: row.windowStart, end: row.windowEnd },
+    events,
+    batches: all,
+    corrections: audit,
+    holds,
+  });
+  return finish(
+    p,
+    keyOut(groupKey),
+    { start: row.windowStart, end: row.windowEnd },
+    row,
+    holds.some((h) => h.releasedAt === null),
+    history.revisions,
+    history.lateEvents,
+    history.merged,
+    quarantined,
+  );
 }
 
 /** The `seq` of each row no batch among `batches` read (a late row, read by a later batch, or one no batch read yet). */
@@ -149,18 +242,33 @@ function unread(events: { seq: number }[], batches: HistoryBatch[]): number[] {
 }
 
 function finish(
-  p: PipelineConfig, key: string | null | undefined, window: { start: string; end: string }, row: WindowStateRow | undefined, held: boolean,
-  revisions: Revision[], lateEvents: LateEvent[], merged: RelatedSession[], quarantined: WindowExplanation["quarantined"],
+  p: PipelineConfig,
+  key: string | null | undefined,
+  window: { start: string; end: string },
+  row: WindowStateRow | undefined,
+  held: boolean,
+  revisions: Revision[],
+  lateEvents: LateEvent[],
+  merged: RelatedSession[],
+  quarantined: WindowExplanation["quarantined"],
 ): WindowExplanation {
   return {
     pipeline: p.name,
     key: key === undefined ? "" : key,
     windowType: windowTypeOf(p),
     window,
-    now: row === undefined ? null : {
-      count: row.count, sum: row.sum, min: row.min, max: row.max, revision: row.revision,
-      status: row.corrected ? "corrected" : row.isFinal ? "final" : "open", held,
-    },
+    now:
+      row === undefined
+        ? null
+        : {
+            count: row.count,
+            sum: row.sum,
+            min: row.min,
+            max: row.max,
+            revision: row.revision,
+            status: row.corrected ? "corrected" : row.isFinal ? "final" : "open",
+            held,
+          },
     revisions: revisions.map((r, i) => ({ n: i + 1, ...r })),
     lateEvents,
     sessionsMerged: merged,

@@ -20,12 +20,18 @@ import { isoToUs } from "../core/instants.js";
 import { withTransaction, type Pool, type Queryable } from "../db/pool.js";
 import { readRecordedBatches, type RecordedBatch } from "../db/sql/observe/latenessBatches.js";
 import {
-  readLatenessFigures, readLatenessFiguresByKey, readLatenessHistogram, type EventTimeRange, type LatenessFigures,
+  readLatenessFigures,
+  readLatenessFiguresByKey,
+  readLatenessHistogram,
+  type EventTimeRange,
+  type LatenessFigures,
 } from "../db/sql/observe/latenessDistribution.js";
 import { readLatenessRows } from "../db/sql/observe/latenessRows.js";
 
 /** Histogram edges, ms of lateness: below 0, then [0, 1 s), [1 s, 10 s), … [30 days, ∞). */
-export const HISTOGRAM_EDGES_MS = [0, 1_000, 10_000, 60_000, 600_000, 3_600_000, 21_600_000, 86_400_000, 604_800_000, 2_592_000_000];
+export const HISTOGRAM_EDGES_MS = [
+  0, 1_000, 10_000, 60_000, 600_000, 3_600_000, 21_600_000, 86_400_000, 604_800_000, 2_592_000_000,
+];
 
 /** Default drop-share target of the recommendation: 0.1 % of the events. */
 export const DEFAULT_TARGET_DROP_SHARE = 0.001;
@@ -80,7 +86,13 @@ const ms = (us: bigint | null) => (us === null ? null : Number(us) / 1000);
 /** The smallest whole-ms delay that is at least `us` (0 for negative lateness). */
 const delayAtLeast = (us: bigint | null) => (us === null || us <= 0n ? 0 : Number((us + 999n) / 1000n));
 const distribution = (f: LatenessFigures): LatenessDistribution => ({
-  count: f.count, minMs: ms(f.minUs), p50Ms: ms(f.p50Us), p90Ms: ms(f.p90Us), p99Ms: ms(f.p99Us), p999Ms: ms(f.p999Us), maxMs: ms(f.maxUs),
+  count: f.count,
+  minMs: ms(f.minUs),
+  p50Ms: ms(f.p50Us),
+  p90Ms: ms(f.p90Us),
+  p99Ms: ms(f.p99Us),
+  p999Ms: ms(f.p999Us),
+  maxMs: ms(f.maxUs),
 });
 
 /**
@@ -99,16 +111,32 @@ function whatIfShape(pipeline: PipelineConfig): { spec: WindowSpec; ends: (event
 }
 
 /** Feeds every accepted row of the recorded batches to `sinks`, batch by batch, page by page. */
-async function replayRows(client: Queryable, pipeline: string, ends: (eventUs: bigint) => bigint[], batches: RecordedBatch[], { fromUs, toUs }: RangeUs, sinks: { row(r: WhatIfRow): void; endBatch(): void }[], pageSize: number): Promise<number> {
+async function replayRows(
+  client: Queryable,
+  pipeline: string,
+  ends: (eventUs: bigint) => bigint[],
+  batches: RecordedBatch[],
+  { fromUs, toUs }: RangeUs,
+  sinks: { row(r: WhatIfRow): void; endBatch(): void }[],
+  pageSize: number,
+): Promise<number> {
   if (batches.length === 0) return 0;
   const lastSeq = batches.at(-1)!.lastSeq;
-  let b = 0, afterSeq = batches[0]!.afterSeq, rows = 0;
+  let b = 0,
+    afterSeq = batches[0]!.afterSeq,
+    rows = 0;
   for (;;) {
     const page = await readLatenessRows(client, pipeline, afterSeq, lastSeq, pageSize);
     for (const r of page) {
       for (; r.seq > batches[b]!.lastSeq; b++) for (const s of sinks) s.endBatch();
       const counted = (fromUs === null || r.eventUs >= fromUs) && (toUs === null || r.eventUs < toUs);
-      const row: WhatIfRow = { eventUs: r.eventUs, ingestionUs: r.ingestionUs, groupKey: r.groupKey, windowEndsUs: ends(r.eventUs), counted };
+      const row: WhatIfRow = {
+        eventUs: r.eventUs,
+        ingestionUs: r.ingestionUs,
+        groupKey: r.groupKey,
+        windowEndsUs: ends(r.eventUs),
+        counted,
+      };
       for (const s of sinks) s.row(row);
     }
     rows += page.length;
@@ -123,20 +151,33 @@ async function replayRows(client: Queryable, pipeline: string, ends: (eventUs: b
  * The candidate delays (ascending) with their labels: the distribution's percentiles and max, the
  * configured delay, the asked ones; equal delays are one row, a label given twice for it once.
  */
-export function candidateDelays(figures: LatenessFigures, configuredMs: number, askedMs: number[] = []): Map<number, string[]> {
+export function candidateDelays(
+  figures: LatenessFigures,
+  configuredMs: number,
+  askedMs: number[] = [],
+): Map<number, string[]> {
   const labelled: [string, number][] = [
-    ["p50", delayAtLeast(figures.p50Us)], ["p90", delayAtLeast(figures.p90Us)], ["p99", delayAtLeast(figures.p99Us)],
-    ["p99.9", delayAtLeast(figures.p999Us)], ["max", delayAtLeast(figures.maxUs)], ["configured", configuredMs],
+    ["p50", delayAtLeast(figures.p50Us)],
+    ["p90", delayAtLeast(figures.p90Us)],
+    ["p99", delayAtLeast(figures.p99Us)],
+    ["p99.9", delayAtLeast(figures.p999Us)],
+    ["max", delayAtLeast(figures.maxUs)],
+    ["configured", configuredMs],
     ...askedMs.map((d): [string, number] => ["asked", d]),
   ];
   const labels = new Map<number, string[]>();
-  for (const [label, d] of labelled) if (!labels.get(d)?.includes(label)) labels.set(d, [...(labels.get(d) ?? []), label]);
+  for (const [label, d] of labelled)
+    if (!labels.get(d)?.includes(label)) labels.set(d, [...(labels.get(d) ?? []), label]);
   return new Map([...labels].sort(([a], [b]) => a - b));
 }
 
 /** The report's distribution from exact figures and row counts per bucket of `HISTOGRAM_EDGES_MS` (`width_bucket` numbering). */
 export function distributionOf(figures: LatenessFigures, counts: Map<number, number>): LatenessReport["distribution"] {
-  const histogram = [null, ...HISTOGRAM_EDGES_MS].map((fromMs, i) => ({ fromMs, toMs: HISTOGRAM_EDGES_MS[i] ?? null, count: counts.get(i) ?? 0 }));
+  const histogram = [null, ...HISTOGRAM_EDGES_MS].map((fromMs, i) => ({
+    fromMs,
+    toMs: HISTOGRAM_EDGES_MS[i] ?? null,
+    count: counts.get(i) ?? 0,
+  }));
   return { ...distribution(figures), histogram };
 }
 
@@ -147,7 +188,8 @@ export function distributionOf(figures: LatenessFigures, counts: Map<number, num
 export function checkLatenessOptions(options: LatenessOptions): number {
   const target = options.targetDropShare ?? DEFAULT_TARGET_DROP_SHARE;
   if (!(target >= 0 && target <= 1)) throw new RangeError(`target drop share must be between 0 and 1, got ${target}`);
-  for (const d of options.delaysMs ?? []) if (!Number.isSafeInteger(d) || d < 0) throw new RangeError(`a delay must be a whole number of ms >= 0, got ${d}`);
+  for (const d of options.delaysMs ?? [])
+    if (!Number.isSafeInteger(d) || d < 0) throw new RangeError(`a delay must be a whole number of ms >= 0, got ${d}`);
   return target;
 }
 
@@ -155,46 +197,67 @@ export function checkLatenessOptions(options: LatenessOptions): number {
  * The lateness report of `pipeline` (see the module comment).
  * @throws RangeError for a negative or fractional delay, or a target outside [0, 1]; database errors
  */
-export async function latenessReport(pool: Pool, pipeline: PipelineConfig, options: LatenessOptions = {}): Promise<LatenessReport> {
+export async function latenessReport(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  options: LatenessOptions = {},
+): Promise<LatenessReport> {
   const range = options.range ?? { from: null, to: null };
   const target = checkLatenessOptions(options);
   const { spec, ends } = whatIfShape(pipeline);
   const pageSize = options.pageSize ?? 10_000;
-  const rangeUs: RangeUs = { fromUs: range.from === null ? null : isoToUs(range.from), toUs: range.to === null ? null : isoToUs(range.to) };
-  return withTransaction(pool, async (client) => {
-    const figures = await readLatenessFigures(client, pipeline.name, range);
-    const edgesUs = HISTOGRAM_EDGES_MS.map((e) => BigInt(e) * 1000n);
-    const counts = new Map((await readLatenessHistogram(client, pipeline.name, range, edgesUs)).map((h) => [h.bucket, h.count]));
-    const byKey = options.byKey
-      ? (await readLatenessFiguresByKey(client, pipeline.name, range)).map((k) => ({ groupKey: k.groupKey, ...distribution(k) }))
-      : undefined;
+  const rangeUs: RangeUs = {
+    fromUs: range.from === null ? null : isoToUs(range.from),
+    toUs: range.to === null ? null : isoToUs(range.to),
+  };
+  return withTransaction(
+    pool,
+    async (client) => {
+      const figures = await readLatenessFigures(client, pipeline.name, range);
+      const edgesUs = HISTOGRAM_EDGES_MS.map((e) => BigInt(e) * 1000n);
+      const counts = new Map(
+        (await readLatenessHistogram(client, pipeline.name, range, edgesUs)).map((h) => [h.bucket, h.count]),
+      );
+      const byKey = options.byKey
+        ? (await readLatenessFiguresByKey(client, pipeline.name, range)).map((k) => ({
+            groupKey: k.groupKey,
+            ...distribution(k),
+          }))
+        : undefined;
 
-    const labels = candidateDelays(figures, pipeline.watermark.delay, options.delaysMs);
-    const delays = [...labels.keys()];
+      const labels = candidateDelays(figures, pipeline.watermark.delay, options.delaysMs);
+      const delays = [...labels.keys()];
 
-    const batches = await readRecordedBatches(client, pipeline.name);
-    const sims = delays.map((d) => new DelaySimulation(d, spec, rangeUs));
-    const needs = new DelayNeeds();
-    const rows = await replayRows(client, pipeline.name, ends, batches, rangeUs, [...sims, needs], pageSize);
-    const outcomes = sims.map((s) => ({ labels: labels.get(s.delayMs)!, ...s.result() }));
+      const batches = await readRecordedBatches(client, pipeline.name);
+      const sims = delays.map((d) => new DelaySimulation(d, spec, rangeUs));
+      const needs = new DelayNeeds();
+      const rows = await replayRows(client, pipeline.name, ends, batches, rangeUs, [...sims, needs], pageSize);
+      const outcomes = sims.map((s) => ({ labels: labels.get(s.delayMs)!, ...s.result() }));
 
-    const recommendedMs = needs.smallestDelay(target);
-    let recommended = outcomes.find((o) => o.delayMs === recommendedMs);
-    if (!recommended) {
-      const sim = new DelaySimulation(recommendedMs, spec, rangeUs);
-      await replayRows(client, pipeline.name, ends, batches, rangeUs, [sim], pageSize);
-      recommended = { labels: [], ...sim.result() };
-    }
-    const { labels: _labels, ...recommendation } = recommended;
-    return {
-      pipeline: pipeline.name,
-      source: "replay",
-      range,
-      configuredDelayMs: pipeline.watermark.delay,
-      distribution: distributionOf(figures, counts),
-      ...(byKey ? { byKey } : {}),
-      whatIf: { batches: batches.length, rows, recordedDroppedPairs: batches.reduce((n, b) => n + b.numRowsDroppedByWatermark, 0), delays: outcomes },
-      recommendation: { targetDropShare: target, ...recommendation },
-    };
-  }, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const recommendedMs = needs.smallestDelay(target);
+      let recommended = outcomes.find((o) => o.delayMs === recommendedMs);
+      if (!recommended) {
+        const sim = new DelaySimulation(recommendedMs, spec, rangeUs);
+        await replayRows(client, pipeline.name, ends, batches, rangeUs, [sim], pageSize);
+        recommended = { labels: [], ...sim.result() };
+      }
+      const { labels: _labels, ...recommendation } = recommended;
+      return {
+        pipeline: pipeline.name,
+        source: "replay",
+        range,
+        configuredDelayMs: pipeline.watermark.delay,
+        distribution: distributionOf(figures, counts),
+        ...(byKey ? { byKey } : {}),
+        whatIf: {
+          batches: batches.length,
+          rows,
+          recordedDroppedPairs: batches.reduce((n, b) => n + b.numRowsDroppedByWatermark, 0),
+          delays: outcomes,
+        },
+        recommendation: { targetDropShare: target, ...recommendation },
+      };
+    },
+    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+  );
 }

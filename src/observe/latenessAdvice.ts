@@ -17,7 +17,12 @@ import type { Pool } from "../db/pool.js";
 import type { LatenessFigures } from "../db/sql/observe/latenessDistribution.js";
 import { readLatenessHistogramOf, type LatenessHistogramRead } from "../db/sql/lateness/histogramRead.js";
 import {
-  candidateDelays, checkLatenessOptions, distributionOf, HISTOGRAM_EDGES_MS, latenessReport, type DelayOutcome,
+  candidateDelays,
+  checkLatenessOptions,
+  distributionOf,
+  HISTOGRAM_EDGES_MS,
+  latenessReport,
+  type DelayOutcome,
   type LatenessOptions,
   type LatenessReport,
 } from "./lateness.js";
@@ -48,7 +53,12 @@ function figuresOf(values: Counts): LatenessFigures {
     return values.at(-1)![0];
   };
   return {
-    count, minUs: values[0]?.[0] ?? null, p50Us: at(0.5), p90Us: at(0.9), p99Us: at(0.99), p999Us: at(0.999),
+    count,
+    minUs: values[0]?.[0] ?? null,
+    p50Us: at(0.5),
+    p90Us: at(0.9),
+    p99Us: at(0.99),
+    p999Us: at(0.999),
     maxUs: values.at(-1)?.[0] ?? null,
   };
 }
@@ -76,7 +86,10 @@ function histogramAnswers(pipeline: PipelineConfig, options: LatenessOptions, h:
 }
 
 function outcomeAt(
-  h: LatenessHistogramRead, events: number, delayMs: number, configuredMs: number,
+  h: LatenessHistogramRead,
+  events: number,
+  delayMs: number,
+  configuredMs: number,
 ): Omit<AdvisedOutcome, "labels"> {
   const m = (k: Parameters<typeof h.measures.get>[0]) => h.measures.get(k) ?? [];
   const eventsAffected = lateAt(m("event_slack_ms"), delayMs);
@@ -96,7 +109,9 @@ function outcomeAt(
  * @throws RangeError for a negative or fractional delay, or a target outside [0, 1]; database errors
  */
 export async function latenessAdvice(
-  pool: Pool, pipeline: PipelineConfig, options: LatenessOptions = {},
+  pool: Pool,
+  pipeline: PipelineConfig,
+  options: LatenessOptions = {},
 ): Promise<LatenessAdvice> {
   const target = checkLatenessOptions(options);
   const h = options.exact ? null : await readLatenessHistogramOf(pool, pipeline.name);

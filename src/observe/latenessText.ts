@@ -3,7 +3,13 @@
  * lateness report (`straggler lateness`, src/cli/latenessText.ts) and the UI pages write them.
  */
 
-const UNITS: [string, number][] = [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1_000], ["ms", 1]];
+const UNITS: [string, number][] = [
+  ["d", 86_400_000],
+  ["h", 3_600_000],
+  ["m", 60_000],
+  ["s", 1_000],
+  ["ms", 1],
+];
 
 /** `ms` (may be fractional or negative) as its two largest units, e.g. `1h 30m`, `950ms`, `-2m 5s`; `-` for null. */
 export function shortDuration(ms: number | null): string {

@@ -15,6 +15,9 @@ export interface PipelineExtras {
 }
 
 export async function pipelineExtras(client: Queryable, pipeline: PipelineConfig): Promise<PipelineExtras> {
-  const [holder, runs] = await Promise.all([watermarkHolder(client, pipeline), readLastReconcileRuns(client, [pipeline.name])]);
+  const [holder, runs] = await Promise.all([
+    watermarkHolder(client, pipeline),
+    readLastReconcileRuns(client, [pipeline.name]),
+  ]);
   return { watermarkHolder: holder, lastReconcile: runs.get(pipeline.name) ?? null };
 }

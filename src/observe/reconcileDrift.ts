@@ -23,8 +23,9 @@ export function judgeDrift(mismatched: number) {
     firing: mismatched > 0,
     value: mismatched,
     threshold: 0,
-    message: mismatched > 0
-      ? `${mismatched} final windows differ from bronze (found by reconcile); the next correction run recomputes them`
-      : "no final window found differing from bronze awaits correction",
+    message:
+      mismatched > 0
+        ? `${mismatched} final windows differ from bronze (found by reconcile); the next correction run recomputes them`
+        : "no final window found differing from bronze awaits correction",
   };
 }

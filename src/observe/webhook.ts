@@ -45,6 +45,9 @@ export async function sendAlertWebhook(url: string, change: AlertChange, log: Lo
     }
     if (attempt < WEBHOOK_ATTEMPTS) await sleep(backoffMs(attempt, backoff));
   }
-  log.warn({ pipeline: change.pipeline, alert: change.alert, state: change.state, error: last }, "alert webhook not delivered");
+  log.warn(
+    { pipeline: change.pipeline, alert: change.alert, state: change.state, error: last },
+    "alert webhook not delivered",
+  );
   return false;
 }

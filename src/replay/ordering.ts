@@ -18,7 +18,13 @@ import { msOfUs, usOfMs } from "../core/instants.js";
 import { parseInstant } from "../core/timestamps.js";
 import type { PoolClient } from "../db/pool.js";
 import {
-  copyReplayRows, createReplayRows, indexReplayRows, namesInTextOrder, readReplayPage, replayLine, type ReplayRow,
+  copyReplayRows,
+  createReplayRows,
+  indexReplayRows,
+  namesInTextOrder,
+  readReplayPage,
+  replayLine,
+  type ReplayRow,
 } from "../db/sql/ingest/stageReplayRows.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
@@ -35,7 +41,10 @@ export interface RowSource {
  * What a dataset may hold to be ordered in memory: records, and bytes of their raw text (UTF-16 code
  * units). A taxi trip record (about 190 B of CSV, 18 fields) takes about 1 kB of memory once read.
  */
-export interface MemoryBudget { rows: number; bytes: number }
+export interface MemoryBudget {
+  rows: number;
+  bytes: number;
+}
 
 /** The default budget: 200,000 records and 32 Mi characters of raw text. */
 export const MEMORY_BUDGET: MemoryBudget = { rows: 200_000, bytes: 32 * 2 ** 20 };
@@ -46,7 +55,9 @@ const FETCH = 5000;
 /** `[epoch ms, µs within the ms]` of a record's arrival time, or null when it has none or it cannot be read. */
 export function arrivalOf(rec: RawRecord, pipeline: PipelineConfig, field: string): [number, number] | null {
   const at = rec.fields?.[field];
-  const parsed = at ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond) : undefined;
+  const parsed = at
+    ? parseInstant(at, pipeline.timestamps.format, pipeline.timestamps.timeZone, pipeline.timestamps.subMicrosecond)
+    : undefined;
   return parsed?.ok ? [msOfUs(parsed.us), Number(parsed.us - usOfMs(msOfUs(parsed.us)))] : null;
 }
 
@@ -67,8 +78,20 @@ function asReplayRow(rec: RawRecord, origin: string, arrival: [number, number] |
     fields = clean;
   }
   return {
-    arrival_ms: arrival?.[0] ?? null, arrival_sub_ms: arrival?.[1] ?? null, origin, line: rec.line, ord, raw: noNul(rec.raw),
-    parse_error: rec.parseError ?? null, fields, numbers: rec.numbers === undefined ? null : rec.numbers.some((n) => n.includes("\u0000")) ? rec.numbers.map(noNul) : rec.numbers,
+    arrival_ms: arrival?.[0] ?? null,
+    arrival_sub_ms: arrival?.[1] ?? null,
+    origin,
+    line: rec.line,
+    ord,
+    raw: noNul(rec.raw),
+    parse_error: rec.parseError ?? null,
+    fields,
+    numbers:
+      rec.numbers === undefined
+        ? null
+        : rec.numbers.some((n) => n.includes("\u0000"))
+          ? rec.numbers.map(noNul)
+          : rec.numbers,
   };
 }
 
@@ -81,7 +104,11 @@ export type OrderingProgress = (rows: number, how: "memory" | "table") => void;
  * @throws what reading a file throws after its header (a file cannot be read, a record too large, …)
  */
 async function* datasetRecords(
-  pipeline: PipelineConfig, files: string[], arrivalField: string, refused: { file: string; reason: string }[], headers: Set<string>,
+  pipeline: PipelineConfig,
+  files: string[],
+  arrivalField: string,
+  refused: { file: string; reason: string }[],
+  headers: Set<string>,
   onRefused?: (file: string, reason: string) => void,
 ): AsyncGenerator<ReplayRow> {
   let ord = 0;
@@ -89,10 +116,13 @@ async function* datasetRecords(
     const origin = path.basename(file);
     let header = true;
     try {
-      for await (const rec of readRecords(createReadStream(file), pipeline.source.format, { ...readOptionsFor(pipeline), onHeader: (_, text) => {
-        header = false;
-        headers.add(text);
-      } })) {
+      for await (const rec of readRecords(createReadStream(file), pipeline.source.format, {
+        ...readOptionsFor(pipeline),
+        onHeader: (_, text) => {
+          header = false;
+          headers.add(text);
+        },
+      })) {
         yield asReplayRow(rec, origin, arrivalOf(rec, pipeline, arrivalField), ++ord);
       }
     } catch (e) {
@@ -130,10 +160,17 @@ function stagedRows(staging: PoolClient): RowSource {
 
 /** Sorts `rows` in arrival order, the staging table's: file names compared as the server compares text (`client`'s database). */
 async function sortInArrivalOrder(client: PoolClient, rows: ReplayRow[]): Promise<void> {
-  const rank = new Map((await namesInTextOrder(client, [...new Set(rows.map((r) => r.origin))])).map((name, i) => [name, i]));
-  rows.sort((a, b) =>
-    (a.arrival_ms ?? -Infinity) - (b.arrival_ms ?? -Infinity) || (a.arrival_sub_ms ?? -1) - (b.arrival_sub_ms ?? -1) ||
-    rank.get(a.origin)! - rank.get(b.origin)! || a.line - b.line || a.ord - b.ord);
+  const rank = new Map(
+    (await namesInTextOrder(client, [...new Set(rows.map((r) => r.origin))])).map((name, i) => [name, i]),
+  );
+  rows.sort(
+    (a, b) =>
+      (a.arrival_ms ?? -Infinity) - (b.arrival_ms ?? -Infinity) ||
+      (a.arrival_sub_ms ?? -1) - (b.arrival_sub_ms ?? -1) ||
+      rank.get(a.origin)! - rank.get(b.origin)! ||
+      a.line - b.line ||
+      a.ord - b.ord,
+  );
 }
 
 /**
@@ -144,10 +181,17 @@ async function sortInArrivalOrder(client: PoolClient, rows: ReplayRow[]): Promis
  * @throws what reading a file throws (after its header), or the database's error
  */
 export async function orderDataset(
-  client: PoolClient, pipeline: PipelineConfig, opts: { files: string[]; arrivalField: string; onRefused?: (file: string, reason: string) => void },
-  refused: { file: string; reason: string }[], headers: Set<string>, budget: MemoryBudget = MEMORY_BUDGET, onProgress?: OrderingProgress,
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  opts: { files: string[]; arrivalField: string; onRefused?: (file: string, reason: string) => void },
+  refused: { file: string; reason: string }[],
+  headers: Set<string>,
+  budget: MemoryBudget = MEMORY_BUDGET,
+  onProgress?: OrderingProgress,
 ): Promise<{ rows: RowSource; total: number; how: "memory" | "table" }> {
-  const records = datasetRecords(pipeline, opts.files, opts.arrivalField, refused, headers, opts.onRefused)[Symbol.asyncIterator]();
+  const records = datasetRecords(pipeline, opts.files, opts.arrivalField, refused, headers, opts.onRefused)[
+    Symbol.asyncIterator
+  ]();
   const held: ReplayRow[] = [];
   let bytes = 0;
   let next = await records.next();
@@ -169,9 +213,18 @@ export async function orderDataset(
     const encode = (r: ReplayRow) => {
       total++;
       if (total % 10_000 === 0) onProgress?.(total, "table");
-      const numbers = r.numbers === null ? null : `{${r.numbers.map((n) => `"${n.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+      const numbers =
+        r.numbers === null ? null : `{${r.numbers.map((n) => `"${n.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
       const arrival: [number, number] | null = r.arrival_ms === null ? null : [r.arrival_ms, r.arrival_sub_ms!];
-      return replayLine(arrival, r.origin, r.line, r.raw, r.parse_error, r.fields === null ? null : JSON.stringify(r.fields), numbers);
+      return replayLine(
+        arrival,
+        r.origin,
+        r.line,
+        r.raw,
+        r.parse_error,
+        r.fields === null ? null : JSON.stringify(r.fields),
+        numbers,
+      );
     };
     for (const r of held.splice(0)) yield encode(r);
     yield encode(first);

@@ -25,69 +25,34 @@
  * Rows already in bronze (landed before from the landing folder or by an
  * earlier replay) are quarantined DUPLICATE; the summary says so plainly,
  * with the way to replay from scratch (`straggler drop -p P --yes` first).
+ *
+ * Its parts: the records in arrival order (src/replay/ordering.ts: sorted in memory or staged;
+ * src/replay/rowSource.ts: one file already in order), the landing loop span by span
+ * (src/replay/spans.ts), the dataset known again (src/replay/completion.ts).
  */
-import { createHash } from "node:crypto";
-import { createReadStream, type Stats } from "node:fs";
 import { stat } from "node:fs/promises";
-import { pipeline as pipe } from "node:stream/promises";
 import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
-import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
-import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
 import { recordReplayedFile } from "../db/sql/ingest/recordReplayedFile.js";
-import { readReplayCompletions, recordReplayCompletion, type ReplayCompletion } from "../db/sql/ingest/replayCompletion.js";
-import { dropReplayRows, type ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
-import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
-import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
-import { SourceRefused } from "../ingest/errors.js";
-import { readOptionsFor, readRecords } from "../ingest/readers.js";
-import { arrivalOf, MEMORY_BUDGET, orderDataset, type MemoryBudget, type RowSource } from "./ordering.js";
-import { runBatch, type BatchProgress } from "../stream/runBatch.js";
-import { analyzeIfStale, refreshPipelineEstimate, refreshResultsEstimate } from "../db/statistics.js";
+import { recordReplayCompletion } from "../db/sql/ingest/replayCompletion.js";
+import { dropReplayRows } from "../db/sql/ingest/stageReplayRows.js";
+import { analyzeIfStale } from "../db/statistics.js";
+import {
+  completedBefore,
+  contentHash,
+  datasetId,
+  landedBeforeMessage,
+  replayFilesProblem,
+  statFingerprint,
+} from "./completion.js";
+import { MEMORY_BUDGET, orderDataset } from "./ordering.js";
+import { inArrivalOrder } from "./rowSource.js";
+import { replaySpans } from "./spans.js";
+import type { ReplayOptions, ReplaySummary } from "./types.js";
 
-export interface ReplayOptions {
-  files: string[];
-  arrivalField: string;
-  /** Span of arrival time per micro-batch, ms. */
-  batchSpanMs: number;
-  /**
-   * Rows read so far before the first micro-batch: checked to be in arrival order in the file (`file`), read to be
-   * sorted in memory (`memory`), or staged in the temporary table (`table`).
-   */
-  onStaged?: (rows: number, how: "file" | "memory" | "table") => void;
-  /** What a dataset not in arrival order may hold to be sorted in memory rather than staged (default `MEMORY_BUDGET`, src/replay/ordering.ts). */
-  memoryBudget?: MemoryBudget;
-  /** A file left out: its header is refused (src/ingest/csvRecords.ts). */
-  onRefused?: (file: string, reason: string) => void;
-  onBatch?: (info: { rowsDone: number; rowsTotal: number; land: LandResult; batches: BatchProgress[] }) => void;
-}
-
-export interface ReplaySummary {
-  rowsStaged: number;
-  /** True when the dataset was staged in a temporary table; false when it was read straight from the file (one file already in arrival order) or sorted in memory. */
-  staged: boolean;
-  /** Where the records were put in arrival order: `file` (they were, in one file), `memory` or `table` (the staging table); `file` for a replay that landed nothing because it completed before. */
-  ordered: "file" | "memory" | "table";
-  replayBatches: number;
-  skippedBatches: number;
-  streamBatches: number;
-  elapsedMs: number;
-  /** Files left out, with the reason. */
-  refused: { file: string; reason: string }[];
-  /** Rows this run landed in bronze (micro-batches landed before not counted). */
-  rowsLanded: number;
-  /** Of `rowsLanded`, the rows quarantined DUPLICATE: the same event was already in bronze. */
-  duplicateRows: number;
-  /** When `duplicateRows` > 0: "N of M rows were already in bronze (DUPLICATE): …" with the way to replay from scratch; else null. */
-  alreadyLanded: string | null;
-  /**
-   * When this replay (the same files, unchanged, and the same span) completed before: "every micro-batch
-   * was landed before …", and nothing was read or landed (`replayBatches` 0, `skippedBatches` its
-   * micro-batches, `rowsStaged` its rows); else null.
-   */
-  landedBefore: string | null;
-}
+export { replayFilesProblem };
+export type { ReplayOptions, ReplaySummary };
 
 /**
  * The replay summary's plain words for rows that were already in bronze, or null when there were none.
@@ -97,154 +62,6 @@ export interface ReplaySummary {
 function alreadyLandedMessage(pipeline: string, duplicateRows: number, rowsLanded: number): string | null {
   if (duplicateRows === 0) return null;
   return `${duplicateRows} of ${rowsLanded} rows were already in bronze (DUPLICATE): this data was landed before; to replay from scratch, \`straggler drop -p ${pipeline} --yes\` first`;
-}
-
-/** Records of one span classified in memory before it lands (about 150 B each); a larger span's rest is classified during its COPY. */
-const SPAN_IN_MEMORY = 200_000;
-
-/** A record as the staging table gives it back, read straight from the file (the staging order of one file in arrival order). */
-function asStaged(rec: RawRecord, origin: string, arrival: [number, number]): ReplayRow {
-  return {
-    arrival_ms: arrival[0], arrival_sub_ms: arrival[1], origin, line: rec.line, ord: 0, raw: rec.raw, parse_error: null,
-    fields: rec.fields, numbers: rec.numbers ?? null,
-  };
-}
-
-/**
- * The fast path: one file whose records are already in arrival order is read
- * straight from the file, twice (a check, then the landing), instead of being
- * staged and read back from a temporary table. The records and their order
- * are those staging would give: the staging order of a file in arrival order
- * is its own order (arrival instant, then line), so the first pass checks
- * that every record has a readable arrival time, never goes back in time,
- * carries no NUL (staging removes NULs) and has fields (a record the reader
- * could not make fields of is staged first). Any other dataset is staged.
- * @returns the records' source and count, or null when the dataset must be staged
- */
-async function inArrivalOrder(pipeline: PipelineConfig, opts: ReplayOptions, headers: Set<string>): Promise<{ rows: RowSource; total: number } | null> {
-  if (opts.files.length !== 1) return null;
-  const file = opts.files[0]!;
-  const origin = path.basename(file);
-  const read = (onHeader?: (text: string) => void) =>
-    readRecords(createReadStream(file), pipeline.source.format, { ...readOptionsFor(pipeline), ...(onHeader ? { onHeader: (_: unknown, text: string) => onHeader(text) } : {}) });
-  let total = 0;
-  let before: [number, number] = [-Infinity, -1];
-  const seen = new Set<string>();
-  // The spans in file order, each with its count of records: the landing pass reads no arrival time again.
-  const spans: { start: number; rows: number }[] = [];
-  try {
-    for await (const rec of read((text) => seen.add(text))) {
-      const arrival = arrivalOf(rec, pipeline, opts.arrivalField);
-      if (rec.fields === null || arrival === null || rec.raw.includes("\u0000")) return null;
-      if (arrival[0] < before[0] || (arrival[0] === before[0] && arrival[1] < before[1])) return null;
-      before = arrival;
-      const start = Math.floor(arrival[0] / opts.batchSpanMs) * opts.batchSpanMs;
-      if (spans.length === 0 || spans[spans.length - 1]!.start !== start) spans.push({ start, rows: 0 });
-      spans[spans.length - 1]!.rows++;
-      total++;
-      if (total % 10_000 === 0) opts.onStaged?.(total, "file");
-    }
-  } catch (e) {
-    // A refused header is reported by the staging path, which reads the file again.
-    if (e instanceof SourceRefused) return null;
-    throw e;
-  }
-  opts.onStaged?.(total, "file");
-  for (const h of seen) headers.add(h);
-  const records = read()[Symbol.asyncIterator]();
-  let next: ReplayRow | undefined;
-  let done = false;
-  let span = 0, left = spans[0]?.rows ?? 0;
-  return {
-    total,
-    rows: {
-      async peek() {
-        if (next === undefined && !done) {
-          const r = await records.next();
-          if (r.done) done = true;
-          else {
-            if (left === 0) [span, left] = [span + 1, spans[span + 1]?.rows ?? 0];
-            // The file changed between the two passes: what was checked no longer holds.
-            if (left === 0 || r.value.fields === null) throw new Error(`${file} changed while it was replayed (more records than checked, or one without fields, at line ${r.value.line}); run the replay again`);
-            left--;
-            // Its span's start stands for its arrival: the spans were counted by the check pass.
-            next = asStaged(r.value, origin, [spans[span]!.start, 0]);
-          }
-        }
-        return next;
-      },
-      take() {
-        const r = next!;
-        next = undefined;
-        return r;
-      },
-    },
-  };
-}
-
-/**
- * Files of a replay that share a base name, which is a file source's name (made-up event ids are
- * `<name>:<line>`, the landing folder knows a replayed file by it): `[name, paths]` for the first such name, or
- * undefined. Two such files would make the second's events DUPLICATEs of the first's.
- */
-function sharedFileName(files: string[]): [string, string[]] | undefined {
-  const byName = new Map<string, string[]>();
-  for (const f of files) byName.set(path.basename(f), [...(byName.get(path.basename(f)) ?? []), f]);
-  return [...byName].find(([, paths]) => paths.length > 1);
-}
-
-/** Why a replay of `files` is refused before anything is staged (two files share a name), or undefined. */
-export function replayFilesProblem(files: string[]): string | undefined {
-  const shared = sharedFileName(files);
-  return shared && `${shared[1].join(" and ")} share the name ${shared[0]}, which is a file source's name (its made-up event ids are ${shared[0]}:<line>): give each file a name of its own`;
-}
-
-/** A dataset's identity: its files' names and sizes (a changed file makes a new replay). */
-function datasetId(files: string[], stats: Stats[]): string {
-  const h = createHash("sha256");
-  files.forEach((f, i) => h.update(`${path.basename(f)}:${stats[i]!.size}\n`));
-  return h.digest("hex").slice(0, 12);
-}
-
-/** The files' names, sizes and modification times (whole ms), hashed: what proves them unchanged without reading them. */
-function statFingerprint(files: string[], stats: Stats[]): string {
-  const h = createHash("sha256");
-  files.forEach((f, i) => h.update(`${path.basename(f)}:${stats[i]!.size}:${Math.trunc(stats[i]!.mtimeMs)}\n`));
-  return h.digest("hex").slice(0, 16);
-}
-
-/** SHA-256 (hex) of the files' bytes, one after the other. */
-async function contentHash(files: string[]): Promise<string> {
-  const h = createHash("sha256");
-  for (const f of files) await pipe(createReadStream(f), async function* (chunks: AsyncIterable<Buffer>) {
-    for await (const c of chunks) h.update(c);
-  });
-  return h.digest("hex");
-}
-
-/**
- * The completed replay of these files with this span, when one is recorded and the files are unchanged:
- * the same names, sizes and modification times, or (a modification time differs) the same bytes. One query;
- * the files are read only in the second case.
- */
-async function completedBefore(pool: Pool, pipeline: PipelineConfig, tag: string, spanMs: number, fingerprint: string, files: string[]): Promise<{ completion: ReplayCompletion; by: "stat" | "sha256" } | null> {
-  const completions = (await readReplayCompletions(pool, pipeline.name, tag)).filter((c) => c.spanMs === spanMs);
-  // A completion found again by its bytes is recorded again with the new fingerprint: the first record's time is the replay's.
-  const firstOf = (c: ReplayCompletion) => ({ ...c, completedAt: completions.filter((x) => x.sha256 === c.sha256).map((x) => x.completedAt).sort()[0]! });
-  const same = completions.find((c) => c.statFingerprint === fingerprint);
-  if (same) return { completion: firstOf(same), by: "stat" };
-  if (completions.length === 0) return null;
-  const sha256 = await contentHash(files);
-  const sameBytes = completions.find((c) => c.sha256 === sha256);
-  return sameBytes ? { completion: firstOf(sameBytes), by: "sha256" } : null;
-}
-
-/** The summary's words for a replay that completed before. */
-function landedBeforeMessage(c: Pick<ReplayCompletion, "batches" | "rows" | "completedAt">, by: "stat" | "sha256"): string {
-  return (
-    `every micro-batch was landed before (${c.batches} micro-batches, ${c.rows} rows; this replay completed at ${c.completedAt}): nothing landed; ` +
-    (by === "stat" ? "the files' sizes and modification times are unchanged, so they were not read" : "the files' modification times changed but their SHA-256 did not")
-  );
 }
 
 /**
@@ -264,10 +81,21 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
   if (before !== null) {
     const { completion: c, by } = before;
     // Read again by its bytes: record this fingerprint too, so the next run needs only the stat.
-    if (by === "sha256") await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { ...c, statFingerprint: fingerprint });
+    if (by === "sha256")
+      await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { ...c, statFingerprint: fingerprint });
     return {
-      rowsStaged: c.rows, staged: false, ordered: "file", replayBatches: 0, skippedBatches: c.batches, streamBatches: 0, rowsLanded: 0, duplicateRows: 0,
-      elapsedMs: Date.now() - started, refused: [], alreadyLanded: null, landedBefore: landedBeforeMessage(c, by),
+      rowsStaged: c.rows,
+      staged: false,
+      ordered: "file",
+      replayBatches: 0,
+      skippedBatches: c.batches,
+      streamBatches: 0,
+      rowsLanded: 0,
+      duplicateRows: 0,
+      elapsedMs: Date.now() - started,
+      refused: [],
+      alreadyLanded: null,
+      landedBefore: landedBeforeMessage(c, by),
     };
   }
   const client = await pool.connect();
@@ -278,9 +106,12 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     // One file already in arrival order is read straight from the file; any other dataset is sorted
     // in memory when it fits the budget, else staged.
     const direct = await inArrivalOrder(pipeline, opts, headers);
-    const ordered = direct === null
-      ? await orderDataset(client, pipeline, opts, refused, headers, opts.memoryBudget ?? MEMORY_BUDGET, (n, how) => opts.onStaged?.(n, how))
-      : { ...direct, how: "file" as const };
+    const ordered =
+      direct === null
+        ? await orderDataset(client, pipeline, opts, refused, headers, opts.memoryBudget ?? MEMORY_BUDGET, (n, how) =>
+            opts.onStaged?.(n, how),
+          )
+        : { ...direct, how: "file" as const };
     const total = ordered.total;
     const csvHeader = headers.size === 1 ? [...headers][0] : undefined;
     // Pages are read on the staging session; landings and batches run on other connections.
@@ -297,132 +128,27 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     if (refused.length === 0) {
       const sha256 = await contentHash(opts.files);
       if (statFingerprint(opts.files, await Promise.all(opts.files.map((f) => stat(f)))) === fingerprint) {
-        await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, { spanMs: opts.batchSpanMs, batches: counts.replayBatches + counts.skippedBatches, rows: total, statFingerprint: fingerprint, sha256 });
+        await recordReplayCompletion(pool, pipeline.name, `replay:${id}`, {
+          spanMs: opts.batchSpanMs,
+          batches: counts.replayBatches + counts.skippedBatches,
+          rows: total,
+          statFingerprint: fingerprint,
+          sha256,
+        });
       }
     }
     return {
-      rowsStaged: total, staged: ordered.how === "table", ordered: ordered.how, ...counts, elapsedMs: Date.now() - started, refused,
-      alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded), landedBefore: null,
+      rowsStaged: total,
+      staged: ordered.how === "table",
+      ordered: ordered.how,
+      ...counts,
+      elapsedMs: Date.now() - started,
+      refused,
+      alreadyLanded: alreadyLandedMessage(pipeline.name, counts.duplicateRows, counts.rowsLanded),
+      landedBefore: null,
     };
   } finally {
     await dropReplayRows(client);
     client.release();
   }
-}
-
-/**
- * Reads the records from `rows` in arrival order, span by span of arrival
- * time; lands each span as the source `<sourcePrefix>:<span start>` and runs
- * the stream until the span's rows are consumed, while the next span lands.
- * @param started when the replay started, epoch ms: the landing time of records without an arrival time
- * @returns the spans landed and skipped (landed before), the stream's batches, the rows landed and those of them quarantined DUPLICATE
- */
-async function replaySpans(
-  pool: Pool,
-  rows: RowSource,
-  pipeline: PipelineConfig,
-  sourcePrefix: string,
-  started: number,
-  total: number,
-  opts: ReplayOptions,
-  csvHeader: string | undefined,
-): Promise<{ replayBatches: number; skippedBatches: number; streamBatches: number; rowsLanded: number; duplicateRows: number }> {
-  const span = opts.batchSpanMs;
-  const spanOf = (r: ReplayRow) => (r.arrival_ms === null ? null : Math.floor(r.arrival_ms / span) * span);
-  let done = 0, replayBatches = 0, skipped = 0, streamBatches = 0, rowsLanded = 0, duplicateRows = 0;
-  /** Streams one span's rows: micro-batches up to its last `seq` (no extra empty batch per span). */
-  const streamSpan = async (land: LandResult, rowsDone: number, spans: number) => {
-    const batches: BatchProgress[] = [];
-    for (;;) {
-      const b = await runBatch(pool, pipeline, "replay", land.lastSeq === null ? {} : { untilSeq: land.lastSeq });
-      if (b === null) break;
-      batches.push(b);
-      if (land.lastSeq !== null && b.endOffset >= land.lastSeq) break;
-    }
-    streamBatches += batches.length;
-    // Every 100 spans, only the pipeline's estimates (its bronze rows, its windows): a table-wide
-    // ANALYZE of bronze every 100 spans took a fifth of the taxi replay. The tables are refreshed
-    // once, at the end.
-    if (spans % 100 === 0) {
-      await refreshPipelineEstimate(pool, pipeline.name);
-      await refreshResultsEstimate(pool, pipeline.name);
-    }
-    opts.onBatch?.({ rowsDone, rowsTotal: total, land, batches });
-  };
-  // The previous span's stream runs while this span lands (on other connections): each
-  // span's micro-batches read only its rows (untilSeq), as when they ran one after the other.
-  let streaming: Promise<void> | undefined;
-  // The spans an earlier run of this replay landed (a resumed replay skips them).
-  const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
-  /** One span classified in memory (before its landing takes the append lock), with what its landing needs. */
-  interface NextSpan { source: string; landingTimeMs: number; classified: ClassifiedLines; rowsDone: number }
-  /** Reads and classifies the next span's records, or undefined when every record is read. */
-  const classifyNext = async (): Promise<NextSpan | undefined> => {
-    const first = await rows.peek();
-    if (first === undefined) return undefined;
-    const current = spanOf(first);
-    async function* records(): AsyncGenerator<RawRecord> {
-      for (;;) {
-        const next = await rows.peek();
-        if (next === undefined || spanOf(next) !== current) return;
-        const r = rows.take();
-        done++;
-        yield r.fields === null
-          ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
-          : { line: r.line, raw: r.raw, fields: r.fields, origin: r.origin, ...(r.numbers === null ? {} : { numbers: r.numbers }) };
-      }
-    }
-    const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
-    // Records without an ingestion time of their own arrive at the end of their span.
-    const landingTimeMs = current === null ? started : current + span;
-    // The span's rows classified now, before its landing's turn: the landing's transaction only writes
-    // them. A span of more than SPAN_IN_MEMORY records keeps the rest to be read during its COPY.
-    const classified = await classifyInMemory(pipeline, `${sourcePrefix}:${label}`, records(), { landingTimeMs, elideRaw: () => csvHeader !== undefined }, SPAN_IN_MEMORY);
-    return { source: `${sourcePrefix}:${label}`, landingTimeMs, classified, rowsDone: done };
-  };
-  /** Lands a classified span and starts its stream once the previous span's stream is done. */
-  const landSpan = async (next: NextSpan) => {
-    // One WAL flush per span, not two: the span's landing commits without waiting for its
-    // flush, and its micro-batch (which waits) flushes both. A crash before that may undo
-    // the landing: its source is then not recorded, and a resumed replay lands it again.
-    // A span not landed when the replay started is new: its landing skips the two look-ups of an
-    // earlier landing (one before the append lock, one under it). Landed meanwhile by another
-    // replay, its record's unique key still refuses it, and the landing answers as landed before.
-    const land = await landRecords(pool, pipeline, next.source, next.classified, {
-      landingTimeMs: next.landingTimeMs, csvHeader: () => csvHeader, commitWithoutFlushWait: true, newSource: !landedBefore.has(next.source),
-    });
-    if (land.alreadyLanded) {
-      skipped++;
-      if (next.classified.rest !== null) for await (const _ of next.classified.rest) void _; // skip the span's rows
-    } else {
-      replayBatches++;
-      rowsLanded += land.landed;
-      duplicateRows += land.byReason.DUPLICATE ?? 0;
-    }
-    await streaming;
-    streaming = streamSpan(land, next.rowsDone, replayBatches + skipped);
-    // Awaited at the next span or below; a failure meanwhile is not unhandled.
-    streaming.catch(() => undefined);
-  };
-  // The next span is classified while this one lands (the landing waits on the server) and
-  // while the one before streams.
-  let landing: Promise<void> | undefined;
-  try {
-    for (;;) {
-      // A span held whole in memory is classified while the previous one lands; a larger one's rest
-      // is read during its own COPY, so it waits for the previous landing first.
-      const next = await classifyNext();
-      await landing;
-      if (next === undefined) break;
-      landing = landSpan(next);
-      landing.catch(() => undefined); // awaited above at the next span; a failure meanwhile is not unhandled
-      if (next.classified.rest !== null) await landing;
-    }
-    await streaming;
-  } finally {
-    // A landing that failed leaves no micro-batch running behind it.
-    await landing?.catch(() => undefined);
-    await streaming?.catch(() => undefined);
-  }
-  return { replayBatches, skippedBatches: skipped, streamBatches, rowsLanded, duplicateRows };
 }

@@ -21,6 +21,8 @@
  * `straggler.bronze_archived_counts` (so the ledger keeps counting the rows),
  * then the partition is detached and dropped. A crash before COMMIT leaves bronze
  * as it was (files written again on the next run).
+ *
+ * Which partitions are archivable, and why not, is src/retention/archivePlan.ts's.
  */
 import { ARCHIVE_COLUMNS, archiveCopySql } from "../db/sql/retention/archiveRows.js";
 import { createHash } from "node:crypto";
@@ -33,15 +35,26 @@ import { to as copyTo } from "pg-copy-streams";
 import { formatDuration } from "../config/duration.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { PipelineInPartition } from "../core/model.js";
-import { withTransaction, type Pool, type PoolClient, type Queryable } from "../db/pool.js";
-import { listPartitions, type BronzePartition } from "../db/sql/retention/partitions.js";
+import { withTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import {
-  dropPartition, limitLockWait, lockPartition, lockRetention, partitionExists, quoteIdent, quoteLiteral, readArchivedCounts, readPipelinesInPartition,
-  readRebuildingPipelines, readRestoredPartitions, readSeqRange, readStreamPositions, recordArchive, type ArchivedCount,
+  dropPartition,
+  limitLockWait,
+  lockPartition,
+  lockRetention,
+  partitionExists,
+  quoteIdent,
+  quoteLiteral,
+  readArchivedCounts,
+  readSeqRange,
+  readStreamPositions,
+  recordArchive,
+  type ArchivedCount,
 } from "../db/sql/retention/archives.js";
+import { planArchive, type PartitionVerdict } from "./archivePlan.js";
 
 /** The archive file format, as the manifest names it. */
-const ARCHIVE_FORMAT = "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip";
+const ARCHIVE_FORMAT =
+  "straggler-bronze-archive/1: PostgreSQL COPY text of the listed columns, rows in seq order, gzip";
 
 export { ARCHIVE_COLUMNS };
 
@@ -72,65 +85,10 @@ export interface ArchiveManifest {
   archivedAt: string;
 }
 
-/** Why a partition is or is not archived now. */
-export interface PartitionVerdict {
-  partition: string;
-  rangeStart: string;
-  rangeEnd: string;
-  rows: number;
-  archivable: boolean;
-  /** Restored from its archives earlier (the service leaves such a partition alone; `straggler archive` archives it again). */
-  restored: boolean;
-  /** Why not, one line per pipeline that holds it back (empty when archivable). */
-  reasons: string[];
-  pipelines: PipelineInPartition[];
-}
-
 /** An archive written: where, and what it holds. */
 interface WrittenArchive {
   manifestFile: string;
   manifest: ArchiveManifest;
-}
-
-/**
- * Each closed partition (its month has ended) with its verdict, oldest first.
- * @param now the clock, ms (tests)
- */
-export async function planArchive(db: Queryable, pipelines: PipelineConfig[], now = Date.now()): Promise<PartitionVerdict[]> {
-  const byName = new Map(pipelines.map((p) => [p.name, p]));
-  const restored = await readRestoredPartitions(db);
-  const closed = (await listPartitions(db)).filter((p): p is BronzePartition & { rangeStart: string; rangeEnd: string } => p.rangeEnd !== null && Date.parse(p.rangeEnd) <= now);
-  const verdicts: PartitionVerdict[] = [];
-  for (const part of closed) {
-    const inIt = await readPipelinesInPartition(db, part.name);
-    const names = inIt.map((p) => p.pipeline);
-    const checkpoints = await readStreamPositions(db, names);
-    const rebuilding = await readRebuildingPipelines(db, names);
-    const reasons: string[] = [];
-    for (const p of inIt) {
-      const config = byName.get(p.pipeline);
-      const cp = checkpoints.get(p.pipeline);
-      if (!config) reasons.push(`${p.pipeline}: has ${p.rows} rows here and is not in the pipelines file (its horizon is unknown)`);
-      else if (!config.retention) reasons.push(`${p.pipeline}: has ${p.rows} rows here and no retention setting (its rows are kept)`);
-      else if (!cp || cp.lastSeq < p.maxSeq) reasons.push(`${p.pipeline}: the stream has not read all its rows here yet (up to seq ${p.maxSeq}; checkpoint ${cp?.lastSeq ?? 0})`);
-      else if (rebuilding.has(p.pipeline)) reasons.push(`${p.pipeline}: a rebuild is running`);
-      else if (p.maxEventTime !== null) {
-        const horizonMs = config.retention.correctionHorizon;
-        const cutoff = cp.watermark === null ? null : Date.parse(cp.watermark) - horizonMs;
-        if (cutoff === null || Date.parse(p.maxEventTime) >= cutoff) {
-          reasons.push(
-            `${p.pipeline}: event times up to ${p.maxEventTime} are within the correction horizon (${formatDuration(horizonMs)} behind the watermark ${cp.watermark ?? "(none yet)"}` +
-              `${cutoff === null ? "" : `, i.e. from ${new Date(cutoff).toISOString()}`})`,
-          );
-        }
-      }
-    }
-    verdicts.push({
-      partition: part.name, rangeStart: part.rangeStart, rangeEnd: part.rangeEnd, rows: inIt.reduce((n, p) => n + p.rows, 0),
-      archivable: reasons.length === 0, restored: restored.has(part.name), reasons, pipelines: inIt,
-    });
-  }
-  return verdicts;
 }
 
 /** SHA-256 (hex) and byte count of what passes through. */
@@ -154,7 +112,13 @@ function archiveFiles(folder: string, partition: string, pipeline: string): { da
 }
 
 /** Writes one pipeline's rows of `partition` (COPY → gzip → file, hashed) and its manifest, on `client` in the archiving transaction. */
-async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: PipelineInPartition, config: PipelineConfig, watermark: string): Promise<WrittenArchive & { counts: ArchivedCount[] }> {
+async function writeArchive(
+  client: PoolClient,
+  verdict: PartitionVerdict,
+  p: PipelineInPartition,
+  config: PipelineConfig,
+  watermark: string,
+): Promise<WrittenArchive & { counts: ArchivedCount[] }> {
   const folder = config.retention!.archive;
   mkdirSync(folder, { recursive: true });
   const files = archiveFiles(folder, verdict.partition, p.pipeline);
@@ -166,7 +130,8 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
   const { sha256, bytes } = hash.digest();
   renameSync(tmpData, files.data);
   const counts = await readArchivedCounts(client, verdict.partition, p.pipeline);
-  const byStatus: Record<string, number> = {}, byReason: Record<string, number> = {};
+  const byStatus: Record<string, number> = {},
+    byReason: Record<string, number> = {};
   for (const c of counts) {
     byStatus[c.status] = (byStatus[c.status] ?? 0) + c.rows;
     if (c.reason !== "") byReason[c.reason] = (byReason[c.reason] ?? 0) + c.rows;
@@ -202,7 +167,12 @@ async function writeArchive(client: PoolClient, verdict: PartitionVerdict, p: Pi
  * @throws Error when the partition changed meanwhile (rows or verdict); the database's error
  *   (a lock timeout after 10 s while a long read holds bronze: nothing is dropped, the next run tries again)
  */
-async function archivePartition(pool: Pool, pipelines: PipelineConfig[], verdict: PartitionVerdict, now = Date.now()): Promise<WrittenArchive[] | null> {
+async function archivePartition(
+  pool: Pool,
+  pipelines: PipelineConfig[],
+  verdict: PartitionVerdict,
+  now = Date.now(),
+): Promise<WrittenArchive[] | null> {
   const byName = new Map(pipelines.map((p) => [p.name, p]));
   return withTransaction<WrittenArchive[] | null>(pool, async (client) => {
     // One archive or restore at a time; the partition's rows cannot change while it is written.
@@ -210,13 +180,32 @@ async function archivePartition(pool: Pool, pipelines: PipelineConfig[], verdict
     // Archived meanwhile by another replica's run: nothing left to do.
     if (!(await partitionExists(client, verdict.partition))) return null;
     await lockPartition(client, verdict.partition);
-    const [again] = await planArchive(client, pipelines, now).then((vs) => vs.filter((v) => v.partition === verdict.partition));
-    if (!again || !again.archivable) throw new Error(`${verdict.partition}: no longer archivable: ${again?.reasons.join("; ") ?? "gone"}`);
-    const positions = await readStreamPositions(client, again.pipelines.map((p) => p.pipeline));
+    const [again] = await planArchive(client, pipelines, now).then((vs) =>
+      vs.filter((v) => v.partition === verdict.partition),
+    );
+    if (!again || !again.archivable)
+      throw new Error(`${verdict.partition}: no longer archivable: ${again?.reasons.join("; ") ?? "gone"}`);
+    const positions = await readStreamPositions(
+      client,
+      again.pipelines.map((p) => p.pipeline),
+    );
     const written: WrittenArchive[] = [];
     for (const p of again.pipelines) {
       const w = await writeArchive(client, again, p, byName.get(p.pipeline)!, positions.get(p.pipeline)!.watermark!);
-      await recordArchive(client, { partition: again.partition, pipeline: p.pipeline, rangeStart: again.rangeStart, rangeEnd: again.rangeEnd, file: w.manifestFile, sha256: w.manifest.sha256, rows: p.rows, manifest: w.manifest }, w.counts);
+      await recordArchive(
+        client,
+        {
+          partition: again.partition,
+          pipeline: p.pipeline,
+          rangeStart: again.rangeStart,
+          rangeEnd: again.rangeEnd,
+          file: w.manifestFile,
+          sha256: w.manifest.sha256,
+          rows: p.rows,
+          manifest: w.manifest,
+        },
+        w.counts,
+      );
       written.push({ manifestFile: w.manifestFile, manifest: w.manifest });
     }
     // DETACH and DROP take an ACCESS EXCLUSIVE lock on bronze for a moment: wait 10 s at most.
@@ -237,12 +226,18 @@ export interface ArchiveRun {
  * @param opts.includeRestored also archive again partitions restored earlier (`straggler archive` does; the service does not)
  * @throws as archivePartition
  */
-export async function runArchive(pool: Pool, pipelines: PipelineConfig[], opts: { includeRestored: boolean; now?: number }): Promise<ArchiveRun> {
+export async function runArchive(
+  pool: Pool,
+  pipelines: PipelineConfig[],
+  opts: { includeRestored: boolean; now?: number },
+): Promise<ArchiveRun> {
   const verdicts = await planArchive(pool, pipelines, opts.now);
   const run: ArchiveRun = { archived: [], kept: [] };
   for (const v of verdicts) {
     if (!v.archivable || (v.restored && !opts.includeRestored)) {
-      run.kept.push(v.archivable ? { ...v, reasons: ["restored from its archives: `straggler archive` archives it again"] } : v);
+      run.kept.push(
+        v.archivable ? { ...v, reasons: ["restored from its archives: `straggler archive` archives it again"] } : v,
+      );
       continue;
     }
     const archives = await archivePartition(pool, pipelines, v, opts.now);

@@ -18,7 +18,14 @@ import { pipeline as pipe } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import { withTransaction, type Pool } from "../db/pool.js";
 import { limitLockWait, lockRetention } from "../db/sql/retention/archives.js";
-import { copyIntoRestoredRows, countPartitionRows, ensurePartition, insertRestoredRows, markRestored, readArchiveRecord } from "../db/sql/retention/restoreRows.js";
+import {
+  copyIntoRestoredRows,
+  countPartitionRows,
+  ensurePartition,
+  insertRestoredRows,
+  markRestored,
+  readArchiveRecord,
+} from "../db/sql/retention/restoreRows.js";
 import { ARCHIVE_COLUMNS, type ArchiveManifest } from "./archive.js";
 
 /**
@@ -26,8 +33,22 @@ import { ARCHIVE_COLUMNS, type ArchiveManifest } from "./archive.js";
  * a restore still reads them, leaving that column out.
  */
 const LEGACY_ARCHIVE_COLUMNS = [
-  "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
-  "policy_version", "source", "source_line", "landed_at", "input",
+  "seq",
+  "pipeline",
+  "event_id",
+  "raw",
+  "event_time",
+  "ingestion_time",
+  "group_key",
+  "value",
+  "status",
+  "reason",
+  "detail",
+  "policy_version",
+  "source",
+  "source_line",
+  "landed_at",
+  "input",
 ] as const;
 
 /** An archive that cannot be restored: its file is damaged or not the one recorded, or it is restored already. Nothing was written. */
@@ -54,8 +75,15 @@ function readManifest(file: string): { manifest: ArchiveManifest; manifestFile: 
   } catch (e) {
     throw new RestoreRefusedError(`cannot read the archive manifest ${manifestFile}: ${(e as Error).message}`);
   }
-  if (typeof manifest.partition !== "string" || typeof manifest.file !== "string" || typeof manifest.sha256 !== "string" || !Array.isArray(manifest.columns)) {
-    throw new RestoreRefusedError(`${manifestFile} is not an archive manifest (expected partition, file, sha256 and columns)`);
+  if (
+    typeof manifest.partition !== "string" ||
+    typeof manifest.file !== "string" ||
+    typeof manifest.sha256 !== "string" ||
+    !Array.isArray(manifest.columns)
+  ) {
+    throw new RestoreRefusedError(
+      `${manifestFile} is not an archive manifest (expected partition, file, sha256 and columns)`,
+    );
   }
   return { manifest, manifestFile, dataFile: path.join(path.dirname(manifestFile), manifest.file) };
 }
@@ -80,20 +108,32 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
   const { manifest, dataFile } = readManifest(file);
   const actual = await sha256Of(dataFile);
   if (actual !== manifest.sha256) {
-    throw new RestoreRefusedError(`${dataFile}: SHA-256 ${actual} does not match the manifest's ${manifest.sha256}: the file is damaged or not this archive's; nothing was restored`);
+    throw new RestoreRefusedError(
+      `${dataFile}: SHA-256 ${actual} does not match the manifest's ${manifest.sha256}: the file is damaged or not this archive's; nothing was restored`,
+    );
   }
   const legacy = manifest.columns.join(",") === LEGACY_ARCHIVE_COLUMNS.join(",");
   if (!legacy && manifest.columns.join(",") !== ARCHIVE_COLUMNS.join(",")) {
-    throw new RestoreRefusedError(`${dataFile}: its columns (${manifest.columns.join(", ")}) are not bronze's (${ARCHIVE_COLUMNS.join(", ")}); nothing was restored`);
+    throw new RestoreRefusedError(
+      `${dataFile}: its columns (${manifest.columns.join(", ")}) are not bronze's (${ARCHIVE_COLUMNS.join(", ")}); nothing was restored`,
+    );
   }
   return withTransaction(pool, async (client) => {
     await lockRetention(client);
     const rec = await readArchiveRecord(client, manifest.partition, manifest.pipeline);
-    if (!rec) throw new RestoreRefusedError(`${manifest.partition} of ${manifest.pipeline}: no such archive in this database (straggler.bronze_archives); nothing was restored`);
+    if (!rec)
+      throw new RestoreRefusedError(
+        `${manifest.partition} of ${manifest.pipeline}: no such archive in this database (straggler.bronze_archives); nothing was restored`,
+      );
     if (rec.sha256 !== manifest.sha256) {
-      throw new RestoreRefusedError(`${dataFile}: SHA-256 ${manifest.sha256} is not the one recorded when ${manifest.partition} of ${manifest.pipeline} was archived (${rec.sha256}); nothing was restored`);
+      throw new RestoreRefusedError(
+        `${dataFile}: SHA-256 ${manifest.sha256} is not the one recorded when ${manifest.partition} of ${manifest.pipeline} was archived (${rec.sha256}); nothing was restored`,
+      );
     }
-    if (rec.restoredAt !== null) throw new RestoreRefusedError(`${manifest.partition} of ${manifest.pipeline}: restored already (at ${rec.restoredAt}); \`straggler archive\` archives it again`);
+    if (rec.restoredAt !== null)
+      throw new RestoreRefusedError(
+        `${manifest.partition} of ${manifest.pipeline}: restored already (at ${rec.restoredAt}); \`straggler archive\` archives it again`,
+      );
     await limitLockWait(client);
     const made = await ensurePartition(client, manifest.partition, manifest.rangeStart, manifest.rangeEnd);
     const before = await countPartitionRows(client, manifest.partition, manifest.pipeline);
@@ -102,12 +142,24 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
     const columns = legacy ? LEGACY_ARCHIVE_COLUMNS : ARCHIVE_COLUMNS;
     const into = await copyIntoRestoredRows(client, columns);
     await pipe(createReadStream(dataFile), createGunzip(), into);
-    await insertRestoredRows(client, manifest.partition, ARCHIVE_COLUMNS.filter((c) => c !== "source"));
+    await insertRestoredRows(
+      client,
+      manifest.partition,
+      ARCHIVE_COLUMNS.filter((c) => c !== "source"),
+    );
     const after = await countPartitionRows(client, manifest.partition, manifest.pipeline);
     if (after - before !== Number(rec.rows)) {
-      throw new RestoreRefusedError(`${dataFile}: ${after - before} rows read, the archive recorded ${rec.rows}; nothing was restored`);
+      throw new RestoreRefusedError(
+        `${dataFile}: ${after - before} rows read, the archive recorded ${rec.rows}; nothing was restored`,
+      );
     }
     await markRestored(client, manifest.partition, manifest.pipeline);
-    return { partition: manifest.partition, pipeline: manifest.pipeline, rows: after - before, sha256: actual, partitionMade: made };
+    return {
+      partition: manifest.partition,
+      pipeline: manifest.pipeline,
+      rows: after - before,
+      sha256: actual,
+      partitionMade: made,
+    };
   });
 }

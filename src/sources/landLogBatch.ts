@@ -20,10 +20,17 @@ import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
-import { advanceLogOffset, LogOffsetMovedError, raiseLogPosition, readLogOffsets } from "../db/sql/ingest/logOffsets.js";
-import { landRecords, type LandResult } from "../ingest/copyToBronze.js";
+import {
+  advanceLogOffset,
+  LogOffsetMovedError,
+  raiseLogPosition,
+  readLogOffsets,
+} from "../db/sql/ingest/logOffsets.js";
+import { landRecords } from "../ingest/copyToBronze.js";
+import type { LandResult } from "../ingest/landAnswer.js";
 import { utf8Prefix } from "../ingest/lineSplitter.js";
-import { jsonFields, textProblem } from "../ingest/readers.js";
+import { jsonFields } from "../ingest/jsonRecords.js";
+import { textProblem } from "../ingest/readers.js";
 import type { LogBatch, LogMessage } from "./logSource.js";
 
 /** What a batch did. */
@@ -47,12 +54,21 @@ export interface LogBatchResult {
 export function messageRecord(m: LogMessage, line: number, maxRecordBytes: number): RawRecord {
   const from = { eventId: m.eventId, ingestionTimeUs: m.storedUs };
   const bytes = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
-  if (bytes.length > maxRecordBytes) return { line, raw: utf8Prefix(bytes, maxRecordBytes), fields: null, parseError: `longer than ${maxRecordBytes} bytes`, ...from };
+  if (bytes.length > maxRecordBytes)
+    return {
+      line,
+      raw: utf8Prefix(bytes, maxRecordBytes),
+      fields: null,
+      parseError: `longer than ${maxRecordBytes} bytes`,
+      ...from,
+    };
   const raw = bytes.toString("utf8").replace(/\r?\n$/, "");
   const problem = textProblem(raw);
   if (problem !== undefined) return { line, raw, fields: null, parseError: problem, ...from };
   const parsed = jsonFields(raw);
-  return "error" in parsed ? { line, raw, fields: null, parseError: parsed.error, ...from } : { line, raw, ...parsed, ...from };
+  return "error" in parsed
+    ? { line, raw, fields: null, parseError: parsed.error, ...from }
+    : { line, raw, ...parsed, ...from };
 }
 
 /** The landing source of a partition's messages starting at `first`. */
@@ -67,7 +83,13 @@ export function logSourceName(log: string, partition: string, first: bigint): st
  * @throws LeaseLostError when `opts.lease` is no longer held (that partition's landing rolled back)
  * @throws database errors (the landing in progress rolls back; partitions landed before it stay landed, with their offsets)
  */
-export async function landLogBatch(pool: Pool, pipeline: PipelineConfig, log: string, batch: LogBatch, opts: { lease?: Pick<PipelineLease, "assertHeld"> } = {}): Promise<LogBatchResult> {
+export async function landLogBatch(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  log: string,
+  batch: LogBatch,
+  opts: { lease?: Pick<PipelineLease, "assertHeld"> } = {},
+): Promise<LogBatchResult> {
   const result: LogBatchResult = { landed: 0, accepted: 0, quarantined: 0, alreadyLanded: 0, landings: [] };
   if (batch.messages.length === 0) return result;
   const offsets = await readLogOffsets(pool, pipeline.name, log);
@@ -93,8 +115,16 @@ export async function landLogBatch(pool: Pool, pipeline: PipelineConfig, log: st
       // The partition is the rows' input (its own watermark); a log without partitions is the default input.
       ...(partition === "" ? {} : { input: partition }),
       beforeCommit: async (client) => {
-        await advanceLogOffset(client, { pipeline: pipeline.name, log, partition, expected: offsets.get(partition) ?? null, offset: messages.at(-1)!.offset, messages: messages.length });
-        if (lastOfBatch && batch.position !== undefined) await raiseLogPosition(client, pipeline.name, log, batch.position, batch.messages.length);
+        await advanceLogOffset(client, {
+          pipeline: pipeline.name,
+          log,
+          partition,
+          expected: offsets.get(partition) ?? null,
+          offset: messages.at(-1)!.offset,
+          messages: messages.length,
+        });
+        if (lastOfBatch && batch.position !== undefined)
+          await raiseLogPosition(client, pipeline.name, log, batch.position, batch.messages.length);
         await opts.lease?.assertHeld(client);
       },
     });
@@ -107,6 +137,7 @@ export async function landLogBatch(pool: Pool, pipeline: PipelineConfig, log: st
     result.quarantined += landing.quarantined;
   }
   // Nothing new (every message had landed before): the position still moves past them.
-  if (parts.length === 0 && batch.position !== undefined) await raiseLogPosition(pool, pipeline.name, log, batch.position, batch.messages.length);
+  if (parts.length === 0 && batch.position !== undefined)
+    await raiseLogPosition(pool, pipeline.name, log, batch.position, batch.messages.length);
   return result;
 }

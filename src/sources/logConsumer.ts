@@ -54,7 +54,11 @@ export class LogConsumer {
         if (e instanceof LogSourceRefused) {
           if (this.refusal !== e.message) log.error(e.message);
           this.refusal = e.message;
-        } else log.warn({ err: e, failures, retryInMs: Math.round(retryInMs) }, "log batch failed; resuming from the database's offsets");
+        } else
+          log.warn(
+            { err: e, failures, retryInMs: Math.round(retryInMs) },
+            "log batch failed; resuming from the database's offsets",
+          );
       },
     });
     this.loop = loop;
@@ -83,7 +87,10 @@ export class LogConsumer {
       if (batch.messages.length > 0) {
         const r = await landLogBatch(this.pool, this.pipeline, this.source.log, batch, { lease: this.opts.lease });
         await this.source.commit(batch);
-        log.debug({ landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, alreadyLanded: r.alreadyLanded }, "log batch landed");
+        log.debug(
+          { landed: r.landed, accepted: r.accepted, quarantined: r.quarantined, alreadyLanded: r.alreadyLanded },
+          "log batch landed",
+        );
         this.opts.onBatch?.(r);
       }
     } catch (e) {
@@ -105,11 +112,21 @@ export class LogConsumer {
  * only when a pipeline has a NATS source. A pull waits up to the trigger interval (1-30 s)
  * for its batch to fill.
  */
-export async function logConsumerStarter(pool: Pool, pipelines: PipelineConfig[], log: Logger): Promise<OwnedTaskStarter> {
+export async function logConsumerStarter(
+  pool: Pool,
+  pipelines: PipelineConfig[],
+  log: Logger,
+): Promise<OwnedTaskStarter> {
   const nats = pipelines.some((p) => p.source.nats !== undefined) ? await import("./nats.js") : undefined;
   return (pipeline, lease) => {
     if (pipeline.source.nats === undefined || nats === undefined) return undefined;
-    const consumer = new LogConsumer(pool, pipeline, new nats.NatsSource(pipeline.source.nats, pipeline.name, pipeline.trigger.interval, log), log, { lease });
+    const consumer = new LogConsumer(
+      pool,
+      pipeline,
+      new nats.NatsSource(pipeline.source.nats, pipeline.name, pipeline.trigger.interval, log),
+      log,
+      { lease },
+    );
     consumer.start();
     return consumer;
   };

@@ -15,7 +15,19 @@
  * gap in its delivery sequence (a message lost on the way): acknowledging past
  * the gap would acknowledge the lost message.
  */
-import { AckPolicy, connect, DeliverPolicy, nanos, RetentionPolicy, type Consumer, type ConsumerConfig, type ConsumerMessages, type JsMsg, type NatsConnection, type NatsError } from "nats";
+import {
+  AckPolicy,
+  connect,
+  DeliverPolicy,
+  nanos,
+  RetentionPolicy,
+  type Consumer,
+  type ConsumerConfig,
+  type ConsumerMessages,
+  type JsMsg,
+  type NatsConnection,
+  type NatsError,
+} from "nats";
 import type { NatsSourceConfig } from "../config/natsSource.js";
 import type { Logger } from "../log.js";
 import { POSITION_PARTITION } from "../db/sql/ingest/logOffsets.js";
@@ -78,7 +90,13 @@ export class NatsSource implements LogSource {
 
   private async connection(): Promise<NatsConnection> {
     if (this.nc !== undefined && !this.nc.isClosed()) return this.nc;
-    const nc = await connect({ servers: this.cfg.servers, name: `straggler ${this.pipeline}`, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5_000 });
+    const nc = await connect({
+      servers: this.cfg.servers,
+      name: `straggler ${this.pipeline}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      timeout: 5_000,
+    });
     this.nc = nc;
     this.positioned = false;
     void (async () => {
@@ -97,7 +115,9 @@ export class NatsSource implements LogSource {
       max_ack_pending: maxMessages,
       max_deliver: -1,
       ...(this.cfg.subject !== undefined ? { filter_subject: this.cfg.subject } : {}),
-      ...(position > 0n ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Number(position + 1n) } : { deliver_policy: DeliverPolicy.All }),
+      ...(position > 0n
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: Number(position + 1n) }
+        : { deliver_policy: DeliverPolicy.All }),
     };
   }
 
@@ -111,11 +131,16 @@ export class NatsSource implements LogSource {
     const jsm = await nc.jetstreamManager();
     const stream = this.cfg.stream;
     const si = await jsm.streams.info(stream).catch((e: unknown) => {
-      if (jsErrorCode(e) === STREAM_NOT_FOUND) throw new LogSourceRefused(`stream ${stream} does not exist on ${this.cfg.servers.join(", ")}; create it (nats stream add ${stream}) and the pipeline starts consuming it`);
+      if (jsErrorCode(e) === STREAM_NOT_FOUND)
+        throw new LogSourceRefused(
+          `stream ${stream} does not exist on ${this.cfg.servers.join(", ")}; create it (nats stream add ${stream}) and the pipeline starts consuming it`,
+        );
       throw e;
     });
     if (si.config.retention === RetentionPolicy.Interest) {
-      throw new LogSourceRefused(`stream ${stream} keeps messages only while consumers are interested (retention: interest); the source resumes from the database's offsets by making its consumer again, which such a stream may answer by dropping messages: use retention limits or workqueue`);
+      throw new LogSourceRefused(
+        `stream ${stream} keeps messages only while consumers are interested (retention: interest); the source resumes from the database's offsets by making its consumer again, which such a stream may answer by dropping messages: use retention limits or workqueue`,
+      );
     }
     const landed = offsets.get(POSITION_PARTITION) ?? 0n;
     const info = await jsm.consumers.info(stream, this.durable).catch((e: unknown) => {
@@ -124,10 +149,14 @@ export class NatsSource implements LogSource {
     });
     const c = info?.config;
     const fits =
-      info !== undefined && c !== undefined &&
-      c.ack_policy === AckPolicy.All && (c.filter_subject ?? "") === (this.cfg.subject ?? "") &&
-      c.max_ack_pending === maxMessages && c.ack_wait === nanos(this.cfg.ackWait) &&
-      info.num_ack_pending === 0 && consumedTo(info.ack_floor.stream_seq, c.opt_start_seq) <= landed;
+      info !== undefined &&
+      c !== undefined &&
+      c.ack_policy === AckPolicy.All &&
+      (c.filter_subject ?? "") === (this.cfg.subject ?? "") &&
+      c.max_ack_pending === maxMessages &&
+      c.ack_wait === nanos(this.cfg.ackWait) &&
+      info.num_ack_pending === 0 &&
+      consumedTo(info.ack_floor.stream_seq, c.opt_start_seq) <= landed;
     if (fits) {
       this.lastDelivery = info.delivered.consumer_seq;
     } else {
@@ -135,12 +164,21 @@ export class NatsSource implements LogSource {
       await jsm.consumers.add(stream, this.consumerConfig(maxMessages, landed));
       this.lastDelivery = 0;
       this.logger.info(
-        { pipeline: this.pipeline, stream, durable: this.durable, startAfter: String(landed), had: info && { ackPending: info.num_ack_pending, ackFloor: info.ack_floor.stream_seq } },
+        {
+          pipeline: this.pipeline,
+          stream,
+          durable: this.durable,
+          startAfter: String(landed),
+          had: info && { ackPending: info.num_ack_pending, ackFloor: info.ack_floor.stream_seq },
+        },
         `NATS consumer ${this.durable} set to resume after stream sequence ${landed}, the last one landed`,
       );
     }
     if (landed + 1n < BigInt(si.state.first_seq)) {
-      this.logger.warn({ pipeline: this.pipeline, stream, landed: String(landed), firstSeq: si.state.first_seq }, `stream ${stream} no longer holds sequences ${landed + 1n} to ${si.state.first_seq - 1}: they were removed before they landed`);
+      this.logger.warn(
+        { pipeline: this.pipeline, stream, landed: String(landed), firstSeq: si.state.first_seq },
+        `stream ${stream} no longer holds sequences ${landed + 1n} to ${si.state.first_seq - 1}: they were removed before they landed`,
+      );
     }
     this.consumer = await nc.jetstream().consumers.get(stream, this.durable);
     this.believed = landed;
@@ -153,13 +191,25 @@ export class NatsSource implements LogSource {
     if (this.positioned && this.nc !== undefined) {
       // Nothing delivered may be left unacknowledged (a message lost after the last pull's end), and the
       // database's position must be the one this consumer left (not dropped, not moved by another): else resume from the database.
-      const info = await (await this.nc.jetstreamManager()).consumers.info(this.cfg.stream, this.durable).catch(() => undefined);
-      if (info === undefined || info.num_ack_pending !== 0 || info.delivered.consumer_seq !== this.lastDelivery || (landed.get(POSITION_PARTITION) ?? 0n) !== this.believed) {
+      const info = await (
+        await this.nc.jetstreamManager()
+      ).consumers
+        .info(this.cfg.stream, this.durable)
+        .catch(() => undefined);
+      if (
+        info === undefined ||
+        info.num_ack_pending !== 0 ||
+        info.delivered.consumer_seq !== this.lastDelivery ||
+        (landed.get(POSITION_PARTITION) ?? 0n) !== this.believed
+      ) {
         this.positioned = false;
       }
     }
     if (!this.positioned) await this.position(landed, maxMessages);
-    const pull = await this.consumer!.fetch({ max_messages: maxMessages, expires: Math.min(MAX_PULL_WAIT_MS, Math.max(MIN_PULL_WAIT_MS, this.pullWaitMs)) });
+    const pull = await this.consumer!.fetch({
+      max_messages: maxMessages,
+      expires: Math.min(MAX_PULL_WAIT_MS, Math.max(MIN_PULL_WAIT_MS, this.pullWaitMs)),
+    });
     this.pull = pull;
     const batch: NatsBatch = { messages: [] };
     let position = 0n;

@@ -40,7 +40,11 @@ export class FailingWindowsError extends Error {
  * and throws `FailingWindowsError` naming them and their rows.
  * @throws FailingWindowsError; the original error when no single window fails alone; any other error unchanged
  */
-export async function mergeGuarded<R>(client: PoolClient, batch: { lastSeq: number; batchId: number }, merge: () => Promise<R>): Promise<R> {
+export async function mergeGuarded<R>(
+  client: PoolClient,
+  batch: { lastSeq: number; batchId: number },
+  merge: () => Promise<R>,
+): Promise<R> {
   const tried = await trySavepoint(client, "straggler_merge", merge);
   if (tried.error === undefined) return tried.value;
   const e = tried.error;
@@ -65,13 +69,19 @@ export async function mergeGuarded<R>(client: PoolClient, batch: { lastSeq: numb
  * @returns rows quarantined, or -1 when the checkpoint had moved (nothing done)
  * @throws LeaseLostError when `lease` is no longer held (nothing is written)
  */
-export async function quarantineFailingWindows(pool: Pool, pipeline: PipelineConfig, e: FailingWindowsError, lease?: Pick<PipelineLease, "assertHeld">): Promise<number> {
+export async function quarantineFailingWindows(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  e: FailingWindowsError,
+  lease?: Pick<PipelineLease, "assertHeld">,
+): Promise<number> {
   return withTransaction(pool, async (client) => {
     await lockResults(client, pipeline.name);
     const checkpoint = await readCheckpoint(client, pipeline.name);
     if ((checkpoint?.lastSeq ?? 0) !== e.lastSeq) return -1; // no checkpoint row yet: the batch started from 0
     let n = 0;
-    for (const f of e.failures) n += await recordWindowFailure(client, pipeline.name, f, { phase: "stream", batchId: e.batchId });
+    for (const f of e.failures)
+      n += await recordWindowFailure(client, pipeline.name, f, { phase: "stream", batchId: e.batchId });
     await lease?.assertHeld(client); // fencing: a replica that lost the lease quarantines nothing (LeaseLostError rolls it back)
     return n;
   });

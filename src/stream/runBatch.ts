@@ -41,12 +41,23 @@ import { closeBatch } from "../db/sql/stream/closeBatch.js";
 import { beginLockingResults } from "../db/sql/stream/lockResults.js";
 import { mergeWindows } from "../db/sql/stream/mergeWindows.js";
 import { openBatch } from "../db/sql/stream/openBatch.js";
-import { ensureBatchPairs, readBatch, type BatchInput, type BatchRange, type BatchRead } from "../db/sql/stream/readBatch.js";
+import {
+  ensureBatchPairs,
+  readBatch,
+  type BatchInput,
+  type BatchRange,
+  type BatchRead,
+} from "../db/sql/stream/readBatch.js";
 import type { Checkpoint } from "../db/sql/stream/readCheckpoint.js";
 import { registerLatePairs, type LatePairs } from "../db/sql/stream/registerLatePairs.js";
 import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
 import { correctSupersededWindows } from "../db/sql/correction/supersededWindows.js";
-import { inputProgress, type BatchProgress, type InputProgress, type TriggerKind } from "../db/sql/stream/writeProgress.js";
+import {
+  inputProgress,
+  type BatchProgress,
+  type InputProgress,
+  type TriggerKind,
+} from "../db/sql/stream/writeProgress.js";
 import { FailingWindowsError, mergeGuarded, quarantineFailingWindows } from "./isolateWindows.js";
 import { applyHoldRules, guardPolicy, type PolicyAdoption } from "../guards/index.js";
 import { streamSessions, type WindowSteps } from "./sessionBatch.js";
@@ -81,7 +92,8 @@ function withCaughtUp(progress: Omit<BatchResult, "caughtUp">, caughtUp: boolean
 /** Instants travel as ISO strings (µs kept) and are compared as epoch µs. */
 const us = (iso: string | null): bigint | null => (iso === null ? null : isoToUs(iso));
 const iso = (u: bigint | null): string | null => (u === null ? null : formatInstant(u));
-const later = (a: string | null, b: string | null): string | null => (b === null || (a !== null && us(a)! >= us(b)!) ? a : b);
+const later = (a: string | null, b: string | null): string | null =>
+  b === null || (a !== null && us(a)! >= us(b)!) ? a : b;
 
 /** The batch's MERGE failed with a data exception outside a savepoint: the batch runs again with its MERGE guarded. */
 class UnguardedMergeFailed extends Error {
@@ -101,7 +113,12 @@ class UnguardedMergeFailed extends Error {
  * @throws LeaseLostError when `opts.lease` is no longer held (nothing is written)
  * @throws database errors; the transaction is rolled back and the batch will run again
  */
-export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind, opts: BatchOptions = {}): Promise<BatchResult | null> {
+export async function runBatch(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  trigger: TriggerKind,
+  opts: BatchOptions = {},
+): Promise<BatchResult | null> {
   let guarded = false;
   for (;;) {
     try {
@@ -119,47 +136,82 @@ export async function runBatch(pool: Pool, pipeline: PipelineConfig, trigger: Tr
   }
 }
 
-async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: TriggerKind, opts: BatchOptions, guarded: boolean): Promise<BatchResult | null> {
+async function runBatchOnce(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  trigger: TriggerKind,
+  opts: BatchOptions,
+  guarded: boolean,
+): Promise<BatchResult | null> {
   const started = performance.now();
-  const name = pipeline.name, gapMs = sessionGapOf(pipeline);
+  const name = pipeline.name,
+    gapMs = sessionGapOf(pipeline);
   const client = await pool.connect();
   let adopted: PolicyAdoption | undefined;
   try {
     if (gapMs === undefined) await ensureBatchPairs(client); // once per connection, outside the batch's transaction
-    const result = await inTransaction(client, async () => {
-      const { checkpoint, live, previous } = await openBatch(client, name);
-      adopted = (await guardPolicy(client, pipeline, live)).adopted;
-      const batchId = checkpoint.batchId + 1;
-      const read = await readBatch(client, name, {
-        afterSeq: checkpoint.lastSeq, maxRows: pipeline.trigger.maxRowsPerBatch, untilSeq: opts.untilSeq,
-        windows: gapMs === undefined ? { spec: windowSpecOf(pipeline), watermarkUs: us(checkpoint.watermark) } : undefined,
-      });
-      if (read === null) return null;
-      const { range, input } = read;
-      // A hold rule tripped by this batch's rows keeps the results published before it.
-      const holdOpened = await applyHoldRules(client, pipeline, { batchId, range, input });
-      // §6: the watermark advances on this batch's rows, then closes windows. Each input's
-      // watermark advances on its own rows; the pipeline's is chosen from them (min or max,
-      // idle inputs left out) and never moves backwards (docs/DESIGN.md "Several inputs").
-      // It comes from this batch's input alone, so it is known before the MERGE, which writes
-      // final the windows it touches that it has passed (never used for the late rule).
-      const maxEventTime = later(checkpoint.maxEventTime, input.eventTime.max);
-      const advanced = advanceInputs(inputStates(checkpoint.inputs), us(checkpoint.watermark), read.inputs, watermarkSettingsOf(pipeline));
-      const nextWatermark = iso(advanced.watermarkUs);
-      // Not when the batch supersedes versions (admission.dedupe: latest): their open windows are recomputed after the MERGE, so they stay open until closeBatch.
-      const finalUpToUs = gapMs === undefined && !read.supersedes ? advanced.watermarkUs : null;
-      const { late, numRowsUpdated } = gapMs !== undefined
-        ? await streamSessions(client, pipeline, gapMs, { batchId, range, watermarkUs: us(checkpoint.watermark) })
-        : await streamWindows(client, pipeline, { batchId, checkpoint, read, guarded, finalUpToUs });
-      // The batch's changes are in the feed (written beside its MERGE): listeners hear of them when it commits.
-      if (pipeline.feed.enabled && (numRowsUpdated > 0 || read.supersedes)) await notifyChanges(client, name);
-      const inputs = inputProgress(advanced);
-      const progress = batchProgress({ name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, inputs }, started, previous);
-      const { finalized, open } = await closeBatch(client, progress, { maxEventTime, inputs: checkpointInputs(advanced.inputs) }, finalUpToUs, !pipeline.lateness.histogram ? "none" : gapMs === undefined ? "windows" : "lateness");
-      await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
-      const closed = { ...progress, numRowsFinalized: finalized, numRowsTotal: open, ...(holdOpened ? { holdOpened } : {}) };
-      return withCaughtUp(closed, read.rows < pipeline.trigger.maxRowsPerBatch);
-    }, beginLockingResults(name)); // BEGIN and the results lock: one round trip
+    const result = await inTransaction(
+      client,
+      async () => {
+        const { checkpoint, live, previous } = await openBatch(client, name);
+        adopted = (await guardPolicy(client, pipeline, live)).adopted;
+        const batchId = checkpoint.batchId + 1;
+        const read = await readBatch(client, name, {
+          afterSeq: checkpoint.lastSeq,
+          maxRows: pipeline.trigger.maxRowsPerBatch,
+          untilSeq: opts.untilSeq,
+          windows:
+            gapMs === undefined ? { spec: windowSpecOf(pipeline), watermarkUs: us(checkpoint.watermark) } : undefined,
+        });
+        if (read === null) return null;
+        const { range, input } = read;
+        // A hold rule tripped by this batch's rows keeps the results published before it.
+        const holdOpened = await applyHoldRules(client, pipeline, { batchId, range, input });
+        // §6: the watermark advances on this batch's rows, then closes windows. Each input's
+        // watermark advances on its own rows; the pipeline's is chosen from them (min or max,
+        // idle inputs left out) and never moves backwards (docs/DESIGN.md "Several inputs").
+        // It comes from this batch's input alone, so it is known before the MERGE, which writes
+        // final the windows it touches that it has passed (never used for the late rule).
+        const maxEventTime = later(checkpoint.maxEventTime, input.eventTime.max);
+        const advanced = advanceInputs(
+          inputStates(checkpoint.inputs),
+          us(checkpoint.watermark),
+          read.inputs,
+          watermarkSettingsOf(pipeline),
+        );
+        const nextWatermark = iso(advanced.watermarkUs);
+        // Not when the batch supersedes versions (admission.dedupe: latest): their open windows are recomputed after the MERGE, so they stay open until closeBatch.
+        const finalUpToUs = gapMs === undefined && !read.supersedes ? advanced.watermarkUs : null;
+        const { late, numRowsUpdated } =
+          gapMs !== undefined
+            ? await streamSessions(client, pipeline, gapMs, { batchId, range, watermarkUs: us(checkpoint.watermark) })
+            : await streamWindows(client, pipeline, { batchId, checkpoint, read, guarded, finalUpToUs });
+        // The batch's changes are in the feed (written beside its MERGE): listeners hear of them when it commits.
+        if (pipeline.feed.enabled && (numRowsUpdated > 0 || read.supersedes)) await notifyChanges(client, name);
+        const inputs = inputProgress(advanced);
+        const progress = batchProgress(
+          { name, batchId, trigger, range, input, checkpoint, nextWatermark, late, numRowsUpdated, inputs },
+          started,
+          previous,
+        );
+        const { finalized, open } = await closeBatch(
+          client,
+          progress,
+          { maxEventTime, inputs: checkpointInputs(advanced.inputs) },
+          finalUpToUs,
+          !pipeline.lateness.histogram ? "none" : gapMs === undefined ? "windows" : "lateness",
+        );
+        await opts.lease?.assertHeld(client); // fencing: a replica that lost the lease commits no batch (LeaseLostError rolls it back)
+        const closed = {
+          ...progress,
+          numRowsFinalized: finalized,
+          numRowsTotal: open,
+          ...(holdOpened ? { holdOpened } : {}),
+        };
+        return withCaughtUp(closed, read.rows < pipeline.trigger.maxRowsPerBatch);
+      },
+      beginLockingResults(name),
+    ); // BEGIN and the results lock: one round trip
     if (adopted) opts.onPolicyAdopted?.(adopted); // committed (an empty batch commits its guard's writes too)
     return result;
   } finally {
@@ -168,15 +220,22 @@ async function runBatchOnce(pool: Pool, pipeline: PipelineConfig, trigger: Trigg
 }
 
 /** The window steps of fixed-length and calendar windows (DESIGN §3–5), after `readBatch` filled the pairs table; session windows take `streamSessions`. */
-async function streamWindows(client: PoolClient, pipeline: PipelineConfig, b: { batchId: number; checkpoint: Checkpoint; read: BatchRead; guarded: boolean; finalUpToUs: bigint | null }): Promise<WindowSteps> {
-  const name = pipeline.name, { batchId, checkpoint, read } = b;
+async function streamWindows(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  b: { batchId: number; checkpoint: Checkpoint; read: BatchRead; guarded: boolean; finalUpToUs: bigint | null },
+): Promise<WindowSteps> {
+  const name = pipeline.name,
+    { batchId, checkpoint, read } = b;
   // §3–4: pairs are late against the watermark of earlier batches only (readBatch marked them).
   const late = read.latePairs > 0 ? await registerLatePairs(client, name, batchId) : { pairs: 0, windows: 0 };
   const feed = pipeline.feed.enabled;
   const merge = () => mergeWindows(client, name, batchId, b.finalUpToUs, feed);
-  const numRowsUpdated = b.guarded ? await mergeGuarded(client, { lastSeq: checkpoint.lastSeq, batchId }, merge) : await merge().catch((e: unknown) => {
-    throw isDataException(e) ? new UnguardedMergeFailed("the MERGE failed with a data exception", { cause: e }) : e;
-  });
+  const numRowsUpdated = b.guarded
+    ? await mergeGuarded(client, { lastSeq: checkpoint.lastSeq, batchId }, merge)
+    : await merge().catch((e: unknown) => {
+        throw isDataException(e) ? new UnguardedMergeFailed("the MERGE failed with a data exception", { cause: e }) : e;
+      });
   // Amended events (admission.dedupe: latest): the windows of versions this batch's rows superseded lose them.
   if (read.supersedes) await correctSupersededWindows(client, name, windowSpecOf(pipeline), read.range, batchId, feed);
   return { late, numRowsUpdated };

@@ -25,7 +25,12 @@ export interface WindowSteps {
  * @param watermarkUs the watermark of earlier batches, epoch µs; null before the first batch
  * @throws the database's error; the batch's transaction is rolled back
  */
-export async function streamSessions(client: PoolClient, pipeline: PipelineConfig, gapMs: number, batch: { batchId: number; range: BatchRange; watermarkUs: bigint | null }): Promise<WindowSteps> {
+export async function streamSessions(
+  client: PoolClient,
+  pipeline: PipelineConfig,
+  gapMs: number,
+  batch: { batchId: number; range: BatchRange; watermarkUs: bigint | null },
+): Promise<WindowSteps> {
   await stageSessionEvents(client, pipeline.name, batch.range, batch.watermarkUs, gapMs);
   const late = await registerLateSessionEvents(client, pipeline.name, batch.batchId);
   const { written } = await mergeSessions(client, pipeline.name, batch.batchId, gapMs, pipeline.feed.enabled);

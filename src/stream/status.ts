@@ -9,13 +9,18 @@ import type { CheckpointInput } from "../core/model.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { readStatusCounts } from "../db/sql/observe/readStatusCounts.js";
 
-
 export interface PipelineStatus {
   pipeline: string;
   ledger: { landed: number; accepted: number; quarantined: number; quarantinedByReason: Record<string, number> };
   /** `lastOffset` is the last bronze `seq` the stream committed (Spark's offset). */
   /** `inputs`: each input's max event time, watermark and last ingestion time (docs/DESIGN.md "Several inputs"). */
-  checkpoint: { batchId: number; lastOffset: number; maxEventTime: string | null; watermark: string | null; inputs: CheckpointInput[] } | null;
+  checkpoint: {
+    batchId: number;
+    lastOffset: number;
+    maxEventTime: string | null;
+    watermark: string | null;
+    inputs: CheckpointInput[];
+  } | null;
   /** Rows in bronze past the checkpoint: what the stream still has to read. */
   backlogRows: number;
   numRowsDroppedByWatermark: number;
@@ -29,20 +34,36 @@ export interface PipelineStatus {
   owner: string | null;
 }
 
-
 /** Reads the status of `pipeline` (all counts are rows; instants ISO 8601 UTC). */
 export async function pipelineStatus(pool: Pool, pipeline: string): Promise<PipelineStatus> {
   const checkpoint = await readCheckpoint(pool, pipeline);
-  const [counts, sources, owners] = await Promise.all([readStatusCounts(pool, pipeline, checkpoint?.lastSeq ?? 0), countSourcesByState(pool, pipeline), readPipelineOwners(pool, [pipeline])]);
+  const [counts, sources, owners] = await Promise.all([
+    readStatusCounts(pool, pipeline, checkpoint?.lastSeq ?? 0),
+    countSourcesByState(pool, pipeline),
+    readPipelineOwners(pool, [pipeline]),
+  ]);
   const byStatus = counts.windowsByStatus;
   return {
     pipeline,
     ledger: { ...counts.ledger, quarantinedByReason: counts.quarantinedByReason },
-    checkpoint: checkpoint ? { batchId: checkpoint.batchId, lastOffset: checkpoint.lastSeq, maxEventTime: checkpoint.maxEventTime, watermark: checkpoint.watermark, inputs: checkpoint.inputs } : null,
+    checkpoint: checkpoint
+      ? {
+          batchId: checkpoint.batchId,
+          lastOffset: checkpoint.lastSeq,
+          maxEventTime: checkpoint.maxEventTime,
+          watermark: checkpoint.watermark,
+          inputs: checkpoint.inputs,
+        }
+      : null,
     backlogRows: counts.backlogRows,
     numRowsDroppedByWatermark: counts.numRowsDroppedByWatermark,
     failedWindows: counts.failedWindows,
-    windows: { open: byStatus.open ?? 0, final: byStatus.final ?? 0, corrected: byStatus.corrected ?? 0, awaitingCorrection: counts.awaitingCorrection },
+    windows: {
+      open: byStatus.open ?? 0,
+      final: byStatus.final ?? 0,
+      corrected: byStatus.corrected ?? 0,
+      awaitingCorrection: counts.awaitingCorrection,
+    },
     lastProgress: counts.lastProgress,
     sources,
     owner: owners.get(pipeline) ?? null,

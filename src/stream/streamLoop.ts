@@ -34,7 +34,11 @@ const MAX_BACKOFF_MS = 30_000;
  * nothing); returns the progress of each. Rows landed meanwhile wake the service's loop
  * again (LISTEN/NOTIFY), and its next iteration streams them.
  */
-export async function runUntilCaughtUp(runBatch: StreamLoopDeps["runBatch"], trigger: TriggerKind, onBatch?: (p: BatchResult) => void): Promise<BatchProgress[]> {
+export async function runUntilCaughtUp(
+  runBatch: StreamLoopDeps["runBatch"],
+  trigger: TriggerKind,
+  onBatch?: (p: BatchResult) => void,
+): Promise<BatchProgress[]> {
   const all: BatchProgress[] = [];
   for (;;) {
     const result = await runBatch(trigger);
@@ -66,7 +70,8 @@ export class StreamLoop {
       backoff: { baseMs: 2 * interval, capMs: MAX_BACKOFF_MS },
       onError: (e, { failures, retryInMs }) => {
         if (e instanceof PolicyRefusedError) {
-          if (this.refusal !== e.message) log.error({ changes: e.changes.map((c) => c.text), liveVersion: e.live.version }, e.message);
+          if (this.refusal !== e.message)
+            log.error({ changes: e.changes.map((c) => c.text), liveVersion: e.live.version }, e.message);
           this.refusal = e.message;
         } else if (e instanceof TimeZoneRefusedError) {
           // A configuration error, not a failure to retry loudly: logged once, status shows it (GET /pipelines).
@@ -104,7 +109,13 @@ export class StreamLoop {
     }
     await runUntilCaughtUp(this.deps.runBatch, "interval", (progress) => {
       log.info(
-        { batchId: progress.batchId, numInputRows: progress.numInputRows, watermark: progress.nextWatermark, numRowsDroppedByWatermark: progress.numRowsDroppedByWatermark, durationMs: progress.durationMs },
+        {
+          batchId: progress.batchId,
+          numInputRows: progress.numInputRows,
+          watermark: progress.nextWatermark,
+          numRowsDroppedByWatermark: progress.numRowsDroppedByWatermark,
+          durationMs: progress.durationMs,
+        },
         "batch committed",
       );
       const hold = progress.holdOpened;

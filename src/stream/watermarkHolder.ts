@@ -46,11 +46,19 @@ export async function watermarkHolder(client: Queryable, pipeline: PipelineConfi
     .filter((i) => i.input !== row.holder)
     .map((i) => {
       const at = ms(i.watermark);
-      return { input: i.input, watermark: i.watermark, idle: i.idle, aheadOfHolderMs: at === null || heldMs === null ? null : at - heldMs };
+      return {
+        input: i.input,
+        watermark: i.watermark,
+        idle: i.idle,
+        aheadOfHolderMs: at === null || heldMs === null ? null : at - heldMs,
+      };
     });
   const gaps = others.filter((o) => !o.idle && o.aheadOfHolderMs !== null).map((o) => Math.abs(o.aheadOfHolderMs!));
   return {
-    input: row.holder, watermark: held?.watermark ?? null, since: row.holder === null ? null : row.since,
-    behindOthersMs: gaps.length === 0 ? null : Math.min(...gaps), others,
+    input: row.holder,
+    watermark: held?.watermark ?? null,
+    since: row.holder === null ? null : row.since,
+    behindOthersMs: gaps.length === 0 ? null : Math.min(...gaps),
+    others,
   };
 }

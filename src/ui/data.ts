@@ -38,11 +38,23 @@ export interface PipelineOverview {
 /** Reads the overview of `pipeline` (see `PipelineOverview`). @throws database errors */
 export async function readOverview(pool: Pool, pipeline: PipelineConfig): Promise<PipelineOverview> {
   const [status, alerts, policy, hold, reconciles] = await Promise.all([
-    pipelineStatus(pool, pipeline.name), alertViews(pool, pipeline), checkPolicy(pool, pipeline), readOpenHold(pool, pipeline.name), readLastReconcileRuns(pool, [pipeline.name]),
+    pipelineStatus(pool, pipeline.name),
+    alertViews(pool, pipeline),
+    checkPolicy(pool, pipeline),
+    readOpenHold(pool, pipeline.name),
+    readLastReconcileRuns(pool, [pipeline.name]),
   ]);
   const c = status.checkpoint;
-  const watermarkLagMs = c?.watermark && c.maxEventTime ? Number(isoToUs(c.maxEventTime) - isoToUs(c.watermark)) / 1000 : null;
-  return { status, alerts, policy, hold: hold ?? null, watermarkLagMs, lastReconcile: reconciles.get(pipeline.name) ?? null };
+  const watermarkLagMs =
+    c?.watermark && c.maxEventTime ? Number(isoToUs(c.maxEventTime) - isoToUs(c.watermark)) / 1000 : null;
+  return {
+    status,
+    alerts,
+    policy,
+    hold: hold ?? null,
+    watermarkLagMs,
+    lastReconcile: reconciles.get(pipeline.name) ?? null,
+  };
 }
 
 /** Epoch seconds of an ISO instant (ms kept as fractions), null for null: uPlot's time unit. */
@@ -76,7 +88,10 @@ export interface BatchSeries {
 export async function readBatchSeries(pool: Pool, pipeline: string, batches: number): Promise<BatchSeries> {
   const progress = (await readStreamProgress(pool, pipeline, batches)).reverse();
   const first = progress[0]?.batch_id;
-  const [quarantined, soFar] = first === undefined ? [[], []] : await Promise.all([readQuarantineByBatch(pool, pipeline, first), readMaxEventTimeSoFar(pool, pipeline, first)]);
+  const [quarantined, soFar] =
+    first === undefined
+      ? [[], []]
+      : await Promise.all([readQuarantineByBatch(pool, pipeline, first), readMaxEventTimeSoFar(pool, pipeline, first)]);
   const maxSoFar = new Map(soFar.map((m) => [m.batchId, epochS(m.maxEventTime)]));
   const index = new Map(progress.map((p, i) => [p.batch_id, i]));
   const quarantinedByReason: Record<string, number[]> = {};
@@ -119,9 +134,15 @@ export const WINDOWS_PER_PAGE = 100;
 export function readWindows(pool: Pool, pipeline: string, filter: WindowFilter, overview: PipelineOverview) {
   const { page, ...rest } = filter;
   const w = overview.status.windows;
-  const unfiltered = rest.key === undefined && rest.from === undefined && rest.to === undefined && rest.status === undefined;
+  const unfiltered =
+    rest.key === undefined && rest.from === undefined && rest.to === undefined && rest.status === undefined;
   const total = unfiltered ? w.open + w.final + w.corrected : undefined;
-  return readWindowPage(pool, pipeline, { ...rest, limit: WINDOWS_PER_PAGE, offset: (page - 1) * WINDOWS_PER_PAGE }, total);
+  return readWindowPage(
+    pool,
+    pipeline,
+    { ...rest, limit: WINDOWS_PER_PAGE, offset: (page - 1) * WINDOWS_PER_PAGE },
+    total,
+  );
 }
 
 /** Correction runs shown, and changed windows shown per run. */
@@ -153,7 +174,10 @@ export class LatenessCache {
 
   /** The report of `pipeline` (`latenessAdvice` with its defaults) as of now. @throws what `latenessAdvice` throws, database errors */
   async get(pool: Pool, pipeline: PipelineConfig): Promise<LatenessAdvice> {
-    const [checkpoint, maxSeq] = await Promise.all([readCheckpoint(pool, pipeline.name), readBronzeMaxSeq(pool, pipeline.name)]);
+    const [checkpoint, maxSeq] = await Promise.all([
+      readCheckpoint(pool, pipeline.name),
+      readBronzeMaxSeq(pool, pipeline.name),
+    ]);
     const version = `${checkpoint?.batchId ?? "none"}/${checkpoint?.lastSeq ?? 0}/${maxSeq}`;
     const kept = this.reports.get(pipeline.name);
     if (kept?.version === version) return kept.report;

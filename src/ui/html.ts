@@ -37,7 +37,9 @@ export const raw = (text: string): Html => new Html(text);
  * line separators written as `\u` escapes, so no text in it can close the element.
  */
 export function jsonForScript(value: unknown): Html {
-  return raw(JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+  return raw(
+    JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+  );
 }
 
 /** A count as people read it: `12,345`. */

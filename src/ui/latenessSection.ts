@@ -25,7 +25,8 @@ export function histogramPosition(delayMs: number): number {
   const edges = HISTOGRAM_EDGES_MS;
   if (delayMs < 0) return 0;
   for (let i = 0; i < edges.length - 1; i++) {
-    const lo = edges[i]!, hi = edges[i + 1]!;
+    const lo = edges[i]!,
+      hi = edges[i + 1]!;
     if (delayMs < hi) {
       const frac = lo === 0 ? delayMs / hi : Math.log(delayMs / lo) / Math.log(hi / lo);
       return i + 1 - 0.5 + frac;
@@ -44,9 +45,11 @@ export function latenessPlaceholder(pipeline: string): Html {
 
 /** The section's content (inside `<section id="lateness">`) for a report, or why there is none. */
 function latenessContent(lateness: LatenessAdvice | { error: string }): Html {
-  if ("error" in lateness) return html`<h2>Lateness</h2><p class="error" id="lateness-error">The lateness report could not be read: ${lateness.error}</p>`;
+  if ("error" in lateness)
+    return html`<h2>Lateness</h2><p class="error" id="lateness-error">The lateness report could not be read: ${lateness.error}</p>`;
   const d = lateness.distribution;
-  if (d.count === 0) return html`<h2>Lateness</h2><p class="note" id="no-lateness">No accepted row yet: nothing to measure.</p>`;
+  if (d.count === 0)
+    return html`<h2>Lateness</h2><p class="note" id="no-lateness">No accepted row yet: nothing to measure.</p>`;
   const r = lateness.recommendation;
   const configured = lateness.whatIf.delays.find((o) => o.labels.includes("configured"));
   return html`<h2>Lateness <small>ingestion time − event time, over ${count(d.count)} accepted rows</small></h2>
@@ -58,9 +61,12 @@ ${stat("recommended delay", "recommendedDelay", shortDuration(r.delayMs), `the s
 <div class="chart wide" data-chart="lateness" aria-label="lateness histogram"></div>
 <p class="note">With the configured delay (${shortDuration(lateness.configuredDelayMs)}) the stream drops
 <b data-field="configuredDroppedPairs">${count(configured?.droppedPairs ?? 0)}</b> (event, window) pairs (the run recorded ${count(lateness.whatIf.recordedDroppedPairs)});
-the recommended ${shortDuration(r.delayMs)} would drop ${count(r.droppedPairs)} (${percent(r.dropShare)} of events)${r.timeToFinal
-  ? html` and make windows final
-${shortDuration(r.timeToFinal.medianMs)} after their end (median; p99 ${shortDuration(r.timeToFinal.p99Ms)})` : ""}.
+the recommended ${shortDuration(r.delayMs)} would drop ${count(r.droppedPairs)} (${percent(r.dropShare)} of events)${
+    r.timeToFinal
+      ? html` and make windows final
+${shortDuration(r.timeToFinal.medianMs)} after their end (median; p99 ${shortDuration(r.timeToFinal.p99Ms)})`
+      : ""
+  }.
 <code>straggler lateness -p …</code> prints the what-if table.</p>`;
 }
 
@@ -70,8 +76,16 @@ function latenessChart(lateness: LatenessAdvice | { error: string }) {
   return {
     buckets: lateness.distribution.histogram.map((h) => ({ label: bucketLabel(h), count: h.count })),
     marks: [
-      { label: `configured ${shortDuration(lateness.configuredDelayMs)}`, x: histogramPosition(lateness.configuredDelayMs), kind: "configured" },
-      { label: `recommended ${shortDuration(lateness.recommendation.delayMs)}`, x: histogramPosition(lateness.recommendation.delayMs), kind: "recommended" },
+      {
+        label: `configured ${shortDuration(lateness.configuredDelayMs)}`,
+        x: histogramPosition(lateness.configuredDelayMs),
+        kind: "configured",
+      },
+      {
+        label: `recommended ${shortDuration(lateness.recommendation.delayMs)}`,
+        x: histogramPosition(lateness.recommendation.delayMs),
+        kind: "recommended",
+      },
     ],
   };
 }
@@ -80,6 +94,9 @@ function latenessChart(lateness: LatenessAdvice | { error: string }) {
  * `GET /ui/pipelines/{pipeline}/lateness`'s answer: `html`, the section's content (escaped markup),
  * and `chart`, the histogram's data for `assets/page.js` (null when there is nothing to draw).
  */
-export function latenessFragment(lateness: LatenessAdvice | { error: string }): { html: string; chart: ReturnType<typeof latenessChart> } {
+export function latenessFragment(lateness: LatenessAdvice | { error: string }): {
+  html: string;
+  chart: ReturnType<typeof latenessChart>;
+} {
   return { html: latenessContent(lateness).text, chart: latenessChart(lateness) };
 }

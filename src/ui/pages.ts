@@ -13,7 +13,15 @@ import { shortDuration } from "../observe/latenessText.js";
 import type { PipelineOverview } from "./data.js";
 import { count, html, layout, stat } from "./html.js";
 import { latenessPlaceholder } from "./latenessSection.js";
-import { actionsSection, alertsSection, correctionsSection, inputsSection, pipelineHref, windowsSection, type PipelinePageInput } from "./sections.js";
+import {
+  actionsSection,
+  alertsSection,
+  correctionsSection,
+  inputsSection,
+  pipelineHref,
+  windowsSection,
+  type PipelinePageInput,
+} from "./sections.js";
 import { stateOf } from "./state.js";
 
 /** `GET /ui`: a table of the pipelines with their state. */
@@ -66,7 +74,14 @@ ${stat("last batch", "batchId", s.checkpoint ? count(s.checkpoint.batchId) : "-"
 ${stat("backlog rows", "backlogRows", count(s.backlogRows))}
 ${stat("rows landed", "landed", count(s.ledger.landed))}
 ${stat("accepted", "accepted", count(s.ledger.accepted))}
-${stat("quarantined", "quarantined", count(s.ledger.quarantined), Object.entries(s.ledger.quarantinedByReason).map(([r, n]) => `${r} ${n}`).join(", "))}
+${stat(
+  "quarantined",
+  "quarantined",
+  count(s.ledger.quarantined),
+  Object.entries(s.ledger.quarantinedByReason)
+    .map(([r, n]) => `${r} ${n}`)
+    .join(", "),
+)}
 ${stat("dropped pairs", "numRowsDroppedByWatermark", count(s.numRowsDroppedByWatermark), "numRowsDroppedByWatermark: (event, window) pairs the watermark dropped")}
 ${stat("windows open", "windowsOpen", count(s.windows.open))}
 ${stat("final", "windowsFinal", count(s.windows.final))}
@@ -80,13 +95,17 @@ ${inputsSection(pipeline, o)}
 ${alertsSection(o)}
 <section id="batches" data-pipeline="${pipeline.name}" data-batches="${String(input.batchesShown)}">
 <h2>Recent batches <small>the last ${batchCount === 1 ? "micro-batch" : `${count(batchCount)} micro-batches`} (<a href="?batches=${String(Math.min(10_000, input.batchesShown * 4))}">more</a>)</small></h2>
-${batchCount === 0 ? html`<p class="note">No micro-batch yet.</p>` : html`<div class="charts">
+${
+  batchCount === 0
+    ? html`<p class="note">No micro-batch yet.</p>`
+    : html`<div class="charts">
 <div class="chart" data-chart="rates" aria-label="input and processing rate"></div>
 <div class="chart" data-chart="duration" aria-label="batch duration"></div>
 <div class="chart span" data-chart="eventTime" aria-label="max event time and watermark"></div>
 <div class="chart" data-chart="dropped" aria-label="dropped pairs"></div>
 <div class="chart" data-chart="quarantined" aria-label="quarantined rows by reason"></div>
-</div>`}
+</div>`
+}
 </section>
 ${latenessPlaceholder(pipeline.name)}
 ${windowsSection(input)}
@@ -104,7 +123,10 @@ function reconcileText(r: PipelineOverview["lastReconcile"]): string {
 
 /** A page for a request the pages cannot answer (a bad filter, an unknown pipeline). */
 export function errorPage(status: number, message: string): string {
-  return layout(`Error ${status}`, html`<h1>Error ${String(status)}</h1><p class="error" id="error-message">${message}</p><p><a href="/ui">All pipelines</a></p>`);
+  return layout(
+    `Error ${status}`,
+    html`<h1>Error ${String(status)}</h1><p class="error" id="error-message">${message}</p><p><a href="/ui">All pipelines</a></p>`,
+  );
 }
 
 /** The window shape in words: `tumbling windows of 1h`, `session windows with a gap of 30m`. */

@@ -51,11 +51,16 @@ function alertValue(a: PipelineOverview["alerts"][number]): string {
 }
 
 export function alertsSection(o: PipelineOverview): Html {
-  if (o.alerts.length === 0) return html`<section id="alerts"><h2>Alerts</h2><p class="note">No alert configured.</p></section>`;
+  if (o.alerts.length === 0)
+    return html`<section id="alerts"><h2>Alerts</h2><p class="note">No alert configured.</p></section>`;
   return html`<section id="alerts"><h2>Alerts</h2>
 <table class="grid"><thead><tr><th>alert</th><th>state</th><th>since</th><th class="n">value</th></tr></thead><tbody>
-${o.alerts.map((a) => html`<tr data-alert="${a.alert}"><td>${a.alert}</td><td><span class="badge ${a.state === "firing" ? "bad" : "good"}">${a.state}</span></td>
-<td class="t">${a.since ?? "not judged yet"}</td><td class="n" title="${a.value === null ? "" : String(a.value)}">${alertValue(a)}</td></tr>`)}
+${o.alerts.map(
+  (
+    a,
+  ) => html`<tr data-alert="${a.alert}"><td>${a.alert}</td><td><span class="badge ${a.state === "firing" ? "bad" : "good"}">${a.state}</span></td>
+<td class="t">${a.since ?? "not judged yet"}</td><td class="n" title="${a.value === null ? "" : String(a.value)}">${alertValue(a)}</td></tr>`,
+)}
 </tbody></table></section>`;
 }
 
@@ -91,11 +96,13 @@ ${filter.page > 1 ? pageLink(base, filter.page - 1, "← previous") : ""} ${filt
 <span class="legend"><span class="badge open">open</span> <span class="badge final">final</span> <span class="badge corrected">corrected</span> <span class="badge awaiting">awaiting correction</span></span></p>
 <table class="grid" id="window-table"><thead><tr><th>key</th><th>window start</th><th>window end</th><th>status</th><th class="n">revision</th><th>awaiting correction</th>
 <th class="n">events</th><th class="n">sum</th><th class="n">min</th><th class="n">max</th><th class="n">avg</th><th>updated</th></tr></thead><tbody>
-${windows.rows.map((w) => html`<tr class="w-${w.status}${w.awaiting_correction ? " w-awaiting" : ""}">
+${windows.rows.map(
+  (w) => html`<tr class="w-${w.status}${w.awaiting_correction ? " w-awaiting" : ""}">
 <td>${keyText(w.group_key)}</td><td class="t"><a href="${historyHref(input.pipeline, w.window_start, w.group_key)}" title="every revision of this window (straggler explain)">${w.window_start}</a></td><td class="t">${w.window_end}</td><td><span class="badge ${w.status}">${w.status}</span></td>
 <td class="n">${String(w.revision)}</td><td>${w.awaiting_correction ? html`<span class="badge awaiting">yes</span>` : "no"}</td>
 <td class="n">${count(w.event_count)}</td><td class="n">${w.value_sum ?? "-"}</td><td class="n">${w.value_min ?? "-"}</td><td class="n">${w.value_max ?? "-"}</td>
-<td class="n">${w.value_avg === null ? "-" : Number(w.value_avg).toFixed(2)}</td><td class="t">${w.updated_at}</td></tr>`)}
+<td class="n">${w.value_avg === null ? "-" : Number(w.value_avg).toFixed(2)}</td><td class="t">${w.updated_at}</td></tr>`,
+)}
 </tbody></table>
 </section>`;
 }
@@ -118,22 +125,36 @@ export function correctionsSection(input: PipelinePageInput): Html {
   const runs = input.corrections;
   return html`<section id="corrections">
 <h2>Correction runs <small>latest first</small></h2>
-${runs.length === 0 ? html`<p class="note">No correction run yet.</p>` : html`
+${
+  runs.length === 0
+    ? html`<p class="note">No correction run yet.</p>`
+    : html`
 <table class="grid" id="correction-runs"><thead><tr><th class="n">run</th><th>trigger</th><th>status</th><th>range</th><th>started</th><th class="n">duration</th>
 <th class="n">examined</th><th class="n">changed</th><th class="n">events recovered</th></tr></thead><tbody>
-${runs.map(({ run }) => html`<tr data-run="${String(run.run_id)}"><td class="n">${String(run.run_id)}</td><td>${run.trigger}</td>
+${runs.map(
+  ({ run }) => html`<tr data-run="${String(run.run_id)}"><td class="n">${String(run.run_id)}</td><td>${run.trigger}</td>
 <td><span class="badge ${run.status === "succeeded" ? "good" : run.status === "failed" ? "bad" : "idle"}">${run.status}</span>${run.error ? html` <span class="error">${run.error}</span>` : ""}</td>
 <td class="t">${run.range_start ? `${run.range_start} – ${run.range_end}` : "awaiting windows only"}${run.group_keys ? ` (keys ${run.group_keys.join(", ")})` : ""}</td>
 <td class="t">${run.started_at}</td><td class="n">${run.duration_ms === null ? "-" : `${count(run.duration_ms)} ms`}</td>
 <td class="n">${run.windows_examined === null ? "-" : count(run.windows_examined)}</td><td class="n">${run.windows_changed === null ? "-" : count(run.windows_changed)}</td>
-<td class="n">${run.events_recovered === null ? "-" : count(run.events_recovered)}</td></tr>`)}
+<td class="n">${run.events_recovered === null ? "-" : count(run.events_recovered)}</td></tr>`,
+)}
 </tbody></table>
-${runs.filter((r) => r.changeCount > 0).map(({ run, changes, changeCount }) => html`<details class="changes" data-run="${String(run.run_id)}">
+${runs
+  .filter((r) => r.changeCount > 0)
+  .map(
+    ({ run, changes, changeCount }) => html`<details class="changes" data-run="${String(run.run_id)}">
 <summary>Run ${String(run.run_id)}: ${count(changeCount)} window${changeCount === 1 ? "" : "s"} changed${changeCount > CHANGES_SHOWN ? ` (first ${CHANGES_SHOWN} shown; all: GET /pipelines/${input.pipeline.name}/corrections/${run.run_id})` : ""}</summary>
 <table class="grid"><thead><tr><th>key</th><th>window start</th><th>revision</th><th>before</th><th>after</th><th class="n">late events</th></tr></thead><tbody>
-${changes.map((c) => html`<tr><td>${keyText(c.group_key)}</td><td class="t">${c.window_start}</td><td>${c.revision_before === null ? "new" : String(c.revision_before)} → ${String(c.revision_after)}</td>
-<td>${aggregateText(c.count_before, c.sum_before)}</td><td>${aggregateText(c.count_after, c.sum_after)}</td><td class="n">${count(c.late_event_count)}</td></tr>`)}
-</tbody></table></details>`)}`}
+${changes.map(
+  (
+    c,
+  ) => html`<tr><td>${keyText(c.group_key)}</td><td class="t">${c.window_start}</td><td>${c.revision_before === null ? "new" : String(c.revision_before)} → ${String(c.revision_after)}</td>
+<td>${aggregateText(c.count_before, c.sum_before)}</td><td>${aggregateText(c.count_after, c.sum_after)}</td><td class="n">${count(c.late_event_count)}</td></tr>`,
+)}
+</tbody></table></details>`,
+  )}`
+}
 </section>`;
 }
 
@@ -176,11 +197,20 @@ export function inputsSection(pipeline: PipelineConfig, o: PipelineOverview): Ht
   const holder = watermarkHolder(o, pipeline);
   const watermark = usOf(o.status.checkpoint?.watermark ?? null);
   const names = [...declared, ...seen.map((i) => i.input).filter((n) => !declared.includes(n))];
-  const clock = seen.reduce<bigint | null>((m, i) => { const u = usOf(i.lastIngestionTime); return u !== null && (m === null || u > m) ? u : m; }, null);
+  const clock = seen.reduce<bigint | null>((m, i) => {
+    const u = usOf(i.lastIngestionTime);
+    return u !== null && (m === null || u > m) ? u : m;
+  }, null);
   const role = (i: CheckpointInput | undefined): string => {
     if (!i || i.watermark === null) return "no row yet: not in the choice";
     const last = usOf(i.lastIngestionTime);
-    if (settings.idleTimeoutMs !== undefined && clock !== null && last !== null && clock - last >= BigInt(settings.idleTimeoutMs) * 1000n) return "idle: left out of the choice";
+    if (
+      settings.idleTimeoutMs !== undefined &&
+      clock !== null &&
+      last !== null &&
+      clock - last >= BigInt(settings.idleTimeoutMs) * 1000n
+    )
+      return "idle: left out of the choice";
     if (holder?.input === i.input) return `holds the watermark (quiet since ${holder.quietSince})`;
     if (watermark !== null && usOf(i.watermark) === watermark) return "holds the watermark";
     return "";

@@ -26,19 +26,33 @@ export const usOf = (iso: string | null): bigint | null => (iso === null ? null 
  * but keeps sending holds the watermark by design and is not named.
  * @returns the input and since when it is quiet (ISO), or null
  */
-export function watermarkHolder(o: PipelineOverview, pipeline: PipelineConfig): { input: string; quietSince: string; watermark: string } | null {
+export function watermarkHolder(
+  o: PipelineOverview,
+  pipeline: PipelineConfig,
+): { input: string; quietSince: string; watermark: string } | null {
   const c = o.status.checkpoint;
   const settings = watermarkSettingsOf(pipeline);
   if (!c || c.watermark === null || settings.policy !== "min" || c.inputs.length < 2) return null;
   const sent = (i: CheckpointInput) => i.lastIngestionTime ?? i.maxEventTime;
-  const clock = c.inputs.reduce<bigint | null>((m, i) => { const u = usOf(i.lastIngestionTime); return u !== null && (m === null || u > m) ? u : m; }, null);
+  const clock = c.inputs.reduce<bigint | null>((m, i) => {
+    const u = usOf(i.lastIngestionTime);
+    return u !== null && (m === null || u > m) ? u : m;
+  }, null);
   const idle = (i: CheckpointInput) => {
     const last = usOf(i.lastIngestionTime);
-    return settings.idleTimeoutMs !== undefined && clock !== null && last !== null && clock - last >= BigInt(settings.idleTimeoutMs) * 1000n;
+    return (
+      settings.idleTimeoutMs !== undefined &&
+      clock !== null &&
+      last !== null &&
+      clock - last >= BigInt(settings.idleTimeoutMs) * 1000n
+    );
   };
   const holder = c.inputs.find((i) => i.watermark !== null && !idle(i) && usOf(i.watermark) === usOf(c.watermark));
   if (!holder) return null;
-  const latest = c.inputs.reduce<bigint | null>((m, i) => { const u = usOf(sent(i)); return u !== null && (m === null || u > m) ? u : m; }, null);
+  const latest = c.inputs.reduce<bigint | null>((m, i) => {
+    const u = usOf(sent(i));
+    return u !== null && (m === null || u > m) ? u : m;
+  }, null);
   const since = usOf(sent(holder));
   if (latest === null || since === null || latest - since <= BigInt(settings.delayMs) * 1000n) return null;
   return { input: holder.input, quietSince: sent(holder)!, watermark: c.watermark };
@@ -54,24 +68,39 @@ export function watermarkHolder(o: PipelineOverview, pipeline: PipelineConfig): 
  * (PolicyCheck in src/stream/policyGuard.ts).
  * @param nowMs the clock the stall is judged on (epoch ms)
  */
-export function stateOf(o: PipelineOverview, pipeline: PipelineConfig, nowMs = Date.now()): { label: string; tone: Tone } {
-  if (o.policy.state === "refused") return { label: o.policy.changes.length === 0 ? "refused: time zone" : "refused: policy changed", tone: "bad" };
+export function stateOf(
+  o: PipelineOverview,
+  pipeline: PipelineConfig,
+  nowMs = Date.now(),
+): { label: string; tone: Tone } {
+  if (o.policy.state === "refused")
+    return { label: o.policy.changes.length === 0 ? "refused: time zone" : "refused: policy changed", tone: "bad" };
   const parts: { label: string; tone: Tone }[] = [];
   if (o.hold !== null) parts.push({ label: `held since ${o.hold.heldAt} (${o.hold.reason})`, tone: "busy" });
   const firing = o.alerts.filter((a) => a.state === "firing").map((a) => a.alert);
   if (firing.length > 0) parts.push({ label: `firing: ${firing.join(", ")}`, tone: "bad" });
   const s = o.status;
   const lastBatchAt = typeof s.lastProgress?.timestamp === "string" ? Date.parse(s.lastProgress.timestamp) : null;
-  if (s.checkpoint === null) parts.push({ label: s.backlogRows > 0 ? "not started (rows waiting)" : "not started", tone: "idle" });
+  if (s.checkpoint === null)
+    parts.push({ label: s.backlogRows > 0 ? "not started (rows waiting)" : "not started", tone: "idle" });
   else if (s.backlogRows > 0 && lastBatchAt !== null && nowMs - lastBatchAt >= stallAfterMs(pipeline)) {
-    parts.push({ label: `stalled: ${count(s.backlogRows)} rows waiting, last batch at ${new Date(lastBatchAt).toISOString()}`, tone: "bad" });
+    parts.push({
+      label: `stalled: ${count(s.backlogRows)} rows waiting, last batch at ${new Date(lastBatchAt).toISOString()}`,
+      tone: "bad",
+    });
   } else if (s.backlogRows > 0) parts.push({ label: "catching up", tone: "busy" });
   else {
     const holder = watermarkHolder(o, pipeline);
-    parts.push(holder ? { label: `held by input ${holder.input} (quiet since ${holder.quietSince})`, tone: "busy" } : { label: "up to date", tone: "good" });
+    parts.push(
+      holder
+        ? { label: `held by input ${holder.input} (quiet since ${holder.quietSince})`, tone: "busy" }
+        : { label: "up to date", tone: "good" },
+    );
   }
-  if (s.failedWindows > 0) parts.push({ label: `${count(s.failedWindows)} failed window${s.failedWindows === 1 ? "" : "s"}`, tone: "bad" });
-  if (s.windows.awaitingCorrection > 0) parts.push({ label: `${count(s.windows.awaitingCorrection)} awaiting correction`, tone: "busy" });
+  if (s.failedWindows > 0)
+    parts.push({ label: `${count(s.failedWindows)} failed window${s.failedWindows === 1 ? "" : "s"}`, tone: "bad" });
+  if (s.windows.awaitingCorrection > 0)
+    parts.push({ label: `${count(s.windows.awaitingCorrection)} awaiting correction`, tone: "busy" });
   const tone = parts.reduce<Tone>((t, p) => (TONE_RANK[p.tone] > TONE_RANK[t] ? p.tone : t), "good");
   return { label: parts.map((p) => p.label).join(" · "), tone };
 }

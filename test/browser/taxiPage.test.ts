@@ -27,7 +27,9 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}: the browser test needs Debian's chromium package (apt-get install -y chromium; .ci/run installs it)`);
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM}: the browser test needs Debian's chromium package (apt-get install -y chromium; .ci/run installs it)`,
+    );
   }
   const { pool } = await getDb();
   await landFile(pool, taxi, TRIPS, path.basename(TRIPS));
@@ -56,11 +58,16 @@ describe("the taxi pipeline's page in Chromium", () => {
     // The browser's own clock: the page's first byte, and its markup (the tiles) parsed.
     const { firstByteMs, tilesMs } = await page.evaluate(() => {
       const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
-      return { firstByteMs: Math.round(nav.responseStart - nav.startTime), tilesMs: Math.round(nav.domInteractive - nav.startTime) };
+      return {
+        firstByteMs: Math.round(nav.responseStart - nav.startTime),
+        tilesMs: Math.round(nav.domInteractive - nav.startTime),
+      };
     });
     await page.waitForSelector('#lateness[data-state="loaded"]', { state: "attached" });
     const completeMs = Date.now() - started;
-    console.log(`taxi page: first byte ${firstByteMs} ms, tiles parsed ${tilesMs} ms, lateness section filled ${completeMs} ms (wall clock, Playwright included)`);
+    console.log(
+      `taxi page: first byte ${firstByteMs} ms, tiles parsed ${tilesMs} ms, lateness section filled ${completeMs} ms (wall clock, Playwright included)`,
+    );
 
     const [status] = await (await fetch(`${api.base}/pipelines`)).json();
     const tile = async (field: string) => page.locator(`#overview [data-field="${field}"]`).textContent();

@@ -32,7 +32,14 @@ const shop = pipeline({
 });
 
 /** A pipeline that has seen nothing yet. */
-const idle = pipeline({ name: "idle", source: { format: "jsonl" }, fields: { eventTime: "t" }, timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "1 minute" }, watermark: { delay: "0 seconds" } });
+const idle = pipeline({
+  name: "idle",
+  source: { format: "jsonl" },
+  fields: { eventTime: "t" },
+  timestamps: { format: "iso8601" },
+  window: { type: "tumbling", size: "1 minute" },
+  watermark: { delay: "0 seconds" },
+});
 
 const T0 = Date.parse("2026-03-01T00:00:00Z");
 const KEYS = Array.from({ length: 150 }, (_, i) => `k${String(i).padStart(3, "0")}`);
@@ -41,10 +48,12 @@ const at = (ms: number) => new Date(ms).toISOString();
 const valueOf = (k: number, m: number) => ((k * 7 + m) % 50) + 0.25;
 /** One row per key and minute at :30, arriving 10–59 s later. */
 function minutes(from: number, to: number, keys = KEYS) {
-  return keys.flatMap((k, i) => Array.from({ length: to - from }, (_, j) => {
-    const t = T0 + (from + j) * 60_000 + 30_000;
-    return { t: at(t), arrived: at(t + (10 + (i % 50)) * 1000), k, v: valueOf(i, from + j) };
-  }));
+  return keys.flatMap((k, i) =>
+    Array.from({ length: to - from }, (_, j) => {
+      const t = T0 + (from + j) * 60_000 + 30_000;
+      return { t: at(t), arrived: at(t + (10 + (i % 50)) * 1000), k, v: valueOf(i, from + j) };
+    }),
+  );
 }
 
 let api: RunningApi;
@@ -52,7 +61,11 @@ let browser: Browser;
 const shots = mkdtempSync(path.join(tmpdir(), "straggler-ui-"));
 
 async function post(route: string, body: string, headers: Record<string, string>) {
-  return fetch(`${api.base}${route}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, ...headers }, body });
+  return fetch(`${api.base}${route}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, ...headers },
+    body,
+  });
 }
 const getJson = async (route: string) => {
   const r = await fetch(`${api.base}${route}`);
@@ -62,12 +75,16 @@ const getJson = async (route: string) => {
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}: the browser test needs Debian's chromium package (apt-get install -y chromium; .ci/run installs it)`);
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM}: the browser test needs Debian's chromium package (apt-get install -y chromium; .ci/run installs it)`,
+    );
   }
   const { pool } = await getDb();
   api = await startApi({ pool, pipelines: [shop, idle], log: createLogger("silent"), token: TOKEN });
   const land = async (rows: object[], extra = "") => {
-    const r = await post("/pipelines/shop/events", rows.map((r) => JSON.stringify(r)).join("\n") + "\n" + extra, { "content-type": "application/x-ndjson" });
+    const r = await post("/pipelines/shop/events", rows.map((r) => JSON.stringify(r)).join("\n") + "\n" + extra, {
+      "content-type": "application/x-ndjson",
+    });
     expect(r.status).toBe(201);
     await runBatch(pool, shop, "once");
   };
@@ -78,7 +95,10 @@ beforeAll(async () => {
   const late = { t: at(T0 + 75_000), arrived: at(T0 + 19 * 60_000 + 45_000), k: "k003", v: 100 };
   await land([...minutes(10, 20), late]);
   // Batch 3: minutes 20-21 for ten keys, and a row whose event time does not parse (quarantined).
-  await land(minutes(20, 22, KEYS.slice(0, 10)), JSON.stringify({ t: "never", arrived: at(T0), k: "k001", v: 1 }) + "\n");
+  await land(
+    minutes(20, 22, KEYS.slice(0, 10)),
+    JSON.stringify({ t: "never", arrived: at(T0), k: "k001", v: 1 }) + "\n",
+  );
   browser = await chromium.launch({ executablePath: CHROMIUM });
 }, 120_000);
 
@@ -112,7 +132,11 @@ describe("the pipeline pages in Chromium", () => {
     const [status] = await getJson("/pipelines");
     const row = `tr[data-pipeline="shop"]`;
     // Its late trip's window awaits correction: the badge says so beside "up to date".
-    expect([status.policy.state, status.windows.awaitingCorrection, await text(page, `${row} .badge`)]).toEqual(["live", 1, "up to date · 1 awaiting correction"]);
+    expect([status.policy.state, status.windows.awaitingCorrection, await text(page, `${row} .badge`)]).toEqual([
+      "live",
+      1,
+      "up to date · 1 awaiting correction",
+    ]);
     expect(await text(page, `${row} [data-field="watermark"]`)).toBe(status.watermark);
     expect(await text(page, `${row} [data-field="maxEventTime"]`)).toBe(status.maxEventTime);
     expect(num(await text(page, `${row} [data-field="numRowsDroppedByWatermark"]`))).toBe(1);
@@ -151,27 +175,50 @@ describe("the pipeline pages in Chromium", () => {
 
     // Charts: six uPlot instances, each with a canvas of non-zero size and the batches' data.
     const charts = await page.evaluate(() => {
-      const all = (window as unknown as { stragglerCharts: Record<string, { data: unknown[][]; root: HTMLElement }> }).stragglerCharts;
-      return Object.fromEntries(Object.entries(all).map(([name, u]) => {
-        const canvas = u.root.querySelector("canvas")!;
-        return [name, { points: u.data[0]!.length, width: canvas.width, height: canvas.height }];
-      }));
+      const all = (window as unknown as { stragglerCharts: Record<string, { data: unknown[][]; root: HTMLElement }> })
+        .stragglerCharts;
+      return Object.fromEntries(
+        Object.entries(all).map(([name, u]) => {
+          const canvas = u.root.querySelector("canvas")!;
+          return [name, { points: u.data[0]!.length, width: canvas.width, height: canvas.height }];
+        }),
+      );
     });
-    expect(Object.keys(charts).sort()).toEqual(["dropped", "duration", "eventTime", "lateness", "quarantined", "rates"]);
+    expect(Object.keys(charts).sort()).toEqual([
+      "dropped",
+      "duration",
+      "eventTime",
+      "lateness",
+      "quarantined",
+      "rates",
+    ]);
     for (const [name, c] of Object.entries(charts)) {
       expect([name, c.width > 200, c.height > 100]).toEqual([name, true, true]);
       expect([name, c.points]).toEqual([name, name === "lateness" ? 11 : 3]);
     }
     const series = await page.evaluate(() => {
       const all = (window as unknown as { stragglerCharts: Record<string, { data: unknown[][] }> }).stragglerCharts;
-      return { dropped: all.dropped!.data[1], quarantined: all.quarantined!.data.slice(1), lateness: all.lateness!.data[1], eventTime: all.eventTime!.data.map((d) => d.at(-1)) };
+      return {
+        dropped: all.dropped!.data[1],
+        quarantined: all.quarantined!.data.slice(1),
+        lateness: all.lateness!.data[1],
+        eventTime: all.eventTime!.data.map((d) => d.at(-1)),
+      };
     });
     // The last batch: max event time so far, the watermark, its newest event (null: not behind the max), the gap (s) = GET /pipelines' lag.
     const s = (iso: string) => Date.parse(iso) / 1000;
-    expect(series.eventTime).toEqual([lastBatch.batch_id, s(status.maxEventTime), s(status.watermark), null, status.watermarkLagMs / 1000]);
+    expect(series.eventTime).toEqual([
+      lastBatch.batch_id,
+      s(status.maxEventTime),
+      s(status.watermark),
+      null,
+      status.watermarkLagMs / 1000,
+    ]);
     expect(status.watermarkLagMs).toBe(120_000);
     const progress = (await getJson("/pipelines/shop/progress")).reverse();
-    expect(series.dropped).toEqual(progress.map((p: { num_rows_dropped_by_watermark: number }) => p.num_rows_dropped_by_watermark));
+    expect(series.dropped).toEqual(
+      progress.map((p: { num_rows_dropped_by_watermark: number }) => p.num_rows_dropped_by_watermark),
+    );
     expect(series.dropped).toEqual([0, 1, 0]);
     expect(series.quarantined).toEqual([[0, 0, 1]]);
     // Lateness: 10-59 s (bucket 10 s-1 min) for every accepted row but the late one (18 min 30 s: 10 min-1 h).
@@ -188,9 +235,14 @@ describe("the pipeline pages in Chromium", () => {
     await page.click("text=next →");
     await page.waitForURL(/page=2/);
     await latenessLoaded(page);
-    expect([num(await text(page, `[data-field="windowFirst"]`)), num(await text(page, `[data-field="windowLast"]`))]).toEqual([101, 200]);
+    expect([
+      num(await text(page, `[data-field="windowFirst"]`)),
+      num(await text(page, `[data-field="windowLast"]`)),
+    ]).toEqual([101, 200]);
     const apiPage2 = (await getJson("/pipelines/shop/windows?limit=200")).slice(100);
-    expect(await page.locator("#window-table tbody tr td:nth-child(1)").allTextContents()).toEqual(apiPage2.map((w: { group_key: string }) => w.group_key));
+    expect(await page.locator("#window-table tbody tr td:nth-child(1)").allTextContents()).toEqual(
+      apiPage2.map((w: { group_key: string }) => w.group_key),
+    );
 
     // Filter by key and time through the form: the rows are the API's, values and all.
     await page.fill('#window-filter input[name="key"]', "k007");
@@ -199,10 +251,21 @@ describe("the pipeline pages in Chromium", () => {
     await page.click('#window-filter button[type="submit"]');
     await page.waitForURL(/key=k007/);
     await latenessLoaded(page);
-    const filtered = await getJson("/pipelines/shop/windows?key=k007&from=2026-03-01T00:03:00Z&to=2026-03-01T00:05:00Z");
+    const filtered = await getJson(
+      "/pipelines/shop/windows?key=k007&from=2026-03-01T00:03:00Z&to=2026-03-01T00:05:00Z",
+    );
     expect(filtered.map((w: { value_sum: string }) => Number(w.value_sum))).toEqual([valueOf(7, 3), valueOf(7, 4)]);
-    const rows = await page.locator("#window-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
-    expect(rows.map((r) => [r[0], r[1], r[3], r[7]])).toEqual(filtered.map((w: { group_key: string; window_start: string; status: string; value_sum: string }) => [w.group_key, w.window_start, w.status, w.value_sum]));
+    const rows = await page
+      .locator("#window-table tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
+    expect(rows.map((r) => [r[0], r[1], r[3], r[7]])).toEqual(
+      filtered.map((w: { group_key: string; window_start: string; status: string; value_sum: string }) => [
+        w.group_key,
+        w.window_start,
+        w.status,
+        w.value_sum,
+      ]),
+    );
     expect(num(await text(page, `[data-field="windowTotal"]`))).toBe(2);
 
     await page.screenshot({ path: path.join(shots, "pipeline.png"), fullPage: true });
@@ -215,15 +278,21 @@ describe("the pipeline pages in Chromium", () => {
     const { page, problems } = await openPage();
     await page.goto(`${api.base}/ui/pipelines/shop?key=k003&from=2026-03-01T00:01:00Z&to=2026-03-01T00:02:00Z`);
     await latenessLoaded(page);
-    const before = await page.locator("#window-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
-    expect(before.map((r) => [r[0], r[3], r[4], r[5], r[7]])).toEqual([["k003", "final", "1", "yes", String(valueOf(3, 1))]]);
+    const before = await page
+      .locator("#window-table tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
+    expect(before.map((r) => [r[0], r[3], r[4], r[5], r[7]])).toEqual([
+      ["k003", "final", "1", "yes", String(valueOf(3, 1))],
+    ]);
 
     // A wrong token: the API's 401 is shown, nothing runs.
     await page.fill("#token", "not-the-token-at-all");
     await page.click("#recompute-button");
     await expect.poll(() => text(page, "#action-answer")).toContain("HTTP 401");
     expect(await getJson("/pipelines/shop/corrections")).toEqual([]);
-    expect(problems).toEqual(["console error: Failed to load resource: the server responded with a status of 401 (Unauthorized)"]);
+    expect(problems).toEqual([
+      "console error: Failed to load resource: the server responded with a status of 401 (Unauthorized)",
+    ]);
     problems.length = 0;
 
     await page.fill("#token", TOKEN);
@@ -231,22 +300,40 @@ describe("the pipeline pages in Chromium", () => {
     await expect.poll(() => text(page, "#action-answer")).toContain("HTTP 200");
     const [run] = await getJson("/pipelines/shop/corrections");
     expect([run.status, run.windows_changed, run.events_recovered]).toEqual(["succeeded", 1, 1]);
-    expect(await text(page, "#action-answer")).toContain(`run ${run.run_id} succeeded: 1 windows examined, 1 changed, 1 events recovered`);
+    expect(await text(page, "#action-answer")).toContain(
+      `run ${run.run_id} succeeded: 1 windows examined, 1 changed, 1 events recovered`,
+    );
     // The token stays in this tab: a reload needs no typing.
     expect(await page.evaluate(() => sessionStorage.getItem("straggler.token"))).toBe(TOKEN);
 
     await page.reload();
     await latenessLoaded(page);
-    const after = await page.locator("#window-table tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
-    const [window] = await getJson("/pipelines/shop/windows?key=k003&from=2026-03-01T00:01:00Z&to=2026-03-01T00:02:00Z");
-    expect([window.status, window.revision, window.awaiting_correction, window.value_sum]).toEqual(["corrected", 2, false, "122.25"]);
+    const after = await page
+      .locator("#window-table tbody tr")
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent!.trim())));
+    const [window] = await getJson(
+      "/pipelines/shop/windows?key=k003&from=2026-03-01T00:01:00Z&to=2026-03-01T00:02:00Z",
+    );
+    expect([window.status, window.revision, window.awaiting_correction, window.value_sum]).toEqual([
+      "corrected",
+      2,
+      false,
+      "122.25",
+    ]);
     expect(after.map((r) => [r[0], r[3], r[4], r[5], r[7]])).toEqual([["k003", "corrected", "2", "no", "122.25"]]);
     expect(num(await text(page, `#overview [data-field="windowsCorrected"]`))).toBe(1);
     expect(num(await text(page, `#overview [data-field="awaitingCorrection"]`))).toBe(0);
     expect(await text(page, `#correction-runs tr[data-run="${run.run_id}"] td:nth-child(3)`)).toBe("succeeded");
     await page.click(`details.changes[data-run="${run.run_id}"] summary`);
     const change = await page.locator(`details.changes[data-run="${run.run_id}"] tbody tr td`).allTextContents();
-    expect(change.map((c) => c.trim())).toEqual(["k003", "2026-03-01T00:01:00.000Z", "1 → 2", "1 events, sum 22.25", "2 events, sum 122.25", "1"]);
+    expect(change.map((c) => c.trim())).toEqual([
+      "k003",
+      "2026-03-01T00:01:00.000Z",
+      "1 → 2",
+      "1 events, sum 22.25",
+      "2 events, sum 122.25",
+      "1",
+    ]);
 
     // Again, with the token kept in the tab and the field empty: nothing awaits correction now.
     await page.click("#recompute-button");
@@ -266,7 +353,9 @@ describe("the pipeline pages in Chromium", () => {
     expect(await text(page, "#batches .note")).toBe("No micro-batch yet.");
     expect(await text(page, "#window-count")).toContain("No window matches.");
     expect(await text(page, "#no-lateness")).toBe("No accepted row yet: nothing to measure.");
-    expect(await page.evaluate(() => Object.keys((window as unknown as { stragglerCharts: object }).stragglerCharts))).toEqual([]);
+    expect(
+      await page.evaluate(() => Object.keys((window as unknown as { stragglerCharts: object }).stragglerCharts)),
+    ).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -278,7 +367,9 @@ describe("the pipeline pages in Chromium", () => {
     await page.fill("#token", TOKEN);
     // No reason: the page asks for one and sends nothing.
     await page.click("#hold-button");
-    expect(await text(page, "#action-answer")).toBe("Give a reason for the hold: it is kept with it and shown while the pipeline is held.");
+    expect(await text(page, "#action-answer")).toBe(
+      "Give a reason for the hold: it is kept with it and shown while the pipeline is held.",
+    );
     await page.fill("#hold-reason", "checking a <late> source");
     await Promise.all([page.waitForEvent("load"), page.click("#hold-button")]);
     await latenessLoaded(page);
@@ -291,7 +382,11 @@ describe("the pipeline pages in Chromium", () => {
     await latenessLoaded(page);
     const [released] = await getJson("/pipelines");
     expect(released.hold).toBe(null);
-    expect([await text(page, "#state"), await page.locator("#hold").count(), await page.locator("#release-button").isDisabled()]).toEqual(["up to date", 0, true]);
+    expect([
+      await text(page, "#state"),
+      await page.locator("#hold").count(),
+      await page.locator("#release-button").isDisabled(),
+    ]).toEqual(["up to date", 0, true]);
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -300,7 +395,10 @@ describe("the pipeline pages in Chromium", () => {
     const { pool } = await getDb();
     const key = `<img id="injected" src="x" onerror="document.title='pwned'">"'&`;
     const row = { t: at(T0 + 22 * 60_000 + 30_000), arrived: at(T0 + 22 * 60_000 + 40_000), k: key, v: 1 };
-    expect((await post("/pipelines/shop/events", JSON.stringify(row) + "\n", { "content-type": "application/x-ndjson" })).status).toBe(201);
+    expect(
+      (await post("/pipelines/shop/events", JSON.stringify(row) + "\n", { "content-type": "application/x-ndjson" }))
+        .status,
+    ).toBe(201);
     await runBatch(pool, shop, "once");
     const { page, problems } = await openPage();
     await page.goto(`${api.base}/ui/pipelines/shop?${new URLSearchParams({ key })}`);
@@ -316,7 +414,9 @@ describe("the pipeline pages in Chromium", () => {
     const { page } = await openPage();
     let res = await page.goto(`${api.base}/ui/pipelines/shop?from=yesterday`);
     expect(res?.status()).toBe(400);
-    expect(await text(page, "#error-message")).toBe("query.from: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z");
+    expect(await text(page, "#error-message")).toBe(
+      "query.from: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z",
+    );
     res = await page.goto(`${api.base}/ui/pipelines/shop?status=late&limit=5`);
     expect(res?.status()).toBe(400);
     expect(await text(page, "#error-message")).toContain("query.status: expected open, final or corrected");

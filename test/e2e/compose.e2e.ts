@@ -74,8 +74,13 @@ describe("docker-compose stack", () => {
       STRAGGLER_LANDING_DIR: landing,
       COMPOSE_PROJECT_NAME: PROJECT,
     };
-    compose = (args) => check(cmd, [...pre, "-p", PROJECT, "-f", path.join(REPO_ROOT, "docker-compose.yml"), ...args], { env });
-    onTestFailed(async () => console.error(`[e2e] compose logs:\n${(await run(cmd, [...pre, "-p", PROJECT, "-f", path.join(REPO_ROOT, "docker-compose.yml"), "logs", "--no-color"], { env })).stdout}`));
+    compose = (args) =>
+      check(cmd, [...pre, "-p", PROJECT, "-f", path.join(REPO_ROOT, "docker-compose.yml"), ...args], { env });
+    onTestFailed(async () =>
+      console.error(
+        `[e2e] compose logs:\n${(await run(cmd, [...pre, "-p", PROJECT, "-f", path.join(REPO_ROOT, "docker-compose.yml"), "logs", "--no-color"], { env })).stdout}`,
+      ),
+    );
     expect(await leftovers()).toEqual([]);
 
     const t0 = Date.now();
@@ -85,9 +90,18 @@ describe("docker-compose stack", () => {
     const serviceId = (await compose(["ps", "-q", "straggler"])).trim();
     const postgresId = (await compose(["ps", "-q", "postgres"])).trim();
     expect(serviceId).toMatch(/^[0-9a-f]{64}$/);
-    const health = (id: string) => check("docker", ["inspect", "--format", "{{.State.Health.Status}}", id]).then((s) => s.trim());
-    await waitFor("the straggler service to be healthy", () => health(serviceId), (s) => s === "healthy" || s === "unhealthy", 180_000, 250);
-    console.log(`[e2e] compose (${cmd}${pre.length ? " " + pre.join(" ") : ""}) up -d in ${upMs} ms; service healthy after ${since(t0)} ms`);
+    const health = (id: string) =>
+      check("docker", ["inspect", "--format", "{{.State.Health.Status}}", id]).then((s) => s.trim());
+    await waitFor(
+      "the straggler service to be healthy",
+      () => health(serviceId),
+      (s) => s === "healthy" || s === "unhealthy",
+      180_000,
+      250,
+    );
+    console.log(
+      `[e2e] compose (${cmd}${pre.length ? " " + pre.join(" ") : ""}) up -d in ${upMs} ms; service healthy after ${since(t0)} ms`,
+    );
     expect([await health(postgresId), await health(serviceId)]).toEqual(["healthy", "healthy"]);
     const images = await check("docker", ["inspect", "--format", "{{.Config.Image}}", postgresId, serviceId]);
     expect(images.trim().split("\n")).toEqual([PG_IMAGE, inject("serviceImage")]);
@@ -96,16 +110,40 @@ describe("docker-compose stack", () => {
     const h = await fetch(`${api}/health`);
     expect([h.status, await h.json()]).toEqual([200, { status: "ok", database: "reachable" }]);
     const probes = await Promise.all(["/livez", "/readyz"].map(async (p) => (await fetch(`${api}${p}`)).json()));
-    expect(probes).toEqual([{ status: "ok" }, { status: "ready", database: "reachable", migrations: "applied", pending: [] }]);
-    const mounts = await check("docker", ["inspect", "--format", "{{range .Mounts}}{{.Destination}} {{.Type}}\n{{end}}", serviceId]);
-    expect(mounts.trim().split("\n").sort()).toEqual(["/app/.straggler volume", "/data/landing bind", "/etc/straggler/pipelines.yaml bind", "/run/secrets/straggler_api_token bind"]);
+    expect(probes).toEqual([
+      { status: "ok" },
+      { status: "ready", database: "reachable", migrations: "applied", pending: [] },
+    ]);
+    const mounts = await check("docker", [
+      "inspect",
+      "--format",
+      "{{range .Mounts}}{{.Destination}} {{.Type}}\n{{end}}",
+      serviceId,
+    ]);
+    expect(mounts.trim().split("\n").sort()).toEqual([
+      "/app/.straggler volume",
+      "/data/landing bind",
+      "/etc/straggler/pipelines.yaml bind",
+      "/run/secrets/straggler_api_token bind",
+    ]);
 
     // A file in the mounted landing folder (written under a "_" name, then renamed).
-    const file = ['{"event_time": "2026-10-01T12:00:10Z", "amount": 1.5}', '{"event_time": "2026-10-01T12:00:50Z", "amount": 2.25}', '{"event_time": "2026-10-01T12:01:20Z", "amount": 4}'].join("\n") + "\n";
+    const file =
+      [
+        '{"event_time": "2026-10-01T12:00:10Z", "amount": 1.5}',
+        '{"event_time": "2026-10-01T12:00:50Z", "amount": 2.25}',
+        '{"event_time": "2026-10-01T12:01:20Z", "amount": 4}',
+      ].join("\n") + "\n";
     await writeFile(path.join(landing, "events", "_batch-1.jsonl"), file, { mode: 0o644 });
     await rename(path.join(landing, "events", "_batch-1.jsonl"), path.join(landing, "events", "batch-1.jsonl"));
     type W = { window_start: string; event_count: number; value_sum: string; status: string };
-    const windows = async () => ((await (await fetch(`${api}/pipelines/events/windows`)).json()) as W[]).map((w) => [w.window_start, w.event_count, w.value_sum, w.status]);
+    const windows = async () =>
+      ((await (await fetch(`${api}/pipelines/events/windows`)).json()) as W[]).map((w) => [
+        w.window_start,
+        w.event_count,
+        w.value_sum,
+        w.status,
+      ]);
     // Watermark 12:01:20 - 30 s = 12:00:50: both windows stay open.
     expect(await waitFor("the landed file's windows", windows, (w) => w.length === 2, 60_000, 250)).toEqual([
       ["2026-10-01T12:00:00.000Z", 2, "3.75", "open"],
@@ -113,11 +151,21 @@ describe("docker-compose stack", () => {
     ]);
 
     // An event over HTTP with the token from the environment: watermark 12:04:30 finalizes both.
-    const denied = await fetch(`${api}/pipelines/events/events`, { method: "POST", headers: { authorization: "Bearer wrong-token-0123456789" }, body: "{}" });
+    const denied = await fetch(`${api}/pipelines/events/events`, {
+      method: "POST",
+      headers: { authorization: "Bearer wrong-token-0123456789" },
+      body: "{}",
+    });
     expect(denied.status).toBe(401);
-    const posted = await fetch(`${api}/pipelines/events/events`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` }, body: '{"event_time": "2026-10-01T12:05:00Z", "amount": 10}\n' });
+    const posted = await fetch(`${api}/pipelines/events/events`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: '{"event_time": "2026-10-01T12:05:00Z", "amount": 10}\n',
+    });
     expect([posted.status, (await posted.json()).accepted]).toEqual([201, 1]);
-    expect(await waitFor("the posted event's window", windows, (w) => w.length === 3 && w[0]![3] === "final", 60_000, 250)).toEqual([
+    expect(
+      await waitFor("the posted event's window", windows, (w) => w.length === 3 && w[0]![3] === "final", 60_000, 250),
+    ).toEqual([
       ["2026-10-01T12:00:00.000Z", 2, "3.75", "final"],
       ["2026-10-01T12:01:00.000Z", 1, "4", "final"],
       ["2026-10-01T12:05:00.000Z", 1, "10", "open"],
@@ -126,8 +174,13 @@ describe("docker-compose stack", () => {
     // Logs: JSON lines on stdout, nothing on stderr.
     const logs = await run("docker", ["logs", serviceId]);
     // (The default database password is `straggler`: a secret, so the word is redacted from every log line.)
-    const messages = logs.stdout.split("\n").filter((l) => l !== "").map((l) => (JSON.parse(l) as { msg: string }).msg);
-    expect(["[Redacted] service started", "file landed", "batch committed"].filter((m) => !messages.includes(m))).toEqual([]);
+    const messages = logs.stdout
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(
+      ["[Redacted] service started", "file landed", "batch committed"].filter((m) => !messages.includes(m)),
+    ).toEqual([]);
     expect(logs.stderr).toBe("");
 
     const t1 = Date.now();

@@ -17,12 +17,30 @@ export interface RunResult {
 }
 
 /** Runs a command; never throws (a missing binary is code 127). */
-export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 600_000, maxBuffer: 64 * 2 ** 20 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === "number" ? err.code : err.code === "ENOENT" ? 127 : 1;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) || (err && err.code === "ENOENT" ? `${cmd}: not found` : "") });
-    });
+    execFile(
+      cmd,
+      args,
+      {
+        cwd: opts.cwd ?? REPO_ROOT,
+        env: opts.env ?? process.env,
+        timeout: opts.timeoutMs ?? 600_000,
+        maxBuffer: 64 * 2 ** 20,
+      },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === "number" ? err.code : err.code === "ENOENT" ? 127 : 1;
+        resolve({
+          code,
+          stdout: String(stdout),
+          stderr: String(stderr) || (err && err.code === "ENOENT" ? `${cmd}: not found` : ""),
+        });
+      },
+    );
   });
 }
 
@@ -37,14 +55,22 @@ export async function check(cmd: string, args: string[], opts: Parameters<typeof
 export async function composeCommand(): Promise<[string, ...string[]]> {
   if ((await run("docker", ["compose", "version"])).code === 0) return ["docker", "compose"];
   if ((await run("docker-compose", ["version"])).code === 0) return ["docker-compose"];
-  throw new Error("neither `docker compose` nor `docker-compose` works (scripts/docker-local.sh installs Debian's docker-compose)");
+  throw new Error(
+    "neither `docker compose` nor `docker-compose` works (scripts/docker-local.sh installs Debian's docker-compose)",
+  );
 }
 
 /**
  * Polls `probe` until `done(value)` holds, every `intervalMs`; fails after
  * `timeoutMs` with the last value seen (or the last error).
  */
-export async function waitFor<T>(what: string, probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 60_000, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs = 60_000,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: { value?: T; error?: unknown } = {};
   for (;;) {
@@ -56,7 +82,10 @@ export async function waitFor<T>(what: string, probe: () => Promise<T>, done: (v
       last = { error };
     }
     if (Date.now() > deadline) {
-      const seen = "error" in last ? `last error: ${(last.error as Error)?.message ?? String(last.error)}` : `last value: ${JSON.stringify(last.value)}`;
+      const seen =
+        "error" in last
+          ? `last error: ${(last.error as Error)?.message ?? String(last.error)}`
+          : `last value: ${JSON.stringify(last.value)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; ${seen}`);
     }
     await new Promise((r) => setTimeout(r, intervalMs));

@@ -79,7 +79,8 @@ afterAll(async () => {
   await network?.stop();
 });
 
-const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => (await db!.query(sql, params)).rows as T[];
+const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> =>
+  (await db!.query(sql, params)).rows as T[];
 
 /** Windows as `"[12:00,12:10)=19 final r1"`. */
 async function windowSummary(): Promise<string[]> {
@@ -94,7 +95,13 @@ async function windowSummary(): Promise<string[]> {
 
 /** Micro-batches as `[batch, rows, watermark, next watermark, dropped]`. */
 async function batches(): Promise<[number, number, string | null, string | null, number][]> {
-  const rows = await query<{ batch_id: string; num_input_rows: number; wm: string | null; next_wm: string | null; dropped: number }>(
+  const rows = await query<{
+    batch_id: string;
+    num_input_rows: number;
+    wm: string | null;
+    next_wm: string | null;
+    dropped: number;
+  }>(
     `SELECT batch_id::text, num_input_rows, to_char(watermark AT TIME ZONE 'UTC', 'HH24:MI') AS wm,
             to_char(next_watermark AT TIME ZONE 'UTC', 'HH24:MI') AS next_wm, num_rows_dropped_by_watermark AS dropped
        FROM straggler.stream_progress WHERE pipeline = $1 ORDER BY batch_id`,
@@ -110,7 +117,11 @@ async function postAndStream(file: string): Promise<void> {
   const source = `http:seed:${file}`;
   const r = await fetch(`${api}/pipelines/${PIPELINE}/events`, {
     method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-ndjson", "idempotency-key": `seed:${file}` },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      "content-type": "application/x-ndjson",
+      "idempotency-key": `seed:${file}`,
+    },
     body,
   });
   const landed = await r.json();
@@ -122,16 +133,31 @@ async function postAndStream(file: string): Promise<void> {
   expect(range!.n).toBe(lines);
   expect([r.status, landed]).toEqual([
     201,
-    { pipeline: PIPELINE, source, alreadyLanded: false, landed: lines, accepted: lines, quarantined: 0, byReason: {}, firstSeq: range!.first, lastSeq: range!.last },
+    {
+      pipeline: PIPELINE,
+      source,
+      alreadyLanded: false,
+      landed: lines,
+      accepted: lines,
+      quarantined: 0,
+      byReason: {},
+      firstSeq: range!.first,
+      lastSeq: range!.last,
+    },
   ]);
   // The service's stream (woken by NOTIFY) applies them: its checkpoint offset reaches lastSeq.
   const t0 = Date.now();
   await waitFor(
     `${file} streamed`,
-    () => query<{ last_offset: number }>("SELECT last_offset::int FROM straggler.checkpoints WHERE pipeline = $1", [PIPELINE]).then((rows) => rows[0]?.last_offset ?? 0),
+    () =>
+      query<{ last_offset: number }>("SELECT last_offset::int FROM straggler.checkpoints WHERE pipeline = $1", [
+        PIPELINE,
+      ]).then((rows) => rows[0]?.last_offset ?? 0),
     (offset) => offset >= landed.lastSeq,
   );
-  console.log(`[e2e] ${file}: ${lines} events POSTed (seq ${landed.firstSeq}-${landed.lastSeq}) and streamed in ${since(t0)} ms`);
+  console.log(
+    `[e2e] ${file}: ${lines} events POSTed (seq ${landed.firstSeq}-${landed.lastSeq}) and streamed in ${since(t0)} ms`,
+  );
 }
 
 describe("service and PostgreSQL in containers (Testcontainers)", () => {
@@ -151,7 +177,11 @@ describe("service and PostgreSQL in containers (Testcontainers)", () => {
       [0, 3, null, "12:02", 0],
       [1, 2, "12:02", "12:15", 0],
     ]);
-    expect(await windowSummary()).toEqual(["[12:00,12:10)=19 final r1", "[12:10,12:20)=7 open r1", "[12:20,12:30)=3 open r1"]);
+    expect(await windowSummary()).toEqual([
+      "[12:00,12:10)=19 final r1",
+      "[12:10,12:20)=7 open r1",
+      "[12:20,12:30)=3 open r1",
+    ]);
 
     // 3.json: 12:03 (amount 100) is behind the watermark 12:15: dropped, 1 row counted.
     await postAndStream("3.json");
@@ -160,21 +190,48 @@ describe("service and PostgreSQL in containers (Testcontainers)", () => {
       [1, 2, "12:02", "12:15", 0],
       [2, 2, "12:15", "12:31", 1],
     ]);
-    expect(await windowSummary()).toEqual(["[12:00,12:10)=19 final r1", "[12:10,12:20)=7 final r1", "[12:20,12:30)=3 final r1", "[12:40,12:50)=1 open r1"]);
-    expect(await query(`SELECT to_char(window_start AT TIME ZONE 'UTC', 'HH24:MI') AS start, dropped_rows::int FROM straggler.windows_awaiting_correction WHERE pipeline = $1`, [PIPELINE])).toEqual([
-      { start: "12:00", dropped_rows: 1 },
+    expect(await windowSummary()).toEqual([
+      "[12:00,12:10)=19 final r1",
+      "[12:10,12:20)=7 final r1",
+      "[12:20,12:30)=3 final r1",
+      "[12:40,12:50)=1 open r1",
     ]);
-    expect(await query(`SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1`, [PIPELINE])).toEqual([
-      { landed: 7, accepted: 7, quarantined: 0 },
-    ]);
+    expect(
+      await query(
+        `SELECT to_char(window_start AT TIME ZONE 'UTC', 'HH24:MI') AS start, dropped_rows::int FROM straggler.windows_awaiting_correction WHERE pipeline = $1`,
+        [PIPELINE],
+      ),
+    ).toEqual([{ start: "12:00", dropped_rows: 1 }]);
+    expect(
+      await query(`SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1`, [
+        PIPELINE,
+      ]),
+    ).toEqual([{ landed: 7, accepted: 7, quarantined: 0 }]);
 
     // The correction recomputes [12:00,12:10) from bronze: 19 -> 119, revision 2.
-    const r = await fetch(`${api}/pipelines/${PIPELINE}/recompute`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: "{}" });
+    const r = await fetch(`${api}/pipelines/${PIPELINE}/recompute`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: "{}",
+    });
     const summary = await r.json();
-    expect([r.status, summary.status, summary.trigger, summary.windowsChanged, summary.eventsRecovered]).toEqual([200, "succeeded", "api", 1, 1]);
-    expect(summary.changes.map((c: { windowStart: string; before: { sum: string }; after: { sum: string }; revision: number }) => [c.windowStart, c.before.sum, c.after.sum, c.revision])).toEqual([
-      ["2026-10-01T12:00:00.000Z", "19", "119", 2],
+    expect([r.status, summary.status, summary.trigger, summary.windowsChanged, summary.eventsRecovered]).toEqual([
+      200,
+      "succeeded",
+      "api",
+      1,
+      1,
     ]);
+    expect(
+      summary.changes.map(
+        (c: { windowStart: string; before: { sum: string }; after: { sum: string }; revision: number }) => [
+          c.windowStart,
+          c.before.sum,
+          c.after.sum,
+          c.revision,
+        ],
+      ),
+    ).toEqual([["2026-10-01T12:00:00.000Z", "19", "119", 2]]);
     expect(
       await query(
         `SELECT to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS start, to_char(window_end AT TIME ZONE 'UTC', 'HH24:MI') AS end,
@@ -182,9 +239,28 @@ describe("service and PostgreSQL in containers (Testcontainers)", () => {
            FROM straggler.window_results WHERE pipeline = $1 AND window_start = '2026-10-01T12:00:00Z'`,
         [PIPELINE],
       ),
-    ).toEqual([{ start: "2026-10-01 12:00", end: "12:10", event_count: 4, value_sum: "119", status: "corrected", revision: 2, awaiting_correction: false }]);
-    expect(await windowSummary()).toEqual(["[12:00,12:10)=119 corrected r2", "[12:10,12:20)=7 final r1", "[12:20,12:30)=3 final r1", "[12:40,12:50)=1 open r1"]);
-    expect(await query(`SELECT count(*)::int AS n FROM straggler.windows_awaiting_correction WHERE pipeline = $1`, [PIPELINE])).toEqual([{ n: 0 }]);
+    ).toEqual([
+      {
+        start: "2026-10-01 12:00",
+        end: "12:10",
+        event_count: 4,
+        value_sum: "119",
+        status: "corrected",
+        revision: 2,
+        awaiting_correction: false,
+      },
+    ]);
+    expect(await windowSummary()).toEqual([
+      "[12:00,12:10)=119 corrected r2",
+      "[12:10,12:20)=7 final r1",
+      "[12:20,12:30)=3 final r1",
+      "[12:40,12:50)=1 open r1",
+    ]);
+    expect(
+      await query(`SELECT count(*)::int AS n FROM straggler.windows_awaiting_correction WHERE pipeline = $1`, [
+        PIPELINE,
+      ]),
+    ).toEqual([{ n: 0 }]);
     console.log(`[e2e] seed landed, streamed and corrected through the service container in ${since(t0)} ms`);
   });
 });

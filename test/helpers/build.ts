@@ -31,6 +31,10 @@ export function buildIsFresh(): boolean {
 /** Runs `npm run build` (scripts/build.mjs) unless the build is fresh; throws with its output when it fails. */
 export function ensureBuilt(): void {
   if (buildIsFresh()) return;
-  execFileSync(process.execPath, [path.join(REPO_ROOT, "scripts/build.mjs")], { cwd: REPO_ROOT, stdio: ["ignore", "inherit", "inherit"] });
-  if (!buildIsFresh()) throw new Error("npm run build finished but dist/ is still older than src/ (a file changed during the build?)");
+  execFileSync(process.execPath, [path.join(REPO_ROOT, "scripts/build.mjs")], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (!buildIsFresh())
+    throw new Error("npm run build finished but dist/ is still older than src/ (a file changed during the build?)");
 }

@@ -27,19 +27,26 @@ export function startCli(args: string[], env: Record<string, string>, timeoutMs 
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let stdout = "", stderr = "";
+  let stdout = "",
+    stderr = "";
   child.stdout!.on("data", (d) => (stdout += d));
   child.stderr!.on("data", (d) => (stderr += d));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`straggler ${args.join(" ")} did not exit within ${timeoutMs / 1000} s; stdout so far:\n${stdout.slice(-2000)}\nstderr so far:\n${stderr.slice(-2000)}`));
-    }, timeoutMs);
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(
+          new Error(
+            `straggler ${args.join(" ")} did not exit within ${timeoutMs / 1000} s; stdout so far:\n${stdout.slice(-2000)}\nstderr so far:\n${stderr.slice(-2000)}`,
+          ),
+        );
+      }, timeoutMs);
+      child.on("exit", (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, stdout, stderr });
+      });
+    },
+  );
   return { child, done };
 }
 

@@ -63,7 +63,9 @@ export function useTestDatabase(): () => Promise<TestDatabase> {
     // pool.end() resolves before its connections have closed. A FORCE drop now would
     // terminate them mid-close, and pg raises the server's FATAL as an uncaught
     // error. Wait for them to go (a drop without FORCE fails while any remain).
-    await whileInUse((last) => admin((c) => c.query(`DROP DATABASE IF EXISTS ${db!.name}${last ? " WITH (FORCE)" : ""}`)));
+    await whileInUse((last) =>
+      admin((c) => c.query(`DROP DATABASE IF EXISTS ${db!.name}${last ? " WITH (FORCE)" : ""}`)),
+    );
   });
   return async () => {
     if (db) return db;

@@ -15,7 +15,9 @@ export function recordExchanges(pool: Pool): string[] {
     const query = marked.query.bind(client);
     marked.query = (q: unknown, ...rest: unknown[]) => {
       const text = typeof q === "string" ? q : ((q as { text?: string }).text ?? "");
-      exchanges.push([...text.matchAll(/(?:^|;)\s*(BEGIN|SELECT|SET|UPDATE|INSERT|WITH|COPY|COMMIT)\b/g)].map((m) => m[1]).join(" "));
+      exchanges.push(
+        [...text.matchAll(/(?:^|;)\s*(BEGIN|SELECT|SET|UPDATE|INSERT|WITH|COPY|COMMIT)\b/g)].map((m) => m[1]).join(" "),
+      );
       return query(q, ...rest);
     };
   });

@@ -90,7 +90,11 @@ export function sessionOrders(name: string, delay: string): PipelineConfig {
  * pipeline `name` over it (10-minute tumbling windows, delay 10 minutes, replayed by `arrived`, 1-hour
  * spans) and its config file for the CLI.
  */
-export function replayedOrders(name: string, csv: string, tmpPrefix: string): { p: PipelineConfig; file: string; config: string } {
+export function replayedOrders(
+  name: string,
+  csv: string,
+  tmpPrefix: string,
+): { p: PipelineConfig; file: string; config: string } {
   const dir = mkdtempSync(path.join(tmpdir(), tmpPrefix));
   const landing = path.join(dir, "landing");
   mkdirSync(landing);

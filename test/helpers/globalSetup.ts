@@ -11,7 +11,6 @@ import { runMigrations } from "../../src/db/migrate.js";
 import { createPool } from "../../src/db/pool.js";
 import { ensureBuilt } from "./build.js";
 
-
 declare module "vitest" {
   export interface ProvidedContext {
     adminUrl: string;
@@ -33,7 +32,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const { PostgreSqlContainer } = await import("@testcontainers/postgresql");
     const image = process.env.STRAGGLER_TEST_PG_IMAGE ?? "postgres:16";
     const started = Date.now();
-    const container = await new PostgreSqlContainer(image).withDatabase("postgres").withUsername("postgres").withPassword("postgres").start();
+    const container = await new PostgreSqlContainer(image)
+      .withDatabase("postgres")
+      .withUsername("postgres")
+      .withPassword("postgres")
+      .start();
     console.log(`[test] PostgreSQL container ${image} started in ${Date.now() - started} ms`);
     adminUrl = container.getConnectionUri();
     stopContainer = () => container.stop();

@@ -22,7 +22,15 @@ import { useTestDatabase } from "./db.js";
 import { pipeline } from "./fixtures.js";
 
 export type Format = "jsonl" | "csv";
-export type Reason = "MALFORMED" | "NULL_TS" | "PARSE_FAIL" | "FUTURE_TS" | "TOO_OLD" | "INVALID_VALUE" | "DUPLICATE" | "AMENDED_DUPLICATE";
+export type Reason =
+  | "MALFORMED"
+  | "NULL_TS"
+  | "PARSE_FAIL"
+  | "FUTURE_TS"
+  | "TOO_OLD"
+  | "INVALID_VALUE"
+  | "DUPLICATE"
+  | "AMENDED_DUPLICATE";
 
 /** One expected bronze row. `reason` absent = accepted. Optional fields are compared only when given. */
 export interface Row {
@@ -67,7 +75,8 @@ export function ev(id: unknown, extra: Record<string, unknown> = {}): string {
   return JSON.stringify(o);
 }
 
-export const chunksOf = (input: Input): Buffer[] => (Array.isArray(input) ? input : [Buffer.isBuffer(input) ? input : Buffer.from(input, "utf8")]);
+export const chunksOf = (input: Input): Buffer[] =>
+  Array.isArray(input) ? input : [Buffer.isBuffer(input) ? input : Buffer.from(input, "utf8")];
 
 /**
  * Record lines in `input`, counted here without the project's reader: lines
@@ -154,21 +163,38 @@ export function landingCases(prefix: string) {
     });
     const expected = c.rows.map((w) => {
       const { line, reason, detail, ...rest } = w;
-      return { line, status: reason ? "quarantined" : "accepted", reason: reason ?? null, detail: reason ? detail : null, ...rest };
+      return {
+        line,
+        status: reason ? "quarantined" : "accepted",
+        reason: reason ?? null,
+        detail: reason ? detail : null,
+        ...rest,
+      };
     });
     expect(rows.map((r, i) => project(r, c.rows[i] ?? { line: 0 }))).toEqual(expected);
 
     // The ledger: every non-blank record line sent landed once, accepted or quarantined.
     const sent = c.records ?? c.batches.reduce((n, b) => n + recordLines(b, format), 0);
     const accepted = c.rows.filter((r) => !r.reason).length;
-    const ledger = (await pool.query("SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1", [p.name])).rows[0] ?? { landed: 0, accepted: 0, quarantined: 0 };
+    const ledger = (
+      await pool.query(
+        "SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1",
+        [p.name],
+      )
+    ).rows[0] ?? { landed: 0, accepted: 0, quarantined: 0 };
     expect(ledger).toEqual({ landed: sent, accepted, quarantined: sent - accepted });
     expect(ledger.accepted + ledger.quarantined).toBe(ledger.landed);
 
     // The stream digests whatever was accepted; reconcile agrees and balances.
     await runBatch(pool, p, "once");
     const rec = await reconcile(pool, p);
-    expect(rec.ledger).toEqual({ landed: sent, accepted, quarantined: sent - accepted, landedBySource: sent, balanced: true });
+    expect(rec.ledger).toEqual({
+      landed: sent,
+      accepted,
+      quarantined: sent - accepted,
+      landedBySource: sent,
+      balanced: true,
+    });
     expect(rec.ok).toBe(true);
 
     if (c.windows) {
@@ -178,7 +204,9 @@ export function landingCases(prefix: string) {
       );
       type W = [string | null, number, string | null];
       const byKey = (a: W, b: W) => (String(a[0]) < String(b[0]) ? -1 : String(a[0]) > String(b[0]) ? 1 : 0);
-      expect(w.rows.map((r) => [r.group_key, Number(r.event_count), r.value_sum] as W).sort(byKey)).toEqual([...c.windows].sort(byKey));
+      expect(w.rows.map((r) => [r.group_key, Number(r.event_count), r.value_sum] as W).sort(byKey)).toEqual(
+        [...c.windows].sort(byKey),
+      );
     }
     return p;
   }

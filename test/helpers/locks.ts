@@ -6,7 +6,11 @@ import type { Pool, PoolClient } from "../../src/db/pool.js";
 import { waitFor } from "./service.js";
 
 /** Holds what `lockSql` takes, in an open transaction on its own connection, until `release()` (a rollback). */
-export async function holdLock(pool: Pool, lockSql: string, params: unknown[] = []): Promise<{ release: () => Promise<void> }> {
+export async function holdLock(
+  pool: Pool,
+  lockSql: string,
+  params: unknown[] = [],
+): Promise<{ release: () => Promise<void> }> {
   const c: PoolClient = await pool.connect();
   await c.query("BEGIN");
   await c.query(lockSql, params);

@@ -37,21 +37,29 @@ function portOpen(port: number): Promise<boolean> {
 
 /** Starts a JetStream server; throws when the binary is missing (install the nats-server package). */
 export async function startNatsServer(): Promise<NatsServer> {
-  if (!existsSync(NATS_SERVER_BIN)) throw new Error(`${NATS_SERVER_BIN} is missing: install Debian's nats-server package (scripts/test-here.sh does)`);
+  if (!existsSync(NATS_SERVER_BIN))
+    throw new Error(`${NATS_SERVER_BIN} is missing: install Debian's nats-server package (scripts/test-here.sh does)`);
   const port = await freePort();
   const store = mkdtempSync(path.join(tmpdir(), "straggler-nats-"));
   let proc: ChildProcess | undefined;
   let exited: Promise<void> | undefined;
   let output = "";
   const start = async () => {
-    const p = spawn(NATS_SERVER_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store], { stdio: ["ignore", "pipe", "pipe"] });
+    const p = spawn(NATS_SERVER_BIN, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     output += `--- started (pid ${p.pid})\n`;
     p.once("exit", (code, signal) => (output += `--- exited (${code ?? signal})\n`));
     p.stdout!.on("data", (d) => (output = (output + String(d)).slice(-4000)));
     p.stderr!.on("data", (d) => (output = (output + String(d)).slice(-4000)));
     proc = p;
     exited = new Promise((resolve) => p.once("exit", () => resolve()));
-    await waitFor(`nats-server on port ${port}\n${output}`, async () => ((await portOpen(port)) ? true : undefined), 60_000, 50);
+    await waitFor(
+      `nats-server on port ${port}\n${output}`,
+      async () => ((await portOpen(port)) ? true : undefined),
+      60_000,
+      50,
+    );
   };
   const stop = async () => {
     const p = proc;
@@ -93,7 +101,12 @@ export async function addStream(nc: NatsConnection, name: string, subjects: stri
  * duplicate window drops a retry of a message it had stored.
  * @returns the stream's acknowledgement (its sequence)
  */
-export async function publishUntilStored(nc: NatsConnection, subject: string, data: unknown, msgId?: string): Promise<PubAck> {
+export async function publishUntilStored(
+  nc: NatsConnection,
+  subject: string,
+  data: unknown,
+  msgId?: string,
+): Promise<PubAck> {
   const js = nc.jetstream();
   const body = new TextEncoder().encode(typeof data === "string" ? data : JSON.stringify(data));
   for (let attempt = 0; ; attempt++) {

@@ -26,16 +26,28 @@ export const hhmm = (iso: string | null) => (iso === null ? null : iso.slice(11,
 /** Windows as `"[12:00,12:10)=19 final"` strings, for exact comparisons. */
 export async function windowSummary(pool: Pool, pipeline: string, field: "sum" | "count" = "sum"): Promise<string[]> {
   return (await windows(pool, pipeline)).map(
-    (w) => `${w.group_key ? w.group_key + " " : ""}[${hhmm(w.window_start)},${hhmm(w.window_end)})=${field === "sum" ? w.value_sum : w.event_count} ${w.status}`,
+    (w) =>
+      `${w.group_key ? w.group_key + " " : ""}[${hhmm(w.window_start)},${hhmm(w.window_end)})=${field === "sum" ? w.value_sum : w.event_count} ${w.status}`,
   );
 }
 
-export async function checkpoint(pool: Pool, pipeline: string): Promise<{ watermark: string | null; batch_id: number; last_offset: number }> {
-  const { rows } = await pool.query("SELECT watermark, batch_id, last_offset FROM straggler.checkpoints WHERE pipeline = $1", [pipeline]);
+export async function checkpoint(
+  pool: Pool,
+  pipeline: string,
+): Promise<{ watermark: string | null; batch_id: number; last_offset: number }> {
+  const { rows } = await pool.query(
+    "SELECT watermark, batch_id, last_offset FROM straggler.checkpoints WHERE pipeline = $1",
+    [pipeline],
+  );
   return rows[0];
 }
 
-export async function ledger(pool: Pool, pipeline: string): Promise<{ landed: number; accepted: number; quarantined: number }> {
-  const { rows } = await pool.query("SELECT landed, accepted, quarantined FROM straggler.ledger WHERE pipeline = $1", [pipeline]);
+export async function ledger(
+  pool: Pool,
+  pipeline: string,
+): Promise<{ landed: number; accepted: number; quarantined: number }> {
+  const { rows } = await pool.query("SELECT landed, accepted, quarantined FROM straggler.ledger WHERE pipeline = $1", [
+    pipeline,
+  ]);
   return rows[0] ?? { landed: 0, accepted: 0, quarantined: 0 };
 }

@@ -16,7 +16,12 @@ export { prng } from "./prng.js";
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `probe` every `everyMs` until it returns something other than undefined; after `timeoutMs` (generous: machines running tests are busy) it throws naming `what`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 120_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -81,7 +86,10 @@ export function alive(pid: number): boolean {
 /** The command line of `pid`, or "" when it is gone. */
 export function commandOf(pid: number): string {
   try {
-    return readFileSync(path.join("/proc", String(pid), "cmdline"), "utf8").split("\0").join(" ").trim();
+    return readFileSync(path.join("/proc", String(pid), "cmdline"), "utf8")
+      .split("\0")
+      .join(" ")
+      .trim();
   } catch {
     return "";
   }
@@ -97,12 +105,15 @@ export async function killAndReap(proc: ServeProcess, signal: NodeJS.Signals, ti
   const before = descendants(proc.pid).map((pid) => ({ pid, command: commandOf(pid) }));
   proc.child.kill(signal);
   const exit = await Promise.race([proc.exited, sleep(timeoutMs).then(() => undefined)]);
-  if (exit === undefined) throw new Error(`${signal} did not end the service within ${timeoutMs} ms:\n${proc.output()}`);
+  if (exit === undefined)
+    throw new Error(`${signal} did not end the service within ${timeoutMs} ms:\n${proc.output()}`);
   const deadline = Date.now() + graceMs;
   while (before.some((d) => alive(d.pid))) {
     if (Date.now() > deadline) {
       const left = before.filter((d) => alive(d.pid));
-      throw new Error(`processes started by the service outlived it: ${left.map((d) => `${d.pid} ${d.command}`).join("; ")}`);
+      throw new Error(
+        `processes started by the service outlived it: ${left.map((d) => `${d.pid} ${d.command}`).join("; ")}`,
+      );
     }
     await sleep(20);
   }
@@ -126,7 +137,17 @@ export function request(
   return new Promise((resolve, reject) => {
     const u = new URL(urlPath, baseUrl);
     const req = http.request(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, agent: false, headers: { ...(opts.body !== undefined ? { "content-length": String(Buffer.byteLength(opts.body)) } : {}), ...opts.headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method,
+        agent: false,
+        headers: {
+          ...(opts.body !== undefined ? { "content-length": String(Buffer.byteLength(opts.body)) } : {}),
+          ...opts.headers,
+        },
+      },
       (res) => {
         let text = "";
         res.setEncoding("utf8");
@@ -143,7 +164,9 @@ export function request(
         });
       },
     );
-    req.setTimeout(opts.timeoutMs ?? 30_000, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${opts.timeoutMs ?? 30_000} ms`)));
+    req.setTimeout(opts.timeoutMs ?? 30_000, () =>
+      req.destroy(new Error(`${method} ${urlPath}: no answer within ${opts.timeoutMs ?? 30_000} ms`)),
+    );
     req.on("error", reject);
     req.end(opts.body);
   });
@@ -207,14 +230,18 @@ export function startServe(port: number, env: Record<string, string>): ServeProc
     async waitHealthy(timeoutMs = 180_000) {
       const started = Date.now();
       for (;;) {
-        if (exitInfo) throw new Error(`the service exited (${JSON.stringify(exitInfo)}) before /health answered 200:\n${self.output()}`);
+        if (exitInfo)
+          throw new Error(
+            `the service exited (${JSON.stringify(exitInfo)}) before /health answered 200:\n${self.output()}`,
+          );
         try {
           const r = await request(baseUrl, "GET", "/health", { timeoutMs: 5_000 });
           if (r.status === 200) return Date.now() - started;
         } catch {
           // not listening yet
         }
-        if (Date.now() - started > timeoutMs) throw new Error(`/health did not answer 200 within ${timeoutMs} ms:\n${self.output()}`);
+        if (Date.now() - started > timeoutMs)
+          throw new Error(`/health did not answer 200 within ${timeoutMs} ms:\n${self.output()}`);
         await sleep(50);
       }
     },

@@ -80,5 +80,12 @@ export async function startProxy(targetUrl: string): Promise<TcpProxy> {
     for (const s of sockets) s.destroy();
     return closed;
   };
-  return { url: url.toString(), arm: (mode) => (armed = mode), cuts: () => cuts, silence: () => (silent = true), cut: close, close };
+  return {
+    url: url.toString(),
+    arm: (mode) => (armed = mode),
+    cuts: () => cuts,
+    silence: () => (silent = true),
+    cut: close,
+    close,
+  };
 }

@@ -35,7 +35,8 @@ const orders = (name: string, dedupe: "first" | "latest") =>
   });
 
 const ev = (id: string, hhmm: string, v: string) => `{"id":"${id}","t":"2026-10-01T${hhmm}:00Z","v":${v}}`;
-const land = (pool: Pool, p: PipelineConfig, ...lines: string[]) => landStream(pool, p, Readable.from([lines.join("\n") + "\n"]), "http");
+const land = (pool: Pool, p: PipelineConfig, ...lines: string[]) =>
+  landStream(pool, p, Readable.from([lines.join("\n") + "\n"]), "http");
 
 /** Lands `lines` as one source, then runs one micro-batch. */
 async function step(pool: Pool, p: PipelineConfig, ...lines: string[]) {
@@ -58,16 +59,34 @@ const quarantine = async (pool: Pool, name: string) =>
 
 /** The bronze seqs of a pipeline's rows, in landing order. */
 const seqs = async (pool: Pool, name: string): Promise<number[]> =>
-  (await pool.query("SELECT seq::int FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq", [name])).rows.map((r) => r.seq);
+  (await pool.query("SELECT seq::int FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq", [name])).rows.map(
+    (r) => r.seq,
+  );
 
 describe("admission.dedupe", () => {
   it("reads first (the default; true is its older spelling), latest and false, and refuses anything else by name", () => {
-    const parse = (dedupe: unknown) => pipelineSchema.safeParse({ name: "x", fields: { eventTime: "t" }, window: { type: "tumbling", size: "1 minute" }, watermark: { delay: "0 seconds" }, admission: dedupe === undefined ? {} : { dedupe } });
-    expect([undefined, "first", true, "latest", false].map((d) => parse(d).data?.admission.dedupe)).toEqual([true, true, true, "latest", false]);
+    const parse = (dedupe: unknown) =>
+      pipelineSchema.safeParse({
+        name: "x",
+        fields: { eventTime: "t" },
+        window: { type: "tumbling", size: "1 minute" },
+        watermark: { delay: "0 seconds" },
+        admission: dedupe === undefined ? {} : { dedupe },
+      });
+    expect([undefined, "first", true, "latest", false].map((d) => parse(d).data?.admission.dedupe)).toEqual([
+      true,
+      true,
+      true,
+      "latest",
+      false,
+    ]);
     const bad = parse("newest");
     expect(bad.success).toBe(false);
     expect(bad.error!.issues.map((i) => [i.path.join("."), i.message])).toEqual([
-      ["admission.dedupe", 'expected "first" (the first version of an event id stays), "latest" (a re-send with other content supersedes it) or false (no dedupe)'],
+      [
+        "admission.dedupe",
+        'expected "first" (the first version of an event id stays), "latest" (a re-send with other content supersedes it) or false (no dedupe)',
+      ],
     ]);
   });
 
@@ -82,8 +101,14 @@ describe("admission.dedupe", () => {
     const [a1, , a1again] = await seqs(pool, p.name);
     expect(await amendments(pool, p.name)).toEqual([
       {
-        event_id: "A-1", reason: "SUPERSEDED", superseded_seq: a1, superseding_seq: a1again,
-        old_event_time: "2026-10-01T12:01:00.000Z", old_value: "10.00", new_event_time: "2026-10-01T12:01:00.000Z", new_value: "12.00",
+        event_id: "A-1",
+        reason: "SUPERSEDED",
+        superseded_seq: a1,
+        superseding_seq: a1again,
+        old_event_time: "2026-10-01T12:01:00.000Z",
+        old_value: "10.00",
+        new_event_time: "2026-10-01T12:01:00.000Z",
+        new_value: "12.00",
       },
     ]);
     // Bronze keeps both versions as they landed: accepted, nothing quarantined.
@@ -109,26 +134,42 @@ describe("admission.dedupe", () => {
     expect(await amendments(pool, p.name)).toEqual([]);
   });
 
-  it.each(["first", "latest"] as const)("under %s an identical re-send is DUPLICATE: same event time, key and value, even written otherwise (10.0, fields reordered, another field)", async (mode) => {
-    const { pool } = await getDb();
-    const p = orders(`identical-${mode}`, mode);
-    await step(pool, p, ev("A-1", "12:01", "10.00"), ev("A-2", "12:02", "5.00"));
-    const landed = await step(pool, p, ev("A-1", "12:01", "10.00"), '{"v":10.0,"note":"resent","t":"2026-10-01T12:01:00.000000Z","id":"A-1"}');
-    expect([landed.accepted, landed.byReason]).toEqual([0, { DUPLICATE: 2 }]);
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=15.00 open"]);
-    expect(await amendments(pool, p.name)).toEqual([]);
-  });
+  it.each(["first", "latest"] as const)(
+    "under %s an identical re-send is DUPLICATE: same event time, key and value, even written otherwise (10.0, fields reordered, another field)",
+    async (mode) => {
+      const { pool } = await getDb();
+      const p = orders(`identical-${mode}`, mode);
+      await step(pool, p, ev("A-1", "12:01", "10.00"), ev("A-2", "12:02", "5.00"));
+      const landed = await step(
+        pool,
+        p,
+        ev("A-1", "12:01", "10.00"),
+        '{"v":10.0,"note":"resent","t":"2026-10-01T12:01:00.000000Z","id":"A-1"}',
+      );
+      expect([landed.accepted, landed.byReason]).toEqual([0, { DUPLICATE: 2 }]);
+      expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=15.00 open"]);
+      expect(await amendments(pool, p.name)).toEqual([]);
+    },
+  );
 
   it("within one landing: copies of the version before are DUPLICATE; under latest the last other version wins, under first the first stays", async () => {
     const { pool } = await getDb();
     const latest = orders("one-landing-latest", "latest");
     const first = orders("one-landing-first", "first");
-    const lines = [ev("A-1", "12:01", "10.00"), ev("A-1", "12:01", "10.00"), ev("A-1", "12:01", "12.00"), ev("A-1", "12:01", "12.00"), ev("A-2", "12:02", "5.00")];
+    const lines = [
+      ev("A-1", "12:01", "10.00"),
+      ev("A-1", "12:01", "10.00"),
+      ev("A-1", "12:01", "12.00"),
+      ev("A-1", "12:01", "12.00"),
+      ev("A-2", "12:02", "5.00"),
+    ];
     const l = await step(pool, latest, ...lines);
     expect([l.accepted, l.byReason]).toEqual([3, { DUPLICATE: 2 }]);
     expect(await windowSummary(pool, latest.name)).toEqual(["[12:00,12:10)=17.00 open"]);
     const s = await seqs(pool, latest.name);
-    expect((await amendments(pool, latest.name)).map((a) => [a.superseded_seq, a.superseding_seq])).toEqual([[s[0], s[2]]]);
+    expect((await amendments(pool, latest.name)).map((a) => [a.superseded_seq, a.superseding_seq])).toEqual([
+      [s[0], s[2]],
+    ]);
     const f = await step(pool, first, ...lines);
     expect([f.accepted, f.byReason]).toEqual([2, { DUPLICATE: 1, AMENDED_DUPLICATE: 2 }]);
     expect(await windowSummary(pool, first.name)).toEqual(["[12:00,12:10)=15.00 open"]);
@@ -152,26 +193,62 @@ describe("admission.dedupe", () => {
     const p = orders("move-final", "latest");
     await step(pool, p, ev("A-1", "12:01", "10.00"), ev("A-2", "12:02", "5.00"), ev("B-1", "12:11", "1.00"));
     await step(pool, p, ev("close", "12:30", "0")); // watermark 12:20: [12:00,12:10) and [12:10,12:20) final
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=15.00 final", "[12:10,12:20)=1.00 final", "[12:30,12:40)=0 open"]);
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:00,12:10)=15.00 final",
+      "[12:10,12:20)=1.00 final",
+      "[12:30,12:40)=0 open",
+    ]);
     // A-1 moves to 12:15 with 10.00; A-2 stays in its window with 7.00.
     const landed = await step(pool, p, ev("A-1", "12:15", "10.00"), ev("A-2", "12:02", "7.00"));
     expect([landed.accepted, landed.byReason]).toEqual([2, {}]);
     // The stream never writes a final window: both wait for the correction.
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=15.00 final", "[12:10,12:20)=1.00 final", "[12:30,12:40)=0 open"]);
-    const awaiting = await pool.query("SELECT window_start, window_end FROM straggler.window_results WHERE pipeline = $1 AND awaiting_correction ORDER BY window_start", [p.name]);
-    expect(awaiting.rows.map((r) => [r.window_start.slice(11, 16), r.window_end.slice(11, 16)])).toEqual([["12:00", "12:10"], ["12:10", "12:20"]]);
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:00,12:10)=15.00 final",
+      "[12:10,12:20)=1.00 final",
+      "[12:30,12:40)=0 open",
+    ]);
+    const awaiting = await pool.query(
+      "SELECT window_start, window_end FROM straggler.window_results WHERE pipeline = $1 AND awaiting_correction ORDER BY window_start",
+      [p.name],
+    );
+    expect(awaiting.rows.map((r) => [r.window_start.slice(11, 16), r.window_end.slice(11, 16)])).toEqual([
+      ["12:00", "12:10"],
+      ["12:10", "12:20"],
+    ]);
     const before = await reconcile(pool, p);
     expect(before.mismatches.length).toBe(2);
 
     const run = await runCorrection(pool, p, { trigger: "cli" });
     expect(run.status).toBe("succeeded");
     expect(run.changes.map((c) => [c.windowStart.slice(11, 16), c.before, c.after, c.revision])).toEqual([
-      ["12:00", { count: 2, sum: "15.00", min: "5.00", max: "10.00" }, { count: 1, sum: "7.00", min: "7.00", max: "7.00" }, 2],
-      ["12:10", { count: 1, sum: "1.00", min: "1.00", max: "1.00" }, { count: 2, sum: "11.00", min: "1.00", max: "10.00" }, 2],
+      [
+        "12:00",
+        { count: 2, sum: "15.00", min: "5.00", max: "10.00" },
+        { count: 1, sum: "7.00", min: "7.00", max: "7.00" },
+        2,
+      ],
+      [
+        "12:10",
+        { count: 1, sum: "1.00", min: "1.00", max: "1.00" },
+        { count: 2, sum: "11.00", min: "1.00", max: "10.00" },
+        2,
+      ],
     ]);
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=7.00 corrected", "[12:10,12:20)=11.00 corrected", "[12:30,12:40)=0 open"]);
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:00,12:10)=7.00 corrected",
+      "[12:10,12:20)=11.00 corrected",
+      "[12:30,12:40)=0 open",
+    ]);
     const s = await seqs(pool, p.name);
-    expect((await amendments(pool, p.name)).map((a) => [a.event_id, a.superseded_seq, a.superseding_seq, a.old_value, a.new_value])).toEqual([
+    expect(
+      (await amendments(pool, p.name)).map((a) => [
+        a.event_id,
+        a.superseded_seq,
+        a.superseding_seq,
+        a.old_value,
+        a.new_value,
+      ]),
+    ).toEqual([
       ["A-1", s[0], s[4], "10.00", "10.00"],
       ["A-2", s[1], s[5], "5.00", "7.00"],
     ]);
@@ -194,12 +271,24 @@ describe("admission.dedupe", () => {
     await step(pool, p, ev("A-1", "12:07", "10"));
     await step(pool, p, ev("close", "12:16", "0")); // watermark 12:11: [12:00,12:10) final, [12:05,12:15) open
     await step(pool, p, ev("A-1", "12:07", "3"));
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=10 final", "[12:05,12:15)=3 open", "[12:10,12:20)=0 open", "[12:15,12:25)=0 open"]);
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:00,12:10)=10 final",
+      "[12:05,12:15)=3 open",
+      "[12:10,12:20)=0 open",
+      "[12:15,12:25)=0 open",
+    ]);
     const run = await runCorrection(pool, p, { trigger: "cli" });
-    expect(run.changes.map((c) => [c.windowStart.slice(11, 16), c.before?.sum, c.after.sum, c.lateEventCount])).toEqual([["12:00", "10", "3", 1]]);
+    expect(run.changes.map((c) => [c.windowStart.slice(11, 16), c.before?.sum, c.after.sum, c.lateEventCount])).toEqual(
+      [["12:00", "10", "3", 1]],
+    );
     await step(pool, p, ev("later", "12:40", "0"));
     expect(await windowSummary(pool, p.name)).toEqual([
-      "[12:00,12:10)=3 corrected", "[12:05,12:15)=3 final", "[12:10,12:20)=0 final", "[12:15,12:25)=0 final", "[12:35,12:45)=0 open", "[12:40,12:50)=0 open",
+      "[12:00,12:10)=3 corrected",
+      "[12:05,12:15)=3 final",
+      "[12:10,12:20)=0 final",
+      "[12:15,12:25)=0 final",
+      "[12:35,12:45)=0 open",
+      "[12:40,12:50)=0 open",
     ]);
     const report = await reconcile(pool, p);
     expect([report.ok, report.windowsChecked]).toEqual([true, 4]);

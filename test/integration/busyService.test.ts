@@ -26,7 +26,8 @@ const TOKEN = "busy-token-0123456789abcdef";
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
 
 const pipelines = ["slow", "other", "big"].map(postedOrders);
-const event = (minute: number, amount: string) => `{"event_time":"2024-01-15T12:${String(minute).padStart(2, "0")}:00Z","amount":${amount}}`;
+const event = (minute: number, amount: string) =>
+  `{"event_time":"2024-01-15T12:${String(minute).padStart(2, "0")}:00Z","amount":${amount}}`;
 
 const closers: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -54,16 +55,22 @@ describe("a busy service keeps answering", () => {
 
     let answered = 0;
     const posts = Array.from({ length: 6 }, (_, i) =>
-      fetch(`${api.base}/pipelines/slow/events`, { method: "POST", headers: auth, body: `[${event(i, "1")}]` }).then(async (r) => {
-        answered++;
-        return [r.status, (await r.json()).landed];
-      }),
+      fetch(`${api.base}/pipelines/slow/events`, { method: "POST", headers: auth, body: `[${event(i, "1")}]` }).then(
+        async (r) => {
+          answered++;
+          return [r.status, (await r.json()).landed];
+        },
+      ),
     );
     await new Promise((r) => setTimeout(r, 300)); // the posts are queued or trying the lock by now
     // Three pooled connections, six waiting posts: reads still get a connection.
-    const reads = await Promise.all(Array.from({ length: 5 }, () => fetch(`${api.base}/pipelines/other/windows`).then((r) => r.status)));
+    const reads = await Promise.all(
+      Array.from({ length: 5 }, () => fetch(`${api.base}/pipelines/other/windows`).then((r) => r.status)),
+    );
     expect(reads).toEqual([200, 200, 200, 200, 200]);
-    const waiting = await direct.query("SELECT count(*)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted");
+    const waiting = await direct.query(
+      "SELECT count(*)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = current_database() AND l.locktype = 'advisory' AND NOT l.granted",
+    );
     expect(waiting.rows[0].n).toBe(0);
     expect(answered).toBe(0); // every post is still waiting for the lock
 
@@ -77,7 +84,10 @@ describe("a busy service keeps answering", () => {
     const { url } = await getDb();
     const pool = createPool(url, 2, 300);
     const healthPool = createPool(url, 1, 2_000);
-    closers.push(() => pool.end(), () => healthPool.end());
+    closers.push(
+      () => pool.end(),
+      () => healthPool.end(),
+    );
     const api = await startWith(pool, healthPool);
     const held = [await pool.connect(), await pool.connect()];
     try {
@@ -100,12 +110,21 @@ describe("a busy service keeps answering", () => {
     const api = await startWith(pool);
     const n = 40_000;
     // amounts 0.01, 0.02, …: a float sum would drift; pretty-printed, so elements span lines.
-    const body = "[\n" + Array.from({ length: n }, (_, i) => `  {\n    "event_time": "2024-01-15T12:0${i % 10}:00Z",\n    "amount": ${(i + 1) / 100}\n  }`).join(",\n") + "\n]";
+    const body =
+      "[\n" +
+      Array.from(
+        { length: n },
+        (_, i) => `  {\n    "event_time": "2024-01-15T12:0${i % 10}:00Z",\n    "amount": ${(i + 1) / 100}\n  }`,
+      ).join(",\n") +
+      "\n]";
     const r = await fetch(`${api.base}/pipelines/big/events`, { method: "POST", headers: auth, body });
     const answer = await r.json();
     expect([r.status, answer.landed, answer.accepted, answer.quarantined]).toEqual([201, n, n, 0]);
     const raw = await pool.query("SELECT raw FROM straggler.bronze_events WHERE pipeline = 'big' ORDER BY seq LIMIT 2");
-    expect(raw.rows.map((x) => x.raw)).toEqual(['{"event_time":"2024-01-15T12:00:00Z","amount":0.01}', '{"event_time":"2024-01-15T12:01:00Z","amount":0.02}']);
+    expect(raw.rows.map((x) => x.raw)).toEqual([
+      '{"event_time":"2024-01-15T12:00:00Z","amount":0.01}',
+      '{"event_time":"2024-01-15T12:01:00Z","amount":0.02}',
+    ]);
     await runBatch(pool, pipelines[2]!, "once");
     const w = await pool.query("SELECT event_count, value_sum FROM straggler.window_results WHERE pipeline = 'big'");
     expect(w.rows).toEqual([{ event_count: n, value_sum: `${(n * (n + 1)) / 200}.00` }]);

@@ -38,7 +38,8 @@ function offsetChanges(zone: string, from: number, to: number): number[] {
   const out: number[] = [];
   for (let t = from; t < to; t += DAY) {
     if (z.offset(t) === z.offset(t + DAY)) continue;
-    let lo = t, hi = t + DAY; // offset(lo) != offset(hi)
+    let lo = t,
+      hi = t + DAY; // offset(lo) != offset(hi)
     while (hi - lo > 1) {
       const mid = Math.floor((lo + hi) / 2);
       if (z.offset(mid) === z.offset(lo)) lo = mid;
@@ -49,27 +50,31 @@ function offsetChanges(zone: string, from: number, to: number): number[] {
   return out;
 }
 
-const FROM = Date.UTC(1970, 0, 1), TO = Date.UTC(2040, 0, 1);
+const FROM = Date.UTC(1970, 0, 1),
+  TO = Date.UTC(2040, 0, 1);
 
 /** Probe instants (epoch µs) for `zone`: its changes ±1 µs, 3 random instants within 36 h of each, and the day bounds there ±1 µs. */
 function probes(zone: string, seed: number): bigint[] {
   const rnd = prng(seed);
   const changes = offsetChanges(zone, FROM, TO);
   const out: bigint[] = [];
-  const dayOf = (t: bigint) => assignWindows(t, { calendar: { unit: "day", span: 1, timeZone: zone, weekStart: 1 } })[0]!;
+  const dayOf = (t: bigint) =>
+    assignWindows(t, { calendar: { unit: "day", span: 1, timeZone: zone, weekStart: 1 } })[0]!;
   for (const c of changes) {
     out.push(us(c) - 1n, us(c), us(c) + 1n);
     for (let k = 0; k < 3; k++) out.push(us(c) + BigInt(Math.floor((rnd() * 2 - 1) * 36 * HOUR * 1000)));
     const d = dayOf(us(c));
     out.push(d.startUs - 1n, d.startUs, d.endUs - 1n, d.endUs);
   }
-  if (changes.length === 0) for (let k = 0; k < 400; k++) out.push(us(FROM) + BigInt(Math.floor(rnd() * (TO - FROM) * 1000)));
+  if (changes.length === 0)
+    for (let k = 0; k < 400; k++) out.push(us(FROM) + BigInt(Math.floor(rnd() * (TO - FROM) * 1000)));
   return out;
 }
 
 type Win = [bigint, bigint];
 type Query = (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
-const text = (ws: Win[] | undefined) => (ws ?? []).map(([a, b]) => `[${formatInstant(a)},${formatInstant(b)})`).join(" ");
+const text = (ws: Win[] | undefined) =>
+  (ws ?? []).map(([a, b]) => `[${formatInstant(a)},${formatInstant(b)})`).join(" ");
 
 function collect(events: bigint[], rows: Record<string, unknown>[]): Win[][] {
   const out: Win[][] = events.map(() => []);
@@ -115,19 +120,27 @@ async function postgresWindows(query: Query, spec: CalendarWindowSpec, events: b
 }
 
 /** One line per instant where the three disagree (`reference` false: only core and fragment are compared). */
-async function disagreements(query: Query, spec: CalendarWindowSpec, events: bigint[], reference: boolean): Promise<string[]> {
+async function disagreements(
+  query: Query,
+  spec: CalendarWindowSpec,
+  events: bigint[],
+  reference: boolean,
+): Promise<string[]> {
   const fragment = await fragmentWindows(query, spec, events);
   const pg = reference ? await postgresWindows(query, spec, events) : null;
   const bad: string[] = [];
   events.forEach((t, k) => {
     const core = text(assignWindows(t, spec).map((w): Win => [w.startUs, w.endUs]));
     const seen = [text(fragment[k]), ...(pg ? [text(pg[k])] : [])];
-    if (seen.some((s) => s !== core)) bad.push(`${formatInstant(t)}: core ${core} | fragment ${seen[0]}${pg ? ` | postgres ${seen[1]}` : ""}`);
+    if (seen.some((s) => s !== core))
+      bad.push(`${formatInstant(t)}: core ${core} | fragment ${seen[0]}${pg ? ` | postgres ${seen[1]}` : ""}`);
   });
   return bad;
 }
 
-const cal = (timeZone: string, unit: CalendarUnit, span = 1, weekStart = 1): CalendarWindowSpec => ({ calendar: { unit, span, timeZone, weekStart } });
+const cal = (timeZone: string, unit: CalendarUnit, span = 1, weekStart = 1): CalendarWindowSpec => ({
+  calendar: { unit, span, timeZone, weekStart },
+});
 
 const SHAPES: [string, (zone: string) => CalendarWindowSpec][] = [
   ["1 day", (z) => cal(z, "day")],
@@ -143,7 +156,11 @@ const ZONES = ["America/New_York", "Europe/London", "Australia/Lord_Howe", "Amer
 describe("calendar windows: core, SQL fragment and PostgreSQL's date_trunc agree around every DST change, 1970-2040", () => {
   it("finds the DST changes to probe (the scan is not vacuous)", () => {
     expect(offsetChanges("America/New_York", FROM, TO).length).toBe(140);
-    expect(offsetChanges("America/Sao_Paulo", FROM, TO).map((c) => formatInstant(us(c))).slice(-2)).toEqual(["2018-11-04T03:00:00.000Z", "2019-02-17T02:00:00.000Z"]);
+    expect(
+      offsetChanges("America/Sao_Paulo", FROM, TO)
+        .map((c) => formatInstant(us(c)))
+        .slice(-2),
+    ).toEqual(["2018-11-04T03:00:00.000Z", "2019-02-17T02:00:00.000Z"]);
     expect(offsetChanges("Asia/Kolkata", FROM, TO)).toEqual([]);
   });
 
@@ -176,22 +193,36 @@ describe("calendar windows: core, SQL fragment and PostgreSQL's date_trunc agree
 });
 
 describe("calendar windows where midnight is shown twice or skipped off-midnight: core and fragment agree", () => {
-  const ODD_ZONES = ["Atlantic/Azores", "America/Havana", "America/Santiago", "Pacific/Apia", "Asia/Tehran", "Europe/Moscow"];
+  const ODD_ZONES = [
+    "Atlantic/Azores",
+    "America/Havana",
+    "America/Santiago",
+    "Pacific/Apia",
+    "Asia/Tehran",
+    "Europe/Moscow",
+  ];
   for (const zone of ODD_ZONES) {
     it(`${zone}: every shape`, { timeout: 60_000 }, async () => {
       const { pool } = await getDb();
       const query: Query = (t, v) => pool.query(t, v);
       const events = probes(zone, zone.length * 104_729);
-      for (const [name, shape] of SHAPES) expect(await disagreements(query, shape(zone), events, false), `${zone} ${name}`).toEqual([]);
+      for (const [name, shape] of SHAPES)
+        expect(await disagreements(query, shape(zone), events, false), `${zone} ${name}`).toEqual([]);
     });
   }
 
   it("Atlantic/Azores 2024-10-27: the day starts at the first midnight and lasts 25 hours (PostgreSQL's date_trunc reads the second)", async () => {
     const { pool } = await getDb();
     const t = us(Date.parse("2024-10-27T00:30:00Z")); // 00:30 local, the first of the two
-    expect(assignWindows(t, cal("Atlantic/Azores", "day"))).toEqual([{ startUs: us(Date.parse("2024-10-27T00:00:00Z")), endUs: us(Date.parse("2024-10-28T01:00:00Z")) }]);
-    expect(await fragmentWindows((q, v) => pool.query(q, v), cal("Atlantic/Azores", "day"), [t])).toEqual([[[us(Date.parse("2024-10-27T00:00:00Z")), us(Date.parse("2024-10-28T01:00:00Z"))]]]);
-    const pg = await pool.query("SELECT date_trunc('day', $1::timestamptz, 'Atlantic/Azores') AS s", [formatInstant(t)]);
+    expect(assignWindows(t, cal("Atlantic/Azores", "day"))).toEqual([
+      { startUs: us(Date.parse("2024-10-27T00:00:00Z")), endUs: us(Date.parse("2024-10-28T01:00:00Z")) },
+    ]);
+    expect(await fragmentWindows((q, v) => pool.query(q, v), cal("Atlantic/Azores", "day"), [t])).toEqual([
+      [[us(Date.parse("2024-10-27T00:00:00Z")), us(Date.parse("2024-10-28T01:00:00Z"))]],
+    ]);
+    const pg = await pool.query("SELECT date_trunc('day', $1::timestamptz, 'Atlantic/Azores') AS s", [
+      formatInstant(t),
+    ]);
     expect(pg.rows[0].s).toBe("2024-10-27T01:00:00.000Z"); // after the event itself
   });
 });

@@ -42,7 +42,8 @@ async function landAndRun(pool: Pool, p: PipelineConfig, rows: [string, string, 
 /** Stored windows as `start end hours=sum status`, bounds in UTC. */
 async function summary(pool: Pool, p: PipelineConfig): Promise<string[]> {
   return (await windows(pool, p.name)).map(
-    (w) => `${w.window_start} ${w.window_end} ${(Date.parse(w.window_end) - Date.parse(w.window_start)) / 3_600_000}h=${w.value_sum} ${w.status}`,
+    (w) =>
+      `${w.window_start} ${w.window_end} ${(Date.parse(w.window_end) - Date.parse(w.window_start)) / 3_600_000}h=${w.value_sum} ${w.status}`,
   );
 }
 
@@ -65,8 +66,13 @@ describe("calendar windows through the stream, the correction and reconcile", ()
       ["g", "2024-07-04 00:30", 10],
     ]);
     expect([second!.numInputRows, second!.numRowsDroppedByWatermark, second!.numRowsUpdated]).toEqual([2, 1, 1]);
-    const awaiting = await pool.query("SELECT window_start, window_end, dropped_rows FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [p.name]);
-    expect(awaiting.rows).toEqual([{ window_start: "2024-07-03T04:00:00.000Z", window_end: "2024-07-04T04:00:00.000Z", dropped_rows: 1 }]);
+    const awaiting = await pool.query(
+      "SELECT window_start, window_end, dropped_rows FROM straggler.windows_awaiting_correction WHERE pipeline = $1",
+      [p.name],
+    );
+    expect(awaiting.rows).toEqual([
+      { window_start: "2024-07-03T04:00:00.000Z", window_end: "2024-07-04T04:00:00.000Z", dropped_rows: 1 },
+    ]);
     expect(await summary(pool, p)).toEqual([
       "2023-11-05T04:00:00.000Z 2023-11-06T05:00:00.000Z 25h=7 final",
       "2024-01-10T05:00:00.000Z 2024-01-11T05:00:00.000Z 24h=1000 final",
@@ -77,7 +83,13 @@ describe("calendar windows through the stream, the correction and reconcile", ()
 
     const before = await reconcile(pool, p);
     expect(before.mismatches).toEqual([
-      { groupKey: "", windowStart: "2024-07-03T04:00:00.000Z", windowEnd: "2024-07-04T04:00:00.000Z", stored: null, expected: { count: 1, sum: "1", min: "1", max: "1" } },
+      {
+        groupKey: "",
+        windowStart: "2024-07-03T04:00:00.000Z",
+        windowEnd: "2024-07-04T04:00:00.000Z",
+        stored: null,
+        expected: { count: 1, sum: "1", min: "1", max: "1" },
+      },
     ]);
     const run = await runCorrection(pool, p, { trigger: "cli" });
     expect([run.status, run.windowsExamined, run.windowsChanged, run.eventsRecovered]).toEqual(["succeeded", 1, 1, 1]);
@@ -95,7 +107,10 @@ describe("calendar windows through the stream, the correction and reconcile", ()
     const after = await reconcile(pool, p);
     expect([after.ok, after.mismatches, after.windowsChecked]).toEqual([true, [], 5]);
     // A range run recomputes every final day overlapping it and changes nothing.
-    const ranged = await runCorrection(pool, p, { trigger: "api", range: { from: "2024-01-11T00:00:00Z", to: "2024-07-04T00:00:00Z" } });
+    const ranged = await runCorrection(pool, p, {
+      trigger: "api",
+      range: { from: "2024-01-11T00:00:00Z", to: "2024-07-04T00:00:00Z" },
+    });
     expect([ranged.windowsExamined, ranged.windowsChanged]).toEqual([4, 0]);
   });
 
@@ -112,7 +127,12 @@ describe("calendar windows through the stream, the correction and reconcile", ()
       "2024-07-01T04:00:00.000Z 2024-07-08T04:00:00.000Z 168h=11 open",
       "2024-07-08T04:00:00.000Z 2024-07-15T04:00:00.000Z 168h=100 open",
     ]);
-    const sunday = calendarPipeline("weeks-sunday", { type: "tumbling", size: "1 week", timeZone: "America/New_York", weekStart: "sunday" });
+    const sunday = calendarPipeline("weeks-sunday", {
+      type: "tumbling",
+      size: "1 week",
+      timeZone: "America/New_York",
+      weekStart: "sunday",
+    });
     await landAndRun(pool, sunday, rows);
     expect(await summary(pool, sunday)).toEqual([
       "2024-06-30T04:00:00.000Z 2024-07-07T04:00:00.000Z 168h=1 final",
@@ -143,7 +163,12 @@ describe("calendar windows through the stream, the correction and reconcile", ()
 
   it("7 days sliding by 1 day: an event is in the 7 windows starting on the 7 local midnights up to its own, across the spring change", async () => {
     const { pool } = await getDb();
-    const p = calendarPipeline("week-sliding", { type: "sliding", size: "7 days", slide: "1 day", timeZone: "America/New_York" });
+    const p = calendarPipeline("week-sliding", {
+      type: "sliding",
+      size: "7 days",
+      slide: "1 day",
+      timeZone: "America/New_York",
+    });
     await landAndRun(pool, p, [["x", "2024-03-12 08:00", 3]]);
     expect(await summary(pool, p)).toEqual([
       "2024-03-06T05:00:00.000Z 2024-03-13T04:00:00.000Z 167h=3 open",

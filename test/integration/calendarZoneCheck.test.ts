@@ -38,7 +38,10 @@ const raw = (timeZone: string) => ({
 });
 
 async function thrown(run: Promise<unknown>): Promise<unknown> {
-  return run.then(() => undefined, (err: unknown) => err);
+  return run.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 }
 
 describe("calendar window zone check against PostgreSQL", () => {
@@ -54,12 +57,22 @@ describe("calendar window zone check against PostgreSQL", () => {
     const { pool } = await getDb();
     const p = pipeline(raw("US/Pacific-New"));
     await landFile(pool, p, path.join(p.source.landingDir!, "batch1.csv"), "batch1.csv");
-    for (const run of [() => runBatch(pool, p, "once"), () => runCorrection(pool, p, { trigger: "cli" }), () => reconcile(pool, p)]) {
+    for (const run of [
+      () => runBatch(pool, p, "once"),
+      () => runCorrection(pool, p, { trigger: "cli" }),
+      () => reconcile(pool, p),
+    ]) {
       const e = await thrown(run());
       expect(e).toBeInstanceOf(TimeZoneRefusedError);
       expect((e as Error).message).toBe(MESSAGE);
     }
-    expect(await checkPolicy(pool, p)).toEqual({ state: "refused", policyVersion: expect.stringMatching(/^[0-9a-f]{16}$/), live: null, changes: [], message: MESSAGE });
+    expect(await checkPolicy(pool, p)).toEqual({
+      state: "refused",
+      policyVersion: expect.stringMatching(/^[0-9a-f]{16}$/),
+      live: null,
+      changes: [],
+      message: MESSAGE,
+    });
     const written = await pool.query(
       "SELECT (SELECT count(*)::int FROM straggler.results_versions WHERE pipeline = $1) AS versions, (SELECT count(*)::int FROM straggler.correction_runs WHERE pipeline = $1) AS runs, (SELECT count(*)::int FROM straggler.window_results WHERE pipeline = $1) AS windows",
       ["zone-check"],
@@ -77,18 +90,24 @@ describe("calendar window zone check against PostgreSQL", () => {
     const p = pipeline({ ...raw("US/Pacific-New"), name: "zone-loop" });
     await landFile(pool, p, path.join(p.source.landingDir!, "batch1.csv"), "batch1.csv");
     const lines: { level: number; msg: string }[] = [];
-    const log = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const log = pino(
+      { level: "info" },
+      { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) },
+    );
     let attempts = 0;
     let stop: () => void = () => undefined;
     const fourAttempts = new Promise<void>((r) => (stop = r));
-    const loop = new StreamLoop({ ...p, trigger: { ...p.trigger, interval: 1 } }, {
-      landPending: async () => undefined,
-      runBatch: (t) => {
-        if (++attempts >= 4) stop();
-        return runBatch(pool, p, t);
+    const loop = new StreamLoop(
+      { ...p, trigger: { ...p.trigger, interval: 1 } },
+      {
+        landPending: async () => undefined,
+        runBatch: (t) => {
+          if (++attempts >= 4) stop();
+          return runBatch(pool, p, t);
+        },
+        log,
       },
-      log,
-    });
+    );
     loop.start();
     await fourAttempts;
     await loop.stop();
@@ -117,13 +136,23 @@ describe("calendar window zone check against PostgreSQL", () => {
       expect([command, run.code, run.stdout, run.stderr]).toEqual([command, 2, "", `straggler: ${MESSAGE}\n`]);
     }
     const status = await cli("status", "-p", "zone-check", "--json");
-    expect(JSON.parse(status.stdout)[0].policy).toMatchObject({ state: "refused", live: null, changes: [], message: MESSAGE });
+    expect(JSON.parse(status.stdout)[0].policy).toMatchObject({
+      state: "refused",
+      live: null,
+      changes: [],
+      message: MESSAGE,
+    });
     const text = await cli("status", "-p", "zone-check");
     expect(text.stdout).toContain(`  policy:                REFUSED: ${MESSAGE}\n`);
     const api = await startApi({ pool, pipelines: loadPipelines(config), log: createLogger("silent"), token: "t0ken" });
     try {
-      const rows = (await (await fetch(`${api.base}/pipelines`)).json()) as { pipeline: string; policy: { state: string; message: string } }[];
-      expect(rows.map((r) => [r.pipeline, r.policy.state, r.policy.message])).toEqual([["zone-check", "refused", MESSAGE]]);
+      const rows = (await (await fetch(`${api.base}/pipelines`)).json()) as {
+        pipeline: string;
+        policy: { state: string; message: string };
+      }[];
+      expect(rows.map((r) => [r.pipeline, r.policy.state, r.policy.message])).toEqual([
+        ["zone-check", "refused", MESSAGE],
+      ]);
     } finally {
       await api.close();
     }
@@ -140,7 +169,9 @@ describe("calendar window zone check against PostgreSQL", () => {
     expect([correct.code, correct.stderr]).toEqual([2, `straggler: ${MESSAGE}\n`]);
     const summaries = JSON.parse(correct.stdout) as { pipeline: string; status: string }[];
     expect(summaries.map((s) => [s.pipeline, s.status])).toEqual([["zone-ok", "succeeded"]]);
-    const runs = await pool.query("SELECT pipeline, count(*)::int AS runs FROM straggler.correction_runs GROUP BY pipeline ORDER BY pipeline");
+    const runs = await pool.query(
+      "SELECT pipeline, count(*)::int AS runs FROM straggler.correction_runs GROUP BY pipeline ORDER BY pipeline",
+    );
     expect(runs.rows).toEqual([{ pipeline: "zone-ok", runs: 1 }]);
 
     const reconciled = await cli("reconcile", "-p", "all", "--json");

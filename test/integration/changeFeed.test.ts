@@ -47,7 +47,12 @@ async function published(pool: Pool, name: string): Promise<Copy> {
     "SELECT group_key, window_start, window_end, event_count, value_sum::text, value_min::text, value_max::text, revision FROM straggler.window_results WHERE pipeline = $1",
     [name],
   );
-  return new Map(rows.map((r) => [windowOf(r.group_key, r.window_start, r.window_end), valueOf({ count: Number(r.event_count), sum: r.value_sum, min: r.value_min, max: r.value_max }, r.revision)]));
+  return new Map(
+    rows.map((r) => [
+      windowOf(r.group_key, r.window_start, r.window_end),
+      valueOf({ count: Number(r.event_count), sum: r.value_sum, min: r.value_min, max: r.value_max }, r.revision),
+    ]),
+  );
 }
 
 const sorted = (copy: Copy) => [...copy].map(([w, v]) => `${w} ${v}`).sort();
@@ -55,7 +60,10 @@ const sorted = (copy: Copy) => [...copy].map(([w, v]) => `${w} ${v}`).sort();
 /** A consumer that keeps its copy and the last id it applied (as it would in its own database), reading `pageSize` at a time. */
 class Consumer {
   readonly applied: number[] = [];
-  constructor(readonly stored: { lastId: number; copy: Copy }, private readonly pageSize: number) {}
+  constructor(
+    readonly stored: { lastId: number; copy: Copy },
+    private readonly pageSize: number,
+  ) {}
   /** Reads pages until the feed has no more (or `maxPages`, then "stops"). */
   async run(pool: Pool, name: string, maxPages = Infinity): Promise<void> {
     for (let i = 0; i < maxPages; i++) {
@@ -70,7 +78,8 @@ class Consumer {
   }
 }
 
-const lines = (rows: { id: string; t: string; k: string; v: number }[]) => Readable.from([rows.map((r) => JSON.stringify(r)).join("\n") + "\n"]);
+const lines = (rows: { id: string; t: string; k: string; v: number }[]) =>
+  Readable.from([rows.map((r) => JSON.stringify(r)).join("\n") + "\n"]);
 
 const keyedRaw = (name: string) => ({
   name,
@@ -93,14 +102,17 @@ describe("change feed", () => {
     }
     const run = await runCorrection(pool, p, { trigger: "cli" });
     const { changes } = await readChanges(pool, p.name, 0, 100);
-    const shown = changes.map((c) => `${c.change} [${c.windowStart!.slice(11, 16)},${c.windowEnd!.slice(11, 16)}) ${c.before?.sum ?? "-"} -> ${c.after?.sum ?? "-"} rev ${c.revision} ${JSON.stringify(c.cause)}`);
+    const shown = changes.map(
+      (c) =>
+        `${c.change} [${c.windowStart!.slice(11, 16)},${c.windowEnd!.slice(11, 16)}) ${c.before?.sum ?? "-"} -> ${c.after?.sum ?? "-"} rev ${c.revision} ${JSON.stringify(c.cause)}`,
+    );
     // In id order: commit order, and key and window order inside a statement.
     expect(shown).toEqual([
-      "new [12:00,12:10) - -> 15 rev 1 {\"batchId\":0}",
-      "new [12:10,12:20) - -> 7 rev 1 {\"batchId\":0}",
-      "updated [12:00,12:10) 15 -> 19 rev 1 {\"batchId\":1}",
-      "new [12:20,12:30) - -> 3 rev 1 {\"batchId\":1}",
-      "new [12:40,12:50) - -> 1 rev 1 {\"batchId\":2}",
+      'new [12:00,12:10) - -> 15 rev 1 {"batchId":0}',
+      'new [12:10,12:20) - -> 7 rev 1 {"batchId":0}',
+      'updated [12:00,12:10) 15 -> 19 rev 1 {"batchId":1}',
+      'new [12:20,12:30) - -> 3 rev 1 {"batchId":1}',
+      'new [12:40,12:50) - -> 1 rev 1 {"batchId":2}',
       `corrected [12:00,12:10) 19 -> 119 rev 2 {"correctionRunId":${run.runId}}`,
     ]);
     expect(changes.map((c) => c.id)).toEqual([...changes.map((c) => c.id)].sort((a, b) => a - b));
@@ -113,11 +125,27 @@ describe("change feed", () => {
     const { pool } = await getDb();
     const p = keyed("feed-consumer");
     const at = (m: number) => `2026-10-01T12:${String(m).padStart(2, "0")}:00Z`;
-    await landStream(pool, p, lines([
-      { id: "a1", t: at(1), k: "a", v: 1 }, { id: "b1", t: at(2), k: "b", v: 2 }, { id: "a2", t: at(12), k: "a", v: 3 }, { id: "b2", t: at(14), k: "b", v: 4 },
-    ]), "stream");
+    await landStream(
+      pool,
+      p,
+      lines([
+        { id: "a1", t: at(1), k: "a", v: 1 },
+        { id: "b1", t: at(2), k: "b", v: 2 },
+        { id: "a2", t: at(12), k: "a", v: 3 },
+        { id: "b2", t: at(14), k: "b", v: 4 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, p, "once");
-    await landStream(pool, p, lines([{ id: "a3", t: at(5), k: "a", v: 5 }, { id: "c1", t: at(31), k: "c", v: 6 }]), "stream");
+    await landStream(
+      pool,
+      p,
+      lines([
+        { id: "a3", t: at(5), k: "a", v: 5 },
+        { id: "c1", t: at(31), k: "c", v: 6 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, p, "once"); // watermark 12:21 after it
 
     const stored = { lastId: 0, copy: new Map() as Copy };
@@ -126,12 +154,28 @@ describe("change feed", () => {
     expect(first.applied).toHaveLength(4);
 
     // More lands while it is stopped: a late event (dropped, then corrected), a hold with a batch underneath, the release.
-    await landStream(pool, p, lines([{ id: "a4", t: at(3), k: "a", v: 100 }, { id: "c2", t: at(33), k: "c", v: 7 }]), "stream");
+    await landStream(
+      pool,
+      p,
+      lines([
+        { id: "a4", t: at(3), k: "a", v: 100 },
+        { id: "c2", t: at(33), k: "c", v: 7 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, p, "once");
     const run = await runCorrection(pool, p, { trigger: "cli" });
     expect(run.windowsChanged).toBe(1);
     const { hold } = await holdPipeline(pool, p.name, "checking a feed");
-    await landStream(pool, p, lines([{ id: "c3", t: at(35), k: "c", v: 8 }, { id: "d1", t: at(52), k: "d", v: 9 }]), "stream");
+    await landStream(
+      pool,
+      p,
+      lines([
+        { id: "c3", t: at(35), k: "c", v: 8 },
+        { id: "d1", t: at(52), k: "d", v: 9 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, p, "once");
 
     // Restarted while held: the feed stops at the hold's marker, and the copy is what is published (the held copy).
@@ -146,39 +190,93 @@ describe("change feed", () => {
     const all = (await readChanges(pool, p.name, 0, 1000)).changes;
     // Every change once, in id order, across the restart.
     expect([...first.applied, ...second.applied]).toEqual(all.map((c) => c.id));
-    expect(all.map((c) => `${c.change} ${c.key ?? ""} ${c.windowStart?.slice(11, 16) ?? ""} ${c.before?.count ?? "-"}->${c.after?.count ?? "-"}`)).toEqual([
-      "new a 12:00 -->1", "new a 12:10 -->1", "new b 12:00 -->1", "new b 12:10 -->1",
-      "updated a 12:00 1->2", "new c 12:30 -->1",
-      "updated c 12:30 1->2", "corrected a 12:00 2->3",
-      "held   -->-", "updated c 12:30 2->3", "new d 12:50 -->1", "released   -->-",
+    expect(
+      all.map(
+        (c) =>
+          `${c.change} ${c.key ?? ""} ${c.windowStart?.slice(11, 16) ?? ""} ${c.before?.count ?? "-"}->${c.after?.count ?? "-"}`,
+      ),
+    ).toEqual([
+      "new a 12:00 -->1",
+      "new a 12:10 -->1",
+      "new b 12:00 -->1",
+      "new b 12:10 -->1",
+      "updated a 12:00 1->2",
+      "new c 12:30 -->1",
+      "updated c 12:30 1->2",
+      "corrected a 12:00 2->3",
+      "held   -->-",
+      "updated c 12:30 2->3",
+      "new d 12:50 -->1",
+      "released   -->-",
     ]);
     expect(sorted(stored.copy)).toEqual(sorted(await published(pool, p.name)));
-    expect(stored.copy.get(windowOf("a", at(0).replace(":00Z", ":00.000Z"), at(10).replace(":00Z", ":00.000Z")))).toBe("n=3 sum=106 min=1 max=100 rev=2");
+    expect(stored.copy.get(windowOf("a", at(0).replace(":00Z", ":00.000Z"), at(10).replace(":00Z", ":00.000Z")))).toBe(
+      "n=3 sum=106 min=1 max=100 rev=2",
+    );
   });
 
   it("session windows: the stream's merge retracts the sessions it joins, the correction's replacement the one it extends; the copy equals window_results", async () => {
     const { pool } = await getDb();
     const p = pipeline({
-      name: "feed-sessions", source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
-      timestamps: { format: "iso8601" }, window: { type: "session", gap: "5 minutes" }, watermark: { delay: "10 minutes" }, feed: { enabled: true },
+      name: "feed-sessions",
+      source: { format: "jsonl" },
+      fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
+      timestamps: { format: "iso8601" },
+      window: { type: "session", gap: "5 minutes" },
+      watermark: { delay: "10 minutes" },
+      feed: { enabled: true },
     });
-    await landStream(pool, p, lines([{ id: "1", t: "2026-10-01T12:00:00Z", k: "a", v: 1 }, { id: "2", t: "2026-10-01T12:08:00Z", k: "a", v: 2 }]), "stream");
+    await landStream(
+      pool,
+      p,
+      lines([
+        { id: "1", t: "2026-10-01T12:00:00Z", k: "a", v: 1 },
+        { id: "2", t: "2026-10-01T12:08:00Z", k: "a", v: 2 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, p, "once");
-    await landStream(pool, p, lines([{ id: "3", t: "2026-10-01T12:04:00Z", k: "a", v: 3 }, { id: "4", t: "2026-10-01T12:40:00Z", k: "a", v: 4 }]), "stream");
+    await landStream(
+      pool,
+      p,
+      lines([
+        { id: "3", t: "2026-10-01T12:04:00Z", k: "a", v: 3 },
+        { id: "4", t: "2026-10-01T12:40:00Z", k: "a", v: 4 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, p, "once");
-    await landStream(pool, p, lines([{ id: "5", t: "2026-10-01T12:12:00Z", k: "a", v: 5 }, { id: "6", t: "2026-10-01T13:30:00Z", k: "a", v: 6 }]), "stream");
+    await landStream(
+      pool,
+      p,
+      lines([
+        { id: "5", t: "2026-10-01T12:12:00Z", k: "a", v: 5 },
+        { id: "6", t: "2026-10-01T13:30:00Z", k: "a", v: 6 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, p, "once");
     await landStream(pool, p, lines([{ id: "7", t: "2026-10-01T12:16:00Z", k: "a", v: 7 }]), "stream");
     await runBatch(pool, p, "once");
     await runCorrection(pool, p, { trigger: "cli" });
     const { changes } = await readChanges(pool, p.name, 0, 100);
-    expect(changes.map((c) => `${c.change} ${c.windowStart!.slice(11, 16)}-${c.windowEnd!.slice(11, 16)} ${c.before?.count ?? "-"}->${c.after?.count ?? "-"}`)).toEqual([
-      "new 12:00-12:05 -->1", "new 12:08-12:13 -->1",
-      "retracted 12:00-12:05 1->-", "retracted 12:08-12:13 1->-", "new 12:00-12:13 -->3", "new 12:40-12:45 -->1",
+    expect(
+      changes.map(
+        (c) =>
+          `${c.change} ${c.windowStart!.slice(11, 16)}-${c.windowEnd!.slice(11, 16)} ${c.before?.count ?? "-"}->${c.after?.count ?? "-"}`,
+      ),
+    ).toEqual([
+      "new 12:00-12:05 -->1",
+      "new 12:08-12:13 -->1",
+      "retracted 12:00-12:05 1->-",
+      "retracted 12:08-12:13 1->-",
+      "new 12:00-12:13 -->3",
+      "new 12:40-12:45 -->1",
       "new 13:30-13:35 -->1",
       // 12:12 and 12:16 were late (their windows end before the watermark 12:30): the correction
       // merges them with the final session 12:00-12:13, which it retracts.
-      "retracted 12:00-12:13 3->-", "corrected 12:00-12:21 -->5",
+      "retracted 12:00-12:13 3->-",
+      "corrected 12:00-12:21 -->5",
     ]);
     const copy: Copy = new Map();
     for (const c of changes) apply(copy, c);
@@ -188,9 +286,14 @@ describe("change feed", () => {
   it("an amended event, a rebuild cut over and rolled back: each change once; the copy equals window_results after each", async () => {
     const { pool } = await getDb();
     const raw = {
-      name: "feed-versions", source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
-      timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" },
-      admission: { dedupe: "latest", maxFutureSkew: null }, feed: { enabled: true },
+      name: "feed-versions",
+      source: { format: "jsonl" },
+      fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
+      timestamps: { format: "iso8601" },
+      window: { type: "tumbling", size: "10 minutes" },
+      watermark: { delay: "10 minutes" },
+      admission: { dedupe: "latest", maxFutureSkew: null },
+      feed: { enabled: true },
     };
     const live = pipeline(raw);
     const copy: Copy = new Map();
@@ -199,16 +302,29 @@ describe("change feed", () => {
       const page = await readChanges(pool, live.name, lastId, 1000);
       for (const c of page.changes) apply(copy, c);
       lastId = page.next;
-      return page.changes.map((c) => `${c.change} ${c.key} ${c.windowStart!.slice(11, 16)} ${c.before?.sum ?? "-"}->${c.after?.sum ?? "-"} ${JSON.stringify(c.cause)}`);
+      return page.changes.map(
+        (c) =>
+          `${c.change} ${c.key} ${c.windowStart!.slice(11, 16)} ${c.before?.sum ?? "-"}->${c.after?.sum ?? "-"} ${JSON.stringify(c.cause)}`,
+      );
     };
-    await landStream(pool, live, lines([{ id: "1", t: "2026-10-01T12:01:00Z", k: "a", v: 10 }, { id: "2", t: "2026-10-01T12:11:00Z", k: "a", v: 20 }]), "stream");
+    await landStream(
+      pool,
+      live,
+      lines([
+        { id: "1", t: "2026-10-01T12:01:00Z", k: "a", v: 10 },
+        { id: "2", t: "2026-10-01T12:11:00Z", k: "a", v: 20 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, live, "once");
     // Event 1 amended (dedupe latest) while its window is open: the batch recomputes the window without the old version.
     await landStream(pool, live, lines([{ id: "1", t: "2026-10-01T12:02:00Z", k: "a", v: 15 }]), "stream");
     await runBatch(pool, live, "once");
     expect(await catchUp()).toEqual([
-      'new a 12:00 -->10 {"batchId":0}', 'new a 12:10 -->20 {"batchId":0}',
-      'updated a 12:00 10->25 {"batchId":1}', 'updated a 12:00 25->15 {"batchId":1}',
+      'new a 12:00 -->10 {"batchId":0}',
+      'new a 12:10 -->20 {"batchId":0}',
+      'updated a 12:00 10->25 {"batchId":1}',
+      'updated a 12:00 25->15 {"batchId":1}',
     ]);
     expect(sorted(copy)).toEqual(sorted(await published(pool, live.name)));
 
@@ -226,9 +342,17 @@ describe("change feed", () => {
 
   it("retention: the changes of windows past the correction horizon go as a prefix of the feed; a read after an id below it is refused", async () => {
     const { pool } = await getDb();
-    const p = pipeline({ ...keyedRaw("feed-retention"), retention: { correctionHorizon: "10 minutes", archive: "archive" } });
+    const p = pipeline({
+      ...keyedRaw("feed-retention"),
+      retention: { correctionHorizon: "10 minutes", archive: "archive" },
+    });
     const without = keyed("feed-no-retention");
-    const events = [1, 11, 21, 31, 51].map((m) => ({ id: String(m), t: `2026-10-01T12:${String(m).padStart(2, "0")}:00Z`, k: "a", v: m }));
+    const events = [1, 11, 21, 31, 51].map((m) => ({
+      id: String(m),
+      t: `2026-10-01T12:${String(m).padStart(2, "0")}:00Z`,
+      k: "a",
+      v: m,
+    }));
     for (const q of [p, without]) {
       await landStream(pool, q, lines(events), "stream");
       await runBatch(pool, q, "once");
@@ -236,8 +360,12 @@ describe("change feed", () => {
     const before = (await readChanges(pool, p.name, 0, 100)).changes;
     // Watermark 12:41, horizon 10 minutes: [12:00,12:10), [12:10,12:20), [12:20,12:30) end at or before 12:31.
     expect(await pruneFeeds(pool, [p, without])).toEqual({ [p.name]: 3 });
-    expect((await readChanges(pool, p.name, before[2]!.id, 100)).changes.map((c) => c.windowStart!.slice(11, 16))).toEqual(["12:30", "12:50"]);
-    await expect(readChanges(pool, p.name, before[1]!.id, 100)).rejects.toThrow(`the change feed of ${p.name} was pruned through id ${before[2]!.id}`);
+    expect(
+      (await readChanges(pool, p.name, before[2]!.id, 100)).changes.map((c) => c.windowStart!.slice(11, 16)),
+    ).toEqual(["12:30", "12:50"]);
+    await expect(readChanges(pool, p.name, before[1]!.id, 100)).rejects.toThrow(
+      `the change feed of ${p.name} was pruned through id ${before[2]!.id}`,
+    );
     expect((await readChanges(pool, without.name, 0, 100)).changes).toHaveLength(5);
   });
 
@@ -249,7 +377,15 @@ describe("change feed", () => {
     const heard: string[] = [];
     listener.on("notification", (n) => n.channel === CHANGES_CHANNEL && heard.push(n.payload ?? ""));
     await listenForChanges(listener);
-    await landStream(pool, p, lines([{ id: "1", t: "2026-10-01T12:01:00Z", k: "a", v: 1 }, { id: "2", t: "2026-10-01T12:11:00Z", k: "b", v: 2 }]), "stream");
+    await landStream(
+      pool,
+      p,
+      lines([
+        { id: "1", t: "2026-10-01T12:01:00Z", k: "a", v: 1 },
+        { id: "2", t: "2026-10-01T12:11:00Z", k: "b", v: 2 },
+      ]),
+      "stream",
+    );
     await runBatch(pool, p, "once");
     const api = await startApi({ pool, pipelines: [p, off], log: createLogger("silent"), token: undefined });
     try {
@@ -257,10 +393,19 @@ describe("change feed", () => {
       expect(all).toHaveLength(2);
       const page = await fetch(`${api.base}/pipelines/${p.name}/changes?after=${all[0]!.id}&limit=5`);
       expect(page.status).toBe(200);
-      expect(await page.json()).toEqual({ pipeline: p.name, after: all[0]!.id, next: all[1]!.id, heldBy: null, changes: [all[1]] });
+      expect(await page.json()).toEqual({
+        pipeline: p.name,
+        after: all[0]!.id,
+        next: all[1]!.id,
+        heldBy: null,
+        changes: [all[1]],
+      });
 
       const ctl = new AbortController();
-      const sse = await fetch(`${api.base}/pipelines/${p.name}/changes/stream`, { headers: { "Last-Event-ID": String(all[0]!.id) }, signal: ctl.signal });
+      const sse = await fetch(`${api.base}/pipelines/${p.name}/changes/stream`, {
+        headers: { "Last-Event-ID": String(all[0]!.id) },
+        signal: ctl.signal,
+      });
       expect([sse.status, sse.headers.get("content-type")]).toEqual([200, "text/event-stream; charset=utf-8"]);
       const reader = sse.body!.getReader();
       let text = "";
@@ -275,7 +420,10 @@ describe("change feed", () => {
         return { id: Number(id!.slice(4)), kind, change: JSON.parse(data!.slice(6)) as FeedChange };
       });
       const now = (await readChanges(pool, p.name, 0, 10)).changes;
-      expect(got).toEqual([{ id: now[1]!.id, kind: "event: change", change: now[1] }, { id: now[2]!.id, kind: "event: change", change: now[2] }]);
+      expect(got).toEqual([
+        { id: now[1]!.id, kind: "event: change", change: now[1] },
+        { id: now[2]!.id, kind: "event: change", change: now[2] },
+      ]);
       expect(heard).toEqual([p.name, p.name]);
 
       // The service's stop ends open streams (its server would otherwise wait for them).

@@ -31,7 +31,11 @@ describe("straggler db url", () => {
   it("prints the embedded server's URL, and says on stderr that it is not running", async () => {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(tmpdir(), "straggler-db-url-"));
-    const r = await startCli(["db", "url"], { DATABASE_URL: "", STRAGGLER_EMBEDDED_PORT: String(port), STRAGGLER_DATA_DIR: dataDir }).done;
+    const r = await startCli(["db", "url"], {
+      DATABASE_URL: "",
+      STRAGGLER_EMBEDDED_PORT: String(port),
+      STRAGGLER_DATA_DIR: dataDir,
+    }).done;
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`postgres://straggler:straggler@127.0.0.1:${port}/straggler\n`);
     expect(r.stderr).toBe(
@@ -44,9 +48,13 @@ describe("straggler db url", () => {
 describe("straggler db psql", () => {
   it("runs psql on the database with the arguments after --, and exits with psql's code", async () => {
     const { url } = await getDb();
-    const ok = await startCli(["db", "psql", "--", "-AtX", "-c", "SELECT count(*) FROM straggler.checkpoints"], { DATABASE_URL: url }).done;
+    const ok = await startCli(["db", "psql", "--", "-AtX", "-c", "SELECT count(*) FROM straggler.checkpoints"], {
+      DATABASE_URL: url,
+    }).done;
     expect(ok).toMatchObject({ code: 0, stdout: "0\n", stderr: "" });
-    const bad = await startCli(["db", "psql", "--", "-AtX", "-v", "ON_ERROR_STOP=1", "-c", "SELECT nope"], { DATABASE_URL: url }).done;
+    const bad = await startCli(["db", "psql", "--", "-AtX", "-v", "ON_ERROR_STOP=1", "-c", "SELECT nope"], {
+      DATABASE_URL: url,
+    }).done;
     expect(bad.code).toBe(1);
     expect(bad.stdout).toBe("");
     expect(bad.stderr).toMatch(/^ERROR: {2}column "nope" does not exist\n/);
@@ -54,7 +62,10 @@ describe("straggler db psql", () => {
 
   it("says plainly that psql is missing instead of a raw ENOENT", async () => {
     const { url } = await getDb();
-    const r = await startCli(["db", "psql"], { DATABASE_URL: url, PATH: mkdtempSync(path.join(tmpdir(), "straggler-no-psql-")) }).done;
+    const r = await startCli(["db", "psql"], {
+      DATABASE_URL: url,
+      PATH: mkdtempSync(path.join(tmpdir(), "straggler-no-psql-")),
+    }).done;
     expect(r).toMatchObject({
       code: 1,
       stdout: "",

@@ -28,9 +28,15 @@ async function setup() {
   const dir = mkdtempSync(path.join(tmpdir(), "straggler-cli-limits-"));
   const landing = path.join(dir, "landing");
   mkdirSync(landing);
-  const events = Array.from({ length: WINDOWS }, (_, i) => JSON.stringify({ id: `e${i}`, t: at(10 * i + 1), k: "a", v: 10 + i }));
+  const events = Array.from({ length: WINDOWS }, (_, i) =>
+    JSON.stringify({ id: `e${i}`, t: at(10 * i + 1), k: "a", v: 10 + i }),
+  );
   events.push(JSON.stringify({ id: "later", t: at(10 * WINDOWS + 100), k: "a", v: 1 }));
-  for (let f = 0; f * 10 < events.length; f++) writeFileSync(path.join(landing, `part-${String(f).padStart(2, "0")}.jsonl`), events.slice(f * 10, f * 10 + 10).join("\n") + "\n");
+  for (let f = 0; f * 10 < events.length; f++)
+    writeFileSync(
+      path.join(landing, `part-${String(f).padStart(2, "0")}.jsonl`),
+      events.slice(f * 10, f * 10 + 10).join("\n") + "\n",
+    );
   const config = path.join(dir, "pipelines.yaml");
   writeFileSync(
     config,
@@ -70,14 +76,21 @@ describe("the CLI's long lists", () => {
       "",
     ]);
     const clean = await cli(env, ["reconcile", "-p", "shop"]);
-    expect([clean.code, clean.stdout]).toEqual([0, "shop: 30 final windows checked, 0 mismatches; ledger landed 31 = accepted 31 + quarantined 0 (balanced); backlog 0 rows\n"]);
+    expect([clean.code, clean.stdout]).toEqual([
+      0,
+      "shop: 30 final windows checked, 0 mismatches; ledger landed 31 = accepted 31 + quarantined 0 (balanced); backlog 0 rows\n",
+    ]);
 
     // The stored count of the first 25 windows made one too many: 25 mismatches.
-    const tampered = await pool.query("UPDATE straggler.window_results_table SET event_count = event_count + 1 WHERE pipeline = 'shop' AND window_start < $1", [at(10 * TAMPERED)]);
+    const tampered = await pool.query(
+      "UPDATE straggler.window_results_table SET event_count = event_count + 1 WHERE pipeline = 'shop' AND window_start < $1",
+      [at(10 * TAMPERED)],
+    );
     expect(tampered.rowCount).toBe(TAMPERED);
     const mismatch = (i: number) =>
       `  a [${at(10 * i)}, ${at(10 * i + 10)}) stored count 2 sum ${10 + i} min ${10 + i} max ${10 + i}, expected count 1 sum ${10 + i} min ${10 + i} max ${10 + i}`;
-    const summary = "shop: 30 final windows checked, 25 mismatches; ledger landed 31 = accepted 31 + quarantined 0 (balanced); backlog 0 rows";
+    const summary =
+      "shop: 30 final windows checked, 25 mismatches; ledger landed 31 = accepted 31 + quarantined 0 (balanced); backlog 0 rows";
 
     const byDefault = await cli(env, ["reconcile", "-p", "shop"]);
     expect([byDefault.code, byDefault.stderr]).toEqual([1, ""]);
@@ -89,44 +102,84 @@ describe("the CLI's long lists", () => {
     ]);
 
     const three = await cli(env, ["reconcile", "-p", "shop", "--limit", "3"]);
-    expect([three.code, three.stdout.split("\n")]).toEqual([1, [summary, mismatch(0), mismatch(1), mismatch(2), "  … and 22 more mismatches (--limit N shows more, --json all)", ""]]);
-    const none = await cli(env, ["reconcile", "-p", "shop", "--limit", "0"]);
-    expect([none.code, none.stdout]).toEqual([1, `${summary}\n  … and 25 more mismatches (--limit N shows more, --json all)\n`]);
-    const all = await cli(env, ["reconcile", "-p", "shop", "--limit", "25"]);
-    expect([all.code, all.stdout]).toEqual([1, [summary, ...Array.from({ length: 25 }, (_, i) => mismatch(i))].join("\n") + "\n"]);
-
-    const asJson = await cli(env, ["reconcile", "-p", "shop", "--json"]);
-    const [report] = JSON.parse(asJson.stdout) as { mismatches: { windowStart: string; stored: { count: number }; expected: { count: number } }[] }[];
-    expect([asJson.code, report!.mismatches.length, report!.mismatches.map((m) => [m.windowStart, m.stored.count, m.expected.count])]).toEqual([
+    expect([three.code, three.stdout.split("\n")]).toEqual([
       1,
-      TAMPERED,
-      Array.from({ length: TAMPERED }, (_, i) => [at(10 * i), 2, 1]),
+      [
+        summary,
+        mismatch(0),
+        mismatch(1),
+        mismatch(2),
+        "  … and 22 more mismatches (--limit N shows more, --json all)",
+        "",
+      ],
+    ]);
+    const none = await cli(env, ["reconcile", "-p", "shop", "--limit", "0"]);
+    expect([none.code, none.stdout]).toEqual([
+      1,
+      `${summary}\n  … and 25 more mismatches (--limit N shows more, --json all)\n`,
+    ]);
+    const all = await cli(env, ["reconcile", "-p", "shop", "--limit", "25"]);
+    expect([all.code, all.stdout]).toEqual([
+      1,
+      [summary, ...Array.from({ length: 25 }, (_, i) => mismatch(i))].join("\n") + "\n",
     ]);
 
+    const asJson = await cli(env, ["reconcile", "-p", "shop", "--json"]);
+    const [report] = JSON.parse(asJson.stdout) as {
+      mismatches: { windowStart: string; stored: { count: number }; expected: { count: number } }[];
+    }[];
+    expect([
+      asJson.code,
+      report!.mismatches.length,
+      report!.mismatches.map((m) => [m.windowStart, m.stored.count, m.expected.count]),
+    ]).toEqual([1, TAMPERED, Array.from({ length: TAMPERED }, (_, i) => [at(10 * i), 2, 1])]);
+
     const bad = await cli(env, ["reconcile", "-p", "shop", "--limit", "many"]);
-    expect([bad.code, bad.stdout, bad.stderr]).toEqual([2, "", 'straggler: --limit: expected a whole number from 0 to 1000000, got "many"\n']);
+    expect([bad.code, bad.stdout, bad.stderr]).toEqual([
+      2,
+      "",
+      'straggler: --limit: expected a whole number from 0 to 1000000, got "many"\n',
+    ]);
 
     // correct over the tampered range: the run's summary line, the first --limit windows it changed, how many more, where to read them.
     const range = ["--from", at(0), "--to", at(10 * TAMPERED)];
     const corrected = await cli(env, ["correct", "-p", "shop", ...range, "--limit", "2"]);
-    const change = (i: number) => `  a [${at(10 * i)}, ${at(10 * i + 10)}) count 2 -> 1, sum ${10 + i} -> ${10 + i} (revision 2, 0 late events)`;
+    const change = (i: number) =>
+      `  a [${at(10 * i)}, ${at(10 * i + 10)}) count 2 -> 1, sum ${10 + i} -> ${10 + i} (revision 2, 0 late events)`;
     const runId = /^shop: correction run (\d+) /.exec(corrected.stdout)?.[1];
-    expect([corrected.code, corrected.stderr, corrected.stdout.replace(/, \d+ ms\n/, ", T ms\n").split("\n")]).toEqual([0, "", [
-      `shop: correction run ${runId} succeeded: ${TAMPERED} windows examined, ${TAMPERED} changed, 0 late events recovered, T ms`,
-      change(0),
-      change(1),
-      `  … and ${TAMPERED - 2} more windows changed (--limit N shows more, --json all)`,
-      `  read: straggler.window_results (the windows now), straggler.correction_audit WHERE run_id = ${runId} (each window before and after), straggler.correction_history (the runs)`,
+    expect([corrected.code, corrected.stderr, corrected.stdout.replace(/, \d+ ms\n/, ", T ms\n").split("\n")]).toEqual([
+      0,
       "",
-    ]]);
+      [
+        `shop: correction run ${runId} succeeded: ${TAMPERED} windows examined, ${TAMPERED} changed, 0 late events recovered, T ms`,
+        change(0),
+        change(1),
+        `  … and ${TAMPERED - 2} more windows changed (--limit N shows more, --json all)`,
+        `  read: straggler.window_results (the windows now), straggler.correction_audit WHERE run_id = ${runId} (each window before and after), straggler.correction_history (the runs)`,
+        "",
+      ],
+    ]);
     // The same range again changes nothing (--limit 0: the summary line alone); --json would have every change.
     const again = await cli(env, ["correct", "-p", "shop", ...range, "--limit", "0"]);
-    expect([again.code, again.stdout.replace(/, \d+ ms\n/, ", T ms\n")]).toEqual([0, `shop: correction run ${Number(runId) + 1} succeeded: ${TAMPERED} windows examined, 0 changed, 0 late events recovered, T ms\n`]);
+    expect([again.code, again.stdout.replace(/, \d+ ms\n/, ", T ms\n")]).toEqual([
+      0,
+      `shop: correction run ${Number(runId) + 1} succeeded: ${TAMPERED} windows examined, 0 changed, 0 late events recovered, T ms\n`,
+    ]);
     // Tampered again: --json has every window changed, whatever --limit says.
-    await pool.query("UPDATE straggler.window_results_table SET event_count = event_count + 1 WHERE pipeline = 'shop' AND window_start < $1", [at(10 * TAMPERED)]);
+    await pool.query(
+      "UPDATE straggler.window_results_table SET event_count = event_count + 1 WHERE pipeline = 'shop' AND window_start < $1",
+      [at(10 * TAMPERED)],
+    );
     const asJsonRun = await cli(env, ["correct", "-p", "shop", ...range, "--limit", "1", "--json"]);
-    const [run] = JSON.parse(asJsonRun.stdout) as { windowsChanged: number; changes: { windowStart: string; after: { count: number } }[] }[];
-    expect([asJsonRun.code, run!.windowsChanged, run!.changes.map((c) => [c.windowStart, c.after.count])]).toEqual([0, TAMPERED, Array.from({ length: TAMPERED }, (_, i) => [at(10 * i), 1])]);
+    const [run] = JSON.parse(asJsonRun.stdout) as {
+      windowsChanged: number;
+      changes: { windowStart: string; after: { count: number } }[];
+    }[];
+    expect([asJsonRun.code, run!.windowsChanged, run!.changes.map((c) => [c.windowStart, c.after.count])]).toEqual([
+      0,
+      TAMPERED,
+      Array.from({ length: TAMPERED }, (_, i) => [at(10 * i), 1]),
+    ]);
   });
 
   it("sources: the counts first, the most recently seen up to --limit, then how many more", async () => {
@@ -162,11 +215,24 @@ describe("the CLI's long lists", () => {
       "",
     ]);
     const summaryOnly = await cli(env, ["ingest", "-p", "shop", "--limit", "0"]);
-    expect([summaryOnly.code, summaryOnly.stdout]).toEqual([0, "shop: 0 sources landed, 4 already landed\nshop: … and 4 more files already landed; skipped (--limit N shows more, --json all)\n"]);
+    expect([summaryOnly.code, summaryOnly.stdout]).toEqual([
+      0,
+      "shop: 0 sources landed, 4 already landed\nshop: … and 4 more files already landed; skipped (--limit N shows more, --json all)\n",
+    ]);
     // --json: the whole report, every file, whatever --limit says.
     const asJson = await cli(env, ["ingest", "-p", "shop", "--limit", "1", "--json"]);
     expect([asJson.code, asJson.stderr, JSON.parse(asJson.stdout)]).toEqual([
-      0, "", { pipeline: "shop", landed: [], skipped: ["part-00.jsonl", "part-01.jsonl", "part-02.jsonl", "part-03.jsonl"], refused: [], changed: [], waiting: [], batches: [] },
+      0,
+      "",
+      {
+        pipeline: "shop",
+        landed: [],
+        skipped: ["part-00.jsonl", "part-01.jsonl", "part-02.jsonl", "part-03.jsonl"],
+        refused: [],
+        changed: [],
+        waiting: [],
+        batches: [],
+      },
     ]);
   });
 
@@ -175,16 +241,32 @@ describe("the CLI's long lists", () => {
     expect((await cli(env, ["ingest", "-p", "paged"])).code).toBe(0);
     // 31 rows, 5 per micro-batch: one with --once (as JSON), then the other six.
     const once = await cli(env, ["stream", "-p", "paged", "--once", "--json"]);
-    const [first] = JSON.parse(once.stdout) as { pipeline: string; batches: { batchId: number; numInputRows: number }[] }[];
-    expect([once.code, first!.pipeline, first!.batches.map((b) => [b.batchId, b.numInputRows])]).toEqual([0, "paged", [[0, 5]]]);
+    const [first] = JSON.parse(once.stdout) as {
+      pipeline: string;
+      batches: { batchId: number; numInputRows: number }[];
+    }[];
+    expect([once.code, first!.pipeline, first!.batches.map((b) => [b.batchId, b.numInputRows])]).toEqual([
+      0,
+      "paged",
+      [[0, 5]],
+    ]);
     const rest = await cli(env, ["stream", "-p", "paged", "--limit", "2"]);
     const lines = rest.stdout.split("\n");
-    expect([rest.code, rest.stderr, lines.length, lines[0], lines[3], lines[5]]).toEqual([0, "", 6,
+    expect([rest.code, rest.stderr, lines.length, lines[0], lines[3], lines[5]]).toEqual([
+      0,
+      "",
+      6,
       "paged: 6 micro-batches, 26 rows, watermark 2026-10-01T06:30:00.000Z, 0 (event, window) pairs dropped by watermark",
       "… and 3 more micro-batches (--limit N shows more, --json all), then the last:",
       "",
     ]);
-    expect([lines[1], lines[2], lines[4]].map((l) => /^paged batch (\d): (\d) rows in \d+ ms/.exec(l!)?.slice(1))).toEqual([["1", "5"], ["2", "5"], ["6", "1"]]);
+    expect(
+      [lines[1], lines[2], lines[4]].map((l) => /^paged batch (\d): (\d) rows in \d+ ms/.exec(l!)?.slice(1)),
+    ).toEqual([
+      ["1", "5"],
+      ["2", "5"],
+      ["6", "1"],
+    ]);
     const none = await cli(env, ["stream", "-p", "paged"]);
     expect([none.code, none.stdout]).toEqual([0, "paged: nothing new in bronze\n"]);
   });

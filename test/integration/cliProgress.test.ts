@@ -18,20 +18,24 @@ import { useTestDatabase } from "../helpers/db.js";
 const getDb = useTestDatabase();
 const ROWS = 25_000;
 /** Every line the same length: record i ends at byte i × LINE. */
-const line = (i: number) => `${JSON.stringify({ id: `e${String(i).padStart(6, "0")}`, t: "2026-10-01T00:00:00.000Z", k: "a", v: 1 })}\n`;
+const line = (i: number) =>
+  `${JSON.stringify({ id: `e${String(i).padStart(6, "0")}`, t: "2026-10-01T00:00:00.000Z", k: "a", v: 1 })}\n`;
 const LINE = line(0).length;
 
 function setup(url: string) {
   const dir = mkdtempSync(path.join(tmpdir(), "straggler-cli-progress-"));
   const config = path.join(dir, "pipelines.yaml");
-  writeFileSync(config, `pipelines:
+  writeFileSync(
+    config,
+    `pipelines:
   - name: prog
     source: { format: jsonl }
     fields: { eventId: id, eventTime: t, groupKey: [k], value: v }
     timestamps: { format: iso8601 }
     window: { type: tumbling, size: 10 minutes }
     watermark: { delay: 10 minutes }
-`);
+`,
+  );
   const file = path.join(dir, "big.jsonl");
   writeFileSync(file, Array.from({ length: ROWS }, (_, i) => line(i)).join(""));
   return { dir, file, env: { DATABASE_URL: url, STRAGGLER_PIPELINES: config } };
@@ -43,14 +47,20 @@ describe("ingest's progress through a pipe", () => {
     const { file, env } = setup(url);
     const size = statSync(file).size;
     expect([LINE, size]).toEqual([62, ROWS * 62]);
-    const r = await startCli(["ingest", "-p", "prog", file, "--json"], { ...env, STRAGGLER_PROGRESS_EVERY: "0 seconds" }).done;
+    const r = await startCli(["ingest", "-p", "prog", file, "--json"], {
+      ...env,
+      STRAGGLER_PROGRESS_EVERY: "0 seconds",
+    }).done;
     // 62-byte lines: 10,000 rows are 620,000 bytes of 1,550,000.
-    expect([r.code, r.stderr]).toEqual([0, [
-      "big.jsonl: 40% (620.0 kB of 1.6 MB) 10,000 rows",
-      "big.jsonl: 80% (1.2 MB of 1.6 MB) 20,000 rows",
-      "big.jsonl: 100% (1.6 MB of 1.6 MB) 25,000 rows",
-      "",
-    ].join("\n")]);
+    expect([r.code, r.stderr]).toEqual([
+      0,
+      [
+        "big.jsonl: 40% (620.0 kB of 1.6 MB) 10,000 rows",
+        "big.jsonl: 80% (1.2 MB of 1.6 MB) 20,000 rows",
+        "big.jsonl: 100% (1.6 MB of 1.6 MB) 25,000 rows",
+        "",
+      ].join("\n"),
+    ]);
     const report = JSON.parse(r.stdout) as { landed: { source: string; landed: number }[] };
     expect(report.landed.map((l) => [l.source, l.landed])).toEqual([["big.jsonl", ROWS]]);
   });
@@ -59,15 +69,28 @@ describe("ingest's progress through a pipe", () => {
     const { url } = await getDb();
     const { file, env } = setup(url);
     const quick = await startCli(["ingest", "-p", "prog", file], env).done;
-    expect([quick.code, quick.stderr, quick.stdout.split("\n")[0]]).toEqual([0, "", "prog: 0 sources landed, 1 already landed"]);
+    expect([quick.code, quick.stderr, quick.stdout.split("\n")[0]]).toEqual([
+      0,
+      "",
+      "prog: 0 sources landed, 1 already landed",
+    ]);
 
-    const child = spawn(CLI[0], [CLI[1], "ingest", "-p", "prog", "-"], { cwd: REPO_ROOT, env: { ...process.env, ...env, STRAGGLER_PROGRESS_EVERY: "0 seconds" }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "", stderr = "";
+    const child = spawn(CLI[0], [CLI[1], "ingest", "-p", "prog", "-"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env, STRAGGLER_PROGRESS_EVERY: "0 seconds" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "",
+      stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     child.stdin.end(Array.from({ length: 12_000 }, (_, i) => line(100_000 + i)).join(""));
     const code = await new Promise((resolve) => child.on("exit", resolve));
-    expect([code, stderr, stdout.split("\n")[0]]).toEqual([0, "stdin: 10,000 rows\nstdin: 12,000 rows\n", "prog: 1 source landed (12000 rows: 12000 accepted, 0 quarantined)"]);
+    expect([code, stderr, stdout.split("\n")[0]]).toEqual([
+      0,
+      "stdin: 10,000 rows\nstdin: 12,000 rows\n",
+      "prog: 1 source landed (12000 rows: 12000 accepted, 0 quarantined)",
+    ]);
   });
 
   it("on a terminal (a pseudo-terminal from util-linux `script`): a cli-progress bar in bytes of the file's size, ending at 100%", async () => {
@@ -75,17 +98,32 @@ describe("ingest's progress through a pipe", () => {
     const { dir, env } = setup(url);
     const file = path.join(dir, "tty.jsonl"); // a file of its own: the first test landed big.jsonl
     writeFileSync(file, Array.from({ length: ROWS }, (_, i) => line(200_000 + i)).join(""));
-    const child = spawn("script", ["-qec", `${CLI[0]} ${CLI[1]} ingest -p prog ${file}`, "/dev/null"], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("script", ["-qec", `${CLI[0]} ${CLI[1]} ingest -p prog ${file}`, "/dev/null"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     // stdin stays open while it runs (script forwards it to the terminal; its end could close the pseudo-terminal).
     const code = await new Promise((resolve) => child.on("exit", resolve));
     child.stdin.end();
     // Each redraw starts at column 1 (ESC [1G); the terminal's own line ends are \r\n.
-    const drawn = out.split(new RegExp(`${String.fromCharCode(27)}\\[1G|\\r?\\n`)).map((t) => stripVTControlCharacters(t).trimEnd()).filter((t) => t !== "");
-    expect([code, drawn.filter((t) => t.startsWith("tty.jsonl [")).at(-1), drawn.filter((t) => t.startsWith("prog:"))]).toEqual([0,
+    const drawn = out
+      .split(new RegExp(`${String.fromCharCode(27)}\\[1G|\\r?\\n`))
+      .map((t) => stripVTControlCharacters(t).trimEnd())
+      .filter((t) => t !== "");
+    expect([
+      code,
+      drawn.filter((t) => t.startsWith("tty.jsonl [")).at(-1),
+      drawn.filter((t) => t.startsWith("prog:")),
+    ]).toEqual([
+      0,
       `tty.jsonl [${"█".repeat(40)}] 100% | 1.6 MB of 1.6 MB | ETA 0s | 25,000 rows`,
-      ["prog: 1 source landed (25000 rows: 25000 accepted, 0 quarantined)", "prog: tty.jsonl: landed 25000, accepted 25000, quarantined 0"],
+      [
+        "prog: 1 source landed (25000 rows: 25000 accepted, 0 quarantined)",
+        "prog: tty.jsonl: landed 25000, accepted 25000, quarantined 0",
+      ],
     ]);
   });
 });

@@ -43,10 +43,16 @@ async function setup() {
 }
 
 const post = (base: string, headers: Record<string, string> = {}) =>
-  fetch(`${base}/pipelines/orders/events`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers }, body: BODY });
+  fetch(`${base}/pipelines/orders/events`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers },
+    body: BODY,
+  });
 
 async function bronzeBySource(pool: Pool): Promise<Record<string, number>> {
-  const { rows } = await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'orders' GROUP BY source_id");
+  const { rows } = await pool.query(
+    "SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'orders' GROUP BY source_id",
+  );
   return Object.fromEntries(rows.map((r) => [r.source, r.n]));
 }
 
@@ -57,10 +63,19 @@ describe("outcome unknown after COMMIT", () => {
     const r = await post(base);
     const body = await r.json();
     expect(proxy.cuts()).toBe(1);
-    expect([r.status, body.alreadyLanded, body.landed, body.accepted, body.lastSeq - body.firstSeq]).toEqual([201, false, 2, 2, 1]);
+    expect([r.status, body.alreadyLanded, body.landed, body.accepted, body.lastSeq - body.firstSeq]).toEqual([
+      201,
+      false,
+      2,
+      2,
+      1,
+    ]);
     expect(body.source).toMatch(/^http:[0-9a-f-]{36}$/);
     expect(await bronzeBySource(pool)).toEqual({ [body.source]: 2 });
-    const recorded = await pool.query("SELECT rows, first_seq, last_seq FROM straggler.landed_sources WHERE pipeline = 'orders' AND source = $1", [body.source]);
+    const recorded = await pool.query(
+      "SELECT rows, first_seq, last_seq FROM straggler.landed_sources WHERE pipeline = 'orders' AND source = $1",
+      [body.source],
+    );
     expect(recorded.rows).toEqual([{ rows: 2, first_seq: body.firstSeq, last_seq: body.lastSeq }]);
 
     // A retry without a key is another landing: the events are in bronze twice.
@@ -97,12 +112,21 @@ describe("outcome unknown after COMMIT", () => {
   it("the CLI's landing path (landStream) reports the committed landing, once", async () => {
     const { pool, proxy, proxied } = await setup();
     proxy.arm("after");
-    const r = await landStream(proxied, p, Readable.from(['{"event_time":"2024-01-15T12:03:00Z","amount":30}\n']), "stdin");
+    const r = await landStream(
+      proxied,
+      p,
+      Readable.from(['{"event_time":"2024-01-15T12:03:00Z","amount":30}\n']),
+      "stdin",
+    );
     expect([r.alreadyLanded, r.landed, r.accepted, r.firstSeq === r.lastSeq]).toEqual([false, 1, 1, true]);
     expect((await bronzeBySource(pool))[r.source]).toBe(1);
     proxy.arm("before");
-    await expect(landStream(proxied, p, Readable.from(['{"event_time":"2024-01-15T12:04:00Z","amount":40}\n']), "stdin")).rejects.toThrow(/Connection terminated/);
-    const { rows } = await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'orders' AND value = 40");
+    await expect(
+      landStream(proxied, p, Readable.from(['{"event_time":"2024-01-15T12:04:00Z","amount":40}\n']), "stdin"),
+    ).rejects.toThrow(/Connection terminated/);
+    const { rows } = await pool.query(
+      "SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'orders' AND value = 40",
+    );
     expect(rows[0].n).toBe(0);
   });
 });

@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { runCorrection, type CorrectionRequest, type CorrectionSummary } from "../../src/correction/correct.js";
 import { reconcile } from "../../src/correction/reconcile.js";
 import { landStream } from "../../src/ingest/landFile.js";
-import type { LandResult } from "../../src/ingest/copyToBronze.js";
+import type { LandResult } from "../../src/ingest/landAnswer.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
@@ -33,7 +33,6 @@ const WINDOW_MS = 60_000;
 const LATE_SHARE = 0.15;
 /** Share of the late events that are resends of an earlier round's event id. */
 const DUPLICATE_SHARE_OF_LATE = 0.3;
-
 
 /** Integer cents as a 2-decimal literal: -5 → "-0.05". */
 function decimalOf(cents: number): string {
@@ -81,7 +80,13 @@ function generate(seed: number): GenEvent[][] {
         // Half exact resends, half resends whose payload changed: either way the id was seen.
         const changed = rnd() < 0.5;
         const cents = changed ? o.cents + 1 + Math.floor(rnd() * 1000) : o.cents;
-        round.push({ ...o, cents, line: changed ? lineOf(o.id, o.t, o.k, cents) : o.line, duplicate: true, amended: changed });
+        round.push({
+          ...o,
+          cents,
+          line: changed ? lineOf(o.id, o.t, o.k, cents) : o.line,
+          duplicate: true,
+          amended: changed,
+        });
         continue;
       }
       let t = late
@@ -117,172 +122,198 @@ function expectedWindows(accepted: GenEvent[]): Map<string, Expected> {
 }
 
 describe("concurrency", () => {
-  it(
-    "stream and correction running concurrently over many rounds with late events: no lost or doubled event, no error escapes, and reconcile finds no mismatch at the end",
-    async () => {
-      const { pool } = await getDb();
-      const p = pipeline({
-        name: "concurrent",
-        source: { landingDir: "unused", format: "jsonl" },
-        fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
-        window: { type: "tumbling", size: "1 minute" },
-        watermark: { delay: "30 seconds" },
-        trigger: { maxRowsPerBatch: 200 },
-      });
+  it("stream and correction running concurrently over many rounds with late events: no lost or doubled event, no error escapes, and reconcile finds no mismatch at the end", async () => {
+    const { pool } = await getDb();
+    const p = pipeline({
+      name: "concurrent",
+      source: { landingDir: "unused", format: "jsonl" },
+      fields: { eventId: "id", eventTime: "t", groupKey: ["k"], value: "v" },
+      window: { type: "tumbling", size: "1 minute" },
+      watermark: { delay: "30 seconds" },
+      trigger: { maxRowsPerBatch: 200 },
+    });
 
-      const rounds = generate(20261001);
-      const all = rounds.flat();
-      const accepted = all.filter((e) => !e.duplicate);
-      const duplicates = all.length - accepted.length;
-      expect(new Set(accepted.map((e) => e.id)).size).toBe(accepted.length); // the generator's own invariant
-      expect(duplicates).toBeGreaterThan(0);
+    const rounds = generate(20261001);
+    const all = rounds.flat();
+    const accepted = all.filter((e) => !e.duplicate);
+    const duplicates = all.length - accepted.length;
+    expect(new Set(accepted.map((e) => e.id)).size).toBe(accepted.length); // the generator's own invariant
+    expect(duplicates).toBeGreaterThan(0);
 
-      // Interleaving only: a pause of 0–3 ms between iterations, never used to wait for a state.
-      const jitter = prng(7);
-      const pause = () => new Promise<void>((r) => setTimeout(r, Math.floor(jitter() * 4)));
-      const MAX_ERRORS_PER_LOOP = 20;
+    // Interleaving only: a pause of 0–3 ms between iterations, never used to wait for a state.
+    const jitter = prng(7);
+    const pause = () => new Promise<void>((r) => setTimeout(r, Math.floor(jitter() * 4)));
+    const MAX_ERRORS_PER_LOOP = 20;
 
-      const errors: { who: string; error: unknown }[] = [];
-      const failedRuns: CorrectionSummary[] = [];
-      const landResults: LandResult[] = [];
-      let landerDone = false, streamerDone = false;
-      let batches = 0, concurrentRuns = 0;
+    const errors: { who: string; error: unknown }[] = [];
+    const failedRuns: CorrectionSummary[] = [];
+    const landResults: LandResult[] = [];
+    let landerDone = false,
+      streamerDone = false;
+    let batches = 0,
+      concurrentRuns = 0;
 
-      const lander = async () => {
-        try {
-          for (const round of rounds) {
-            try {
-              landResults.push(await landStream(pool, p, Readable.from([round.map((e) => e.line).join("\n") + "\n"]), "test"));
-            } catch (error) {
-              errors.push({ who: "lander", error });
-            }
-            await pause();
-          }
-        } finally {
-          landerDone = true;
-        }
-      };
-
-      const streamer = async () => {
-        let failures = 0;
-        try {
-          for (;;) {
-            // Read before the batch: a null batch ends the loop only if nothing could land after it looked.
-            const allLanded = landerDone;
-            try {
-              const progress = await runBatch(pool, p, "interval");
-              if (progress !== null) batches++;
-              else if (allLanded) break;
-            } catch (error) {
-              errors.push({ who: "streamer", error });
-              if (++failures >= MAX_ERRORS_PER_LOOP) break;
-            }
-            await pause();
-          }
-        } finally {
-          streamerDone = true;
-        }
-      };
-
-      const everything = { from: new Date(T0 - 86_400_000).toISOString(), to: new Date(T0 + 86_400_000).toISOString() };
-      const corrector = async () => {
-        let failures = 0;
-        for (let i = 0; !(landerDone && streamerDone); i++) {
-          const req: CorrectionRequest = { trigger: "api" };
-          if (i % 3 === 1) req.range = everything;
-          if (i % 4 === 2) {
-            const some = KEYS.filter(() => jitter() < 0.5);
-            req.keys = some.length > 0 ? some : [KEYS[i % KEYS.length]!];
-          }
+    const lander = async () => {
+      try {
+        for (const round of rounds) {
           try {
-            const summary = await runCorrection(pool, p, req);
-            concurrentRuns++;
-            if (summary.status === "failed") failedRuns.push(summary);
+            landResults.push(
+              await landStream(pool, p, Readable.from([round.map((e) => e.line).join("\n") + "\n"]), "test"),
+            );
           } catch (error) {
-            errors.push({ who: "corrector", error });
+            errors.push({ who: "lander", error });
+          }
+          await pause();
+        }
+      } finally {
+        landerDone = true;
+      }
+    };
+
+    const streamer = async () => {
+      let failures = 0;
+      try {
+        for (;;) {
+          // Read before the batch: a null batch ends the loop only if nothing could land after it looked.
+          const allLanded = landerDone;
+          try {
+            const progress = await runBatch(pool, p, "interval");
+            if (progress !== null) batches++;
+            else if (allLanded) break;
+          } catch (error) {
+            errors.push({ who: "streamer", error });
             if (++failures >= MAX_ERRORS_PER_LOOP) break;
           }
           await pause();
         }
-      };
+      } finally {
+        streamerDone = true;
+      }
+    };
 
-      const started = performance.now();
-      await Promise.all([lander(), streamer(), corrector()]);
-      const concurrentMs = Math.round(performance.now() - started);
+    const everything = { from: new Date(T0 - 86_400_000).toISOString(), to: new Date(T0 + 86_400_000).toISOString() };
+    const corrector = async () => {
+      let failures = 0;
+      for (let i = 0; !(landerDone && streamerDone); i++) {
+        const req: CorrectionRequest = { trigger: "api" };
+        if (i % 3 === 1) req.range = everything;
+        if (i % 4 === 2) {
+          const some = KEYS.filter(() => jitter() < 0.5);
+          req.keys = some.length > 0 ? some : [KEYS[i % KEYS.length]!];
+        }
+        try {
+          const summary = await runCorrection(pool, p, req);
+          concurrentRuns++;
+          if (summary.status === "failed") failedRuns.push(summary);
+        } catch (error) {
+          errors.push({ who: "corrector", error });
+          if (++failures >= MAX_ERRORS_PER_LOOP) break;
+        }
+        await pause();
+      }
+    };
 
-      expect(errors.map(({ who, error }) => `${who}: ${(error as Error)?.stack ?? String(error)}`)).toEqual([]);
-      expect(failedRuns.map((s) => `run ${s.runId} (${JSON.stringify(s.range)} ${JSON.stringify(s.keys)}): ${s.error}`)).toEqual([]);
-      expect(landResults.map((r) => [r.alreadyLanded, r.landed, r.quarantined])).toEqual(
-        rounds.map((round) => [false, round.length, round.filter((e) => e.duplicate).length]),
-      );
+    const started = performance.now();
+    await Promise.all([lander(), streamer(), corrector()]);
+    const concurrentMs = Math.round(performance.now() - started);
 
-      // Quiesce: the stream catches up, one last correction fixes what the last batches dropped.
-      while ((await runBatch(pool, p, "interval")) !== null) batches++;
-      const last = await runCorrection(pool, p, { trigger: "api" });
-      expect([last.status, last.error]).toEqual(["succeeded", null]);
+    expect(errors.map(({ who, error }) => `${who}: ${(error as Error)?.stack ?? String(error)}`)).toEqual([]);
+    expect(
+      failedRuns.map((s) => `run ${s.runId} (${JSON.stringify(s.range)} ${JSON.stringify(s.keys)}): ${s.error}`),
+    ).toEqual([]);
+    expect(landResults.map((r) => [r.alreadyLanded, r.landed, r.quarantined])).toEqual(
+      rounds.map((round) => [false, round.length, round.filter((e) => e.duplicate).length]),
+    );
 
-      // The ledger: every line landed once; exactly the resends are quarantined: DUPLICATE, or AMENDED_DUPLICATE when the payload changed.
-      expect(await ledger(pool, p.name)).toEqual({ landed: all.length, accepted: accepted.length, quarantined: duplicates });
-      const reasons = await pool.query("SELECT reason, count(*)::int AS n FROM straggler.quarantine WHERE pipeline = $1 GROUP BY reason ORDER BY reason", [p.name]);
-      const amended = all.filter((e) => e.amended).length;
-      expect(amended).toBeGreaterThan(0);
-      expect(reasons.rows).toEqual([{ reason: "AMENDED_DUPLICATE", n: amended }, { reason: "DUPLICATE", n: duplicates - amended }]);
-      const ids = await pool.query(
-        "SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM straggler.bronze WHERE pipeline = $1 AND status = 'accepted'",
+    // Quiesce: the stream catches up, one last correction fixes what the last batches dropped.
+    while ((await runBatch(pool, p, "interval")) !== null) batches++;
+    const last = await runCorrection(pool, p, { trigger: "api" });
+    expect([last.status, last.error]).toEqual(["succeeded", null]);
+
+    // The ledger: every line landed once; exactly the resends are quarantined: DUPLICATE, or AMENDED_DUPLICATE when the payload changed.
+    expect(await ledger(pool, p.name)).toEqual({
+      landed: all.length,
+      accepted: accepted.length,
+      quarantined: duplicates,
+    });
+    const reasons = await pool.query(
+      "SELECT reason, count(*)::int AS n FROM straggler.quarantine WHERE pipeline = $1 GROUP BY reason ORDER BY reason",
+      [p.name],
+    );
+    const amended = all.filter((e) => e.amended).length;
+    expect(amended).toBeGreaterThan(0);
+    expect(reasons.rows).toEqual([
+      { reason: "AMENDED_DUPLICATE", n: amended },
+      { reason: "DUPLICATE", n: duplicates - amended },
+    ]);
+    const ids = await pool.query(
+      "SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM straggler.bronze WHERE pipeline = $1 AND status = 'accepted'",
+      [p.name],
+    );
+    expect(ids.rows[0]).toEqual({ n: accepted.length, ids: accepted.length });
+
+    // Gold: one window per event (tumbling), so the counts and sums add up to the accepted events exactly.
+    const { rows } = await pool.query(
+      "SELECT group_key, window_start, window_end, event_count, value_sum, status FROM straggler.window_results WHERE pipeline = $1",
+      [p.name],
+    );
+    const stored = new Map<string, Expected>(
+      rows.map((r) => [
+        `${r.group_key}|${r.window_start}`,
+        { count: r.event_count as number, cents: centsOf(r.value_sum as string) },
+      ]),
+    );
+    expect(stored.size).toBe(rows.length);
+    expect(rows.reduce((n, r) => n + (r.event_count as number), 0)).toBe(accepted.length);
+    expect([...stored.values()].reduce((s, w) => s + w.cents, 0n)).toBe(
+      accepted.reduce((s, e) => s + BigInt(e.cents), 0n),
+    );
+    expect(stored).toEqual(expectedWindows(accepted));
+
+    // Ownership: windows at or behind the watermark are final (or corrected), the rest open.
+    const { watermark } = await checkpoint(pool, p.name);
+    const maxEvent = Math.max(...accepted.map((e) => e.t));
+    expect(watermark).toBe(new Date(maxEvent - 30_000).toISOString());
+    const wm = Date.parse(watermark!);
+    expect(rows.filter((r) => (r.status === "open") !== Date.parse(r.window_end as string) > wm)).toEqual([]);
+
+    const report = await reconcile(pool, p);
+    expect([report.ok, report.mismatches, report.backlogRows]).toEqual([true, [], 0]);
+    expect(report.ledger).toEqual({
+      landed: all.length,
+      accepted: accepted.length,
+      quarantined: duplicates,
+      landedBySource: all.length,
+      balanced: true,
+    });
+    const awaiting = await pool.query(
+      "SELECT group_key, window_start, window_end FROM straggler.windows_awaiting_correction WHERE pipeline = $1 AND window_end <= $2",
+      [p.name, watermark],
+    );
+    expect(awaiting.rows).toEqual([]);
+
+    // The late path really ran: the stream dropped rows, corrections changed windows, no run failed or hung.
+    const dropped = (
+      await pool.query(
+        "SELECT coalesce(sum(num_rows_dropped_by_watermark), 0)::int AS n FROM straggler.stream_progress WHERE pipeline = $1",
         [p.name],
-      );
-      expect(ids.rows[0]).toEqual({ n: accepted.length, ids: accepted.length });
-
-      // Gold: one window per event (tumbling), so the counts and sums add up to the accepted events exactly.
-      const { rows } = await pool.query(
-        "SELECT group_key, window_start, window_end, event_count, value_sum, status FROM straggler.window_results WHERE pipeline = $1",
-        [p.name],
-      );
-      const stored = new Map<string, Expected>(
-        rows.map((r) => [`${r.group_key}|${r.window_start}`, { count: r.event_count as number, cents: centsOf(r.value_sum as string) }]),
-      );
-      expect(stored.size).toBe(rows.length);
-      expect(rows.reduce((n, r) => n + (r.event_count as number), 0)).toBe(accepted.length);
-      expect([...stored.values()].reduce((s, w) => s + w.cents, 0n)).toBe(accepted.reduce((s, e) => s + BigInt(e.cents), 0n));
-      expect(stored).toEqual(expectedWindows(accepted));
-
-      // Ownership: windows at or behind the watermark are final (or corrected), the rest open.
-      const { watermark } = await checkpoint(pool, p.name);
-      const maxEvent = Math.max(...accepted.map((e) => e.t));
-      expect(watermark).toBe(new Date(maxEvent - 30_000).toISOString());
-      const wm = Date.parse(watermark!);
-      expect(rows.filter((r) => (r.status === "open") !== Date.parse(r.window_end as string) > wm)).toEqual([]);
-
-      const report = await reconcile(pool, p);
-      expect([report.ok, report.mismatches, report.backlogRows]).toEqual([true, [], 0]);
-      expect(report.ledger).toEqual({ landed: all.length, accepted: accepted.length, quarantined: duplicates, landedBySource: all.length, balanced: true });
-      const awaiting = await pool.query(
-        "SELECT group_key, window_start, window_end FROM straggler.windows_awaiting_correction WHERE pipeline = $1 AND window_end <= $2",
-        [p.name, watermark],
-      );
-      expect(awaiting.rows).toEqual([]);
-
-      // The late path really ran: the stream dropped rows, corrections changed windows, no run failed or hung.
-      const dropped = (
-        await pool.query("SELECT coalesce(sum(num_rows_dropped_by_watermark), 0)::int AS n FROM straggler.stream_progress WHERE pipeline = $1", [p.name])
-      ).rows[0].n as number;
-      expect(dropped).toBeGreaterThan(0);
-      const runs = (
-        await pool.query(
-          `SELECT count(*)::int AS runs, coalesce(sum(windows_changed), 0)::int AS changed,
+      )
+    ).rows[0].n as number;
+    expect(dropped).toBeGreaterThan(0);
+    const runs = (
+      await pool.query(
+        `SELECT count(*)::int AS runs, coalesce(sum(windows_changed), 0)::int AS changed,
                   count(*) FILTER (WHERE status <> 'succeeded')::int AS not_succeeded
              FROM straggler.correction_runs WHERE pipeline = $1`,
-          [p.name],
-        )
-      ).rows[0] as { runs: number; changed: number; not_succeeded: number };
-      expect(runs.changed).toBeGreaterThan(0);
-      expect([runs.runs, runs.not_succeeded]).toEqual([concurrentRuns + 1, 0]);
+        [p.name],
+      )
+    ).rows[0] as { runs: number; changed: number; not_succeeded: number };
+    expect(runs.changed).toBeGreaterThan(0);
+    expect([runs.runs, runs.not_succeeded]).toEqual([concurrentRuns + 1, 0]);
 
-      console.log(
-        `[concurrency] ${all.length} lines (${duplicates} duplicates), ${batches} batches, ${concurrentRuns} concurrent correction runs, ` +
-          `${dropped} rows dropped by watermark, ${runs.changed} windows changed by corrections, ${rows.length} windows, concurrent phase ${concurrentMs} ms`,
-      );
-    },
-    120_000,
-  );
+    console.log(
+      `[concurrency] ${all.length} lines (${duplicates} duplicates), ${batches} batches, ${concurrentRuns} concurrent correction runs, ` +
+        `${dropped} rows dropped by watermark, ${runs.changed} windows changed by corrections, ${rows.length} windows, concurrent phase ${concurrentMs} ms`,
+    );
+  }, 120_000);
 });

@@ -28,7 +28,9 @@ describe("correction job", () => {
     const run = await runCorrection(pool, p, { trigger: "cli" });
     expect(run.status).toBe("succeeded");
     expect([run.windowsExamined, run.windowsChanged, run.eventsRecovered]).toEqual([1, 1, 1]);
-    const lateId = (await pool.query("SELECT event_id FROM straggler.bronze WHERE pipeline = $1 AND value = 100", [p.name])).rows[0].event_id;
+    const lateId = (
+      await pool.query("SELECT event_id FROM straggler.bronze WHERE pipeline = $1 AND value = 100", [p.name])
+    ).rows[0].event_id;
     expect(lateId).toBe("3.json:1");
     expect(run.changes).toEqual([
       {
@@ -44,16 +46,33 @@ describe("correction job", () => {
     ]);
     const w = (await windows(pool, p.name))[0]!;
     expect([w.value_sum, w.revision, w.status]).toEqual(["119", 2, "corrected"]);
-    const audit = await pool.query("SELECT sum_before, sum_after, late_event_ids, revision_before, revision_after FROM straggler.corrections WHERE run_id = $1", [run.runId]);
-    expect(audit.rows).toEqual([{ sum_before: "19", sum_after: "119", late_event_ids: ["3.json:1"], revision_before: 1, revision_after: 2 }]);
-    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [p.name])).rows[0].n).toBe(0);
+    const audit = await pool.query(
+      "SELECT sum_before, sum_after, late_event_ids, revision_before, revision_after FROM straggler.corrections WHERE run_id = $1",
+      [run.runId],
+    );
+    expect(audit.rows).toEqual([
+      { sum_before: "19", sum_after: "119", late_event_ids: ["3.json:1"], revision_before: 1, revision_after: 2 },
+    ]);
+    expect(
+      (
+        await pool.query("SELECT count(*)::int AS n FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [
+          p.name,
+        ])
+      ).rows[0].n,
+    ).toBe(0);
 
     const again = await runCorrection(pool, p, { trigger: "cli" });
     expect([again.status, again.windowsExamined, again.windowsChanged, again.changes]).toEqual(["succeeded", 0, 0, []]);
     // A range run over everything re-examines every final window and still changes nothing.
-    const ranged = await runCorrection(pool, p, { trigger: "api", range: { from: "2026-10-01T00:00:00Z", to: "2026-10-02T00:00:00Z" } });
+    const ranged = await runCorrection(pool, p, {
+      trigger: "api",
+      range: { from: "2026-10-01T00:00:00Z", to: "2026-10-02T00:00:00Z" },
+    });
     expect([ranged.windowsExamined, ranged.windowsChanged]).toEqual([3, 0]);
-    const runs = await pool.query("SELECT trigger, status, windows_examined, windows_changed FROM straggler.correction_runs WHERE pipeline = $1 ORDER BY run_id", [p.name]);
+    const runs = await pool.query(
+      "SELECT trigger, status, windows_examined, windows_changed FROM straggler.correction_runs WHERE pipeline = $1 ORDER BY run_id",
+      [p.name],
+    );
     expect(runs.rows).toEqual([
       { trigger: "cli", status: "succeeded", windows_examined: 1, windows_changed: 1 },
       { trigger: "cli", status: "succeeded", windows_examined: 0, windows_changed: 0 },
@@ -102,8 +121,15 @@ describe("correction job", () => {
     await runBatch(pool, p, "once");
     await runBatch(pool, p, "once");
     const [w] = await windows(pool, p.name);
-    expect([w!.value_sum, w!.event_count, w!.status]).toEqual(["12345678901234567891.42345678901234567891", 14, "final"]);
-    const run = await runCorrection(pool, p, { trigger: "cli", range: { from: "2026-10-01T12:00:00Z", to: "2026-10-01T12:10:00Z" } });
+    expect([w!.value_sum, w!.event_count, w!.status]).toEqual([
+      "12345678901234567891.42345678901234567891",
+      14,
+      "final",
+    ]);
+    const run = await runCorrection(pool, p, {
+      trigger: "cli",
+      range: { from: "2026-10-01T12:00:00Z", to: "2026-10-01T12:10:00Z" },
+    });
     expect([run.windowsExamined, run.windowsChanged]).toEqual([1, 0]);
   });
 });

@@ -47,8 +47,20 @@ async function changes(c: PoolClient): Promise<string[]> {
             to_char(window_end AT TIME ZONE 'UTC', 'HH24:MI') AS we,
             rev_before, n_before, s_before, lo_before, hi_before, n, s, lo, hi FROM corr_changes ORDER BY 1, 2`,
   );
-  const cols = (r: Record<string, unknown>) =>
-    [r.k, r.ws, r.we, r.rev_before, r.n_before, r.s_before, r.lo_before, r.hi_before, r.n, r.s, r.lo, r.hi];
+  const cols = (r: Record<string, unknown>) => [
+    r.k,
+    r.ws,
+    r.we,
+    r.rev_before,
+    r.n_before,
+    r.s_before,
+    r.lo_before,
+    r.hi_before,
+    r.n,
+    r.s,
+    r.lo,
+    r.hi,
+  ];
   return rows.map((r) => cols(r).map(String).join(" "));
 }
 
@@ -98,10 +110,7 @@ describe("the correction's recompute plans", () => {
       ["c", "2026-10-01T12:00:00Z", "2026-10-01T12:10:00Z"],
     ];
     const { spread, sparse, dense } = await bothPlans(pool, p, extra);
-    expect(sparse).toEqual([
-      "a 12:00 12:10 1 2 3 1 2 3 13 1 10",
-      "b 12:10 12:20 null null null null null 1 7 7 7",
-    ]);
+    expect(sparse).toEqual(["a 12:00 12:10 1 2 3 1 2 3 13 1 10", "b 12:10 12:20 null null null null null 1 7 7 7"]);
     expect(dense).toEqual(sparse);
     // Targets (a 12:00), (b 12:10), (a 12:10), (c 12:00); stored windows inside [12:00, 12:20) hold 3 events.
     expect(spread).toEqual({ targets: 4, rowsInRange: 3 });
@@ -113,10 +122,7 @@ describe("the correction's recompute plans", () => {
     await land(pool, p, "1.jsonl", onTime);
     await land(pool, p, "2.jsonl", late);
     const { sparse, dense } = await bothPlans(pool, p, []);
-    expect(sparse).toEqual([
-      "a 12:03 12:13 1 2 7 2 5 3 17 2 10",
-      "b 12:13 12:23 null null null null null 1 7 7 7",
-    ]);
+    expect(sparse).toEqual(["a 12:03 12:13 1 2 7 2 5 3 17 2 10", "b 12:13 12:23 null null null null null 1 7 7 7"]);
     expect(dense).toEqual(sparse);
   });
 

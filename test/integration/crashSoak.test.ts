@@ -41,7 +41,8 @@ const int = (name: string, dflt: number) => {
   const v = process.env[name];
   if (v === undefined || v === "") return dflt;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: expected a non-negative integer, got ${JSON.stringify(v)}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`${name}: expected a non-negative integer, got ${JSON.stringify(v)}`);
   return n;
 };
 const SEED = int("STRAGGLER_SOAK_SEED", Math.floor(Math.random() * 2 ** 31));
@@ -69,7 +70,8 @@ interface Dataset {
   records: DatasetRecord[];
 }
 
-const centsText = (c: number) => `${c < 0 ? "-" : ""}${Math.floor(Math.abs(c) / 100)}.${String(Math.abs(c) % 100).padStart(2, "0")}`;
+const centsText = (c: number) =>
+  `${c < 0 ? "-" : ""}${Math.floor(Math.abs(c) / 100)}.${String(Math.abs(c) % 100).padStart(2, "0")}`;
 
 /**
  * `FILES` files of `LINES` records, in arrival order. Event time trails arrival
@@ -109,19 +111,42 @@ function makeDataset(seed: number): Dataset {
       lines.push(JSON.stringify(rec));
       records.push({ id, reason, key, eventMs, cents });
     }
-    files.push({ name: `part-${String(f).padStart(4, "0")}.jsonl`, text: lines.join("\n") + "\n", lines: lines.length });
+    files.push({
+      name: `part-${String(f).padStart(4, "0")}.jsonl`,
+      text: lines.join("\n") + "\n",
+      lines: lines.length,
+    });
   }
   return { files, records };
 }
 
 /** Windows a plain in-memory aggregation of the accepted records gives. */
 function oracle(records: DatasetRecord[]) {
-  const by = new Map<string, { group_key: string; window_start: string; window_end: string; event_count: number; sum: number; min: number; max: number }>();
+  const by = new Map<
+    string,
+    {
+      group_key: string;
+      window_start: string;
+      window_end: string;
+      event_count: number;
+      sum: number;
+      min: number;
+      max: number;
+    }
+  >();
   for (const r of records) {
     if (r.reason !== null) continue;
     const start = Math.floor(r.eventMs / WINDOW_MS) * WINDOW_MS;
     const k = `${r.key}|${start}`;
-    const w = by.get(k) ?? { group_key: r.key, window_start: new Date(start).toISOString(), window_end: new Date(start + WINDOW_MS).toISOString(), event_count: 0, sum: 0, min: Infinity, max: -Infinity };
+    const w = by.get(k) ?? {
+      group_key: r.key,
+      window_start: new Date(start).toISOString(),
+      window_end: new Date(start + WINDOW_MS).toISOString(),
+      event_count: 0,
+      sum: 0,
+      min: Infinity,
+      max: -Infinity,
+    };
     w.event_count++;
     w.sum += r.cents;
     w.min = Math.min(w.min, r.cents);
@@ -129,8 +154,26 @@ function oracle(records: DatasetRecord[]) {
     by.set(k, w);
   }
   return [...by.values()]
-    .sort((a, b) => (a.group_key < b.group_key ? -1 : a.group_key > b.group_key ? 1 : a.window_start < b.window_start ? -1 : a.window_start > b.window_start ? 1 : 0))
-    .map((w) => ({ group_key: w.group_key, window_start: w.window_start, window_end: w.window_end, event_count: w.event_count, value_sum: centsText(w.sum), value_min: centsText(w.min), value_max: centsText(w.max) }));
+    .sort((a, b) =>
+      a.group_key < b.group_key
+        ? -1
+        : a.group_key > b.group_key
+          ? 1
+          : a.window_start < b.window_start
+            ? -1
+            : a.window_start > b.window_start
+              ? 1
+              : 0,
+    )
+    .map((w) => ({
+      group_key: w.group_key,
+      window_start: w.window_start,
+      window_end: w.window_end,
+      event_count: w.event_count,
+      value_sum: centsText(w.sum),
+      value_min: centsText(w.min),
+      value_max: centsText(w.max),
+    }));
 }
 
 let current: ServeProcess | undefined;
@@ -149,8 +192,14 @@ describe("crash soak", () => {
     async () => {
       const started = Date.now();
       let phase = "setup";
-      onTestFailed(() => console.log(`[soak] seed ${SEED}; failed while: ${phase}; service output (last lines):\n${current?.output() ?? "(not started)"}`));
-      console.log(`[soak] seed ${SEED} (rerun with STRAGGLER_SOAK_SEED=${SEED}); ${KILLS} kills, ${FILES} files x ${LINES} lines`);
+      onTestFailed(() =>
+        console.log(
+          `[soak] seed ${SEED}; failed while: ${phase}; service output (last lines):\n${current?.output() ?? "(not started)"}`,
+        ),
+      );
+      console.log(
+        `[soak] seed ${SEED} (rerun with STRAGGLER_SOAK_SEED=${SEED}); ${KILLS} kills, ${FILES} files x ${LINES} lines`,
+      );
       const { pool, url } = await getDb();
       const dir = mkdtempSync(path.join(tmpdir(), "straggler-soak-"));
       tempDirs.push(dir);
@@ -163,7 +212,10 @@ describe("crash soak", () => {
       for (const f of data.files) writeFileSync(path.join(all, f.name), f.text);
       const soakConfig = path.join(dir, "soak.yaml");
       const refConfig = path.join(dir, "reference.yaml");
-      writeFileSync(soakConfig, `pipelines:${servicePipelineYaml(PIPELINE, landing, [`correction: { lease: ${LEASE_S} seconds }`])}`);
+      writeFileSync(
+        soakConfig,
+        `pipelines:${servicePipelineYaml(PIPELINE, landing, [`correction: { lease: ${LEASE_S} seconds }`])}`,
+      );
       writeFileSync(refConfig, `pipelines:${servicePipelineYaml(REFERENCE, all)}`);
 
       // The uninterrupted run, by the CLI, meanwhile (its own pipeline, same database).
@@ -215,19 +267,38 @@ describe("crash soak", () => {
           // This kill lands mid-correction for sure: the run is held at its audit insert.
           phase += ", killing a correction run mid-run";
           // (A run before the stream's first watermark has no window to correct and never reaches the audit.)
-          await waitFor("the stream's first watermark", async () =>
-            (await pool.query("SELECT watermark FROM straggler.checkpoints WHERE pipeline = $1", [PIPELINE])).rows[0]?.watermark ?? undefined, 180_000, 100);
+          await waitFor(
+            "the stream's first watermark",
+            async () =>
+              (await pool.query("SELECT watermark FROM straggler.checkpoints WHERE pipeline = $1", [PIPELINE])).rows[0]
+                ?.watermark ?? undefined,
+            180_000,
+            100,
+          );
           const audit = await holdLock(pool, "LOCK TABLE straggler.corrections IN EXCLUSIVE MODE");
-          const cut = current.request("POST", `/pipelines/${PIPELINE}/recompute`, { headers: auth, body: "{}", timeoutMs: 60_000 });
+          const cut = current.request("POST", `/pipelines/${PIPELINE}/recompute`, {
+            headers: auth,
+            body: "{}",
+            timeoutMs: 60_000,
+          });
           cut.catch(() => undefined); // the kill cuts it
-          await waitFor("the service's correction run blocked at its audit insert", async () => {
-            const { rows } = await pool.query(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'straggler-soak'
+          await waitFor(
+            "the service's correction run blocked at its audit insert",
+            async () => {
+              const { rows } = await pool.query(
+                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'straggler-soak'
                   AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO straggler.corrections%'`,
-            );
-            return rows.length > 0 ? true : undefined;
-          }, 180_000);
-          killedRunId = (await pool.query("SELECT max(run_id)::int AS id FROM straggler.correction_runs WHERE pipeline = $1 AND status = 'running'", [PIPELINE])).rows[0].id as number;
+              );
+              return rows.length > 0 ? true : undefined;
+            },
+            180_000,
+          );
+          killedRunId = (
+            await pool.query(
+              "SELECT max(run_id)::int AS id FROM straggler.correction_runs WHERE pipeline = $1 AND status = 'running'",
+              [PIPELINE],
+            )
+          ).rows[0].id as number;
           expect(killedRunId).toBeGreaterThan(0);
           const killed = await killAndReap(current, "SIGKILL");
           expect(killed.exit.signal).toBe("SIGKILL");
@@ -240,19 +311,22 @@ describe("crash soak", () => {
         // Sometimes a recompute over REST: half of them awaited, the others left running into the kill.
         if (schedule() < 0.35) {
           recomputes.sent++;
-          const body = schedule() < 0.5 ? "{}" : JSON.stringify({ from: "2026-10-01T12:00:00Z", to: "2026-10-01T12:20:00Z" });
+          const body =
+            schedule() < 0.5 ? "{}" : JSON.stringify({ from: "2026-10-01T12:00:00Z", to: "2026-10-01T12:20:00Z" });
           const sent = Date.now();
-          const done = current.request("POST", `/pipelines/${PIPELINE}/recompute`, { headers: auth, body, timeoutMs: 60_000 }).then(
-            (r) => {
-              const status = (r.json as { status?: string } | undefined)?.status;
-              if (r.status === 200 && status === "succeeded") {
-                recomputes.succeeded++;
-                recomputeMs.push(Date.now() - sent);
-              } else if (status === "failed") recomputes.failed++;
-              else recomputes.other++;
-            },
-            () => recomputes.interrupted++,
-          );
+          const done = current
+            .request("POST", `/pipelines/${PIPELINE}/recompute`, { headers: auth, body, timeoutMs: 60_000 })
+            .then(
+              (r) => {
+                const status = (r.json as { status?: string } | undefined)?.status;
+                if (r.status === 200 && status === "succeeded") {
+                  recomputes.succeeded++;
+                  recomputeMs.push(Date.now() - sent);
+                } else if (status === "failed") recomputes.failed++;
+                else recomputes.other++;
+              },
+              () => recomputes.interrupted++,
+            );
           if (schedule() < 0.5) await done;
           else inFlight.push(done);
         }
@@ -278,7 +352,11 @@ describe("crash soak", () => {
 
       // Let it finish: every file landed, the stream caught up.
       phase = "waiting for the stream to catch up";
-      type PipelineView = { pipeline: string; backlogRows: number; ledger: { landed: number; accepted: number; quarantined: number } };
+      type PipelineView = {
+        pipeline: string;
+        backlogRows: number;
+        ledger: { landed: number; accepted: number; quarantined: number };
+      };
       const caughtUp = await waitFor(
         "every file landed and the stream caught up",
         async () => {
@@ -293,13 +371,32 @@ describe("crash soak", () => {
       expect(caughtUp.ledger.accepted + caughtUp.ledger.quarantined).toBe(caughtUp.ledger.landed);
 
       phase = "final correction, reconcile, SIGTERM";
-      const finalCorrection = await current.request("POST", `/pipelines/${PIPELINE}/recompute`, { headers: auth, body: "{}", timeoutMs: 300_000 });
+      const finalCorrection = await current.request("POST", `/pipelines/${PIPELINE}/recompute`, {
+        headers: auth,
+        body: "{}",
+        timeoutMs: 300_000,
+      });
       expect([finalCorrection.status, (finalCorrection.json as { status: string }).status]).toEqual([200, "succeeded"]);
       const rec = await current.request("GET", `/pipelines/${PIPELINE}/reconcile`, { timeoutMs: 300_000 });
-      const report = rec.json as { ok: boolean; mismatches: unknown[]; backlogRows: number; ledger: { landed: number; balanced: boolean } };
+      const report = rec.json as {
+        ok: boolean;
+        mismatches: unknown[];
+        backlogRows: number;
+        ledger: { landed: number; balanced: boolean };
+      };
       expect(rec.status).toBe(200);
-      expect({ ok: report.ok, mismatches: report.mismatches.slice(0, 5), backlog: report.backlogRows, landed: report.ledger.landed, balanced: report.ledger.balanced }).toEqual({
-        ok: true, mismatches: [], backlog: 0, landed: total, balanced: true,
+      expect({
+        ok: report.ok,
+        mismatches: report.mismatches.slice(0, 5),
+        backlog: report.backlogRows,
+        landed: report.ledger.landed,
+        balanced: report.ledger.balanced,
+      }).toEqual({
+        ok: true,
+        mismatches: [],
+        backlog: 0,
+        landed: total,
+        balanced: true,
       });
 
       // A clean stop.
@@ -309,17 +406,32 @@ describe("crash soak", () => {
 
       // Every file landed exactly once, with all its lines.
       phase = "checking bronze";
-      const sources = (await pool.query("SELECT source, rows, accepted + quarantined AS total FROM straggler.landed_sources WHERE pipeline = $1 ORDER BY source", [PIPELINE])).rows;
+      const sources = (
+        await pool.query(
+          "SELECT source, rows, accepted + quarantined AS total FROM straggler.landed_sources WHERE pipeline = $1 ORDER BY source",
+          [PIPELINE],
+        )
+      ).rows;
       expect(sources).toEqual(data.files.map((f) => ({ source: f.name, rows: f.lines, total: f.lines })));
 
       // Every raw record in bronze exactly once, classified as the dataset says.
-      const bronze = (await pool.query("SELECT event_id, count(*)::int AS n, min(reason) AS reason FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY event_id", [PIPELINE])).rows as { event_id: string; n: number; reason: string | null }[];
+      const bronze = (
+        await pool.query(
+          "SELECT event_id, count(*)::int AS n, min(reason) AS reason FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY event_id",
+          [PIPELINE],
+        )
+      ).rows as { event_id: string; n: number; reason: string | null }[];
       expect(bronze.filter((b) => b.n !== 1)).toEqual([]);
       expect(bronze.length).toBe(total);
       const expectedReason = new Map(data.records.map((r) => [r.id, r.reason]));
       expect(bronze.filter((b) => expectedReason.get(b.event_id) !== b.reason).slice(0, 10)).toEqual([]);
       const quarantined = data.records.filter((r) => r.reason !== null).length;
-      const ledger = (await pool.query("SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1", [PIPELINE])).rows[0];
+      const ledger = (
+        await pool.query(
+          "SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1",
+          [PIPELINE],
+        )
+      ).rows[0];
       expect(ledger).toEqual({ landed: total, accepted: total - quarantined, quarantined });
 
       // The uninterrupted run.
@@ -344,23 +456,44 @@ describe("crash soak", () => {
       expect(soakWindows.some((w) => w.closed)).toBe(true);
       expect(soakWindows.every((w) => w.awaiting_correction === false)).toBe(true);
       const cp = async (pipeline: string) =>
-        (await pool.query("SELECT watermark, max_event_time FROM straggler.checkpoints WHERE pipeline = $1", [pipeline])).rows[0];
+        (
+          await pool.query("SELECT watermark, max_event_time FROM straggler.checkpoints WHERE pipeline = $1", [
+            pipeline,
+          ])
+        ).rows[0];
       expect(await cp(PIPELINE)).toEqual(await cp(REFERENCE));
-      const refLedger = (await pool.query("SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1", [REFERENCE])).rows[0];
+      const refLedger = (
+        await pool.query(
+          "SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1",
+          [REFERENCE],
+        )
+      ).rows[0];
       expect(refLedger).toEqual(ledger);
       // The late rule was exercised (and corrected) in both runs.
       const late = async (pipeline: string) =>
-        (await pool.query("SELECT coalesce(sum(num_rows_dropped_by_watermark), 0)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [pipeline])).rows[0].n as number;
+        (
+          await pool.query(
+            "SELECT coalesce(sum(num_rows_dropped_by_watermark), 0)::int AS n FROM straggler.batch_progress WHERE pipeline = $1",
+            [pipeline],
+          )
+        ).rows[0].n as number;
       const [soakLate, refLate] = [await late(PIPELINE), await late(REFERENCE)];
       expect(refLate).toBeGreaterThan(0);
-      const batches = (await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [PIPELINE])).rows[0].n as number;
+      const batches = (
+        await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [PIPELINE])
+      ).rows[0].n as number;
       // No run left in limbo: once the last lease has expired, every run succeeded or was abandoned.
       phase = "checking correction runs";
       const runs = await waitFor(
         "every correction run's lease to end",
         async () => {
-          const { rows } = await pool.query("SELECT status, count(*)::int AS n FROM straggler.correction_history WHERE pipeline = $1 GROUP BY status ORDER BY status", [PIPELINE]);
-          return rows.some((r) => r.status === "running") ? undefined : (Object.fromEntries(rows.map((r) => [r.status, r.n])) as Record<string, number>);
+          const { rows } = await pool.query(
+            "SELECT status, count(*)::int AS n FROM straggler.correction_history WHERE pipeline = $1 GROUP BY status ORDER BY status",
+            [PIPELINE],
+          );
+          return rows.some((r) => r.status === "running")
+            ? undefined
+            : (Object.fromEntries(rows.map((r) => [r.status, r.n])) as Record<string, number>);
         },
         (LEASE_S + 60) * 1000,
         200,
@@ -369,12 +502,17 @@ describe("crash soak", () => {
       // The run killed mid-correction: abandoned with its reason (written by the restarted service's sweep: its holder
       // was gone, or by then its lease had expired too), nothing of it kept.
       if (killedRunId !== undefined) {
-        const killedRun = (await pool.query("SELECT status, error FROM straggler.correction_runs WHERE run_id = $1", [killedRunId])).rows[0];
+        const killedRun = (
+          await pool.query("SELECT status, error FROM straggler.correction_runs WHERE run_id = $1", [killedRunId])
+        ).rows[0];
         expect(killedRun.status).toBe("abandoned");
         expect(killedRun.error).toMatch(
           /^(lease expired at \S+Z: the process running it stopped or lost the database before it finished|holder gone at \S+Z \(lease until \S+Z\): the process running it ended, its database session and holder lock with it, before it finished); its changes were rolled back$/,
         );
-        expect((await pool.query("SELECT count(*)::int AS n FROM straggler.corrections WHERE run_id = $1", [killedRunId])).rows[0].n).toBe(0);
+        expect(
+          (await pool.query("SELECT count(*)::int AS n FROM straggler.corrections WHERE run_id = $1", [killedRunId]))
+            .rows[0].n,
+        ).toBe(0);
       }
 
       const avg = (xs: number[]) => (xs.length ? Math.round(xs.reduce((a, b) => a + b, 0) / xs.length) : 0);
@@ -384,7 +522,11 @@ describe("crash soak", () => {
           `dropped pairs ${soakLate} (reference ${refLate}); recomputes sent ${recomputes.sent}: ${recomputes.succeeded} succeeded, ` +
           `${recomputes.interrupted} cut by a kill, ${recomputes.failed} failed, ${recomputes.other} other (succeeded in avg ${avg(recomputeMs)} ms); ` +
           `soak loop ${(loopMs / 1000).toFixed(1)} s, catch-up ${(catchUpMs / 1000).toFixed(1)} s; ` +
-          `correction runs: ${Object.entries(runs).map(([st, n]) => `${n} ${st}`).join(", ")} (run ${killedRunId ?? "-"} killed mid-correction on purpose); child processes seen (all ended with it): ${[...childCommands].join(", ") || "none"}; error log lines: ${errorLines.length}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
+          `correction runs: ${Object.entries(runs)
+            .map(([st, n]) => `${n} ${st}`)
+            .join(
+              ", ",
+            )} (run ${killedRunId ?? "-"} killed mid-correction on purpose); child processes seen (all ended with it): ${[...childCommands].join(", ") || "none"}; error log lines: ${errorLines.length}; ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
       for (const l of errorLines.slice(0, 10)) console.log(`[soak] service error: ${l.slice(0, 500)}`);
       expect(kills).toBeGreaterThanOrEqual(KILLS);

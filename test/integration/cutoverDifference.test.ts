@@ -31,7 +31,9 @@ async function stored(pool: Pool, name: string): Promise<string[]> {
 }
 
 const quarantine = async (pool: Pool, name: string) =>
-  (await pool.query("SELECT event_id, reason FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [name])).rows.map((r) => `${r.event_id} ${r.reason}`);
+  (
+    await pool.query("SELECT event_id, reason FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [name])
+  ).rows.map((r) => `${r.event_id} ${r.reason}`);
 
 describe("cutover by difference", () => {
   it("seed future-outlier: the swap stores and rewrites the one differing row; a candidate built before another cutover and a retired version that catches up (its dedupe reading rows it did not hold) serve what their policy gives", async () => {
@@ -52,11 +54,16 @@ describe("cutover by difference", () => {
     const cut = await cutover(pool, guarded, 2);
     expect([cut.reclassifiedRows, cut.caughtUpRows]).toEqual([1, 0]);
     // Version 1 (retired) holds only the row the swap rewrote; version 3 is marked again against the new bronze.
-    expect(await stored(pool, control.name)).toEqual(["v1 held 1 marked 1", "v2 held 6 marked 0", "v3 held 6 marked 1"]);
+    expect(await stored(pool, control.name)).toEqual([
+      "v1 held 1 marked 1",
+      "v2 held 6 marked 0",
+      "v3 held 6 marked 1",
+    ]);
     expect(await quarantine(pool, control.name)).toEqual(["4 FUTURE_TS"]);
 
     // Landed and streamed under version 2: a new row, a re-send of row 4 (FUTURE_TS again) and one of row 1 (DUPLICATE).
-    const lines = "RawID,EventTimestampRaw,IngestionTime,Payload\n7,2026-09-19T12:09:00Z,2026-09-19T12:16:00Z,7\n4,2026-09-19T14:00:00Z,2026-09-19T12:16:00Z,25\n1,2026-09-19T12:00:00Z,2026-09-19T12:16:00Z,10\n";
+    const lines =
+      "RawID,EventTimestampRaw,IngestionTime,Payload\n7,2026-09-19T12:09:00Z,2026-09-19T12:16:00Z,7\n4,2026-09-19T14:00:00Z,2026-09-19T12:16:00Z,25\n1,2026-09-19T12:00:00Z,2026-09-19T12:16:00Z,10\n";
     await landStream(pool, guarded, Readable.from([lines]), "late", Date.parse("2026-09-19T12:16:00Z"));
     await runBatch(pool, guarded, "once");
     expect(await quarantine(pool, control.name)).toEqual(["4 FUTURE_TS", "4 FUTURE_TS", "1 DUPLICATE"]);
@@ -68,13 +75,21 @@ describe("cutover by difference", () => {
     const rolledBack = await windowSummary(pool, control.name, "count");
     // Row 7 came after version 1's watermark (13:55) had closed [12:00,12:10): its catch-up corrects it.
     expect(rolledBack).toEqual(["[12:00,12:10)=6 corrected", "[14:00,14:10)=1 open"]);
-    expect(await reconcile(pool, control)).toMatchObject({ ok: true, mismatches: [], ledger: { landed: 9, accepted: 7, quarantined: 2, balanced: true } });
+    expect(await reconcile(pool, control)).toMatchObject({
+      ok: true,
+      mismatches: [],
+      ledger: { landed: 9, accepted: 7, quarantined: 2, balanced: true },
+    });
 
     // Version 3, built before both cutovers, catches up and classifies as version 1 does: no row rewritten.
     const again = await cutover(pool, control, 3);
     expect([again.rollback, again.caughtUpRows, again.reclassifiedRows]).toEqual([false, 3, 0]);
     expect(await windowSummary(pool, control.name, "count")).toEqual(rolledBack);
     expect(await quarantine(pool, control.name)).toEqual(["4 DUPLICATE", "1 DUPLICATE"]);
-    expect(await reconcile(pool, control)).toMatchObject({ ok: true, mismatches: [], ledger: { landed: 9, accepted: 7, quarantined: 2, balanced: true } });
+    expect(await reconcile(pool, control)).toMatchObject({
+      ok: true,
+      mismatches: [],
+      ledger: { landed: 9, accepted: 7, quarantined: 2, balanced: true },
+    });
   });
 });

@@ -36,7 +36,10 @@ async function firstRun(pool: Pool, p: PipelineConfig): Promise<void> {
 async function everyRow(pool: Pool, pipeline: string): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
   for (const table of Object.keys((await pipelineRows(pool, pipeline)).tables)) {
-    const { rows } = await pool.query(`SELECT row_to_json(t)::text AS j FROM straggler.${table} t WHERE pipeline = $1 ORDER BY 1`, [pipeline]);
+    const { rows } = await pool.query(
+      `SELECT row_to_json(t)::text AS j FROM straggler.${table} t WHERE pipeline = $1 ORDER BY 1`,
+      [pipeline],
+    );
     out[table] = rows.map((r: { j: string }) => r.j);
   }
   return out;
@@ -44,23 +47,55 @@ async function everyRow(pool: Pool, pipeline: string): Promise<Record<string, st
 
 /** The rows the seed's control run and one correction leave: what drop removes. */
 const FIRST_RUN_ROWS = {
-  alert_states: 0, batch_progress: 3, bronze_archived_counts: 0, bronze_archives: 0, bronze_events: 6, bronze_sources: 3, checkpoints: 1, correction_runs: 1, corrections: 1, held_window_results: 0, landed_sources: 3,
-  late_events: 0, late_windows: 0, log_offsets: 0, pipeline_holds: 0, pipeline_leases: 0, policy_versions: 1, session_retractions: 0, source_files: 3, superseded_events: 0, window_failures: 0, window_results_table: 2,
+  alert_states: 0,
+  batch_progress: 3,
+  bronze_archived_counts: 0,
+  bronze_archives: 0,
+  bronze_events: 6,
+  bronze_sources: 3,
+  checkpoints: 1,
+  correction_runs: 1,
+  corrections: 1,
+  held_window_results: 0,
+  landed_sources: 3,
+  late_events: 0,
+  late_windows: 0,
+  log_offsets: 0,
+  pipeline_holds: 0,
+  pipeline_leases: 0,
+  policy_versions: 1,
+  session_retractions: 0,
+  source_files: 3,
+  superseded_events: 0,
+  window_failures: 0,
+  window_results_table: 2,
   // A CSV source's header line (for a rebuild); the tables of versions beside the live one.
-  source_headers: 3, event_classifications: 0, rebuild_reason_changes: 0, rebuild_window_changes: 0, rebuilds: 0, superseded_versions: 0,
-  version_checkpoints: 0, version_late_windows: 0, version_window_results: 0,
+  source_headers: 3,
+  event_classifications: 0,
+  rebuild_reason_changes: 0,
+  rebuild_window_changes: 0,
+  rebuilds: 0,
+  superseded_versions: 0,
+  version_checkpoints: 0,
+  version_late_windows: 0,
+  version_window_results: 0,
   // The kept lateness histogram (off for this pipeline) and the continuous reconcile's records.
-  lateness_histogram: 0, lateness_windows: 0, reconcile_mismatches: 0, reconcile_runs: 0,
+  lateness_histogram: 0,
+  lateness_windows: 0,
+  reconcile_mismatches: 0,
+  reconcile_runs: 0,
   // The ledger's kept counts (every row accepted: one row).
   ledger_counts: 1,
   // The change feed (off for this pipeline).
-  window_changes: 0, window_changes_pruned: 0,
+  window_changes: 0,
+  window_changes_pruned: 0,
 };
 
 describe("straggler drop", () => {
   it("removes every row of the pipeline; a replay then gives the first run's results; another pipeline's rows are untouched", async () => {
     const { pool } = await getDb();
-    const a = futureOutlier(false, "drop-a"), b = futureOutlier(false, "drop-b");
+    const a = futureOutlier(false, "drop-a"),
+      b = futureOutlier(false, "drop-b");
     await firstRun(pool, a);
     await firstRun(pool, b);
     const results = await windowSummary(pool, a.name, "count");
@@ -76,7 +111,9 @@ describe("straggler drop", () => {
     await firstRun(pool, a);
     expect(await windowSummary(pool, a.name, "count")).toEqual(results);
     expect(await ledger(pool, a.name)).toEqual({ landed: 6, accepted: 6, quarantined: 0 });
-    const versions = await pool.query("SELECT version, state FROM straggler.results_versions WHERE pipeline = $1", [a.name]);
+    const versions = await pool.query("SELECT version, state FROM straggler.results_versions WHERE pipeline = $1", [
+      a.name,
+    ]);
     expect(versions.rows).toEqual([{ version: 1, state: "live" }]);
     expect(await everyRow(pool, b.name)).toEqual(other);
   });
@@ -135,37 +172,87 @@ describe("straggler drop", () => {
         "",
       ].join("\n"),
     );
-    expect(asked.stderr).toBe("straggler: nothing removed: run `straggler drop -p drop-cli --yes` to remove them (the raw records in bronze too: land the sources again to rebuild)\n");
+    expect(asked.stderr).toBe(
+      "straggler: nothing removed: run `straggler drop -p drop-cli --yes` to remove them (the raw records in bronze too: land the sources again to rebuild)\n",
+    );
     expect((await pipelineRows(pool, "drop-cli")).total).toBe(24);
     // --json: every table with its rows (0 included), without --yes dropped false and exit 1.
     const askedJson = await cli("drop", "-p", "drop-cli", "--json");
-    const plan = JSON.parse(askedJson.stdout) as { pipeline: string; dropped: boolean; total: number; tables: Record<string, number> };
-    expect([askedJson.code, plan.pipeline, plan.dropped, plan.total, Object.entries(plan.tables).filter(([, n]) => n > 0)]).toEqual([1, "drop-cli", false, 24, [
-      ["batch_progress", 1], ["bronze_events", 6], ["bronze_sources", 3], ["checkpoints", 1], ["landed_sources", 3], ["ledger_counts", 1], ["policy_versions", 1], ["source_files", 3], ["source_headers", 3], ["window_results_table", 2],
-    ]]);
+    const plan = JSON.parse(askedJson.stdout) as {
+      pipeline: string;
+      dropped: boolean;
+      total: number;
+      tables: Record<string, number>;
+    };
+    expect([
+      askedJson.code,
+      plan.pipeline,
+      plan.dropped,
+      plan.total,
+      Object.entries(plan.tables).filter(([, n]) => n > 0),
+    ]).toEqual([
+      1,
+      "drop-cli",
+      false,
+      24,
+      [
+        ["batch_progress", 1],
+        ["bronze_events", 6],
+        ["bronze_sources", 3],
+        ["checkpoints", 1],
+        ["landed_sources", 3],
+        ["ledger_counts", 1],
+        ["policy_versions", 1],
+        ["source_files", 3],
+        ["source_headers", 3],
+        ["window_results_table", 2],
+      ],
+    ]);
     expect(plan.tables).toEqual((await pipelineRows(pool, "drop-cli")).tables);
     const dropped = await cli("drop", "-p", "drop-cli", "--yes");
-    expect([dropped.code, dropped.stdout.split("\n")[0], dropped.stderr]).toEqual([0, "drop-cli: dropped 24 rows:", ""]);
+    expect([dropped.code, dropped.stdout.split("\n")[0], dropped.stderr]).toEqual([
+      0,
+      "drop-cli: dropped 24 rows:",
+      "",
+    ]);
     expect((await pipelineRows(pool, "drop-cli")).total).toBe(0);
     const again = await cli("drop", "-p", "drop-cli", "--yes");
     expect([again.code, again.stdout]).toEqual([0, "drop-cli: no rows; nothing dropped\n"]);
     // A configured pipeline with no rows, without --yes: exit 1 as always without --yes.
     const emptyAsked = await cli("drop", "-p", "drop-cli");
-    expect([emptyAsked.code, emptyAsked.stdout, emptyAsked.stderr]).toEqual([1, "drop-cli: no rows; nothing to drop\n", ""]);
+    expect([emptyAsked.code, emptyAsked.stdout, emptyAsked.stderr]).toEqual([
+      1,
+      "drop-cli: no rows; nothing to drop\n",
+      "",
+    ]);
     // A name neither configured nor in the database is a mistake: exit 2, with the closest configured name.
     for (const yes of [[], ["--yes"]]) {
       const typo = await cli("drop", "-p", "drop-clj", ...yes);
-      expect([typo.code, typo.stdout, typo.stderr]).toEqual([2, "", "straggler: no pipeline named drop-clj in the pipelines file and no rows in the database (did you mean drop-cli?)\n"]);
+      expect([typo.code, typo.stdout, typo.stderr]).toEqual([
+        2,
+        "",
+        "straggler: no pipeline named drop-clj in the pipelines file and no rows in the database (did you mean drop-cli?)\n",
+      ]);
     }
     const unknown = await cli("drop", "-p", "nyc-taxi", "--yes");
-    expect([unknown.code, unknown.stderr]).toEqual([2, "straggler: no pipeline named nyc-taxi in the pipelines file and no rows in the database\n"]);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      2,
+      "straggler: no pipeline named nyc-taxi in the pipelines file and no rows in the database\n",
+    ]);
     // A pipeline no longer configured but with rows (one landed file: 2 bronze rows, its source, file, CSV header and kept ledger count): forgetting it is the point.
     const old = futureOutlier(false, "drop-old");
     await landFile(pool, old, path.join(old.source.landingDir!, "batch1.csv"), "batch1.csv");
     const forgotten = await cli("drop", "-p", "drop-old", "--yes");
-    expect([forgotten.code, forgotten.stdout.split("\n")[0], forgotten.stderr]).toEqual([0, "drop-old: dropped 7 rows:", ""]);
+    expect([forgotten.code, forgotten.stdout.split("\n")[0], forgotten.stderr]).toEqual([
+      0,
+      "drop-old: dropped 7 rows:",
+      "",
+    ]);
     expect((await pipelineRows(pool, "drop-old")).total).toBe(0);
     const bad = await cli("drop", "-p", "Bad Name", "--yes");
-    expect([bad.code, bad.stderr]).toEqual([2, "straggler: -p: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit\n"]);
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      "straggler: -p: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit\n",
+    ]);
   }, 180_000); // several CLI processes, each starting and migrating
 });

@@ -38,13 +38,16 @@ afterAll(async () => {
   rmSync(DIR, { recursive: true, force: true });
 });
 async function base(): Promise<string> {
-  if (!api) api = await startApi({ pool: (await getDb()).pool, pipelines: [p], log: createLogger("silent"), token: TOKEN });
+  if (!api)
+    api = await startApi({ pool: (await getDb()).pool, pipelines: [p], log: createLogger("silent"), token: TOKEN });
   return api.base;
 }
 
 async function counts() {
   const { pool } = await getDb();
-  const { rows } = await pool.query("SELECT (SELECT count(*)::int FROM straggler.bronze_events) AS bronze, (SELECT count(*)::int FROM straggler.correction_runs) AS runs");
+  const { rows } = await pool.query(
+    "SELECT (SELECT count(*)::int FROM straggler.bronze_events) AS bronze, (SELECT count(*)::int FROM straggler.correction_runs) AS runs",
+  );
   return rows[0] as { bronze: number; runs: number };
 }
 
@@ -62,8 +65,16 @@ describe("answers that tell the truth", () => {
     try {
       const config = path.join(DIR, "pipelines.yaml");
       writeFileSync(config, `pipelines:${servicePipelineYaml("busy-port", path.join(DIR, "landing"))}`);
-      const run = await startCli(["serve"], { DATABASE_URL: url, PORT: String(port), STRAGGLER_PIPELINES: config, STRAGGLER_API_TOKEN: TOKEN }).done;
-      expect([run.code, run.stderr.trim().split("\n").at(-1)]).toEqual([1, `straggler: port ${port} is already in use (EADDRINUSE)`]);
+      const run = await startCli(["serve"], {
+        DATABASE_URL: url,
+        PORT: String(port),
+        STRAGGLER_PIPELINES: config,
+        STRAGGLER_API_TOKEN: TOKEN,
+      }).done;
+      expect([run.code, run.stderr.trim().split("\n").at(-1)]).toEqual([
+        1,
+        `straggler: port ${port} is already in use (EADDRINUSE)`,
+      ]);
       expect(run.stderr).not.toContain("service started");
     } finally {
       await new Promise<void>((r) => holder.close(() => r()));
@@ -73,13 +84,26 @@ describe("answers that tell the truth", () => {
   it("POST /recompute with a body that is not application/json: 415, no run", async () => {
     const before = await counts();
     const body = '{"from":"2024-01-15T12:00:00Z","to":"2024-01-15T13:00:00Z"}';
-    expect(await call("POST", "/pipelines/orders/recompute", { headers: { "content-type": "text/plain" }, body })).toEqual([
+    expect(
+      await call("POST", "/pipelines/orders/recompute", { headers: { "content-type": "text/plain" }, body }),
+    ).toEqual([
       415,
-      { error: "unsupported_media_type", message: 'Content-Type "text/plain": a recompute body must be application/json' },
+      {
+        error: "unsupported_media_type",
+        message: 'Content-Type "text/plain": a recompute body must be application/json',
+      },
     ]);
-    expect(await call("POST", "/pipelines/orders/recompute", { headers: { "content-type": "application/x-www-form-urlencoded" }, body: "from=2024-01-15T12:00:00Z" })).toEqual([
+    expect(
+      await call("POST", "/pipelines/orders/recompute", {
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "from=2024-01-15T12:00:00Z",
+      }),
+    ).toEqual([
       415,
-      { error: "unsupported_media_type", message: 'Content-Type "application/x-www-form-urlencoded": a recompute body must be application/json' },
+      {
+        error: "unsupported_media_type",
+        message: 'Content-Type "application/x-www-form-urlencoded": a recompute body must be application/json',
+      },
     ]);
     expect(await counts()).toEqual(before);
     // Without a body, no type is needed: the windows awaiting correction.
@@ -90,18 +114,19 @@ describe("answers that tell the truth", () => {
   it("a recompute range given half, an empty key list, or as query parameters: 400, no run", async () => {
     const before = await counts();
     const json = { "content-type": "application/json" };
-    expect(await call("POST", "/pipelines/orders/recompute", { headers: json, body: '{"from":"2024-01-15T12:00:00Z"}' })).toEqual([
-      400,
-      { error: "invalid_request", message: "body.to: give both from and to, or neither" },
-    ]);
+    expect(
+      await call("POST", "/pipelines/orders/recompute", { headers: json, body: '{"from":"2024-01-15T12:00:00Z"}' }),
+    ).toEqual([400, { error: "invalid_request", message: "body.to: give both from and to, or neither" }]);
     expect(await call("POST", "/pipelines/orders/recompute", { headers: json, body: '{"keys":[]}' })).toEqual([
       400,
       { error: "invalid_request", message: "body.keys: expected at least one key; leave keys out for every key" },
     ]);
-    expect(await call("POST", "/pipelines/orders/recompute?from=2024-01-15T12:00:00Z&to=2024-01-15T13:00:00Z", { headers: json, body: "{}" })).toEqual([
-      400,
-      { error: "invalid_request", message: 'query: Unrecognized keys: "from", "to"' },
-    ]);
+    expect(
+      await call("POST", "/pipelines/orders/recompute?from=2024-01-15T12:00:00Z&to=2024-01-15T13:00:00Z", {
+        headers: json,
+        body: "{}",
+      }),
+    ).toEqual([400, { error: "invalid_request", message: 'query: Unrecognized keys: "from", "to"' }]);
     expect(await counts()).toEqual(before);
   });
 
@@ -115,28 +140,62 @@ describe("answers that tell the truth", () => {
     expect(await call("GET", "/pipelines/orders/reconcile?key=a")).toEqual([400, unknown("key")]);
     expect(await call("GET", "/pipelines?name=orders")).toEqual([400, unknown("name")]);
     const before = await counts();
-    expect(await call("POST", "/pipelines/orders/events?dry_run=1", { body: EVENT })).toEqual([400, unknown("dry_run")]);
+    expect(await call("POST", "/pipelines/orders/events?dry_run=1", { body: EVENT })).toEqual([
+      400,
+      unknown("dry_run"),
+    ]);
     expect(await counts()).toEqual(before);
   });
 
   it("an events body of a type that is not JSON or NDJSON, or not UTF-8: 415, nothing lands", async () => {
     const before = await counts();
-    expect(await call("POST", "/pipelines/orders/events", { headers: { "content-type": "text/csv" }, body: "event_time,amount\n2024-01-15T12:01:00Z,10\n" })).toEqual([
+    expect(
+      await call("POST", "/pipelines/orders/events", {
+        headers: { "content-type": "text/csv" },
+        body: "event_time,amount\n2024-01-15T12:01:00Z,10\n",
+      }),
+    ).toEqual([
       415,
-      { error: "unsupported_media_type", message: 'Content-Type "text/csv": expected a JSON array (application/json) or NDJSON (application/x-ndjson)' },
+      {
+        error: "unsupported_media_type",
+        message: 'Content-Type "text/csv": expected a JSON array (application/json) or NDJSON (application/x-ndjson)',
+      },
     ]);
-    expect(await call("POST", "/pipelines/orders/events", { headers: { "content-type": "application/x-www-form-urlencoded" }, body: EVENT })).toEqual([
+    expect(
+      await call("POST", "/pipelines/orders/events", {
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: EVENT,
+      }),
+    ).toEqual([
       415,
-      { error: "unsupported_media_type", message: 'Content-Type "application/x-www-form-urlencoded": expected a JSON array (application/json) or NDJSON (application/x-ndjson)' },
+      {
+        error: "unsupported_media_type",
+        message:
+          'Content-Type "application/x-www-form-urlencoded": expected a JSON array (application/json) or NDJSON (application/x-ndjson)',
+      },
     ]);
-    expect(await call("POST", "/pipelines/orders/events", { headers: { "content-type": "application/json; charset=latin1" }, body: `[${EVENT}]` })).toEqual([
+    expect(
+      await call("POST", "/pipelines/orders/events", {
+        headers: { "content-type": "application/json; charset=latin1" },
+        body: `[${EVENT}]`,
+      }),
+    ).toEqual([
       415,
       { error: "unsupported_media_type", message: 'Content-Type charset "latin1": events bodies are read as UTF-8' },
     ]);
     expect(await counts()).toEqual(before);
     // The accepted types, for contrast: each lands its one event.
-    for (const type of ["application/json", "application/x-ndjson", "application/json; charset=utf-8", "text/plain;charset=UTF-8", "application/vnd.orders+json"]) {
-      const [status, body] = await call("POST", "/pipelines/orders/events", { headers: { "content-type": type }, body: type.includes("json") && !type.includes("ndjson") ? `[${EVENT}]` : EVENT });
+    for (const type of [
+      "application/json",
+      "application/x-ndjson",
+      "application/json; charset=utf-8",
+      "text/plain;charset=UTF-8",
+      "application/vnd.orders+json",
+    ]) {
+      const [status, body] = await call("POST", "/pipelines/orders/events", {
+        headers: { "content-type": type },
+        body: type.includes("json") && !type.includes("ndjson") ? `[${EVENT}]` : EVENT,
+      });
       expect([type, status, body.landed]).toEqual([type, 201, 1]);
     }
   });

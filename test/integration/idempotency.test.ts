@@ -21,7 +21,10 @@ const auth = { authorization: `Bearer ${TOKEN}` };
 
 const pipelines = ["orders", "orders-b", "race-same", "race-diff"].map(postedOrders);
 
-const e = (minute: number, amount: number) => ({ event_time: `2024-01-15T12:${String(minute).padStart(2, "0")}:00Z`, amount });
+const e = (minute: number, amount: number) => ({
+  event_time: `2024-01-15T12:${String(minute).padStart(2, "0")}:00Z`,
+  amount,
+});
 const e1 = JSON.stringify([e(1, 10)]);
 const e2e3 = JSON.stringify([e(2, 20), e(3, 30)]);
 
@@ -43,7 +46,9 @@ async function post(pipelineName: string, key: string, body: string | Buffer, he
 
 async function bronzeOf(name: string): Promise<Array<{ source: string; amount: string }>> {
   const { pool } = await getDb();
-  return (await pool.query("SELECT source, value AS amount FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [name])).rows;
+  return (
+    await pool.query("SELECT source, value AS amount FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [name])
+  ).rows;
 }
 
 describe("Idempotency-Key", () => {
@@ -51,8 +56,15 @@ describe("Idempotency-Key", () => {
     const first = await post("orders", "batch-0042", e1);
     expect(first.status).toBe(201);
     expect(first.body).toEqual({
-      pipeline: "orders", source: "http:batch-0042", alreadyLanded: false, landed: 1, accepted: 1, quarantined: 0, byReason: {},
-      firstSeq: expect.any(Number), lastSeq: first.body.firstSeq,
+      pipeline: "orders",
+      source: "http:batch-0042",
+      alreadyLanded: false,
+      landed: 1,
+      accepted: 1,
+      quarantined: 0,
+      byReason: {},
+      firstSeq: expect.any(Number),
+      lastSeq: first.body.firstSeq,
     });
 
     const reused = await post("orders", "batch-0042", e2e3);
@@ -60,7 +72,8 @@ describe("Idempotency-Key", () => {
       422,
       {
         error: "idempotency_key_reused",
-        message: 'Idempotency-Key "batch-0042" was already used in pipeline orders with a different request body; nothing landed. A retry must send the same body; new events need a new key',
+        message:
+          'Idempotency-Key "batch-0042" was already used in pipeline orders with a different request body; nothing landed. A retry must send the same body; new events need a new key',
       },
     ]);
     expect(await bronzeOf("orders")).toEqual([{ source: "http:batch-0042", amount: "10" }]);
@@ -77,14 +90,24 @@ describe("Idempotency-Key", () => {
     expect([next.status, next.body.landed, next.body.firstSeq]).toEqual([201, 2, first.body.lastSeq + 1]);
     const { pool } = await getDb();
     await runBatch(pool, pipelines[0]!, "once");
-    const w = await pool.query("SELECT window_start, event_count, value_sum FROM straggler.window_results WHERE pipeline = 'orders'");
+    const w = await pool.query(
+      "SELECT window_start, event_count, value_sum FROM straggler.window_results WHERE pipeline = 'orders'",
+    );
     expect(w.rows).toEqual([{ window_start: "2024-01-15T12:00:00.000Z", event_count: 3, value_sum: "60" }]);
   });
 
   it("a retry's answer keeps the quarantine counts of the first answer", async () => {
-    const body = JSON.stringify([e(4, 1), { event_time: "soon", amount: 1 }, { event_time: "2024-01-15T12:05:00Z", amount: "lots" }]);
+    const body = JSON.stringify([
+      e(4, 1),
+      { event_time: "soon", amount: 1 },
+      { event_time: "2024-01-15T12:05:00Z", amount: "lots" },
+    ]);
     const first = await post("orders", "mixed-1", body);
-    expect([first.status, first.body.accepted, first.body.byReason]).toEqual([201, 1, { PARSE_FAIL: 1, INVALID_VALUE: 1 }]);
+    expect([first.status, first.body.accepted, first.body.byReason]).toEqual([
+      201,
+      1,
+      { PARSE_FAIL: 1, INVALID_VALUE: 1 },
+    ]);
     const retry = await post("orders", "mixed-1", body);
     expect([retry.status, retry.body]).toEqual([200, { ...first.body, alreadyLanded: true }]);
   });

@@ -44,7 +44,10 @@ function setup(): { dir: string; config: string; p: PipelineConfig } {
 
 async function bronzeInputs(name: string) {
   const { pool } = await getDb();
-  const { rows } = await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1, 2 ORDER BY 1", [name]);
+  const { rows } = await pool.query(
+    "SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1, 2 ORDER BY 1",
+    [name],
+  );
   return rows;
 }
 
@@ -59,10 +62,16 @@ describe("sources name their input", () => {
     for (const f of ["a/1.jsonl", "b/2.jsonl", "root.jsonl"]) utimesSync(path.join(dir, "landing", f), old, old);
     const pass = await landPendingFiles(pool, p);
     expect(pass.landed.map((r) => r.source)).toEqual(["a/1.jsonl", "b/2.jsonl", "root.jsonl"]);
-    expect([pass.refused, pass.waiting]).toEqual([[{
-      name: "zz/",
-      reason: "a subfolder that is not an input declared in watermark.inputs (declared: a, b): its files are not landed; move them into the landing folder under names of their own, or declare the input",
-    }], []]);
+    expect([pass.refused, pass.waiting]).toEqual([
+      [
+        {
+          name: "zz/",
+          reason:
+            "a subfolder that is not an input declared in watermark.inputs (declared: a, b): its files are not landed; move them into the landing folder under names of their own, or declare the input",
+        },
+      ],
+      [],
+    ]);
     expect(await bronzeInputs(p.name)).toEqual([
       { source: "a/1.jsonl", input: "a", n: 2 },
       { source: "b/2.jsonl", input: "b", n: 1 },
@@ -80,11 +89,32 @@ describe("sources name their input", () => {
     api = await startApi({ pool, pipelines: [p], log: createLogger("silent"), token: undefined });
     const progress = (await (await fetch(`${api.base}/pipelines/feeds/progress`)).json()) as { inputs: unknown }[];
     expect(progress[0]!.inputs).toEqual([
-      { input: "a", maxEventTime: "2026-10-01T12:36:00.000Z", watermark: "2026-10-01T12:31:00.000Z", lastIngestionTime: expect.any(String), idle: false },
-      { input: "b", maxEventTime: "2026-10-01T12:45:00.000Z", watermark: "2026-10-01T12:20:00.000Z", lastIngestionTime: expect.any(String), idle: false },
-      { input: "default", maxEventTime: "2026-10-01T12:00:00.000Z", watermark: "2026-10-01T11:50:00.000Z", lastIngestionTime: expect.any(String), idle: false },
+      {
+        input: "a",
+        maxEventTime: "2026-10-01T12:36:00.000Z",
+        watermark: "2026-10-01T12:31:00.000Z",
+        lastIngestionTime: expect.any(String),
+        idle: false,
+      },
+      {
+        input: "b",
+        maxEventTime: "2026-10-01T12:45:00.000Z",
+        watermark: "2026-10-01T12:20:00.000Z",
+        lastIngestionTime: expect.any(String),
+        idle: false,
+      },
+      {
+        input: "default",
+        maxEventTime: "2026-10-01T12:00:00.000Z",
+        watermark: "2026-10-01T11:50:00.000Z",
+        lastIngestionTime: expect.any(String),
+        idle: false,
+      },
     ]);
-    const [listed] = (await (await fetch(`${api.base}/pipelines`)).json()) as { watermark: string; inputs: { input: string; watermark: string }[] }[];
+    const [listed] = (await (await fetch(`${api.base}/pipelines`)).json()) as {
+      watermark: string;
+      inputs: { input: string; watermark: string }[];
+    }[];
     expect([listed!.watermark, listed!.inputs.map((i) => `${i.input} ${i.watermark}`)]).toEqual([
       "2026-10-01T11:50:00.000Z",
       ["a 2026-10-01T12:31:00.000Z", "b 2026-10-01T12:20:00.000Z", "default 2026-10-01T11:50:00.000Z"],
@@ -98,15 +128,26 @@ describe("sources name their input", () => {
     const running = await startApi({ pool, pipelines: [named], log: createLogger("silent"), token: "secret" });
     try {
       const post = (query: string) =>
-        fetch(`${running.base}/pipelines/posted/events${query}`, { method: "POST", headers: { "content-type": "application/x-ndjson", authorization: "Bearer secret" }, body: line("h1", "12:40", 7) + "\n" });
+        fetch(`${running.base}/pipelines/posted/events${query}`, {
+          method: "POST",
+          headers: { "content-type": "application/x-ndjson", authorization: "Bearer secret" },
+          body: line("h1", "12:40", 7) + "\n",
+        });
       const ok = await post("?input=b");
       expect(ok.status).toBe(201);
       const bad = await post("?input=c");
       expect([bad.status, await bad.json()]).toEqual([
         400,
-        { error: "invalid_request", message: 'query.input: pipeline posted has no input "c"; its inputs are default, a, b (watermark.inputs)' },
+        {
+          error: "invalid_request",
+          message: 'query.input: pipeline posted has no input "c"; its inputs are default, a, b (watermark.inputs)',
+        },
       ]);
-      const rows = (await pool.query("SELECT coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'posted' GROUP BY 1")).rows;
+      const rows = (
+        await pool.query(
+          "SELECT coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'posted' GROUP BY 1",
+        )
+      ).rows;
       expect(rows).toEqual([{ input: "b", n: 1 }]);
     } finally {
       await running.close();
@@ -120,18 +161,31 @@ describe("sources name their input", () => {
     const file = path.join(dir, "extra.jsonl");
     writeFileSync(file, line("x1", "12:50", 3) + "\n");
     const bad = await startCli(["ingest", "-p", "feeds", "--input", "c", file], env).done;
-    expect([bad.code, bad.stderr.trim()]).toEqual([2, 'straggler: pipeline feeds has no input "c"; its inputs are default, a, b (watermark.inputs)']);
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      2,
+      'straggler: pipeline feeds has no input "c"; its inputs are default, a, b (watermark.inputs)',
+    ]);
     const ok = await startCli(["ingest", "-p", "feeds", "--input", "a", "--stream", file], env).done;
     expect(ok.code).toBe(0);
-    const rows = (await pool.query("SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, coalesce(input, 'default') AS input FROM straggler.bronze_events WHERE pipeline = 'feeds' AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = 'feeds' AND name = 'extra.jsonl')")).rows;
+    const rows = (
+      await pool.query(
+        "SELECT (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, coalesce(input, 'default') AS input FROM straggler.bronze_events WHERE pipeline = 'feeds' AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = 'feeds' AND name = 'extra.jsonl')",
+      )
+    ).rows;
     expect(rows).toEqual([{ source: "extra.jsonl", input: "a" }]);
     // After the first test's batch, a's 12:50 moves a to 12:45; b (12:20) and default (11:50) hold the min.
     const status = await startCli(["status", "-p", "feeds"], env).done;
     expect(status.stdout.split("\n").slice(3, 7)).toEqual([
       expect.stringMatching(/^  watermark: {13}2026-10-01T11:50:00\.000Z, /),
-      expect.stringMatching(/^    input a: watermark 2026-10-01T12:45:00\.000Z, max event time 2026-10-01T12:50:00\.000Z, last sent /),
-      expect.stringMatching(/^    input b: watermark 2026-10-01T12:20:00\.000Z, max event time 2026-10-01T12:45:00\.000Z, last sent /),
-      expect.stringMatching(/^    input default: watermark 2026-10-01T11:50:00\.000Z, max event time 2026-10-01T12:00:00\.000Z, last sent /),
+      expect.stringMatching(
+        /^    input a: watermark 2026-10-01T12:45:00\.000Z, max event time 2026-10-01T12:50:00\.000Z, last sent /,
+      ),
+      expect.stringMatching(
+        /^    input b: watermark 2026-10-01T12:20:00\.000Z, max event time 2026-10-01T12:45:00\.000Z, last sent /,
+      ),
+      expect.stringMatching(
+        /^    input default: watermark 2026-10-01T11:50:00\.000Z, max event time 2026-10-01T12:00:00\.000Z, last sent /,
+      ),
     ]);
   }, 300_000); // three CLI processes: minutes on a loaded machine
 });

@@ -35,7 +35,12 @@ const at = (hm: string) => `2026-10-01T${hm}:00Z`;
 let sources = 0;
 
 /** Lands events `[id, event hh:mm, value, ingestion hh:mm]` as one source of `input`. */
-async function land(pool: Pool, p: PipelineConfig, input: string, events: [string, string, number, string][]): Promise<void> {
+async function land(
+  pool: Pool,
+  p: PipelineConfig,
+  input: string,
+  events: [string, string, number, string][],
+): Promise<void> {
   async function* records(): AsyncGenerator<RawRecord> {
     let line = 0;
     for (const [id, t, v, it] of events) {
@@ -43,7 +48,10 @@ async function land(pool: Pool, p: PipelineConfig, input: string, events: [strin
       yield { line: ++line, raw: JSON.stringify(fields), fields };
     }
   }
-  const r = await landRecords(pool, p, `test:${++sources}`, records(), { landingTimeMs: Date.parse(at("12:00")), input });
+  const r = await landRecords(pool, p, `test:${++sources}`, records(), {
+    landingTimeMs: Date.parse(at("12:00")),
+    input,
+  });
   expect([r.accepted, r.quarantined]).toEqual([events.length, 0]);
 }
 
@@ -54,7 +62,8 @@ async function batch(pool: Pool, p: PipelineConfig): Promise<BatchResult> {
 }
 
 /** The inputs of a batch's progress as `input max→watermark[ idle]` in hh:mm. */
-const inputsOf = (b: BatchResult) => b.inputs.map((i) => `${i.input} ${hhmm(i.maxEventTime)}→${hhmm(i.watermark)}${i.idle ? " idle" : ""}`);
+const inputsOf = (b: BatchResult) =>
+  b.inputs.map((i) => `${i.input} ${hhmm(i.maxEventTime)}→${hhmm(i.watermark)}${i.idle ? " idle" : ""}`);
 
 async function checkpointInputs(pool: Pool, name: string) {
   const { rows } = await pool.query("SELECT inputs FROM straggler.checkpoints WHERE pipeline = $1", [name]);
@@ -67,8 +76,15 @@ describe("two inputs with different delays", () => {
   const setup = async (policy: "min" | "max" | undefined) => {
     const { pool } = await getDb();
     const name = `two-${policy ?? "default"}`;
-    const p = twoInputs(name, { delay: "10 minutes", ...(policy ? { policy } : {}), inputs: { a: { delay: "5 minutes" }, b: { delay: "25 minutes" } } });
-    await land(pool, p, "a", [["a1", "12:22", 1, "12:46"], ["a2", "12:36", 2, "12:46"]]);
+    const p = twoInputs(name, {
+      delay: "10 minutes",
+      ...(policy ? { policy } : {}),
+      inputs: { a: { delay: "5 minutes" }, b: { delay: "25 minutes" } },
+    });
+    await land(pool, p, "a", [
+      ["a1", "12:22", 1, "12:46"],
+      ["a2", "12:36", 2, "12:46"],
+    ]);
     await land(pool, p, "b", [["b1", "12:45", 10, "12:46"]]);
     const b0 = await batch(pool, p);
     await land(pool, p, "b", [["b2", "12:25", 100, "12:47"]]);
@@ -81,11 +97,29 @@ describe("two inputs with different delays", () => {
     expect(inputsOf(b0)).toEqual(["a 12:36→12:31", "b 12:45→12:20"]);
     expect(hhmm(b0.nextWatermark)).toBe("12:20");
     expect(b0.numRowsFinalized).toBe(0);
-    expect([b1.numRowsDroppedByWatermark, hhmm(b1.eventTime.watermark), hhmm(b1.nextWatermark)]).toEqual([0, "12:20", "12:20"]);
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:20,12:30)=101 open", "[12:30,12:40)=2 open", "[12:40,12:50)=10 open"]);
+    expect([b1.numRowsDroppedByWatermark, hhmm(b1.eventTime.watermark), hhmm(b1.nextWatermark)]).toEqual([
+      0,
+      "12:20",
+      "12:20",
+    ]);
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:20,12:30)=101 open",
+      "[12:30,12:40)=2 open",
+      "[12:40,12:50)=10 open",
+    ]);
     expect(await checkpointInputs(pool, p.name)).toEqual([
-      { input: "a", maxEventTime: "2026-10-01T12:36:00.000Z", watermark: "2026-10-01T12:31:00.000Z", lastIngestionTime: "2026-10-01T12:46:00.000Z" },
-      { input: "b", maxEventTime: "2026-10-01T12:45:00.000Z", watermark: "2026-10-01T12:20:00.000Z", lastIngestionTime: "2026-10-01T12:47:00.000Z" },
+      {
+        input: "a",
+        maxEventTime: "2026-10-01T12:36:00.000Z",
+        watermark: "2026-10-01T12:31:00.000Z",
+        lastIngestionTime: "2026-10-01T12:46:00.000Z",
+      },
+      {
+        input: "b",
+        maxEventTime: "2026-10-01T12:45:00.000Z",
+        watermark: "2026-10-01T12:20:00.000Z",
+        lastIngestionTime: "2026-10-01T12:47:00.000Z",
+      },
     ]);
   });
 
@@ -94,12 +128,24 @@ describe("two inputs with different delays", () => {
     expect(inputsOf(b0)).toEqual(["a 12:36→12:31", "b 12:45→12:20"]);
     expect(hhmm(b0.nextWatermark)).toBe("12:31");
     expect(b0.numRowsFinalized).toBe(1);
-    expect([b1.numRowsDroppedByWatermark, hhmm(b1.eventTime.watermark), hhmm(b1.nextWatermark)]).toEqual([1, "12:31", "12:31"]);
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:20,12:30)=1 final", "[12:30,12:40)=2 open", "[12:40,12:50)=10 open"]);
+    expect([b1.numRowsDroppedByWatermark, hhmm(b1.eventTime.watermark), hhmm(b1.nextWatermark)]).toEqual([
+      1,
+      "12:31",
+      "12:31",
+    ]);
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:20,12:30)=1 final",
+      "[12:30,12:40)=2 open",
+      "[12:40,12:50)=10 open",
+    ]);
     // The correction recomputes the dropped window from bronze; reconcile then agrees with the stream.
     const run = await runCorrection(pool, p, { trigger: "cli" });
     expect([run.status, run.windowsChanged, run.eventsRecovered]).toEqual(["succeeded", 1, 1]);
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:20,12:30)=101 corrected", "[12:30,12:40)=2 open", "[12:40,12:50)=10 open"]);
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:20,12:30)=101 corrected",
+      "[12:30,12:40)=2 open",
+      "[12:40,12:50)=10 open",
+    ]);
     const report = await reconcile(pool, p);
     expect([report.ok, report.mismatches, report.windowsChecked]).toEqual([true, [], 1]);
   });
@@ -110,7 +156,11 @@ describe("an idle input", () => {
   // (ingestion), so b has sent nothing for exactly 30 minutes. Then b comes back with 12:05 at 12:31.
   const run = async (name: string, idleTimeout: string | undefined) => {
     const { pool } = await getDb();
-    const p = twoInputs(name, { delay: "5 minutes", ...(idleTimeout ? { idleTimeout } : {}), inputs: { a: null, b: null } });
+    const p = twoInputs(name, {
+      delay: "5 minutes",
+      ...(idleTimeout ? { idleTimeout } : {}),
+      inputs: { a: null, b: null },
+    });
     await land(pool, p, "a", [["a1", "12:00", 1, "12:00"]]);
     await land(pool, p, "b", [["b1", "12:00", 10, "12:00"]]);
     const b0 = await batch(pool, p);
@@ -138,7 +188,11 @@ describe("an idle input", () => {
     expect([hhmm(b1.nextWatermark), b1.numRowsFinalized]).toEqual(["12:25", 1]);
     // b is back (not idle): the min of 12:25 and 12:00 is 12:00, but the watermark stays at 12:25.
     expect(inputsOf(b2)).toEqual(["a 12:30→12:25", "b 12:05→12:00"]);
-    expect([b2.numRowsDroppedByWatermark, hhmm(b2.eventTime.watermark), hhmm(b2.nextWatermark)]).toEqual([1, "12:25", "12:25"]);
+    expect([b2.numRowsDroppedByWatermark, hhmm(b2.eventTime.watermark), hhmm(b2.nextWatermark)]).toEqual([
+      1,
+      "12:25",
+      "12:25",
+    ]);
     expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=11 final", "[12:30,12:40)=2 open"]);
     const corrected = await runCorrection(pool, p, { trigger: "cli" });
     expect([corrected.status, corrected.windowsChanged, corrected.eventsRecovered]).toEqual(["succeeded", 1, 1]);
@@ -157,7 +211,10 @@ describe("an idle input", () => {
 describe("restart", () => {
   it("keeps every input's watermark: after a restart, b's 12:20 still holds the pipeline while only a sends", async () => {
     const { pool, url } = await getDb();
-    const p = twoInputs("restarted", { delay: "10 minutes", inputs: { a: { delay: "5 minutes" }, b: { delay: "25 minutes" } } });
+    const p = twoInputs("restarted", {
+      delay: "10 minutes",
+      inputs: { a: { delay: "5 minutes" }, b: { delay: "25 minutes" } },
+    });
     await land(pool, p, "a", [["a1", "12:36", 1, "12:46"]]);
     await land(pool, p, "b", [["b1", "12:45", 10, "12:46"]]);
     expect(hhmm((await batch(pool, p)).nextWatermark)).toBe("12:20");

@@ -43,9 +43,13 @@ describe("a landing classified in memory", () => {
       const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true };
       const land = async (source: string, ids: string[], max = 100) =>
         landRecords(pool, p, source, await classifyInMemory(p, source, records(ids), opts, max), opts);
-      const reasons = async (source: string) => (await pool.query(
-        "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2) ORDER BY seq",
-        [p.name, source])).rows.map((r) => `${r.event_id}:${r.reason ?? r.status}`);
+      const reasons = async (source: string) =>
+        (
+          await pool.query(
+            "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2) ORDER BY seq",
+            [p.name, source],
+          )
+        ).rows.map((r) => `${r.event_id}:${r.reason ?? r.status}`);
 
       // Every id new: the probe (the last SELECT of the opening exchange, under the lock), no UPDATE.
       const first = await land("m:1", ["a", "b"]);
@@ -57,21 +61,48 @@ describe("a landing classified in memory", () => {
       exchanges.length = 0;
       const second = await land("m:2", ["b", "c"]);
       expect([second.landed, second.accepted, second.byReason]).toEqual([2, 1, { DUPLICATE: 1 }]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH SELECT", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual([
+        "BEGIN SELECT SELECT WITH SELECT",
+        "COPY",
+        "UPDATE",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "SELECT",
+        "COMMIT",
+      ]);
       expect(await reasons("m:2")).toEqual(["b:DUPLICATE", "c:accepted"]);
 
       // "d" twice in the landing: no probe (the dedupe must run), the second "d" is a DUPLICATE.
       exchanges.length = 0;
       const third = await land("m:3", ["d", "e", "d"]);
       expect([third.landed, third.accepted, third.byReason]).toEqual([3, 2, { DUPLICATE: 1 }]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual([
+        "BEGIN SELECT SELECT WITH",
+        "COPY",
+        "UPDATE",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "SELECT",
+        "COMMIT",
+      ]);
       expect(await reasons("m:3")).toEqual(["d:accepted", "e:accepted", "d:DUPLICATE"]);
 
       // Over the in-memory limit (2 of 3 records): the rest is classified during the COPY, and the dedupe runs.
       exchanges.length = 0;
       const fourth = await land("m:4", ["f", "g", "a"], 2);
       expect([fourth.landed, fourth.accepted, fourth.byReason]).toEqual([3, 2, { DUPLICATE: 1 }]);
-      expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual([
+        "BEGIN SELECT SELECT WITH",
+        "COPY",
+        "UPDATE",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "SELECT",
+        "COMMIT",
+      ]);
       expect(await reasons("m:4")).toEqual(["f:accepted", "g:accepted", "a:DUPLICATE"]);
 
       // The same records landed as they are read give the same outcome.
@@ -96,18 +127,47 @@ describe("a landing classified in memory", () => {
         admission: { maxFutureSkew: null },
       });
       // A header with a "$1" in it: the parameters are written into the SQL text, never the values' own text.
-      const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true, csvHeader: () => "id,t,v", elideRaw: () => true };
-      const r = await landRecords(pool, p, "h:$1", await classifyInMemory(p, "h:$1", records(["a", "b", "c"]), opts, 100), opts);
+      const opts = {
+        landingTimeMs: Date.parse("2024-01-15T13:00:00Z"),
+        newSource: true,
+        csvHeader: () => "id,t,v",
+        elideRaw: () => true,
+      };
+      const r = await landRecords(
+        pool,
+        p,
+        "h:$1",
+        await classifyInMemory(p, "h:$1", records(["a", "b", "c"]), opts, 100),
+        opts,
+      );
       expect([r.landed, r.accepted, r.lastSeq! - r.firstSeq!]).toEqual([3, 3, 2]);
       expect(exchanges).toEqual(["BEGIN SELECT SELECT WITH SELECT", "COPY", "INSERT WITH", "COMMIT"]);
-      const recorded = await pool.query("SELECT source, rows, accepted, first_seq, last_seq FROM straggler.landed_sources WHERE pipeline = $1", [p.name]);
-      expect(recorded.rows).toEqual([{ source: "h:$1", rows: 3, accepted: 3, first_seq: r.firstSeq, last_seq: r.lastSeq }]);
-      const header = await pool.query("SELECT header, raw_layout FROM straggler.source_headers WHERE pipeline = $1", [p.name]);
+      const recorded = await pool.query(
+        "SELECT source, rows, accepted, first_seq, last_seq FROM straggler.landed_sources WHERE pipeline = $1",
+        [p.name],
+      );
+      expect(recorded.rows).toEqual([
+        { source: "h:$1", rows: 3, accepted: 3, first_seq: r.firstSeq, last_seq: r.lastSeq },
+      ]);
+      const header = await pool.query("SELECT header, raw_layout FROM straggler.source_headers WHERE pipeline = $1", [
+        p.name,
+      ]);
       // Each row was written without its raw text (its own columns joined by commas), read back by this layout.
       expect(header.rows.map((h) => [h.header, h.raw_layout === null])).toEqual([["id,t,v", false]]);
-      expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 AND raw IS NULL", [p.name])).rows[0].n).toBe(3);
+      expect(
+        (
+          await pool.query(
+            "SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 AND raw IS NULL",
+            [p.name],
+          )
+        ).rows[0].n,
+      ).toBe(3);
       const raw = await pool.query("SELECT raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name]);
-      expect(raw.rows.map((x) => x.raw)).toEqual(["a,2024-01-15T12:07:00Z,1", "b,2024-01-15T12:08:00Z,1", "c,2024-01-15T12:09:00Z,1"]);
+      expect(raw.rows.map((x) => x.raw)).toEqual([
+        "a,2024-01-15T12:07:00Z,1",
+        "b,2024-01-15T12:08:00Z,1",
+        "c,2024-01-15T12:09:00Z,1",
+      ]);
     } finally {
       await pool.end();
     }

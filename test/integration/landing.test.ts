@@ -30,7 +30,9 @@ const jsonl = (name: string, extra: Record<string, unknown> = {}) =>
 
 function writeEvents(name: string, prefix: string, n: number): string {
   const file = path.join(dir, name);
-  const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${prefix}${i}`, t: "2026-10-01T12:00:00Z", v: 1 }));
+  const lines = Array.from({ length: n }, (_, i) =>
+    JSON.stringify({ id: `${prefix}${i}`, t: "2026-10-01T12:00:00Z", v: 1 }),
+  );
   writeFileSync(file, lines.join("\n") + "\n");
   return file;
 }
@@ -87,15 +89,30 @@ describe("landing into bronze", () => {
     const p = jsonl("dedupe-counts");
     await landFile(pool, p, writeEvents("first.jsonl", "d", 5), "first.jsonl"); // d0..d4
     const file = path.join(dir, "second.jsonl");
-    writeFileSync(file, ["d3", "x1", "x1", "d4", "x2", "x1"].map((id) => JSON.stringify({ id, t: "2026-10-01T12:00:00Z", v: 1 })).join("\n") + "\n");
+    writeFileSync(
+      file,
+      ["d3", "x1", "x1", "d4", "x2", "x1"]
+        .map((id) => JSON.stringify({ id, t: "2026-10-01T12:00:00Z", v: 1 }))
+        .join("\n") + "\n",
+    );
     const r = await landFile(pool, p, file, "second.jsonl");
     expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([6, 2, 4, { DUPLICATE: 4 }]);
     const { rows } = await pool.query(
       "SELECT source_line, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = 'second.jsonl') ORDER BY seq",
       [p.name],
     );
-    expect(rows.map((x) => `${x.source_line}:${x.reason ?? x.status}`)).toEqual(["1:DUPLICATE", "2:accepted", "3:DUPLICATE", "4:DUPLICATE", "5:accepted", "6:DUPLICATE"]);
-    const ledger = await pool.query("SELECT rows, accepted, quarantined FROM straggler.landed_sources WHERE pipeline = $1 AND source = 'second.jsonl'", [p.name]);
+    expect(rows.map((x) => `${x.source_line}:${x.reason ?? x.status}`)).toEqual([
+      "1:DUPLICATE",
+      "2:accepted",
+      "3:DUPLICATE",
+      "4:DUPLICATE",
+      "5:accepted",
+      "6:DUPLICATE",
+    ]);
+    const ledger = await pool.query(
+      "SELECT rows, accepted, quarantined FROM straggler.landed_sources WHERE pipeline = $1 AND source = 'second.jsonl'",
+      [p.name],
+    );
     expect(ledger.rows[0]).toEqual({ rows: 6, accepted: 2, quarantined: 4 });
   });
 });
@@ -119,10 +136,16 @@ describe("plans after a bulk landing", () => {
     expect(scans).toEqual([`${hot}_pkey`, `${hot}_event_id_idx`]);
     expect(plan).toMatch(/"Index Cond":"\(event_id = b_\d+\.event_id\)"/);
     expect(plan).toMatch(/"Filter":"\(\(seq < b_\d+\.seq\) AND \(\(pipeline \|\| ''::text\) = 'probe-new'::text\)\)"/);
-    const seqScanned = new Set([...plan.matchAll(/"Node Type":"Seq Scan",[^{}]*?"Relation Name":"([^"]+)"/g)].map((m) => m[1]));
-    const { rows: empty } = await pool.query("SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'straggler.bronze_events'::regclass AND c.relname <> $1", [hot]);
+    const seqScanned = new Set(
+      [...plan.matchAll(/"Node Type":"Seq Scan",[^{}]*?"Relation Name":"([^"]+)"/g)].map((m) => m[1]),
+    );
+    const { rows: empty } = await pool.query(
+      "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'straggler.bronze_events'::regclass AND c.relname <> $1",
+      [hot],
+    );
     expect([...seqScanned].sort()).toEqual(empty.map((r) => r.relname as string).sort());
-    for (const name of seqScanned) expect((await pool.query(`SELECT count(*)::int AS n FROM straggler.${name}`)).rows[0].n).toBe(0);
+    for (const name of seqScanned)
+      expect((await pool.query(`SELECT count(*)::int AS n FROM straggler.${name}`)).rows[0].n).toBe(0);
   });
 
   it("a landing larger than one micro-batch refreshes bronze's pipeline statistics before it commits; a smaller one does not", async () => {
@@ -131,7 +154,11 @@ describe("plans after a bulk landing", () => {
     await landFile(pool, small("stats-old"), writeEvents("stats-old.jsonl", "s", 500), "stats-old.jsonl");
     await pool.query("ANALYZE straggler.bronze_events");
     const mcv = async () =>
-      (await pool.query("SELECT most_common_vals::text::text[] AS v FROM pg_stats WHERE schemaname = 'straggler' AND tablename = 'bronze_events' AND attname = 'pipeline'")).rows[0].v;
+      (
+        await pool.query(
+          "SELECT most_common_vals::text::text[] AS v FROM pg_stats WHERE schemaname = 'straggler' AND tablename = 'bronze_events' AND attname = 'pipeline'",
+        )
+      ).rows[0].v;
     // The test database is shared by this file's tests: look only at this test's pipelines.
     const ours = async () => ((await mcv()) as string[]).filter((v) => v.startsWith("stats-")).sort();
     expect(await ours()).toEqual(["stats-old"]);
@@ -146,7 +173,8 @@ describe("plans after a bulk landing", () => {
     await landFile(pool, jsonl("under-old"), writeEvents("under-old.jsonl", "u", 100_000), "under-old.jsonl");
     await pool.query("ANALYZE straggler.bronze_events");
     const fresh = jsonl("under-new");
-    const landBatch = async (i: number) => landFile(pool, fresh, writeEvents(`under-new-${i}.jsonl`, `n${i}-`, 1_000), `under-new-${i}.jsonl`);
+    const landBatch = async (i: number) =>
+      landFile(pool, fresh, writeEvents(`under-new-${i}.jsonl`, `n${i}-`, 1_000), `under-new-${i}.jsonl`);
     for (let i = 0; i < 9; i++) await landBatch(i);
     expect(await analyzeIfStale(pool, fresh.name)).toEqual([]);
     await landBatch(9);

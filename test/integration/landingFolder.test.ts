@@ -60,10 +60,14 @@ const write = (dir: string, name: string, text: string, mtimeMs?: number) => {
 };
 
 async function sources(pool: Pool, p: string) {
-  const { rows } = await pool.query("SELECT source, kind, state, reason, rows FROM straggler.sources WHERE pipeline = $1 ORDER BY source", [p]);
+  const { rows } = await pool.query(
+    "SELECT source, kind, state, reason, rows FROM straggler.sources WHERE pipeline = $1 ORDER BY source",
+    [p],
+  );
   return rows;
 }
-const stream = (pool: Pool, p: ReturnType<typeof orders>) => runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");
+const stream = (pool: Pool, p: ReturnType<typeof orders>) =>
+  runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");
 
 describe("one bad file never blocks another (issue 10.1)", () => {
   it("a spreadsheet export with empty header names lands, b-feed.csv lands, the posted event lands: the window is 60; a real duplicate name is refused by name and logged once", async () => {
@@ -74,7 +78,12 @@ describe("one bad file never blocks another (issue 10.1)", () => {
     write(dir, "b-feed.csv", "event_time,amount\n2024-01-15T12:02:00Z,20\n");
     write(dir, "c-dup.csv", "event_time,amount,amount\n2024-01-15T12:05:00Z,1000,1\n");
     // The event POSTed over HTTP: JSON, as the events route reads it.
-    await landStream(pool, { ...p, source: { ...p.source, format: "jsonl" } }, Readable.from(['{"event_time":"2024-01-15T12:03:00Z","amount":30}\n']), "http");
+    await landStream(
+      pool,
+      { ...p, source: { ...p.source, format: "jsonl" } },
+      Readable.from(['{"event_time":"2024-01-15T12:03:00Z","amount":30}\n']),
+      "http",
+    );
     const { log, lines } = memoryLog();
     const pass = await landPendingFiles(pool, p, { log });
     expect(pass.landed.map((r) => [r.source, r.landed, r.accepted])).toEqual([
@@ -87,11 +96,19 @@ describe("one bad file never blocks another (issue 10.1)", () => {
 
     // Later passes neither retry nor log the refused file again.
     for (let i = 0; i < 3; i++) expect((await landPendingFiles(pool, p, { log })).refused).toEqual([]);
-    expect(lines.filter((l) => l.level === 40).map((l) => [l.file, l.msg])).toEqual([["c-dup.csv", 'file c-dup.csv refused: CSV header (line 1) names column "amount" twice']]);
+    expect(lines.filter((l) => l.level === 40).map((l) => [l.file, l.msg])).toEqual([
+      ["c-dup.csv", 'file c-dup.csv refused: CSV header (line 1) names column "amount" twice'],
+    ]);
     expect((await sources(pool, p.name)).filter((s) => s.kind === "file")).toEqual([
       { source: "a-export.csv", kind: "file", state: "landed", reason: null, rows: 1 },
       { source: "b-feed.csv", kind: "file", state: "landed", reason: null, rows: 1 },
-      { source: "c-dup.csv", kind: "file", state: "refused", reason: 'CSV header (line 1) names column "amount" twice', rows: 0 },
+      {
+        source: "c-dup.csv",
+        kind: "file",
+        state: "refused",
+        reason: 'CSV header (line 1) names column "amount" twice',
+        rows: 0,
+      },
     ]);
     // Fixed in place (new size and mtime), it lands.
     write(dir, "c-dup.csv", "event_time,amount\n2024-01-15T12:05:00Z,1000\n");
@@ -111,7 +128,9 @@ describe("half-written files wait to settle; landed files that change are report
     write(dir, "orders.csv", head, T);
     const first = await landPendingFiles(pool, p, at(T + 1_000));
     expect([first.landed, first.waiting]).toEqual([[], ["orders.csv"]]);
-    expect(await sources(pool, p.name)).toEqual([{ source: "orders.csv", kind: "file", state: "waiting_to_settle", reason: null, rows: 0 }]);
+    expect(await sources(pool, p.name)).toEqual([
+      { source: "orders.csv", kind: "file", state: "waiting_to_settle", reason: null, rows: 0 },
+    ]);
     // The writer finishes 1.5 s later: the file is quiet only 2 s after that.
     write(dir, "orders.csv", head + "5.50\n2024-01-15T12:04:00Z,7.00\n", T + 1_500);
     expect((await landPendingFiles(pool, p, at(T + 3_000))).waiting).toEqual(["orders.csv"]);
@@ -128,7 +147,9 @@ describe("half-written files wait to settle; landed files that change are report
     write(dir, "later.csv", "", T);
     const first = await landPendingFiles(pool, p, at(T + 60_000));
     expect([first.landed, first.waiting]).toEqual([[], ["later.csv"]]);
-    expect(await sources(pool, p.name)).toEqual([{ source: "later.csv", kind: "file", state: "waiting_to_settle", reason: "empty: waits for content", rows: 0 }]);
+    expect(await sources(pool, p.name)).toEqual([
+      { source: "later.csv", kind: "file", state: "waiting_to_settle", reason: "empty: waits for content", rows: 0 },
+    ]);
     write(dir, "later.csv", "event_time,amount\n2024-01-15T12:05:00Z,30.00\n", T + 70_000);
     const landed = await landPendingFiles(pool, p, at(T + 73_000));
     expect(landed.landed.map((r) => [r.source, r.landed, r.accepted])).toEqual([["later.csv", 1, 1]]);
@@ -151,7 +172,9 @@ describe("half-written files wait to settle; landed files that change are report
     expect((await landPendingFiles(pool, p, { log })).changed).toEqual([]);
     const warned = lines.filter((l) => l.level === 40);
     expect(warned.map((l) => l.file)).toEqual(["a.csv"]);
-    expect(warned[0]!.msg).toMatch(/^file a\.csv changed after landing: size 42 -> 66 bytes, SHA-256 [0-9a-f]{12}… -> [0-9a-f]{12}…; not landed again$/);
+    expect(warned[0]!.msg).toMatch(
+      /^file a\.csv changed after landing: size 42 -> 66 bytes, SHA-256 [0-9a-f]{12}… -> [0-9a-f]{12}…; not landed again$/,
+    );
     expect((await sources(pool, p.name)).map((s) => [s.source, s.state, s.rows])).toEqual([
       ["a.csv", "changed_after_landing", 1],
       ["touched.csv", "landed", 1],
@@ -172,20 +195,30 @@ describe("half-written files wait to settle; landed files that change are report
   it("source.appendOnly: a growing log lands only its new complete lines, the header read from the start; a line without its newline waits; a log that shrinks is changed", async () => {
     const { pool } = await getDb();
     const p = orders("append", { appendOnly: true });
-    const file = write(p.source.landingDir!, "log.csv", "event_time,amount\n2024-01-15T12:01:00Z,10.00\n2024-01-15T12:02:00Z,20.00\n2024-01-15T12:03:00Z,12");
+    const file = write(
+      p.source.landingDir!,
+      "log.csv",
+      "event_time,amount\n2024-01-15T12:01:00Z,10.00\n2024-01-15T12:02:00Z,20.00\n2024-01-15T12:03:00Z,12",
+    );
     expect((await landPendingFiles(pool, p)).landed.map((r) => [r.source, r.landed])).toEqual([["log.csv", 2]]);
     expect((await landPendingFiles(pool, p)).landed).toEqual([]); // only a partial line is new
     appendFileSync(file, "5.50\n2024-01-15T12:04:00Z,7.00\n");
     const offset = Buffer.byteLength("event_time,amount\n2024-01-15T12:01:00Z,10.00\n2024-01-15T12:02:00Z,20.00\n");
-    expect((await landPendingFiles(pool, p)).landed.map((r) => [r.source, r.landed])).toEqual([[`log.csv@${offset}`, 2]]);
+    expect((await landPendingFiles(pool, p)).landed.map((r) => [r.source, r.landed])).toEqual([
+      [`log.csv@${offset}`, 2],
+    ]);
     const ids = await pool.query("SELECT event_id FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name]);
     expect(ids.rows.map((r) => r.event_id)).toEqual(["log.csv:2", "log.csv:3", "log.csv:4", "log.csv:5"]);
     await stream(pool, p);
     expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=162.50 open"]);
-    expect(await sources(pool, p.name)).toEqual([{ source: "log.csv", kind: "file", state: "landed", reason: null, rows: 4 }]);
+    expect(await sources(pool, p.name)).toEqual([
+      { source: "log.csv", kind: "file", state: "landed", reason: null, rows: 4 },
+    ]);
     truncateSync(file, 10);
     expect((await landPendingFiles(pool, p)).changed).toEqual(["log.csv"]);
-    expect((await sources(pool, p.name))[0].reason).toBe(`changed after landing: shrank from ${offset + 54} landed bytes to 10 bytes; not landed again`);
+    expect((await sources(pool, p.name))[0].reason).toBe(
+      `changed after landing: shrank from ${offset + 54} landed bytes to 10 bytes; not landed again`,
+    );
   });
 });
 
@@ -193,7 +226,11 @@ describe("a header that does not name the configured fields (issue 10.3)", () =>
   it("is refused before any row lands, not recorded as landed, named with the missing and present columns; after the config is fixed it lands: 60", async () => {
     const { pool } = await getDb();
     const p = orders("header");
-    write(p.source.landingDir!, "orders.csv", "Event_Time,Amount\n2024-01-15T12:01:00Z,10\n2024-01-15T12:02:00Z,20\n2024-01-15T12:03:00Z,30\n");
+    write(
+      p.source.landingDir!,
+      "orders.csv",
+      "Event_Time,Amount\n2024-01-15T12:01:00Z,10\n2024-01-15T12:02:00Z,20\n2024-01-15T12:03:00Z,30\n",
+    );
     const pass = await landPendingFiles(pool, p);
     const reason =
       'CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime), "amount" (fields.value); it names: "Event_Time", "Amount"; they differ only in case: set source.csv.headerCase: insensitive';
@@ -206,7 +243,9 @@ describe("a header that does not name the configured fields (issue 10.3)", () =>
     expect((await landPendingFiles(pool, p)).refused).toEqual([]); // not retried while nothing changed
     // The config is fixed: the refused file is tried again and lands.
     const fixed = { ...p, source: { ...p.source, csv: { ...p.source.csv, headerCase: "insensitive" as const } } };
-    expect((await landPendingFiles(pool, fixed)).landed.map((r) => [r.source, r.accepted])).toEqual([["orders.csv", 3]]);
+    expect((await landPendingFiles(pool, fixed)).landed.map((r) => [r.source, r.accepted])).toEqual([
+      ["orders.csv", 3],
+    ]);
     await stream(pool, fixed);
     expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=60 open"]);
   });
@@ -240,14 +279,21 @@ describe("special files in the landing folder (issue 11.7)", () => {
     execFileSync("mkfifo", [fifo]);
     await expect(openSourceFile(fifo, true)).rejects.toThrow(new SourceRefused("not a regular file: a FIFO"));
     await expect(landFile(pool, p, fifo, "swap.csv", { noFollow: true })).rejects.toThrow("not a regular file: a FIFO");
-    expect(await sources(pool, p.name)).toEqual([{ source: "swap.csv", kind: "file", state: "refused", reason: "not a regular file: a FIFO", rows: 0 }]);
+    expect(await sources(pool, p.name)).toEqual([
+      { source: "swap.csv", kind: "file", state: "refused", reason: "not a regular file: a FIFO", rows: 0 },
+    ]);
   });
 });
 
 describe("a landing folder that does not exist (issue 10.9)", () => {
   it("is reported, not taken for an empty folder", async () => {
     const { pool } = await getDb();
-    const p = { ...orders("nodir"), source: { ...orders("nodir").source, landingDir: path.join(ROOT, "no-such-folder") } };
-    await expect(landPendingFiles(pool, p)).rejects.toThrow(new LandingDirMissing(path.join(ROOT, "no-such-folder"), "does not exist"));
+    const p = {
+      ...orders("nodir"),
+      source: { ...orders("nodir").source, landingDir: path.join(ROOT, "no-such-folder") },
+    };
+    await expect(landPendingFiles(pool, p)).rejects.toThrow(
+      new LandingDirMissing(path.join(ROOT, "no-such-folder"), "does not exist"),
+    );
   });
 });

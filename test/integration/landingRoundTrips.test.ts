@@ -37,25 +37,81 @@ describe("the exchanges of one landing", () => {
         watermark: { delay: "10 minutes" },
         admission: { maxFutureSkew: null },
       });
-      const first = await landRecords(pool, p, "rt:1", records([["a", "2024-01-15T12:01:00Z"], ["b", "2024-01-15T12:02:00Z"]]), { landingTimeMs: Date.now(), newSource: true });
+      const first = await landRecords(
+        pool,
+        p,
+        "rt:1",
+        records([
+          ["a", "2024-01-15T12:01:00Z"],
+          ["b", "2024-01-15T12:02:00Z"],
+        ]),
+        { landingTimeMs: Date.now(), newSource: true },
+      );
       expect([first.landed, first.accepted, first.quarantined, first.lastSeq! - first.firstSeq!]).toEqual([2, 2, 0, 1]);
       exchanges.length = 0;
-      const second = await landRecords(pool, p, "rt:2", records([["b", "2024-01-15T12:02:00Z"], ["c", "2024-01-15T12:03:00Z"], ["d", "2024-01-15T12:04:00Z"]]), {
-        landingTimeMs: Date.now(), csvHeader: () => "id,t,v", commitWithoutFlushWait: true,
-      });
+      const second = await landRecords(
+        pool,
+        p,
+        "rt:2",
+        records([
+          ["b", "2024-01-15T12:02:00Z"],
+          ["c", "2024-01-15T12:03:00Z"],
+          ["d", "2024-01-15T12:04:00Z"],
+        ]),
+        {
+          landingTimeMs: Date.now(),
+          csvHeader: () => "id,t,v",
+          commitWithoutFlushWait: true,
+        },
+      );
       // The look-up before the lock (a source not made up for this landing), then the landing's exchanges:
       // the opening, COPY, the dedupe (DUPLICATE, then AMENDED_DUPLICATE as it found one), the seq range,
       // the source record, the header, the NOTIFY with the txid, COMMIT.
-      expect(exchanges).toEqual(["SELECT", "BEGIN SELECT SET SELECT WITH SELECT", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "INSERT", "SELECT", "COMMIT"]);
+      expect(exchanges).toEqual([
+        "SELECT",
+        "BEGIN SELECT SET SELECT WITH SELECT",
+        "COPY",
+        "UPDATE",
+        "UPDATE",
+        "SELECT",
+        "INSERT",
+        "INSERT",
+        "SELECT",
+        "COMMIT",
+      ]);
       expect(second).toEqual({
-        pipeline: "landing-exchanges", source: "rt:2", alreadyLanded: false, landed: 3, accepted: 2, quarantined: 1, byReason: { DUPLICATE: 1 },
-        firstSeq: first.lastSeq! + 1, lastSeq: first.lastSeq! + 3,
+        pipeline: "landing-exchanges",
+        source: "rt:2",
+        alreadyLanded: false,
+        landed: 3,
+        accepted: 2,
+        quarantined: 1,
+        byReason: { DUPLICATE: 1 },
+        firstSeq: first.lastSeq! + 1,
+        lastSeq: first.lastSeq! + 3,
       });
-      const rec = await pool.query("SELECT rows, accepted, quarantined, first_seq, last_seq, by_reason FROM straggler.landed_sources WHERE pipeline = $1 AND source = 'rt:2'", [p.name]);
-      expect(rec.rows).toEqual([{ rows: 3, accepted: 2, quarantined: 1, first_seq: first.lastSeq! + 1, last_seq: first.lastSeq! + 3, by_reason: { DUPLICATE: 1 } }]);
-      const header = await pool.query("SELECT source, header FROM straggler.source_headers WHERE pipeline = $1", [p.name]);
+      const rec = await pool.query(
+        "SELECT rows, accepted, quarantined, first_seq, last_seq, by_reason FROM straggler.landed_sources WHERE pipeline = $1 AND source = 'rt:2'",
+        [p.name],
+      );
+      expect(rec.rows).toEqual([
+        {
+          rows: 3,
+          accepted: 2,
+          quarantined: 1,
+          first_seq: first.lastSeq! + 1,
+          last_seq: first.lastSeq! + 3,
+          by_reason: { DUPLICATE: 1 },
+        },
+      ]);
+      const header = await pool.query("SELECT source, header FROM straggler.source_headers WHERE pipeline = $1", [
+        p.name,
+      ]);
       expect(header.rows).toEqual([{ source: "rt:2", header: "id,t,v" }]);
-      const dup = await pool.query("SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = 'rt:2') ORDER BY seq", [p.name]);
+      const dup = await pool.query(
+        "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = 'rt:2') ORDER BY seq",
+        [p.name],
+      );
       expect(dup.rows).toEqual([
         { event_id: "b", status: "quarantined", reason: "DUPLICATE" },
         { event_id: "c", status: "accepted", reason: null },
@@ -63,8 +119,15 @@ describe("the exchanges of one landing", () => {
       ]);
       // Landed again: answered from its record, under the lock too (nothing written).
       exchanges.length = 0;
-      const again = await landRecords(pool, p, "rt:2", records([["x", "2024-01-15T12:05:00Z"]]), { landingTimeMs: Date.now() });
-      expect([again.alreadyLanded, again.landed, again.accepted, again.byReason]).toEqual([true, 3, 2, { DUPLICATE: 1 }]);
+      const again = await landRecords(pool, p, "rt:2", records([["x", "2024-01-15T12:05:00Z"]]), {
+        landingTimeMs: Date.now(),
+      });
+      expect([again.alreadyLanded, again.landed, again.accepted, again.byReason]).toEqual([
+        true,
+        3,
+        2,
+        { DUPLICATE: 1 },
+      ]);
       expect(exchanges).toEqual(["SELECT"]);
     } finally {
       await pool.end();

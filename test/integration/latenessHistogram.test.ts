@@ -21,8 +21,19 @@ const getDb = useTestDatabase();
 const MIN = 60_000;
 
 /** The figures both sources give, per delay. */
-const dropFigures = (o: { delayMs: number; droppedPairs: number; droppedWindows: number; eventsAffected: number; dropShare: number }) =>
-  ({ delayMs: o.delayMs, droppedPairs: o.droppedPairs, droppedWindows: o.droppedWindows, eventsAffected: o.eventsAffected, dropShare: o.dropShare });
+const dropFigures = (o: {
+  delayMs: number;
+  droppedPairs: number;
+  droppedWindows: number;
+  eventsAffected: number;
+  dropShare: number;
+}) => ({
+  delayMs: o.delayMs,
+  droppedPairs: o.droppedPairs,
+  droppedWindows: o.droppedWindows,
+  eventsAffected: o.eventsAffected,
+  dropShare: o.dropShare,
+});
 
 /** Asserts the histogram's report equals the replay's for `p`, at the candidates and at `sweepMs`; returns the replay's. */
 async function expectSameAnswers(pool: Pool, p: PipelineConfig, sweepMs: number[]) {
@@ -43,20 +54,38 @@ async function expectSameAnswers(pool: Pool, p: PipelineConfig, sweepMs: number[
 describe("the kept lateness histogram on the real datasets", () => {
   const pipelines = loadPipelines(path.join(REPO_ROOT, "pipelines", "pipelines.yaml"));
   it.each([
-    ["nyc-taxi", path.join(SHARED_DATA, "nyc-taxi-gx-samples", "yellow_tripdata_sample_2020-01.csv"), [0, 30 * MIN, 2 * 60 * MIN], true],
-    ["usgs-earthquakes", path.join(SHARED_DATA, "usgs-earthquakes", "usgs_all_month_2015-08.csv"), [0, 60 * MIN, 6 * 60 * MIN], false],
-  ])("%s: the histogram answers as the replay of every row", async (name, file, sweepMs, dropsAtZero) => {
-    const { pool } = await getDb();
-    const configured = pipelines.find((p) => p.name === name)!;
-    // Batches of 500 rows in the file's order, so that later batches meet windows earlier ones passed.
-    const p = { ...configured, lateness: { histogram: true }, trigger: { ...configured.trigger, maxRowsPerBatch: 500 } };
-    await landFile(pool, p, file, path.basename(file));
-    while (await runBatch(pool, p, "once"));
-    const exact = await expectSameAnswers(pool, p, sweepMs);
-    expect(exact.whatIf.rows).toBeGreaterThan(8000);
-    // The catalog's file is in event-time order: no pair is late at any delay, and the histogram says so too.
-    expect(exact.whatIf.delays.find((d) => d.delayMs === 0)!.droppedPairs > 0).toBe(dropsAtZero);
-  }, 600_000);
+    [
+      "nyc-taxi",
+      path.join(SHARED_DATA, "nyc-taxi-gx-samples", "yellow_tripdata_sample_2020-01.csv"),
+      [0, 30 * MIN, 2 * 60 * MIN],
+      true,
+    ],
+    [
+      "usgs-earthquakes",
+      path.join(SHARED_DATA, "usgs-earthquakes", "usgs_all_month_2015-08.csv"),
+      [0, 60 * MIN, 6 * 60 * MIN],
+      false,
+    ],
+  ])(
+    "%s: the histogram answers as the replay of every row",
+    async (name, file, sweepMs, dropsAtZero) => {
+      const { pool } = await getDb();
+      const configured = pipelines.find((p) => p.name === name)!;
+      // Batches of 500 rows in the file's order, so that later batches meet windows earlier ones passed.
+      const p = {
+        ...configured,
+        lateness: { histogram: true },
+        trigger: { ...configured.trigger, maxRowsPerBatch: 500 },
+      };
+      await landFile(pool, p, file, path.basename(file));
+      while (await runBatch(pool, p, "once"));
+      const exact = await expectSameAnswers(pool, p, sweepMs);
+      expect(exact.whatIf.rows).toBeGreaterThan(8000);
+      // The catalog's file is in event-time order: no pair is late at any delay, and the histogram says so too.
+      expect(exact.whatIf.delays.find((d) => d.delayMs === 0)!.droppedPairs > 0).toBe(dropsAtZero);
+    },
+    600_000,
+  );
 });
 
 describe("the kept lateness histogram on a random workload", () => {
@@ -64,41 +93,62 @@ describe("the kept lateness histogram on a random workload", () => {
   it.each([
     ["tumbling", { type: "tumbling", size: "10 minutes" }, 21],
     ["sliding", { type: "sliding", size: "10 minutes", slide: "4 minutes" }, 22],
-  ])("%s windows: equal figures at every delay of a sweep, the windows of a pair moved as their slack grows", async (kind, window, seed) => {
-    const { pool } = await getDb();
-    const p = pipeline({
-      name: `kept-${kind}`, source: { format: "jsonl" },
-      fields: { eventId: "id", eventTime: "t", ingestionTime: "i", groupKey: ["k"], value: "v" },
-      timestamps: { format: "iso8601" }, window, watermark: { delay: "3 minutes" }, trigger: { maxRowsPerBatch: 29 },
-      lateness: { histogram: true },
-    });
-    const rand = prng(seed);
-    let clock = T0;
-    const lines = Array.from({ length: 600 }, (_, j) => {
-      clock += Math.floor(rand() * 30_000);
-      const late = Math.floor(rand() < 0.85 ? rand() * 4 * MIN : rand() * 40 * MIN);
-      return JSON.stringify({ id: `e${j}`, t: new Date(clock - late).toISOString(), i: new Date(clock).toISOString(), k: ["a", "b", null][j % 3], v: j % 5 });
-    });
-    for (let at = 0; at < lines.length; at += 50) {
-      await landStream(pool, p, Readable.from([lines.slice(at, at + 50).join("\n") + "\n"]), "test");
-      await runBatch(pool, p, "once");
-    }
-    while (await runBatch(pool, p, "once"));
-    const sweep = Array.from({ length: 41 }, (_, i) => i * MIN);
-    const exact = await expectSameAnswers(pool, p, sweep);
-    expect(exact.whatIf.delays.find((d) => d.delayMs === 0)!.droppedWindows).toBeGreaterThan(exact.whatIf.delays.find((d) => d.delayMs === 3 * MIN)!.droppedWindows);
-    // The replay's own function agrees (latenessAdvice with exact: true is latenessReport).
-    expect((await latenessReport(pool, p, { delaysMs: sweep })).whatIf.delays.map(dropFigures)).toEqual(exact.whatIf.delays.map(dropFigures));
-  }, 600_000);
+  ])(
+    "%s windows: equal figures at every delay of a sweep, the windows of a pair moved as their slack grows",
+    async (kind, window, seed) => {
+      const { pool } = await getDb();
+      const p = pipeline({
+        name: `kept-${kind}`,
+        source: { format: "jsonl" },
+        fields: { eventId: "id", eventTime: "t", ingestionTime: "i", groupKey: ["k"], value: "v" },
+        timestamps: { format: "iso8601" },
+        window,
+        watermark: { delay: "3 minutes" },
+        trigger: { maxRowsPerBatch: 29 },
+        lateness: { histogram: true },
+      });
+      const rand = prng(seed);
+      let clock = T0;
+      const lines = Array.from({ length: 600 }, (_, j) => {
+        clock += Math.floor(rand() * 30_000);
+        const late = Math.floor(rand() < 0.85 ? rand() * 4 * MIN : rand() * 40 * MIN);
+        return JSON.stringify({
+          id: `e${j}`,
+          t: new Date(clock - late).toISOString(),
+          i: new Date(clock).toISOString(),
+          k: ["a", "b", null][j % 3],
+          v: j % 5,
+        });
+      });
+      for (let at = 0; at < lines.length; at += 50) {
+        await landStream(pool, p, Readable.from([lines.slice(at, at + 50).join("\n") + "\n"]), "test");
+        await runBatch(pool, p, "once");
+      }
+      while (await runBatch(pool, p, "once"));
+      const sweep = Array.from({ length: 41 }, (_, i) => i * MIN);
+      const exact = await expectSameAnswers(pool, p, sweep);
+      expect(exact.whatIf.delays.find((d) => d.delayMs === 0)!.droppedWindows).toBeGreaterThan(
+        exact.whatIf.delays.find((d) => d.delayMs === 3 * MIN)!.droppedWindows,
+      );
+      // The replay's own function agrees (latenessAdvice with exact: true is latenessReport).
+      expect((await latenessReport(pool, p, { delaysMs: sweep })).whatIf.delays.map(dropFigures)).toEqual(
+        exact.whatIf.delays.map(dropFigures),
+      );
+    },
+    600_000,
+  );
 });
 
 describe("a pipeline without the kept histogram (the default)", () => {
   it("keeps no histogram row and the advisor answers from the replay", async () => {
     const { pool } = await getDb();
     const p = pipeline({
-      name: "kept-off", source: { format: "jsonl" },
+      name: "kept-off",
+      source: { format: "jsonl" },
       fields: { eventId: "id", eventTime: "t", ingestionTime: "i", groupKey: ["k"], value: "v" },
-      timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "1 minute" },
+      timestamps: { format: "iso8601" },
+      window: { type: "tumbling", size: "10 minutes" },
+      watermark: { delay: "1 minute" },
     });
     expect(p.lateness.histogram).toBe(false);
     const lines = [
@@ -107,7 +157,10 @@ describe("a pipeline without the kept histogram (the default)", () => {
     ].map((o) => JSON.stringify(o));
     await landStream(pool, p, Readable.from([lines.join("\n") + "\n"]), "test");
     while (await runBatch(pool, p, "once"));
-    const { rows } = await pool.query("SELECT count(*)::int AS n FROM straggler.lateness_histogram WHERE pipeline = $1", [p.name]);
+    const { rows } = await pool.query(
+      "SELECT count(*)::int AS n FROM straggler.lateness_histogram WHERE pipeline = $1",
+      [p.name],
+    );
     expect(rows[0].n).toBe(0);
     const advice = await latenessAdvice(pool, p, { delaysMs: [0] });
     expect(advice.source).toBe("replay");

@@ -38,8 +38,17 @@ const at = "2026-10-01T12:00:00Z";
 
 /** Bronze's index names on the partitioned table, sorted. */
 const indexNames = async (pool: Pool) =>
-  (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
-const LEAN = ["bronze_events_accepted_event_id", "bronze_events_event_time_brin", "bronze_events_key_event_time", "bronze_events_pipeline_seq_landed_at_pk"];
+  (
+    await pool.query(
+      "SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname",
+    )
+  ).rows.map((r) => r.indexname as string);
+const LEAN = [
+  "bronze_events_accepted_event_id",
+  "bronze_events_event_time_brin",
+  "bronze_events_key_event_time",
+  "bronze_events_pipeline_seq_landed_at_pk",
+];
 
 /** Each row of `source` in `pipeline`, by seq: its event id, status or reason, and the partition holding it. */
 async function rowsOf(pool: Pool, pipelineName: string, source: string): Promise<string[]> {
@@ -56,7 +65,10 @@ async function moveToMonth(pool: Pool, pipelineName: string, source: string, lan
   const c = await pool.connect();
   try {
     await c.query("SET session_replication_role = replica"); // the bronze_raw_unchanged trigger stays off for this statement
-    await c.query("UPDATE straggler.bronze_events SET landed_at = $3 WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2)", [pipelineName, source, landedAt]);
+    await c.query(
+      "UPDATE straggler.bronze_events SET landed_at = $3 WHERE pipeline = $1 AND source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = $1 AND name = $2)",
+      [pipelineName, source, landedAt],
+    );
     await c.query("RESET session_replication_role");
   } finally {
     c.release();
@@ -66,20 +78,28 @@ async function moveToMonth(pool: Pool, pipelineName: string, source: string, lan
 describe("bronze's indexes after migrations 0029 and 0038", () => {
   it("the partitioned table has exactly the primary key (pipeline, seq, landed_at), BRIN (event_time), the partial (group_key, event_time) correction index and the partial event-id index; every partition has the same four", async () => {
     const { pool } = await getDb();
-    const { rows } = await pool.query("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname");
+    const { rows } = await pool.query(
+      "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname",
+    );
     expect(rows).toEqual([
       {
         indexname: "bronze_events_accepted_event_id",
-        indexdef: "CREATE INDEX bronze_events_accepted_event_id ON ONLY straggler.bronze_events USING btree (event_id) WHERE (status = 'accepted'::text)",
+        indexdef:
+          "CREATE INDEX bronze_events_accepted_event_id ON ONLY straggler.bronze_events USING btree (event_id) WHERE (status = 'accepted'::text)",
       },
-      { indexname: "bronze_events_event_time_brin", indexdef: "CREATE INDEX bronze_events_event_time_brin ON ONLY straggler.bronze_events USING brin (event_time)" },
+      {
+        indexname: "bronze_events_event_time_brin",
+        indexdef: "CREATE INDEX bronze_events_event_time_brin ON ONLY straggler.bronze_events USING brin (event_time)",
+      },
       {
         indexname: "bronze_events_key_event_time",
-        indexdef: "CREATE INDEX bronze_events_key_event_time ON ONLY straggler.bronze_events USING btree (group_key, event_time) WHERE (status = 'accepted'::text)",
+        indexdef:
+          "CREATE INDEX bronze_events_key_event_time ON ONLY straggler.bronze_events USING btree (group_key, event_time) WHERE (status = 'accepted'::text)",
       },
       {
         indexname: "bronze_events_pipeline_seq_landed_at_pk",
-        indexdef: "CREATE UNIQUE INDEX bronze_events_pipeline_seq_landed_at_pk ON ONLY straggler.bronze_events USING btree (pipeline, seq, landed_at)",
+        indexdef:
+          "CREATE UNIQUE INDEX bronze_events_pipeline_seq_landed_at_pk ON ONLY straggler.bronze_events USING btree (pipeline, seq, landed_at)",
       },
     ]);
     // A partition made later (as the service makes next month's) gets the four too, attached to the parent's.
@@ -108,7 +128,11 @@ describe("migrations 0029 and 0038 on a bronze with rows", () => {
     await withFreshDatabase(async (pool) => {
       await runMigrationsKeeping(pool, (idx) => idx <= 27);
       expect(await indexNames(pool)).toEqual([
-        "bronze_events_accepted_event_id_seq", "bronze_events_pipeline_event_time", "bronze_events_pipeline_key_event_time", "bronze_events_pipeline_seq", "bronze_events_seq_landed_at_pk",
+        "bronze_events_accepted_event_id_seq",
+        "bronze_events_pipeline_event_time",
+        "bronze_events_pipeline_key_event_time",
+        "bronze_events_pipeline_seq",
+        "bronze_events_seq_landed_at_pk",
       ]);
       const p = jsonl("lean-migrated");
       // Two rows as that release landed them (its source by name): b1 accepted, b2 without an event time.
@@ -120,10 +144,27 @@ describe("migrations 0029 and 0038 on a bronze with rows", () => {
       await runMigrations(pool);
       expect(await indexNames(pool)).toEqual(LEAN);
       const rows = await pool.query("SELECT event_id, status FROM straggler.bronze_events ORDER BY seq");
-      expect(rows.rows).toEqual([{ event_id: "b1", status: "accepted" }, { event_id: "b2", status: "quarantined" }]);
-      const r = await landFile(pool, p, writeLines("after.jsonl", [{ id: "b1", t: at, v: 1 }, { id: "b2", t: at, v: 2 }]), "after.jsonl");
+      expect(rows.rows).toEqual([
+        { event_id: "b1", status: "accepted" },
+        { event_id: "b2", status: "quarantined" },
+      ]);
+      const r = await landFile(
+        pool,
+        p,
+        writeLines("after.jsonl", [
+          { id: "b1", t: at, v: 1 },
+          { id: "b2", t: at, v: 2 },
+        ]),
+        "after.jsonl",
+      );
       expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([2, 1, 1, { DUPLICATE: 1 }]);
-      expect((await pool.query("SELECT event_id, coalesce(reason, status) AS s FROM straggler.bronze_events WHERE source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = 'lean-migrated' AND name = 'after.jsonl') ORDER BY seq")).rows).toEqual([
+      expect(
+        (
+          await pool.query(
+            "SELECT event_id, coalesce(reason, status) AS s FROM straggler.bronze_events WHERE source_id = (SELECT id FROM straggler.bronze_sources WHERE pipeline = 'lean-migrated' AND name = 'after.jsonl') ORDER BY seq",
+          )
+        ).rows,
+      ).toEqual([
         { event_id: "b1", s: "DUPLICATE" },
         { event_id: "b2", s: "accepted" },
       ]);
@@ -135,17 +176,44 @@ describe("the dedupe with the narrower event-id index", () => {
   it("finds an accepted version landed by an earlier landing, in this month's partition and in an older partition; the first version stays accepted", async () => {
     const { pool } = await getDb();
     const p = jsonl("lean-dedupe");
-    await landFile(pool, p, writeLines("old.jsonl", [{ id: "o1", t: at, v: 1 }, { id: "o2", t: at, v: 2 }]), "old.jsonl");
+    await landFile(
+      pool,
+      p,
+      writeLines("old.jsonl", [
+        { id: "o1", t: at, v: 1 },
+        { id: "o2", t: at, v: 2 },
+      ]),
+      "old.jsonl",
+    );
     await moveToMonth(pool, p.name, "old.jsonl", "2026-01-15T00:00:00Z");
     await landFile(pool, p, writeLines("recent.jsonl", [{ id: "r1", t: at, v: 3 }]), "recent.jsonl");
     const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
-    expect(await rowsOf(pool, p.name, "old.jsonl")).toEqual(["o1:accepted@straggler.bronze_events_p202601", "o2:accepted@straggler.bronze_events_p202601"]);
+    expect(await rowsOf(pool, p.name, "old.jsonl")).toEqual([
+      "o1:accepted@straggler.bronze_events_p202601",
+      "o2:accepted@straggler.bronze_events_p202601",
+    ]);
     expect(await rowsOf(pool, p.name, "recent.jsonl")).toEqual([`r1:accepted@${hot}`]);
 
-    const r = await landFile(pool, p, writeLines("again.jsonl", [{ id: "o2", t: at, v: 2 }, { id: "r1", t: at, v: 3 }, { id: "n1", t: at, v: 4 }]), "again.jsonl");
+    const r = await landFile(
+      pool,
+      p,
+      writeLines("again.jsonl", [
+        { id: "o2", t: at, v: 2 },
+        { id: "r1", t: at, v: 3 },
+        { id: "n1", t: at, v: 4 },
+      ]),
+      "again.jsonl",
+    );
     expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([3, 1, 2, { DUPLICATE: 2 }]);
-    expect(await rowsOf(pool, p.name, "again.jsonl")).toEqual([`o2:DUPLICATE@${hot}`, `r1:DUPLICATE@${hot}`, `n1:accepted@${hot}`]);
-    expect(await rowsOf(pool, p.name, "old.jsonl")).toEqual(["o1:accepted@straggler.bronze_events_p202601", "o2:accepted@straggler.bronze_events_p202601"]);
+    expect(await rowsOf(pool, p.name, "again.jsonl")).toEqual([
+      `o2:DUPLICATE@${hot}`,
+      `r1:DUPLICATE@${hot}`,
+      `n1:accepted@${hot}`,
+    ]);
+    expect(await rowsOf(pool, p.name, "old.jsonl")).toEqual([
+      "o1:accepted@straggler.bronze_events_p202601",
+      "o2:accepted@straggler.bronze_events_p202601",
+    ]);
     expect(await rowsOf(pool, p.name, "recent.jsonl")).toEqual([`r1:accepted@${hot}`]);
   });
 
@@ -155,10 +223,23 @@ describe("the dedupe with the narrower event-id index", () => {
     const b = jsonl("lean-dedupe-b");
     await landFile(pool, a, writeLines("a.jsonl", [{ id: "x1", t: at, v: 1 }]), "a.jsonl");
     await landFile(pool, b, writeLines("b1.jsonl", [{ id: "x2", v: 1 }]), "b1.jsonl"); // no event time: quarantined
-    const r = await landFile(pool, b, writeLines("b2.jsonl", [{ id: "x1", t: at, v: 1 }, { id: "x2", t: at, v: 1 }, { id: "x2", t: at, v: 1 }]), "b2.jsonl");
+    const r = await landFile(
+      pool,
+      b,
+      writeLines("b2.jsonl", [
+        { id: "x1", t: at, v: 1 },
+        { id: "x2", t: at, v: 1 },
+        { id: "x2", t: at, v: 1 },
+      ]),
+      "b2.jsonl",
+    );
     expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([3, 2, 1, { DUPLICATE: 1 }]);
     const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
-    expect(await rowsOf(pool, b.name, "b2.jsonl")).toEqual([`x1:accepted@${hot}`, `x2:accepted@${hot}`, `x2:DUPLICATE@${hot}`]);
+    expect(await rowsOf(pool, b.name, "b2.jsonl")).toEqual([
+      `x1:accepted@${hot}`,
+      `x2:accepted@${hot}`,
+      `x2:DUPLICATE@${hot}`,
+    ]);
     expect((await rowsOf(pool, b.name, "b1.jsonl"))[0]).toMatch(/^x2:[A-Z_]+@/);
     expect(await rowsOf(pool, a.name, "a.jsonl")).toEqual([`x1:accepted@${hot}`]);
   });

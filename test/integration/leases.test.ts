@@ -24,20 +24,34 @@ describe("pipeline leases", () => {
     /** What happened, in order: `A+p1` acquired, `A-p1` lost (with whether A still owned it then). */
     const events: string[] = [];
     const replica = (id: string) => {
-      const leases: PipelineLeases = new PipelineLeases(url, PIPELINES, { replicaId: id, heartbeatMs: 200 }, {
-        acquired: (p) => events.push(`${id}+${p}`),
-        lost: async (p) => {
-          events.push(`${id}-${p}${leases.owns(p) ? " (still owned)" : ""}`);
+      const leases: PipelineLeases = new PipelineLeases(
+        url,
+        PIPELINES,
+        { replicaId: id, heartbeatMs: 200 },
+        {
+          acquired: (p) => events.push(`${id}+${p}`),
+          lost: async (p) => {
+            events.push(`${id}-${p}${leases.owns(p) ? " (still owned)" : ""}`);
+          },
         },
-      }, createLogger(process.env.LEASE_LOG ?? "silent"));
+        createLogger(process.env.LEASE_LOG ?? "silent"),
+      );
       running.push(leases);
       return leases;
     };
-    const owners = async () => Object.fromEntries([...(await readPipelineOwners(pool, [...PIPELINES, "unknown"]))].sort(([x], [y]) => (x < y ? -1 : 1)));
-    const settled = (want: Record<string, string | null>) => waitFor(`owners ${JSON.stringify(want)}`, async () => {
-      const now = await owners();
-      return JSON.stringify(now) === JSON.stringify(want) ? now : undefined;
-    }, 60_000);
+    const owners = async () =>
+      Object.fromEntries(
+        [...(await readPipelineOwners(pool, [...PIPELINES, "unknown"]))].sort(([x], [y]) => (x < y ? -1 : 1)),
+      );
+    const settled = (want: Record<string, string | null>) =>
+      waitFor(
+        `owners ${JSON.stringify(want)}`,
+        async () => {
+          const now = await owners();
+          return JSON.stringify(now) === JSON.stringify(want) ? now : undefined;
+        },
+        60_000,
+      );
 
     // Alone, A owns every pipeline from its first heartbeat.
     const a = replica("A");
@@ -57,17 +71,25 @@ describe("pipeline leases", () => {
     // A's lease session ended by the server while A lives: A stops its work at once (it no longer owns it when told),
     // reconnects as a replica again, and the three pipelines end up split two and one.
     events.length = 0;
-    const { rows } = await pool.query("SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'straggler replica A' AND datname = current_database()");
+    const { rows } = await pool.query(
+      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = 'straggler replica A' AND datname = current_database()",
+    );
     expect(rows).toEqual([{ ok: true }]);
     // (pg_terminate_backend returns before the session has gone: wait for A to have seen it too.)
-    await waitFor("A to give its leases up and the pipelines to split again", async () => {
-      if (!events.includes("A-p1") || !events.includes("A-p2")) return undefined;
-      const now = await owners();
-      const counts = ["A", "B"].map((id) => Object.values(now).filter((o) => o === id).length).sort();
-      // …and each taker's work started (it holds the lock a moment before it is told).
-      const told = [...a.ownedPipelines(), ...b.ownedPipelines()].sort();
-      return counts[0] === 1 && counts[1] === 2 && JSON.stringify(told) === JSON.stringify(PIPELINES) ? true : undefined;
-    }, 60_000);
+    await waitFor(
+      "A to give its leases up and the pipelines to split again",
+      async () => {
+        if (!events.includes("A-p1") || !events.includes("A-p2")) return undefined;
+        const now = await owners();
+        const counts = ["A", "B"].map((id) => Object.values(now).filter((o) => o === id).length).sort();
+        // …and each taker's work started (it holds the lock a moment before it is told).
+        const told = [...a.ownedPipelines(), ...b.ownedPipelines()].sort();
+        return counts[0] === 1 && counts[1] === 2 && JSON.stringify(told) === JSON.stringify(PIPELINES)
+          ? true
+          : undefined;
+      },
+      60_000,
+    );
     expect(events.slice(0, 2).sort()).toEqual(["A-p1", "A-p2"]);
     for (const p of ["p1", "p2"]) {
       const taken = events.indexOf(`B+${p}`);
@@ -85,37 +107,54 @@ describe("pipeline leases", () => {
   });
 
   // A 1 s heartbeat: C fences within 3 s, the server frees the lock after 5 s; the 2 s between hold on a busy machine.
-  it("a network gone silent under the owner: it fences after its heartbeat times out, the server frees its lease after 5 heartbeats, then another replica takes it", { timeout: 120_000 }, async () => {
-    const { url } = await getDb();
-    const proxy = await startProxy(url);
-    const events: string[] = [];
-    const replica = (id: string, via: string) => {
-      const leases: PipelineLeases = new PipelineLeases(via, ["q1"], { replicaId: id, heartbeatMs: 1_000 }, {
-        acquired: (p) => events.push(`${id}+${p}`),
-        lost: async (p) => {
-          events.push(`${id}-${p}${leases.owns(p) ? " (still owned)" : ""}`);
-        },
-      }, createLogger(process.env.LEASE_LOG ?? "silent"));
-      running.push(leases);
-      return leases;
-    };
-    const c = replica("C", proxy.url);
-    await c.start();
-    const d = replica("D", url);
-    await d.start();
-    expect([c.ownedPipelines(), d.ownedPipelines()]).toEqual([["q1"], []]);
+  it(
+    "a network gone silent under the owner: it fences after its heartbeat times out, the server frees its lease after 5 heartbeats, then another replica takes it",
+    { timeout: 120_000 },
+    async () => {
+      const { url } = await getDb();
+      const proxy = await startProxy(url);
+      const events: string[] = [];
+      const replica = (id: string, via: string) => {
+        const leases: PipelineLeases = new PipelineLeases(
+          via,
+          ["q1"],
+          { replicaId: id, heartbeatMs: 1_000 },
+          {
+            acquired: (p) => events.push(`${id}+${p}`),
+            lost: async (p) => {
+              events.push(`${id}-${p}${leases.owns(p) ? " (still owned)" : ""}`);
+            },
+          },
+          createLogger(process.env.LEASE_LOG ?? "silent"),
+        );
+        running.push(leases);
+        return leases;
+      };
+      const c = replica("C", proxy.url);
+      await c.start();
+      const d = replica("D", url);
+      await d.start();
+      expect([c.ownedPipelines(), d.ownedPipelines()]).toEqual([["q1"], []]);
 
-    const silencedAt = Date.now();
-    proxy.silence();
-    const at: Record<string, number> = {};
-    await waitFor("D to take q1", async () => {
-      for (const e of events) at[e] ??= Date.now() - silencedAt;
-      return d.owns("q1") ? true : undefined;
-    }, 60_000, 10);
-    console.log(`[leases] network silent under C (heartbeat 1 s): C fenced after ${at["C-q1"]} ms, D took q1 after ${at["D+q1"]} ms`);
-    expect(events).toEqual(["C+q1", "C-q1", "D+q1"]);
-    // C stops its work before the server can free the lock: its heartbeat fails after at most 3 heartbeats, the server waits 5.
-    expect(c.ownedPipelines()).toEqual([]);
-    await proxy.close();
-  });
+      const silencedAt = Date.now();
+      proxy.silence();
+      const at: Record<string, number> = {};
+      await waitFor(
+        "D to take q1",
+        async () => {
+          for (const e of events) at[e] ??= Date.now() - silencedAt;
+          return d.owns("q1") ? true : undefined;
+        },
+        60_000,
+        10,
+      );
+      console.log(
+        `[leases] network silent under C (heartbeat 1 s): C fenced after ${at["C-q1"]} ms, D took q1 after ${at["D+q1"]} ms`,
+      );
+      expect(events).toEqual(["C+q1", "C-q1", "D+q1"]);
+      // C stops its work before the server can free the lock: its heartbeat fails after at most 3 heartbeats, the server waits 5.
+      expect(c.ownedPipelines()).toEqual([]);
+      await proxy.close();
+    },
+  );
 });

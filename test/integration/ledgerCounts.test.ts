@@ -27,13 +27,20 @@ const LANDED = Date.UTC(2024, 0, 15, 12, 30);
 
 /** The ledger as counted from bronze and the archives not restored (what the status read before the kept counts). */
 async function counted(pool: Pool, name: string) {
-  const l = (await pool.query("SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1", [name])).rows[0] ?? { landed: 0, accepted: 0, quarantined: 0 };
+  const l = (
+    await pool.query("SELECT landed::int, accepted::int, quarantined::int FROM straggler.ledger WHERE pipeline = $1", [
+      name,
+    ])
+  ).rows[0] ?? { landed: 0, accepted: 0, quarantined: 0 };
   const r = await pool.query(
     `SELECT reason, sum(n)::int AS n FROM (SELECT reason, count(*) AS n FROM straggler.quarantine WHERE pipeline = $1 GROUP BY reason
        UNION ALL SELECT reason, rows FROM straggler.archived_rows WHERE pipeline = $1 AND status = 'quarantined') t GROUP BY reason ORDER BY reason`,
     [name],
   );
-  return { ...l, quarantinedByReason: Object.fromEntries(r.rows.map((x: { reason: string; n: number }) => [x.reason, x.n])) };
+  return {
+    ...l,
+    quarantinedByReason: Object.fromEntries(r.rows.map((x: { reason: string; n: number }) => [x.reason, x.n])),
+  };
 }
 
 /** The status's ledger (the kept counts), checked against bronze's count and /metrics' figures. */
@@ -41,7 +48,11 @@ async function kept(pool: Pool, name: string) {
   const s = (await pipelineStatus(pool, name)).ledger;
   expect(s).toEqual(await counted(pool, name));
   const [m] = await readPipelineMetrics(pool, [name]);
-  expect({ landed: m!.landed, accepted: m!.accepted, quarantinedByReason: m!.quarantinedByReason }).toEqual({ landed: s.landed, accepted: s.accepted, quarantinedByReason: s.quarantinedByReason });
+  expect({ landed: m!.landed, accepted: m!.accepted, quarantinedByReason: m!.quarantinedByReason }).toEqual({
+    landed: s.landed,
+    accepted: s.accepted,
+    quarantinedByReason: s.quarantinedByReason,
+  });
   return s;
 }
 
@@ -55,21 +66,60 @@ function orders(name: string, dedupe: "first" | "latest"): PipelineConfig {
     admission: { dedupe },
   });
 }
-const ev = (id: string, k: string, t: string, amount: string) => `{"id":"${id}","k":"${k}","event_time":"2024-01-15T${t}:00Z","amount":${amount}}`;
-const land = (pool: Pool, p: PipelineConfig, source: string, ...lines: string[]) => landStream(pool, p, Readable.from([lines.join("\n") + "\n"]), source, LANDED);
+const ev = (id: string, k: string, t: string, amount: string) =>
+  `{"id":"${id}","k":"${k}","event_time":"2024-01-15T${t}:00Z","amount":${amount}}`;
+const land = (pool: Pool, p: PipelineConfig, source: string, ...lines: string[]) =>
+  landStream(pool, p, Readable.from([lines.join("\n") + "\n"]), source, LANDED);
 
 describe("the ledger's kept counts", () => {
   it("a landing adds its counts, its duplicates and bad rows by reason, under dedupe first and latest; a window whose aggregate fails moves its rows to INVALID_VALUE; drop removes them", async () => {
     const { pool } = await getDb();
     const first = orders("lc-first", "first");
-    await land(pool, first, "a", ev("e1", "a", "12:01", "1"), ev("e2", "a", "12:02", "2"), "not json", `{"id":"e3","k":"a","amount":3}`);
-    expect(await kept(pool, first.name)).toEqual({ landed: 4, accepted: 2, quarantined: 2, quarantinedByReason: { MALFORMED: 1, NULL_TS: 1 } });
-    await land(pool, first, "b", ev("e1", "a", "12:01", "1"), ev("e2", "a", "12:02", "20"), ev("e4", "b", "12:03", "4"));
-    expect(await kept(pool, first.name)).toEqual({ landed: 7, accepted: 3, quarantined: 4, quarantinedByReason: { AMENDED_DUPLICATE: 1, MALFORMED: 1, DUPLICATE: 1, NULL_TS: 1 } });
+    await land(
+      pool,
+      first,
+      "a",
+      ev("e1", "a", "12:01", "1"),
+      ev("e2", "a", "12:02", "2"),
+      "not json",
+      `{"id":"e3","k":"a","amount":3}`,
+    );
+    expect(await kept(pool, first.name)).toEqual({
+      landed: 4,
+      accepted: 2,
+      quarantined: 2,
+      quarantinedByReason: { MALFORMED: 1, NULL_TS: 1 },
+    });
+    await land(
+      pool,
+      first,
+      "b",
+      ev("e1", "a", "12:01", "1"),
+      ev("e2", "a", "12:02", "20"),
+      ev("e4", "b", "12:03", "4"),
+    );
+    expect(await kept(pool, first.name)).toEqual({
+      landed: 7,
+      accepted: 3,
+      quarantined: 4,
+      quarantinedByReason: { AMENDED_DUPLICATE: 1, MALFORMED: 1, DUPLICATE: 1, NULL_TS: 1 },
+    });
 
     const latest = orders("lc-latest", "latest");
-    await land(pool, latest, "a", ev("l1", "a", "12:01", "1"), ev("l1", "a", "12:01", "1"), ev("l1", "a", "12:01", "5"));
-    expect(await kept(pool, latest.name)).toEqual({ landed: 3, accepted: 2, quarantined: 1, quarantinedByReason: { DUPLICATE: 1 } });
+    await land(
+      pool,
+      latest,
+      "a",
+      ev("l1", "a", "12:01", "1"),
+      ev("l1", "a", "12:01", "1"),
+      ev("l1", "a", "12:01", "5"),
+    );
+    expect(await kept(pool, latest.name)).toEqual({
+      landed: 3,
+      accepted: 2,
+      quarantined: 1,
+      quarantinedByReason: { DUPLICATE: 1 },
+    });
 
     // Two rows accepted under an older policy without the value bound (their landing recorded by hand) overflow their window's sum:
     // its four accepted rows are quarantined (the batch counts the four quarantined at landing too).
@@ -80,11 +130,24 @@ describe("the ledger's kept counts", () => {
         [first.name, i + 1, id],
       );
     }
-    await pool.query("INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined) VALUES ($1, 'old', 'x', 2, 2, 0)", [first.name]);
-    expect(await kept(pool, first.name)).toEqual({ landed: 9, accepted: 5, quarantined: 4, quarantinedByReason: { AMENDED_DUPLICATE: 1, MALFORMED: 1, DUPLICATE: 1, NULL_TS: 1 } });
+    await pool.query(
+      "INSERT INTO straggler.landed_sources (pipeline, source, sha256, rows, accepted, quarantined) VALUES ($1, 'old', 'x', 2, 2, 0)",
+      [first.name],
+    );
+    expect(await kept(pool, first.name)).toEqual({
+      landed: 9,
+      accepted: 5,
+      quarantined: 4,
+      quarantinedByReason: { AMENDED_DUPLICATE: 1, MALFORMED: 1, DUPLICATE: 1, NULL_TS: 1 },
+    });
     const batch = await runBatch(pool, first, "once");
     expect(batch?.numQuarantinedRows).toBe(8);
-    expect(await kept(pool, first.name)).toEqual({ landed: 9, accepted: 1, quarantined: 8, quarantinedByReason: { AMENDED_DUPLICATE: 1, MALFORMED: 1, DUPLICATE: 1, INVALID_VALUE: 4, NULL_TS: 1 } });
+    expect(await kept(pool, first.name)).toEqual({
+      landed: 9,
+      accepted: 1,
+      quarantined: 8,
+      quarantinedByReason: { AMENDED_DUPLICATE: 1, MALFORMED: 1, DUPLICATE: 1, INVALID_VALUE: 4, NULL_TS: 1 },
+    });
 
     await dropPipeline(pool, first.name);
     expect(await kept(pool, first.name)).toEqual({ landed: 0, accepted: 0, quarantined: 0, quarantinedByReason: {} });
@@ -102,14 +165,30 @@ describe("the ledger's kept counts", () => {
     expect(await kept(pool, control.name)).toEqual({ landed: 6, accepted: 6, quarantined: 0, quarantinedByReason: {} });
     expect((await rebuild(pool, guarded)).version).toBe(2);
     expect((await cutover(pool, guarded, 2)).reclassifiedRows).toBe(1);
-    expect(await kept(pool, control.name)).toEqual({ landed: 6, accepted: 5, quarantined: 1, quarantinedByReason: { FUTURE_TS: 1 } });
-    const lines = "RawID,EventTimestampRaw,IngestionTime,Payload\n7,2026-09-19T12:09:00Z,2026-09-19T12:16:00Z,7\n4,2026-09-19T14:00:00Z,2026-09-19T12:16:00Z,25\n1,2026-09-19T12:00:00Z,2026-09-19T12:16:00Z,10\n";
+    expect(await kept(pool, control.name)).toEqual({
+      landed: 6,
+      accepted: 5,
+      quarantined: 1,
+      quarantinedByReason: { FUTURE_TS: 1 },
+    });
+    const lines =
+      "RawID,EventTimestampRaw,IngestionTime,Payload\n7,2026-09-19T12:09:00Z,2026-09-19T12:16:00Z,7\n4,2026-09-19T14:00:00Z,2026-09-19T12:16:00Z,25\n1,2026-09-19T12:00:00Z,2026-09-19T12:16:00Z,10\n";
     await landStream(pool, guarded, Readable.from([lines]), "late", Date.parse("2026-09-19T12:16:00Z"));
     await runBatch(pool, guarded, "once");
-    expect(await kept(pool, control.name)).toEqual({ landed: 9, accepted: 6, quarantined: 3, quarantinedByReason: { DUPLICATE: 1, FUTURE_TS: 2 } });
+    expect(await kept(pool, control.name)).toEqual({
+      landed: 9,
+      accepted: 6,
+      quarantined: 3,
+      quarantinedByReason: { DUPLICATE: 1, FUTURE_TS: 2 },
+    });
     const back = await cutover(pool, control, 1);
     expect([back.caughtUpRows, back.reclassifiedRows]).toEqual([3, 2]);
-    expect(await kept(pool, control.name)).toEqual({ landed: 9, accepted: 7, quarantined: 2, quarantinedByReason: { DUPLICATE: 2 } });
+    expect(await kept(pool, control.name)).toEqual({
+      landed: 9,
+      accepted: 7,
+      quarantined: 2,
+      quarantinedByReason: { DUPLICATE: 2 },
+    });
   });
 
   it("migration 0043 counts the rows landed before it once; landings after it add theirs", async () => {
@@ -118,9 +197,19 @@ describe("the ledger's kept counts", () => {
       const p = orders("lc-migrated", "first");
       await land(pool, p, "before", ev("m1", "a", "12:01", "1"), "not json", ev("m1", "a", "12:01", "1"));
       await runMigrations(pool);
-      expect(await kept(pool, p.name)).toEqual({ landed: 3, accepted: 1, quarantined: 2, quarantinedByReason: { MALFORMED: 1, DUPLICATE: 1 } });
+      expect(await kept(pool, p.name)).toEqual({
+        landed: 3,
+        accepted: 1,
+        quarantined: 2,
+        quarantinedByReason: { MALFORMED: 1, DUPLICATE: 1 },
+      });
       await land(pool, p, "after", ev("m2", "a", "12:02", "2"), ev("m1", "a", "12:01", "1"));
-      expect(await kept(pool, p.name)).toEqual({ landed: 5, accepted: 2, quarantined: 3, quarantinedByReason: { MALFORMED: 1, DUPLICATE: 2 } });
+      expect(await kept(pool, p.name)).toEqual({
+        landed: 5,
+        accepted: 2,
+        quarantined: 3,
+        quarantinedByReason: { MALFORMED: 1, DUPLICATE: 2 },
+      });
     });
   });
 });

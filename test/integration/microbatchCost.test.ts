@@ -13,7 +13,14 @@ import { createPool, inTransaction, rollback } from "../../src/db/pool.js";
 import { BATCH_PAIRS } from "../../src/db/sql/fragments/batchPairs.js";
 import { mergeSql } from "../../src/db/sql/stream/mergeWindows.js";
 import { ensureBatchPairs, readBatch } from "../../src/db/sql/stream/readBatch.js";
-import { copyReplayRows, createReplayRows, dropReplayRows, indexReplayRows, readReplayPage, replayLine } from "../../src/db/sql/ingest/stageReplayRows.js";
+import {
+  copyReplayRows,
+  createReplayRows,
+  dropReplayRows,
+  indexReplayRows,
+  readReplayPage,
+  replayLine,
+} from "../../src/db/sql/ingest/stageReplayRows.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { replay } from "../../src/replay/replay.js";
 import { refreshResultsEstimate } from "../../src/db/statistics.js";
@@ -42,9 +49,13 @@ describe("replay staging read by key", () => {
         [[2000, 5], "a.csv", 9], // the same file given twice
         [[-5000, 0], "a.csv", 1], // before 1970
       ];
-      await copyReplayRows(client, (async function* () {
-        for (const [arrival, origin, line] of staged) yield replayLine(arrival, origin, line, `${origin}:${line}`, null, "{}", null);
-      })());
+      await copyReplayRows(
+        client,
+        (async function* () {
+          for (const [arrival, origin, line] of staged)
+            yield replayLine(arrival, origin, line, `${origin}:${line}`, null, "{}", null);
+        })(),
+      );
       await indexReplayRows(client);
       const seen: string[] = [];
       let page = await readReplayPage(client, null, 2);
@@ -54,11 +65,15 @@ describe("replay staging read by key", () => {
         page = await readReplayPage(client, page[page.length - 1]!, 2);
       }
       expect(seen).toEqual([
-        "-.- a.csv:3 #6", "-.- b.csv:7 #2",
+        "-.- a.csv:3 #6",
+        "-.- b.csv:7 #2",
         "-5000.0 a.csv:1 #9",
-        "1000.0 a.csv:2 #7", "1000.0 b.csv:2 #3",
+        "1000.0 a.csv:2 #7",
+        "1000.0 b.csv:2 #3",
         "2000.4 c.csv:1 #5",
-        "2000.5 a.csv:9 #4", "2000.5 a.csv:9 #8", "2000.5 b.csv:1 #1",
+        "2000.5 a.csv:9 #4",
+        "2000.5 a.csv:9 #8",
+        "2000.5 b.csv:1 #1",
       ]);
     } finally {
       await dropReplayRows(client);
@@ -70,7 +85,10 @@ describe("replay staging read by key", () => {
     const { pool } = await getDb();
     const file = path.join(dir, "spans.csv");
     const lines = ["id,t,arrived,v"];
-    for (let i = 0; i < 30; i++) lines.push(`e${i},2024-01-15T${String(i % 24).padStart(2, "0")}:01:00Z,2024-01-15T${String(i % 24).padStart(2, "0")}:02:00Z,${i}`);
+    for (let i = 0; i < 30; i++)
+      lines.push(
+        `e${i},2024-01-15T${String(i % 24).padStart(2, "0")}:01:00Z,2024-01-15T${String(i % 24).padStart(2, "0")}:02:00Z,${i}`,
+      );
     writeFileSync(file, lines.join("\n") + "\n");
     const p = pipeline({
       name: "no-snapshot",
@@ -82,13 +100,20 @@ describe("replay staging read by key", () => {
     const checks: Promise<number>[] = [];
     const spans: string[] = [];
     const summary = await replay(pool, p, {
-      files: [file], arrivalField: "arrived", batchSpanMs: 3_600_000,
+      files: [file],
+      arrivalField: "arrived",
+      batchSpanMs: 3_600_000,
       onBatch: ({ land, batches }) => {
         // Each span's micro-batch reads that span's rows only, though the next span lands meanwhile.
         spans.push(batches.map((b) => `${b.endOffset - land.lastSeq!}:${b.numInputRows}/${land.accepted}`).join(" "));
         // The staging session (its last statement read replay_rows, or a cursor over them) idle inside a transaction.
-        checks.push(pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query ~ 'replay_(rows|cursor)'")
-          .then(({ rows }) => rows[0].n as number));
+        checks.push(
+          pool
+            .query(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query ~ 'replay_(rows|cursor)'",
+            )
+            .then(({ rows }) => rows[0].n as number),
+        );
       },
     });
     expect(summary.replayBatches).toBe(24);
@@ -104,25 +129,43 @@ describe("a replay resumed", () => {
     const { pool } = await getDb();
     const file = path.join(dir, "resume.csv");
     const lines = ["id,t,arrived,v"];
-    for (let i = 0; i < 30; i++) lines.push(`r${i},2024-01-15T${String(i % 24).padStart(2, "0")}:01:00Z,2024-01-15T${String(i % 24).padStart(2, "0")}:02:00Z,${i}`);
+    for (let i = 0; i < 30; i++)
+      lines.push(
+        `r${i},2024-01-15T${String(i % 24).padStart(2, "0")}:01:00Z,2024-01-15T${String(i % 24).padStart(2, "0")}:02:00Z,${i}`,
+      );
     writeFileSync(file, lines.join("\n") + "\n");
-    const config = (name: string) => pipeline({
-      name,
-      source: { landingDir: dir, format: "csv" },
-      fields: { eventId: "id", eventTime: "t", value: "v" },
-      window: { type: "tumbling", size: "1 hour" },
-      watermark: { delay: "1 hour" },
-    });
+    const config = (name: string) =>
+      pipeline({
+        name,
+        source: { landingDir: dir, format: "csv" },
+        fields: { eventId: "id", eventTime: "t", value: "v" },
+        window: { type: "tumbling", size: "1 hour" },
+        watermark: { delay: "1 hour" },
+      });
     const opts = { files: [file], arrivalField: "arrived", batchSpanMs: 3_600_000 };
     let spans = 0;
     // The third span's stream fails: the fourth has landed meanwhile (a span lands while the one before it streams).
-    await expect(replay(pool, config("resumed"), { ...opts, onBatch: () => { if (++spans === 3) throw new Error("interrupted"); } })).rejects.toThrow("interrupted");
+    await expect(
+      replay(pool, config("resumed"), {
+        ...opts,
+        onBatch: () => {
+          if (++spans === 3) throw new Error("interrupted");
+        },
+      }),
+    ).rejects.toThrow("interrupted");
     const resumed = await replay(pool, config("resumed"), opts);
-    expect([resumed.skippedBatches, resumed.replayBatches, resumed.rowsLanded, resumed.duplicateRows]).toEqual([4, 20, 22, 0]);
+    expect([resumed.skippedBatches, resumed.replayBatches, resumed.rowsLanded, resumed.duplicateRows]).toEqual([
+      4, 20, 22, 0,
+    ]);
     const once = await replay(pool, config("once"), opts);
     expect([once.skippedBatches, once.replayBatches, once.rowsLanded]).toEqual([0, 24, 30]);
-    const windows = async (name: string) => (await pool.query(
-      `SELECT group_key, window_start, event_count, value_sum, is_final FROM straggler.window_results_table WHERE pipeline = $1 ORDER BY 1, 2`, [name])).rows;
+    const windows = async (name: string) =>
+      (
+        await pool.query(
+          `SELECT group_key, window_start, event_count, value_sum, is_final FROM straggler.window_results_table WHERE pipeline = $1 ORDER BY 1, 2`,
+          [name],
+        )
+      ).rows;
     const resumedWindows = await windows("resumed");
     expect(resumedWindows.length).toBe(24);
     expect(resumedWindows.reduce((n, w) => n + Number(w.event_count), 0)).toBe(30);
@@ -142,7 +185,10 @@ describe("a micro-batch bounded by untilSeq", () => {
     });
     const land = async (name: string, ids: number[]) => {
       const file = path.join(dir, name);
-      writeFileSync(file, ids.map((i) => JSON.stringify({ id: `u${i}`, t: `2024-01-15T12:0${i}:00Z`, v: i })).join("\n") + "\n");
+      writeFileSync(
+        file,
+        ids.map((i) => JSON.stringify({ id: `u${i}`, t: `2024-01-15T12:0${i}:00Z`, v: i })).join("\n") + "\n",
+      );
       return landFile(pool, p, file, name);
     };
     const first = await land("until-1.jsonl", [1, 2, 3]);
@@ -151,7 +197,11 @@ describe("a micro-batch bounded by untilSeq", () => {
     expect([a?.endOffset === first.lastSeq, a?.numInputRows]).toEqual([true, 3]);
     expect(await runBatch(pool, p, "replay", { untilSeq: first.lastSeq! })).toBeNull();
     const b = await runBatch(pool, p, "replay");
-    expect([b?.startOffset === first.lastSeq, b?.endOffset === second.lastSeq, b?.numInputRows]).toEqual([true, true, 2]);
+    expect([b?.startOffset === first.lastSeq, b?.endOffset === second.lastSeq, b?.numInputRows]).toEqual([
+      true,
+      true,
+      2,
+    ]);
   });
 });
 
@@ -170,31 +220,57 @@ describe("the MERGE of a small batch", () => {
     await pool.query(
       `INSERT INTO straggler.window_results_table (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
        SELECT $1, 'k' || (i % 10), timestamptz '2024-01-01' + (i / 10) * interval '1 minute', timestamptz '2024-01-01' + (i / 10 + 1) * interval '1 minute', 1, 1, 1, 1, 0
-         FROM generate_series(0, 29999) i`, [p.name]);
+         FROM generate_series(0, 29999) i`,
+      [p.name],
+    );
     await pool.query("ANALYZE straggler.window_results_table");
     const file = path.join(dir, "ten.jsonl");
-    writeFileSync(file, Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: `m${i}`, t: `2024-01-03T00:0${i}:30Z`, v: i })).join("\n") + "\n");
+    writeFileSync(
+      file,
+      Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: `m${i}`, t: `2024-01-03T00:0${i}:30Z`, v: i })).join(
+        "\n",
+      ) + "\n",
+    );
     const landed = await landFile(pool, p, file, "ten.jsonl");
     const client = await pool.connect();
     try {
       await ensureBatchPairs(client);
       // Without the change feed and with it (feed.enabled: a CTE beside the MERGE reads the same windows).
       const plans = await inTransaction(client, async () => {
-        const read = await readBatch(client, p.name, { afterSeq: landed.firstSeq! - 1, maxRows: 1000, windows: { spec: windowSpecOf(p), watermarkUs: null } });
-        expect([read?.range.lastSeq === landed.lastSeq, read?.input.numInputRows, read?.latePairs]).toEqual([true, 10, 0]);
+        const read = await readBatch(client, p.name, {
+          afterSeq: landed.firstSeq! - 1,
+          maxRows: 1000,
+          windows: { spec: windowSpecOf(p), watermarkUs: null },
+        });
+        expect([read?.range.lastSeq === landed.lastSeq, read?.input.numInputRows, read?.latePairs]).toEqual([
+          true,
+          10,
+          0,
+        ]);
         expect((await client.query(`SELECT count(*)::int AS n FROM ${BATCH_PAIRS}`)).rows[0].n).toBe(10);
-        const explain = async (feed: boolean) => (await client.query(`EXPLAIN (FORMAT JSON) ${mergeSql(feed)}`, [p.name, 1, null])).rows[0]["QUERY PLAN"][0].Plan;
+        const explain = async (feed: boolean) =>
+          (await client.query(`EXPLAIN (FORMAT JSON) ${mergeSql(feed)}`, [p.name, 1, null])).rows[0]["QUERY PLAN"][0]
+            .Plan;
         return rollback([await explain(false), await explain(true)]);
       });
       const probe = "Index Scan window_results_table_pipeline_group_key_window_start_window_end";
-      for (const [plan, probes] of [[plans[0], [probe]], [plans[1], [probe, probe]]] as const) {
-        const nodes: { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Plan Rows": number }[] = [];
-        const walk = (n: any) => { nodes.push(n); for (const c of n.Plans ?? []) walk(c); };
+      for (const [plan, probes] of [
+        [plans[0], [probe]],
+        [plans[1], [probe, probe]],
+      ] as const) {
+        const nodes: { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Plan Rows": number }[] =
+          [];
+        const walk = (n: any) => {
+          nodes.push(n);
+          for (const c of n.Plans ?? []) walk(c);
+        };
         walk(plan);
         const pairsScan = nodes.find((n) => n["Relation Name"] === BATCH_PAIRS)!;
         // A never-analysed table is taken for 10 pages (about 700 pairs, 350 after the late filter).
         expect(pairsScan["Plan Rows"]).toBeLessThan(100);
-        const results = nodes.filter((n) => n["Relation Name"] === "window_results_table" && n["Node Type"].endsWith("Scan"));
+        const results = nodes.filter(
+          (n) => n["Relation Name"] === "window_results_table" && n["Node Type"].endsWith("Scan"),
+        );
         expect(results.map((n) => `${n["Node Type"]} ${n["Index Name"]}`)).toEqual(probes);
       }
     } finally {
@@ -209,10 +285,13 @@ describe("the MERGE of a small batch", () => {
 describe("the results' estimate of a pipeline new since the last ANALYZE", () => {
   it("is refreshed once the pipeline has 1,000 windows estimated at under a quarter of them, and then left alone", async () => {
     const { pool } = await getDb();
-    const windows = (name: string, from: number, n: number) => pool.query(
-      `INSERT INTO straggler.window_results_table (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
+    const windows = (name: string, from: number, n: number) =>
+      pool.query(
+        `INSERT INTO straggler.window_results_table (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
        SELECT $1, 'k', timestamptz '2024-01-01' + i * interval '1 minute', timestamptz '2024-01-01' + (i + 1) * interval '1 minute', 1, 1, 1, 1, 0
-         FROM generate_series($2::int, $3::int) i`, [name, from, from + n - 1]);
+         FROM generate_series($2::int, $3::int) i`,
+        [name, from, from + n - 1],
+      );
     await windows("estimate-old", 0, 20_000);
     await pool.query("ANALYZE straggler.window_results_table");
     await windows("estimate-new", 0, 999);
@@ -220,7 +299,9 @@ describe("the results' estimate of a pipeline new since the last ANALYZE", () =>
     await windows("estimate-new", 999, 1);
     expect(await refreshResultsEstimate(pool, "estimate-new")).toBe(true);
     expect(await refreshResultsEstimate(pool, "estimate-new")).toBe(false);
-    const plan = await pool.query("EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.window_results_table WHERE pipeline = 'estimate-new'");
+    const plan = await pool.query(
+      "EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.window_results_table WHERE pipeline = 'estimate-new'",
+    );
     expect(Number(plan.rows[0]["QUERY PLAN"][0].Plan["Plan Rows"])).toBeGreaterThanOrEqual(250);
   });
 });
@@ -237,7 +318,11 @@ describe("the round trips of a micro-batch", () => {
       const query = marked.query.bind(client);
       marked.query = (q: unknown, ...rest: unknown[]) => {
         const c = q as { name?: string; text?: string } | string;
-        statements.push(typeof c === "string" ? c.split(/\s/)[0]! : (c.name?.replace(/_[0-9a-f]{12}$/, "") ?? c.text!.split(/\s/)[0]!));
+        statements.push(
+          typeof c === "string"
+            ? c.split(/\s/)[0]!
+            : (c.name?.replace(/_[0-9a-f]{12}$/, "") ?? c.text!.split(/\s/)[0]!),
+        );
         return query(q, ...rest);
       };
     });
@@ -255,20 +340,40 @@ describe("the round trips of a micro-batch", () => {
         writeFileSync(file, events.map(([id, t]) => JSON.stringify({ id, t, v: 1 })).join("\n") + "\n");
         await landFile(pool, p, file, name);
       };
-      await land("rt-1.jsonl", [["a", "2024-01-15T12:01:00Z"], ["b", "2024-01-15T12:31:00Z"]]);
+      await land("rt-1.jsonl", [
+        ["a", "2024-01-15T12:01:00Z"],
+        ["b", "2024-01-15T12:31:00Z"],
+      ]);
       expect((await runBatch(pool, p, "once"))?.numInputRows).toBe(2); // records the policy, creates the checkpoint and the pairs table
-      await land("rt-2.jsonl", [["c", "2024-01-15T12:32:00Z"], ["d", "2024-01-15T12:33:00Z"]]);
+      await land("rt-2.jsonl", [
+        ["c", "2024-01-15T12:32:00Z"],
+        ["d", "2024-01-15T12:33:00Z"],
+      ]);
       statements.length = 0;
       const second = await runBatch(pool, p, "once");
       expect([second?.numInputRows, second?.numRowsDroppedByWatermark]).toEqual([2, 0]);
       expect(statements).toEqual(["BEGIN;", "open_batch", "read_batch", "merge", "close_batch_merged_final", "COMMIT"]);
-      await land("rt-3.jsonl", [["e", "2024-01-15T12:02:00Z"], ["f", "2024-01-15T12:34:00Z"]]);
+      await land("rt-3.jsonl", [
+        ["e", "2024-01-15T12:02:00Z"],
+        ["f", "2024-01-15T12:34:00Z"],
+      ]);
       statements.length = 0;
       const third = await runBatch(pool, p, "once");
       expect([third?.numInputRows, third?.numRowsDroppedByWatermark, third?.numLateWindows]).toEqual([2, 1, 1]);
-      expect(statements).toEqual(["BEGIN;", "open_batch", "read_batch", "late", "merge", "close_batch_merged_final", "COMMIT"]);
+      expect(statements).toEqual([
+        "BEGIN;",
+        "open_batch",
+        "read_batch",
+        "late",
+        "merge",
+        "close_batch_merged_final",
+        "COMMIT",
+      ]);
       // Caught up (2 rows of at most 100,000): the loop runs no batch more that would find nothing.
-      await land("rt-4.jsonl", [["g", "2024-01-15T12:35:00Z"], ["h", "2024-01-15T12:36:00Z"]]);
+      await land("rt-4.jsonl", [
+        ["g", "2024-01-15T12:35:00Z"],
+        ["h", "2024-01-15T12:36:00Z"],
+      ]);
       statements.length = 0;
       const loop = await runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");
       expect(loop.map((b) => b.numInputRows)).toEqual([2]);

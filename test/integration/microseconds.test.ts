@@ -31,23 +31,34 @@ const RAW = {
   watermark: { delay: "10 minutes" },
 };
 const p = pipeline(RAW);
-const body = (...events: [string, string, number][]) => events.map(([id, t, v]) => JSON.stringify({ id, t, v })).join("\n");
+const body = (...events: [string, string, number][]) =>
+  events.map(([id, t, v]) => JSON.stringify({ id, t, v })).join("\n");
 
 describe("microsecond precision end to end", () => {
   it("keeps µs through bronze, window assignment, the watermark, finalization, the late rule, correction and the API", async () => {
     const { pool } = await getDb();
     const land = async (text: string) => landStream(pool, p, Readable.from([text]), "http", LANDED_AT);
     const windows = async () =>
-      (await pool.query("SELECT window_start, window_end, event_count, value_sum, status FROM straggler.window_results WHERE pipeline = $1 ORDER BY window_start", [p.name])).rows;
+      (
+        await pool.query(
+          "SELECT window_start, window_end, event_count, value_sum, status FROM straggler.window_results WHERE pipeline = $1 ORDER BY window_start",
+          [p.name],
+        )
+      ).rows;
 
     // Batch 0: the last µs of [12:00, 12:10), the first µs of [12:10, 12:20), PostgreSQL's and Python's text forms.
-    await land(body(
-      ["a", "2024-01-15T12:09:59.999999Z", 1],
-      ["b", "2024-01-15T12:10:00.000000Z", 10],
-      ["c", "2024-01-15 12:00:00.000001+00", 100],
-      ["d", "2024-01-15T12:05:00.123456+00:00", 1000],
-    ));
-    const bronze = await pool.query("SELECT event_id, event_time FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name]);
+    await land(
+      body(
+        ["a", "2024-01-15T12:09:59.999999Z", 1],
+        ["b", "2024-01-15T12:10:00.000000Z", 10],
+        ["c", "2024-01-15 12:00:00.000001+00", 100],
+        ["d", "2024-01-15T12:05:00.123456+00:00", 1000],
+      ),
+    );
+    const bronze = await pool.query(
+      "SELECT event_id, event_time FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq",
+      [p.name],
+    );
     expect(bronze.rows).toEqual([
       { event_id: "a", event_time: "2024-01-15T12:09:59.999999Z" },
       { event_id: "b", event_time: "2024-01-15T12:10:00.000Z" },
@@ -55,11 +66,28 @@ describe("microsecond precision end to end", () => {
       { event_id: "d", event_time: "2024-01-15T12:05:00.123456Z" },
     ]);
     const b0 = (await runBatch(pool, p, "once"))!;
-    expect(b0.eventTime).toEqual({ min: "2024-01-15T12:00:00.000001Z", max: "2024-01-15T12:10:00.000Z", avg: "2024-01-15T12:06:15.030864Z", watermark: null });
+    expect(b0.eventTime).toEqual({
+      min: "2024-01-15T12:00:00.000001Z",
+      max: "2024-01-15T12:10:00.000Z",
+      avg: "2024-01-15T12:06:15.030864Z",
+      watermark: null,
+    });
     expect(b0.nextWatermark).toBe("2024-01-15T12:00:00.000Z");
     expect(await windows()).toEqual([
-      { window_start: "2024-01-15T12:00:00.000Z", window_end: "2024-01-15T12:10:00.000Z", event_count: 3, value_sum: "1101", status: "open" },
-      { window_start: "2024-01-15T12:10:00.000Z", window_end: "2024-01-15T12:20:00.000Z", event_count: 1, value_sum: "10", status: "open" },
+      {
+        window_start: "2024-01-15T12:00:00.000Z",
+        window_end: "2024-01-15T12:10:00.000Z",
+        event_count: 3,
+        value_sum: "1101",
+        status: "open",
+      },
+      {
+        window_start: "2024-01-15T12:10:00.000Z",
+        window_end: "2024-01-15T12:20:00.000Z",
+        event_count: 1,
+        value_sum: "10",
+        status: "open",
+      },
     ]);
 
     // Batch 1: the watermark moves to 12:09:59.999999, one µs short of closing [12:00, 12:10).
@@ -71,13 +99,24 @@ describe("microsecond precision end to end", () => {
     // Batch 2: 12:09:59.999999 is still on time (window end 12:10 > watermark); 12:20:00 moves the watermark to 12:10.
     await land(body(["f", "2024-01-15T12:09:59.999999Z", 20], ["g", "2024-01-15T12:20:00Z", 7]));
     const b2 = (await runBatch(pool, p, "once"))!;
-    expect([b2.eventTime.watermark, b2.numRowsDroppedByWatermark, b2.nextWatermark, b2.numRowsFinalized]).toEqual(["2024-01-15T12:09:59.999999Z", 0, "2024-01-15T12:10:00.000Z", 1]);
+    expect([b2.eventTime.watermark, b2.numRowsDroppedByWatermark, b2.nextWatermark, b2.numRowsFinalized]).toEqual([
+      "2024-01-15T12:09:59.999999Z",
+      0,
+      "2024-01-15T12:10:00.000Z",
+      1,
+    ]);
 
     // Batch 3: now the same instant is late (window end 12:10 <= watermark 12:10) and is dropped for correction.
     await land(body(["h", "2024-01-15T12:09:59.999999Z", 40]));
     const b3 = (await runBatch(pool, p, "once"))!;
     expect([b3.numRowsDroppedByWatermark, b3.numLateWindows]).toEqual([1, 1]);
-    expect((await windows())[0]).toEqual({ window_start: "2024-01-15T12:00:00.000Z", window_end: "2024-01-15T12:10:00.000Z", event_count: 4, value_sum: "1121", status: "final" });
+    expect((await windows())[0]).toEqual({
+      window_start: "2024-01-15T12:00:00.000Z",
+      window_end: "2024-01-15T12:10:00.000Z",
+      event_count: 4,
+      value_sum: "1121",
+      status: "final",
+    });
 
     // The correction recomputes [12:00, 12:10) from bronze, µs instants included: 1 + 100 + 1000 + 20 + 40.
     const run = await runCorrection(pool, p, { trigger: "cli" });
@@ -94,11 +133,26 @@ describe("microsecond precision end to end", () => {
       });
     });
     const listed = (await (await fetch(`${base}/pipelines`)).json()) as Record<string, unknown>[];
-    expect(listed[0]).toMatchObject({ watermark: "2024-01-15T12:10:00.000Z", maxEventTime: "2024-01-15T12:20:00.000Z", watermarkLagMs: 600_000 });
-    const progress = (await (await fetch(`${base}/pipelines/${p.name}/progress?limit=3`)).json()) as Record<string, unknown>[];
-    expect(progress.map((r) => r.watermark)).toEqual(["2024-01-15T12:10:00.000Z", "2024-01-15T12:09:59.999999Z", "2024-01-15T12:00:00.000Z"]);
-    const ranged = (await (await fetch(`${base}/pipelines/${p.name}/windows?from=2024-01-15T12:10:00.000001Z&to=2024-01-15T12:20:00Z`)).json()) as Record<string, unknown>[];
-    expect(ranged.map((w) => [w.window_start, w.window_end])).toEqual([["2024-01-15T12:10:00.000Z", "2024-01-15T12:20:00.000Z"]]);
+    expect(listed[0]).toMatchObject({
+      watermark: "2024-01-15T12:10:00.000Z",
+      maxEventTime: "2024-01-15T12:20:00.000Z",
+      watermarkLagMs: 600_000,
+    });
+    const progress = (await (await fetch(`${base}/pipelines/${p.name}/progress?limit=3`)).json()) as Record<
+      string,
+      unknown
+    >[];
+    expect(progress.map((r) => r.watermark)).toEqual([
+      "2024-01-15T12:10:00.000Z",
+      "2024-01-15T12:09:59.999999Z",
+      "2024-01-15T12:00:00.000Z",
+    ]);
+    const ranged = (await (
+      await fetch(`${base}/pipelines/${p.name}/windows?from=2024-01-15T12:10:00.000001Z&to=2024-01-15T12:20:00Z`)
+    ).json()) as Record<string, unknown>[];
+    expect(ranged.map((w) => [w.window_start, w.window_end])).toEqual([
+      ["2024-01-15T12:10:00.000Z", "2024-01-15T12:20:00.000Z"],
+    ]);
   });
 
   it("every instant column of the schema holds microseconds, and the read-model views survived the widening", async () => {
@@ -108,9 +162,21 @@ describe("microsecond precision end to end", () => {
         WHERE table_schema = 'straggler' AND data_type = 'timestamp with time zone' AND datetime_precision <> 6`,
     );
     expect(narrow.rows).toEqual([]);
-    const views = await pool.query("SELECT table_name FROM information_schema.views WHERE table_schema = 'straggler' ORDER BY 1");
+    const views = await pool.query(
+      "SELECT table_name FROM information_schema.views WHERE table_schema = 'straggler' ORDER BY 1",
+    );
     expect(views.rows.map((r) => r.table_name)).toEqual(
-      expect.arrayContaining(["bronze", "correction_audit", "correction_history", "ledger", "quarantine", "sources", "stream_progress", "window_results", "windows_awaiting_correction"]),
+      expect.arrayContaining([
+        "bronze",
+        "correction_audit",
+        "correction_history",
+        "ledger",
+        "quarantine",
+        "sources",
+        "stream_progress",
+        "window_results",
+        "windows_awaiting_correction",
+      ]),
     );
     const { rows } = await pool.query("SELECT $1::timestamptz AS t", ["2024-01-15T12:09:59.999999Z"]);
     expect(rows).toEqual([{ t: "2024-01-15T12:09:59.999999Z" }]);
@@ -120,18 +186,27 @@ describe("microsecond precision end to end", () => {
     const { pool } = await getDb();
     const rp = pipeline({ ...RAW, name: "micro-replay" });
     const file = path.join(mkdtempSync(path.join(tmpdir(), "straggler-micro-")), "arrivals.jsonl");
-    writeFileSync(file, [
-      '{"id":"second","a":"2024-01-15T12:00:00.000002Z","t":"2024-01-15T11:59:59.999999Z","v":1}',
-      '{"id":"first","a":"2024-01-15T12:00:00.000001Z","t":"2024-01-15T12:00:00.000000Z","v":2}',
-    ].join("\n") + "\n");
+    writeFileSync(
+      file,
+      [
+        '{"id":"second","a":"2024-01-15T12:00:00.000002Z","t":"2024-01-15T11:59:59.999999Z","v":1}',
+        '{"id":"first","a":"2024-01-15T12:00:00.000001Z","t":"2024-01-15T12:00:00.000000Z","v":2}',
+      ].join("\n") + "\n",
+    );
     const summary = await replay(pool, rp, { files: [file], arrivalField: "a", batchSpanMs: 3_600_000 });
     expect([summary.rowsStaged, summary.replayBatches]).toEqual([2, 1]);
-    const order = await pool.query("SELECT event_id, event_time FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [rp.name]);
+    const order = await pool.query(
+      "SELECT event_id, event_time FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq",
+      [rp.name],
+    );
     expect(order.rows).toEqual([
       { event_id: "first", event_time: "2024-01-15T12:00:00.000Z" },
       { event_id: "second", event_time: "2024-01-15T11:59:59.999999Z" },
     ]);
-    const w = await pool.query("SELECT window_start, value_sum FROM straggler.window_results WHERE pipeline = $1 ORDER BY window_start", [rp.name]);
+    const w = await pool.query(
+      "SELECT window_start, value_sum FROM straggler.window_results WHERE pipeline = $1 ORDER BY window_start",
+      [rp.name],
+    );
     expect(w.rows).toEqual([
       { window_start: "2024-01-15T11:50:00.000Z", value_sum: "1" },
       { window_start: "2024-01-15T12:00:00.000Z", value_sum: "2" },

@@ -8,7 +8,13 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { withFreshDatabase } from "../helpers/db.js";
-import { copyMigrationsFolder, readJournalMigrations, runMigrations, runMigrationsKeeping, MIGRATIONS_DIR } from "../../src/db/migrate.js";
+import {
+  copyMigrationsFolder,
+  readJournalMigrations,
+  runMigrations,
+  runMigrationsKeeping,
+  MIGRATIONS_DIR,
+} from "../../src/db/migrate.js";
 import type { Pool } from "../../src/db/pool.js";
 
 const journal = readJournalMigrations(MIGRATIONS_DIR);
@@ -30,10 +36,20 @@ const m0043 = journal.find((m) => m.tag === "0043_ledger_counts")!;
 const after27 = [m0028, m0029, m0030, m0033, m0034];
 const later = [m0035, m0038, m0039, m0040, m0041, m0042, m0043];
 
-const relkind = async (pool: Pool) => (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0].relkind as string;
+const relkind = async (pool: Pool) =>
+  (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0]
+    .relkind as string;
 const bronzeIndexes = async (pool: Pool) =>
-  (await pool.query("SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname")).rows.map((r) => r.indexname as string);
-const recorded = async (pool: Pool) => (await pool.query("SELECT hash, created_at::text AS at FROM straggler.__drizzle_migrations ORDER BY id")).rows as { hash: string; at: string }[];
+  (
+    await pool.query(
+      "SELECT indexname FROM pg_indexes WHERE schemaname = 'straggler' AND tablename = 'bronze_events' ORDER BY indexname",
+    )
+  ).rows.map((r) => r.indexname as string);
+const recorded = async (pool: Pool) =>
+  (await pool.query("SELECT hash, created_at::text AS at FROM straggler.__drizzle_migrations ORDER BY id")).rows as {
+    hash: string;
+    at: string;
+  }[];
 /** A bronze row of pipeline `old`, written by hand: as bronze was before 0039 (a policy_version column, its source by name), or now (its source by id). */
 const insertBronze = (pool: Pool, id: string, at: string, shape: "before 0039" | "now" = "before 0039") =>
   pool.query(
@@ -55,30 +71,61 @@ describe("migrations skipped by an earlier migrate", () => {
       await runMigrationsKeeping(pool, (idx) => idx !== 23 && idx <= 27);
       expect(await relkind(pool)).toBe("r");
       const before = await recorded(pool);
-      expect(before.map((r) => r.hash)).toEqual(journal.filter((m) => m !== m0023 && !after27.includes(m) && !later.includes(m)).map((m) => m.hash));
+      expect(before.map((r) => r.hash)).toEqual(
+        journal.filter((m) => m !== m0023 && !after27.includes(m) && !later.includes(m)).map((m) => m.hash),
+      );
       expect(before.at(-1)).toEqual({ hash: m0027.hash, at: "1796000027000" });
       const seqs: number[] = [];
-      for (const [id, at] of [["a", "2026-05-31T23:59:59.999999Z"], ["b", "2026-06-01T00:00:00Z"], ["c", "2026-06-15T12:00:00Z"]] as const) seqs.push((await insertBronze(pool, id, at)).rows[0].seq);
+      for (const [id, at] of [
+        ["a", "2026-05-31T23:59:59.999999Z"],
+        ["b", "2026-06-01T00:00:00Z"],
+        ["c", "2026-06-15T12:00:00Z"],
+      ] as const)
+        seqs.push((await insertBronze(pool, id, at)).rows[0].seq);
 
       const log = captureLog();
       await runMigrations(pool, { log });
-      expect(log.lines).toEqual(["applying migration 0023_partitioned_bronze, skipped by an earlier migrate because a later-numbered one was applied first"]);
+      expect(log.lines).toEqual([
+        "applying migration 0023_partitioned_bronze, skipped by an earlier migrate because a later-numbered one was applied first",
+      ]);
       expect(await relkind(pool)).toBe("p");
-      expect((await pool.query("SELECT count(*)::int AS n FROM pg_partitioned_table WHERE partrelid = 'straggler.bronze_events'::regclass")).rows[0].n).toBe(1);
-      const rows = (await pool.query("SELECT seq::int, event_id, tableoid::regclass::text AS t FROM straggler.bronze_events ORDER BY seq")).rows;
+      expect(
+        (
+          await pool.query(
+            "SELECT count(*)::int AS n FROM pg_partitioned_table WHERE partrelid = 'straggler.bronze_events'::regclass",
+          )
+        ).rows[0].n,
+      ).toBe(1);
+      const rows = (
+        await pool.query(
+          "SELECT seq::int, event_id, tableoid::regclass::text AS t FROM straggler.bronze_events ORDER BY seq",
+        )
+      ).rows;
       expect(rows).toEqual([
         { seq: seqs[0], event_id: "a", t: "straggler.bronze_events_p202605" },
         { seq: seqs[1], event_id: "b", t: "straggler.bronze_events_p202606" },
         { seq: seqs[2], event_id: "c", t: "straggler.bronze_events_p202606" },
       ]);
       const after = await recorded(pool);
-      expect(after).toEqual([...before, ...[m0023, ...after27, ...later].map((m) => ({ hash: m.hash, at: String(m.folderMillis) }))]);
+      expect(after).toEqual([
+        ...before,
+        ...[m0023, ...after27, ...later].map((m) => ({ hash: m.hash, at: String(m.folderMillis) })),
+      ]);
       // 0029 and 0038 ran on the partitioned bronze 0023 made: the lean index set.
-      expect(await bronzeIndexes(pool)).toEqual(["bronze_events_accepted_event_id", "bronze_events_event_time_brin", "bronze_events_key_event_time", "bronze_events_pipeline_seq_landed_at_pk"]);
+      expect(await bronzeIndexes(pool)).toEqual([
+        "bronze_events_accepted_event_id",
+        "bronze_events_event_time_brin",
+        "bronze_events_key_event_time",
+        "bronze_events_pipeline_seq_landed_at_pk",
+      ]);
       // 0027's table is untouched and the sequence goes on after the kept rows.
-      expect((await pool.query("SELECT to_regclass('straggler.pipeline_leases')::text AS t")).rows[0].t).toBe("straggler.pipeline_leases");
+      expect((await pool.query("SELECT to_regclass('straggler.pipeline_leases')::text AS t")).rows[0].t).toBe(
+        "straggler.pipeline_leases",
+      );
       expect((await insertBronze(pool, "d", "2026-06-16T00:00:00Z", "now")).rows[0].seq).toBe(seqs[2]! + 1);
-      expect((await pool.query("SELECT source FROM straggler.bronze WHERE event_id = 'a'")).rows).toEqual([{ source: "old.jsonl" }]);
+      expect((await pool.query("SELECT source FROM straggler.bronze WHERE event_id = 'a'")).rows).toEqual([
+        { source: "old.jsonl" },
+      ]);
 
       // Up to date: nothing applied, nothing logged, nothing recorded.
       const again = captureLog();
@@ -87,7 +134,9 @@ describe("migrations skipped by an earlier migrate", () => {
       expect(await recorded(pool)).toEqual(after);
 
       // A migration recorded by its `when` with another hash was applied from an earlier text of its file: not applied again.
-      await pool.query("UPDATE straggler.__drizzle_migrations SET hash = 'an earlier text' WHERE created_at = $1", [m0023.folderMillis]);
+      await pool.query("UPDATE straggler.__drizzle_migrations SET hash = 'an earlier text' WHERE created_at = $1", [
+        m0023.folderMillis,
+      ]);
       const edited = captureLog();
       await runMigrations(pool, { log: edited });
       expect(edited.lines).toEqual([]);
@@ -102,12 +151,17 @@ describe("migrations skipped by an earlier migrate", () => {
       const before = await recorded(pool);
       const dir = copyMigrationsFolder(() => true);
       try {
-        writeFileSync(path.join(dir, "0023_partitioned_bronze.sql"), "CREATE TABLE straggler.gap_probe (x int);\n--> statement-breakpoint\nTHIS IS NOT SQL;\n");
+        writeFileSync(
+          path.join(dir, "0023_partitioned_bronze.sql"),
+          "CREATE TABLE straggler.gap_probe (x int);\n--> statement-breakpoint\nTHIS IS NOT SQL;\n",
+        );
         const log = captureLog();
         await expect(runMigrations(pool, { log, migrationsFolder: dir })).rejects.toThrow(
           'migration 0023_partitioned_bronze (skipped by an earlier migrate because a later-numbered one was applied first) failed and was rolled back: syntax error at or near "THIS"',
         );
-        expect(log.lines).toEqual(["applying migration 0023_partitioned_bronze, skipped by an earlier migrate because a later-numbered one was applied first"]);
+        expect(log.lines).toEqual([
+          "applying migration 0023_partitioned_bronze, skipped by an earlier migrate because a later-numbered one was applied first",
+        ]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -117,7 +171,10 @@ describe("migrations skipped by an earlier migrate", () => {
       // The lock was released and the database is as it was: with the real file the next start applies 0023.
       await runMigrations(pool);
       expect(await relkind(pool)).toBe("p");
-      expect(await recorded(pool)).toEqual([...before, ...[m0023, ...later].map((m) => ({ hash: m.hash, at: String(m.folderMillis) }))]);
+      expect(await recorded(pool)).toEqual([
+        ...before,
+        ...[m0023, ...later].map((m) => ({ hash: m.hash, at: String(m.folderMillis) })),
+      ]);
     });
   });
 });

@@ -42,14 +42,27 @@ const FILE =
   "id,t,amount,note,arrived\r\n" +
   "a,2024-01-15T12:01:00Z,10,plain,2024-01-15T12:01:00Z\r\n" +
   'b,2024-01-15T12:02:00Z,20,"first line\r\nz,2024-01-15T12:03:00Z,999,inside,2024-01-15T12:03:00Z\nlast line",2024-01-15T12:02:00Z\r\n' +
-  "c,2024-01-15T12:04:00Z,30,\"a lone\rCR\",2024-01-15T12:04:00Z\r\n";
+  'c,2024-01-15T12:04:00Z,30,"a lone\rCR",2024-01-15T12:04:00Z\r\n';
 const NOTE_B = "first line\r\nz,2024-01-15T12:03:00Z,999,inside,2024-01-15T12:03:00Z\nlast line";
 const RAW_B = `b,2024-01-15T12:02:00Z,20,"${NOTE_B}",2024-01-15T12:02:00Z`;
 
 async function rows(pool: Pool, name: string) {
-  return (await pool.query("SELECT event_id, source_line, status, reason, detail, value, raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [name])).rows;
+  return (
+    await pool.query(
+      "SELECT event_id, source_line, status, reason, detail, value, raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq",
+      [name],
+    )
+  ).rows;
 }
-const accepted = (id: string, line: number, value: string, raw: string) => ({ event_id: id, source_line: line, status: "accepted", reason: null, detail: null, value, raw });
+const accepted = (id: string, line: number, value: string, raw: string) => ({
+  event_id: id,
+  source_line: line,
+  status: "accepted",
+  reason: null,
+  detail: null,
+  value,
+  raw,
+});
 const EXPECTED = [
   accepted("a", 2, "10", "a,2024-01-15T12:01:00Z,10,plain,2024-01-15T12:01:00Z"),
   accepted("b", 3, "20", RAW_B),
@@ -71,7 +84,8 @@ describe("a quoted field spanning lines is one record on every CSV path", () => 
     const { pool } = await getDb();
     const p = csvPipeline();
     // Chunked inside the quoted field and between a CR and its LF.
-    const cut1 = FILE.indexOf("first line") + 5, cut2 = FILE.indexOf("\r\nz,") + 1;
+    const cut1 = FILE.indexOf("first line") + 5,
+      cut2 = FILE.indexOf("\r\nz,") + 1;
     const chunks = [FILE.slice(0, cut1), FILE.slice(cut1, cut2), FILE.slice(cut2)].map((c) => Buffer.from(c));
     const r = await landStream(pool, p, Readable.from(chunks), "stdin", LANDED);
     expect([r.landed, r.accepted]).toEqual([3, 3]);
@@ -94,7 +108,9 @@ describe("a quoted field spanning lines is one record on every CSV path", () => 
     writeFileSync(file, FILE);
     const summary = await replay(pool, p, { files: [file], arrivalField: "arrived", batchSpanMs: 3_600_000 });
     expect(summary.rowsLanded).toBe(3);
-    expect((await rows(pool, p.name)).map((r) => [r.event_id, r.source_line, r.status, r.value, r.raw])).toEqual(EXPECTED.map((r) => [r.event_id, r.source_line, r.status, r.value, r.raw]));
+    expect((await rows(pool, p.name)).map((r) => [r.event_id, r.source_line, r.status, r.value, r.raw])).toEqual(
+      EXPECTED.map((r) => [r.event_id, r.source_line, r.status, r.value, r.raw]),
+    );
   });
 
   it("a quote still open at the end of a file is one MALFORMED record with all its text; nothing after the quote is an event", async () => {
@@ -119,13 +135,20 @@ describe("a quoted field spanning lines is one record on every CSV path", () => 
     writeFileSync(file, FILE.slice(0, cut));
     const first = await landPendingFiles(pool, p);
     expect(first.landed.map((l) => [l.source, l.landed])).toEqual([["log.csv", 1]]);
-    const landedBytes = (await pool.query("SELECT landed_bytes::int AS b, landed_lines::int AS l FROM straggler.source_files WHERE pipeline = $1", [p.name])).rows[0];
+    const landedBytes = (
+      await pool.query(
+        "SELECT landed_bytes::int AS b, landed_lines::int AS l FROM straggler.source_files WHERE pipeline = $1",
+        [p.name],
+      )
+    ).rows[0];
     expect(landedBytes).toEqual({ b: FILE.indexOf("b,2024"), l: 2 });
     appendFileSync(file, FILE.slice(cut));
     utimesSync(file, new Date(), new Date(Date.now() + 1000));
     const second = await landPendingFiles(pool, p);
     expect(second.landed.map((l) => [l.source, l.landed])).toEqual([[`log.csv@${FILE.indexOf("b,2024")}`, 2]]);
-    expect((await rows(pool, p.name)).map((r) => [r.event_id, r.source_line, r.value, r.raw])).toEqual(EXPECTED.map((r) => [r.event_id, r.source_line, r.value, r.raw]));
+    expect((await rows(pool, p.name)).map((r) => [r.event_id, r.source_line, r.value, r.raw])).toEqual(
+      EXPECTED.map((r) => [r.event_id, r.source_line, r.value, r.raw]),
+    );
   });
 
   it("CR-only line ends: an append-only file lands line by line; a CR as the file's last byte waits (it may be the start of a CRLF)", async () => {
@@ -139,6 +162,9 @@ describe("a quoted field spanning lines is one record on every CSV path", () => 
     const next = await landPendingFiles(pool, p);
     const at = "id,t,amount\ra,2024-01-15T12:01:00Z,10\r".length;
     expect(next.landed.map((l) => [l.source, l.landed, l.accepted])).toEqual([[`mac.csv@${at}`, 1, 1]]);
-    expect((await rows(pool, p.name)).map((r) => [r.event_id, r.source_line, r.raw])).toEqual([["a", 2, "a,2024-01-15T12:01:00Z,10"], ["b", 3, "b,2024-01-15T12:02:00Z,20"]]);
+    expect((await rows(pool, p.name)).map((r) => [r.event_id, r.source_line, r.raw])).toEqual([
+      ["a", 2, "a,2024-01-15T12:01:00Z,10"],
+      ["b", 3, "b,2024-01-15T12:02:00Z,20"],
+    ]);
   });
 });

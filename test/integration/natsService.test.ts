@@ -49,7 +49,9 @@ function expectedWindows(n: number) {
     w.value_sum += p.v;
     m.set(`${p.k} ${start}`, w);
   }
-  return [...m.values()].sort((a, b) => a.group_key.localeCompare(b.group_key) || a.window_start.localeCompare(b.window_start));
+  return [...m.values()].sort(
+    (a, b) => a.group_key.localeCompare(b.group_key) || a.window_start.localeCompare(b.window_start),
+  );
 }
 
 async function windows(pool: Pool, pipeline: string) {
@@ -106,29 +108,61 @@ describe("NATS source in the service", () => {
     // 2. Restarted, and killed again once a third has landed (between batches, mid-landing or before an acknowledgement).
     svc = startServe(port, env);
     await svc.waitHealthy();
-    await waitFor("a third of the messages landed", async () => ((await bronzeCounts(pool, "orders")).rows >= N / 3 ? true : undefined), 60_000);
+    await waitFor(
+      "a third of the messages landed",
+      async () => ((await bronzeCounts(pool, "orders")).rows >= N / 3 ? true : undefined),
+      60_000,
+    );
     await killAndReap(svc, "SIGKILL");
 
     // 3. Restarted: the rest lands, once.
     svc = startServe(port, env);
     await svc.waitHealthy();
-    await waitFor("every message landed", async () => ((await bronzeCounts(pool, "orders")).rows >= N ? true : undefined), 120_000);
+    await waitFor(
+      "every message landed",
+      async () => ((await bronzeCounts(pool, "orders")).rows >= N ? true : undefined),
+      120_000,
+    );
     await runCli(["ingest", "-p", "reference", writeJsonl(dir, N)], env);
     const expected = expectedWindows(N);
-    await waitFor("both pipelines streamed", async () => {
-      const [a, b] = [await windows(pool, "orders"), await windows(pool, "reference")];
-      return JSON.stringify(a) === JSON.stringify(expected) && JSON.stringify(b) === JSON.stringify(expected) ? true : undefined;
-    }, 60_000, 200);
+    await waitFor(
+      "both pipelines streamed",
+      async () => {
+        const [a, b] = [await windows(pool, "orders"), await windows(pool, "reference")];
+        return JSON.stringify(a) === JSON.stringify(expected) && JSON.stringify(b) === JSON.stringify(expected)
+          ? true
+          : undefined;
+      },
+      60_000,
+      200,
+    );
     expect(await windows(pool, "orders")).toEqual(expected);
     expect(expected).toHaveLength(80);
     expect(await bronzeCounts(pool, "orders")).toEqual({ rows: N, ids: N, quarantined: 0 });
-    const offsets = (await pool.query(`SELECT partition, last_offset::int AS last FROM straggler.log_offsets WHERE pipeline = 'orders' ORDER BY 1`)).rows;
-    expect(offsets).toEqual([{ partition: "*", last: 1200 }, { partition: "a", last: 1198 }, { partition: "b", last: 1199 }, { partition: "c", last: 1200 }]);
+    const offsets = (
+      await pool.query(
+        `SELECT partition, last_offset::int AS last FROM straggler.log_offsets WHERE pipeline = 'orders' ORDER BY 1`,
+      )
+    ).rows;
+    expect(offsets).toEqual([
+      { partition: "*", last: 1200 },
+      { partition: "a", last: 1198 },
+      { partition: "b", last: 1199 },
+      { partition: "c", last: 1200 },
+    ]);
     const metrics = (await svc.request("GET", "/metrics")).text;
-    const offsetMetric = (partition: string) => new RegExp(`^straggler_log_offset\\{pipeline="orders",log="nats:ORD",partition="${partition.replace("*", "\\*")}"\\} (\\d+)$`, "m").exec(metrics)?.[1];
+    const offsetMetric = (partition: string) =>
+      new RegExp(
+        `^straggler_log_offset\\{pipeline="orders",log="nats:ORD",partition="${partition.replace("*", "\\*")}"\\} (\\d+)$`,
+        "m",
+      ).exec(metrics)?.[1];
     expect(["*", "a", "b", "c"].map(offsetMetric)).toEqual(["1200", "1198", "1199", "1200"]);
     const jsm = await nc.jetstreamManager();
-    await waitFor("the last batch acknowledged", async () => ((await jsm.consumers.info("ORD", "straggler-orders")).num_ack_pending === 0 ? true : undefined), 120_000);
+    await waitFor(
+      "the last batch acknowledged",
+      async () => ((await jsm.consumers.info("ORD", "straggler-orders")).num_ack_pending === 0 ? true : undefined),
+      120_000,
+    );
 
     // 4. A graceful stop ends the consumer's pull and the process.
     const stopped = await killAndReap(svc, "SIGTERM");

@@ -39,7 +39,10 @@ afterAll(async () => {
 function natsPipeline(name: string, stream: string, extra: Record<string, unknown> = {}): PipelineConfig {
   return pipeline({
     name,
-    source: { format: "jsonl", nats: { servers: server.url, stream, subject: `${stream.toLowerCase()}.*.>`, partitionToken: 2, ...extra } },
+    source: {
+      format: "jsonl",
+      nats: { servers: server.url, stream, subject: `${stream.toLowerCase()}.*.>`, partitionToken: 2, ...extra },
+    },
     fields: { eventTime: "t", groupKey: "k", value: "v" },
     window: { type: "tumbling", size: "1 minute" },
     watermark: { delay: "1 hour" },
@@ -59,8 +62,14 @@ async function publish(stream: string, from: number, to: number): Promise<void> 
   }
 }
 
-async function consumeAll(pool: Pool, p: PipelineConfig, src: NatsSource, expected: number): Promise<{ alreadyLanded: number }> {
-  let seen = 0, alreadyLanded = 0;
+async function consumeAll(
+  pool: Pool,
+  p: PipelineConfig,
+  src: NatsSource,
+  expected: number,
+): Promise<{ alreadyLanded: number }> {
+  let seen = 0,
+    alreadyLanded = 0;
   while (seen < expected) {
     const batch = await src.next(p.trigger.maxRowsPerBatch, () => readLogOffsets(pool, p.name, src.log));
     const r = await landLogBatch(pool, p, src.log, batch);
@@ -72,7 +81,12 @@ async function consumeAll(pool: Pool, p: PipelineConfig, src: NatsSource, expect
 }
 
 async function bronze(pool: Pool, name: string) {
-  return (await pool.query(`SELECT event_id, (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, source_line, status, reason FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY event_id`, [name])).rows;
+  return (
+    await pool.query(
+      `SELECT event_id, (SELECT name FROM straggler.bronze_sources WHERE id = source_id) AS source, source_line, status, reason FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY event_id`,
+      [name],
+    )
+  ).rows;
 }
 
 describe("NATS JetStream source", () => {
@@ -85,7 +99,18 @@ describe("NATS JetStream source", () => {
     // A first consumer pulls 10 messages (sequences 1-10), lands partition a's only, then dies unacknowledged.
     const first = new NatsSource(p.source.nats!, p.name, 1000, log);
     const b1 = await first.next(10, () => readLogOffsets(pool, p.name, first.log));
-    expect(b1.messages.map((m) => `${m.partition}${m.offset}`)).toEqual(["a1", "b2", "c3", "a4", "b5", "c6", "a7", "b8", "c9", "a10"]);
+    expect(b1.messages.map((m) => `${m.partition}${m.offset}`)).toEqual([
+      "a1",
+      "b2",
+      "c3",
+      "a4",
+      "b5",
+      "c6",
+      "a7",
+      "b8",
+      "c9",
+      "a10",
+    ]);
     await landLogBatch(pool, p, first.log, { messages: b1.messages.filter((m) => m.partition === "a") });
     await first.close();
 
@@ -98,8 +123,14 @@ describe("NATS JetStream source", () => {
     const ids = rows.map((r) => r.event_id).sort();
     const expectedIds = Array.from({ length: 25 }, (_, i) => (i % 2 === 0 ? `m-${i}` : `nats:EV:${i + 1}`)).sort();
     expect(ids).toEqual(expectedIds);
-    expect(rows.filter((r) => r.status === "quarantined")).toEqual([{ event_id: "nats:EV:8", source: "nats:EV/b@2", source_line: 3, status: "quarantined", reason: "MALFORMED" }]);
-    const sources = (await pool.query(`SELECT source, rows FROM straggler.landed_sources WHERE pipeline = $1 ORDER BY first_seq`, [p.name])).rows;
+    expect(rows.filter((r) => r.status === "quarantined")).toEqual([
+      { event_id: "nats:EV:8", source: "nats:EV/b@2", source_line: 3, status: "quarantined", reason: "MALFORMED" },
+    ]);
+    const sources = (
+      await pool.query(`SELECT source, rows FROM straggler.landed_sources WHERE pipeline = $1 ORDER BY first_seq`, [
+        p.name,
+      ])
+    ).rows;
     expect(sources).toEqual([
       { source: "nats:EV/a@1", rows: 4 },
       { source: "nats:EV/b@2", rows: 3 },
@@ -111,17 +142,34 @@ describe("NATS JetStream source", () => {
       { source: "nats:EV/a@22", rows: 2 },
       { source: "nats:EV/b@23", rows: 1 },
     ]);
-    const offsets = (await pool.query(`SELECT partition, last_offset::int AS last, messages::int FROM straggler.log_offsets WHERE pipeline = $1 AND partition <> '*' ORDER BY 1`, [p.name])).rows;
+    const offsets = (
+      await pool.query(
+        `SELECT partition, last_offset::int AS last, messages::int FROM straggler.log_offsets WHERE pipeline = $1 AND partition <> '*' ORDER BY 1`,
+        [p.name],
+      )
+    ).rows;
     expect(offsets).toEqual([
       { partition: "a", last: 25, messages: 9 },
       { partition: "b", last: 23, messages: 8 },
       { partition: "c", last: 24, messages: 8 },
     ]);
-    expect(await readLogOffsets(pool, p.name, "nats:EV")).toEqual(new Map([["a", 25n], ["b", 23n], ["c", 24n], ["*", 25n]]));
+    expect(await readLogOffsets(pool, p.name, "nats:EV")).toEqual(
+      new Map([
+        ["a", 25n],
+        ["b", 23n],
+        ["c", 24n],
+        ["*", 25n],
+      ]),
+    );
     // The ingestion time is the stream's time of the message (the same at every delivery), not the landing's.
     const jsm = await nc.jetstreamManager();
     const stored = (await jsm.streams.getMessage("EV", { seq: 10 })).time.getTime();
-    const ingested = (await pool.query(`SELECT floor(extract(epoch FROM ingestion_time) * 1000)::bigint AS ms FROM straggler.bronze_events WHERE pipeline = $1 AND event_id = 'nats:EV:10'`, [p.name])).rows[0].ms;
+    const ingested = (
+      await pool.query(
+        `SELECT floor(extract(epoch FROM ingestion_time) * 1000)::bigint AS ms FROM straggler.bronze_events WHERE pipeline = $1 AND event_id = 'nats:EV:10'`,
+        [p.name],
+      )
+    ).rows[0].ms;
     expect(Number(ingested)).toBe(stored);
 
     // Landed and never acknowledged (a crash between COMMIT and the acknowledgement): nothing lands twice.
@@ -154,17 +202,39 @@ describe("NATS JetStream source", () => {
     let restart: Promise<void> | undefined;
     for (let i = 0; i < N; i++) {
       // A third of the way, the server stops (SIGTERM) and comes back a second later; publishing goes on, retried until stored.
-      if (i === 100) restart = server.stop().then(() => sleep(1000)).then(() => server.start());
-      await publishUntilStored(nc, `rs.${PARTS[i % 3]}.x`, { t: new Date(T0 + i * 1000).toISOString(), k: PARTS[i % 3], v: i }, `r-${i}`);
+      if (i === 100)
+        restart = server
+          .stop()
+          .then(() => sleep(1000))
+          .then(() => server.start());
+      await publishUntilStored(
+        nc,
+        `rs.${PARTS[i % 3]}.x`,
+        { t: new Date(T0 + i * 1000).toISOString(), k: PARTS[i % 3], v: i },
+        `r-${i}`,
+      );
     }
     await restart;
-    const count = async () => (await pool.query(`SELECT count(*)::int AS rows, count(DISTINCT event_id)::int AS ids FROM straggler.bronze_events WHERE pipeline = $1`, [p.name])).rows[0];
+    const count = async () =>
+      (
+        await pool.query(
+          `SELECT count(*)::int AS rows, count(DISTINCT event_id)::int AS ids FROM straggler.bronze_events WHERE pipeline = $1`,
+          [p.name],
+        )
+      ).rows[0];
     await waitFor("every message landed", async () => ((await count()).rows >= N ? true : undefined), 150_000, 100);
     await consumer.stop();
     expect(await count()).toEqual({ rows: N, ids: N });
     const jsm = await nc.jetstreamManager();
     expect((await jsm.streams.info("RS")).state.messages).toBe(N);
-    expect(await readLogOffsets(pool, p.name, "nats:RS")).toEqual(new Map([["a", 298n], ["b", 299n], ["c", 300n], ["*", 300n]]));
+    expect(await readLogOffsets(pool, p.name, "nats:RS")).toEqual(
+      new Map([
+        ["a", 298n],
+        ["b", 299n],
+        ["c", 300n],
+        ["*", 300n],
+      ]),
+    );
   }, 240_000);
 
   it("a partition that goes idle: each partition is an input; after idleTimeout it no longer holds the watermark back", async () => {
@@ -192,19 +262,51 @@ describe("NATS JetStream source", () => {
       await src.commit(batch);
       await src.close();
       await runBatch(pool, p, "once");
-      const inputs = (await pool.query(`SELECT coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1 ORDER BY 1`, [name])).rows;
-      expect(inputs).toEqual([{ input: "a", n: 2 }, { input: "b", n: 2 }, { input: "c", n: 1 }]);
-      const progress = (await pool.query(`SELECT to_char(next_watermark AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS next_watermark, inputs FROM straggler.batch_progress WHERE pipeline = $1`, [name])).rows[0];
+      const inputs = (
+        await pool.query(
+          `SELECT coalesce(input, 'default') AS input, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1 ORDER BY 1`,
+          [name],
+        )
+      ).rows;
+      expect(inputs).toEqual([
+        { input: "a", n: 2 },
+        { input: "b", n: 2 },
+        { input: "c", n: 1 },
+      ]);
+      const progress = (
+        await pool.query(
+          `SELECT to_char(next_watermark AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS next_watermark, inputs FROM straggler.batch_progress WHERE pipeline = $1`,
+          [name],
+        )
+      ).rows[0];
       watermarks[name] = {
         watermark: progress.next_watermark,
-        inputs: progress.inputs.map((i: { input: string; watermark: string; idle: boolean }) => [i.input, i.watermark, i.idle]),
+        inputs: progress.inputs.map((i: { input: string; watermark: string; idle: boolean }) => [
+          i.input,
+          i.watermark,
+          i.idle,
+        ]),
       };
     }
     expect(watermarks).toEqual({
       // Without idleTimeout, c (10:00 − 1 minute) holds the pipeline's watermark (min of the inputs').
-      "nats-busy": { watermark: at("09:59"), inputs: [["a", at("10:29"), false], ["b", at("10:29"), false], ["c", at("09:59"), false]] },
+      "nats-busy": {
+        watermark: at("09:59"),
+        inputs: [
+          ["a", at("10:29"), false],
+          ["b", at("10:29"), false],
+          ["c", at("09:59"), false],
+        ],
+      },
       // With it, c has sent nothing for 2.5 s of ingestion time (the stream's time): left out.
-      "nats-idle": { watermark: at("10:29"), inputs: [["a", at("10:29"), false], ["b", at("10:29"), false], ["c", at("09:59"), true]] },
+      "nats-idle": {
+        watermark: at("10:29"),
+        inputs: [
+          ["a", at("10:29"), false],
+          ["b", at("10:29"), false],
+          ["c", at("09:59"), true],
+        ],
+      },
     });
   }, 120_000);
 
@@ -213,18 +315,41 @@ describe("NATS JetStream source", () => {
     const other = createPool(url, 3); // another process: its own append queue, the same append lock
     try {
       const p = natsPipeline("nats-race", "EV");
-      const msg = (seq: number) => ({ partition: "a", offset: BigInt(seq), data: new TextEncoder().encode(JSON.stringify({ t: new Date(T0 + seq * 1000).toISOString(), k: "a", v: seq })), eventId: `nats:EV:${seq}`, storedUs: BigInt(T0) * 1000n });
+      const msg = (seq: number) => ({
+        partition: "a",
+        offset: BigInt(seq),
+        data: new TextEncoder().encode(JSON.stringify({ t: new Date(T0 + seq * 1000).toISOString(), k: "a", v: seq })),
+        eventId: `nats:EV:${seq}`,
+        storedUs: BigInt(T0) * 1000n,
+      });
       const old = { messages: [1, 4].map(msg), position: 4n };
       const taker = { messages: [1, 4, 7].map(msg), position: 7n };
       for (let round = 0; round < 5; round++) {
-        const settled = await Promise.allSettled([landLogBatch(pool, p, "nats:EV", old), landLogBatch(other, p, "nats:EV", taker)]);
+        const settled = await Promise.allSettled([
+          landLogBatch(pool, p, "nats:EV", old),
+          landLogBatch(other, p, "nats:EV", taker),
+        ]);
         for (const r of settled) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(LogOffsetMovedError);
         // A consumer whose landing was refused reads the batch again: what had landed is left out.
         if (settled[0].status === "rejected") await landLogBatch(pool, p, "nats:EV", old);
         if (settled[1].status === "rejected") await landLogBatch(other, p, "nats:EV", taker);
-        const rows = (await pool.query(`SELECT event_id, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1 ORDER BY 1`, [p.name])).rows;
-        expect(rows).toEqual([{ event_id: "nats:EV:1", n: 1 }, { event_id: "nats:EV:4", n: 1 }, { event_id: "nats:EV:7", n: 1 }]);
-        expect(await readLogOffsets(pool, p.name, "nats:EV")).toEqual(new Map([["a", 7n], ["*", 7n]]));
+        const rows = (
+          await pool.query(
+            `SELECT event_id, count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 GROUP BY 1 ORDER BY 1`,
+            [p.name],
+          )
+        ).rows;
+        expect(rows).toEqual([
+          { event_id: "nats:EV:1", n: 1 },
+          { event_id: "nats:EV:4", n: 1 },
+          { event_id: "nats:EV:7", n: 1 },
+        ]);
+        expect(await readLogOffsets(pool, p.name, "nats:EV")).toEqual(
+          new Map([
+            ["a", 7n],
+            ["*", 7n],
+          ]),
+        );
         await pool.query(`DELETE FROM straggler.bronze_events WHERE pipeline = $1`, [p.name]);
         await pool.query(`DELETE FROM straggler.landed_sources WHERE pipeline = $1`, [p.name]);
         await pool.query(`DELETE FROM straggler.log_offsets WHERE pipeline = $1`, [p.name]);

@@ -22,7 +22,13 @@ const TOKEN = "test-token-0123456789abcdef";
 let server: Server | undefined;
 afterAll(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
 
-const raw = (name: string) => ({ name, source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "5 minutes" } });
+const raw = (name: string) => ({
+  name,
+  source: { format: "jsonl" },
+  fields: { eventId: "id", eventTime: "t", value: "v" },
+  window: { type: "tumbling", size: "10 minutes" },
+  watermark: { delay: "5 minutes" },
+});
 
 function pipelinesFile(): string {
   const dir = mkdtempSync(path.join(tmpdir(), "straggler-one-"));
@@ -48,7 +54,9 @@ describe("one pipeline, one version", () => {
       [2, "", 'straggler: --drop: expected a version number (1, 2, … up to 2147483647), got "1e3"'],
     ]);
     const { pool } = await getDb();
-    const holds = await pool.query("SELECT count(*)::int AS n FROM straggler.holds WHERE pipeline IN ('one-a', 'one-b')");
+    const holds = await pool.query(
+      "SELECT count(*)::int AS n FROM straggler.holds WHERE pipeline IN ('one-a', 'one-b')",
+    );
     expect(holds.rows[0].n).toBe(0);
   }, 300_000);
 
@@ -65,13 +73,28 @@ describe("one pipeline, one version", () => {
       });
     });
     const post = async (body: string) => {
-      const r = await fetch(`${base}/pipelines/one-http/cutover`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body });
+      const r = await fetch(`${base}/pipelines/one-http/cutover`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body,
+      });
       return [r.status, await r.json()];
     };
-    expect(await post('{"to":3000000000}')).toEqual([400, { error: "invalid_request", message: "body.to: expected a version number (1, 2, … up to 2147483647)" }]);
-    expect(await post('{"to":2147483648}')).toEqual([400, { error: "invalid_request", message: "body.to: expected a version number (1, 2, … up to 2147483647)" }]);
-    expect(await post('{"to":2147483647}')).toEqual([404, { error: "not_found", message: "pipeline one-http has no version 2147483647" }]);
-    const states = await pool.query("SELECT version, state FROM straggler.policy_versions WHERE pipeline = 'one-http' ORDER BY version");
+    expect(await post('{"to":3000000000}')).toEqual([
+      400,
+      { error: "invalid_request", message: "body.to: expected a version number (1, 2, … up to 2147483647)" },
+    ]);
+    expect(await post('{"to":2147483648}')).toEqual([
+      400,
+      { error: "invalid_request", message: "body.to: expected a version number (1, 2, … up to 2147483647)" },
+    ]);
+    expect(await post('{"to":2147483647}')).toEqual([
+      404,
+      { error: "not_found", message: "pipeline one-http has no version 2147483647" },
+    ]);
+    const states = await pool.query(
+      "SELECT version, state FROM straggler.policy_versions WHERE pipeline = 'one-http' ORDER BY version",
+    );
     expect(states.rows).toEqual([{ version: built.version, state: "candidate" }]);
   });
 });

@@ -45,7 +45,10 @@ function outlier(name: string, extra: Record<string, unknown> = {}): PipelineCon
 }
 
 async function refusal(run: Promise<unknown>): Promise<PolicyRefusedError> {
-  const e = await run.then(() => undefined, (err: unknown) => err);
+  const e = await run.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(PolicyRefusedError);
   return e as PolicyRefusedError;
 }
@@ -56,9 +59,22 @@ describe("policy versions", () => {
     const control = futureOutlier(false, "policy-guard");
     await controlRun(pool, control);
     expect(await windowSummary(pool, control.name, "count")).toEqual(["[12:00,12:10)=3 final", "[14:00,14:10)=1 open"]);
-    const recorded = await pool.query("SELECT version, state, policy_version, policy FROM straggler.results_versions WHERE pipeline = $1", [control.name]);
-    expect(recorded.rows).toEqual([{ version: 1, state: "live", policy_version: (await checkPolicy(pool, control)).policyVersion, policy: expect.objectContaining({ admission: expect.objectContaining({ maxFutureSkew: null }) }) }]);
-    const live = await pool.query("SELECT DISTINCT results_version, policy_version FROM straggler.window_results WHERE pipeline = $1", [control.name]);
+    const recorded = await pool.query(
+      "SELECT version, state, policy_version, policy FROM straggler.results_versions WHERE pipeline = $1",
+      [control.name],
+    );
+    expect(recorded.rows).toEqual([
+      {
+        version: 1,
+        state: "live",
+        policy_version: (await checkPolicy(pool, control)).policyVersion,
+        policy: expect.objectContaining({ admission: expect.objectContaining({ maxFutureSkew: null }) }),
+      },
+    ]);
+    const live = await pool.query(
+      "SELECT DISTINCT results_version, policy_version FROM straggler.window_results WHERE pipeline = $1",
+      [control.name],
+    );
     expect(live.rows).toEqual([{ results_version: 1, policy_version: recorded.rows[0].policy_version }]);
 
     const guarded = futureOutlier(true, "policy-guard");
@@ -72,11 +88,17 @@ describe("policy versions", () => {
     // A correction under the changed policy is refused too, with the same message: a known state, so no run is recorded, and nothing changes.
     const refusedRun = await refusal(runCorrection(pool, guarded, { trigger: "cli" }));
     expect(refusedRun.message).toBe(e.message);
-    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = $1", [control.name])).rows[0].n).toBe(0);
+    expect(
+      (await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = $1", [control.name]))
+        .rows[0].n,
+    ).toBe(0);
     expect(await windowSummary(pool, control.name, "count")).toEqual(["[12:00,12:10)=3 final", "[14:00,14:10)=1 open"]);
     expect(await checkPolicy(pool, guarded)).toEqual({
-      state: "refused", policyVersion: expect.not.stringMatching(recorded.rows[0].policy_version), live: { version: 1, policyVersion: recorded.rows[0].policy_version },
-      changes: ["admission.maxFutureSkew: null → 1 hour"], message: e.message,
+      state: "refused",
+      policyVersion: expect.not.stringMatching(recorded.rows[0].policy_version),
+      live: { version: 1, policyVersion: recorded.rows[0].policy_version },
+      changes: ["admission.maxFutureSkew: null → 1 hour"],
+      message: e.message,
     });
     // The original config still streams.
     expect(await runBatch(pool, control, "once")).toBeNull();
@@ -87,7 +109,10 @@ describe("policy versions", () => {
     const before = outlier("policy-trigger");
     await landFile(pool, before, path.join(seedDir("future-outlier"), "batch1.csv"), "batch1.csv");
     expect((await runBatch(pool, before, "once"))!.numInputRows).toBe(2);
-    const after = outlier("policy-trigger", { trigger: { interval: "1 minute", maxRowsPerBatch: 10 }, correction: { schedule: "*/5 * * * *" } });
+    const after = outlier("policy-trigger", {
+      trigger: { interval: "1 minute", maxRowsPerBatch: 10 },
+      correction: { schedule: "*/5 * * * *" },
+    });
     await landFile(pool, after, path.join(seedDir("future-outlier"), "batch2.csv"), "batch2.csv");
     expect((await runBatch(pool, after, "once"))!.numInputRows).toBe(2);
     expect((await checkPolicy(pool, after)).state).toBe("live");
@@ -99,13 +124,29 @@ describe("policy versions", () => {
     const before = outlier("policy-window");
     await landFile(pool, before, path.join(seedDir("future-outlier"), "batch1.csv"), "batch1.csv");
     await runBatch(pool, before, "once");
-    const after = outlier("policy-window", { window: { type: "sliding", size: "20 minutes", slide: "10 minutes" }, watermark: { delay: "5 minutes" } });
+    const after = outlier("policy-window", {
+      window: { type: "sliding", size: "20 minutes", slide: "10 minutes" },
+      watermark: { delay: "5 minutes" },
+    });
     const e = await refusal(runBatch(pool, after, "once"));
-    expect(e.changes.map((c) => c.text)).toEqual(["window.size: 10 minutes → 20 minutes", "window.slide: (not set) → 10 minutes", "window.type: tumbling → sliding"]);
-    const sizeOnly = await refusal(runBatch(pool, outlier("policy-window", { window: { type: "tumbling", size: "1 hour" } }), "once"));
+    expect(e.changes.map((c) => c.text)).toEqual([
+      "window.size: 10 minutes → 20 minutes",
+      "window.slide: (not set) → 10 minutes",
+      "window.type: tumbling → sliding",
+    ]);
+    const sizeOnly = await refusal(
+      runBatch(pool, outlier("policy-window", { window: { type: "tumbling", size: "1 hour" } }), "once"),
+    );
     expect(sizeOnly.changes.map((c) => c.text)).toEqual(["window.size: 10 minutes → 1 hour"]);
     // The same settings written differently are the same policy.
-    expect((await checkPolicy(pool, outlier("policy-window", { window: { type: "tumbling", size: "600 seconds", offset: "0 seconds" } }))).state).toBe("live");
+    expect(
+      (
+        await checkPolicy(
+          pool,
+          outlier("policy-window", { window: { type: "tumbling", size: "600 seconds", offset: "0 seconds" } }),
+        )
+      ).state,
+    ).toBe("live");
     expect(await windowSummary(pool, before.name, "count")).toEqual(["[12:00,12:10)=2 open"]);
   });
 
@@ -131,12 +172,18 @@ describe("policy versions", () => {
     write("null", "5 seconds");
     expect((await cli("ingest", "-p", "policy-cli", file("batch1.csv"))).code).toBe(0);
     const first = await cli("stream", "-p", "policy-cli");
-    expect([first.code, first.stdout]).toEqual([0, expect.stringMatching(/^policy-cli: 1 micro-batch, 2 rows, .*\npolicy-cli batch 0: 2 rows/)]);
+    expect([first.code, first.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^policy-cli: 1 micro-batch, 2 rows, .*\npolicy-cli batch 0: 2 rows/),
+    ]);
     // Restart with the same config (and another trigger interval): it streams.
     write("null", "1 second");
     expect((await cli("ingest", "-p", "policy-cli", file("batch2.csv"))).code).toBe(0);
     const second = await cli("stream", "-p", "policy-cli");
-    expect([second.code, second.stdout]).toEqual([0, expect.stringMatching(/^policy-cli: 1 micro-batch, 2 rows, .*\npolicy-cli batch 1: 2 rows/)]);
+    expect([second.code, second.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^policy-cli: 1 micro-batch, 2 rows, .*\npolicy-cli batch 1: 2 rows/),
+    ]);
 
     write("1 hour", "1 second");
     const refused = await cli("stream", "-p", "policy-cli");
@@ -147,21 +194,40 @@ describe("policy versions", () => {
     );
     const correct = await cli("correct", "-p", "policy-cli");
     expect([correct.code, correct.stdout]).toEqual([1, ""]);
-    expect(correct.stderr).toContain("pipeline policy-cli is not streamed: its configured policy differs from the policy of its live results (version 1, policy ");
+    expect(correct.stderr).toContain(
+      "pipeline policy-cli is not streamed: its configured policy differs from the policy of its live results (version 1, policy ",
+    );
     expect(correct.stderr).toContain("\n  admission.maxFutureSkew: null → 1 hour\nEither put the setting back");
     const status = await cli("status", "-p", "policy-cli", "--json");
-    expect(JSON.parse(status.stdout)[0].policy).toMatchObject({ state: "refused", live: { version: 1 }, changes: ["admission.maxFutureSkew: null → 1 hour"] });
+    expect(JSON.parse(status.stdout)[0].policy).toMatchObject({
+      state: "refused",
+      live: { version: 1 },
+      changes: ["admission.maxFutureSkew: null → 1 hour"],
+    });
 
     const { loadPipelines } = await import("../../src/config/pipelines.js");
     const api = await startApi({ pool, pipelines: loadPipelines(config), log: createLogger("silent"), token: "t0ken" });
     try {
-      const rows = (await (await fetch(`${api.base}/pipelines`)).json()) as { pipeline: string; policy: { state: string; changes: string[] } }[];
-      expect(rows.map((r) => [r.pipeline, r.policy.state, r.policy.changes])).toEqual([["policy-cli", "refused", ["admission.maxFutureSkew: null → 1 hour"]]]);
-      const recompute = await fetch(`${api.base}/pipelines/policy-cli/recompute`, { method: "POST", headers: { authorization: "Bearer t0ken" } });
+      const rows = (await (await fetch(`${api.base}/pipelines`)).json()) as {
+        pipeline: string;
+        policy: { state: string; changes: string[] };
+      }[];
+      expect(rows.map((r) => [r.pipeline, r.policy.state, r.policy.changes])).toEqual([
+        ["policy-cli", "refused", ["admission.maxFutureSkew: null → 1 hour"]],
+      ]);
+      const recompute = await fetch(`${api.base}/pipelines/policy-cli/recompute`, {
+        method: "POST",
+        headers: { authorization: "Bearer t0ken" },
+      });
       const answer = (await recompute.json()) as { error: string; message: string };
       expect([recompute.status, answer.error]).toEqual([409, "policy_refused"]);
-      expect(answer.message).toMatch(/^pipeline policy-cli is not streamed: .*\n  admission\.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or rebuild the results under the new policy with `straggler rebuild -p policy-cli` and serve them with `straggler cutover`\.$/);
-      expect((await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = 'policy-cli'")).rows[0].n).toBe(0);
+      expect(answer.message).toMatch(
+        /^pipeline policy-cli is not streamed: .*\n  admission\.maxFutureSkew: null → 1 hour\nEither put the setting back in the pipelines file, or rebuild the results under the new policy with `straggler rebuild -p policy-cli` and serve them with `straggler cutover`\.$/,
+      );
+      expect(
+        (await pool.query("SELECT count(*)::int AS n FROM straggler.correction_runs WHERE pipeline = 'policy-cli'"))
+          .rows[0].n,
+      ).toBe(0);
     } finally {
       await api.close();
     }

@@ -38,7 +38,11 @@ describe("GET /livez and GET /readyz", () => {
     const api = await startApi({ pool, pipelines: [], log: createLogger("silent"), token: undefined });
     try {
       expect(await get(api.base, "/livez")).toEqual({ status: 200, retryAfter: null, body: { status: "ok" } });
-      expect(await get(api.base, "/readyz")).toEqual({ status: 200, retryAfter: null, body: { status: "ready", database: "reachable", migrations: "applied", pending: [] } });
+      expect(await get(api.base, "/readyz")).toEqual({
+        status: 200,
+        retryAfter: null,
+        body: { status: "ready", database: "reachable", migrations: "applied", pending: [] },
+      });
     } finally {
       await api.close();
     }
@@ -51,8 +55,15 @@ describe("GET /livez and GET /readyz", () => {
       const api = await startApi({ pool, pipelines: [], log: createLogger("silent"), token: undefined });
       try {
         expect(await get(api.base, "/readyz")).toEqual({
-          status: 503, retryAfter: "5",
-          body: { status: "not_ready", database: "reachable", migrations: "pending", pending: [newest], reason: "1 migration(s) not applied: run `straggler migrate` (the service applies them when it starts)" },
+          status: 503,
+          retryAfter: "5",
+          body: {
+            status: "not_ready",
+            database: "reachable",
+            migrations: "pending",
+            pending: [newest],
+            reason: "1 migration(s) not applied: run `straggler migrate` (the service applies them when it starts)",
+          },
         });
         expect(await get(api.base, "/livez")).toEqual({ status: 200, retryAfter: null, body: { status: "ok" } });
       } finally {
@@ -64,7 +75,13 @@ describe("GET /livez and GET /readyz", () => {
   it("a database never migrated: every migration pending", async () => {
     await withFreshDatabase(async (pool) => {
       const r = await readiness(pool, journal);
-      expect([r.status, r.migrations, r.pending.length, r.pending[0], r.pending.at(-1)]).toEqual(["not_ready", "pending", journal.length, "0000_init", journal.at(-1)!.tag]);
+      expect([r.status, r.migrations, r.pending.length, r.pending[0], r.pending.at(-1)]).toEqual([
+        "not_ready",
+        "pending",
+        journal.length,
+        "0000_init",
+        journal.at(-1)!.tag,
+      ]);
     });
   });
 
@@ -75,11 +92,22 @@ describe("GET /livez and GET /readyz", () => {
     const api = await startApi({ pool, pipelines: [], log: createLogger("silent"), token: undefined });
     try {
       expect(await get(api.base, "/readyz")).toEqual({
-        status: 503, retryAfter: "5",
-        body: { status: "not_ready", database: "unreachable", migrations: "unknown", pending: [], reason: `the database does not answer: connect ECONNREFUSED 127.0.0.1:${port}` },
+        status: 503,
+        retryAfter: "5",
+        body: {
+          status: "not_ready",
+          database: "unreachable",
+          migrations: "unknown",
+          pending: [],
+          reason: `the database does not answer: connect ECONNREFUSED 127.0.0.1:${port}`,
+        },
       });
       expect(await get(api.base, "/livez")).toEqual({ status: 200, retryAfter: null, body: { status: "ok" } });
-      expect(await get(api.base, "/health")).toEqual({ status: 503, retryAfter: "5", body: { status: "unhealthy", database: "unreachable" } });
+      expect(await get(api.base, "/health")).toEqual({
+        status: 503,
+        retryAfter: "5",
+        body: { status: "unhealthy", database: "unreachable" },
+      });
     } finally {
       await api.close();
       await pool.end();
@@ -97,7 +125,11 @@ describe("straggler serve as a container runs it", () => {
     const config = path.join(dir, "pipelines.yaml");
     writeFileSync(config, `pipelines:${servicePipelineYaml("probed", mkdtempSync(path.join(dir, "in-")))}`);
     const service = startServe(await freePort(), {
-      DATABASE_URL: "", DATABASE_URL_FILE: path.join(dir, "database-url"), STRAGGLER_API_TOKEN_FILE: path.join(dir, "api-token"), STRAGGLER_PIPELINES: config, LOG_LEVEL: "info",
+      DATABASE_URL: "",
+      DATABASE_URL_FILE: path.join(dir, "database-url"),
+      STRAGGLER_API_TOKEN_FILE: path.join(dir, "api-token"),
+      STRAGGLER_PIPELINES: config,
+      LOG_LEVEL: "info",
     });
     started.push(service);
     let stdout = "";
@@ -105,12 +137,19 @@ describe("straggler serve as a container runs it", () => {
     service.child.stdout!.on("data", (d) => (stdout += d));
     service.child.stderr!.on("data", (d) => (stderr += d));
     await service.waitHealthy();
-    expect([(await service.request("GET", "/livez")).status, (await service.request("GET", "/readyz")).status]).toEqual([200, 200]);
-    const denied = await service.request("POST", "/pipelines/probed/release", { headers: { authorization: "Bearer wrong-token-0123456789" } });
-    const allowed = await service.request("POST", "/pipelines/probed/release", { headers: { authorization: `Bearer ${token}` } });
+    expect([(await service.request("GET", "/livez")).status, (await service.request("GET", "/readyz")).status]).toEqual(
+      [200, 200],
+    );
+    const denied = await service.request("POST", "/pipelines/probed/release", {
+      headers: { authorization: "Bearer wrong-token-0123456789" },
+    });
+    const allowed = await service.request("POST", "/pipelines/probed/release", {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect([denied.status, allowed.status]).toEqual([401, 409]);
     // /health answers before the service's last start-up step logs its line: wait for it (at most 30 s).
-    for (const until = Date.now() + 30_000; !stdout.includes("service started") && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    for (const until = Date.now() + 30_000; !stdout.includes("service started") && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 50));
     const lines = stdout.split("\n").filter((l) => l !== "");
     const messages = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
     expect(messages).toContain("straggler service started");

@@ -53,13 +53,32 @@ describe("bronze rows kept without their raw text", () => {
     const r = await landFile(pool, live, file, "a.csv");
     expect([r.landed, r.accepted, r.byReason]).toEqual([13, 11, { PARSE_FAIL: 1, DUPLICATE: 1 }]);
 
-    const stored = await pool.query("SELECT raw IS NULL AS elided, raw_rest FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq", [live.name]);
+    const stored = await pool.query(
+      "SELECT raw IS NULL AS elided, raw_rest FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq",
+      [live.name],
+    );
     expect(stored.rows.map((x) => x.elided)).toEqual(LINES.map(([, e]) => e));
-    expect(stored.rows.filter((x) => x.elided).map((x) => x.raw_rest)).toEqual(["plain", "micro", "", "sp ace", "dup", "dup"]);
-    expect((await pool.query("SELECT raw_layout FROM straggler.source_headers WHERE pipeline = $1", [live.name])).rows).toEqual([{ raw_layout: "etxkv" }]);
-    const viewRaw = async () => (await pool.query("SELECT raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [live.name])).rows.map((x) => x.raw);
+    expect(stored.rows.filter((x) => x.elided).map((x) => x.raw_rest)).toEqual([
+      "plain",
+      "micro",
+      "",
+      "sp ace",
+      "dup",
+      "dup",
+    ]);
+    expect(
+      (await pool.query("SELECT raw_layout FROM straggler.source_headers WHERE pipeline = $1", [live.name])).rows,
+    ).toEqual([{ raw_layout: "etxkv" }]);
+    const viewRaw = async () =>
+      (await pool.query("SELECT raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [live.name])).rows.map(
+        (x) => x.raw,
+      );
     expect(await viewRaw()).toEqual(LINES.map(([l]) => l));
-    expect((await pool.query("SELECT raw FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [live.name])).rows.map((x) => x.raw)).toEqual([LINES[11]![0], LINES[12]![0]]);
+    expect(
+      (await pool.query("SELECT raw FROM straggler.quarantine WHERE pipeline = $1 ORDER BY seq", [live.name])).rows.map(
+        (x) => x.raw,
+      ),
+    ).toEqual([LINES[11]![0], LINES[12]![0]]);
     while ((await runBatch(pool, live, "once")) !== null);
 
     // Rebuilt with the note as the key: the rebuild reads every line back; the cutover changes the key
@@ -69,7 +88,10 @@ describe("bronze rows kept without their raw text", () => {
     expect(built.rowsClassified).toBe(13);
     await cutover(pool, rekeyed, built.version);
     expect(await viewRaw()).toEqual(LINES.map(([l]) => l));
-    const after = await pool.query("SELECT raw IS NULL AS elided, group_key FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'accepted' ORDER BY seq", [live.name]);
+    const after = await pool.query(
+      "SELECT raw IS NULL AS elided, group_key FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'accepted' ORDER BY seq",
+      [live.name],
+    );
     expect(after.rows.every((x) => x.elided === false)).toBe(true);
     expect(after.rows.map((x) => x.group_key).slice(0, 3)).toEqual(["plain", "micro", "\uffff"]);
   });
@@ -80,9 +102,18 @@ describe("bronze rows kept without their raw text", () => {
     writeFileSync(file, `${HEADER}\ne1,2026-03-02T12:01:00.000Z,plain,k1,10.50\n`);
     const p = pipeline(base("raw-elided-trigger", "k"));
     await landFile(pool, p, file, "b.csv");
-    await expect(pool.query("UPDATE straggler.bronze_events SET raw = 'something else' WHERE pipeline = $1", [p.name])).rejects.toThrow(/the raw columns .* never change/);
-    await expect(pool.query("UPDATE straggler.bronze_events SET raw_rest = 'other' WHERE pipeline = $1", [p.name])).rejects.toThrow(/the raw columns .* never change/);
-    await pool.query("UPDATE straggler.bronze_events SET raw = 'e1,2026-03-02T12:01:00.000Z,plain,k1,10.50' WHERE pipeline = $1", [p.name]);
-    expect((await pool.query("SELECT raw FROM straggler.bronze_events WHERE pipeline = $1", [p.name])).rows).toEqual([{ raw: "e1,2026-03-02T12:01:00.000Z,plain,k1,10.50" }]);
+    await expect(
+      pool.query("UPDATE straggler.bronze_events SET raw = 'something else' WHERE pipeline = $1", [p.name]),
+    ).rejects.toThrow(/the raw columns .* never change/);
+    await expect(
+      pool.query("UPDATE straggler.bronze_events SET raw_rest = 'other' WHERE pipeline = $1", [p.name]),
+    ).rejects.toThrow(/the raw columns .* never change/);
+    await pool.query(
+      "UPDATE straggler.bronze_events SET raw = 'e1,2026-03-02T12:01:00.000Z,plain,k1,10.50' WHERE pipeline = $1",
+      [p.name],
+    );
+    expect((await pool.query("SELECT raw FROM straggler.bronze_events WHERE pipeline = $1", [p.name])).rows).toEqual([
+      { raw: "e1,2026-03-02T12:01:00.000Z,plain,k1,10.50" },
+    ]);
   });
 });

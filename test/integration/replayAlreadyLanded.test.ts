@@ -12,12 +12,13 @@ import { replayedOrders } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
 
-const ROWS = [
-  "id,event_time,arrived,amount",
-  "a,2024-01-15T12:01:00Z,2024-01-15T12:01:30Z,10",
-  "b,2024-01-15T12:02:00Z,2024-01-15T12:02:30Z,20",
-  "c,2024-01-15T12:03:00Z,2024-01-15T12:03:30Z,30",
-].join("\n") + "\n";
+const ROWS =
+  [
+    "id,event_time,arrived,amount",
+    "a,2024-01-15T12:01:00Z,2024-01-15T12:01:30Z,10",
+    "b,2024-01-15T12:02:00Z,2024-01-15T12:02:30Z,20",
+    "c,2024-01-15T12:03:00Z,2024-01-15T12:03:30Z,30",
+  ].join("\n") + "\n";
 
 const setup = (name: string) => replayedOrders(name, ROWS, "straggler-relanded-");
 
@@ -32,7 +33,9 @@ describe("replay of data landed before", () => {
     await landFile(pool, p, file, "orders.csv");
     const again = await replay(pool, p, { files: [file], arrivalField: "arrived", batchSpanMs: 3_600_000 });
     expect([again.rowsLanded, again.duplicateRows, again.alreadyLanded]).toEqual([
-      3, 3, "3 of 3 rows were already in bronze (DUPLICATE): this data was landed before; to replay from scratch, `straggler drop -p replay-again --yes` first",
+      3,
+      3,
+      "3 of 3 rows were already in bronze (DUPLICATE): this data was landed before; to replay from scratch, `straggler drop -p replay-again --yes` first",
     ]);
   });
 
@@ -45,7 +48,9 @@ describe("replay of data landed before", () => {
     expect(asJson.code).toBe(0);
     const summary = JSON.parse(asJson.stdout);
     expect([summary.rowsLanded, summary.duplicateRows, summary.alreadyLanded]).toEqual([
-      3, 3, "3 of 3 rows were already in bronze (DUPLICATE): this data was landed before; to replay from scratch, `straggler drop -p replay-cli --yes` first",
+      3,
+      3,
+      "3 of 3 rows were already in bronze (DUPLICATE): this data was landed before; to replay from scratch, `straggler drop -p replay-cli --yes` first",
     ]);
     // Other spans (1 minute: three micro-batches) are new sources, so the rows land again, each a DUPLICATE.
     const text = await cli("replay", "-p", "replay-cli", "--batch-span", "1 minute");

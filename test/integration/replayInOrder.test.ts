@@ -33,7 +33,8 @@ const IN_ORDER = [
 
 function setup(name: string, files: Record<string, string[]>) {
   const dir = mkdtempSync(path.join(tmpdir(), "straggler-inorder-"));
-  for (const [file, rows] of Object.entries(files)) writeFileSync(path.join(dir, file), [HEADER, ...rows].join("\n") + "\n");
+  for (const [file, rows] of Object.entries(files))
+    writeFileSync(path.join(dir, file), [HEADER, ...rows].join("\n") + "\n");
   const p = pipeline({
     name,
     source: { format: "csv" },
@@ -49,12 +50,18 @@ function setup(name: string, files: Record<string, string[]>) {
 async function outcome(pool: Pool, name: string) {
   const bronze = await pool.query(
     `SELECT event_id, raw, event_time, ingestion_time, status, reason, source_line, split_part(source, ':', 3) AS span
-       FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq`, [name]);
+       FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq`,
+    [name],
+  );
   const batches = await pool.query(
     `SELECT num_input_rows, watermark, next_watermark, num_rows_dropped_by_watermark, num_rows_updated, num_rows_finalized
-       FROM straggler.batch_progress WHERE pipeline = $1 ORDER BY batch_id`, [name]);
+       FROM straggler.batch_progress WHERE pipeline = $1 ORDER BY batch_id`,
+    [name],
+  );
   const windows = await pool.query(
-    `SELECT group_key, window_start, event_count, value_sum::text, is_final FROM straggler.window_results_table WHERE pipeline = $1 ORDER BY group_key, window_start`, [name]);
+    `SELECT group_key, window_start, event_count, value_sum::text, is_final FROM straggler.window_results_table WHERE pipeline = $1 ORDER BY group_key, window_start`,
+    [name],
+  );
   return { bronze: bronze.rows, batches: batches.rows, windows: windows.rows };
 }
 
@@ -65,9 +72,28 @@ describe("replay of one file already in arrival order", () => {
     const fast = await replay(pool, direct.p, { files: direct.paths, arrivalField: "arrived", batchSpanMs: 3_600_000 });
     // The same rows in two files (first rows, then the rest) must be staged: the reference.
     const split = setup("in-order-staged", { "orders-1.csv": IN_ORDER.slice(0, 3), "orders-2.csv": IN_ORDER.slice(3) });
-    const slow = await replay(pool, split.p, { files: split.paths, arrivalField: "arrived", batchSpanMs: 3_600_000, ...STAGE });
-    expect([fast.staged, fast.rowsStaged, fast.replayBatches, fast.streamBatches, fast.rowsLanded, fast.duplicateRows]).toEqual([false, 7, 3, 3, 7, 1]);
-    expect([slow.staged, slow.rowsStaged, slow.replayBatches, slow.streamBatches, slow.rowsLanded, slow.duplicateRows]).toEqual([true, 7, 3, 3, 7, 1]);
+    const slow = await replay(pool, split.p, {
+      files: split.paths,
+      arrivalField: "arrived",
+      batchSpanMs: 3_600_000,
+      ...STAGE,
+    });
+    expect([
+      fast.staged,
+      fast.rowsStaged,
+      fast.replayBatches,
+      fast.streamBatches,
+      fast.rowsLanded,
+      fast.duplicateRows,
+    ]).toEqual([false, 7, 3, 3, 7, 1]);
+    expect([
+      slow.staged,
+      slow.rowsStaged,
+      slow.replayBatches,
+      slow.streamBatches,
+      slow.rowsLanded,
+      slow.duplicateRows,
+    ]).toEqual([true, 7, 3, 3, 7, 1]);
 
     const a = await outcome(pool, "in-order-direct");
     const b = await outcome(pool, "in-order-staged");
@@ -89,7 +115,9 @@ describe("replay of one file already in arrival order", () => {
     // d (12:03) arrived after 13:05 was seen (watermark 12:55): dropped, its window final at 2 events.
     expect(a.batches.map((r) => Number(r.num_rows_dropped_by_watermark))).toEqual([0, 0, 1]);
     expect(a.windows.map((r) => [r.event_count, r.value_sum, r.is_final])).toEqual([
-      [2, "30", true], [2, "65", true], [1, "50", false],
+      [2, "30", true],
+      [2, "65", true],
+      [1, "50", false],
     ]);
   });
 
@@ -97,15 +125,35 @@ describe("replay of one file already in arrival order", () => {
     const { pool } = await getDb();
     const shuffled = [IN_ORDER[2]!, IN_ORDER[0]!, IN_ORDER[1]!];
     const back = setup("out-of-order", { "orders.csv": shuffled });
-    const r = await replay(pool, back.p, { files: back.paths, arrivalField: "arrived", batchSpanMs: 3_600_000, ...STAGE });
+    const r = await replay(pool, back.p, {
+      files: back.paths,
+      arrivalField: "arrived",
+      batchSpanMs: 3_600_000,
+      ...STAGE,
+    });
     expect([r.staged, r.rowsLanded]).toEqual([true, 3]);
-    expect((await outcome(pool, "out-of-order")).bronze.map((x) => [x.event_id, x.source_line])).toEqual([["a", 3], ["b", 4], ["c", 2]]);
+    expect((await outcome(pool, "out-of-order")).bronze.map((x) => [x.event_id, x.source_line])).toEqual([
+      ["a", 3],
+      ["b", 4],
+      ["c", 2],
+    ]);
 
-    const unreadable = setup("no-arrival", { "orders.csv": [IN_ORDER[0]!, "x,2024-01-15T12:04:00Z,not a time,5", IN_ORDER[1]!] });
-    const u = await replay(pool, unreadable.p, { files: unreadable.paths, arrivalField: "arrived", batchSpanMs: 3_600_000, ...STAGE });
+    const unreadable = setup("no-arrival", {
+      "orders.csv": [IN_ORDER[0]!, "x,2024-01-15T12:04:00Z,not a time,5", IN_ORDER[1]!],
+    });
+    const u = await replay(pool, unreadable.p, {
+      files: unreadable.paths,
+      arrivalField: "arrived",
+      batchSpanMs: 3_600_000,
+      ...STAGE,
+    });
     expect([u.staged, u.rowsLanded, u.replayBatches]).toEqual([true, 3, 2]);
     // A record without a readable arrival time lands in the first micro-batch.
-    expect((await outcome(pool, "no-arrival")).bronze.map((x) => [x.event_id, x.span])).toEqual([["x", "no-arrival-time"], ["a", "2024-01-15T12"], ["b", "2024-01-15T12"]]);
+    expect((await outcome(pool, "no-arrival")).bronze.map((x) => [x.event_id, x.span])).toEqual([
+      ["x", "no-arrival-time"],
+      ["a", "2024-01-15T12"],
+      ["b", "2024-01-15T12"],
+    ]);
   });
 });
 
@@ -123,8 +171,22 @@ describe("replay of a dataset not in arrival order, sorted in memory", () => {
     const staged = setup("sorted-staged", FILES);
     const a = await replay(pool, mem.p, opts(mem.paths));
     const b = await replay(pool, staged.p, { ...opts(staged.paths), ...STAGE });
-    expect([a.staged, a.ordered, a.rowsStaged, a.replayBatches, a.rowsLanded, a.duplicateRows]).toEqual([false, "memory", 9, 4, 9, 1]);
-    expect([b.staged, b.ordered, b.rowsStaged, b.replayBatches, b.rowsLanded, b.duplicateRows]).toEqual([true, "table", 9, 4, 9, 1]);
+    expect([a.staged, a.ordered, a.rowsStaged, a.replayBatches, a.rowsLanded, a.duplicateRows]).toEqual([
+      false,
+      "memory",
+      9,
+      4,
+      9,
+      1,
+    ]);
+    expect([b.staged, b.ordered, b.rowsStaged, b.replayBatches, b.rowsLanded, b.duplicateRows]).toEqual([
+      true,
+      "table",
+      9,
+      4,
+      9,
+      1,
+    ]);
     const x = await outcome(pool, "sorted-in-memory");
     const y = await outcome(pool, "sorted-staged");
     // c2 (a-orders.csv line 2) and c (b-orders.csv line 3) arrive at the same instant: the file named first comes first.
@@ -141,7 +203,15 @@ describe("replay of a dataset not in arrival order, sorted in memory", () => {
       ["e", 6, "accepted", null, "2024-01-15T14"],
     ]);
     // A record without an arrival time arrives when its replay started: each replay's own instant.
-    const row = (r: Record<string, unknown>) => [r.event_id, r.raw, r.event_time, r.span === "no-arrival-time" ? "(replay start)" : r.ingestion_time, r.status, r.reason, r.source_line];
+    const row = (r: Record<string, unknown>) => [
+      r.event_id,
+      r.raw,
+      r.event_time,
+      r.span === "no-arrival-time" ? "(replay start)" : r.ingestion_time,
+      r.status,
+      r.reason,
+      r.source_line,
+    ];
     expect(y.bronze.map(row)).toEqual(x.bronze.map(row));
     expect(y.batches).toEqual(x.batches);
     expect(y.windows).toEqual(x.windows);
@@ -151,13 +221,19 @@ describe("replay of a dataset not in arrival order, sorted in memory", () => {
     const { pool } = await getDb();
     const over = setup("over-budget", FILES);
     const progress: string[] = [];
-    const r = await replay(pool, over.p, { ...opts(over.paths), memoryBudget: { rows: 3, bytes: 1e9 }, onStaged: (n, how) => progress.push(`${how}:${n}`) });
+    const r = await replay(pool, over.p, {
+      ...opts(over.paths),
+      memoryBudget: { rows: 3, bytes: 1e9 },
+      onStaged: (n, how) => progress.push(`${how}:${n}`),
+    });
     expect([r.staged, r.ordered, r.rowsStaged, r.rowsLanded, r.duplicateRows]).toEqual([true, "table", 9, 9, 1]);
     expect(progress).toEqual(["table:9"]);
     const ref = setup("over-budget-ref", FILES);
     await replay(pool, ref.p, opts(ref.paths));
     const [x, y] = [await outcome(pool, "over-budget"), await outcome(pool, "over-budget-ref")];
-    expect(x.bronze.map((b) => [b.event_id, b.raw, b.source_line, b.status])).toEqual(y.bronze.map((b) => [b.event_id, b.raw, b.source_line, b.status]));
+    expect(x.bronze.map((b) => [b.event_id, b.raw, b.source_line, b.status])).toEqual(
+      y.bronze.map((b) => [b.event_id, b.raw, b.source_line, b.status]),
+    );
     expect(x.windows).toEqual(y.windows);
   });
 

@@ -15,20 +15,24 @@ import { replayedOrders } from "../helpers/fixtures.js";
 const getDb = useTestDatabase();
 
 /** Six orders arriving over three hours: three micro-batches of one hour. */
-const ROWS = [
-  "id,event_time,arrived,amount",
-  "a,2024-01-15T12:01:00Z,2024-01-15T12:01:30Z,10",
-  "b,2024-01-15T12:02:00Z,2024-01-15T12:02:30Z,20",
-  "c,2024-01-15T13:03:00Z,2024-01-15T13:03:30Z,30",
-  "d,2024-01-15T13:04:00Z,2024-01-15T13:04:30Z,40",
-  "e,2024-01-15T14:05:00Z,2024-01-15T14:05:30Z,50",
-  "f,2024-01-15T14:06:00Z,2024-01-15T14:06:30Z,60",
-].join("\n") + "\n";
+const ROWS =
+  [
+    "id,event_time,arrived,amount",
+    "a,2024-01-15T12:01:00Z,2024-01-15T12:01:30Z,10",
+    "b,2024-01-15T12:02:00Z,2024-01-15T12:02:30Z,20",
+    "c,2024-01-15T13:03:00Z,2024-01-15T13:03:30Z,30",
+    "d,2024-01-15T13:04:00Z,2024-01-15T13:04:30Z,40",
+    "e,2024-01-15T14:05:00Z,2024-01-15T14:05:30Z,50",
+    "f,2024-01-15T14:06:00Z,2024-01-15T14:06:30Z,60",
+  ].join("\n") + "\n";
 const HOUR = 3_600_000;
 
 const setup = (name: string) => replayedOrders(name, ROWS, "straggler-resume-");
 
-const bronzeRows = async (pool: { query: (q: string, v: unknown[]) => Promise<{ rows: { n: number }[] }> }, name: string) =>
+const bronzeRows = async (
+  pool: { query: (q: string, v: unknown[]) => Promise<{ rows: { n: number }[] }> },
+  name: string,
+) =>
   (await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1", [name])).rows[0]!.n;
 
 describe("a replay run again after it completed", () => {
@@ -40,14 +44,26 @@ describe("a replay run again after it completed", () => {
     const mtime = new Date("2026-10-01T12:00:00Z");
     utimesSync(file, mtime, mtime);
     const first = await replay(pool, p, opts);
-    expect([first.replayBatches, first.skippedBatches, first.rowsLanded, first.rowsStaged, first.refused, first.landedBefore]).toEqual([3, 0, 6, 6, [], null]);
+    expect([
+      first.replayBatches,
+      first.skippedBatches,
+      first.rowsLanded,
+      first.rowsStaged,
+      first.refused,
+      first.landedBefore,
+    ]).toEqual([3, 0, 6, 6, [], null]);
     expect(await bronzeRows(pool, p.name)).toBe(6);
     const completedAt = (
-      await pool.query("SELECT source, landed_at FROM straggler.landed_sources WHERE pipeline = $1 AND source LIKE '%:complete:%'", [p.name])
+      await pool.query(
+        "SELECT source, landed_at FROM straggler.landed_sources WHERE pipeline = $1 AND source LIKE '%:complete:%'",
+        [p.name],
+      )
     ).rows as { source: string; landed_at: string }[];
-    expect(completedAt.map((r) => r.source.replace(/^replay:[0-9a-f]{12}:/, "replay:ID:").replace(/files=[0-9a-f]{16}$/, "files=FP"))).toEqual([
-      "replay:ID:complete:span=3600000ms:batches=3:rows=6:files=FP",
-    ]);
+    expect(
+      completedAt.map((r) =>
+        r.source.replace(/^replay:[0-9a-f]{12}:/, "replay:ID:").replace(/files=[0-9a-f]{16}$/, "files=FP"),
+      ),
+    ).toEqual(["replay:ID:complete:span=3600000ms:batches=3:rows=6:files=FP"]);
 
     // The same size and modification time over other bytes — a header the reader refuses: read, the
     // file would be refused. Not read, the replay knows from its record that all was landed.
@@ -58,8 +74,17 @@ describe("a replay run again after it completed", () => {
     expect(statSync(file).mtimeMs).toBe(mtime.getTime());
     const second = await replay(pool, p, opts);
     expect(second).toEqual({
-      rowsStaged: 6, staged: false, ordered: "file", replayBatches: 0, skippedBatches: 3, streamBatches: 0, rowsLanded: 0, duplicateRows: 0,
-      elapsedMs: second.elapsedMs, refused: [], alreadyLanded: null,
+      rowsStaged: 6,
+      staged: false,
+      ordered: "file",
+      replayBatches: 0,
+      skippedBatches: 3,
+      streamBatches: 0,
+      rowsLanded: 0,
+      duplicateRows: 0,
+      elapsedMs: second.elapsedMs,
+      refused: [],
+      alreadyLanded: null,
       landedBefore: `every micro-batch was landed before (3 micro-batches, 6 rows; this replay completed at ${completedAt[0]!.landed_at}): nothing landed; the files' sizes and modification times are unchanged, so they were not read`,
     });
     expect(await bronzeRows(pool, p.name)).toBe(6);
@@ -70,16 +95,28 @@ describe("a replay run again after it completed", () => {
     utimesSync(file, later, later);
     const touched = await replay(pool, p, opts);
     expect([touched.replayBatches, touched.skippedBatches, touched.rowsLanded, touched.landedBefore]).toEqual([
-      0, 3, 0,
+      0,
+      3,
+      0,
       `every micro-batch was landed before (3 micro-batches, 6 rows; this replay completed at ${completedAt[0]!.landed_at}): nothing landed; the files' modification times changed but their SHA-256 did not`,
     ]);
     const third = await replay(pool, p, opts);
-    expect(third.landedBefore).toBe(touched.landedBefore!.replace("the files' modification times changed but their SHA-256 did not", "the files' sizes and modification times are unchanged, so they were not read"));
+    expect(third.landedBefore).toBe(
+      touched.landedBefore!.replace(
+        "the files' modification times changed but their SHA-256 did not",
+        "the files' sizes and modification times are unchanged, so they were not read",
+      ),
+    );
 
     // Other bytes of the same size (a new modification time): no completion matches their SHA-256; the replay reads the file.
     writeFileSync(file, ROWS.replace(",10\n", ",11\n"));
     const changed = await replay(pool, p, opts);
-    expect([changed.landedBefore, changed.skippedBatches, changed.replayBatches, changed.rowsStaged]).toEqual([null, 3, 0, 6]);
+    expect([changed.landedBefore, changed.skippedBatches, changed.replayBatches, changed.rowsStaged]).toEqual([
+      null,
+      3,
+      0,
+      6,
+    ]);
 
     // Another span is another replay: its micro-batches (one minute: six) are new sources, read from the file;
     // five of its rows are already in bronze as they are (DUPLICATE), order a's amount is new.
@@ -95,16 +132,34 @@ describe("a replay run again after it completed", () => {
     const first = await cli("replay", "-p", "resume-cli");
     const what = "1 file into resume-cli by arrived, 1 hour of arrival time per micro-batch (external database)";
     // The summary line first; the last micro-batch's progress; the figures. (What starts goes to stderr, with the progress.)
-    expect([first.code, first.stderr.split("\n")[0], first.stdout.split("\n").slice(0, 4).map((l) => l.replace(/ in \d+ ms \(\d+ rows\/s\)/, " in T ms (R rows/s)"))]).toEqual([0, `Replaying ${what}`, [
-      `resume-cli: replayed ${what}: 6 rows landed in 3 micro-batches, 3 stream batches, watermark 2024-01-15T13:56:00.000Z`,
-      "",
-      "Last micro-batch progress:",
-      "resume-cli batch 2: 2 rows in T ms (R rows/s), watermark 2024-01-15T13:56:00.000Z, numRowsDroppedByWatermark 0, numRowsUpdated 1, finalized 1, numRowsTotal 1",
-    ]]);
+    expect([
+      first.code,
+      first.stderr.split("\n")[0],
+      first.stdout
+        .split("\n")
+        .slice(0, 4)
+        .map((l) => l.replace(/ in \d+ ms \(\d+ rows\/s\)/, " in T ms (R rows/s)")),
+    ]).toEqual([
+      0,
+      `Replaying ${what}`,
+      [
+        `resume-cli: replayed ${what}: 6 rows landed in 3 micro-batches, 3 stream batches, watermark 2024-01-15T13:56:00.000Z`,
+        "",
+        "Last micro-batch progress:",
+        "resume-cli batch 2: 2 rows in T ms (R rows/s), watermark 2024-01-15T13:56:00.000Z, numRowsDroppedByWatermark 0, numRowsUpdated 1, finalized 1, numRowsTotal 1",
+      ],
+    ]);
     const again = await cli("replay", "-p", "resume-cli");
     expect([again.code, again.stderr]).toEqual([0, `Replaying ${what}\n`]);
     const lines = again.stdout.trimEnd().split("\n");
-    expect(lines.map((l) => l.replace(/^( {2}elapsed: )\d+\.\d s/, "$1T s").replace(/^( {2}peak RSS: )\d+ MB$/, "$1M MB").replace(/completed at [^)]+\)/, "completed at T)"))).toEqual([
+    expect(
+      lines.map((l) =>
+        l
+          .replace(/^( {2}elapsed: )\d+\.\d s/, "$1T s")
+          .replace(/^( {2}peak RSS: )\d+ MB$/, "$1M MB")
+          .replace(/completed at [^)]+\)/, "completed at T)"),
+      ),
+    ).toEqual([
       `resume-cli: replayed ${what}: 0 rows landed in 0 micro-batches (3 already landed: resumed), 0 stream batches, watermark 2024-01-15T13:56:00.000Z`,
       "  replay micro-batches: 0 landed, 3 already landed (resumed); 0 stream batches",
       "  elapsed: T s (0 rows landed: every micro-batch was already landed (resumed))",
@@ -119,6 +174,11 @@ describe("a replay run again after it completed", () => {
       "resume-cli: every micro-batch was landed before (3 micro-batches, 6 rows; this replay completed at T): nothing landed; the files' sizes and modification times are unchanged, so they were not read",
     ]);
     const asJson = JSON.parse((await cli("replay", "-p", "resume-cli", "--json")).stdout);
-    expect([asJson.replayBatches, asJson.skippedBatches, asJson.rowsLanded, asJson.landedBefore.startsWith("every micro-batch was landed before (3 micro-batches, 6 rows;")]).toEqual([0, 3, 0, true]);
+    expect([
+      asJson.replayBatches,
+      asJson.skippedBatches,
+      asJson.rowsLanded,
+      asJson.landedBefore.startsWith("every micro-batch was landed before (3 micro-batches, 6 rows;"),
+    ]).toEqual([0, 3, 0, true]);
   });
 });

@@ -21,7 +21,6 @@ import { prng } from "../helpers/prng.js";
 
 const getDb = useTestDatabase();
 
-
 /** Three JSONL files of 1500 events; event time trails arrival by up to 40 minutes, so some are late. */
 function writeDataset(dir: string): void {
   const rand = prng(42);
@@ -31,7 +30,14 @@ function writeDataset(dir: string): void {
     for (let i = 0; i < 1500; i++) {
       arrival += Math.floor(rand() * 4000);
       const lateness = rand() < 0.9 ? rand() * 120_000 : rand() * 2_400_000;
-      lines.push(JSON.stringify({ id: `e${f}-${i}`, t: new Date(arrival - Math.floor(lateness)).toISOString(), k: `k${Math.floor(rand() * 5)}`, v: (rand() * 100).toFixed(2) }));
+      lines.push(
+        JSON.stringify({
+          id: `e${f}-${i}`,
+          t: new Date(arrival - Math.floor(lateness)).toISOString(),
+          k: `k${Math.floor(rand() * 5)}`,
+          v: (rand() * 100).toFixed(2),
+        }),
+      );
     }
     writeFileSync(path.join(dir, `part-${f}.jsonl`), lines.join("\n") + "\n");
   }
@@ -55,15 +61,20 @@ async function snapshot(pool: Pool, pipeline: string) {
   return {
     windows: await q(`SELECT group_key, window_start, window_end, event_count, value_sum, value_min, value_max, status
                         FROM straggler.window_results WHERE pipeline = $1 ORDER BY 1, 2, 3`),
-    late: await q(`SELECT group_key, window_start, dropped_rows FROM straggler.late_windows WHERE pipeline = $1 ORDER BY 1, 2`),
+    late: await q(
+      `SELECT group_key, window_start, dropped_rows FROM straggler.late_windows WHERE pipeline = $1 ORDER BY 1, 2`,
+    ),
     checkpoint: await q(`SELECT watermark, max_event_time FROM straggler.checkpoints WHERE pipeline = $1`),
-    dropped: await q(`SELECT sum(num_rows_dropped_by_watermark)::int AS n, sum(num_input_rows)::int AS input FROM straggler.batch_progress WHERE pipeline = $1`),
+    dropped: await q(
+      `SELECT sum(num_rows_dropped_by_watermark)::int AS n, sum(num_input_rows)::int AS input FROM straggler.batch_progress WHERE pipeline = $1`,
+    ),
     ledger: await q(`SELECT landed, accepted, quarantined FROM straggler.ledger WHERE pipeline = $1`),
   };
 }
 
 async function batchesCommitted(pool: Pool, pipeline: string): Promise<number> {
-  return (await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [pipeline])).rows[0].n;
+  return (await pool.query("SELECT count(*)::int AS n FROM straggler.batch_progress WHERE pipeline = $1", [pipeline]))
+    .rows[0].n;
 }
 
 describe("restart after SIGKILL", () => {
@@ -88,8 +99,12 @@ describe("restart after SIGKILL", () => {
     // Killed between batches: after 3 batches, hold the checkpoint row so batch 4 blocks before writing anything.
     await runCli(["ingest", "-p", "kill-between"], env);
     const between = startCli(["stream", "-p", "kill-between", "--available-now"], env);
-    await waitFor("3 committed batches", async () => ((await batchesCommitted(pool, "kill-between")) >= 3 ? true : undefined));
-    const cpLock = await holdLock(pool, "SELECT 1 FROM straggler.checkpoints WHERE pipeline = $1 FOR UPDATE", ["kill-between"]);
+    await waitFor("3 committed batches", async () =>
+      (await batchesCommitted(pool, "kill-between")) >= 3 ? true : undefined,
+    );
+    const cpLock = await holdLock(pool, "SELECT 1 FROM straggler.checkpoints WHERE pipeline = $1 FOR UPDATE", [
+      "kill-between",
+    ]);
     await blockedOn(pool, "%straggler.checkpoints%");
     between.child.kill("SIGKILL");
     expect((await between.done).signal).toBe("SIGKILL");
@@ -110,11 +125,19 @@ describe("restart after SIGKILL", () => {
     await progressLock.release();
     // The killed batch's writes rolled back: nothing of it is visible.
     await waitFor("the killed session to end", async () => {
-      const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO straggler.batch_progress%' AND state <> 'idle'");
+      const { rows } = await pool.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO straggler.batch_progress%' AND state <> 'idle'",
+      );
       return rows[0].n === 0 ? true : undefined;
     });
     expect(await batchesCommitted(pool, "kill-mid-batch")).toBe(0);
-    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.window_results_table WHERE pipeline = 'kill-mid-batch'")).rows[0].n).toBe(0);
+    expect(
+      (
+        await pool.query(
+          "SELECT count(*)::int AS n FROM straggler.window_results_table WHERE pipeline = 'kill-mid-batch'",
+        )
+      ).rows[0].n,
+    ).toBe(0);
     await runCli(["stream", "-p", "kill-mid-batch", "--available-now"], env);
 
     // Killed mid-landing: the file's rows are in bronze inside the open transaction when it dies.
@@ -125,10 +148,15 @@ describe("restart after SIGKILL", () => {
     await landing1.done;
     await landedLock.release();
     await waitFor("the killed landing to roll back", async () => {
-      const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO straggler.landed_sources%' AND state <> 'idle'");
+      const { rows } = await pool.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO straggler.landed_sources%' AND state <> 'idle'",
+      );
       return rows[0].n === 0 ? true : undefined;
     });
-    expect((await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'kill-mid-landing'")).rows[0].n).toBe(0);
+    expect(
+      (await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'kill-mid-landing'"))
+        .rows[0].n,
+    ).toBe(0);
     const again = await runCli(["ingest", "-p", "kill-mid-landing"], env);
     expect(again).toContain("part-1.jsonl: landed 1500, accepted 1500, quarantined 0");
     expect(await runCli(["ingest", "-p", "kill-mid-landing"], env)).toContain("part-1.jsonl already landed; skipped");

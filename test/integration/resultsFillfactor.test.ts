@@ -12,7 +12,8 @@ describe("window results' fillfactor (migration 0030)", () => {
   it("both results tables are made with fillfactor 85, and a final window's new value is a HOT update", async () => {
     const { pool } = await getDb();
     const { rows } = await pool.query(
-      "SELECT relname, reloptions FROM pg_class WHERE relnamespace = 'straggler'::regnamespace AND relname IN ('window_results_table', 'version_window_results') ORDER BY relname");
+      "SELECT relname, reloptions FROM pg_class WHERE relnamespace = 'straggler'::regnamespace AND relname IN ('window_results_table', 'version_window_results') ORDER BY relname",
+    );
     expect(rows).toEqual([
       { relname: "version_window_results", reloptions: ["fillfactor=85"] },
       { relname: "window_results_table", reloptions: ["fillfactor=85"] },
@@ -27,7 +28,9 @@ describe("window results' fillfactor (migration 0030)", () => {
         SELECT pipeline, group_key, window_start, window_end, 2, 3, 1, 2, true, true, 2 FROM straggler.window_results_table WHERE pipeline = 'ff' AND extract(epoch FROM window_start)::bigint % 6000 = 0
         ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE SET event_count = excluded.event_count, value_sum = excluded.value_sum,
           value_min = excluded.value_min, value_max = excluded.value_max, corrected = true, revision = r.revision + 1, updated_at = now()`);
-      const stats = await client.query("SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables WHERE relid = 'straggler.window_results_table'::regclass");
+      const stats = await client.query(
+        "SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_xact_user_tables WHERE relid = 'straggler.window_results_table'::regclass",
+      );
       await client.query("COMMIT");
       expect(stats.rows[0]).toEqual({ upd: 50, hot: 50 });
     } finally {

@@ -30,9 +30,20 @@ import { waitFor } from "../helpers/service.js";
 
 const getDb = useTestDatabase();
 
-const WINDOWS_BEFORE = ["[12:00,12:10)=19 final", "[12:10,12:20)=7 final", "[12:20,12:30)=3 final", "[12:40,12:50)=1 open"];
-const WINDOWS_AFTER = ["[12:00,12:10)=119 corrected", "[12:10,12:20)=7 final", "[12:20,12:30)=3 final", "[12:40,12:50)=1 open"];
-const REASON = /^lease expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z: the process running it stopped or lost the database before it finished; its changes were rolled back$/;
+const WINDOWS_BEFORE = [
+  "[12:00,12:10)=19 final",
+  "[12:10,12:20)=7 final",
+  "[12:20,12:30)=3 final",
+  "[12:40,12:50)=1 open",
+];
+const WINDOWS_AFTER = [
+  "[12:00,12:10)=119 corrected",
+  "[12:10,12:20)=7 final",
+  "[12:20,12:30)=3 final",
+  "[12:40,12:50)=1 open",
+];
+const REASON =
+  /^lease expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z: the process running it stopped or lost the database before it finished; its changes were rolled back$/;
 const AUDIT_LOCK = "LOCK TABLE straggler.corrections IN EXCLUSIVE MODE";
 const AUDIT_INSERT = "%INSERT INTO straggler.corrections%";
 
@@ -62,50 +73,81 @@ async function setup(pool: Pool, name: string, lease = "1 second"): Promise<stri
 }
 
 const runsOf = async (pool: Pool, pipeline: string) =>
-  (await pool.query("SELECT run_id, status, windows_changed, error FROM straggler.correction_runs WHERE pipeline = $1 ORDER BY run_id", [pipeline])).rows;
+  (
+    await pool.query(
+      "SELECT run_id, status, windows_changed, error FROM straggler.correction_runs WHERE pipeline = $1 ORDER BY run_id",
+      [pipeline],
+    )
+  ).rows;
 
 /** Waits until the history view shows `runId` abandoned (its lease expired); returns the reason. */
 const abandoned = (pool: Pool, runId: number) =>
-  waitFor("the run's lease to expire", async () => {
-    const r = (await pool.query("SELECT status, error FROM straggler.correction_history WHERE run_id = $1", [runId])).rows[0];
-    return r.status === "abandoned" ? (r.error as string) : undefined;
-  }, 60_000);
+  waitFor(
+    "the run's lease to expire",
+    async () => {
+      const r = (await pool.query("SELECT status, error FROM straggler.correction_history WHERE run_id = $1", [runId]))
+        .rows[0];
+      return r.status === "abandoned" ? (r.error as string) : undefined;
+    },
+    60_000,
+  );
 
 /** After the victim is gone: nothing of it is visible, it is still `running`, then the next run sweeps it and redoes its work. */
-async function expectAbandonedAndRedone(pool: Pool, name: string, env: Record<string, string>, runId: number): Promise<void> {
+async function expectAbandonedAndRedone(
+  pool: Pool,
+  name: string,
+  env: Record<string, string>,
+  runId: number,
+): Promise<void> {
   expect(await windowSummary(pool, name)).toEqual(WINDOWS_BEFORE);
-  expect((await pool.query("SELECT count(*)::int AS n FROM straggler.corrections WHERE pipeline = $1", [name])).rows[0].n).toBe(0);
+  expect(
+    (await pool.query("SELECT count(*)::int AS n FROM straggler.corrections WHERE pipeline = $1", [name])).rows[0].n,
+  ).toBe(0);
   expect(await runsOf(pool, name)).toEqual([{ run_id: runId, status: "running", windows_changed: null, error: null }]);
   const reason = await abandoned(pool, runId);
   expect(reason).toMatch(REASON);
   const out = await runCli(["correct", "-p", name], env);
-  const next = Number(/correction run (\d+) succeeded: 1 windows examined, 1 changed, 1 late events recovered/.exec(out)?.[1]);
+  const next = Number(
+    /correction run (\d+) succeeded: 1 windows examined, 1 changed, 1 late events recovered/.exec(out)?.[1],
+  );
   expect(next).toBeGreaterThan(runId);
   expect(await windowSummary(pool, name)).toEqual(WINDOWS_AFTER);
   expect(await runsOf(pool, name)).toEqual([
     { run_id: runId, status: "abandoned", windows_changed: null, error: reason },
     { run_id: next, status: "succeeded", windows_changed: 1, error: null },
   ]);
-  expect((await pool.query("SELECT run_id, sum_before, sum_after FROM straggler.corrections WHERE pipeline = $1", [name])).rows).toEqual([
-    { run_id: next, sum_before: "19", sum_after: "119" },
-  ]);
+  expect(
+    (await pool.query("SELECT run_id, sum_before, sum_after FROM straggler.corrections WHERE pipeline = $1", [name]))
+      .rows,
+  ).toEqual([{ run_id: next, sum_before: "19", sum_after: "119" }]);
 }
 
 /** Runs the compiled `jobs/correct.ts` (dist/jobs/correct.js, as cron runs it) to the end. */
-function job(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function job(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return startJob(args, env).done.then(({ code, stdout, stderr }) => ({ code, stdout, stderr }));
 }
 
 /** Starts `jobs/correct.ts <args>` as users run it, compiled: `node dist/jobs/correct.js`. */
 function startJob(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--enable-source-maps", path.join(REPO_ROOT, "dist/jobs/correct.js"), ...args], {
-    cwd: REPO_ROOT, env: { ...process.env, LOG_LEVEL: "silent", ...env }, stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "", stderr = "";
+  const child = spawn(
+    process.execPath,
+    ["--enable-source-maps", path.join(REPO_ROOT, "dist/jobs/correct.js"), ...args],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, LOG_LEVEL: "silent", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let stdout = "",
+    stderr = "";
   child.stdout.on("data", (d) => (stdout += d));
   child.stderr.on("data", (d) => (stderr += d));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return { child, done };
 }
 
@@ -119,7 +161,8 @@ const holderPid = (pool: Pool, runId: number) =>
     return rows[0]?.pid as number | undefined;
   });
 
-const HOLDER_GONE = /^holder gone at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) \(lease until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\): the process running it ended, its database session and holder lock with it, before it finished; its changes were rolled back$/;
+const HOLDER_GONE =
+  /^holder gone at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) \(lease until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\): the process running it ended, its database session and holder lock with it, before it finished; its changes were rolled back$/;
 
 describe("correction runs left in limbo", () => {
   it("a correction killed with SIGKILL mid-run is abandoned when its lease expires, and the next run redoes its work", async () => {
@@ -151,7 +194,8 @@ describe("correction runs left in limbo", () => {
     // Which of node-postgres' connection-loss messages the cut produces, for the run and for recording its failure,
     // depends on timing (and on how busy the machine is); the rest is exact.
     const host = new URL(proxy.url).host.replace(/[.]/g, "\\.");
-    const lost = "Connection terminated unexpectedly|Connection terminated|Connection terminated due to connection timeout|(?:read|write) (?:ECONNRESET|EPIPE)" +
+    const lost =
+      "Connection terminated unexpectedly|Connection terminated|Connection terminated due to connection timeout|(?:read|write) (?:ECONNRESET|EPIPE)" +
       "|Client has encountered a connection error and is not queryable|Client was closed and is not queryable";
     const unreachable = `connect ECONNREFUSED ${host}|timeout exceeded when trying to connect|${lost}`;
     expect(r.stderr).toMatch(
@@ -177,11 +221,15 @@ describe("correction runs left in limbo", () => {
     const runId = (await runsOf(pool, "cron-killed"))[0].run_id as number;
     const holder = await holderPid(pool, runId);
     expect(holder).not.toBe(txPid);
-    const leaseUntil = (await pool.query("SELECT lease_until FROM straggler.correction_runs WHERE run_id = $1", [runId])).rows[0].lease_until as string;
+    const leaseUntil = (
+      await pool.query("SELECT lease_until FROM straggler.correction_runs WHERE run_id = $1", [runId])
+    ).rows[0].lease_until as string;
 
     // While the victim lives, a retry of its slot is skipped with exit 3: the work is not done.
     expect(await job(["cron-killed", "--slot", "2026-10-01T16:00:00Z"], env)).toEqual({
-      code: 3, stdout: `cron-killed: skipped: correction slot being run by run ${runId} (its holder's session is alive; lease until ${leaseUntil}): not done yet\n`, stderr: "",
+      code: 3,
+      stdout: `cron-killed: skipped: correction slot being run by run ${runId} (its holder's session is alive; lease until ${leaseUntil}): not done yet\n`,
+      stderr: "",
     });
 
     victim.child.kill("SIGKILL");
@@ -189,22 +237,35 @@ describe("correction runs left in limbo", () => {
     await lock.release();
     await backendGone(pool, holder);
     await backendGone(pool, txPid);
-    expect(await runsOf(pool, "cron-killed")).toEqual([{ run_id: runId, status: "running", windows_changed: null, error: null }]);
+    expect(await runsOf(pool, "cron-killed")).toEqual([
+      { run_id: runId, status: "running", windows_changed: null, error: null },
+    ]);
 
     // The lease has most of an hour to run; the retry sees the holder gone and runs the slot.
     const retried = await job(["cron-killed", "--slot", "2026-10-01T16:00:00Z"], env);
     const [, retriedId] = /^cron-killed: run (\d+) succeeded/.exec(retried.stdout) ?? [];
-    expect(retried).toEqual({ code: 0, stdout: `cron-killed: run ${retriedId} succeeded, 1 windows changed, 1 late events recovered\n`, stderr: "" });
+    expect(retried).toEqual({
+      code: 0,
+      stdout: `cron-killed: run ${retriedId} succeeded, 1 windows changed, 1 late events recovered\n`,
+      stderr: "",
+    });
     expect(Number(retriedId)).toBeGreaterThan(runId);
     expect(await windowSummary(pool, "cron-killed")).toEqual(WINDOWS_AFTER);
     const runs = await runsOf(pool, "cron-killed");
-    expect(runs.map((r) => [r.run_id, r.status, r.windows_changed])).toEqual([[runId, "abandoned", null], [Number(retriedId), "succeeded", 1]]);
+    expect(runs.map((r) => [r.run_id, r.status, r.windows_changed])).toEqual([
+      [runId, "abandoned", null],
+      [Number(retriedId), "succeeded", 1],
+    ]);
     const [, goneAt, until] = HOLDER_GONE.exec(runs[0].error) ?? [];
     expect(until).toBe(`${leaseUntil.slice(0, 23)}Z`); // the reason names the lease to the millisecond
     expect(Date.parse(goneAt!)).toBeLessThan(Date.parse(leaseUntil));
-    expect((await pool.query("SELECT run_id, sum_before, sum_after FROM straggler.corrections WHERE pipeline = 'cron-killed'")).rows).toEqual([
-      { run_id: Number(retriedId), sum_before: "19", sum_after: "119" },
-    ]);
+    expect(
+      (
+        await pool.query(
+          "SELECT run_id, sum_before, sum_after FROM straggler.corrections WHERE pipeline = 'cron-killed'",
+        )
+      ).rows,
+    ).toEqual([{ run_id: Number(retriedId), sum_before: "19", sum_after: "119" }]);
   }, 120_000);
 
   it("jobs/correct.ts: exit 0 for a run and for a slot already run, 1 for a failed run; a retry of the failed slot runs", async () => {
@@ -212,27 +273,49 @@ describe("correction runs left in limbo", () => {
     const env = { DATABASE_URL: url, STRAGGLER_PIPELINES: await setup(pool, "job") };
     const first = await job(["job", "--slot", "2026-10-01T15:00:00Z"], env);
     const [, firstId] = /^job: run (\d+) succeeded/.exec(first.stdout) ?? [];
-    expect(first).toEqual({ code: 0, stdout: `job: run ${firstId} succeeded, 1 windows changed, 1 late events recovered\n`, stderr: "" });
+    expect(first).toEqual({
+      code: 0,
+      stdout: `job: run ${firstId} succeeded, 1 windows changed, 1 late events recovered\n`,
+      stderr: "",
+    });
     expect(await job(["job", "--slot", "2026-10-01T15:00:00Z"], env)).toEqual({
-      code: 0, stdout: `job: skipped: correction slot already run: run ${firstId} succeeded\n`, stderr: "",
+      code: 0,
+      stdout: `job: skipped: correction slot already run: run ${firstId} succeeded\n`,
+      stderr: "",
     });
 
-    await pool.query(`CREATE FUNCTION public.refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'audit refused'; END$$`);
-    await pool.query(`CREATE TRIGGER refuse_audit BEFORE INSERT ON straggler.corrections FOR EACH STATEMENT EXECUTE FUNCTION public.refuse_audit()`);
+    await pool.query(
+      `CREATE FUNCTION public.refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'audit refused'; END$$`,
+    );
+    await pool.query(
+      `CREATE TRIGGER refuse_audit BEFORE INSERT ON straggler.corrections FOR EACH STATEMENT EXECUTE FUNCTION public.refuse_audit()`,
+    );
     const failed = await job(["job", "--slot", "2026-10-01T15:01:00Z"], env);
     const [, failedId] = /^job: run (\d+) failed/.exec(failed.stdout) ?? [];
-    expect(failed).toEqual({ code: 1, stdout: `job: run ${failedId} failed, 0 windows changed, 0 late events recovered — audit refused\n`, stderr: "" });
+    expect(failed).toEqual({
+      code: 1,
+      stdout: `job: run ${failedId} failed, 0 windows changed, 0 late events recovered — audit refused\n`,
+      stderr: "",
+    });
     await pool.query(`DROP TRIGGER refuse_audit ON straggler.corrections`);
     const retried = await job(["job", "--slot", "2026-10-01T15:01:00Z"], env);
     const [, retriedId] = /^job: run (\d+) succeeded/.exec(retried.stdout) ?? [];
-    expect(retried).toEqual({ code: 0, stdout: `job: run ${retriedId} succeeded, 0 windows changed, 0 late events recovered\n`, stderr: "" });
+    expect(retried).toEqual({
+      code: 0,
+      stdout: `job: run ${retriedId} succeeded, 0 windows changed, 0 late events recovered\n`,
+      stderr: "",
+    });
     expect(Number(retriedId)).toBeGreaterThan(Number(failedId));
 
     expect(await job(["job", "--slot", "2026-10-01T15:02:30Z"], env)).toEqual({
-      code: 2, stdout: "",
-      stderr: 'jobs/correct: --slot: expected an ISO 8601 instant with a zone on a whole minute, such as 2026-10-01T12:00:00Z; got "2026-10-01T15:02:30Z"\n',
+      code: 2,
+      stdout: "",
+      stderr:
+        'jobs/correct: --slot: expected an ISO 8601 instant with a zone on a whole minute, such as 2026-10-01T12:00:00Z; got "2026-10-01T15:02:30Z"\n',
     });
-    const slots = (await pool.query("SELECT cron_slot, status FROM straggler.correction_runs WHERE pipeline = 'job' ORDER BY run_id")).rows;
+    const slots = (
+      await pool.query("SELECT cron_slot, status FROM straggler.correction_runs WHERE pipeline = 'job' ORDER BY run_id")
+    ).rows;
     expect(slots).toEqual([
       { cron_slot: "2026-10-01T15:00:00.000Z", status: "succeeded" },
       { cron_slot: "2026-10-01T15:01:00.000Z", status: "failed" },

@@ -21,7 +21,8 @@ import { pipelineName } from "../../src/config/settingSchemas.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { createApp, type ApiDeps } from "../../src/app.js";
 import { landFile, landStream } from "../../src/ingest/landFile.js";
-import { landPendingFiles, listLandingFiles } from "../../src/ingest/landingFolder.js";
+import { landPendingFiles } from "../../src/ingest/landingFolder.js";
+import { listLandingFiles } from "../../src/ingest/landingEntries.js";
 import { createLogger } from "../../src/log.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -50,7 +51,14 @@ afterAll(async () => {
 /** Starts the API on an ephemeral port; returns its base URL. */
 async function start(over: Partial<ApiDeps> = {}): Promise<string> {
   const { pool } = await getDb();
-  const app = createApp({ pool, pipelines: [sec], log: createLogger("silent"), token: TOKEN, maxBodyBytes: LIMIT, ...over });
+  const app = createApp({
+    pool,
+    pipelines: [sec],
+    log: createLogger("silent"),
+    token: TOKEN,
+    maxBodyBytes: LIMIT,
+    ...over,
+  });
   return new Promise((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => {
       servers.push(s);
@@ -60,7 +68,8 @@ async function start(over: Partial<ApiDeps> = {}): Promise<string> {
   });
 }
 
-const ev = (id: string, extra: Record<string, unknown> = {}) => JSON.stringify({ id, ts: TS, amount: 1, key: "a", ...extra });
+const ev = (id: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ id, ts: TS, amount: 1, key: "a", ...extra });
 
 /** Row counts of every table a mutating route could write. */
 async function counts(pool: Pool): Promise<Record<string, number>> {
@@ -122,11 +131,17 @@ describe("authentication of mutating routes", () => {
         const { pool } = await getDb();
         const before = await counts(pool);
         const q = what.includes("query parameter") ? `?token=${TOKEN}&access_token=${TOKEN}` : "";
-        const r = await fetch(`${base}/pipelines/sec/${route}${q}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: body() });
+        const r = await fetch(`${base}/pipelines/sec/${route}${q}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: body(),
+        });
         expect(r.status).toBe(401);
         expect(r.headers.get("content-type")).toMatch(/^application\/json/);
         // RFC 9110 §11.6.1: a 401 carries a challenge; RFC 6750 §3: error="invalid_token" for a wrong one.
-        expect(r.headers.get("www-authenticate")).toBe(message === INVALID ? 'Bearer realm="straggler", error="invalid_token"' : 'Bearer realm="straggler"');
+        expect(r.headers.get("www-authenticate")).toBe(
+          message === INVALID ? 'Bearer realm="straggler", error="invalid_token"' : 'Bearer realm="straggler"',
+        );
         expect(expectCleanError(await r.text(), 401)).toEqual({ error: "unauthorized", message });
         expect(await counts(pool)).toEqual(before);
       });
@@ -136,7 +151,11 @@ describe("authentication of mutating routes", () => {
   it("the scheme is case-insensitive and the right token works (the control for the cases above)", async () => {
     const { pool } = await getDb();
     const before = await counts(pool);
-    const r = await fetch(`${base}/pipelines/sec/events`, { method: "POST", headers: { authorization: `bearer ${TOKEN}` }, body: ev("control") });
+    const r = await fetch(`${base}/pipelines/sec/events`, {
+      method: "POST",
+      headers: { authorization: `bearer ${TOKEN}` },
+      body: ev("control"),
+    });
     expect([r.status, (await r.json()).accepted]).toEqual([201, 1]);
     expect((await counts(pool)).bronze).toBe(before.bronze! + 1);
   });
@@ -152,12 +171,19 @@ describe("authentication of mutating routes", () => {
     const open = await start({ token: undefined });
     const before = await counts(pool);
     for (const route of ["events", "recompute"]) {
-      for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }, { authorization: "Bearer " }] as Array<Record<string, string>>) {
-        const r = await fetch(`${open}/pipelines/sec/${route}`, { method: "POST", headers, body: route === "events" ? ev("no-token") : "{}" });
+      for (const headers of [{}, { authorization: `Bearer ${TOKEN}` }, { authorization: "Bearer " }] as Array<
+        Record<string, string>
+      >) {
+        const r = await fetch(`${open}/pipelines/sec/${route}`, {
+          method: "POST",
+          headers,
+          body: route === "events" ? ev("no-token") : "{}",
+        });
         expect([r.status, r.headers.get("www-authenticate")]).toEqual([401, 'Bearer realm="straggler"']);
         expect(expectCleanError(await r.text(), 401)).toEqual({
           error: "unauthorized",
-          message: "mutating routes are disabled: set STRAGGLER_API_TOKEN (16+ characters) in the service's environment and send it as 'Authorization: Bearer <token>'",
+          message:
+            "mutating routes are disabled: set STRAGGLER_API_TOKEN (16+ characters) in the service's environment and send it as 'Authorization: Bearer <token>'",
         });
       }
     }
@@ -204,7 +230,12 @@ describe("request body limits", () => {
         c.enqueue(chunk);
       },
     });
-    const r = await fetch(`${base}/pipelines/sec/events`, { method: "POST", headers: auth, body: stream, duplex: "half" } as RequestInit);
+    const r = await fetch(`${base}/pipelines/sec/events`, {
+      method: "POST",
+      headers: auth,
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
     expect(r.status).toBe(413);
     expect(expectCleanError(await r.text(), 413)).toEqual(TOO_LARGE);
     expect(await counts(pool)).toEqual(before);
@@ -214,22 +245,37 @@ describe("request body limits", () => {
     const { pool } = await getDb();
     const before = await counts(pool);
     const bomb = gzipSync(Buffer.alloc(50 * 1024 * 1024, 0x20)); // 50 MiB of spaces, ~50 kB compressed
-    const r = await fetch(`${base}/pipelines/sec/events`, { method: "POST", headers: { ...auth, "content-encoding": "gzip" }, body: bomb });
+    const r = await fetch(`${base}/pipelines/sec/events`, {
+      method: "POST",
+      headers: { ...auth, "content-encoding": "gzip" },
+      body: bomb,
+    });
     expect(r.status).toBe(413);
     expect(expectCleanError(await r.text(), 413)).toEqual(TOO_LARGE);
     expect(await counts(pool)).toEqual(before);
   });
 
   it("an unknown Content-Encoding is refused as a client error with a JSON message", async () => {
-    const r = await fetch(`${base}/pipelines/sec/events`, { method: "POST", headers: { ...auth, "content-encoding": "x-evil" }, body: ev("enc") });
+    const r = await fetch(`${base}/pipelines/sec/events`, {
+      method: "POST",
+      headers: { ...auth, "content-encoding": "x-evil" },
+      body: ev("enc"),
+    });
     expect(r.status).toBe(415);
-    expect(expectCleanError(await r.text(), 415)).toEqual({ error: "invalid_request", message: 'unsupported content encoding "x-evil"' });
+    expect(expectCleanError(await r.text(), 415)).toEqual({
+      error: "invalid_request",
+      message: 'unsupported content encoding "x-evil"',
+    });
   });
 
   it("a recompute body over its 64 kB limit is 413 JSON and no run is recorded", async () => {
     const { pool } = await getDb();
     const before = await counts(pool);
-    const r = await fetch(`${base}/pipelines/sec/recompute`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ keys: Array.from({ length: 10_000 }, (_, i) => `key-${i}`) }) });
+    const r = await fetch(`${base}/pipelines/sec/recompute`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ keys: Array.from({ length: 10_000 }, (_, i) => `key-${i}`) }),
+    });
     expect(r.status).toBe(413);
     expect(expectCleanError(await r.text(), 413)).toEqual(TOO_LARGE);
     expect(await counts(pool)).toEqual(before);
@@ -242,7 +288,10 @@ describe("errors never leak internals", () => {
   /** A pino logger whose lines are kept, to check the details go to the log and not to the caller. */
   function capturingLogger() {
     const lines: string[] = [];
-    const log = pino({ level: "error" }, new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) }));
+    const log = pino(
+      { level: "error" },
+      new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) }),
+    );
     return { log, lines };
   }
 
@@ -265,7 +314,11 @@ describe("errors never leak internals", () => {
       ["POST", "/pipelines/sec/events", ev("ended")],
       ["POST", "/pipelines/sec/recompute", "{}"],
     ] as const) {
-      const r = await fetch(`${base}${route}`, { method, headers: { ...auth, "content-type": "application/json" }, body });
+      const r = await fetch(`${base}${route}`, {
+        method,
+        headers: { ...auth, "content-type": "application/json" },
+        body,
+      });
       const text = await r.text();
       expect(r.status, `${method} ${route}: ${text}`).toBe(500);
       expect(expectCleanError(text, 500)).toEqual(INTERNAL);
@@ -287,9 +340,16 @@ describe("errors never leak internals", () => {
         ["GET", "/pipelines/sec/windows"],
         ["POST", "/pipelines/sec/events"],
       ] as const) {
-        const r = await fetch(`${base}${route}`, { method, headers: auth, body: method === "POST" ? ev("away") : undefined });
+        const r = await fetch(`${base}${route}`, {
+          method,
+          headers: auth,
+          body: method === "POST" ? ev("away") : undefined,
+        });
         expect([r.status, r.headers.get("retry-after")]).toEqual([503, "5"]);
-        expect(expectCleanError(await r.text(), 503)).toEqual({ error: "unavailable", message: "the database is unreachable; retry later" });
+        expect(expectCleanError(await r.text(), 503)).toEqual({
+          error: "unavailable",
+          message: "the database is unreachable; retry later",
+        });
       }
     } finally {
       await unreachable.end();
@@ -299,14 +359,55 @@ describe("errors never leak internals", () => {
   it("malformed requests are 4xx JSON without internals: bad JSON, bad path encoding, unknown routes and methods", async () => {
     const base = await start();
     const checks: Array<[string, RequestInit, number, { error: string; message: string }]> = [
-      ["/pipelines/sec/recompute", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: '{"keys":' }, 400, { error: "invalid_request", message: "Unexpected end of JSON input" }],
-      ["/pipelines/sec/recompute", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: '{"keys":["x"],"__proto__":{"polluted":1}}' }, 400, { error: "invalid_request", message: 'body: Unrecognized key: "__proto__"' }],
-      ["/pipelines/sec/recompute", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "[]" }, 400, { error: "invalid_request", message: "body: Invalid input: expected object, received array" }],
-      ["/pipelines/%E0%A4%A/windows", {}, 400, { error: "invalid_request", message: 'path: "%E0%A4%A" is not valid percent-encoding (a % must be followed by two hexadecimal digits of UTF-8; write %25 for a literal %)' }],
+      [
+        "/pipelines/sec/recompute",
+        { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: '{"keys":' },
+        400,
+        { error: "invalid_request", message: "Unexpected end of JSON input" },
+      ],
+      [
+        "/pipelines/sec/recompute",
+        {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/json" },
+          body: '{"keys":["x"],"__proto__":{"polluted":1}}',
+        },
+        400,
+        { error: "invalid_request", message: 'body: Unrecognized key: "__proto__"' },
+      ],
+      [
+        "/pipelines/sec/recompute",
+        { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "[]" },
+        400,
+        { error: "invalid_request", message: "body: Invalid input: expected object, received array" },
+      ],
+      [
+        "/pipelines/%E0%A4%A/windows",
+        {},
+        400,
+        {
+          error: "invalid_request",
+          message:
+            'path: "%E0%A4%A" is not valid percent-encoding (a % must be followed by two hexadecimal digits of UTF-8; write %25 for a literal %)',
+        },
+      ],
       ["/pipelines/sec/nothing-here", {}, 404, { error: "not_found", message: "no such route; see GET /openapi.json" }],
-      ["/pipelines/sec/events", { method: "PUT", headers: auth }, 405, { error: "method_not_allowed", message: "PUT is not answered at /pipelines/{pipeline}/events; it answers POST (see GET /openapi.json)" }],
+      [
+        "/pipelines/sec/events",
+        { method: "PUT", headers: auth },
+        405,
+        {
+          error: "method_not_allowed",
+          message: "PUT is not answered at /pipelines/{pipeline}/events; it answers POST (see GET /openapi.json)",
+        },
+      ],
       ["/../../etc/passwd", {}, 404, { error: "not_found", message: "no such route; see GET /openapi.json" }],
-      ["/pipelines/sec/events", { method: "POST", headers: { ...auth, "idempotency-key": "'; DROP TABLE x; --" }, body: ev("idem") }, 400, { error: "invalid_request", message: "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -" }],
+      [
+        "/pipelines/sec/events",
+        { method: "POST", headers: { ...auth, "idempotency-key": "'; DROP TABLE x; --" }, body: ev("idem") },
+        400,
+        { error: "invalid_request", message: "Idempotency-Key: expected 1-128 characters of A-Z a-z 0-9 . _ : -" },
+      ],
     ];
     for (const [route, init, status, body] of checks) {
       const r = await fetch(`${base}${route}`, init);
@@ -321,7 +422,17 @@ describe("errors never leak internals", () => {
 describe("hostile query parameters", () => {
   let base = "";
   const auth = { authorization: `Bearer ${TOKEN}` };
-  const SQL = ["'; DROP TABLE straggler.bronze_events; --", "' OR '1'='1", "a' OR 1=1 --", '"', "\\", "%", "_", "$1", "a; SELECT pg_sleep(5)"];
+  const SQL = [
+    "'; DROP TABLE straggler.bronze_events; --",
+    "' OR '1'='1",
+    "a' OR 1=1 --",
+    '"',
+    "\\",
+    "%",
+    "_",
+    "$1",
+    "a; SELECT pg_sleep(5)",
+  ];
 
   beforeAll(async () => {
     const { pool } = await getDb();
@@ -345,7 +456,10 @@ describe("hostile query parameters", () => {
     for (const s of [...SQL, "open' OR '1'='1", "OPEN"]) {
       const r = await fetch(`${base}/pipelines/sec/windows?status=${encodeURIComponent(s)}`);
       expect(r.status).toBe(400);
-      expect(expectCleanError(await r.text(), 400)).toEqual({ error: "invalid_request", message: "query.status: expected open, final or corrected" });
+      expect(expectCleanError(await r.text(), 400)).toEqual({
+        error: "invalid_request",
+        message: "query.status: expected open, final or corrected",
+      });
     }
   });
 
@@ -365,13 +479,23 @@ describe("hostile query parameters", () => {
     ]) {
       const r = await fetch(`${base}/pipelines/sec/${route}`);
       expect(r.status, route).toBe(400);
-      expect(expectCleanError(await r.text(), 400)).toEqual({ error: "invalid_request", message: `${field}: expected text without NUL characters` });
+      expect(expectCleanError(await r.text(), 400)).toEqual({
+        error: "invalid_request",
+        message: `${field}: expected text without NUL characters`,
+      });
     }
     const { pool } = await getDb();
     const before = await counts(pool);
-    const r = await fetch(`${base}/pipelines/sec/recompute`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: '{"keys":["a\\u0000"]}' });
+    const r = await fetch(`${base}/pipelines/sec/recompute`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: '{"keys":["a\\u0000"]}',
+    });
     expect(r.status).toBe(400);
-    expect(expectCleanError(await r.text(), 400)).toEqual({ error: "invalid_request", message: "body.keys.0: expected text without NUL characters" });
+    expect(expectCleanError(await r.text(), 400)).toEqual({
+      error: "invalid_request",
+      message: "body.keys.0: expected text without NUL characters",
+    });
     expect(await counts(pool)).toEqual(before);
   });
 
@@ -382,8 +506,16 @@ describe("hostile query parameters", () => {
       ["windows?limit=-1", 400, "query.limit: expected an integer from 1 to 10000"],
       ["windows?limit=10001", 400, "query.limit: expected an integer from 1 to 10000"],
       ["windows?limit=1e400", 400, "query.limit: expected an integer from 1 to 10000"],
-      ["windows?from=2024-01-01'%20OR%201=1--&to=2024-02-01T00:00:00Z", 400, "query.from: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z"],
-      ["reconcile?from=2024-01-01T00:00:00Z&to=now()", 400, "query.to: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z"],
+      [
+        "windows?from=2024-01-01'%20OR%201=1--&to=2024-02-01T00:00:00Z",
+        400,
+        "query.from: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z",
+      ],
+      [
+        "reconcile?from=2024-01-01T00:00:00Z&to=now()",
+        400,
+        "query.to: expected an ISO 8601 instant with a zone, e.g. 2026-10-01T12:00:00Z",
+      ],
       ["corrections/1%20OR%201=1", 400, "path.runId: expected a run id (integer)"],
       ["corrections/99999999999999999999", 400, "path.runId: expected a run id (integer)"],
       ["corrections/-1", 400, "path.runId: expected a run id (integer)"],
@@ -399,16 +531,32 @@ describe("hostile query parameters", () => {
 
   it("recompute with SQL metacharacters as keys runs and changes nothing", async () => {
     const { pool } = await getDb();
-    const before = (await pool.query("SELECT group_key, event_count, value_sum, revision FROM straggler.window_results ORDER BY group_key")).rows;
-    const r = await fetch(`${base}/pipelines/sec/recompute`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ keys: SQL }) });
+    const before = (
+      await pool.query(
+        "SELECT group_key, event_count, value_sum, revision FROM straggler.window_results ORDER BY group_key",
+      )
+    ).rows;
+    const r = await fetch(`${base}/pipelines/sec/recompute`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ keys: SQL }),
+    });
     const summary = await r.json();
     expect([r.status, summary.status, summary.windowsChanged, summary.keys]).toEqual([200, "succeeded", 0, SQL]);
-    expect((await pool.query("SELECT group_key, event_count, value_sum, revision FROM straggler.window_results ORDER BY group_key")).rows).toEqual(before);
+    expect(
+      (
+        await pool.query(
+          "SELECT group_key, event_count, value_sum, revision FROM straggler.window_results ORDER BY group_key",
+        )
+      ).rows,
+    ).toEqual(before);
   });
 
   it("the database is intact after all of the above", async () => {
     const { pool } = await getDb();
-    const t = await pool.query("SELECT to_regclass('straggler.bronze_events') AS b, to_regclass('straggler.window_results_table') AS w");
+    const t = await pool.query(
+      "SELECT to_regclass('straggler.bronze_events') AS b, to_regclass('straggler.window_results_table') AS w",
+    );
     expect(t.rows[0]).toEqual({ b: "straggler.bronze_events", w: "straggler.window_results_table" });
   });
 });
@@ -459,16 +607,24 @@ describe("the landing folder cannot reach outside itself", () => {
       { name: "relative-link.jsonl", reason: "not a regular file: a symbolic link" },
       { name: "sub.jsonl", reason: "not a regular file: a directory" },
     ]);
-    const ids = (await pool.query("SELECT event_id FROM straggler.bronze WHERE pipeline = 'sec' AND source NOT LIKE 'security:%' AND source NOT LIKE 'http:%' ORDER BY event_id")).rows.map((r) => r.event_id);
+    const ids = (
+      await pool.query(
+        "SELECT event_id FROM straggler.bronze WHERE pipeline = 'sec' AND source NOT LIKE 'security:%' AND source NOT LIKE 'http:%' ORDER BY event_id",
+      )
+    ).rows.map((r) => r.event_id);
     expect(ids).toEqual(["plain-a", "plain-b"]);
-    const leaked = await pool.query("SELECT count(*)::int AS n FROM straggler.bronze WHERE raw LIKE '%SECRET%' OR raw LIKE '%NESTED%' OR raw LIKE '%HIDDEN%' OR raw LIKE '%IN-PROGRESS%'");
+    const leaked = await pool.query(
+      "SELECT count(*)::int AS n FROM straggler.bronze WHERE raw LIKE '%SECRET%' OR raw LIKE '%NESTED%' OR raw LIKE '%HIDDEN%' OR raw LIKE '%IN-PROGRESS%'",
+    );
     expect(leaked.rows[0].n).toBe(0);
   });
 
   it("a file replaced by a symlink after listing is refused when opened (no-follow), and nothing lands", async () => {
     const { pool } = await getDb();
     const before = await counts(pool);
-    await expect(landFile(pool, sec, path.join(landing, "link-to-file.jsonl"), "link-to-file.jsonl", { noFollow: true })).rejects.toThrow("not a regular file: a symbolic link");
+    await expect(
+      landFile(pool, sec, path.join(landing, "link-to-file.jsonl"), "link-to-file.jsonl", { noFollow: true }),
+    ).rejects.toThrow("not a regular file: a symbolic link");
     expect(await counts(pool)).toEqual(before);
   });
 
@@ -485,7 +641,9 @@ describe("the landing folder cannot reach outside itself", () => {
   });
 
   it("pipeline names (which name folders and URLs) cannot contain '/', '..' or anything but a-z 0-9 _ -", () => {
-    for (const bad of ["../etc", "..", "a/b", "/abs", "a\\b", ".hidden", "a..b", "%2e%2e", "a\u0000"]) expect(pipelineName.safeParse(bad).success, bad).toBe(false);
-    for (const good of ["a", "nyc-taxi", "usgs_earthquakes", "0x"]) expect(pipelineName.safeParse(good).success, good).toBe(true);
+    for (const bad of ["../etc", "..", "a/b", "/abs", "a\\b", ".hidden", "a..b", "%2e%2e", "a\u0000"])
+      expect(pipelineName.safeParse(bad).success, bad).toBe(false);
+    for (const good of ["a", "nyc-taxi", "usgs_earthquakes", "0x"])
+      expect(pipelineName.safeParse(good).success, good).toBe(true);
   });
 });

@@ -45,7 +45,9 @@ describe("seed future-outlier", () => {
     const body = [
       { RawID: "a", EventTimestampRaw: "2026-09-19T13:10:00Z", IngestionTime: "2026-09-19T12:10:00Z", Payload: 1 },
       { RawID: "b", EventTimestampRaw: "2026-09-19T13:10:00.001Z", IngestionTime: "2026-09-19T12:10:00Z", Payload: 1 },
-    ].map((r) => JSON.stringify(r)).join("\n");
+    ]
+      .map((r) => JSON.stringify(r))
+      .join("\n");
     const r = await landStream(pool, p, Readable.from([body]), "test");
     expect([r.accepted, r.byReason]).toEqual([1, { FUTURE_TS: 1 }]);
   });
@@ -58,7 +60,10 @@ describe("seed future-outlier", () => {
     expect(hhmm(batches[2]!.eventTime.watermark)).toBe("13:55");
     expect(batches.map((b) => b.numRowsDroppedByWatermark)).toEqual([0, 0, 2]);
     expect(await windowSummary(pool, p.name, "count")).toEqual(["[12:00,12:10)=3 final", "[14:00,14:10)=1 open"]);
-    const awaiting = await pool.query("SELECT window_start, dropped_rows FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [p.name]);
+    const awaiting = await pool.query(
+      "SELECT window_start, dropped_rows FROM straggler.windows_awaiting_correction WHERE pipeline = $1",
+      [p.name],
+    );
     expect(awaiting.rows).toEqual([{ window_start: "2026-09-19T12:00:00.000Z", dropped_rows: 2 }]);
     expect(await ledger(pool, p.name)).toEqual({ landed: 6, accepted: 6, quarantined: 0 });
   });

@@ -31,7 +31,11 @@ describe("seed late-within-delay (each file one micro-batch)", () => {
     expect(hhmm(b1.eventTime.watermark)).toBe("12:02");
     expect(hhmm(b1.nextWatermark)).toBe("12:15");
     expect(b1.numRowsDroppedByWatermark).toBe(0); // 12:08 is late but within the delay
-    expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=19 final", "[12:10,12:20)=7 open", "[12:20,12:30)=3 open"]);
+    expect(await windowSummary(pool, p.name)).toEqual([
+      "[12:00,12:10)=19 final",
+      "[12:10,12:20)=7 open",
+      "[12:20,12:30)=3 open",
+    ]);
 
     const b2 = await step("3.json");
     expect(hhmm(b2.eventTime.watermark)).toBe("12:15");
@@ -46,8 +50,13 @@ describe("seed late-within-delay (each file one micro-batch)", () => {
       "[12:20,12:30)=3 final",
       "[12:40,12:50)=1 open",
     ]);
-    const awaiting = await pool.query("SELECT window_start, window_end, dropped_rows FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [p.name]);
-    expect(awaiting.rows).toEqual([{ window_start: "2026-10-01T12:00:00.000Z", window_end: "2026-10-01T12:10:00.000Z", dropped_rows: 1 }]);
+    const awaiting = await pool.query(
+      "SELECT window_start, window_end, dropped_rows FROM straggler.windows_awaiting_correction WHERE pipeline = $1",
+      [p.name],
+    );
+    expect(awaiting.rows).toEqual([
+      { window_start: "2026-10-01T12:00:00.000Z", window_end: "2026-10-01T12:10:00.000Z", dropped_rows: 1 },
+    ]);
     const lateEvent = await pool.query(
       `SELECT b.raw FROM straggler.late_events l JOIN straggler.bronze_events b ON b.seq = l.seq WHERE l.pipeline = $1`,
       [p.name],

@@ -41,7 +41,9 @@ async function sessions(pool: Pool, p: PipelineConfig): Promise<string[]> {
       WHERE pipeline = $1 ORDER BY group_key, window_start`,
     [p.name],
   );
-  return rows.map((r) => `${r.group_key} [${time(r.window_start)},${time(r.window_end)})=${r.value_sum}/${r.event_count} ${r.status}`);
+  return rows.map(
+    (r) => `${r.group_key} [${time(r.window_start)},${time(r.window_end)})=${r.value_sum}/${r.event_count} ${r.status}`,
+  );
 }
 
 /** Retractions as `key [start,end)=sum reason batch → [start,end)`, in the order a consumer reads them. */
@@ -52,7 +54,8 @@ async function retractions(pool: Pool, p: PipelineConfig): Promise<string[]> {
     [p.name],
   );
   return rows.map(
-    (r) => `${r.group_key} [${time(r.window_start)},${time(r.window_end)})=${r.value_sum} ${r.reason} ${r.batch_id ?? `run`} → [${time(r.replaced_by_start)},${time(r.replaced_by_end)})`,
+    (r) =>
+      `${r.group_key} [${time(r.window_start)},${time(r.window_end)})=${r.value_sum} ${r.reason} ${r.batch_id ?? `run`} → [${time(r.replaced_by_start)},${time(r.replaced_by_end)})`,
   );
 }
 
@@ -81,12 +84,19 @@ describe("session windows in update mode", () => {
       ["b", "12:50", "x", 10],
       ["c", "12:25", "y", 1000],
     ]);
-    expect(await sessions(pool, p)).toEqual(["x [12:00,12:30)=1/1 open", "x [12:50,13:20)=10/1 open", "y [12:25,12:55)=1000/1 open"]);
+    expect(await sessions(pool, p)).toEqual([
+      "x [12:00,12:30)=1/1 open",
+      "x [12:50,13:20)=10/1 open",
+      "y [12:25,12:55)=1000/1 open",
+    ]);
     // 12:25 + 30 min = 12:55 >= 12:50, and 12:25 <= 12:30: one session [12:00, 13:20).
     const bridge = await landAndRun(pool, p, [["d", "12:25", "x", 100]]);
     expect([bridge!.numRowsDroppedByWatermark, bridge!.numRowsUpdated, bridge!.numRowsTotal]).toEqual([0, 1, 2]);
     expect(await sessions(pool, p)).toEqual(["x [12:00,13:20)=111/3 open", "y [12:25,12:55)=1000/1 open"]);
-    expect(await retractions(pool, p)).toEqual(["x [12:00,12:30)=1 merged 1 → [12:00,13:20)", "x [12:50,13:20)=10 merged 1 → [12:00,13:20)"]);
+    expect(await retractions(pool, p)).toEqual([
+      "x [12:00,12:30)=1 merged 1 → [12:00,13:20)",
+      "x [12:50,13:20)=10 merged 1 → [12:00,13:20)",
+    ]);
   });
 
   it("a late event that bridges two final sessions is dropped by the stream and merged by the correction; reconcile agrees after", async () => {
@@ -102,44 +112,122 @@ describe("session windows in update mode", () => {
     // 10:25 + 30 min = 10:55 <= 12:00: late by Spark's rule, although it bridges [10:00,10:30) and [10:50,11:20).
     const late = await landAndRun(pool, p, [["d", "10:25", "x", 100]]);
     expect([late!.numRowsDroppedByWatermark, late!.numLateWindows, late!.numRowsUpdated]).toEqual([1, 1, 0]);
-    expect(await sessions(pool, p)).toEqual(["x [10:00,10:30)=1/1 final", "x [10:50,11:20)=10/1 final", "y [13:00,13:30)=1000/1 open"]);
-    const awaiting = await pool.query("SELECT window_start, window_end, dropped_rows FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [p.name]);
-    expect(awaiting.rows).toEqual([{ window_start: "2024-05-01T10:25:00.000Z", window_end: "2024-05-01T10:55:00.000Z", dropped_rows: 1 }]);
+    expect(await sessions(pool, p)).toEqual([
+      "x [10:00,10:30)=1/1 final",
+      "x [10:50,11:20)=10/1 final",
+      "y [13:00,13:30)=1000/1 open",
+    ]);
+    const awaiting = await pool.query(
+      "SELECT window_start, window_end, dropped_rows FROM straggler.windows_awaiting_correction WHERE pipeline = $1",
+      [p.name],
+    );
+    expect(awaiting.rows).toEqual([
+      { window_start: "2024-05-01T10:25:00.000Z", window_end: "2024-05-01T10:55:00.000Z", dropped_rows: 1 },
+    ]);
 
     const before = await reconcile(pool, p);
-    expect(before.mismatches.map((m) => `${time(m.windowStart)}-${time(m.windowEnd)} ${m.stored?.sum ?? "-"} → ${m.expected?.sum ?? "-"}`)).toEqual([
-      "10:00-10:30 1 → -",
-      "10:00-11:20 - → 111",
-      "10:50-11:20 10 → -",
-    ]);
+    expect(
+      before.mismatches.map(
+        (m) => `${time(m.windowStart)}-${time(m.windowEnd)} ${m.stored?.sum ?? "-"} → ${m.expected?.sum ?? "-"}`,
+      ),
+    ).toEqual(["10:00-10:30 1 → -", "10:00-11:20 - → 111", "10:50-11:20 10 → -"]);
 
     const run = await runCorrection(pool, p, { trigger: "cli" });
-    expect([run.status, run.error, run.windowsExamined, run.windowsChanged, run.eventsRecovered]).toEqual(["succeeded", null, 1, 3, 1]);
+    expect([run.status, run.error, run.windowsExamined, run.windowsChanged, run.eventsRecovered]).toEqual([
+      "succeeded",
+      null,
+      1,
+      3,
+      1,
+    ]);
     expect(run.changes.map((c) => ({ ...c, windowStart: time(c.windowStart), windowEnd: time(c.windowEnd) }))).toEqual([
-      { groupKey: "x", windowStart: "10:00", windowEnd: "10:30", before: { count: 1, sum: "1", min: "1", max: "1" }, after: { count: 0, sum: null, min: null, max: null }, revision: 2, lateEventCount: 0, lateEventIds: [] },
-      { groupKey: "x", windowStart: "10:00", windowEnd: "11:20", before: null, after: { count: 3, sum: "111", min: "1", max: "100" }, revision: 2, lateEventCount: 1, lateEventIds: ["d"] },
-      { groupKey: "x", windowStart: "10:50", windowEnd: "11:20", before: { count: 1, sum: "10", min: "10", max: "10" }, after: { count: 0, sum: null, min: null, max: null }, revision: 2, lateEventCount: 0, lateEventIds: [] },
+      {
+        groupKey: "x",
+        windowStart: "10:00",
+        windowEnd: "10:30",
+        before: { count: 1, sum: "1", min: "1", max: "1" },
+        after: { count: 0, sum: null, min: null, max: null },
+        revision: 2,
+        lateEventCount: 0,
+        lateEventIds: [],
+      },
+      {
+        groupKey: "x",
+        windowStart: "10:00",
+        windowEnd: "11:20",
+        before: null,
+        after: { count: 3, sum: "111", min: "1", max: "100" },
+        revision: 2,
+        lateEventCount: 1,
+        lateEventIds: ["d"],
+      },
+      {
+        groupKey: "x",
+        windowStart: "10:50",
+        windowEnd: "11:20",
+        before: { count: 1, sum: "10", min: "10", max: "10" },
+        after: { count: 0, sum: null, min: null, max: null },
+        revision: 2,
+        lateEventCount: 0,
+        lateEventIds: [],
+      },
     ]);
     expect(await sessions(pool, p)).toEqual(["x [10:00,11:20)=111/3 corrected", "y [13:00,13:30)=1000/1 open"]);
-    expect(await retractions(pool, p)).toEqual(["x [10:00,10:30)=1 corrected run → [10:00,11:20)", "x [10:50,11:20)=10 corrected run → [10:00,11:20)"]);
+    expect(await retractions(pool, p)).toEqual([
+      "x [10:00,10:30)=1 corrected run → [10:00,11:20)",
+      "x [10:50,11:20)=10 corrected run → [10:00,11:20)",
+    ]);
     // REST: the sessions like any window, the correction's audit, and the retractions a consumer follows by id.
-    const api = await startApi({ pool, pipelines: [p], log: createLogger("silent"), token: "test-token-0123456789abcdef" });
+    const api = await startApi({
+      pool,
+      pipelines: [p],
+      log: createLogger("silent"),
+      token: "test-token-0123456789abcdef",
+    });
     try {
       const get = async (route: string) => (await fetch(`${api.base}/pipelines/${p.name}${route}`)).json();
-      const rows = (await get("/windows?key=x")) as { window_start: string; window_end: string; value_sum: string; status: string; revision: number }[];
-      expect(rows.map((w) => `${time(w.window_start)}-${time(w.window_end)} ${w.value_sum} ${w.status} r${w.revision}`)).toEqual(["10:00-11:20 111 corrected r2"]);
-      const audit = (await get(`/corrections/${run.runId}`)) as { changes: { window_start: string; window_end: string; count_before: number | null; count_after: number }[] };
-      expect(audit.changes.map((c) => `${time(c.window_start)}-${time(c.window_end)} ${c.count_before ?? "-"}→${c.count_after}`)).toEqual(["10:00-10:30 1→0", "10:00-11:20 -→3", "10:50-11:20 1→0"]);
-      const all = (await get("/retractions")) as { id: number; window_start: string; reason: string; run_id: number | null }[];
-      expect(all.map((r) => [time(r.window_start), r.reason, r.run_id])).toEqual([["10:00", "corrected", run.runId], ["10:50", "corrected", run.runId]]);
+      const rows = (await get("/windows?key=x")) as {
+        window_start: string;
+        window_end: string;
+        value_sum: string;
+        status: string;
+        revision: number;
+      }[];
+      expect(
+        rows.map((w) => `${time(w.window_start)}-${time(w.window_end)} ${w.value_sum} ${w.status} r${w.revision}`),
+      ).toEqual(["10:00-11:20 111 corrected r2"]);
+      const audit = (await get(`/corrections/${run.runId}`)) as {
+        changes: { window_start: string; window_end: string; count_before: number | null; count_after: number }[];
+      };
+      expect(
+        audit.changes.map(
+          (c) => `${time(c.window_start)}-${time(c.window_end)} ${c.count_before ?? "-"}→${c.count_after}`,
+        ),
+      ).toEqual(["10:00-10:30 1→0", "10:00-11:20 -→3", "10:50-11:20 1→0"]);
+      const all = (await get("/retractions")) as {
+        id: number;
+        window_start: string;
+        reason: string;
+        run_id: number | null;
+      }[];
+      expect(all.map((r) => [time(r.window_start), r.reason, r.run_id])).toEqual([
+        ["10:00", "corrected", run.runId],
+        ["10:50", "corrected", run.runId],
+      ]);
       const next = (await get(`/retractions?after=${all[0]!.id}`)) as { window_start: string }[];
       expect(next.map((r) => time(r.window_start))).toEqual(["10:50"]);
       const bad = await fetch(`${api.base}/pipelines/${p.name}/retractions?after=-1`);
-      expect([bad.status, await bad.json()]).toEqual([400, { error: "invalid_request", message: "query.after: expected an integer >= 0 (the last retraction id read)" }]);
+      expect([bad.status, await bad.json()]).toEqual([
+        400,
+        { error: "invalid_request", message: "query.after: expected an integer >= 0 (the last retraction id read)" },
+      ]);
     } finally {
       await api.close();
     }
-    const awaitingAfter = await pool.query("SELECT count(*)::int AS n FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [p.name]);
+    const awaitingAfter = await pool.query(
+      "SELECT count(*)::int AS n FROM straggler.windows_awaiting_correction WHERE pipeline = $1",
+      [p.name],
+    );
     expect(awaitingAfter.rows[0].n).toBe(0);
 
     const after = await reconcile(pool, p);
@@ -172,18 +260,32 @@ describe("session windows in update mode", () => {
       ["d", "11:45", "z", 500],
     ]);
     expect([second!.numRowsDroppedByWatermark, second!.numRowsUpdated]).toEqual([1, 1]);
-    expect(await sessions(pool, p)).toEqual(["w [12:30,13:00)=0/1 open", "z [11:00,11:30)=5/1 final", "z [11:45,12:15)=500/1 open"]);
+    expect(await sessions(pool, p)).toEqual([
+      "w [12:30,13:00)=0/1 open",
+      "z [11:00,11:30)=5/1 final",
+      "z [11:45,12:15)=500/1 open",
+    ]);
 
     const run = await runCorrection(pool, p, { trigger: "cli" });
     expect([run.windowsChanged, run.eventsRecovered]).toEqual([3, 1]);
     // [11:00, 12:15) ends after the watermark 11:30: written open, with the revision above the rows it replaces.
     expect(await sessions(pool, p)).toEqual(["w [12:30,13:00)=0/1 open", "z [11:00,12:15)=555/3 open"]);
-    expect(await retractions(pool, p)).toEqual(["z [11:00,11:30)=5 corrected run → [11:00,12:15)", "z [11:45,12:15)=500 corrected run → [11:00,12:15)"]);
+    expect(await retractions(pool, p)).toEqual([
+      "z [11:00,11:30)=5 corrected run → [11:00,12:15)",
+      "z [11:45,12:15)=500 corrected run → [11:00,12:15)",
+    ]);
     // The stream goes on with it: an event at 12:10 extends it, then the watermark closes it.
     await landAndRun(pool, p, [["e", "12:10", "z", 5000]]);
     await landAndRun(pool, p, [["f", "14:00", "w", 0]]);
-    expect(await sessions(pool, p)).toEqual(["w [12:30,13:00)=0/1 final", "w [14:00,14:30)=0/1 open", "z [11:00,12:40)=5555/4 final"]);
-    const revision = await pool.query("SELECT revision FROM straggler.window_results WHERE pipeline = $1 AND group_key = 'z'", [p.name]);
+    expect(await sessions(pool, p)).toEqual([
+      "w [12:30,13:00)=0/1 final",
+      "w [14:00,14:30)=0/1 open",
+      "z [11:00,12:40)=5555/4 final",
+    ]);
+    const revision = await pool.query(
+      "SELECT revision FROM straggler.window_results WHERE pipeline = $1 AND group_key = 'z'",
+      [p.name],
+    );
     expect(revision.rows).toEqual([{ revision: 2 }]);
     expect((await retractions(pool, p)).slice(2)).toEqual(["z [11:00,12:15)=555 extended 2 → [11:00,12:40)"]);
     const check = await reconcile(pool, p);
@@ -198,7 +300,10 @@ describe("session windows in update mode", () => {
       ["b", "10:50", "x", 10],
       ["c", "13:00", "y", 1000],
     ]);
-    const same = await runCorrection(pool, p, { trigger: "cli", range: { from: "2024-05-01T09:00:00Z", to: "2024-05-01T12:00:00Z" } });
+    const same = await runCorrection(pool, p, {
+      trigger: "cli",
+      range: { from: "2024-05-01T09:00:00Z", to: "2024-05-01T12:00:00Z" },
+    });
     expect([same.status, same.windowsExamined, same.windowsChanged]).toEqual(["succeeded", 2, 0]);
     // A stored session no stream would write: the two final sessions as one row.
     await pool.query(
@@ -208,14 +313,23 @@ describe("session windows in update mode", () => {
       [p.name],
     );
     expect((await reconcile(pool, p)).mismatches).toHaveLength(3);
-    const run = await runCorrection(pool, p, { trigger: "cli", range: { from: "2024-05-01T09:00:00Z", to: "2024-05-01T12:00:00Z" }, keys: ["x"] });
+    const run = await runCorrection(pool, p, {
+      trigger: "cli",
+      range: { from: "2024-05-01T09:00:00Z", to: "2024-05-01T12:00:00Z" },
+      keys: ["x"],
+    });
     expect([run.status, run.windowsExamined, run.windowsChanged, run.eventsRecovered]).toEqual(["succeeded", 1, 3, 0]);
-    expect(run.changes.map((c) => `${time(c.windowStart)}-${time(c.windowEnd)} ${c.before?.sum ?? "-"} → ${c.after.count === 0 ? "gone" : c.after.sum} r${c.revision}`)).toEqual([
-      "10:00-10:30 - → 1 r2",
-      "10:00-11:20 11 → gone r2",
-      "10:50-11:20 - → 10 r2",
+    expect(
+      run.changes.map(
+        (c) =>
+          `${time(c.windowStart)}-${time(c.windowEnd)} ${c.before?.sum ?? "-"} → ${c.after.count === 0 ? "gone" : c.after.sum} r${c.revision}`,
+      ),
+    ).toEqual(["10:00-10:30 - → 1 r2", "10:00-11:20 11 → gone r2", "10:50-11:20 - → 10 r2"]);
+    expect(await sessions(pool, p)).toEqual([
+      "x [10:00,10:30)=1/1 corrected",
+      "x [10:50,11:20)=10/1 corrected",
+      "y [13:00,13:30)=1000/1 open",
     ]);
-    expect(await sessions(pool, p)).toEqual(["x [10:00,10:30)=1/1 corrected", "x [10:50,11:20)=10/1 corrected", "y [13:00,13:30)=1000/1 open"]);
     expect(await retractions(pool, p)).toEqual(["x [10:00,11:20)=11 corrected run → [10:00,10:30)"]);
     expect((await reconcile(pool, p)).ok).toBe(true);
   });

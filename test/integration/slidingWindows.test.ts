@@ -29,7 +29,12 @@ describe("sliding windows", () => {
     expect(second!.numRowsDroppedByWatermark).toBe(1);
     expect(second!.numRowsUpdated).toBe(1);
     expect(await windowSummary(pool, p.name)).toEqual(["[12:05,12:15)=11 open", "[12:10,12:20)=1 open"]);
-    const awaiting = await pool.query("SELECT window_start, window_end FROM straggler.windows_awaiting_correction WHERE pipeline = $1", [p.name]);
-    expect(awaiting.rows).toEqual([{ window_start: "2026-10-01T12:00:00.000Z", window_end: "2026-10-01T12:10:00.000Z" }]);
+    const awaiting = await pool.query(
+      "SELECT window_start, window_end FROM straggler.windows_awaiting_correction WHERE pipeline = $1",
+      [p.name],
+    );
+    expect(awaiting.rows).toEqual([
+      { window_start: "2026-10-01T12:00:00.000Z", window_end: "2026-10-01T12:10:00.000Z" },
+    ]);
   });
 });

@@ -51,8 +51,18 @@ describe("a line over the record limit (issue 11.2)", () => {
     closeSync(fd);
     const pass = await landPendingFiles(pool, p);
     expect(pass.landed.map((r) => [r.landed, r.accepted, r.byReason])).toEqual([[2, 1, { MALFORMED: 1 }]]);
-    const { rows } = await pool.query("SELECT source_line, reason, detail, length(raw) AS raw_length FROM straggler.quarantine WHERE pipeline = $1", [p.name]);
-    expect(rows).toEqual([{ source_line: 1, reason: "MALFORMED", detail: `longer than ${MAX_RECORD_BYTES} bytes`, raw_length: MAX_RECORD_BYTES }]);
+    const { rows } = await pool.query(
+      "SELECT source_line, reason, detail, length(raw) AS raw_length FROM straggler.quarantine WHERE pipeline = $1",
+      [p.name],
+    );
+    expect(rows).toEqual([
+      {
+        source_line: 1,
+        reason: "MALFORMED",
+        detail: `longer than ${MAX_RECORD_BYTES} bytes`,
+        raw_length: MAX_RECORD_BYTES,
+      },
+    ]);
     await runUntilCaughtUp((t) => runBatch(pool, p, t), "available-now");
     expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=20 open"]);
   });
@@ -75,10 +85,15 @@ describe("CSV dialects (issue 10.8)", () => {
     const { pool } = await getDb();
     const p = orders("dialect", "csv", { csv: { delimiter: ";", multiline: true, relaxQuotes: true } });
     const file = path.join(p.source.landingDir!, "export.csv");
-    writeFileSync(file, '\uFEFFevent_time;amount;note\r\n2024-01-15T12:01:00Z;10;"two\r\nlines; one note"\r\n2024-01-15T12:02:00Z;20;27" screen\r\n');
+    writeFileSync(
+      file,
+      '\uFEFFevent_time;amount;note\r\n2024-01-15T12:01:00Z;10;"two\r\nlines; one note"\r\n2024-01-15T12:02:00Z;20;27" screen\r\n',
+    );
     const r = await landFile(pool, p, file, "export.csv");
     expect([r.landed, r.accepted]).toEqual([2, 2]);
-    const raws = await pool.query("SELECT source_line, raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name]);
+    const raws = await pool.query("SELECT source_line, raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [
+      p.name,
+    ]);
     expect(raws.rows).toEqual([
       { source_line: 2, raw: '2024-01-15T12:01:00Z;10;"two\r\nlines; one note"' }, // the record's full text, its CRLF kept
       { source_line: 4, raw: '2024-01-15T12:02:00Z;20;27" screen' },
@@ -97,9 +112,21 @@ describe("replay: one refused file never blocks the others", () => {
     writeFileSync(good, "event_time,amount\n2024-01-15T12:01:00Z,10\n2024-01-15T12:02:00Z,20\n");
     writeFileSync(bad, "time,amount\n2024-01-15T12:03:00Z,30\n");
     const summary = await replay(pool, p, { files: [bad, good], arrivalField: "event_time", batchSpanMs: 3_600_000 });
-    expect([summary.rowsStaged, summary.refused]).toEqual([2, [{ file: bad, reason: 'CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime); it names: "time", "amount"' }]]);
+    expect([summary.rowsStaged, summary.refused]).toEqual([
+      2,
+      [
+        {
+          file: bad,
+          reason:
+            'CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime); it names: "time", "amount"',
+        },
+      ],
+    ]);
     expect(await windowSummary(pool, p.name)).toEqual(["[12:00,12:10)=30 open"]);
-    const marked = await pool.query("SELECT source FROM straggler.landed_sources WHERE pipeline = $1 AND source NOT LIKE 'replay:%'", [p.name]);
+    const marked = await pool.query(
+      "SELECT source FROM straggler.landed_sources WHERE pipeline = $1 AND source NOT LIKE 'replay:%'",
+      [p.name],
+    );
     expect(marked.rows).toEqual([{ source: "good.csv" }]);
   });
 });
@@ -107,20 +134,24 @@ describe("replay: one refused file never blocks the others", () => {
 describe("the stream loop", () => {
   it("runs micro-batches even when every landing pass fails", async () => {
     const p = orders("loop", "jsonl", {});
-    let landings = 0, batches = 0;
+    let landings = 0,
+      batches = 0;
     let stop: () => void = () => undefined;
     const twoBatches = new Promise<void>((r) => (stop = r));
-    const loop = new StreamLoop({ ...p, trigger: { ...p.trigger, interval: 1 } }, {
-      landPending: async () => {
-        landings++;
-        throw new Error("database unreachable");
+    const loop = new StreamLoop(
+      { ...p, trigger: { ...p.trigger, interval: 1 } },
+      {
+        landPending: async () => {
+          landings++;
+          throw new Error("database unreachable");
+        },
+        runBatch: async () => {
+          if (++batches >= 2) stop();
+          return null;
+        },
+        log: pino({ level: "silent" }),
       },
-      runBatch: async () => {
-        if (++batches >= 2) stop();
-        return null;
-      },
-      log: pino({ level: "silent" }),
-    });
+    );
     loop.start();
     await twoBatches;
     await loop.stop();
@@ -150,7 +181,10 @@ describe("straggler ingest (issue 10.9)", () => {
 
   it("with no files and a landing folder that does not exist: exit 2 and a plain message", async () => {
     const r = await cli("ingest", "-p", "cli-orders");
-    expect([r.code, r.stderr.trim()]).toEqual([2, `straggler: pipeline cli-orders: landing folder ${path.join(ROOT, "no-such-folder")} does not exist`]);
+    expect([r.code, r.stderr.trim()]).toEqual([
+      2,
+      `straggler: pipeline cli-orders: landing folder ${path.join(ROOT, "no-such-folder")} does not exist`,
+    ]);
   });
 
   it("a named file that does not exist: exit 2 and a plain message, nothing landed", async () => {
@@ -168,23 +202,36 @@ describe("straggler ingest (issue 10.9)", () => {
     writeFileSync(good, "event_time,amount\n2024-01-15T12:02:00Z,20\n");
     const r = await cli("ingest", "-p", "cli-orders", bad, good);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`cli-orders: ${bad} refused: CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime), "amount" (fields.value)`);
+    expect(r.stderr).toContain(
+      `cli-orders: ${bad} refused: CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime), "amount" (fields.value)`,
+    );
     expect(r.stdout).toContain("cli-orders: good2.csv: landed 1, accepted 1, quarantined 0");
-    const s = await pool.query("SELECT source, state FROM straggler.sources WHERE pipeline = 'cli-orders' ORDER BY source");
+    const s = await pool.query(
+      "SELECT source, state FROM straggler.sources WHERE pipeline = 'cli-orders' ORDER BY source",
+    );
     expect(s.rows).toEqual([
       { source: "bad.csv", state: "refused" },
       { source: "good2.csv", state: "landed" },
     ]);
     // `straggler sources` names each source with its state and reason; --state filters.
     const listed = await cli("sources", "-p", "cli-orders", "--state", "refused");
-    expect([listed.code, listed.stdout.split("\n")[0]]).toEqual([0, "cli-orders: landed 1, refused 1, changed_after_landing 0, waiting_to_settle 0"]);
+    expect([listed.code, listed.stdout.split("\n")[0]]).toEqual([
+      0,
+      "cli-orders: landed 1, refused 1, changed_after_landing 0, waiting_to_settle 0",
+    ]);
     expect(listed.stdout.split("\n")[1]).toBe(
       '  refused               file   bad.csv: 0 rows (0 accepted, 0 quarantined), 42 bytes — CSV header (line 1) does not name the column(s) "event_time" (fields.eventTime), "amount" (fields.value); it names: "Event_Time", "Amount"; they differ only in case: set source.csv.headerCase: insensitive',
     );
-    const asJson = JSON.parse((await cli("sources", "-p", "cli-orders", "--json")).stdout) as { byState: object; rows: { source: string; state: string }[] };
+    const asJson = JSON.parse((await cli("sources", "-p", "cli-orders", "--json")).stdout) as {
+      byState: object;
+      rows: { source: string; state: string }[];
+    };
     expect([asJson.byState, asJson.rows.map((r) => [r.source, r.state]).sort()]).toEqual([
       { landed: 1, refused: 1, changed_after_landing: 0, waiting_to_settle: 0 },
-      [["bad.csv", "refused"], ["good2.csv", "landed"]],
+      [
+        ["bad.csv", "refused"],
+        ["good2.csv", "landed"],
+      ],
     ]);
   });
 });

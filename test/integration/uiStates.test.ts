@@ -24,16 +24,33 @@ const getDb = useTestDatabase();
 /** Two declared inputs `a` and `b` (and `default`), the `min` policy, no idle timeout; ingestion time from `it`. */
 const twoInputs = (name: string, watermark: Record<string, unknown> = {}): PipelineConfig =>
   pipeline({
-    name, source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", ingestionTime: "it", value: "v" },
-    window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes", inputs: { a: null, b: null }, ...watermark }, admission: { maxFutureSkew: null },
+    name,
+    source: { format: "jsonl" },
+    fields: { eventId: "id", eventTime: "t", ingestionTime: "it", value: "v" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes", inputs: { a: null, b: null }, ...watermark },
+    admission: { maxFutureSkew: null },
   });
 /** One input, sum of `v` per 10-minute window, 10-minute delay. */
 const single = (name: string, extra: Record<string, unknown> = {}): PipelineConfig =>
-  pipeline({ name, source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", value: "v" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "10 minutes" }, admission: { maxFutureSkew: null }, ...extra });
+  pipeline({
+    name,
+    source: { format: "jsonl" },
+    fields: { eventId: "id", eventTime: "t", value: "v" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+    admission: { maxFutureSkew: null },
+    ...extra,
+  });
 
 let sources = 0;
 /** Lands events `[id, event instant, value, ingestion instant]` as one source of `input`. */
-async function landInput(pool: Pool, p: PipelineConfig, input: string, events: [string, string, number, string][]): Promise<void> {
+async function landInput(
+  pool: Pool,
+  p: PipelineConfig,
+  input: string,
+  events: [string, string, number, string][],
+): Promise<void> {
   async function* records(): AsyncGenerator<RawRecord> {
     let line = 0;
     for (const [id, t, v, it] of events) {
@@ -41,15 +58,25 @@ async function landInput(pool: Pool, p: PipelineConfig, input: string, events: [
       yield { line: ++line, raw: JSON.stringify(fields), fields };
     }
   }
-  await landRecords(pool, p, `test:${++sources}`, records(), { landingTimeMs: Date.parse("2026-10-02T06:00:00Z"), input });
+  await landRecords(pool, p, `test:${++sources}`, records(), {
+    landingTimeMs: Date.parse("2026-10-02T06:00:00Z"),
+    input,
+  });
 }
 const landLines = (pool: Pool, p: PipelineConfig, events: [string, string, number][]) =>
-  landStream(pool, p, Readable.from([events.map(([id, t, v]) => JSON.stringify({ id, t, v })).join("\n") + "\n"]), `lines:${++sources}`);
+  landStream(
+    pool,
+    p,
+    Readable.from([events.map(([id, t, v]) => JSON.stringify({ id, t, v })).join("\n") + "\n"]),
+    `lines:${++sources}`,
+  );
 
 /** The list page's badge of each pipeline: `[name, tone, label]`. */
 async function listBadges(api: RunningApi): Promise<string[][]> {
   const list = await (await fetch(`${api.base}/ui`)).text();
-  return [...list.matchAll(/<tr data-pipeline="([^"]+)">\s*<td>.*?<\/td>\s*<td><span class="badge (\w+)">([^<]*)<\/span>/gs)].map((m) => [m[1]!, m[2]!, unescape(m[3]!)]);
+  return [
+    ...list.matchAll(/<tr data-pipeline="([^"]+)">\s*<td>.*?<\/td>\s*<td><span class="badge (\w+)">([^<]*)<\/span>/gs),
+  ].map((m) => [m[1]!, m[2]!, unescape(m[3]!)]);
 }
 /** The pipeline page's badge `[tone, label]`, and the page. */
 async function pageBadge(api: RunningApi, name: string): Promise<{ badge: string[]; page: string }> {
@@ -57,12 +84,20 @@ async function pageBadge(api: RunningApi, name: string): Promise<{ badge: string
   const m = /<span class="badge (\w+)" id="state">([^<]*)<\/span>/.exec(page);
   return { badge: [m?.[1] ?? "", unescape(m?.[2] ?? "")], page };
 }
-const unescape = (t: string) => t.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const unescape = (t: string) =>
+  t
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** The pipeline page's inputs table as `input | delay | watermark | max event time | last sent | role`. */
 function inputRows(page: string): string[] {
   const table = /<table class="grid" id="input-table">(.*?)<\/table>/s.exec(page)?.[1] ?? "";
-  return [...table.matchAll(/<tr data-input="[^"]+">(.*?)<\/tr>/gs)].map((r) => [...r[1]!.matchAll(/<td[^>]*>(.*?)<\/td>/gs)].map((c) => unescape(c[1]!)).join(" | "));
+  return [...table.matchAll(/<tr data-input="[^"]+">(.*?)<\/tr>/gs)].map((r) =>
+    [...r[1]!.matchAll(/<td[^>]*>(.*?)<\/td>/gs)].map((c) => unescape(c[1]!)).join(" | "),
+  );
 }
 
 const quiet = twoInputs("ui-quiet");
@@ -93,15 +128,24 @@ beforeAll(async () => {
   await runBatch(pool, held, "once");
   heldAt = (await holdPipeline(pool, held.name, "checking a <late> source")).hold.heldAt;
   // A late event: its window [12:00,12:10) awaits correction.
-  await landLines(pool, backlog, [["x1", "2026-10-01T12:01:00Z", 1], ["x2", "2026-10-01T12:30:00Z", 2]]);
+  await landLines(pool, backlog, [
+    ["x1", "2026-10-01T12:01:00Z", 1],
+    ["x2", "2026-10-01T12:30:00Z", 2],
+  ]);
   await runBatch(pool, backlog, "once");
   await landLines(pool, backlog, [["x3", "2026-10-01T12:02:00Z", 4]]);
   await runBatch(pool, backlog, "once");
   // Rows waiting, and the last batch 10 minutes ago: stalled.
   await landLines(pool, stalled, [["s1", "2026-10-01T12:01:00Z", 1]]);
   await runBatch(pool, stalled, "once");
-  await landLines(pool, stalled, [["s2", "2026-10-01T12:03:00Z", 1], ["s3", "2026-10-01T12:04:00Z", 1]]);
-  await pool.query("UPDATE straggler.batch_progress SET timestamp = clock_timestamp() - interval '10 minutes' WHERE pipeline = $1", [stalled.name]);
+  await landLines(pool, stalled, [
+    ["s2", "2026-10-01T12:03:00Z", 1],
+    ["s3", "2026-10-01T12:04:00Z", 1],
+  ]);
+  await pool.query(
+    "UPDATE straggler.batch_progress SET timestamp = clock_timestamp() - interval '10 minutes' WHERE pipeline = $1",
+    [stalled.name],
+  );
   // Two rows accepted under an older policy without the value bound overflow their window's sum: one failed window.
   for (const [i, id] of ["big1", "big2"].entries()) {
     await pool.query(
@@ -112,14 +156,21 @@ beforeAll(async () => {
   }
   await landLines(pool, failing, [["f1", "2026-10-01T12:15:00Z", 1]]);
   await runBatch(pool, failing, "once");
-  api = await startApi({ pool, pipelines: [quiet, steady, held, backlog, stalled, failing], log: createLogger("silent"), token: "t0ken" });
+  api = await startApi({
+    pool,
+    pipelines: [quiet, steady, held, backlog, stalled, failing],
+    log: createLogger("silent"),
+    token: "t0ken",
+  });
 });
 afterAll(async () => api?.close());
 
 describe("the state badge says what holds the pipeline", () => {
   it("/ui: a quiet input holding the watermark, a hold, windows awaiting correction, a stalled stream and a failed window are each named", async () => {
     const { pool } = await getDb();
-    const lastBatch = (await pool.query("SELECT timestamp FROM straggler.batch_progress WHERE pipeline = $1", [stalled.name])).rows[0].timestamp as string;
+    const lastBatch = (
+      await pool.query("SELECT timestamp FROM straggler.batch_progress WHERE pipeline = $1", [stalled.name])
+    ).rows[0].timestamp as string;
     const stalledAt = new Date(Date.parse(lastBatch)).toISOString();
     const expected = [
       ["ui-quiet", "busy", "held by input b (quiet since 2026-10-02T00:00:00.000Z)"],

@@ -16,8 +16,11 @@ import { pipeline } from "../helpers/fixtures.js";
 const getDb = useTestDatabase();
 const at = (hm: string) => `2026-10-01T${hm}:00.000Z`;
 const p = pipeline({
-  name: "holder", source: { format: "jsonl" }, fields: { eventId: "id", eventTime: "t", ingestionTime: "it", value: "v" },
-  window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "5 minutes", idleTimeout: "30 minutes", inputs: { a: null, b: null } },
+  name: "holder",
+  source: { format: "jsonl" },
+  fields: { eventId: "id", eventTime: "t", ingestionTime: "it", value: "v" },
+  window: { type: "tumbling", size: "10 minutes" },
+  watermark: { delay: "5 minutes", idleTimeout: "30 minutes", inputs: { a: null, b: null } },
 });
 let sources = 0;
 
@@ -28,7 +31,12 @@ async function landAndRun(pool: Pool, input: string, id: string, t: string, it: 
   }
   await landRecords(pool, p, `test:${++sources}`, records(), { landingTimeMs: Date.parse(at("12:00")), input });
   const b = await runBatch(pool, p, "once");
-  return (await pool.query("SELECT timestamp FROM straggler.batch_progress WHERE pipeline = $1 AND batch_id = $2", [p.name, b!.batchId])).rows[0].timestamp;
+  return (
+    await pool.query("SELECT timestamp FROM straggler.batch_progress WHERE pipeline = $1 AND batch_id = $2", [
+      p.name,
+      b!.batchId,
+    ])
+  ).rows[0].timestamp;
 }
 
 describe("what holds the watermark", () => {
@@ -38,17 +46,26 @@ describe("what holds the watermark", () => {
     const t0 = await landAndRun(pool, "a", "a1", "12:00", "12:00");
     await landAndRun(pool, "b", "b1", "12:00", "12:00");
     expect(await watermarkHolder(pool, p)).toEqual({
-      input: "a", watermark: at("11:55"), since: t0, behindOthersMs: 0,
+      input: "a",
+      watermark: at("11:55"),
+      since: t0,
+      behindOthersMs: 0,
       others: [{ input: "b", watermark: at("11:55"), idle: false, aheadOfHolderMs: 0 }],
     });
     await landAndRun(pool, "a", "a2", "12:30", "12:30"); // b has been silent for 30 minutes: idle
     expect(await watermarkHolder(pool, p)).toEqual({
-      input: "a", watermark: at("12:25"), since: t0, behindOthersMs: null,
+      input: "a",
+      watermark: at("12:25"),
+      since: t0,
+      behindOthersMs: null,
       others: [{ input: "b", watermark: at("11:55"), idle: true, aheadOfHolderMs: -1_800_000 }],
     });
     const t3 = await landAndRun(pool, "b", "b2", "12:05", "12:31"); // b is back, its watermark 12:00
     expect(await watermarkHolder(pool, p)).toEqual({
-      input: "b", watermark: at("12:00"), since: t3, behindOthersMs: 1_500_000,
+      input: "b",
+      watermark: at("12:00"),
+      since: t3,
+      behindOthersMs: 1_500_000,
       others: [{ input: "a", watermark: at("12:25"), idle: false, aheadOfHolderMs: 1_500_000 }],
     });
     const text = await createMetrics([p]).scrape(pool);

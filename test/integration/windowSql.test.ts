@@ -65,7 +65,10 @@ function boundaries(spec: WindowSpec, count: number, lo: number, hi: number, see
   const between = betweenWith(prng(seed));
   const out: bigint[] = [];
   for (let n = 0; n < count; n++) {
-    const start = us(Math.floor((between(lo + spec.sizeMs, hi - spec.sizeMs) - spec.offsetMs) / spec.slideMs) * spec.slideMs + spec.offsetMs);
+    const start = us(
+      Math.floor((between(lo + spec.sizeMs, hi - spec.sizeMs) - spec.offsetMs) / spec.slideMs) * spec.slideMs +
+        spec.offsetMs,
+    );
     out.push(start - 1000n, start - 1n, start, start + 1n, start + 1000n);
   }
   return out;
@@ -94,7 +97,6 @@ const FINE_SPECS: Record<string, WindowSpec> = {
   "sliding 10007ms/3001ms offset 17ms": { sizeMs: 10_007, slideMs: 3_001, offsetMs: 17 },
 };
 
-
 type Win = [startUs: bigint, endUs: bigint];
 type Query = (text: string, values: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
 
@@ -121,7 +123,8 @@ function mismatches(spec: WindowSpec, events: bigint[], got: Win[][]): string[] 
   const bad: string[] = [];
   events.forEach((t, k) => {
     const expected = assignWindows(t, spec).map((w): Win => [w.startUs, w.endUs]);
-    if (text(expected) !== text(got[k])) bad.push(`${formatInstant(t)} (${t}): sql ${text(got[k])} vs core ${text(expected)}`);
+    if (text(expected) !== text(got[k]))
+      bad.push(`${formatInstant(t)} (${t}): sql ${text(got[k])} vs core ${text(expected)}`);
   });
   return bad;
 }
@@ -144,7 +147,9 @@ describe("windowsLateral agrees with assignWindows", () => {
       expect(mismatches(spec, evts, got)).toEqual([]);
       // Not vacuous: every instant got ceil(size/slide) windows, or one fewer but at least one.
       const perEvent = Math.ceil(spec.sizeMs / spec.slideMs);
-      expect(got.filter((ws) => !(ws.length === perEvent || (ws.length === perEvent - 1 && ws.length > 0)))).toEqual([]);
+      expect(got.filter((ws) => !(ws.length === perEvent || (ws.length === perEvent - 1 && ws.length > 0)))).toEqual(
+        [],
+      );
     });
   });
 
@@ -182,7 +187,12 @@ describe("windowsLateral agrees with assignWindows", () => {
     try {
       await client.query("BEGIN");
       await client.query("SET LOCAL TimeZone = 'America/New_York'");
-      const dst = [Date.UTC(2020, 2, 8, 6, 59, 59, 999), Date.UTC(2020, 2, 8, 7), Date.UTC(2020, 10, 1, 5, 30), Date.UTC(2020, 10, 1, 6, 30)];
+      const dst = [
+        Date.UTC(2020, 2, 8, 6, 59, 59, 999),
+        Date.UTC(2020, 2, 8, 7),
+        Date.UTC(2020, 10, 1, 5, 30),
+        Date.UTC(2020, 10, 1, 6, 30),
+      ];
       const evts = withMicros([...dst, ...events]);
       for (const spec of [SPECS["tumbling 1d offset -5h"]!, SPECS["sliding 1h/7m offset 13m"]!]) {
         const got = await sqlWindows((text, values) => client.query(text, values), spec, evts);
@@ -197,7 +207,13 @@ describe("windowsLateral agrees with assignWindows", () => {
   it("spot check: boundaries are half-open in SQL, before 1970 too", async () => {
     const { pool } = await getDb();
     const spec = SPECS["tumbling 10m"]!;
-    const evts = [isoToUs("2024-05-01T12:10:00.000000Z"), isoToUs("2024-05-01T12:09:59.999999Z"), isoToUs("2024-05-01T12:09:59.999Z"), -1n, -600_000_000n];
+    const evts = [
+      isoToUs("2024-05-01T12:10:00.000000Z"),
+      isoToUs("2024-05-01T12:09:59.999999Z"),
+      isoToUs("2024-05-01T12:09:59.999Z"),
+      -1n,
+      -600_000_000n,
+    ];
     expect(await sqlWindows((text, values) => pool.query(text, values), spec, evts)).toEqual([
       [[isoToUs("2024-05-01T12:10:00.000Z"), isoToUs("2024-05-01T12:20:00.000Z")]],
       [[isoToUs("2024-05-01T12:00:00.000Z"), isoToUs("2024-05-01T12:10:00.000Z")]],
@@ -230,6 +246,8 @@ describe("windowsLateral agrees with assignWindows", () => {
 
   it("refuses a spec that is not whole milliseconds before building SQL", () => {
     expect(() => windowsLateral({ sizeMs: 1.5, slideMs: 1.5, offsetMs: 0 }, "e")).toThrow(RangeError);
-    expect(() => windowsLateral({ sizeMs: MIN, slideMs: MIN, offsetMs: Number.NaN }, "e")).toThrow("window offset must be a whole number of ms, got NaN");
+    expect(() => windowsLateral({ sizeMs: MIN, slideMs: MIN, offsetMs: Number.NaN }, "e")).toThrow(
+      "window offset must be a whole number of ms, got NaN",
+    );
   });
 });

@@ -23,7 +23,12 @@ const getDb = useTestDatabase();
 
 const RUNS_SET = process.env.STRAGGLER_PROPERTY_RUNS !== undefined;
 const RUNS = Number(process.env.STRAGGLER_PROPERTY_RUNS ?? 40);
-const SEED = process.env.STRAGGLER_PROPERTY_SEED !== undefined ? Number(process.env.STRAGGLER_PROPERTY_SEED) : RUNS_SET ? Date.now() % 2 ** 31 : 20261130;
+const SEED =
+  process.env.STRAGGLER_PROPERTY_SEED !== undefined
+    ? Number(process.env.STRAGGLER_PROPERTY_SEED)
+    : RUNS_SET
+      ? Date.now() % 2 ** 31
+      : 20261130;
 
 /** Searching and shrinking stop after this long (ms); a counterexample found by then is reported as shrunk so far. */
 const TIME_LIMIT_MS = 60_000 + RUNS * 2_000;
@@ -41,12 +46,18 @@ async function agree(pool: Pool, s: Scenario): Promise<void> {
 }
 
 describe("property: stream and correction against the pure core", () => {
-  it(`agree on every window, late pair and watermark (seed ${SEED}, ${RUNS} runs)`, { timeout: TIME_LIMIT_MS + 30_000 }, async () => {
-    const { pool } = await getDb();
-    console.log(`[property] seed ${SEED}, ${RUNS} runs (replay: STRAGGLER_PROPERTY_SEED=${SEED} STRAGGLER_PROPERTY_RUNS=${RUNS} npx vitest run test/property)`);
-    await fc.assert(
-      fc.asyncProperty(scenarios, (s) => agree(pool, s)),
-      { seed: SEED, numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS)] },
-    );
-  });
+  it(
+    `agree on every window, late pair and watermark (seed ${SEED}, ${RUNS} runs)`,
+    { timeout: TIME_LIMIT_MS + 30_000 },
+    async () => {
+      const { pool } = await getDb();
+      console.log(
+        `[property] seed ${SEED}, ${RUNS} runs (replay: STRAGGLER_PROPERTY_SEED=${SEED} STRAGGLER_PROPERTY_RUNS=${RUNS} npx vitest run test/property)`,
+      );
+      await fc.assert(
+        fc.asyncProperty(scenarios, (s) => agree(pool, s)),
+        { seed: SEED, numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS)] },
+      );
+    },
+  );
 });

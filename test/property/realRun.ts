@@ -12,10 +12,22 @@ import type { Pool } from "../../src/db/pool.js";
 import { landStream } from "../../src/ingest/landFile.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { runUntilCaughtUp } from "../../src/stream/streamLoop.js";
-import { PROGRESS_FIELDS, Reference, rowsOf, sortLatePairs, sortWindows, type Correction, type LatePair, type LateWindow, type Progress, type WindowResult } from "./reference.js";
+import {
+  PROGRESS_FIELDS,
+  Reference,
+  rowsOf,
+  sortLatePairs,
+  sortWindows,
+  type Correction,
+  type LatePair,
+  type LateWindow,
+  type Progress,
+  type WindowResult,
+} from "./reference.js";
 import { eventId, type Scenario } from "./scenario.js";
 
-const pick = <T, K extends keyof T>(o: T, keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
+const pick = <T, K extends keyof T>(o: T, keys: readonly K[]) =>
+  Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
 
 /** What one step showed: a landing's batches or a correction, then the read model. */
 export interface Observation {
@@ -41,20 +53,34 @@ export function stepsOf(s: Scenario): ({ kind: "land"; landing: number; firstSeq
 
 /** The step's observation by the pure reference (mutates `ref`). */
 export function expectedStep(ref: Reference, s: Scenario, step: ReturnType<typeof stepsOf>[number]): Observation {
-  const readModel = () => ({ windows: ref.windows(), latePairs: ref.latePairs(), awaitingCorrection: ref.awaitingCorrection() });
+  const readModel = () => ({
+    windows: ref.windows(),
+    latePairs: ref.latePairs(),
+    awaitingCorrection: ref.awaitingCorrection(),
+  });
   if (step.kind === "correct") return { step: "correction", correction: ref.correct(), ...readModel() };
   const rows = rowsOf(s.landings[step.landing]!.events, step.firstSeq, eventId);
   const batches: Progress[] = [];
   // The stream cuts bronze into batches of at most maxRowsPerBatch rows, quarantined ones included.
-  for (let i = 0; i < rows.length; i += s.maxRowsPerBatch) batches.push(ref.batch(rows.slice(i, i + s.maxRowsPerBatch)));
+  for (let i = 0; i < rows.length; i += s.maxRowsPerBatch)
+    batches.push(ref.batch(rows.slice(i, i + s.maxRowsPerBatch)));
   return { step: `landing ${step.landing + 1}`, batches, ...readModel() };
 }
 
 const jsonl = (s: Scenario, landing: number, firstSeq: number) =>
-  Readable.from([s.landings[landing]!.events.map((e, i) => JSON.stringify({ id: eventId(firstSeq + i), t: e.t, k: e.k, v: e.v })).join("\n") + "\n"]);
+  Readable.from([
+    s.landings[landing]!.events.map((e, i) =>
+      JSON.stringify({ id: eventId(firstSeq + i), t: e.t, k: e.k, v: e.v }),
+    ).join("\n") + "\n",
+  ]);
 
 /** The step run for real, and its observation. */
-export async function realStep(pool: Pool, pipeline: PipelineConfig, s: Scenario, step: ReturnType<typeof stepsOf>[number]): Promise<Observation> {
+export async function realStep(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  s: Scenario,
+  step: ReturnType<typeof stepsOf>[number],
+): Promise<Observation> {
   let head: Pick<Observation, "step" | "batches" | "correction">;
   if (step.kind === "correct") {
     const run = await runCorrection(pool, pipeline, { trigger: "cli" });
@@ -72,7 +98,10 @@ export async function realStep(pool: Pool, pipeline: PipelineConfig, s: Scenario
   return { ...head, ...(await readModel(pool, pipeline.name)) };
 }
 
-async function readModel(pool: Pool, pipeline: string): Promise<Pick<Observation, "windows" | "latePairs" | "awaitingCorrection">> {
+async function readModel(
+  pool: Pool,
+  pipeline: string,
+): Promise<Pick<Observation, "windows" | "latePairs" | "awaitingCorrection">> {
   const windows = await pool.query(
     `SELECT group_key AS key, window_start AS start, window_end AS "end", event_count AS count, value_sum AS sum, value_min AS min, value_max AS max, status, revision
        FROM straggler.window_results WHERE pipeline = $1`,
@@ -88,5 +117,9 @@ async function readModel(pool: Pool, pipeline: string): Promise<Pick<Observation
        FROM straggler.windows_awaiting_correction WHERE pipeline = $1`,
     [pipeline],
   );
-  return { windows: sortWindows(windows.rows), latePairs: sortLatePairs(late.rows), awaitingCorrection: sortWindows(awaiting.rows) };
+  return {
+    windows: sortWindows(windows.rows),
+    latePairs: sortLatePairs(late.rows),
+    awaitingCorrection: sortWindows(awaiting.rows),
+  };
 }

@@ -61,8 +61,17 @@ export interface LateWindow {
 }
 
 /** The parts of a batch's progress the rules decide; `watermark` is the one the batch used (`eventTime.watermark`). */
-export const PROGRESS_FIELDS = ["batchId", "numInputRows", "numQuarantinedRows", "nextWatermark", "numRowsDroppedByWatermark", "numLateWindows",
-  "numRowsUpdated", "numRowsFinalized", "numRowsTotal"] as const;
+export const PROGRESS_FIELDS = [
+  "batchId",
+  "numInputRows",
+  "numQuarantinedRows",
+  "nextWatermark",
+  "numRowsDroppedByWatermark",
+  "numLateWindows",
+  "numRowsUpdated",
+  "numRowsFinalized",
+  "numRowsTotal",
+] as const;
 export type Progress = Pick<BatchProgress, (typeof PROGRESS_FIELDS)[number]> & { watermark: string | null };
 
 /** A correction run's summary, as far as the rules decide it. */
@@ -70,7 +79,16 @@ export interface Correction {
   windowsExamined: number;
   windowsChanged: number;
   eventsRecovered: number;
-  changes: { groupKey: string | null; windowStart: string; windowEnd: string; before: Aggregate | null; after: Aggregate; revision: number; lateEventCount: number; lateEventIds: string[] }[];
+  changes: {
+    groupKey: string | null;
+    windowStart: string;
+    windowEnd: string;
+    before: Aggregate | null;
+    after: Aggregate;
+    revision: number;
+    lateEventCount: number;
+    lateEventIds: string[];
+  }[];
 }
 
 /** Exact decimal: `units × 10^-scale`. */
@@ -94,7 +112,8 @@ const less = (a: Dec, b: Dec): boolean => {
 /** numeric's text: every digit of the scale, no sign on zero. */
 function decText(d: Dec): string {
   const digits = (d.units < 0n ? -d.units : d.units).toString().padStart(d.scale + 1, "0");
-  const whole = digits.slice(0, digits.length - d.scale), frac = digits.slice(digits.length - d.scale);
+  const whole = digits.slice(0, digits.length - d.scale),
+    frac = digits.slice(digits.length - d.scale);
   return `${d.units < 0n ? "-" : ""}${whole}${d.scale > 0 ? "." + frac : ""}`;
 }
 
@@ -102,7 +121,8 @@ function decText(d: Dec): string {
 export function aggregate(values: string[]): Aggregate {
   if (values.length === 0) return { count: 0, sum: null, min: null, max: null };
   const ds = values.map(dec);
-  const pick = (better: (a: Dec, b: Dec) => boolean) => values[ds.reduce((bi, d, i) => (better(d, ds[bi]!) ? i : bi), 0)]!;
+  const pick = (better: (a: Dec, b: Dec) => boolean) =>
+    values[ds.reduce((bi, d, i) => (better(d, ds[bi]!) ? i : bi), 0)]!;
   return { count: values.length, sum: decText(ds.reduce(add)), min: pick(less), max: pick((a, b) => less(b, a)) };
 }
 
@@ -116,7 +136,8 @@ interface State {
 }
 
 const id = (key: string | null, w: WindowBounds) => JSON.stringify([key, w.startUs.toString(), w.endUs.toString()]);
-const late = (pairs: { key: string | null; window: WindowBounds }[]) => new Set(pairs.map((p) => id(p.key, p.window))).size;
+const late = (pairs: { key: string | null; window: WindowBounds }[]) =>
+  new Set(pairs.map((p) => id(p.key, p.window))).size;
 
 /** The stream and the correction of one pipeline, by the rules of the pure core. */
 export class Reference {
@@ -151,26 +172,57 @@ export class Reference {
       if (this.maxEventUs === null || row.us > this.maxEventUs) this.maxEventUs = row.us;
     }
     for (const { key, window, row } of dropped) {
-      this.pending.push({ id: row.id, seq: row.seq, key, window, start: formatInstant(window.startUs), end: formatInstant(window.endUs), batchId });
+      this.pending.push({
+        id: row.id,
+        seq: row.seq,
+        key,
+        window,
+        start: formatInstant(window.startUs),
+        end: formatInstant(window.endUs),
+        batchId,
+      });
       const lw = this.lateWindows.get(id(key, window));
       if (lw) Object.assign(lw, { droppedRows: lw.droppedRows + 1, lastBatchId: batchId });
-      else this.lateWindows.set(id(key, window), { key, window, start: formatInstant(window.startUs), end: formatInstant(window.endUs), droppedRows: 1, firstBatchId: batchId, lastBatchId: batchId });
+      else
+        this.lateWindows.set(id(key, window), {
+          key,
+          window,
+          start: formatInstant(window.startUs),
+          end: formatInstant(window.endUs),
+          droppedRows: 1,
+          firstBatchId: batchId,
+          lastBatchId: batchId,
+        });
     }
     for (const { key, window, value } of onTime) {
       const state = this.results.get(id(key, window));
       if (state) state.values.push(value);
-      else this.results.set(id(key, window), { key, window, values: [value], final: false, corrected: false, revision: 1 });
+      else
+        this.results.set(id(key, window), {
+          key,
+          window,
+          values: [value],
+          final: false,
+          corrected: false,
+          revision: 1,
+        });
     }
     const next = advanceWatermark(watermark, this.maxEventUs, this.pipeline.watermark.delay);
     let finalized = 0;
     for (const state of this.results.values()) {
-      if (!state.final && isLate(state.window.endUs, next)) (state.final = true), finalized++;
+      if (!state.final && isLate(state.window.endUs, next)) ((state.final = true), finalized++);
     }
     this.watermarkUs = next;
     return {
-      batchId, numInputRows: ok.length, numQuarantinedRows: rows.length - ok.length,
-      watermark: watermark === null ? null : formatInstant(watermark), nextWatermark: next === null ? null : formatInstant(next),
-      numRowsDroppedByWatermark: dropped.length, numLateWindows: late(dropped), numRowsUpdated: late(onTime), numRowsFinalized: finalized,
+      batchId,
+      numInputRows: ok.length,
+      numQuarantinedRows: rows.length - ok.length,
+      watermark: watermark === null ? null : formatInstant(watermark),
+      nextWatermark: next === null ? null : formatInstant(next),
+      numRowsDroppedByWatermark: dropped.length,
+      numLateWindows: late(dropped),
+      numRowsUpdated: late(onTime),
+      numRowsFinalized: finalized,
       numRowsTotal: [...this.results.values()].filter((s) => !s.final).length,
     };
   }
@@ -180,28 +232,51 @@ export class Reference {
     if (this.watermarkUs === null) return { windowsExamined: 0, windowsChanged: 0, eventsRecovered: 0, changes: [] };
     const changes: Correction["changes"] = [];
     for (const [wid, lw] of this.lateWindows) {
-      const values = this.accepted.filter((r) => r.key === lw.key && r.us >= lw.window.startUs && r.us < lw.window.endUs).map((r) => r.value!);
+      const values = this.accepted
+        .filter((r) => r.key === lw.key && r.us >= lw.window.startUs && r.us < lw.window.endUs)
+        .map((r) => r.value!);
       const state = this.results.get(wid);
       const pairs = this.pending.filter((p) => id(p.key, p.window) === wid).sort((a, b) => a.seq - b.seq);
       changes.push({
-        groupKey: lw.key, windowStart: lw.start, windowEnd: lw.end,
-        before: state ? aggregate(state.values) : null, after: aggregate(values), revision: state ? state.revision + 1 : 1,
-        lateEventCount: pairs.length, lateEventIds: pairs.map((p) => p.id),
+        groupKey: lw.key,
+        windowStart: lw.start,
+        windowEnd: lw.end,
+        before: state ? aggregate(state.values) : null,
+        after: aggregate(values),
+        revision: state ? state.revision + 1 : 1,
+        lateEventCount: pairs.length,
+        lateEventIds: pairs.map((p) => p.id),
       });
-      this.results.set(wid, { key: lw.key, window: lw.window, values, final: true, corrected: true, revision: state ? state.revision + 1 : 1 });
+      this.results.set(wid, {
+        key: lw.key,
+        window: lw.window,
+        values,
+        final: true,
+        corrected: true,
+        revision: state ? state.revision + 1 : 1,
+      });
     }
     const examined = this.lateWindows.size;
     this.lateWindows.clear();
     this.pending = [];
     changes.sort((a, b) => (keyIn(a.groupKey) + a.windowStart).localeCompare(keyIn(b.groupKey) + b.windowStart));
-    return { windowsExamined: examined, windowsChanged: changes.length, eventsRecovered: changes.reduce((n, c) => n + c.lateEventCount, 0), changes };
+    return {
+      windowsExamined: examined,
+      windowsChanged: changes.length,
+      eventsRecovered: changes.reduce((n, c) => n + c.lateEventCount, 0),
+      changes,
+    };
   }
 
   windows(): WindowResult[] {
     return sortWindows(
       [...this.results.values()].map((s) => ({
-        key: s.key, start: formatInstant(s.window.startUs), end: formatInstant(s.window.endUs), ...aggregate(s.values),
-        status: s.corrected ? "corrected" : s.final ? "final" : "open", revision: s.revision,
+        key: s.key,
+        start: formatInstant(s.window.startUs),
+        end: formatInstant(s.window.endUs),
+        ...aggregate(s.values),
+        status: s.corrected ? "corrected" : s.final ? "final" : "open",
+        revision: s.revision,
       })),
     );
   }
@@ -211,19 +286,37 @@ export class Reference {
   }
 
   awaitingCorrection(): LateWindow[] {
-    return sortWindows([...this.lateWindows.values()].map(({ key, start, end, droppedRows, firstBatchId, lastBatchId }) => ({ key, start, end, droppedRows, firstBatchId, lastBatchId })));
+    return sortWindows(
+      [...this.lateWindows.values()].map(({ key, start, end, droppedRows, firstBatchId, lastBatchId }) => ({
+        key,
+        start,
+        end,
+        droppedRows,
+        firstBatchId,
+        lastBatchId,
+      })),
+    );
   }
 }
 
 /** Rows of one scenario in arrival order (event ids `e1`, `e2`, …). */
-export function rowsOf(events: { k: string | null; t: string; v: string | null }[], firstSeq: number, idOf: (n: number) => string): Row[] {
+export function rowsOf(
+  events: { k: string | null; t: string; v: string | null }[],
+  firstSeq: number,
+  idOf: (n: number) => string,
+): Row[] {
   return events.map((e, i) => ({ id: idOf(firstSeq + i), seq: firstSeq + i, key: e.k, us: isoToUs(e.t), value: e.v }));
 }
 
 const byInstant = (a: string, b: string) => (a === b ? 0 : isoToUs(a) < isoToUs(b) ? -1 : 1);
 /** One order for both sides: key (null first), start, end. */
 export function sortWindows<T extends { key: string | null; start: string; end: string }>(rows: T[]): T[] {
-  return rows.sort((a, b) => (a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : a.key < b.key ? -1 : 1) || byInstant(a.start, b.start) || byInstant(a.end, b.end));
+  return rows.sort(
+    (a, b) =>
+      (a.key === b.key ? 0 : a.key === null ? -1 : b.key === null ? 1 : a.key < b.key ? -1 : 1) ||
+      byInstant(a.start, b.start) ||
+      byInstant(a.end, b.end),
+  );
 }
 export function sortLatePairs(rows: LatePair[]): LatePair[] {
   return sortWindows(rows).sort((a, b) => Number(a.id.slice(1)) - Number(b.id.slice(1)) || 0);

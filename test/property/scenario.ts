@@ -52,12 +52,18 @@ export const eventId = (n: number) => `e${n + 1}`;
 /** A decimal as PostgreSQL prints it, without trailing fractional zeros: one text per value (so min/max ties are one text). */
 function decimalText(units: number, scale: number): string {
   const digits = String(Math.abs(units)).padStart(scale + 1, "0");
-  const whole = digits.slice(0, digits.length - scale), frac = digits.slice(digits.length - scale).replace(/0+$/, "");
+  const whole = digits.slice(0, digits.length - scale),
+    frac = digits.slice(digits.length - scale).replace(/0+$/, "");
   return `${units < 0 ? "-" : ""}${whole}${frac === "" ? "" : "." + frac}`;
 }
 
 const value: fc.Arbitrary<string | null> = fc.oneof(
-  { weight: 15, arbitrary: fc.record({ units: fc.integer({ min: -999, max: 999 }), scale: fc.integer({ min: 0, max: 2 }) }).map(({ units, scale }) => decimalText(units, scale)) },
+  {
+    weight: 15,
+    arbitrary: fc
+      .record({ units: fc.integer({ min: -999, max: 999 }), scale: fc.integer({ min: 0, max: 2 }) })
+      .map(({ units, scale }) => decimalText(units, scale)),
+  },
   { weight: 1, arbitrary: fc.constant(null) },
 );
 
@@ -68,7 +74,12 @@ const key = fc.constantFrom<string | null>("a", null, "b", "");
  * Lord Howe's DST change), 1969 (negative epoch µs), and the day before New
  * York's 2026 spring change (calendar windows across DST).
  */
-const base = fc.constantFrom(0n, isoToUs("2026-10-01T12:00:00Z"), isoToUs("1969-12-31T00:00:00Z"), isoToUs("2026-03-07T12:00:00Z"));
+const base = fc.constantFrom(
+  0n,
+  isoToUs("2026-10-01T12:00:00Z"),
+  isoToUs("1969-12-31T00:00:00Z"),
+  isoToUs("2026-03-07T12:00:00Z"),
+);
 
 /**
  * An event time before it meets its window: `pos` sixths of a window's width
@@ -81,14 +92,19 @@ const base = fc.constantFrom(0n, isoToUs("2026-10-01T12:00:00Z"), isoToUs("1969-
 const instant = fc.record({
   pos: fc.integer({ min: -6, max: 36 }),
   jitter: fc.integer({ min: 0, max: 999 }),
-  edge: fc.oneof({ weight: 1, arbitrary: fc.constant(null) }, { weight: 4, arbitrary: fc.record({ pick: fc.nat({ max: 7 }), nudge: fc.constantFrom(0n, 0n, -1n, 1n) }) }),
+  edge: fc.oneof(
+    { weight: 1, arbitrary: fc.constant(null) },
+    { weight: 4, arbitrary: fc.record({ pick: fc.nat({ max: 7 }), nudge: fc.constantFrom(0n, 0n, -1n, 1n) }) },
+  ),
 });
 type Instant = typeof instant extends fc.Arbitrary<infer T> ? T : never;
 
 function instantText(at: Instant, window: PipelineConfig["window"], baseUs: bigint, widthUs: bigint): string {
   const us = baseUs + (BigInt(at.pos) * widthUs) / 6n + (BigInt(at.jitter) * widthUs) / 6000n;
   if (at.edge === null) return formatInstant(us);
-  const edges = kindOf(window).windowsOf(us, window).flatMap((w) => [w.startUs, w.endUs]);
+  const edges = kindOf(window)
+    .windowsOf(us, window)
+    .flatMap((w) => [w.startUs, w.endUs]);
   return formatInstant(edges[at.edge.pick % edges.length]! + at.edge.nudge);
 }
 
@@ -102,15 +118,23 @@ export const scenarios: fc.Arbitrary<Scenario> = fc
     /** Watermark delay in quarters of a window's width. */
     delay: fc.oneof(fc.constantFrom(0, 4), fc.nat({ max: 8 })),
     maxRowsPerBatch: fc.oneof(fc.constant(100_000), fc.integer({ min: 1, max: 4 })),
-    landings: fc.array(fc.record({ events: fc.array(event, { minLength: 1, maxLength: 8 }), correctAfter: fc.boolean() }), { minLength: 1, maxLength: 6 }),
+    landings: fc.array(
+      fc.record({ events: fc.array(event, { minLength: 1, maxLength: 8 }), correctAfter: fc.boolean() }),
+      { minLength: 1, maxLength: 6 },
+    ),
   })
   .map(({ window, baseUs, delay, maxRowsPerBatch, landings }) => {
     const parsed = pipelineFor("shape", { window, delay: "0 seconds", maxRowsPerBatch: 1, landings: [] }).window;
-    const widthUs = kindOf(parsed).windowsOf(baseUs, parsed).reduce((w, b) => (b.endUs - b.startUs > w ? b.endUs - b.startUs : w), 1n);
+    const widthUs = kindOf(parsed)
+      .windowsOf(baseUs, parsed)
+      .reduce((w, b) => (b.endUs - b.startUs > w ? b.endUs - b.startUs : w), 1n);
     return {
       window,
       delay: formatDuration(Math.floor((delay * Number(widthUs / 1000n)) / 4)),
       maxRowsPerBatch,
-      landings: landings.map((l) => ({ events: l.events.map((e) => ({ k: e.k, t: instantText(e.at, parsed, baseUs, widthUs), v: e.v })), correctAfter: l.correctAfter })),
+      landings: landings.map((l) => ({
+        events: l.events.map((e) => ({ k: e.k, t: instantText(e.at, parsed, baseUs, widthUs), v: e.v })),
+        correctAfter: l.correctAfter,
+      })),
     };
   });

@@ -35,7 +35,12 @@ const getDb = useTestDatabase();
 
 const RUNS_SET = process.env.STRAGGLER_PROPERTY_RUNS !== undefined;
 const RUNS = Number(process.env.STRAGGLER_PROPERTY_RUNS ?? 30);
-const SEED = process.env.STRAGGLER_PROPERTY_SEED !== undefined ? Number(process.env.STRAGGLER_PROPERTY_SEED) : RUNS_SET ? Date.now() % 2 ** 31 : 20261201;
+const SEED =
+  process.env.STRAGGLER_PROPERTY_SEED !== undefined
+    ? Number(process.env.STRAGGLER_PROPERTY_SEED)
+    : RUNS_SET
+      ? Date.now() % 2 ** 31
+      : 20261201;
 const TIME_LIMIT_MS = 60_000 + RUNS * 2_000;
 
 /** 2024-05-01T12:00:00Z in ms: every event lies a little after it. */
@@ -63,7 +68,15 @@ const scenarios: fc.Arbitrary<SessionScenario> = fc
     maxRowsPerBatch: fc.oneof(fc.constant(100_000), fc.integer({ min: 1, max: 3 })),
     landings: fc.array(
       fc.record({
-        events: fc.array(fc.record({ k: fc.constantFrom("a", "b"), at: fc.integer({ min: 0, max: 30 }), nudge: fc.constantFrom(0, 0, -1, 1), v: fc.integer({ min: -99, max: 99 }) }), { minLength: 1, maxLength: 8 }),
+        events: fc.array(
+          fc.record({
+            k: fc.constantFrom("a", "b"),
+            at: fc.integer({ min: 0, max: 30 }),
+            nudge: fc.constantFrom(0, 0, -1, 1),
+            v: fc.integer({ min: -99, max: 99 }),
+          }),
+          { minLength: 1, maxLength: 8 },
+        ),
         correctAfter: fc.boolean(),
       }),
       { minLength: 1, maxLength: 6 },
@@ -73,7 +86,10 @@ const scenarios: fc.Arbitrary<SessionScenario> = fc
     gapMs: gap * 1000,
     delayMs: delay * 1000,
     maxRowsPerBatch,
-    landings: landings.map((l) => ({ events: l.events.map((e) => ({ k: e.k, ms: e.at * 1000 + e.nudge + 1, v: e.v })), correctAfter: l.correctAfter })),
+    landings: landings.map((l) => ({
+      events: l.events.map((e) => ({ k: e.k, ms: e.at * 1000 + e.nudge + 1, v: e.v })),
+      correctAfter: l.correctAfter,
+    })),
   }));
 
 const usOf = (e: Ev) => BigInt(BASE_MS + e.ms) * 1000n;
@@ -96,8 +112,11 @@ class StreamModel {
   batch(events: Ev[]): void {
     const gap = BigInt(this.s.gapMs) * 1000n;
     for (const e of events) {
-      const t = usOf(e), own = { startUs: t, endUs: t + gap };
-      const late = isLateSessionEvent(t, this.s.gapMs, this.watermarkUs) || this.sessions.some((x) => x.k === e.k && x.final && sessionsTouch(x, own));
+      const t = usOf(e),
+        own = { startUs: t, endUs: t + gap };
+      const late =
+        isLateSessionEvent(t, this.s.gapMs, this.watermarkUs) ||
+        this.sessions.some((x) => x.k === e.k && x.final && sessionsTouch(x, own));
       if (late) this.dropped++;
       else {
         const touching = this.sessions.filter((x) => x.k === e.k && !x.final && sessionsTouch(x, own));
@@ -123,12 +142,28 @@ class StreamModel {
 }
 
 /** The batch sessionization of `events`, final where a session ends at or before `watermarkUs`. */
-function batchSessions(events: Ev[], gapMs: number, watermarkUs: bigint | null, correctedFinal: (r: { k: string; startUs: bigint; endUs: bigint }) => string): Row[] {
+function batchSessions(
+  events: Ev[],
+  gapMs: number,
+  watermarkUs: bigint | null,
+  correctedFinal: (r: { k: string; startUs: bigint; endUs: bigint }) => string,
+): Row[] {
   const out: Row[] = [];
   for (const k of ["a", "b"]) {
-    for (const s of sessionize(events.filter((e) => e.k === k).map((e) => ({ us: usOf(e), v: String(e.v) })), gapMs)) {
+    for (const s of sessionize(
+      events.filter((e) => e.k === k).map((e) => ({ us: usOf(e), v: String(e.v) })),
+      gapMs,
+    )) {
       const final = watermarkUs !== null && s.endUs <= watermarkUs;
-      out.push(row(k, s.startUs, s.endUs, s.events.map((e) => e.v), final ? correctedFinal({ k, ...s }) : "open"));
+      out.push(
+        row(
+          k,
+          s.startUs,
+          s.endUs,
+          s.events.map((e) => e.v),
+          final ? correctedFinal({ k, ...s }) : "open",
+        ),
+      );
     }
   }
   return out.sort();
@@ -142,7 +177,12 @@ async function stored(pool: Pool, p: PipelineConfig, statusOf: (status: string) 
     "SELECT group_key, window_start, window_end, event_count, value_sum, value_min, value_max, status FROM straggler.window_results WHERE pipeline = $1",
     [p.name],
   );
-  return rows.map((r) => `${r.group_key} [${r.window_start},${r.window_end}) n=${r.event_count} sum=${r.value_sum} min=${r.value_min} max=${r.value_max} ${statusOf(r.status)}`).sort();
+  return rows
+    .map(
+      (r) =>
+        `${r.group_key} [${r.window_start},${r.window_end}) n=${r.event_count} sum=${r.value_sum} min=${r.value_min} max=${r.value_max} ${statusOf(r.status)}`,
+    )
+    .sort();
 }
 
 async function agree(pool: Pool, s: SessionScenario): Promise<void> {
@@ -157,12 +197,19 @@ async function agree(pool: Pool, s: SessionScenario): Promise<void> {
   });
   const model = new StreamModel(s);
   const accepted: Ev[] = [];
-  let n = 0, dropped = 0, corrected = false;
+  let n = 0,
+    dropped = 0,
+    corrected = false;
   for (const [i, landing] of s.landings.entries()) {
-    const text = landing.events.map((e) => JSON.stringify({ id: `e${++n}`, t: formatInstant(usOf(e)), k: e.k, v: e.v })).join("\n") + "\n";
+    const text =
+      landing.events
+        .map((e) => JSON.stringify({ id: `e${++n}`, t: formatInstant(usOf(e)), k: e.k, v: e.v }))
+        .join("\n") + "\n";
     await landStream(pool, p, Readable.from([text]), `prop-${++sources}`);
-    for (let at = 0; at < landing.events.length; at += s.maxRowsPerBatch) model.batch(landing.events.slice(at, at + s.maxRowsPerBatch));
-    for (let b = await runBatch(pool, p, "once"); b !== null; b = await runBatch(pool, p, "once")) dropped += b.numRowsDroppedByWatermark;
+    for (let at = 0; at < landing.events.length; at += s.maxRowsPerBatch)
+      model.batch(landing.events.slice(at, at + s.maxRowsPerBatch));
+    for (let b = await runBatch(pool, p, "once"); b !== null; b = await runBatch(pool, p, "once"))
+      dropped += b.numRowsDroppedByWatermark;
     accepted.push(...landing.events);
     if (!corrected) {
       // Until the first correction the stream alone decides the rows.
@@ -176,7 +223,10 @@ async function agree(pool: Pool, s: SessionScenario): Promise<void> {
       const { rows } = await pool.query("SELECT watermark FROM straggler.checkpoints WHERE pipeline = $1", [p.name]);
       const wm = rows[0].watermark === null ? null : BigInt(Date.parse(rows[0].watermark)) * 1000n;
       // Final rows are `final` or `corrected` (a session the correction rewrote): compared as final.
-      expect(await stored(pool, p, (st) => (st === "corrected" ? "final" : st)), `landing ${i}: after the correction`).toEqual(batchSessions(accepted, s.gapMs, wm, () => "final"));
+      expect(
+        await stored(pool, p, (st) => (st === "corrected" ? "final" : st)),
+        `landing ${i}: after the correction`,
+      ).toEqual(batchSessions(accepted, s.gapMs, wm, () => "final"));
       const check = await reconcile(pool, p);
       expect([check.ok, check.mismatches]).toEqual([true, []]);
     }
@@ -184,9 +234,16 @@ async function agree(pool: Pool, s: SessionScenario): Promise<void> {
 }
 
 describe("property: session windows against a batch sessionization", () => {
-  it(`stream, correction and reconcile agree with it (seed ${SEED}, ${RUNS} runs)`, { timeout: TIME_LIMIT_MS + 30_000 }, async () => {
-    const { pool } = await getDb();
-    console.log(`[property] sessions: seed ${SEED}, ${RUNS} runs`);
-    await fc.assert(fc.asyncProperty(scenarios, (s) => agree(pool, s)), { seed: SEED, numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS)] });
-  });
+  it(
+    `stream, correction and reconcile agree with it (seed ${SEED}, ${RUNS} runs)`,
+    { timeout: TIME_LIMIT_MS + 30_000 },
+    async () => {
+      const { pool } = await getDb();
+      console.log(`[property] sessions: seed ${SEED}, ${RUNS} runs`);
+      await fc.assert(
+        fc.asyncProperty(scenarios, (s) => agree(pool, s)),
+        { seed: SEED, numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS)] },
+      );
+    },
+  );
 });

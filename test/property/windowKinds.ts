@@ -32,22 +32,36 @@ const unitMs = fc.constantFrom(1, 1_000, 60_000);
 
 /** tumbling and sliding: Spark's window(), `assignWindows` in src/core/windows.ts. */
 function sparkWindows(window: PipelineConfig["window"], eventUs: bigint): WindowBounds[] {
-  if ("calendar" in window || window.type === "session") throw new Error(`a ${window.type === "session" ? "session" : "calendar"} window is not a fixed-length kind`);
-  return assignWindows(eventUs, { sizeMs: window.size, slideMs: window.type === "sliding" ? window.slide : window.size, offsetMs: window.offset });
+  if ("calendar" in window || window.type === "session")
+    throw new Error(`a ${window.type === "session" ? "session" : "calendar"} window is not a fixed-length kind`);
+  return assignWindows(eventUs, {
+    sizeMs: window.size,
+    slideMs: window.type === "sliding" ? window.slide : window.size,
+    offsetMs: window.offset,
+  });
 }
 
 const tumbling: WindowKind = {
   type: "tumbling",
   block: fc
     .record({ unit: unitMs, size: fc.integer({ min: 1, max: 6 }), offset: fc.nat({ max: 5 }) })
-    .map(({ unit, size, offset }) => ({ type: "tumbling", size: text(size * unit), offset: text((offset % size) * unit) })),
+    .map(({ unit, size, offset }) => ({
+      type: "tumbling",
+      size: text(size * unit),
+      offset: text((offset % size) * unit),
+    })),
   windowsOf: (eventUs, window) => sparkWindows(window, eventUs),
 };
 
 const sliding: WindowKind = {
   type: "sliding",
   block: fc
-    .record({ unit: unitMs, size: fc.integer({ min: 1, max: 6 }), slide: fc.integer({ min: 1, max: 6 }), offset: fc.nat({ max: 5 }) })
+    .record({
+      unit: unitMs,
+      size: fc.integer({ min: 1, max: 6 }),
+      slide: fc.integer({ min: 1, max: 6 }),
+      offset: fc.nat({ max: 5 }),
+    })
     .map(({ unit, size, slide, offset }) => {
       const s = Math.min(slide, size); // Spark refuses a slide longer than the window
       return { type: "sliding", size: text(size * unit), slide: text(s * unit), offset: text((offset % s) * unit) };
@@ -73,7 +87,9 @@ const CALENDAR_SHAPES: WindowBlock[] = [
 /** tumbling and sliding with a timeZone: local days, weeks and months (`assignWindows` with a calendar spec). */
 const calendar: WindowKind = {
   type: "calendar",
-  block: fc.record({ shape: fc.constantFrom(...CALENDAR_SHAPES), timeZone: fc.constantFrom(...ZONES) }).map(({ shape, timeZone }) => ({ ...shape, timeZone })),
+  block: fc
+    .record({ shape: fc.constantFrom(...CALENDAR_SHAPES), timeZone: fc.constantFrom(...ZONES) })
+    .map(({ shape, timeZone }) => ({ ...shape, timeZone })),
   windowsOf: (eventUs, window) => {
     if (!("calendar" in window)) throw new Error("not a calendar window");
     return assignWindows(eventUs, { calendar: window.calendar });

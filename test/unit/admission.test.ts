@@ -71,9 +71,13 @@ describe("classifyRecord: accepted records", () => {
 
   it("reads zone-less times in the configured zone and epoch formats", () => {
     const ny = pipeline({ timestamps: { format: "iso8601", timeZone: "America/New_York" } });
-    expect(classifyRecord(rec({ ts: "2024-05-01 08:10:00", amount: "1" }), ny, SOURCE, LANDED).eventTimeUs).toBe(U(Date.UTC(2024, 4, 1, 12, 10)));
+    expect(classifyRecord(rec({ ts: "2024-05-01 08:10:00", amount: "1" }), ny, SOURCE, LANDED).eventTimeUs).toBe(
+      U(Date.UTC(2024, 4, 1, 12, 10)),
+    );
     const secs = pipeline({ timestamps: { format: "epoch_s" } });
-    expect(classifyRecord(rec({ ts: "1700000000.5", amount: "1" }), secs, SOURCE, LANDED).eventTimeUs).toBe(U(1_700_000_000_500));
+    expect(classifyRecord(rec({ ts: "1700000000.5", amount: "1" }), secs, SOURCE, LANDED).eventTimeUs).toBe(
+      U(1_700_000_000_500),
+    );
   });
 });
 
@@ -81,18 +85,23 @@ describe("classifyRecord: group key", () => {
   const r = { ts: "2024-05-01T12:10:00Z", amount: "1", region: "eu", shop: "s1" };
 
   it("is the field's text for a single key field", () => {
-    expect(classifyRecord(rec(r), pipeline({ fields: { eventTime: "ts", groupKey: ["region"] } }), SOURCE, LANDED).groupKey).toBe("eu");
+    expect(
+      classifyRecord(rec(r), pipeline({ fields: { eventTime: "ts", groupKey: ["region"] } }), SOURCE, LANDED).groupKey,
+    ).toBe("eu");
   });
 
   it("is a JSON array for several key fields", () => {
-    expect(classifyRecord(rec(r), pipeline({ fields: { eventTime: "ts", groupKey: ["region", "shop"] } }), SOURCE, LANDED).groupKey).toBe('["eu","s1"]');
+    expect(
+      classifyRecord(rec(r), pipeline({ fields: { eventTime: "ts", groupKey: ["region", "shop"] } }), SOURCE, LANDED)
+        .groupKey,
+    ).toBe('["eu","s1"]');
   });
 
   it('is "" without key fields', () => {
     expect(classifyRecord(rec(r), pipeline({ fields: { eventTime: "ts" } }), SOURCE, LANDED).groupKey).toBe("");
   });
 
-  it("stores a null or absent single key as NULL_KEY, keeps \"\" as the empty string, and keeps null inside a composite key", () => {
+  it('stores a null or absent single key as NULL_KEY, keeps "" as the empty string, and keeps null inside a composite key', () => {
     expect(groupKeyOf({ region: null }, ["region"])).toBe(NULL_KEY);
     expect(groupKeyOf({}, ["region"])).toBe(NULL_KEY);
     expect(groupKeyOf({ region: "" }, ["region"])).toBe("");
@@ -109,15 +118,37 @@ describe("classifyRecord: group key", () => {
   });
 
   it("quarantines a key holding U+FFFF (reserved for the null key) as MALFORMED", () => {
-    const row = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1", region: "\uFFFF" }), pipeline(), SOURCE, LANDED);
-    expect([row.status, row.reason, row.detail, row.groupKey]).toEqual(["quarantined", "MALFORMED", "group key contains U+FFFF, a Unicode noncharacter reserved for the null key", ""]);
+    const row = classifyRecord(
+      rec({ ts: "2024-05-01T12:10:00Z", amount: "1", region: "\uFFFF" }),
+      pipeline(),
+      SOURCE,
+      LANDED,
+    );
+    expect([row.status, row.reason, row.detail, row.groupKey]).toEqual([
+      "quarantined",
+      "MALFORMED",
+      "group key contains U+FFFF, a Unicode noncharacter reserved for the null key",
+      "",
+    ]);
   });
 
-  it("missingKey: quarantine makes a null or absent key field MISSING_KEY, naming the fields; \"\" is a key", () => {
-    const p = pipeline({ fields: { eventTime: "ts", value: "amount", groupKey: ["region", "shop"] }, admission: { missingKey: "quarantine" } });
+  it('missingKey: quarantine makes a null or absent key field MISSING_KEY, naming the fields; "" is a key', () => {
+    const p = pipeline({
+      fields: { eventTime: "ts", value: "amount", groupKey: ["region", "shop"] },
+      admission: { missingKey: "quarantine" },
+    });
     const one = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1", region: null }), p, SOURCE, LANDED);
-    expect([one.status, one.reason, one.detail]).toEqual(["quarantined", "MISSING_KEY", 'no group key in fields "region", "shop"']);
-    const empty = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1", region: "", shop: "s" }), p, SOURCE, LANDED);
+    expect([one.status, one.reason, one.detail]).toEqual([
+      "quarantined",
+      "MISSING_KEY",
+      'no group key in fields "region", "shop"',
+    ]);
+    const empty = classifyRecord(
+      rec({ ts: "2024-05-01T12:10:00Z", amount: "1", region: "", shop: "s" }),
+      p,
+      SOURCE,
+      LANDED,
+    );
     expect([empty.status, empty.groupKey]).toEqual(["accepted", '["","s"]']);
   });
 
@@ -131,7 +162,12 @@ describe("classifyRecord: ingestion time", () => {
   const p = pipeline({ fields: { eventTime: "ts", ingestionTime: "ingested", value: "amount" } });
 
   it("comes from the record when the producer supplies it", () => {
-    const row = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", ingested: "2024-05-01T12:11:00Z", amount: "1" }), p, SOURCE, LANDED);
+    const row = classifyRecord(
+      rec({ ts: "2024-05-01T12:10:00Z", ingested: "2024-05-01T12:11:00Z", amount: "1" }),
+      p,
+      SOURCE,
+      LANDED,
+    );
     expect(row.ingestionTimeUs).toBe(U(Date.UTC(2024, 4, 1, 12, 11)));
     expect(row.status).toBe("accepted");
   });
@@ -154,13 +190,19 @@ describe("classifyRecord: quarantine reasons", () => {
       reason: "MALFORMED",
       detail: "expected 3 fields, got 2",
     });
-    expect(quarantined(classifyRecord(rec(null), pipeline(), SOURCE, LANDED))).toEqual(["quarantined", "MALFORMED", "not a record"]);
+    expect(quarantined(classifyRecord(rec(null), pipeline(), SOURCE, LANDED))).toEqual([
+      "quarantined",
+      "MALFORMED",
+      "not a record",
+    ]);
   });
 
   it("MALFORMED when the configured event id is missing", () => {
     const p = pipeline({ fields: { eventId: "id", eventTime: "ts", value: "amount" } });
     const detail = 'missing event id field "id"';
-    expect(quarantined(classifyRecord(rec({ id: null, ts: "2024-05-01T12:10:00Z", amount: "1" }), p, SOURCE, LANDED))).toEqual(["quarantined", "MALFORMED", detail]);
+    expect(
+      quarantined(classifyRecord(rec({ id: null, ts: "2024-05-01T12:10:00Z", amount: "1" }), p, SOURCE, LANDED)),
+    ).toEqual(["quarantined", "MALFORMED", detail]);
     const absent = classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1" }), p, SOURCE, LANDED);
     expect(quarantined(absent)).toEqual(["quarantined", "MALFORMED", detail]);
     expect(absent.eventId).toBe(`${SOURCE}:3`); // a made-up id still identifies the bronze row
@@ -168,16 +210,22 @@ describe("classifyRecord: quarantine reasons", () => {
 
   it("NULL_TS when the event time is empty or absent", () => {
     const detail = 'no event time in field "ts"';
-    expect(quarantined(classifyRecord(rec({ ts: null, amount: "1" }), pipeline(), SOURCE, LANDED))).toEqual(["quarantined", "NULL_TS", detail]);
-    expect(quarantined(classifyRecord(rec({ amount: "1" }), pipeline(), SOURCE, LANDED))).toEqual(["quarantined", "NULL_TS", detail]);
+    expect(quarantined(classifyRecord(rec({ ts: null, amount: "1" }), pipeline(), SOURCE, LANDED))).toEqual([
+      "quarantined",
+      "NULL_TS",
+      detail,
+    ]);
+    expect(quarantined(classifyRecord(rec({ amount: "1" }), pipeline(), SOURCE, LANDED))).toEqual([
+      "quarantined",
+      "NULL_TS",
+      detail,
+    ]);
   });
 
   it("PARSE_FAIL for an event time that is not a strict timestamp", () => {
-    expect(quarantined(classifyRecord(rec({ ts: "2021-02-29T00:00:00Z", amount: "1" }), pipeline(), SOURCE, LANDED))).toEqual([
-      "quarantined",
-      "PARSE_FAIL",
-      'event time "ts": no such date: 2021-02-29',
-    ]);
+    expect(
+      quarantined(classifyRecord(rec({ ts: "2021-02-29T00:00:00Z", amount: "1" }), pipeline(), SOURCE, LANDED)),
+    ).toEqual(["quarantined", "PARSE_FAIL", 'event time "ts": no such date: 2021-02-29']);
     // Zone-less without a configured time zone.
     const row = classifyRecord(rec({ ts: "2024-05-01 12:10:00", amount: "1" }), pipeline(), SOURCE, LANDED);
     expect([row.reason, row.eventTimeUs]).toEqual(["PARSE_FAIL", null]);
@@ -185,16 +233,20 @@ describe("classifyRecord: quarantine reasons", () => {
 
   it("PARSE_FAIL for an ingestion time that is not a strict timestamp", () => {
     const p = pipeline({ fields: { eventTime: "ts", ingestionTime: "ingested", value: "amount" } });
-    expect(quarantined(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", ingested: "soon", amount: "1" }), p, SOURCE, LANDED))).toEqual([
-      "quarantined",
-      "PARSE_FAIL",
-      'ingestion time "ingested": not an ISO 8601 timestamp: "soon"',
-    ]);
+    expect(
+      quarantined(
+        classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", ingested: "soon", amount: "1" }), p, SOURCE, LANDED),
+      ),
+    ).toEqual(["quarantined", "PARSE_FAIL", 'ingestion time "ingested": not an ISO 8601 timestamp: "soon"']);
   });
 
   describe("FUTURE_TS against the ingestion time", () => {
-    const p = pipeline({ fields: { eventTime: "ts", ingestionTime: "ingested", value: "amount" }, admission: { maxFutureSkew: "1 hour" } });
-    const at = (ts: string, ingested: string | null) => classifyRecord(rec({ ts, ingested, amount: "1" }), p, SOURCE, LANDED);
+    const p = pipeline({
+      fields: { eventTime: "ts", ingestionTime: "ingested", value: "amount" },
+      admission: { maxFutureSkew: "1 hour" },
+    });
+    const at = (ts: string, ingested: string | null) =>
+      classifyRecord(rec({ ts, ingested, amount: "1" }), p, SOURCE, LANDED);
 
     it("accepts an event exactly maxFutureSkew after its ingestion time", () => {
       const row = at("2024-05-01T13:11:00.000Z", "2024-05-01T12:11:00.000Z");
@@ -225,34 +277,46 @@ describe("classifyRecord: quarantine reasons", () => {
 
     it("checks 1 hour by default, and not at all with maxFutureSkew: null", () => {
       const byDefault = pipeline({ fields: { eventTime: "ts", value: "amount" } });
-      expect(classifyRecord(rec({ ts: "2024-05-01T14:00:00Z", amount: "1" }), byDefault, SOURCE, LANDED).status).toBe("accepted");
-      expect(classifyRecord(rec({ ts: "2024-05-01T14:00:00.001Z", amount: "1" }), byDefault, SOURCE, LANDED).reason).toBe("FUTURE_TS");
+      expect(classifyRecord(rec({ ts: "2024-05-01T14:00:00Z", amount: "1" }), byDefault, SOURCE, LANDED).status).toBe(
+        "accepted",
+      );
+      expect(
+        classifyRecord(rec({ ts: "2024-05-01T14:00:00.001Z", amount: "1" }), byDefault, SOURCE, LANDED).reason,
+      ).toBe("FUTURE_TS");
       const open = pipeline({ fields: { eventTime: "ts", value: "amount" }, admission: { maxFutureSkew: null } });
-      expect(classifyRecord(rec({ ts: "2099-01-01T00:00:00Z", amount: "1" }), open, SOURCE, LANDED).status).toBe("accepted");
+      expect(classifyRecord(rec({ ts: "2099-01-01T00:00:00Z", amount: "1" }), open, SOURCE, LANDED).status).toBe(
+        "accepted",
+      );
     });
   });
 
   it("TOO_OLD before minEventTime; minEventTime itself is accepted", () => {
     const p = pipeline({ admission: { minEventTime: "2000-01-01T00:00:00Z" } });
-    expect(quarantined(classifyRecord(rec({ ts: "1999-12-31T23:59:59.999Z", amount: "1" }), p, SOURCE, LANDED))).toEqual([
-      "quarantined",
-      "TOO_OLD",
-      "event time before minEventTime 2000-01-01T00:00:00.000Z",
-    ]);
-    expect(classifyRecord(rec({ ts: "2000-01-01T00:00:00.000Z", amount: "1" }), p, SOURCE, LANDED).status).toBe("accepted");
+    expect(
+      quarantined(classifyRecord(rec({ ts: "1999-12-31T23:59:59.999Z", amount: "1" }), p, SOURCE, LANDED)),
+    ).toEqual(["quarantined", "TOO_OLD", "event time before minEventTime 2000-01-01T00:00:00.000Z"]);
+    expect(classifyRecord(rec({ ts: "2000-01-01T00:00:00.000Z", amount: "1" }), p, SOURCE, LANDED).status).toBe(
+      "accepted",
+    );
     const micro = pipeline({ admission: { minEventTime: "2000-01-01T00:00:00.000001Z" } });
-    expect(quarantined(classifyRecord(rec({ ts: "2000-01-01T00:00:00Z", amount: "1" }), micro, SOURCE, LANDED))).toEqual([
-      "quarantined",
-      "TOO_OLD",
-      "event time before minEventTime 2000-01-01T00:00:00.000001Z",
-    ]);
-    expect(classifyRecord(rec({ ts: "2000-01-01T00:00:00.000001Z", amount: "1" }), micro, SOURCE, LANDED).status).toBe("accepted");
+    expect(
+      quarantined(classifyRecord(rec({ ts: "2000-01-01T00:00:00Z", amount: "1" }), micro, SOURCE, LANDED)),
+    ).toEqual(["quarantined", "TOO_OLD", "event time before minEventTime 2000-01-01T00:00:00.000001Z"]);
+    expect(classifyRecord(rec({ ts: "2000-01-01T00:00:00.000001Z", amount: "1" }), micro, SOURCE, LANDED).status).toBe(
+      "accepted",
+    );
   });
 
   it("INVALID_VALUE for a missing value", () => {
     const detail = 'no value in field "amount"';
-    expect(quarantined(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: null }), pipeline(), SOURCE, LANDED))).toEqual(["quarantined", "INVALID_VALUE", detail]);
-    expect(quarantined(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z" }), pipeline(), SOURCE, LANDED))).toEqual(["quarantined", "INVALID_VALUE", detail]);
+    expect(
+      quarantined(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: null }), pipeline(), SOURCE, LANDED)),
+    ).toEqual(["quarantined", "INVALID_VALUE", detail]);
+    expect(quarantined(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z" }), pipeline(), SOURCE, LANDED))).toEqual([
+      "quarantined",
+      "INVALID_VALUE",
+      detail,
+    ]);
   });
 
   it("INVALID_VALUE for NaN, Infinity and out-of-range values, keeping the parsed event time", () => {
@@ -264,7 +328,11 @@ describe("classifyRecord: quarantine reasons", () => {
       null,
       U(Date.UTC(2024, 4, 1, 12, 10)),
     ]);
-    expect(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "Infinity" }), pipeline(), SOURCE, LANDED).reason).toBe("INVALID_VALUE");
-    expect(classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1e200000" }), pipeline(), SOURCE, LANDED).reason).toBe("INVALID_VALUE");
+    expect(
+      classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "Infinity" }), pipeline(), SOURCE, LANDED).reason,
+    ).toBe("INVALID_VALUE");
+    expect(
+      classifyRecord(rec({ ts: "2024-05-01T12:10:00Z", amount: "1e200000" }), pipeline(), SOURCE, LANDED).reason,
+    ).toBe("INVALID_VALUE");
   });
 });

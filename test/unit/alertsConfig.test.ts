@@ -4,7 +4,14 @@ import { describe, expect, it } from "vitest";
 import { pipelineSchema } from "../../src/config/pipelineSchema.js";
 import { judgeAlerts } from "../../src/observe/alerts.js";
 
-const base = { name: "x", source: { format: "jsonl" }, fields: { eventTime: "t", value: "v" }, timestamps: { format: "iso8601" }, window: { type: "tumbling", size: "10 minutes" }, watermark: { delay: "1 minute" } };
+const base = {
+  name: "x",
+  source: { format: "jsonl" },
+  fields: { eventTime: "t", value: "v" },
+  timestamps: { format: "iso8601" },
+  window: { type: "tumbling", size: "10 minutes" },
+  watermark: { delay: "1 minute" },
+};
 
 describe("alerts config", () => {
   it("reads the README's example", () => {
@@ -27,7 +34,13 @@ describe("alerts config", () => {
   });
 
   it("defaults to the drop share over 10 batches above 1 % and failed corrections, without a webhook", () => {
-    expect(pipelineSchema.parse(base).alerts).toEqual({ dropShare: { above: 0.01, batches: 10 }, quarantineShare: null, watermarkStalled: null, backlog: null, correctionFailed: true });
+    expect(pipelineSchema.parse(base).alerts).toEqual({
+      dropShare: { above: 0.01, batches: 10 },
+      quarantineShare: null,
+      watermarkStalled: null,
+      backlog: null,
+      correctionFailed: true,
+    });
   });
 
   it("refuses a share over 100 % and a webhook that is no URL", () => {
@@ -40,8 +53,19 @@ describe("alerts config", () => {
 
   it("judges a share strictly above its limit", () => {
     const pipeline = pipelineSchema.parse(base);
-    const facts = { dropInputRows: 100, droppedPairs: 1, quarantineRows: 0, quarantinedRows: 0, stalledSeconds: 0, backlogRows: 0, lastRun: null };
-    expect(judgeAlerts(pipeline, facts).map((j) => [j.alert, j.firing, j.value])).toEqual([["drop_share", false, 0.01], ["correction_failed", false, null]]);
+    const facts = {
+      dropInputRows: 100,
+      droppedPairs: 1,
+      quarantineRows: 0,
+      quarantinedRows: 0,
+      stalledSeconds: 0,
+      backlogRows: 0,
+      lastRun: null,
+    };
+    expect(judgeAlerts(pipeline, facts).map((j) => [j.alert, j.firing, j.value])).toEqual([
+      ["drop_share", false, 0.01],
+      ["correction_failed", false, null],
+    ]);
     expect(judgeAlerts(pipeline, { ...facts, droppedPairs: 2 })[0]!.firing).toBe(true);
   });
 });

@@ -1,24 +1,45 @@
 /** `straggler archive` for people (src/cli/commands/retention.ts): a summary line first, then each list of partitions cut at --limit. */
 import { describe, expect, it } from "vitest";
 import { archiveLines, planLines } from "../../src/cli/commands/retention.js";
-import type { ArchiveManifest, ArchiveRun, PartitionVerdict } from "../../src/retention/archive.js";
+import type { ArchiveManifest, ArchiveRun } from "../../src/retention/archive.js";
+import type { PartitionVerdict } from "../../src/retention/archivePlan.js";
 
 const verdict = (month: number, archivable: boolean): PartitionVerdict => ({
-  partition: `bronze_events_p2026${String(month).padStart(2, "0")}`, rangeStart: "-", rangeEnd: "-", rows: 100 * month, archivable, restored: false,
-  reasons: archivable ? [] : ["ret: within the correction horizon"], pipelines: [],
+  partition: `bronze_events_p2026${String(month).padStart(2, "0")}`,
+  rangeStart: "-",
+  rangeEnd: "-",
+  rows: 100 * month,
+  archivable,
+  restored: false,
+  reasons: archivable ? [] : ["ret: within the correction horizon"],
+  pipelines: [],
 });
-const manifest = (partition: string, rows: number) => ({
-  partition, pipeline: "ret", rows, byStatus: { accepted: rows - 1, quarantined: 1 }, byReason: { NULL_TS: 1 },
-  eventTime: { min: "2026-01-01T00:00:00.000Z", max: "2026-01-31T00:00:00.000Z" }, sha256: "abc", bytes: 42,
-}) as unknown as ArchiveManifest;
+const manifest = (partition: string, rows: number) =>
+  ({
+    partition,
+    pipeline: "ret",
+    rows,
+    byStatus: { accepted: rows - 1, quarantined: 1 },
+    byReason: { NULL_TS: 1 },
+    eventTime: { min: "2026-01-01T00:00:00.000Z", max: "2026-01-31T00:00:00.000Z" },
+    sha256: "abc",
+    bytes: 42,
+  }) as unknown as ArchiveManifest;
 const archived = (month: number) => {
   const v = verdict(month, true);
-  return { partition: v.partition, rows: v.rows, archives: [{ manifestFile: `archive/${v.partition}.ret.manifest.json`, manifest: manifest(v.partition, v.rows) }] };
+  return {
+    partition: v.partition,
+    rows: v.rows,
+    archives: [{ manifestFile: `archive/${v.partition}.ret.manifest.json`, manifest: manifest(v.partition, v.rows) }],
+  };
 };
 
 describe("archive's lines", () => {
   it("the summary line, the first --limit partitions archived (with their files) and kept, how many more", () => {
-    const run: ArchiveRun = { archived: [archived(1), archived(2), archived(3)], kept: [verdict(4, false), verdict(5, false)] };
+    const run: ArchiveRun = {
+      archived: [archived(1), archived(2), archived(3)],
+      kept: [verdict(4, false), verdict(5, false)],
+    };
     expect(archiveLines(run, 1)).toEqual([
       "3 partitions archived (600 rows), 2 kept",
       [

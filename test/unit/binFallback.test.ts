@@ -14,12 +14,18 @@ import { REPO_ROOT } from "../helpers/fixtures.js";
 /** A copy of the checkout: bin/, src/, jobs/, package.json, node_modules linked, and dist/ when `withDist`. */
 function checkout(withDist: boolean): string {
   const dir = mkdtempSync(path.join(tmpdir(), "straggler-bin-"));
-  for (const p of ["bin", "src", "jobs", "package.json", ...(withDist ? ["dist"] : [])]) cpSync(path.join(REPO_ROOT, p), path.join(dir, p), { recursive: true });
+  for (const p of ["bin", "src", "jobs", "package.json", ...(withDist ? ["dist"] : [])])
+    cpSync(path.join(REPO_ROOT, p), path.join(dir, p), { recursive: true });
   symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(dir, "node_modules"));
   return dir;
 }
 
-const help = (dir: string) => spawnSync(process.execPath, [path.join(dir, "bin/straggler.mjs"), "--help"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+const help = (dir: string) =>
+  spawnSync(process.execPath, [path.join(dir, "bin/straggler.mjs"), "--help"], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
 const FIRST_LINE = "Usage: straggler [options] [command]";
 
 describe("bin/straggler.mjs", () => {
@@ -33,7 +39,11 @@ describe("bin/straggler.mjs", () => {
 
   it("without dist/, runs the sources through tsx and says so", () => {
     const r = help(checkout(false));
-    expect([r.status, r.stdout.split("\n")[0], r.stderr]).toEqual([0, FIRST_LINE, "straggler: no build in dist/ (npm run build); running the TypeScript sources through tsx\n"]);
+    expect([r.status, r.stdout.split("\n")[0], r.stderr]).toEqual([
+      0,
+      FIRST_LINE,
+      "straggler: no build in dist/ (npm run build); running the TypeScript sources through tsx\n",
+    ]);
   });
 
   it("with a source changed after the build, runs the sources through tsx and says so", () => {
@@ -41,6 +51,10 @@ describe("bin/straggler.mjs", () => {
     const later = new Date(Date.now() + 60_000);
     utimesSync(path.join(dir, "src/cli/print.ts"), later, later);
     const r = help(dir);
-    expect([r.status, r.stdout.split("\n")[0], r.stderr]).toEqual([0, FIRST_LINE, "straggler: dist/ is older than src/ (npm run build); running the TypeScript sources through tsx\n"]);
+    expect([r.status, r.stdout.split("\n")[0], r.stderr]).toEqual([
+      0,
+      FIRST_LINE,
+      "straggler: dist/ is older than src/ (npm run build); running the TypeScript sources through tsx\n",
+    ]);
   });
 });

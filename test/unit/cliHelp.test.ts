@@ -7,7 +7,9 @@ import { REPO_ROOT } from "../helpers/fixtures.js";
 
 const run = (...args: string[]) =>
   spawnSync(process.execPath, [path.join(REPO_ROOT, "bin/straggler.mjs"), ...args], {
-    cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000,
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+    timeout: 60_000,
   });
 
 describe("straggler --version and --help", () => {
@@ -31,16 +33,33 @@ describe("straggler --version and --help", () => {
 
   it("every command's --help names its --json, and --limit where it prints a list that can be long", () => {
     const top = run("--help").stdout;
-    const commands = [...top.slice(top.indexOf("Commands:"), top.indexOf("Environment variables:")).matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]!).filter((c) => c !== "help");
+    const commands = [
+      ...top.slice(top.indexOf("Commands:"), top.indexOf("Environment variables:")).matchAll(/^ {2}([a-z]+)\b/gm),
+    ]
+      .map((m) => m[1]!)
+      .filter((c) => c !== "help");
     const options = (args: string[]) => {
       const help = run(...args, "--help").stdout;
       return ["--json", "--limit"].filter((flag) => new RegExp(`^ +(?:-\\w, )?${flag}\\b`, "m").test(help));
     };
-    const LISTS = ["ingest", "sources", "stream", "status", "replay", "correct", "reconcile", "lateness", "rebuild", "archive"];
+    const LISTS = [
+      "ingest",
+      "sources",
+      "stream",
+      "status",
+      "replay",
+      "correct",
+      "reconcile",
+      "lateness",
+      "rebuild",
+      "archive",
+    ];
     const NO_DOCUMENT = ["serve", "db"]; // the service; db url prints the URL alone, db psql is psql
     expect(commands.map((c) => [c, options([c])])).toEqual(
       commands.map((c) => [c, NO_DOCUMENT.includes(c) ? [] : LISTS.includes(c) ? ["--json", "--limit"] : ["--json"]]),
     );
-    expect(run("status", "--help").stdout.replace(/\s+/g, " ")).toContain('at most this many items of each list for people, then "… and N more"; 0: the summary alone; --json has them all (default: 20)');
+    expect(run("status", "--help").stdout.replace(/\s+/g, " ")).toContain(
+      'at most this many items of each list for people, then "… and N more"; 0: the summary alone; --json has them all (default: 20)',
+    );
   });
 });

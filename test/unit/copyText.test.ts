@@ -3,9 +3,13 @@ import { copyText, inChunks, inChunksOf } from "../../src/db/copyText.js";
 
 describe("copyText (COPY's text format)", () => {
   it("returns plain values as they are, numbers as text, null as \\N", () => {
-    expect([copyText("e530,2026-11-01T00:17:48.480Z,k66,164.98"), copyText(""), copyText(42), copyText(-0.5), copyText(null)]).toEqual([
-      "e530,2026-11-01T00:17:48.480Z,k66,164.98", "", "42", "-0.5", "\\N",
-    ]);
+    expect([
+      copyText("e530,2026-11-01T00:17:48.480Z,k66,164.98"),
+      copyText(""),
+      copyText(42),
+      copyText(-0.5),
+      copyText(null),
+    ]).toEqual(["e530,2026-11-01T00:17:48.480Z,k66,164.98", "", "42", "-0.5", "\\N"]);
   });
 
   it("escapes backslash, line feed, carriage return and tab, each occurrence, and writes a NUL as the six characters \\u0000", () => {

@@ -27,22 +27,40 @@ async function rejection(fn: () => Promise<unknown>): Promise<unknown> {
 describe("classifyDbError: SQLSTATE and connection errors in groups", () => {
   it("groups each code the service acts on", () => {
     const table: [string, string][] = [
-      ["08000", "unavailable"], ["08006", "unavailable"], ["08P01", "unavailable"],
-      ["57P01", "unavailable"], ["57P02", "unavailable"], ["57P03", "unavailable"], ["53300", "unavailable"],
-      ["ECONNREFUSED", "unavailable"], ["ECONNRESET", "unavailable"], ["EPIPE", "unavailable"], ["ETIMEDOUT", "unavailable"], ["ENOTFOUND", "unavailable"],
-      ["40001", "serialization"], ["40P01", "serialization"],
-      ["23505", "unique_violation"], ["23503", "other"],
-      ["55P03", "lock_not_available"], ["55000", "other"],
+      ["08000", "unavailable"],
+      ["08006", "unavailable"],
+      ["08P01", "unavailable"],
+      ["57P01", "unavailable"],
+      ["57P02", "unavailable"],
+      ["57P03", "unavailable"],
+      ["53300", "unavailable"],
+      ["ECONNREFUSED", "unavailable"],
+      ["ECONNRESET", "unavailable"],
+      ["EPIPE", "unavailable"],
+      ["ETIMEDOUT", "unavailable"],
+      ["ENOTFOUND", "unavailable"],
+      ["40001", "serialization"],
+      ["40P01", "serialization"],
+      ["23505", "unique_violation"],
+      ["23503", "other"],
+      ["55P03", "lock_not_available"],
+      ["55000", "other"],
       ["57014", "query_canceled"],
-      ["22012", "data_exception"], ["22003", "data_exception"], ["2200G", "data_exception"],
-      ["42P01", "other"], ["XX000", "other"], ["ENOENT", "other"],
+      ["22012", "data_exception"],
+      ["22003", "data_exception"],
+      ["2200G", "data_exception"],
+      ["42P01", "other"],
+      ["XX000", "other"],
+      ["ENOENT", "other"],
     ];
     expect(table.map(([code]) => [code, classifyDbError(err(code))])).toEqual(table);
   });
 
   it("reads node-postgres' messages for a dead connection and pg-pool's acquisition timeout, which carry no code", () => {
     expect(classifyDbError(err(undefined, "Connection terminated unexpectedly"))).toBe("unavailable");
-    expect(classifyDbError(err(undefined, "Client has encountered a connection error and is not queryable"))).toBe("unavailable");
+    expect(classifyDbError(err(undefined, "Client has encountered a connection error and is not queryable"))).toBe(
+      "unavailable",
+    );
     expect(classifyDbError(err(undefined, "timeout exceeded when trying to connect"))).toBe("busy");
     expect(classifyDbError(err(undefined, "something else"))).toBe("other");
   });
@@ -51,15 +69,40 @@ describe("classifyDbError: SQLSTATE and connection errors in groups", () => {
     expect(classifyDbError(err(undefined, "wrapped", err("40001")))).toBe("serialization");
     expect(classifyDbError(err(undefined, "twice", err(undefined, "once", err("57P01"))))).toBe("unavailable");
     expect(classifyDbError(err("invalid_request", "a 400 made from a reset", err("ECONNRESET")))).toBe("other");
-    expect([classifyDbError(undefined), classifyDbError(null), classifyDbError("40001"), classifyDbError(42)]).toEqual(["other", "other", "other", "other"]);
+    expect([classifyDbError(undefined), classifyDbError(null), classifyDbError("40001"), classifyDbError(42)]).toEqual([
+      "other",
+      "other",
+      "other",
+      "other",
+    ]);
   });
 
   it("answers the questions callers ask", () => {
-    expect(["40001", "40P01", "55P03", "23505", "57014", "22012", "08006"].map((c) => isRetryable(err(c)))).toEqual([true, true, true, true, false, false, false]);
-    expect(["08006", "57P01", "ECONNREFUSED", "40001"].map((c) => isUnavailable(err(c)))).toEqual([true, true, true, false]);
-    expect([isPoolTimeout(err(undefined, "timeout exceeded when trying to connect")), isPoolTimeout(err("08006"))]).toEqual([true, false]);
+    expect(["40001", "40P01", "55P03", "23505", "57014", "22012", "08006"].map((c) => isRetryable(err(c)))).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
+    expect(["08006", "57P01", "ECONNREFUSED", "40001"].map((c) => isUnavailable(err(c)))).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect([
+      isPoolTimeout(err(undefined, "timeout exceeded when trying to connect")),
+      isPoolTimeout(err("08006")),
+    ]).toEqual([true, false]);
     // A data exception must be the database's own error (the savepoint rolls back what it raised), not a wrapper's cause.
-    expect([isDataException(err("22012")), isDataException(err(undefined, "wrapped", err("22012"))), isDataException(err("23505"))]).toEqual([true, false, false]);
+    expect([
+      isDataException(err("22012")),
+      isDataException(err(undefined, "wrapped", err("22012"))),
+      isDataException(err("23505")),
+    ]).toEqual([true, false, false]);
   });
 
   it("classifies the errors a real PostgreSQL and pg-pool raise", async () => {
@@ -77,7 +120,9 @@ describe("classifyDbError: SQLSTATE and connection errors in groups", () => {
       await holder.query("BEGIN");
       await holder.query("SELECT pg_advisory_xact_lock(42)");
       await waiter.query("SET lock_timeout = '50ms'");
-      expect(classifyDbError(await rejection(() => waiter.query("SELECT pg_advisory_lock(42)")))).toBe("lock_not_available");
+      expect(classifyDbError(await rejection(() => waiter.query("SELECT pg_advisory_lock(42)")))).toBe(
+        "lock_not_available",
+      );
       await waiter.query("SET statement_timeout = '50ms'");
       expect(classifyDbError(await rejection(() => waiter.query("SELECT pg_sleep(5)")))).toBe("query_canceled");
       await waiter.query("RESET statement_timeout; RESET lock_timeout");
@@ -120,7 +165,11 @@ describe("backoffMs: exponential, capped, equal jitter", () => {
   const backoff = { baseMs: 20, capMs: 1_000 };
 
   it("draws uniformly in [step/2, step): the bounds with a fixed random", () => {
-    const steps = [1, 2, 3, 4, 5, 6, 7, 8].map((attempt) => [backoffMs(attempt, backoff, () => 0), backoffMs(attempt, backoff, () => 0.5), backoffMs(attempt, backoff, () => 0.999)]);
+    const steps = [1, 2, 3, 4, 5, 6, 7, 8].map((attempt) => [
+      backoffMs(attempt, backoff, () => 0),
+      backoffMs(attempt, backoff, () => 0.5),
+      backoffMs(attempt, backoff, () => 0.999),
+    ]);
     expect(steps).toEqual([
       [10, 15, 19.990000000000002],
       [20, 30, 39.980000000000004],

@@ -19,7 +19,24 @@ describe("parseDecimal", () => {
   });
 
   it("refuses NaN, Infinity, empty, hex and other non-decimals", () => {
-    for (const raw of ["NaN", "nan", "Infinity", "-Infinity", "inf", "", "   ", "0x10", ".", "-", "e5", "1e", "1.2.3", "1,5", "12abc", "1_000"]) {
+    for (const raw of [
+      "NaN",
+      "nan",
+      "Infinity",
+      "-Infinity",
+      "inf",
+      "",
+      "   ",
+      "0x10",
+      ".",
+      "-",
+      "e5",
+      "1e",
+      "1.2.3",
+      "1,5",
+      "12abc",
+      "1_000",
+    ]) {
       expect(parseDecimal(raw).ok, JSON.stringify(raw)).toBe(false);
     }
     expect(parseDecimal("NaN")).toEqual({ ok: false, detail: 'not a decimal number: "NaN"' });
@@ -53,8 +70,21 @@ describe("parseDecimal", () => {
 describe("canonicalNumber (keys and ids)", () => {
   it("writes one plain decimal per value: no exponent, no leading or trailing zeros, -0 is 0", () => {
     const cases: Array<[string, string]> = [
-      ["7", "7"], ["7.0", "7"], ["7.00", "7"], ["0.7e1", "7"], ["70e-1", "7"], ["-7.0", "-7"], ["-0", "0"], ["-0.0e5", "0"], ["0e-999999999999999999999", "0"],
-      ["1.50E+2", "150"], ["1e-3", "0.001"], ["-12.340", "-12.34"], ["007", "7"], ["1e3", "1000"], ["123456789012345678901234567890", "123456789012345678901234567890"],
+      ["7", "7"],
+      ["7.0", "7"],
+      ["7.00", "7"],
+      ["0.7e1", "7"],
+      ["70e-1", "7"],
+      ["-7.0", "-7"],
+      ["-0", "0"],
+      ["-0.0e5", "0"],
+      ["0e-999999999999999999999", "0"],
+      ["1.50E+2", "150"],
+      ["1e-3", "0.001"],
+      ["-12.340", "-12.34"],
+      ["007", "7"],
+      ["1e3", "1000"],
+      ["123456789012345678901234567890", "123456789012345678901234567890"],
     ];
     for (const [text, canonical] of cases) expect(canonicalNumber(text), text).toBe(canonical);
   });
@@ -73,6 +103,13 @@ describe("canonicalNumber (keys and ids)", () => {
 describe("compareAbs", () => {
   const cmp = (a: string, b: string) => compareAbs(decimalParts(a)!, decimalParts(b)!);
   it("orders magnitudes exactly, sign ignored", () => {
-    expect([cmp("1e38", "100000000000000000000000000000000000000"), cmp("-1e38", "1e38"), cmp("100000000000000000000000000000000000000.1", "1e38"), cmp("9.99e37", "1e38"), cmp("0", "1e-9"), cmp("0.0", "-0")]).toEqual([0, 0, 1, -1, -1, 0]);
+    expect([
+      cmp("1e38", "100000000000000000000000000000000000000"),
+      cmp("-1e38", "1e38"),
+      cmp("100000000000000000000000000000000000000.1", "1e38"),
+      cmp("9.99e37", "1e38"),
+      cmp("0", "1e-9"),
+      cmp("0.0", "-0"),
+    ]).toEqual([0, 0, 1, -1, -1, 0]);
   });
 });

@@ -4,17 +4,23 @@ import { describe, expect, it } from "vitest";
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
 function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-");
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, "")
+    .replace(/ /g, "-");
 }
 
 /** Lines of a Markdown file outside fenced code blocks, with their 1-based numbers. */
 function prose(path: string): Array<[number, string]> {
   let fenced = false;
   const out: Array<[number, string]> = [];
-  readFileSync(path, "utf8").split("\n").forEach((line, i) => {
-    if (line.startsWith("```")) fenced = !fenced;
-    else if (!fenced) out.push([i + 1, line]);
-  });
+  readFileSync(path, "utf8")
+    .split("\n")
+    .forEach((line, i) => {
+      if (line.startsWith("```")) fenced = !fenced;
+      else if (!fenced) out.push([i + 1, line]);
+    });
   return out;
 }
 

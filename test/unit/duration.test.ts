@@ -51,12 +51,24 @@ describe("durations read as Spark's CalendarInterval strings", () => {
     ["2 h", 'unit "h" is not one Spark reads: write "2 hours"'],
     ["10s", 'write a space between the number and its unit: "10 seconds"'],
     ["5minutes", 'write a space between the number and its unit: "5 minutes"'],
-    ["10 fortnights", 'unknown unit "fortnights" in "10 fortnights": expected weeks, days, hours, minutes, seconds, milliseconds or microseconds'],
+    [
+      "10 fortnights",
+      'unknown unit "fortnights" in "10 fortnights": expected weeks, days, hours, minutes, seconds, milliseconds or microseconds',
+    ],
     ["ten minutes", 'expected a duration like "10 minutes", got "ten minutes"'],
     ["-5 minutes", 'a duration is not negative: "-5 minutes"'],
-    ["1.5 hours", 'only seconds take a fraction (as in Spark): write "1.5 hours" in whole smaller units, e.g. "1 hour 30 minutes"'],
-    ["1.5 minutes", 'only seconds take a fraction (as in Spark): write "1.5 minutes" in whole smaller units, e.g. "1 minute 30 seconds"'],
-    ["0.3 minutes", 'only seconds take a fraction (as in Spark): write "0.3 minutes" in whole smaller units, e.g. "18 seconds"'],
+    [
+      "1.5 hours",
+      'only seconds take a fraction (as in Spark): write "1.5 hours" in whole smaller units, e.g. "1 hour 30 minutes"',
+    ],
+    [
+      "1.5 minutes",
+      'only seconds take a fraction (as in Spark): write "1.5 minutes" in whole smaller units, e.g. "1 minute 30 seconds"',
+    ],
+    [
+      "0.3 minutes",
+      'only seconds take a fraction (as in Spark): write "0.3 minutes" in whole smaller units, e.g. "18 seconds"',
+    ],
     ["1.0000001 hours", 'only seconds take a fraction (as in Spark): write "1.0000001 hours" in whole smaller units'],
     ["100 microseconds", 'durations are whole milliseconds: "100 microseconds" is not'],
     ["0.0001 seconds", 'durations are whole milliseconds: "0.0001 seconds" is not'],

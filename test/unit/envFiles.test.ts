@@ -37,10 +37,15 @@ describe("secrets from <NAME>_FILE", () => {
       STRAGGLER_READ_TOKEN_FILE: secretFile("read", "file-read-token-0123456789"),
     });
     expect([env.DATABASE_URL, env.STRAGGLER_API_TOKEN, env.STRAGGLER_READ_TOKEN]).toEqual([
-      "postgres://u:file-password-1@db:5432/s", "file-api-token-0123456789", "file-read-token-0123456789",
+      "postgres://u:file-password-1@db:5432/s",
+      "file-api-token-0123456789",
+      "file-read-token-0123456789",
     ]);
-    expect(redactSecrets("auth failed for file-password-1 with Bearer file-api-token-0123456789 or file-read-token-0123456789"))
-      .toBe("auth failed for [Redacted] with Bearer [Redacted] or [Redacted]");
+    expect(
+      redactSecrets(
+        "auth failed for file-password-1 with Bearer file-api-token-0123456789 or file-read-token-0123456789",
+      ),
+    ).toBe("auth failed for [Redacted] with Bearer [Redacted] or [Redacted]");
   });
 
   it("keeps a second trailing newline and inner whitespace: only one newline is the file's end", () => {
@@ -58,7 +63,9 @@ describe("secrets from <NAME>_FILE", () => {
     const empty = secretFile("empty", "\n");
     const folder = path.join(dir, "folder");
     mkdirSync(folder);
-    expect(failure({ DATABASE_URL_FILE: missing, STRAGGLER_API_TOKEN_FILE: empty, STRAGGLER_READ_TOKEN_FILE: folder })).toBe(
+    expect(
+      failure({ DATABASE_URL_FILE: missing, STRAGGLER_API_TOKEN_FILE: empty, STRAGGLER_READ_TOKEN_FILE: folder }),
+    ).toBe(
       `invalid environment:\n  DATABASE_URL_FILE: cannot read ${missing}: no such file\n  STRAGGLER_API_TOKEN_FILE: ${empty} is empty\n  STRAGGLER_READ_TOKEN_FILE: cannot read ${folder}: a directory, not a file`,
     );
     const both = secretFile("both", "file-api-token-0123456789\n");

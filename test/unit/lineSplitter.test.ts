@@ -1,12 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { splitLines, utf8Prefix, type SplitLine } from "../../src/ingest/lineSplitter.js";
 
-async function split(chunks: (Buffer | string)[], maxBytes: number, unterminated: "record" | "hold" = "record"): Promise<SplitLine[]> {
+async function split(
+  chunks: (Buffer | string)[],
+  maxBytes: number,
+  unterminated: "record" | "hold" = "record",
+): Promise<SplitLine[]> {
   const out: SplitLine[] = [];
-  for await (const batch of splitLines((async function* () { yield* chunks; })(), { maxBytes, unterminated })) out.push(...batch);
+  for await (const batch of splitLines(
+    (async function* () {
+      yield* chunks;
+    })(),
+    { maxBytes, unterminated },
+  ))
+    out.push(...batch);
   return out;
 }
-const texts = (lines: SplitLine[]) => lines.map((l) => [l.line, l.bytes.toString(), l.tooLong, l.terminated, l.endOffset]);
+const texts = (lines: SplitLine[]) =>
+  lines.map((l) => [l.line, l.bytes.toString(), l.tooLong, l.terminated, l.endOffset]);
 
 describe("splitLines", () => {
   it("splits on LF, CRLF and a lone CR across chunk boundaries, with byte offsets after each line", async () => {
@@ -77,6 +88,16 @@ describe("splitLines", () => {
 describe("utf8Prefix", () => {
   it("cuts at a character boundary, never inside a multi-byte character", () => {
     const bytes = Buffer.from("aé€😀", "utf8"); // 1 + 2 + 3 + 4 bytes
-    expect([1, 2, 3, 4, 5, 6, 7, 9, 10].map((n) => utf8Prefix(bytes, n))).toEqual(["a", "a", "aé", "aé", "aé", "aé€", "aé€", "aé€", "aé€😀"]);
+    expect([1, 2, 3, 4, 5, 6, 7, 9, 10].map((n) => utf8Prefix(bytes, n))).toEqual([
+      "a",
+      "a",
+      "aé",
+      "aé",
+      "aé",
+      "aé€",
+      "aé€",
+      "aé€",
+      "aé€😀",
+    ]);
   });
 });

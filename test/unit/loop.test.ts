@@ -50,10 +50,13 @@ describe("startLoop", () => {
   it("wake() during a wait starts the next round now, told woken; a wake during a round runs the next one as soon as it ends", async () => {
     let release: (() => void) | undefined;
     const rounds: { at: number; woken: boolean }[] = [];
-    const loop = startLoop(async (ctx) => {
-      rounds.push({ at: Date.now(), woken: ctx.woken });
-      if (rounds.length === 2) await new Promise<void>((resolve) => (release = resolve));
-    }, { intervalMs: 1000, onError: noError });
+    const loop = startLoop(
+      async (ctx) => {
+        rounds.push({ at: Date.now(), woken: ctx.woken });
+        if (rounds.length === 2) await new Promise<void>((resolve) => (release = resolve));
+      },
+      { intervalMs: 1000, onError: noError },
+    );
     await vi.advanceTimersByTimeAsync(30);
     loop.wake(); // during the wait after round 1: round 2 starts at 30
     await vi.advanceTimersByTimeAsync(10);
@@ -63,7 +66,10 @@ describe("startLoop", () => {
     await vi.advanceTimersByTimeAsync(0);
     await vi.advanceTimersByTimeAsync(1000);
     expect(rounds).toEqual([
-      { at: 0, woken: false }, { at: 30, woken: true }, { at: 50, woken: true }, { at: 1050, woken: false },
+      { at: 0, woken: false },
+      { at: 30, woken: true },
+      { at: 50, woken: true },
+      { at: 1050, woken: false },
     ]);
     await loop.stop();
   });
@@ -80,29 +86,43 @@ describe("startLoop", () => {
     });
     await vi.advanceTimersByTimeAsync(1200);
     expect(r.rounds).toEqual([
-      { at: 0, woken: false, failures: 0 }, { at: 50, woken: false, failures: 1 }, { at: 125, woken: false, failures: 2 },
-      { at: 200, woken: false, failures: 3 }, { at: 1200, woken: false, failures: 0 },
+      { at: 0, woken: false, failures: 0 },
+      { at: 50, woken: false, failures: 1 },
+      { at: 125, woken: false, failures: 2 },
+      { at: 200, woken: false, failures: 3 },
+      { at: 1200, woken: false, failures: 0 },
     ]);
     // The third wait is capped: step min(150, 400) = 150, half of it 75.
-    expect(errors).toEqual([["round 0", 1, 50], ["round 1", 2, 75], ["round 2", 3, 75], ["round 4", 1, 50]]);
+    expect(errors).toEqual([
+      ["round 0", 1, 50],
+      ["round 1", 2, 75],
+      ["round 2", 3, 75],
+      ["round 4", 1, 50],
+    ]);
     await loop.stop();
   });
 
   it("without backoff a failed round waits the interval; a wake during a failed round does not cut the wait, a wake during it does", async () => {
     const rounds: { at: number; woken: boolean; failures: number }[] = [];
-    const loop: Loop = startLoop(async (ctx) => {
-      rounds.push({ at: Date.now(), woken: ctx.woken, failures: ctx.failures });
-      await Promise.resolve(); // the loop has been returned: wake it during this round
-      if (rounds.length === 1) {
-        loop.wake();
-        throw new Error("first");
-      }
-    }, { intervalMs: 100, onError: noError });
+    const loop: Loop = startLoop(
+      async (ctx) => {
+        rounds.push({ at: Date.now(), woken: ctx.woken, failures: ctx.failures });
+        await Promise.resolve(); // the loop has been returned: wake it during this round
+        if (rounds.length === 1) {
+          loop.wake();
+          throw new Error("first");
+        }
+      },
+      { intervalMs: 100, onError: noError },
+    );
     await vi.advanceTimersByTimeAsync(60);
     expect(rounds.map((r) => r.at)).toEqual([0]);
     loop.wake();
     await vi.advanceTimersByTimeAsync(0);
-    expect(rounds).toEqual([{ at: 0, woken: false, failures: 0 }, { at: 60, woken: true, failures: 1 }]);
+    expect(rounds).toEqual([
+      { at: 0, woken: false, failures: 0 },
+      { at: 60, woken: true, failures: 1 },
+    ]);
     await loop.stop();
   });
 
@@ -120,10 +140,13 @@ describe("startLoop", () => {
   it("stop() aborts the round's signal and resolves once the round in flight has ended; no round after it", async () => {
     let release: (() => void) | undefined;
     const seen: boolean[] = [];
-    const loop = startLoop(async (ctx) => {
-      await new Promise<void>((resolve) => (release = resolve));
-      seen.push(ctx.signal.aborted);
-    }, { intervalMs: 100, onError: noError });
+    const loop = startLoop(
+      async (ctx) => {
+        await new Promise<void>((resolve) => (release = resolve));
+        seen.push(ctx.signal.aborted);
+      },
+      { intervalMs: 100, onError: noError },
+    );
     await vi.advanceTimersByTimeAsync(0);
     let stopped = false;
     const stopping = loop.stop().then(() => (stopped = true));

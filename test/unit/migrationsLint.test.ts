@@ -21,7 +21,9 @@ function withoutComments(sql: string): string {
 /** The CASCADEs of `sql` that drop objects: every `CASCADE` outside comments but a foreign key's `ON DELETE` / `ON UPDATE CASCADE`. */
 function droppingCascades(sql: string): string[] {
   const code = withoutComments(sql);
-  return [...code.matchAll(/(?:\bON\s+(?:DELETE|UPDATE)\s+)?\bCASCADE\b/gi)].map((m) => m[0]).filter((m) => !/^ON\s/i.test(m));
+  return [...code.matchAll(/(?:\bON\s+(?:DELETE|UPDATE)\s+)?\bCASCADE\b/gi)]
+    .map((m) => m[0])
+    .filter((m) => !/^ON\s/i.test(m));
 }
 
 describe("migrations never drop a user's objects", () => {
@@ -34,13 +36,19 @@ describe("migrations never drop a user's objects", () => {
   });
 
   it(`no migration from ${FIRST_CHECKED} on contains a CASCADE that drops objects`, () => {
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{4}_.*\.sql$/.test(f) && Number(f.slice(0, 4)) >= FIRST_CHECKED).sort();
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => /^\d{4}_.*\.sql$/.test(f) && Number(f.slice(0, 4)) >= FIRST_CHECKED)
+      .sort();
     expect(files[0]).toBe("0035_read_model_docs.sql");
-    const offenders = files.filter((f) => droppingCascades(readFileSync(path.join(MIGRATIONS_DIR, f), "utf8")).length > 0);
+    const offenders = files.filter(
+      (f) => droppingCascades(readFileSync(path.join(MIGRATIONS_DIR, f), "utf8")).length > 0,
+    );
     expect(offenders).toEqual([]);
   });
 
   it("the rule would have caught migration 0011's DROP VIEW … CASCADE", () => {
-    expect(droppingCascades(readFileSync(path.join(MIGRATIONS_DIR, "0011_microsecond_instants.sql"), "utf8"))).toEqual(["CASCADE"]);
+    expect(droppingCascades(readFileSync(path.join(MIGRATIONS_DIR, "0011_microsecond_instants.sql"), "utf8"))).toEqual([
+      "CASCADE",
+    ]);
   });
 });

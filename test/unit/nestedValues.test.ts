@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { groupKeyOf } from "../../src/core/keys.js";
-import { canonicalJson, jsonFields } from "../../src/ingest/readers.js";
+import { canonicalJson, jsonFields } from "../../src/ingest/jsonRecords.js";
 import { parse } from "lossless-json";
 
 /** The field text of `k` in a JSON line (or its parse error). */
@@ -29,7 +29,9 @@ describe("a nested JSON value (object or array) as field text", () => {
 
   it("sorts member names by UTF-16 code units (RFC 8785's order) and escapes strings as JSON", () => {
     expect(field('{"k":{"b":1,"B":2,"a":3,"é":4,"":5}}')).toBe('{"":5,"B":2,"a":3,"b":1,"é":4}');
-    expect(field('{"k":{"s":"x\\"y\\n","n":null,"t":true,"e":{},"l":[]}}')).toBe('{"e":{},"l":[],"n":null,"s":"x\\"y\\n","t":true}');
+    expect(field('{"k":{"s":"x\\"y\\n","n":null,"t":true,"e":{},"l":[]}}')).toBe(
+      '{"e":{},"l":[],"n":null,"s":"x\\"y\\n","t":true}',
+    );
   });
 
   it("makes two records with reordered key objects one group", () => {
@@ -46,6 +48,8 @@ describe("a nested JSON value (object or array) as field text", () => {
   });
 
   it("canonicalJson of a parsed value", () => {
-    expect(canonicalJson(parse('{"z":[{"y":1.50,"x":"1.50"}],"a":false}'))).toBe('{"a":false,"z":[{"x":"1.50","y":1.5}]}');
+    expect(canonicalJson(parse('{"z":[{"y":1.50,"x":"1.50"}],"a":false}'))).toBe(
+      '{"a":false,"z":[{"x":"1.50","y":1.5}]}',
+    );
   });
 });

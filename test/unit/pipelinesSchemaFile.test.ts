@@ -40,39 +40,89 @@ describe("pipelines.schema.json", () => {
     const pipeline = (schema.properties as { pipelines: { items: Json } }).pipelines.items;
     const p = props(pipeline);
     expect([schema.$schema, schema.additionalProperties, pipeline.additionalProperties, pipeline.required]).toEqual([
-      "http://json-schema.org/draft-07/schema#", false, false, ["name", "fields", "window", "watermark"],
+      "http://json-schema.org/draft-07/schema#",
+      false,
+      false,
+      ["name", "fields", "window", "watermark"],
     ]);
     const settle = props(p.source).settle!;
-    expect([settle.type, settle.default, props(p.trigger).interval!.default, props(p.correction).lease!.default, props(p.admission).maxFutureSkew!.default]).toEqual([
-      "string", "2 seconds", "5 seconds", "1 minute", "1 hour",
-    ]);
+    expect([
+      settle.type,
+      settle.default,
+      props(p.trigger).interval!.default,
+      props(p.correction).lease!.default,
+      props(p.admission).maxFutureSkew!.default,
+    ]).toEqual(["string", "2 seconds", "5 seconds", "1 minute", "1 hour"]);
     expect(props(p.admission).minEventTime).toMatchObject({ type: "string", format: "date-time" });
     const dropShare = (props(p.alerts).dropShare!.anyOf as Json[])[0]!;
     expect([props(dropShare).above!.anyOf, props(p.alerts).dropShare!.default]).toEqual([
-      [{ type: "number", minimum: 0, maximum: 1 }, { type: "string", pattern: "^\\s*(\\d+(\\.\\d+)?|\\.\\d+)\\s*%?\\s*$" }], { above: 0.01, batches: 10 },
+      [
+        { type: "number", minimum: 0, maximum: 1 },
+        { type: "string", pattern: "^\\s*(\\d+(\\.\\d+)?|\\.\\d+)\\s*%?\\s*$" },
+      ],
+      { above: 0.01, batches: 10 },
     ]);
     // The window: fixed-length (tumbling, sliding), calendar, session.
-    expect(allowedKeys(["pipelines", 0, "window"])).toEqual(["type", "size", "offset", "slide", "timeZone", "weekStart", "gap"]);
+    expect(allowedKeys(["pipelines", 0, "window"])).toEqual([
+      "type",
+      "size",
+      "offset",
+      "slide",
+      "timeZone",
+      "weekStart",
+      "gap",
+    ]);
     expect(allowedKeys(["pipelines", 0, "watermark", "inputs", "mobile"])).toEqual(["delay"]);
     const pattern = new RegExp(settle.pattern as string);
-    expect(["10 minutes", "1 hour 30 minutes", "interval 2 days", "10", "10minutes", "ten minutes"].map((t) => pattern.test(t))).toEqual([true, true, true, false, false, false]);
+    expect(
+      ["10 minutes", "1 hour 30 minutes", "interval 2 days", "10", "10minutes", "ten minutes"].map((t) =>
+        pattern.test(t),
+      ),
+    ).toEqual([true, true, true, false, false, false]);
   });
 
   it("is the first line of every pipelines file in the repository, and those files load", () => {
     const files = ["pipelines/pipelines.yaml", "pipelines/seed-examples.yaml", "docker/compose-pipelines.yaml"];
-    expect(files.map((f) => readFileSync(path.join(root, f), "utf8").split("\n")[0])).toEqual(files.map(() => "# yaml-language-server: $schema=../pipelines.schema.json"));
+    expect(files.map((f) => readFileSync(path.join(root, f), "utf8").split("\n")[0])).toEqual(
+      files.map(() => "# yaml-language-server: $schema=../pipelines.schema.json"),
+    );
     expect(files.map((f) => loadPipelines(path.join(root, f)).length > 0)).toEqual([true, true, true]);
-    const examples = ["examples/incidents/pipelines.yaml", "examples/several-inputs/pipelines.yaml", "examples/nats/pipelines.yaml"];
-    expect(examples.map((f) => readFileSync(path.join(root, f), "utf8").split("\n")[0])).toEqual(examples.map(() => "# yaml-language-server: $schema=../../pipelines.schema.json"));
-    expect(examples.map((f) => loadPipelines(path.join(root, f)).map((p) => p.name))).toEqual([["future-outlier"], ["inputs-min", "inputs-max"], ["orders"]]);
+    const examples = [
+      "examples/incidents/pipelines.yaml",
+      "examples/several-inputs/pipelines.yaml",
+      "examples/nats/pipelines.yaml",
+    ];
+    expect(examples.map((f) => readFileSync(path.join(root, f), "utf8").split("\n")[0])).toEqual(
+      examples.map(() => "# yaml-language-server: $schema=../../pipelines.schema.json"),
+    );
+    expect(examples.map((f) => loadPipelines(path.join(root, f)).map((p) => p.name))).toEqual([
+      ["future-outlier"],
+      ["inputs-min", "inputs-max"],
+      ["orders"],
+    ]);
   });
 });
 
 describe("pipelines file errors", () => {
-  const good = ["pipelines:", "  - name: orders", "    fields: { eventTime: ts }", "    window: { type: tumbling, size: 10 minutes }", "    watermark: { delay: 5 minutes }"];
+  const good = [
+    "pipelines:",
+    "  - name: orders",
+    "    fields: { eventTime: ts }",
+    "    window: { type: tumbling, size: 10 minutes }",
+    "    watermark: { delay: 5 minutes }",
+  ];
 
   it("a mistyped key comes first, at its line and column, with the key meant", () => {
-    expect(errorOf("typo.yaml", ["pipelines:", "  - name: orders", "    fields: { eventTime: ts }", "    window: { type: tumbling, size: 10 minutes }", "    watermrk:", "      delay: 5 minutes"])).toBe(
+    expect(
+      errorOf("typo.yaml", [
+        "pipelines:",
+        "  - name: orders",
+        "    fields: { eventTime: ts }",
+        "    window: { type: tumbling, size: 10 minutes }",
+        "    watermrk:",
+        "      delay: 5 minutes",
+      ]),
+    ).toBe(
       "invalid pipelines file FILE:\n" +
         '  FILE:5:5: pipelines[0].watermrk: unknown key; did you mean "watermark"?\n' +
         "  FILE:2:5: pipelines[0].watermark: missing (required)",
@@ -80,7 +130,15 @@ describe("pipelines file errors", () => {
   });
 
   it("unknown keys in the file's order, nested ones too; a key not near any allowed one lists them", () => {
-    expect(errorOf("keys.yaml", [...good, "    source: { format: jsonl, landingdir: in }", "    alerts:", "      frobnicate: true", "      dropShare: { above: 2%, batchez: 3 }"])).toBe(
+    expect(
+      errorOf("keys.yaml", [
+        ...good,
+        "    source: { format: jsonl, landingdir: in }",
+        "    alerts:",
+        "      frobnicate: true",
+        "      dropShare: { above: 2%, batchez: 3 }",
+      ]),
+    ).toBe(
       "invalid pipelines file FILE:\n" +
         '  FILE:6:30: pipelines[0].source.landingdir: unknown key; did you mean "landingDir"?\n' +
         "  FILE:8:7: pipelines[0].alerts.frobnicate: unknown key; expected one of webhook, dropShare, quarantineShare, watermarkStalled, backlog, correctionFailed, reconcileDrift\n" +
@@ -89,19 +147,32 @@ describe("pipelines file errors", () => {
   });
 
   it("a bad value is named at the value's key, in a second pipeline too; a JSON file has positions as well", () => {
-    expect(errorOf("value.yaml", [...good, "  - name: Bad Name", "    fields: { eventTime: ts }", "    window: { type: tumbling, size: 10 minutes }", "    watermark: { delay: 5 minuets }"])).toBe(
+    expect(
+      errorOf("value.yaml", [
+        ...good,
+        "  - name: Bad Name",
+        "    fields: { eventTime: ts }",
+        "    window: { type: tumbling, size: 10 minutes }",
+        "    watermark: { delay: 5 minuets }",
+      ]),
+    ).toBe(
       "invalid pipelines file FILE:\n" +
         "  FILE:6:5: pipelines[1].name: expected 1-63 characters of a-z, 0-9, '_' or '-', starting with a letter or digit\n" +
         '  FILE:9:18: pipelines[1].watermark.delay: unknown unit "minuets" in "5 minuets": expected weeks, days, hours, minutes, seconds, milliseconds or microseconds (watermark delay)',
     );
-    expect(errorOf("p.json", ['{"pipelines": [{"name": "j", "fields": {"eventTime": "ts"},', '  "window": {"type": "tumbling", "size": "1 minute"}, "watermark": {"delay": "0 seconds"}, "trigerr": {}}]}'])).toBe(
-      'invalid pipelines file FILE:\n  FILE:2:92: pipelines[0].trigerr: unknown key; did you mean "trigger"?',
-    );
+    expect(
+      errorOf("p.json", [
+        '{"pipelines": [{"name": "j", "fields": {"eventTime": "ts"},',
+        '  "window": {"type": "tumbling", "size": "1 minute"}, "watermark": {"delay": "0 seconds"}, "trigerr": {}}]}',
+      ]),
+    ).toBe('invalid pipelines file FILE:\n  FILE:2:92: pipelines[0].trigerr: unknown key; did you mean "trigger"?');
   });
 
   it("suggests only plausible typos, ignoring case", () => {
-    expect(["watermark", "WaterMark", "watermak", "wtrmrk", "windw", "xyz", "inputs"].map((k) => nearestKey(k, ["watermark", "window", "name"]) ?? null)).toEqual([
-      "watermark", "watermark", "watermark", null, "window", null, null,
-    ]);
+    expect(
+      ["watermark", "WaterMark", "watermak", "wtrmrk", "windw", "xyz", "inputs"].map(
+        (k) => nearestKey(k, ["watermark", "window", "name"]) ?? null,
+      ),
+    ).toEqual(["watermark", "watermark", "watermark", null, "window", null, null]);
   });
 });

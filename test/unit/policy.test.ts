@@ -10,7 +10,8 @@ const raw = {
   window: { type: "tumbling", size: "10 minutes" },
   watermark: { delay: "5 minutes" },
 };
-const texts = (a: Record<string, unknown>, b: Record<string, unknown>) => diffPolicies(policyOf(pipeline(a)), policyOf(pipeline(b))).map((c) => c.text);
+const texts = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+  diffPolicies(policyOf(pipeline(a)), policyOf(pipeline(b))).map((c) => c.text);
 
 describe("policy of a pipeline", () => {
   it("is the fields, timestamps, window, watermark and admission blocks, canonical JSON with sorted keys", () => {
@@ -21,7 +22,13 @@ describe("policy of a pipeline", () => {
   });
 
   it("does not change with the trigger, source, replay, correction or alerts settings", () => {
-    const other = { ...raw, source: { landingDir: "elsewhere", format: "csv", settle: "10 seconds" }, trigger: { interval: "1 minute" }, correction: { schedule: "0 * * * *" }, alerts: { dropShare: null } };
+    const other = {
+      ...raw,
+      source: { landingDir: "elsewhere", format: "csv", settle: "10 seconds" },
+      trigger: { interval: "1 minute" },
+      correction: { schedule: "0 * * * *" },
+      alerts: { dropShare: null },
+    };
     expect(policyVersion(pipeline(other))).toBe(policyVersion(pipeline(raw)));
     expect(texts(raw, other)).toEqual([]);
   });
@@ -30,7 +37,13 @@ describe("policy of a pipeline", () => {
     expect(
       texts(
         { ...raw, admission: { maxFutureSkew: null } },
-        { ...raw, fields: { ...raw.fields, groupKey: "region" }, timestamps: { timeZone: "UTC" }, watermark: { delay: "1 hour 30 minutes" }, admission: { minEventTime: "2020-01-01T00:00:00+01:00" } },
+        {
+          ...raw,
+          fields: { ...raw.fields, groupKey: "region" },
+          timestamps: { timeZone: "UTC" },
+          watermark: { delay: "1 hour 30 minutes" },
+          admission: { minEventTime: "2020-01-01T00:00:00+01:00" },
+        },
       ),
     ).toEqual([
       'fields.groupKey: [] → ["region"]',
@@ -43,7 +56,10 @@ describe("policy of a pipeline", () => {
 
   it("counts a setting present on one side only at its default as no change (added or dropped by a newer version)", () => {
     const now = policyOf(pipeline(raw));
-    const older = JSON.parse(canonicalPolicy(now)) as { window: Record<string, unknown>; admission: Record<string, unknown> };
+    const older = JSON.parse(canonicalPolicy(now)) as {
+      window: Record<string, unknown>;
+      admission: Record<string, unknown>;
+    };
     delete older.window.offset;
     delete older.admission.missingKey;
     expect(diffPolicies(older, now)).toEqual([]);
@@ -55,14 +71,21 @@ describe("policy of a pipeline", () => {
     const newYork = { ...raw, window: { type: "tumbling", size: "1 day", timeZone: "America/New_York" } };
     expect(texts(day, newYork)).toEqual(["window.timeZone: (not set) → America/New_York"]);
     expect(texts(newYork, day)).toEqual(["window.timeZone: America/New_York → (not set)"]);
-    expect(texts({ ...raw, window: { type: "tumbling", size: "7 days" } }, { ...raw, window: { type: "tumbling", size: "1 week", timeZone: "UTC", weekStart: "sunday" } })).toEqual([
+    expect(
+      texts(
+        { ...raw, window: { type: "tumbling", size: "7 days" } },
+        { ...raw, window: { type: "tumbling", size: "1 week", timeZone: "UTC", weekStart: "sunday" } },
+      ),
+    ).toEqual([
       "window.size: 7 days → 1 week",
       "window.timeZone: (not set) → UTC",
       "window.weekStart: (not set) → sunday",
     ]);
-    expect(texts({ ...raw, window: { type: "sliding", size: "2 days", slide: "1 day" } }, { ...raw, window: { type: "sliding", size: "7 days", slide: "1 day", timeZone: "UTC" } })).toEqual([
-      "window.size: 2 days → 7 days",
-      "window.timeZone: (not set) → UTC",
-    ]);
+    expect(
+      texts(
+        { ...raw, window: { type: "sliding", size: "2 days", slide: "1 day" } },
+        { ...raw, window: { type: "sliding", size: "7 days", slide: "1 day", timeZone: "UTC" } },
+      ),
+    ).toEqual(["window.size: 2 days → 7 days", "window.timeZone: (not set) → UTC"]);
   });
 });

@@ -13,7 +13,8 @@ function sink(isTTY: boolean) {
 }
 
 /** What a terminal shows at the end: each redraw starts at column 1 (ESC [1G); escapes removed, the ETA's seconds as `?`. */
-const lastDrawn = (text: string) => stripVTControlCharacters(text.split("\u001b[1G").at(-1)!).replace(/ETA \d+s/, "ETA ?s");
+const lastDrawn = (text: string) =>
+  stripVTControlCharacters(text.split("\u001b[1G").at(-1)!).replace(/ETA \d+s/, "ETA ?s");
 
 describe("progress on a terminal", () => {
   it("a file: a bar in bytes of its size, the rows as info", () => {
@@ -21,7 +22,9 @@ describe("progress on a terminal", () => {
     const bar = progressBar("a.jsonl", { unit: "bytes", total: 2_900_000, stream: out });
     bar.update(1_200_000, "10,000 rows");
     bar.stop();
-    expect(lastDrawn(out.text)).toBe(`a.jsonl [${"█".repeat(17)}${"░".repeat(23)}] 41% | 1.2 MB of 2.9 MB | ETA ?s | 10,000 rows\n`);
+    expect(lastDrawn(out.text)).toBe(
+      `a.jsonl [${"█".repeat(17)}${"░".repeat(23)}] 41% | 1.2 MB of 2.9 MB | ETA ?s | 10,000 rows\n`,
+    );
   });
 
   it("stdin: a count of rows, no bar and no percentage (no whole is known)", () => {
@@ -72,7 +75,14 @@ describe("progress through a pipe", () => {
 
 describe("the figures", () => {
   it("bytes in SI units, shares rounded down, rows of a whole", () => {
-    expect([0, 999, 1_000, 1_234_567, 999_960, 4_500_000_000].map(formatBytes)).toEqual(["0 B", "999 B", "1.0 kB", "1.2 MB", "1.0 MB", "4.5 GB"]);
+    expect([0, 999, 1_000, 1_234_567, 999_960, 4_500_000_000].map(formatBytes)).toEqual([
+      "0 B",
+      "999 B",
+      "1.0 kB",
+      "1.2 MB",
+      "1.0 MB",
+      "4.5 GB",
+    ]);
     expect(progressFigure(999, { unit: "rows", total: 1_000 })).toBe("99% (999 of 1,000 rows)");
     expect(progressFigure(0, { unit: "bytes", total: 0 })).toBe("100% (0 B of 0 B)");
   });

@@ -5,7 +5,11 @@ import { readRecords, type SourceFormat } from "../../src/ingest/readers.js";
 
 async function read(bytes: Buffer | string, format: SourceFormat): Promise<RawRecord[]> {
   const out: RawRecord[] = [];
-  for await (const r of readRecords(Readable.from([typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes]), format)) out.push(r);
+  for await (const r of readRecords(
+    Readable.from([typeof bytes === "string" ? Buffer.from(bytes, "utf8") : bytes]),
+    format,
+  ))
+    out.push(r);
   return out;
 }
 
@@ -73,7 +77,8 @@ describe("readRecords csv", () => {
 
 describe("readRecords jsonl", () => {
   it("reads objects, keeping numbers as their exact text", async () => {
-    const text = '{"ts":"2024-05-01T12:00:00Z","amount":0.1}\n{"ts":"2024-05-01T12:01:00Z","amount":1e400,"big":12345678901234567890}\n';
+    const text =
+      '{"ts":"2024-05-01T12:00:00Z","amount":0.1}\n{"ts":"2024-05-01T12:01:00Z","amount":1e400,"big":12345678901234567890}\n';
     expect((await read(text, "jsonl")).map((r) => r.fields)).toEqual([
       { ts: "2024-05-01T12:00:00Z", amount: "0.1" },
       { ts: "2024-05-01T12:01:00Z", amount: "1e400", big: "12345678901234567890" },
@@ -98,7 +103,9 @@ describe("readRecords jsonl", () => {
 
   it("makes invalid JSON and non-objects malformed and keeps reading", async () => {
     const records = await read('{"a":1}\n{"a":\n[1,2]\n"text"\ntrue\nnull\n{"a":2}\n', "jsonl");
-    expect(records.map((r) => [r.line, r.fields, r.parseError?.startsWith("invalid JSON") ? "invalid JSON…" : r.parseError])).toEqual([
+    expect(
+      records.map((r) => [r.line, r.fields, r.parseError?.startsWith("invalid JSON") ? "invalid JSON…" : r.parseError]),
+    ).toEqual([
       [1, { a: "1" }, undefined],
       [2, null, "invalid JSON…"],
       [3, null, "expected a JSON object"],
@@ -111,7 +118,9 @@ describe("readRecords jsonl", () => {
   });
 
   it("makes a bare JSON number line malformed", async () => {
-    expect(await read("42\n", "jsonl")).toEqual([{ line: 1, raw: "42", fields: null, parseError: "expected a JSON object" }]);
+    expect(await read("42\n", "jsonl")).toEqual([
+      { line: 1, raw: "42", fields: null, parseError: "expected a JSON object" },
+    ]);
   });
 
   it("strips a BOM, handles CRLF and skips blank lines", async () => {
@@ -122,7 +131,11 @@ describe("readRecords jsonl", () => {
   });
 
   it("makes a line with invalid UTF-8 malformed", async () => {
-    const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from('"}\n{"a":"ok"}\n')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"a":"'),
+      Buffer.from([0xff, 0xc3, 0x28]),
+      Buffer.from('"}\n{"a":"ok"}\n'),
+    ]);
     const records = await read(bytes, "jsonl");
     expect(records.map((r) => [r.line, r.fields, r.parseError])).toEqual([
       [1, null, "invalid UTF-8"],

@@ -14,8 +14,17 @@ describe("reconcile slices", () => {
     expect(first).toEqual({ from: EARLIEST, to: "2026-10-01T02:30:00.000Z" });
     const walk = [first!];
     for (let i = 0; i < 4; i++) walk.push(nextSlice("25%", EARLIEST, WATERMARK, walk.at(-1)!.to)!);
-    expect(walk.map((s) => `${s.from.slice(11, 16)}-${s.to.slice(11, 16)}`)).toEqual(["00:00-02:30", "02:30-05:00", "05:00-07:30", "07:30-10:00", "00:00-02:30"]);
+    expect(walk.map((s) => `${s.from.slice(11, 16)}-${s.to.slice(11, 16)}`)).toEqual([
+      "00:00-02:30",
+      "02:30-05:00",
+      "05:00-07:30",
+      "07:30-10:00",
+      "00:00-02:30",
+    ]);
     // The watermark moved on: the cursor continues past the old one instead of wrapping.
-    expect(nextSlice("25%", EARLIEST, "2026-10-01T14:00:00.000Z", WATERMARK)).toEqual({ from: WATERMARK, to: "2026-10-01T13:30:00.000Z" });
+    expect(nextSlice("25%", EARLIEST, "2026-10-01T14:00:00.000Z", WATERMARK)).toEqual({
+      from: WATERMARK,
+      to: "2026-10-01T13:30:00.000Z",
+    });
   });
 });

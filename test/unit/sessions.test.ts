@@ -19,11 +19,18 @@ describe("batch sessionization (src/core/sessions.ts)", () => {
       { id: "b", us: at("10:30:00") },
       { id: "d", us: at("11:20:00") },
     ];
-    expect(sessionize(events, GAP).map(shown)).toEqual(["[10:00:00.000,11:00:00.000) ab", "[11:00:00.001,11:50:00.000) cd"]);
+    expect(sessionize(events, GAP).map(shown)).toEqual([
+      "[10:00:00.000,11:00:00.000) ab",
+      "[11:00:00.001,11:50:00.000) cd",
+    ]);
   });
 
   it("an event inside a session does not move its end; the end is the latest event + gap", () => {
-    const events = [{ id: "a", us: at("10:00:00") }, { id: "b", us: at("10:20:00") }, { id: "c", us: at("10:05:00") }];
+    const events = [
+      { id: "a", us: at("10:00:00") },
+      { id: "b", us: at("10:20:00") },
+      { id: "c", us: at("10:05:00") },
+    ];
     expect(sessionize(events, GAP).map(shown)).toEqual(["[10:00:00.000,10:50:00.000) acb"]);
   });
 
@@ -37,11 +44,17 @@ describe("batch sessionization (src/core/sessions.ts)", () => {
   it("windows that touch merge, windows 1 µs apart do not", () => {
     const w = (s: string, e: string) => ({ startUs: at(s), endUs: at(e) });
     expect(sessionsTouch(w("10:00:00", "10:30:00"), w("10:30:00", "11:00:00"))).toBe(true);
-    expect(sessionsTouch(w("10:00:00", "10:30:00"), { startUs: at("10:30:00") + 1n, endUs: at("11:00:00") })).toBe(false);
-    expect(mergeTouching([w("12:50:00", "13:20:00"), w("12:00:00", "12:30:00"), w("12:25:00", "12:55:00"), w("14:00:00", "14:30:00")]).map((s) => shown(s))).toEqual([
-      "[12:00:00.000,13:20:00.000)",
-      "[14:00:00.000,14:30:00.000)",
-    ]);
+    expect(sessionsTouch(w("10:00:00", "10:30:00"), { startUs: at("10:30:00") + 1n, endUs: at("11:00:00") })).toBe(
+      false,
+    );
+    expect(
+      mergeTouching([
+        w("12:50:00", "13:20:00"),
+        w("12:00:00", "12:30:00"),
+        w("12:25:00", "12:55:00"),
+        w("14:00:00", "14:30:00"),
+      ]).map((s) => shown(s)),
+    ).toEqual(["[12:00:00.000,13:20:00.000)", "[14:00:00.000,14:30:00.000)"]);
   });
 });
 
@@ -55,7 +68,8 @@ const sessionPipeline = (window: Record<string, unknown>, admission: Record<stri
 
 describe("session windows in the pipelines file", () => {
   it("reads window: { type: session, gap } with the gap in ms; it has no fixed window spec", () => {
-    const parsed = pipelinesFileSchema.parse({ pipelines: [sessionPipeline({ type: "session", gap: "30 minutes" })] }).pipelines[0]!;
+    const parsed = pipelinesFileSchema.parse({ pipelines: [sessionPipeline({ type: "session", gap: "30 minutes" })] })
+      .pipelines[0]!;
     expect(parsed.window).toEqual({ type: "session", gap: 1_800_000 });
     expect(sessionGapOf(parsed)).toBe(1_800_000);
     expect(() => windowSpecOf(parsed)).toThrow("pipeline quakes has session windows, which have no fixed window spec");
@@ -66,9 +80,15 @@ describe("session windows in the pipelines file", () => {
       const r = pipelinesFileSchema.safeParse({ pipelines: [sessionPipeline(window, admission)] });
       return r.success ? "accepted" : formatIssues(r.error);
     };
-    expect(issues({ type: "session", gap: "0 seconds" })).toBe("  pipelines[0].window.gap: expected a duration greater than zero (session gap)");
-    expect(issues({ type: "session", size: "30 minutes", gap: "30 minutes" })).toBe('  pipelines[0].window: Unrecognized key: "size"');
-    expect(issues({ type: "session", gap: "1 month" })).toMatch(/^ {2}pipelines\[0\]\.window\.gap: months have no fixed length/);
+    expect(issues({ type: "session", gap: "0 seconds" })).toBe(
+      "  pipelines[0].window.gap: expected a duration greater than zero (session gap)",
+    );
+    expect(issues({ type: "session", size: "30 minutes", gap: "30 minutes" })).toBe(
+      '  pipelines[0].window: Unrecognized key: "size"',
+    );
+    expect(issues({ type: "session", gap: "1 month" })).toMatch(
+      /^ {2}pipelines\[0\]\.window\.gap: months have no fixed length/,
+    );
     expect(issues({ type: "session", gap: "30 minutes" }, { dedupe: "latest" })).toBe(
       '  pipelines[0].admission.dedupe: session windows take admission.dedupe "first" or false: an amended event ("latest") would move between sessions',
     );
@@ -76,9 +96,13 @@ describe("session windows in the pipelines file", () => {
   });
 
   it("is part of the policy: a changed gap, or a change of kind, is named as written (an offset at its default is no change)", () => {
-    const parse = (window: Record<string, unknown>) => pipelinesFileSchema.parse({ pipelines: [sessionPipeline(window)] }).pipelines[0]!;
-    const change = (a: Record<string, unknown>, b: Record<string, unknown>) => diffPolicies(policyOf(parse(a)), policyOf(parse(b))).map((c) => c.text);
-    expect(change({ type: "session", gap: "30 minutes" }, { type: "session", gap: "1 hour" })).toEqual(["window.gap: 30 minutes → 1 hour"]);
+    const parse = (window: Record<string, unknown>) =>
+      pipelinesFileSchema.parse({ pipelines: [sessionPipeline(window)] }).pipelines[0]!;
+    const change = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+      diffPolicies(policyOf(parse(a)), policyOf(parse(b))).map((c) => c.text);
+    expect(change({ type: "session", gap: "30 minutes" }, { type: "session", gap: "1 hour" })).toEqual([
+      "window.gap: 30 minutes → 1 hour",
+    ]);
     expect(change({ type: "tumbling", size: "1 day" }, { type: "session", gap: "30 minutes" })).toEqual([
       "window.gap: (not set) → 30 minutes",
       "window.size: 1 day → (not set)",

@@ -13,7 +13,8 @@ const DIR = mkdtempSync(path.join(tmpdir(), "spool-sweep-test-"));
 afterAll(() => rmSync(DIR, { recursive: true, force: true }));
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0);
-const DEAD = 4_000_001, LIVE = 4_000_002;
+const DEAD = 4_000_001,
+  LIVE = 4_000_002;
 const alive = (pid: number) => pid === LIVE;
 
 /** A folder `name` holding one file, both last modified `ageMs` before NOW (the file `fileAgeMs` before, when given). */
@@ -27,7 +28,8 @@ function folder(name: string, ageMs: number, fileAgeMs = ageMs): void {
 
 describe("sweepStaleSpools", () => {
   it("removes old folders of ended processes and earlier releases' unnamed ones; keeps live, young, still-written and foreign entries", async () => {
-    const old = STALE_SPOOL_MS + 1000, young = STALE_SPOOL_MS - 1000;
+    const old = STALE_SPOOL_MS + 1000,
+      young = STALE_SPOOL_MS - 1000;
     folder(`straggler-body-${DEAD}-aB3xY9`, old); // removed
     folder(`straggler-spool-${DEAD}-Qw12Er`, old); // removed
     folder("straggler-body-Zx98Cv", old); // an earlier release's name, no pid: removed by age
@@ -41,7 +43,9 @@ describe("sweepStaleSpools", () => {
     utimesSync(path.join(DIR, `straggler-body-${DEAD}-Ss66Dd`), (NOW - old) / 1000, (NOW - old) / 1000);
 
     const removed = await sweepStaleSpools({ dir: DIR, nowMs: NOW, alive });
-    expect(removed.sort()).toEqual([`straggler-body-${DEAD}-aB3xY9`, "straggler-body-Zx98Cv", `straggler-spool-${DEAD}-Qw12Er`].sort());
+    expect(removed.sort()).toEqual(
+      [`straggler-body-${DEAD}-aB3xY9`, "straggler-body-Zx98Cv", `straggler-spool-${DEAD}-Qw12Er`].sort(),
+    );
     expect(readdirSync(DIR).sort()).toEqual(
       [
         `straggler-body-${LIVE}-Kk11Ll`,

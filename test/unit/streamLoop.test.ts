@@ -9,7 +9,6 @@ import { StreamLoop } from "../../src/stream/streamLoop.js";
 import { pipeline } from "../helpers/fixtures.js";
 import { waitFor } from "../helpers/service.js";
 
-
 describe("the stream loop's wakes", () => {
   it("lands the folder at start; wakes run batches without landing; the interval's iteration (5 s) lands again", async () => {
     const p = pipeline({
@@ -43,7 +42,11 @@ describe("the stream loop's wakes", () => {
     expect(count("batch")).toBe(4);
     const before = calls.length;
     // The interval's own iteration lands the folder again, then streams.
-    await waitFor("the interval's iteration to land and stream", async () => (count("land") === 2 && calls.lastIndexOf("batch") > calls.lastIndexOf("land") ? true : undefined), 60_000);
+    await waitFor(
+      "the interval's iteration to land and stream",
+      async () => (count("land") === 2 && calls.lastIndexOf("batch") > calls.lastIndexOf("land") ? true : undefined),
+      60_000,
+    );
     await loop.stop();
     expect(calls.slice(before, before + 2)).toEqual(["land", "batch"]);
     expect(count("land")).toBe(2);

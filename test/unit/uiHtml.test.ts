@@ -6,13 +6,19 @@ import { histogramPosition } from "../../src/ui/latenessSection.js";
 describe("html", () => {
   it("escapes every interpolated value but its own markup and raw", () => {
     const key = `<img src=x onerror="alert('k')">&`;
-    expect(html`<td title="${key}">${key}</td>`.text).toBe("<td title=\"&lt;img src=x onerror=&quot;alert(&#39;k&#39;)&quot;&gt;&amp;\">&lt;img src=x onerror=&quot;alert(&#39;k&#39;)&quot;&gt;&amp;</td>");
-    expect(html`<ul>${["a<", html`<li>b</li>`, raw("<hr>"), null, undefined, false, 0]}</ul>`.text).toBe("<ul>a&lt;<li>b</li><hr>0</ul>");
+    expect(html`<td title="${key}">${key}</td>`.text).toBe(
+      '<td title="&lt;img src=x onerror=&quot;alert(&#39;k&#39;)&quot;&gt;&amp;">&lt;img src=x onerror=&quot;alert(&#39;k&#39;)&quot;&gt;&amp;</td>',
+    );
+    expect(html`<ul>${["a<", html`<li>b</li>`, raw("<hr>"), null, undefined, false, 0]}</ul>`.text).toBe(
+      "<ul>a&lt;<li>b</li><hr>0</ul>",
+    );
   });
 
   it("writes JSON that no string in it can end the script element with", () => {
     const text = jsonForScript({ key: "</script><script>alert(1)</script>", amp: "a&b", ls: "\u2028" }).text;
-    expect(text).toBe('{"key":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e","amp":"a\\u0026b","ls":"\\u2028"}');
+    expect(text).toBe(
+      '{"key":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e","amp":"a\\u0026b","ls":"\\u2028"}',
+    );
     expect(JSON.parse(text)).toEqual({ key: "</script><script>alert(1)</script>", amp: "a&b", ls: "\u2028" });
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { advanceInputs, advanceWatermark, isLate, type InputState, type WatermarkSettings } from "../../src/core/watermark.js";
+import {
+  advanceInputs,
+  advanceWatermark,
+  isLate,
+  type InputState,
+  type WatermarkSettings,
+} from "../../src/core/watermark.js";
 import { prng } from "../helpers/prng.js";
 
 const MIN = 60_000; // delays are ms; instants are epoch µs (bigint)
@@ -43,7 +49,14 @@ describe("advanceWatermark", () => {
     expect(advanceWatermark(10_000n, 0n, 0)).toBe(10_000n);
     // A larger delay on a later call cannot pull it back either.
     let wm: bigint | null = null;
-    for (const [maxEvent, delay] of [[100_000n, 10], [50_000n, 0], [120_000n, 100], [95_000n, 0], [200_000n, 10]] as const) wm = advanceWatermark(wm, maxEvent, delay);
+    for (const [maxEvent, delay] of [
+      [100_000n, 10],
+      [50_000n, 0],
+      [120_000n, 100],
+      [95_000n, 0],
+      [200_000n, 10],
+    ] as const)
+      wm = advanceWatermark(wm, maxEvent, delay);
     expect(wm).toBe(190_000n);
   });
 });
@@ -69,18 +82,30 @@ describe("isLate (window end <= watermark)", () => {
 });
 
 describe("advanceInputs", () => {
-  const settings = (over: Partial<WatermarkSettings> = {}): WatermarkSettings => ({ delayMs: 10 * MIN, policy: "min", delays: new Map(), ...over });
+  const settings = (over: Partial<WatermarkSettings> = {}): WatermarkSettings => ({
+    delayMs: 10 * MIN,
+    policy: "min",
+    delays: new Map(),
+    ...over,
+  });
   const m = (minutes: number) => BigInt(minutes) * US_PER_MIN;
 
   it("with one input is advanceWatermark, batch after batch", () => {
     const rand = prng(7);
     let state: InputState[] = [];
-    let pipelineUs: bigint | null = null, expected: bigint | null = null, maxUs: bigint | null = null;
+    let pipelineUs: bigint | null = null,
+      expected: bigint | null = null,
+      maxUs: bigint | null = null;
     for (let i = 0; i < 500; i++) {
       const batchMax = rand() < 0.1 ? null : m(Math.floor(rand() * 1000));
       if (batchMax !== null && (maxUs === null || batchMax > maxUs)) maxUs = batchMax;
       expected = advanceWatermark(expected, maxUs, 10 * MIN);
-      const a = advanceInputs(state, pipelineUs, batchMax === null ? [] : [{ input: "default", maxEventUs: batchMax, maxIngestionUs: m(i) }], settings({ idleTimeoutMs: MIN }));
+      const a = advanceInputs(
+        state,
+        pipelineUs,
+        batchMax === null ? [] : [{ input: "default", maxEventUs: batchMax, maxIngestionUs: m(i) }],
+        settings({ idleTimeoutMs: MIN }),
+      );
       state = a.inputs;
       pipelineUs = a.watermarkUs;
       expect(pipelineUs).toBe(expected);
@@ -88,8 +113,16 @@ describe("advanceInputs", () => {
   });
 
   it("min and max of the inputs' watermarks, each with its own delay; an input without data has none", () => {
-    const s = settings({ delays: new Map([["a", 5 * MIN], ["b", 25 * MIN]]) });
-    const batch = [{ input: "a", maxEventUs: m(36), maxIngestionUs: m(46) }, { input: "b", maxEventUs: m(45), maxIngestionUs: m(46) }];
+    const s = settings({
+      delays: new Map([
+        ["a", 5 * MIN],
+        ["b", 25 * MIN],
+      ]),
+    });
+    const batch = [
+      { input: "a", maxEventUs: m(36), maxIngestionUs: m(46) },
+      { input: "b", maxEventUs: m(45), maxIngestionUs: m(46) },
+    ];
     expect(advanceInputs([], null, batch, s).watermarkUs).toBe(m(20));
     expect(advanceInputs([], null, batch, { ...s, policy: "max" }).watermarkUs).toBe(m(31));
     const onlyA = advanceInputs([], null, [batch[0]!], s);
@@ -103,12 +136,24 @@ describe("advanceInputs", () => {
       { input: "b", maxEventUs: m(0), watermarkUs: m(-10), lastIngestionUs: m(0) },
     ];
     const batch = [{ input: "a", maxEventUs: m(30), maxIngestionUs: m(30) }];
-    expect(advanceInputs(before, m(-10), batch, settings({ idleTimeoutMs: 30 * MIN }))).toMatchObject({ watermarkUs: m(20), idle: ["b"], clockUs: m(30) });
-    expect(advanceInputs(before, m(-10), batch, settings({ idleTimeoutMs: 30 * MIN + 1 }))).toMatchObject({ watermarkUs: m(-10), idle: [] });
+    expect(advanceInputs(before, m(-10), batch, settings({ idleTimeoutMs: 30 * MIN }))).toMatchObject({
+      watermarkUs: m(20),
+      idle: ["b"],
+      clockUs: m(30),
+    });
+    expect(advanceInputs(before, m(-10), batch, settings({ idleTimeoutMs: 30 * MIN + 1 }))).toMatchObject({
+      watermarkUs: m(-10),
+      idle: [],
+    });
     expect(advanceInputs(before, m(-10), batch, settings())).toMatchObject({ watermarkUs: m(-10), idle: [] });
     // b comes back behind: the min is b's, below the pipeline's watermark, which stays.
     const idleA = advanceInputs(before, m(-10), batch, settings({ idleTimeoutMs: 30 * MIN }));
-    const back = advanceInputs(idleA.inputs, idleA.watermarkUs, [{ input: "b", maxEventUs: m(5), maxIngestionUs: m(31) }], settings({ idleTimeoutMs: 30 * MIN }));
+    const back = advanceInputs(
+      idleA.inputs,
+      idleA.watermarkUs,
+      [{ input: "b", maxEventUs: m(5), maxIngestionUs: m(31) }],
+      settings({ idleTimeoutMs: 30 * MIN }),
+    );
     expect(back).toMatchObject({ watermarkUs: m(20), idle: [] });
     expect(back.inputs.map((i) => i.watermarkUs)).toEqual([m(20), m(-5)]);
   });

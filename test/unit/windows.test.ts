@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { formatInstant, isoToUs } from "../../src/core/instants.js";
-import { assignWindows, describeCalendar, windowsPerEvent, type FixedWindowSpec as WindowSpec } from "../../src/core/windows.js";
+import {
+  assignWindows,
+  describeCalendar,
+  windowsPerEvent,
+  type FixedWindowSpec as WindowSpec,
+} from "../../src/core/windows.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -9,7 +14,8 @@ const t = (iso: string) => isoToUs(iso);
 /** Epoch µs of a number of ms. */
 const us = (ms: number) => BigInt(ms) * 1000n;
 /** Windows rendered as ISO pairs, for readable expectations. */
-const iso = (ws: { startUs: bigint; endUs: bigint }[]) => ws.map((w) => [formatInstant(w.startUs), formatInstant(w.endUs)]);
+const iso = (ws: { startUs: bigint; endUs: bigint }[]) =>
+  ws.map((w) => [formatInstant(w.startUs), formatInstant(w.endUs)]);
 const tumbling = (sizeMs: number, offsetMs = 0): WindowSpec => ({ sizeMs, slideMs: sizeMs, offsetMs });
 const sliding = (sizeMs: number, slideMs: number, offsetMs = 0): WindowSpec => ({ sizeMs, slideMs, offsetMs });
 
@@ -17,21 +23,33 @@ describe("assignWindows: tumbling", () => {
   const spec = tumbling(10 * MIN);
 
   it("puts an event exactly on a boundary into the window that starts there (half-open)", () => {
-    expect(iso(assignWindows(t("2024-05-01T12:10:00.000Z"), spec))).toEqual([["2024-05-01T12:10:00.000Z", "2024-05-01T12:20:00.000Z"]]);
+    expect(iso(assignWindows(t("2024-05-01T12:10:00.000Z"), spec))).toEqual([
+      ["2024-05-01T12:10:00.000Z", "2024-05-01T12:20:00.000Z"],
+    ]);
   });
 
   it("puts the last microsecond before a boundary into the earlier window, the boundary itself into the next", () => {
-    expect(iso(assignWindows(t("2024-01-15T12:09:59.999999Z"), spec))).toEqual([["2024-01-15T12:00:00.000Z", "2024-01-15T12:10:00.000Z"]]);
-    expect(iso(assignWindows(t("2024-01-15T12:10:00.000000Z"), spec))).toEqual([["2024-01-15T12:10:00.000Z", "2024-01-15T12:20:00.000Z"]]);
+    expect(iso(assignWindows(t("2024-01-15T12:09:59.999999Z"), spec))).toEqual([
+      ["2024-01-15T12:00:00.000Z", "2024-01-15T12:10:00.000Z"],
+    ]);
+    expect(iso(assignWindows(t("2024-01-15T12:10:00.000000Z"), spec))).toEqual([
+      ["2024-01-15T12:10:00.000Z", "2024-01-15T12:20:00.000Z"],
+    ]);
     expect(assignWindows(-1n, spec)).toEqual([{ startUs: -600_000_000n, endUs: 0n }]);
     expect(assignWindows(599_999_999n, spec)).toEqual([{ startUs: 0n, endUs: 600_000_000n }]);
     // Year 9999: epoch µs beyond 2^53, exact as bigint.
-    expect(iso(assignWindows(t("9999-12-31T23:59:59.999999Z"), spec))).toEqual([["9999-12-31T23:50:00.000Z", "+010000-01-01T00:00:00.000Z"]]);
+    expect(iso(assignWindows(t("9999-12-31T23:59:59.999999Z"), spec))).toEqual([
+      ["9999-12-31T23:50:00.000Z", "+010000-01-01T00:00:00.000Z"],
+    ]);
   });
 
   it("puts the last millisecond before a boundary into the earlier window", () => {
-    expect(iso(assignWindows(t("2024-05-01T12:09:59.999Z"), spec))).toEqual([["2024-05-01T12:00:00.000Z", "2024-05-01T12:10:00.000Z"]]);
-    expect(iso(assignWindows(t("2024-05-01T12:19:59.999Z"), spec))).toEqual([["2024-05-01T12:10:00.000Z", "2024-05-01T12:20:00.000Z"]]);
+    expect(iso(assignWindows(t("2024-05-01T12:09:59.999Z"), spec))).toEqual([
+      ["2024-05-01T12:00:00.000Z", "2024-05-01T12:10:00.000Z"],
+    ]);
+    expect(iso(assignWindows(t("2024-05-01T12:19:59.999Z"), spec))).toEqual([
+      ["2024-05-01T12:10:00.000Z", "2024-05-01T12:20:00.000Z"],
+    ]);
   });
 
   it("returns epoch microseconds", () => {
@@ -44,18 +62,32 @@ describe("assignWindows: tumbling", () => {
     expect(assignWindows(us(-1), spec)).toEqual([{ startUs: us(-600_000), endUs: us(0) }]);
     expect(assignWindows(us(-600_000), spec)).toEqual([{ startUs: us(-600_000), endUs: us(0) }]);
     expect(assignWindows(us(-600_001), spec)).toEqual([{ startUs: us(-1_200_000), endUs: us(-600_000) }]);
-    expect(iso(assignWindows(t("1969-07-20T20:17:40.000Z"), spec))).toEqual([["1969-07-20T20:10:00.000Z", "1969-07-20T20:20:00.000Z"]]);
-    expect(iso(assignWindows(t("0001-01-01T00:00:00.000Z"), tumbling(HOUR)))).toEqual([["0001-01-01T00:00:00.000Z", "0001-01-01T01:00:00.000Z"]]);
-    expect(iso(assignWindows(t("1900-02-28T23:59:59.999Z"), tumbling(24 * HOUR)))).toEqual([["1900-02-28T00:00:00.000Z", "1900-03-01T00:00:00.000Z"]]);
+    expect(iso(assignWindows(t("1969-07-20T20:17:40.000Z"), spec))).toEqual([
+      ["1969-07-20T20:10:00.000Z", "1969-07-20T20:20:00.000Z"],
+    ]);
+    expect(iso(assignWindows(t("0001-01-01T00:00:00.000Z"), tumbling(HOUR)))).toEqual([
+      ["0001-01-01T00:00:00.000Z", "0001-01-01T01:00:00.000Z"],
+    ]);
+    expect(iso(assignWindows(t("1900-02-28T23:59:59.999Z"), tumbling(24 * HOUR)))).toEqual([
+      ["1900-02-28T00:00:00.000Z", "1900-03-01T00:00:00.000Z"],
+    ]);
   });
 
   it("shifts windows by the start offset (Spark's startTime)", () => {
     const hourAtQuarterPast = tumbling(HOUR, 15 * MIN);
-    expect(iso(assignWindows(t("2024-05-01T12:14:59.999Z"), hourAtQuarterPast))).toEqual([["2024-05-01T11:15:00.000Z", "2024-05-01T12:15:00.000Z"]]);
-    expect(iso(assignWindows(t("2024-05-01T12:15:00.000Z"), hourAtQuarterPast))).toEqual([["2024-05-01T12:15:00.000Z", "2024-05-01T13:15:00.000Z"]]);
-    expect(iso(assignWindows(t("1969-12-31T23:00:00.000Z"), hourAtQuarterPast))).toEqual([["1969-12-31T22:15:00.000Z", "1969-12-31T23:15:00.000Z"]]);
+    expect(iso(assignWindows(t("2024-05-01T12:14:59.999Z"), hourAtQuarterPast))).toEqual([
+      ["2024-05-01T11:15:00.000Z", "2024-05-01T12:15:00.000Z"],
+    ]);
+    expect(iso(assignWindows(t("2024-05-01T12:15:00.000Z"), hourAtQuarterPast))).toEqual([
+      ["2024-05-01T12:15:00.000Z", "2024-05-01T13:15:00.000Z"],
+    ]);
+    expect(iso(assignWindows(t("1969-12-31T23:00:00.000Z"), hourAtQuarterPast))).toEqual([
+      ["1969-12-31T22:15:00.000Z", "1969-12-31T23:15:00.000Z"],
+    ]);
     // A day starting at 05:00 UTC (e.g. midnight in New York in winter).
-    expect(iso(assignWindows(t("2024-01-15T04:59:59.999Z"), tumbling(24 * HOUR, 5 * HOUR)))).toEqual([["2024-01-14T05:00:00.000Z", "2024-01-15T05:00:00.000Z"]]);
+    expect(iso(assignWindows(t("2024-01-15T04:59:59.999Z"), tumbling(24 * HOUR, 5 * HOUR)))).toEqual([
+      ["2024-01-14T05:00:00.000Z", "2024-01-15T05:00:00.000Z"],
+    ]);
   });
 
   it("treats offsets that differ by a whole slide as the same alignment", () => {
@@ -129,12 +161,20 @@ describe("assignWindows: sliding", () => {
       x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
       return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
     };
-    const specs = [sliding(10 * MIN, 3 * MIN, 7_000), sliding(HOUR, 7 * MIN, -13 * MIN), sliding(7, 2, 1), sliding(10 * MIN, 5 * MIN), tumbling(15 * MIN, 5 * MIN)];
+    const specs = [
+      sliding(10 * MIN, 3 * MIN, 7_000),
+      sliding(HOUR, 7 * MIN, -13 * MIN),
+      sliding(7, 2, 1),
+      sliding(10 * MIN, 5 * MIN),
+      tumbling(15 * MIN, 5 * MIN),
+    ];
     for (const spec of specs) {
       for (let n = 0; n < 300; n++) {
         // Microsecond instants over ±63 years around 1970, and some whole milliseconds.
         const event = BigInt(Math.round((next() - 0.5) * 4e15)) * (n % 3 === 0 ? 1000n : 1n);
-        const size = us(spec.sizeMs), slide = us(spec.slideMs), offset = us(spec.offsetMs);
+        const size = us(spec.sizeMs),
+          slide = us(spec.slideMs),
+          offset = us(spec.offsetMs);
         const expected: { startUs: bigint; endUs: bigint }[] = [];
         const d = event - size - offset;
         const k0 = d / slide - (d % slide < 0n ? 1n : 0n);
@@ -173,7 +213,9 @@ describe("assignWindows: invalid specs", () => {
 
 describe("describeCalendar", () => {
   it("says a calendar shape in words", () => {
-    const cal = (unit: "day" | "week" | "month", span: number, weekStart = 1) => ({ calendar: { unit, span, timeZone: "America/New_York", weekStart } });
+    const cal = (unit: "day" | "week" | "month", span: number, weekStart = 1) => ({
+      calendar: { unit, span, timeZone: "America/New_York", weekStart },
+    });
     expect(describeCalendar(cal("day", 1))).toBe("1 day in America/New_York");
     expect(describeCalendar(cal("day", 7))).toBe("7 days every day in America/New_York");
     expect(describeCalendar(cal("week", 1, 7))).toBe("1 week from Sunday in America/New_York");

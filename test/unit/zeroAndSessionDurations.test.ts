@@ -24,17 +24,27 @@ function issues(p: Record<string, unknown>): string {
 
 describe("zero where a positive duration is expected", () => {
   it("names a bare 0 as zero for a session gap, a window size and slide, idleTimeout and the trigger interval", () => {
-    expect(issues(base({ window: { type: "session", gap: 0 } }))).toBe("  pipelines[0].window.gap: expected a duration greater than zero (session gap)");
-    expect(issues(base({ window: { type: "tumbling", size: 0 } }))).toBe("  pipelines[0].window.size: expected a duration greater than zero (window size)");
-    expect(issues(base({ window: { type: "sliding", size: "10 minutes", slide: 0 } }))).toBe("  pipelines[0].window.slide: expected a duration greater than zero (window slide)");
+    expect(issues(base({ window: { type: "session", gap: 0 } }))).toBe(
+      "  pipelines[0].window.gap: expected a duration greater than zero (session gap)",
+    );
+    expect(issues(base({ window: { type: "tumbling", size: 0 } }))).toBe(
+      "  pipelines[0].window.size: expected a duration greater than zero (window size)",
+    );
+    expect(issues(base({ window: { type: "sliding", size: "10 minutes", slide: 0 } }))).toBe(
+      "  pipelines[0].window.slide: expected a duration greater than zero (window slide)",
+    );
     expect(issues(base({ watermark: { delay: "5 minutes", idleTimeout: 0 } }))).toBe(
       "  pipelines[0].watermark.idleTimeout: expected a duration greater than zero (how long an input may send nothing before it is left out of the watermark)",
     );
-    expect(issues(base({ trigger: { interval: 0 } }))).toBe("  pipelines[0].trigger.interval: expected a duration greater than zero (trigger interval)");
+    expect(issues(base({ trigger: { interval: 0 } }))).toBe(
+      "  pipelines[0].trigger.interval: expected a duration greater than zero (trigger interval)",
+    );
   });
 
-  it("names \"0 seconds\" the same way, and keeps the unit hint for another bare number", () => {
-    expect(issues(base({ window: { type: "session", gap: "0 seconds" } }))).toBe("  pipelines[0].window.gap: expected a duration greater than zero (session gap)");
+  it('names "0 seconds" the same way, and keeps the unit hint for another bare number', () => {
+    expect(issues(base({ window: { type: "session", gap: "0 seconds" } }))).toBe(
+      "  pipelines[0].window.gap: expected a duration greater than zero (session gap)",
+    );
     expect(issues(base({ watermark: { delay: "5 minutes", idleTimeout: "0 seconds" } }))).toBe(
       "  pipelines[0].watermark.idleTimeout: expected a duration greater than zero (how long an input may send nothing before it is left out of the watermark)",
     );
@@ -51,8 +61,12 @@ describe("zero where a positive duration is expected", () => {
 
 describe("a month or a year as a session gap", () => {
   it("is refused with a fixed length to write, not the calendar window's time zone", () => {
-    expect(issues(base({ window: { type: "session", gap: "1 month" } }))).toBe('  pipelines[0].window.gap: months have no fixed length: write a fixed length such as "30 days" (session gap)');
-    expect(issues(base({ window: { type: "session", gap: "1 year" } }))).toBe('  pipelines[0].window.gap: years have no fixed length: write a fixed length such as "365 days" (session gap)');
+    expect(issues(base({ window: { type: "session", gap: "1 month" } }))).toBe(
+      '  pipelines[0].window.gap: months have no fixed length: write a fixed length such as "30 days" (session gap)',
+    );
+    expect(issues(base({ window: { type: "session", gap: "1 year" } }))).toBe(
+      '  pipelines[0].window.gap: years have no fixed length: write a fixed length such as "365 days" (session gap)',
+    );
   });
 
   it("keeps the calendar advice for a tumbling window's size", () => {
@@ -65,11 +79,14 @@ describe("a month or a year as a session gap", () => {
 describe("a duration longer than 365000 days", () => {
   it("is refused where it is read, naming the bound; 365000 days is taken", () => {
     expect(issues(base({ watermark: { delay: "14000000 weeks" } }))).toBe(
-      "  pipelines[0].watermark.delay: duration too long: \"14000000 weeks\" (at most 365000 days: an event time this far back or ahead is outside PostgreSQL's timestamps) (watermark delay)",
+      '  pipelines[0].watermark.delay: duration too long: "14000000 weeks" (at most 365000 days: an event time this far back or ahead is outside PostgreSQL\'s timestamps) (watermark delay)',
     );
     expect(issues(base({ window: { type: "session", gap: "365001 days" } }))).toBe(
-      "  pipelines[0].window.gap: duration too long: \"365001 days\" (at most 365000 days: an event time this far back or ahead is outside PostgreSQL's timestamps) (session gap)",
+      '  pipelines[0].window.gap: duration too long: "365001 days" (at most 365000 days: an event time this far back or ahead is outside PostgreSQL\'s timestamps) (session gap)',
     );
-    expect(pipelinesFileSchema.parse({ pipelines: [base({ watermark: { delay: "365000 days" } })] }).pipelines[0]!.watermark.delay).toBe(31_536_000_000_000);
+    expect(
+      pipelinesFileSchema.parse({ pipelines: [base({ watermark: { delay: "365000 days" } })] }).pipelines[0]!.watermark
+        .delay,
+    ).toBe(31_536_000_000_000);
   });
 });

@@ -16,7 +16,9 @@ function cutoverLines(r: CutoverReport): string[] {
 export function cutoverCommand(program: Command, ctxOf: ContextOf): void {
   program
     .command("cutover")
-    .description("serve another results version of a pipeline in one transaction (a complete candidate from `rebuild`, or a retired version: a rollback); it first catches up with rows landed since it was built")
+    .description(
+      "serve another results version of a pipeline in one transaction (a complete candidate from `rebuild`, or a retired version: a rollback); it first catches up with rows landed since it was built",
+    )
     .requiredOption("-p, --pipeline <name>", "the pipeline")
     .requiredOption("--to <version>", "the version to serve")
     .option("--json", "print the result as JSON (as POST /pipelines/{p}/cutover answers)")

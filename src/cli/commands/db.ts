@@ -21,7 +21,10 @@ function notRunningNote(dataDir: string): string {
 
 /** Prints the URL; for the embedded server, also whether it is running (stderr). */
 async function printUrl(env: Env): Promise<void> {
-  const [{ embeddedUrl, runningDataDir }, { embeddedPort }] = await Promise.all([import("../../db/embedded.js"), import("../../db/open.js")]);
+  const [{ embeddedUrl, runningDataDir }, { embeddedPort }] = await Promise.all([
+    import("../../db/embedded.js"),
+    import("../../db/open.js"),
+  ]);
   if (env.DATABASE_URL !== undefined) {
     console.log(env.DATABASE_URL);
     return;
@@ -31,7 +34,9 @@ async function printUrl(env: Env): Promise<void> {
   const running = await runningDataDir(url);
   if (running === undefined) console.error(notRunningNote(env.STRAGGLER_DATA_DIR));
   else if (path.resolve(running) !== path.resolve(env.STRAGGLER_DATA_DIR, "pgdata")) {
-    console.error(`straggler: port ${embeddedPort()} is used by another embedded PostgreSQL (${running}); set STRAGGLER_EMBEDDED_PORT to another port`);
+    console.error(
+      `straggler: port ${embeddedPort()} is used by another embedded PostgreSQL (${running}); set STRAGGLER_EMBEDDED_PORT to another port`,
+    );
     process.exitCode = 1;
   }
 }
@@ -43,7 +48,9 @@ function runPsql(url: string, args: string[]): Promise<number> {
     child.on("error", (e: NodeJS.ErrnoException) =>
       reject(
         e.code === "ENOENT"
-          ? new Error("psql is not installed (not found on PATH): install PostgreSQL's client (Debian: apt-get install postgresql-client), or connect another client to the URL `straggler db url` prints")
+          ? new Error(
+              "psql is not installed (not found on PATH): install PostgreSQL's client (Debian: apt-get install postgresql-client), or connect another client to the URL `straggler db url` prints",
+            )
           : e,
       ),
     );
@@ -58,19 +65,32 @@ function runPsql(url: string, args: string[]): Promise<number> {
 }
 
 export function dbCommands(program: Command): void {
-  const db = program.command("db").description("reach the database: print its connection URL, open psql on it, or create the read-only role");
+  const db = program
+    .command("db")
+    .description("reach the database: print its connection URL, open psql on it, or create the read-only role");
 
   db.command("url")
-    .description("print the connection URL (DATABASE_URL, or the embedded server's; says on stderr when the embedded server is not running)")
+    .description(
+      "print the connection URL (DATABASE_URL, or the embedded server's; says on stderr when the embedded server is not running)",
+    )
     .action(async () => printUrl((await import("../../config/env.js")).loadEnv()));
 
   db.command("psql")
-    .description("open psql on the database (starting the embedded server for the session when none runs); arguments after -- go to psql")
+    .description(
+      "open psql on the database (starting the embedded server for the session when none runs); arguments after -- go to psql",
+    )
     .argument("[psql-args...]", "arguments for psql, after --, e.g. -- -c 'SELECT 1'")
     .action(async (args: string[]) => {
-      const [{ loadEnv }, { openDatabase }, { commandLogLevel, createLogger }] = await Promise.all([import("../../config/env.js"), import("../../db/open.js"), import("../../log.js")]);
+      const [{ loadEnv }, { openDatabase }, { commandLogLevel, createLogger }] = await Promise.all([
+        import("../../config/env.js"),
+        import("../../db/open.js"),
+        import("../../log.js"),
+      ]);
       const env = loadEnv();
-      const database = await openDatabase(env, createLogger(commandLogLevel("one-shot", env, program.opts().verbose === true)));
+      const database = await openDatabase(
+        env,
+        createLogger(commandLogLevel("one-shot", env, program.opts().verbose === true)),
+      );
       try {
         process.exitCode = await runPsql(database.url, args);
       } finally {
@@ -79,23 +99,33 @@ export function dbCommands(program: Command): void {
     });
 
   db.command("grant-reader")
-    .description("create the NOLOGIN role straggler_reader (or --role) with SELECT on every view of schema straggler, and grant it to login roles (--to); idempotent: run again after a migrate")
+    .description(
+      "create the NOLOGIN role straggler_reader (or --role) with SELECT on every view of schema straggler, and grant it to login roles (--to); idempotent: run again after a migrate",
+    )
     .option("--role <name>", "the role's name", "straggler_reader")
     .option("--to <login...>", "existing roles to grant it to (e.g. a dashboard's login)", [])
     .option("--json", 'print JSON: { "role", "created", "views", "grantedTo" }')
     .action(async (opts: { role: string; to: string[]; json?: boolean }) => {
       const [{ loadEnv }, { openDatabase }, { commandLogLevel, createLogger }, { grantReader }] = await Promise.all([
-        import("../../config/env.js"), import("../../db/open.js"), import("../../log.js"), import("../../db/sql/readmodel/grantReader.js"),
+        import("../../config/env.js"),
+        import("../../db/open.js"),
+        import("../../log.js"),
+        import("../../db/sql/readmodel/grantReader.js"),
       ]);
       const env = loadEnv();
-      const database = await openDatabase(env, createLogger(commandLogLevel("one-shot", env, program.opts().verbose === true)));
+      const database = await openDatabase(
+        env,
+        createLogger(commandLogLevel("one-shot", env, program.opts().verbose === true)),
+      );
       try {
         const client = await database.pool.connect();
         try {
           const r = await grantReader(client, opts.role, opts.to);
           if (opts.json) console.log(JSON.stringify(r));
           else {
-            console.log(`role ${r.role}: ${r.created ? "created (NOLOGIN)" : "exists"}; SELECT on ${r.views.length} views of schema straggler`);
+            console.log(
+              `role ${r.role}: ${r.created ? "created (NOLOGIN)" : "exists"}; SELECT on ${r.views.length} views of schema straggler`,
+            );
             if (r.grantedTo.length > 0) console.log(`granted to ${r.grantedTo.join(", ")}`);
           }
         } finally {

@@ -1,14 +1,14 @@
-/** `ingest` (land files, stdin or the landing folder in bronze) and `sources` (what became of each source). */
+/** `ingest`: land files, stdin or the landing folder in bronze (`sources`, what became of each, is sources.ts). */
 import { statSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { formatDuration } from "../../config/duration.js";
 import type { PipelineConfig } from "../../config/pipelines.js";
 import type { Database } from "../../db/open.js";
-import type { LandResult } from "../../ingest/copyToBronze.js";
+import type { LandResult } from "../../ingest/landAnswer.js";
 import type { BatchProgress } from "../../stream/runBatch.js";
 import { checkInputFiles, json, landingFolderOf, pickOne, UsageError, withDb, type ContextOf } from "../context.js";
-import { DEFAULT_LIMIT, limitOption, moreLines } from "../lists.js";
+import { limitOption, moreLines } from "../lists.js";
 import { batchesLines, landLine } from "../print.js";
 import { progressBar } from "../progressBar.js";
 
@@ -33,14 +33,18 @@ interface IngestReport {
  * A file refused, or changed after it landed, is named on stderr as it is found.
  */
 async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean, report: IngestReport): Promise<void> {
-  const [{ landPendingFiles }, { startLoop }] = await Promise.all([import("../../ingest/landingFolder.js"), import("../../loop.js")]);
+  const [{ landPendingFiles }, { startLoop }] = await Promise.all([
+    import("../../ingest/landingFolder.js"),
+    import("../../loop.js"),
+  ]);
   const told = new Set<string>();
   let first = true;
   let failed: { error: unknown } | undefined;
   const landOnce = async (): Promise<"done" | undefined> => {
     const pass = await landPendingFiles(db.pool, pipeline);
     for (const r of pass.refused) console.error(`${pipeline.name}: ${r.name} refused: ${r.reason}`);
-    for (const name of pass.changed) console.error(`${pipeline.name}: ${name} changed after landing; not landed again (see straggler sources)`);
+    for (const name of pass.changed)
+      console.error(`${pipeline.name}: ${name} changed after landing; not landed again (see straggler sources)`);
     report.landed.push(...pass.landed);
     report.refused.push(...pass.refused.map((r) => ({ source: r.name, reason: r.reason })));
     report.changed.push(...pass.changed);
@@ -48,13 +52,19 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
     first = false;
     for (const name of pass.waiting.filter((n) => !told.has(n))) {
       told.add(name);
-      if (wait && process.stderr.isTTY) console.error(`${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)`);
+      if (wait && process.stderr.isTTY)
+        console.error(
+          `${pipeline.name}: ${name} waits to settle (modified less than ${formatDuration(pipeline.source.settle)} ago)`,
+        );
     }
     report.waiting = pass.waiting;
     return pass.waiting.length === 0 || !wait ? "done" : undefined;
   };
   // A pass every 200 ms while files settle; a pass that fails ends the command with its error.
-  const loop = startLoop(() => landOnce().catch((error: unknown) => ((failed = { error }), "done" as const)), { intervalMs: 200, onError: () => undefined });
+  const loop = startLoop(() => landOnce().catch((error: unknown) => ((failed = { error }), "done" as const)), {
+    intervalMs: 200,
+    onError: () => undefined,
+  });
   await loop.done;
   if (failed) throw failed.error;
 }
@@ -66,22 +76,43 @@ async function landFolder(db: Database, pipeline: PipelineConfig, wait: boolean,
  * (`adopted`), and its micro-batches (`batchesLines`).
  * Refused and changed files were named on stderr as they were found.
  */
-function ingestLines(r: IngestReport, limit: number, opts: { folder?: string; streamed: boolean; settle: number; adopted?: string[] }): string[] {
+function ingestLines(
+  r: IngestReport,
+  limit: number,
+  opts: { folder?: string; streamed: boolean; settle: number; adopted?: string[] },
+): string[] {
   const p = r.pipeline;
   const now = r.landed.filter((l) => !l.alreadyLanded);
   const already = [...r.landed.filter((l) => l.alreadyLanded).map((l) => l.source), ...r.skipped];
   const rows = now.reduce((n, l) => n + l.landed, 0);
   const accepted = now.reduce((n, l) => n + l.accepted, 0);
-  const others = [[already.length, "already landed"], [r.refused.length, "refused"], [r.changed.length, "changed after landing"], [r.waiting.length, "waiting to settle"]] as const;
+  const others = [
+    [already.length, "already landed"],
+    [r.refused.length, "refused"],
+    [r.changed.length, "changed after landing"],
+    [r.waiting.length, "waiting to settle"],
+  ] as const;
   const nothing = opts.folder !== undefined && now.length + others.reduce((n, [k]) => n + k, 0) === 0;
   return [
     nothing
       ? `${p}: no new files in ${opts.folder}`
       : `${p}: ${now.length} source${now.length === 1 ? "" : "s"} landed${now.length > 0 ? ` (${rows} rows: ${accepted} accepted, ${rows - accepted} quarantined)` : ""}` +
-        others.filter(([n]) => n > 0).map(([n, what]) => `, ${n} ${what}`).join(""),
+        others
+          .filter(([n]) => n > 0)
+          .map(([n, what]) => `, ${n} ${what}`)
+          .join(""),
     ...moreLines(now, limit, landLine, { indent: `${p}: `, what: "sources landed" }),
-    ...moreLines(already, limit, (name) => `${p}: ${name} already landed; skipped`, { indent: `${p}: `, what: "files already landed; skipped" }),
-    ...moreLines(r.waiting, limit, (name) => `${p}: ${name} waits to settle (modified less than ${formatDuration(opts.settle)} ago); not landed (--no-wait)`, { indent: `${p}: `, what: "files waiting to settle" }),
+    ...moreLines(already, limit, (name) => `${p}: ${name} already landed; skipped`, {
+      indent: `${p}: `,
+      what: "files already landed; skipped",
+    }),
+    ...moreLines(
+      r.waiting,
+      limit,
+      (name) =>
+        `${p}: ${name} waits to settle (modified less than ${formatDuration(opts.settle)} ago); not landed (--no-wait)`,
+      { indent: `${p}: `, what: "files waiting to settle" },
+    ),
     ...(opts.adopted ?? []),
     ...(opts.streamed ? batchesLines(p, r.batches, limit) : []),
   ];
@@ -91,15 +122,33 @@ function ingestLines(r: IngestReport, limit: number, opts: { folder?: string; st
  * Lands the named files ('-' is stdin) into `report`, with progress on stderr: a file's in bytes
  * of its size (known from the start), stdin's as a count of rows (its size is not known).
  */
-async function landFiles(db: Database, pipeline: PipelineConfig, files: string[], input: string | undefined, report: IngestReport, everyMs: number): Promise<void> {
-  const [{ SourceRefused }, { landFile, landStream }] = await Promise.all([import("../../ingest/errors.js"), import("../../ingest/landFile.js")]);
+async function landFiles(
+  db: Database,
+  pipeline: PipelineConfig,
+  files: string[],
+  input: string | undefined,
+  report: IngestReport,
+  everyMs: number,
+): Promise<void> {
+  const [{ SourceRefused }, { landFile, landStream }] = await Promise.all([
+    import("../../ingest/errors.js"),
+    import("../../ingest/landFile.js"),
+  ]);
   for (const f of files) {
-    const bar = f === "-" ? progressBar("stdin", { unit: "rows", everyMs }) : progressBar(path.basename(f), { unit: "bytes", total: statSync(f).size, everyMs });
+    const bar =
+      f === "-"
+        ? progressBar("stdin", { unit: "rows", everyMs })
+        : progressBar(path.basename(f), { unit: "bytes", total: statSync(f).size, everyMs });
     try {
       let r: LandResult;
       try {
-        if (f === "-") r = await landStream(db.pool, pipeline, process.stdin, "stdin", Date.now(), input, (n) => bar.update(n));
-        else r = await landFile(db.pool, pipeline, f, path.basename(f), { onProgress: (n, bytes) => bar.update(bytes, `${n.toLocaleString("en-US")} rows`), ...(input === undefined ? {} : { input }) });
+        if (f === "-")
+          r = await landStream(db.pool, pipeline, process.stdin, "stdin", Date.now(), input, (n) => bar.update(n));
+        else
+          r = await landFile(db.pool, pipeline, f, path.basename(f), {
+            onProgress: (n, bytes) => bar.update(bytes, `${n.toLocaleString("en-US")} rows`),
+            ...(input === undefined ? {} : { input }),
+          });
       } finally {
         bar.stop();
       }
@@ -118,73 +167,90 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
     .description("land files (or stdin with '-') in bronze; with no files, land the landing folder's new files")
     .requiredOption("-p, --pipeline <name>", "pipeline to land into")
     .argument("[files...]", "files to land; '-' reads stdin")
-    .option("--input <name>", "the input the named files (or stdin) come from: default, or a name under watermark.inputs")
+    .option(
+      "--input <name>",
+      "the input the named files (or stdin) come from: default, or a name under watermark.inputs",
+    )
     .option("--stream", "run the stream until caught up afterwards")
     .option("--no-wait", "landing folder: do not wait for files modified less than source.settle ago")
     .option(...limitOption)
-    .option("--json", "print one JSON document: each landing (as POST /pipelines/{p}/events answers), the files skipped, refused, changed or waiting, and the stream's batches")
-    .action(async (files: string[], opts: { pipeline: string; input?: string; stream?: boolean; wait?: boolean; limit: number; json?: boolean }) => {
-      const ctx = await ctxOf();
-      const pipeline = pickOne(ctx, opts.pipeline);
-      checkInputFiles(files);
-      if (opts.input !== undefined) {
-        const { declaredInputs } = await import("../../core/pipelineSpec.js");
-        const inputs = declaredInputs(pipeline);
-        if (!inputs.includes(opts.input)) throw new UsageError(`pipeline ${pipeline.name} has no input ${JSON.stringify(opts.input)}; its inputs are ${inputs.join(", ")} (watermark.inputs)`);
-        if (files.length === 0) throw new UsageError(`--input names the input of the files given (or stdin); the landing folder's inputs are its subfolders <landingDir>/<input>/`);
-      }
-      if (files.length === 0) await landingFolderOf(pipeline);
-      await withDb(ctx, async (db) => {
-        const report: IngestReport = { pipeline: pipeline.name, landed: [], skipped: [], refused: [], changed: [], waiting: [], batches: [] };
-        const adopted: string[] = [];
-        if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report);
-        else await landFiles(db, pipeline, files, opts.input, report, ctx.env.STRAGGLER_PROGRESS_EVERY);
-        if (opts.stream) {
-          const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([import("../../db/statistics.js"), import("../../stream/runBatch.js"), import("../../stream/streamLoop.js")]);
-          await analyzeIfStale(db.pool, pipeline.name);
-          const bar = progressBar(`stream ${pipeline.name}`, { unit: "rows", everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
-          let rows = 0;
-          try {
-            report.batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: (a) => adopted.push(a.message) }), "available-now", (b) => bar.update((rows += b.numInputRows), `batch ${b.batchId}`));
-          } finally {
-            bar.stop();
+    .option(
+      "--json",
+      "print one JSON document: each landing (as POST /pipelines/{p}/events answers), the files skipped, refused, changed or waiting, and the stream's batches",
+    )
+    .action(
+      async (
+        files: string[],
+        opts: { pipeline: string; input?: string; stream?: boolean; wait?: boolean; limit: number; json?: boolean },
+      ) => {
+        const ctx = await ctxOf();
+        const pipeline = pickOne(ctx, opts.pipeline);
+        checkInputFiles(files);
+        if (opts.input !== undefined) {
+          const { declaredInputs } = await import("../../core/pipelineSpec.js");
+          const inputs = declaredInputs(pipeline);
+          if (!inputs.includes(opts.input))
+            throw new UsageError(
+              `pipeline ${pipeline.name} has no input ${JSON.stringify(opts.input)}; its inputs are ${inputs.join(", ")} (watermark.inputs)`,
+            );
+          if (files.length === 0)
+            throw new UsageError(
+              `--input names the input of the files given (or stdin); the landing folder's inputs are its subfolders <landingDir>/<input>/`,
+            );
+        }
+        if (files.length === 0) await landingFolderOf(pipeline);
+        await withDb(ctx, async (db) => {
+          const report: IngestReport = {
+            pipeline: pipeline.name,
+            landed: [],
+            skipped: [],
+            refused: [],
+            changed: [],
+            waiting: [],
+            batches: [],
+          };
+          const adopted: string[] = [];
+          if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report);
+          else await landFiles(db, pipeline, files, opts.input, report, ctx.env.STRAGGLER_PROGRESS_EVERY);
+          if (opts.stream) {
+            const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([
+              import("../../db/statistics.js"),
+              import("../../stream/runBatch.js"),
+              import("../../stream/streamLoop.js"),
+            ]);
+            await analyzeIfStale(db.pool, pipeline.name);
+            const bar = progressBar(`stream ${pipeline.name}`, {
+              unit: "rows",
+              everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY,
+            });
+            let rows = 0;
+            try {
+              report.batches = await runUntilCaughtUp(
+                (t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: (a) => adopted.push(a.message) }),
+                "available-now",
+                (b) => bar.update((rows += b.numInputRows), `batch ${b.batchId}`),
+              );
+            } finally {
+              bar.stop();
+            }
           }
-        }
-        if (!opts.json) {
-          const folder = files.length === 0 ? pipeline.source.landingDir : undefined;
-          console.log([...ingestLines(report, opts.limit, { ...(folder === undefined ? {} : { folder }), streamed: opts.stream === true, settle: pipeline.source.settle, adopted })].join("\n"));
-        }
-        if (opts.json) json(report);
-        // A file refused, or changed after it landed (its new bytes are not landed): a script must not read success.
-        if (report.refused.length > 0 || report.changed.length > 0) process.exitCode = 1;
-      });
-    });
-
-  program
-    .command("sources")
-    .description("every source of a pipeline (files, requests, stdin, replay micro-batches) with its state: landed, refused (and why), changed_after_landing, waiting_to_settle")
-    .requiredOption("-p, --pipeline <name>", "pipeline")
-    .option("--state <state>", "only sources in this state")
-    .option("--kind <kind>", "only sources of this kind: file, http, stdin or replay")
-    .option("--limit <n>", `at most this many (1 to 10000), most recently seen first (default ${DEFAULT_LIMIT}; with --json 100, as GET /pipelines/{p}/sources)`)
-    .option("--json", "print JSON: the counts by state and the rows, as GET /pipelines/{p}/sources answers")
-    .action(async (opts: { pipeline: string; state?: string; kind?: string; limit?: string; json?: boolean }) => {
-      const ctx = await ctxOf();
-      const [{ sourcesQuery }, { readSources }, { countSourcesByState }, { countMatchingSources }] = await Promise.all([
-        import("../../http/schemas.js"), import("../../db/sql/ingest/readSources.js"), import("../../db/sql/ingest/countSourcesByState.js"), import("../../db/sql/ingest/countSources.js"),
-      ]);
-      const pipeline = pickOne(ctx, opts.pipeline);
-      // The REST route's query schema: the same values accepted, the same messages.
-      const parsed = sourcesQuery.safeParse({ state: opts.state, kind: opts.kind, limit: opts.limit ?? (opts.json ? undefined : String(DEFAULT_LIMIT)) });
-      if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${String(i.path[0])}: ${i.message}, got ${JSON.stringify(opts[i.path[0] as "state" | "kind" | "limit"])}`).join("; "));
-      await withDb(ctx, async (db) => {
-        const [counts, rows] = await Promise.all([countSourcesByState(db.pool, pipeline.name), readSources(db.pool, pipeline.name, parsed.data)]);
-        if (opts.json) return json({ pipeline: pipeline.name, byState: counts, rows });
-        const total = rows.length < parsed.data.limit ? rows.length : await countMatchingSources(db.pool, pipeline.name, parsed.data);
-        console.log(`${pipeline.name}: ${Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ")}`);
-        const line = (r: (typeof rows)[number]) =>
-          `  ${r.state.padEnd(21)} ${r.kind.padEnd(6)} ${r.source}: ${r.rows} rows (${r.accepted} accepted, ${r.quarantined} quarantined)${r.size_bytes === null ? "" : `, ${r.size_bytes} bytes`}${r.reason ? ` — ${r.reason}` : ""}`;
-        for (const l of moreLines(rows, rows.length, line, { total, hint: " (--limit N up to 10000, most recently seen first)" })) console.log(l);
-      });
-    });
+          if (!opts.json) {
+            const folder = files.length === 0 ? pipeline.source.landingDir : undefined;
+            console.log(
+              [
+                ...ingestLines(report, opts.limit, {
+                  ...(folder === undefined ? {} : { folder }),
+                  streamed: opts.stream === true,
+                  settle: pipeline.source.settle,
+                  adopted,
+                }),
+              ].join("\n"),
+            );
+          }
+          if (opts.json) json(report);
+          // A file refused, or changed after it landed (its new bytes are not landed): a script must not read success.
+          if (report.refused.length > 0 || report.changed.length > 0) process.exitCode = 1;
+        });
+      },
+    );
 }

@@ -16,7 +16,13 @@ interface LatenessFlags {
 }
 
 /** Each query field as its flag, for messages. */
-const FLAG: Record<string, string> = { from: "--from", to: "--to", targetDrop: "--target-drop", delay: "--delay", byKey: "--by-key" };
+const FLAG: Record<string, string> = {
+  from: "--from",
+  to: "--to",
+  targetDrop: "--target-drop",
+  delay: "--delay",
+  byKey: "--by-key",
+};
 
 /**
  * The flags read with the REST route's query schema (src/http/latenessQuery.ts): the same grammar and messages.
@@ -26,10 +32,16 @@ const FLAG: Record<string, string> = { from: "--from", to: "--to", targetDrop: "
 async function latenessFlags(flags: LatenessFlags) {
   const { latenessOptionsOf, latenessQuery } = await import("../../http/latenessQuery.js");
   const parsed = latenessQuery.safeParse({
-    from: flags.from, to: flags.to, targetDrop: flags.targetDrop, delay: flags.delay, byKey: flags.byKey ? "true" : undefined,
+    from: flags.from,
+    to: flags.to,
+    targetDrop: flags.targetDrop,
+    delay: flags.delay,
+    byKey: flags.byKey ? "true" : undefined,
   });
   if (!parsed.success) {
-    throw new UsageError(parsed.error.issues.map((i) => `${FLAG[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join("; "));
+    throw new UsageError(
+      parsed.error.issues.map((i) => `${FLAG[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join("; "),
+    );
   }
   return latenessOptionsOf(parsed.data);
 }
@@ -37,21 +49,33 @@ async function latenessFlags(flags: LatenessFlags) {
 export function latenessCommand(program: Command, ctxOf: ContextOf): void {
   program
     .command("lateness")
-    .description("lateness (ingestion time − event time) of the accepted rows, what other delays would have dropped over the recorded batches, and the smallest delay under a drop-share target")
+    .description(
+      "lateness (ingestion time − event time) of the accepted rows, what other delays would have dropped over the recorded batches, and the smallest delay under a drop-share target",
+    )
     .requiredOption("-p, --pipeline <name>", "pipeline")
     .option("--from <instant>", "event time from (ISO 8601 with zone)")
     .option("--to <instant>", "event time to, exclusive (ISO 8601 with zone)")
     .option("--target-drop <share>", "drop share the recommendation may reach: 0.1% or 0.001", "0.1%")
-    .option("--delay <duration>", 'a further candidate delay, e.g. "90 minutes"; repeat it, or separate with commas', (v: string, all: string[] = []) => [...all, v])
+    .option(
+      "--delay <duration>",
+      'a further candidate delay, e.g. "90 minutes"; repeat it, or separate with commas',
+      (v: string, all: string[] = []) => [...all, v],
+    )
     .option("--by-key", "the distribution per group key too")
-    .option("--exact", "replay every accepted row in arrival order (the check of the kept histogram; adds time to final and open windows at every delay)")
+    .option(
+      "--exact",
+      "replay every accepted row in arrival order (the check of the kept histogram; adds time to final and open windows at every delay)",
+    )
     .option(...limitOption)
     .option("--json", "print the report as JSON (the REST answer)")
     .action(async (flags: LatenessFlags) => {
       const ctx = await ctxOf();
       const pipeline = pickOne(ctx, flags.pipeline);
       const options = await latenessFlags(flags);
-      const [{ latenessAdvice }, { formatLatenessReport }] = await Promise.all([import("../../observe/latenessAdvice.js"), import("../latenessText.js")]);
+      const [{ latenessAdvice }, { formatLatenessReport }] = await Promise.all([
+        import("../../observe/latenessAdvice.js"),
+        import("../latenessText.js"),
+      ]);
       await withDb(ctx, async (db) => {
         const report = await latenessAdvice(db.pool, pipeline, { ...options, ...(flags.exact ? { exact: true } : {}) });
         if (flags.json) json(report);

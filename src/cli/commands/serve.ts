@@ -8,7 +8,10 @@ export function serveCommands(program: Command, ctxOf: ContextOf): void {
     .description("run the service: REST API and the stream loop of every pipeline (what `npm start` runs)")
     .action(async () => {
       const ctx = await ctxOf("service");
-      const [{ openDatabase }, { startService }] = await Promise.all([import("../../db/open.js"), import("../../service.js")]);
+      const [{ openDatabase }, { startService }] = await Promise.all([
+        import("../../db/open.js"),
+        import("../../service.js"),
+      ]);
       const db = await openDatabase(ctx.env, ctx.log);
       let service;
       try {
@@ -34,6 +37,10 @@ export function serveCommands(program: Command, ctxOf: ContextOf): void {
     .option("--json", 'print JSON: { "migrated": true, "database": "embedded" | "external" }')
     .action(async (opts: { json?: boolean }) => {
       const ctx = await ctxOf();
-      await withDb(ctx, async (db) => (opts.json ? json({ migrated: true, database: db.kind }) : console.log(`migrations applied (${db.kind} database)`)));
+      await withDb(ctx, async (db) =>
+        opts.json
+          ? json({ migrated: true, database: db.kind })
+          : console.log(`migrations applied (${db.kind} database)`),
+      );
     });
 }

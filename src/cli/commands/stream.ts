@@ -19,7 +19,11 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
     .option("--json", "print JSON: an array, one per pipeline, { pipeline, batches } with every micro-batch's progress")
     .action(async (opts: { pipeline: string; once?: boolean; limit: number; json?: boolean }) => {
       const ctx = await ctxOf("long-running");
-      const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([import("../../db/statistics.js"), import("../../stream/runBatch.js"), import("../../stream/streamLoop.js")]);
+      const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([
+        import("../../db/statistics.js"),
+        import("../../stream/runBatch.js"),
+        import("../../stream/streamLoop.js"),
+      ]);
       await withDb(ctx, async (db) => {
         const out: { pipeline: string; batches: BatchProgress[] }[] = [];
         for (const pipeline of pick(ctx, opts.pipeline)) {
@@ -34,10 +38,17 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
             } else {
               await analyzeIfStale(db.pool, pipeline.name);
               // Progress on stderr, a count of rows (the backlog is not counted for it: no whole).
-              const bar = progressBar(`stream ${pipeline.name}`, { unit: "rows", everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY });
+              const bar = progressBar(`stream ${pipeline.name}`, {
+                unit: "rows",
+                everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY,
+              });
               let rows = 0;
               try {
-                batches = await runUntilCaughtUp((t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: sayAdopted }), "available-now", (b) => bar.update((rows += b.numInputRows), `batch ${b.batchId}`));
+                batches = await runUntilCaughtUp(
+                  (t) => runBatch(db.pool, pipeline, t, { onPolicyAdopted: sayAdopted }),
+                  "available-now",
+                  (b) => bar.update((rows += b.numInputRows), `batch ${b.batchId}`),
+                );
               } finally {
                 bar.stop();
               }
@@ -56,23 +67,43 @@ export function streamCommands(program: Command, ctxOf: ContextOf): void {
 
   program
     .command("status")
-    .description("watermark, stream, ledger, windows, sources, last batch, alerts and policy (live, unrecorded or refused) per pipeline")
+    .description(
+      "watermark, stream, ledger, windows, sources, last batch, alerts and policy (live, unrecorded or refused) per pipeline",
+    )
     .option("-p, --pipeline <name>", "pipeline, or 'all'", "all")
     .option(...limitOption)
-    .option("--json", "print JSON: an array, one per pipeline (every one), with the checkpoint and the last progress as well")
+    .option(
+      "--json",
+      "print JSON: an array, one per pipeline (every one), with the checkpoint and the last progress as well",
+    )
     .action(async (opts: { pipeline: string; limit: number; json?: boolean }) => {
       const ctx = await ctxOf();
-      const [{ alertViews }, { readOpenHold }, { checkPolicy }, { pipelineStatus }, { pipelineExtras }] = await Promise.all([
-        import("../../observe/alerts.js"), import("../../db/sql/lifecycle/holds.js"), import("../../guards/index.js"), import("../../stream/status.js"),
-        import("../../observe/pipelineExtras.js"),
-      ]);
+      const [{ alertViews }, { readOpenHold }, { checkPolicy }, { pipelineStatus }, { pipelineExtras }] =
+        await Promise.all([
+          import("../../observe/alerts.js"),
+          import("../../db/sql/lifecycle/holds.js"),
+          import("../../guards/index.js"),
+          import("../../stream/status.js"),
+          import("../../observe/pipelineExtras.js"),
+        ]);
       await withDb(ctx, async (db) => {
         const all = await Promise.all(
-          pick(ctx, opts.pipeline).map(async (pipeline) => ({ ...(await pipelineStatus(db.pool, pipeline.name)), alerts: await alertViews(db.pool, pipeline), policy: await checkPolicy(db.pool, pipeline), hold: (await readOpenHold(db.pool, pipeline.name)) ?? null, ...(await pipelineExtras(db.pool, pipeline)) })),
+          pick(ctx, opts.pipeline).map(async (pipeline) => ({
+            ...(await pipelineStatus(db.pool, pipeline.name)),
+            alerts: await alertViews(db.pool, pipeline),
+            policy: await checkPolicy(db.pool, pipeline),
+            hold: (await readOpenHold(db.pool, pipeline.name)) ?? null,
+            ...(await pipelineExtras(db.pool, pipeline)),
+          })),
         );
         if (opts.json) return json(all);
         // The summary, then a block per pipeline (the first --limit), each block after an empty line.
-        console.log([statusSummaryLine(all), ...moreLines(all, opts.limit, (s) => `\n${statusLines(s).join("\n")}`, { indent: "\n", what: "pipelines" })].join("\n"));
+        console.log(
+          [
+            statusSummaryLine(all),
+            ...moreLines(all, opts.limit, (s) => `\n${statusLines(s).join("\n")}`, { indent: "\n", what: "pipelines" }),
+          ].join("\n"),
+        );
       });
     });
 }

@@ -14,6 +14,11 @@ SELECT DISTINCT b.group_key, w.window_start, w.window_end FROM straggler.bronze_
 ON CONFLICT DO NOTHING`;
 
 /** Adds the windows of bronze rows `seqs` ending at or before `watermark` (ISO 8601). */
-export async function addTargetsOfRows(client: PoolClient, pipeline: WindowedPipeline, seqs: number[], watermark: string): Promise<void> {
+export async function addTargetsOfRows(
+  client: PoolClient,
+  pipeline: WindowedPipeline,
+  seqs: number[],
+  watermark: string,
+): Promise<void> {
   await client.query(prepared("add_targets_of_rows", addSql(pipeline), [seqs, watermark, pipeline.name]));
 }

@@ -51,12 +51,22 @@ const COUNT_TARGETS_SQL = "SELECT count(*)::int AS n FROM corr_targets";
  * Fills `corr_targets` for `req`, in the run's transaction `client`.
  * @returns the number of windows picked
  */
-export async function collectTargets(client: PoolClient, pipeline: WindowedPipeline, req: TargetRequest): Promise<number> {
+export async function collectTargets(
+  client: PoolClient,
+  pipeline: WindowedPipeline,
+  req: TargetRequest,
+): Promise<number> {
   const params = [pipeline.name, req.watermark, req.range?.from ?? null, req.range?.to ?? null, req.keys];
   await client.query(prepared("add_late_windows", ADD_LATE_WINDOWS_SQL, params));
   if (req.range) {
     await client.query(prepared("add_stored_windows", ADD_STORED_WINDOWS_SQL, params));
-    await client.query(prepared("add_bronze_windows", addBronzeWindowsSql(pipeline), [...params, req.snapshot, longestWindowMs(windowSpecOf(pipeline))]));
+    await client.query(
+      prepared("add_bronze_windows", addBronzeWindowsSql(pipeline), [
+        ...params,
+        req.snapshot,
+        longestWindowMs(windowSpecOf(pipeline)),
+      ]),
+    );
   }
   return (await client.query(prepared("count_targets", COUNT_TARGETS_SQL))).rows[0].n;
 }

@@ -9,6 +9,10 @@ const KEEP_TARGETS_SQL = `DELETE FROM corr_targets t WHERE NOT EXISTS (SELECT 1 
 /** Deletes every target but `windows`. */
 export async function keepTargets(client: PoolClient, windows: KeyedWindow[]): Promise<void> {
   await client.query(
-    prepared("keep_targets", KEEP_TARGETS_SQL, [windows.map((w) => w.groupKey), windows.map((w) => w.windowStart), windows.map((w) => w.windowEnd)]),
+    prepared("keep_targets", KEEP_TARGETS_SQL, [
+      windows.map((w) => w.groupKey),
+      windows.map((w) => w.windowStart),
+      windows.map((w) => w.windowEnd),
+    ]),
   );
 }

@@ -12,8 +12,14 @@ import { CHANGE_COLUMNS, changeRow } from "../fragments/changeRows.js";
 const FEED_CTE = `WITH feed AS (
   INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, run_id)
   SELECT ${changeRow({
-    pipeline: "$1", change: "'corrected'", key: "group_key", start: "window_start", end: "window_end", revision: "coalesce(rev_before + 1, 1)",
-    before: ["n_before", "s_before", "lo_before", "hi_before"], after: ["n", "s", "lo", "hi"],
+    pipeline: "$1",
+    change: "'corrected'",
+    key: "group_key",
+    start: "window_start",
+    end: "window_end",
+    revision: "coalesce(rev_before + 1, 1)",
+    before: ["n_before", "s_before", "lo_before", "hi_before"],
+    after: ["n", "s", "lo", "hi"],
   })}, $2
     FROM corr_changes ORDER BY group_key, window_start, window_end
 )

@@ -12,5 +12,12 @@ const READ_CORRECTION_AUDIT = "read_correction_audit";
  */
 export async function readCorrectionAudit(client: Queryable, runId: number) {
   const a = correctionAudit;
-  return execute(orm(client).select().from(a).where(eq(a.run_id, runId)).orderBy(a.group_key, a.window_start).prepare(READ_CORRECTION_AUDIT));
+  return execute(
+    orm(client)
+      .select()
+      .from(a)
+      .where(eq(a.run_id, runId))
+      .orderBy(a.group_key, a.window_start)
+      .prepare(READ_CORRECTION_AUDIT),
+  );
 }

@@ -14,7 +14,15 @@ const READ_CORRECTION_RUN = "read_correction_run";
  */
 export async function readCorrectionHistory(client: Queryable, pipeline: string, limit: number) {
   const h = correctionHistory;
-  return execute(orm(client).select().from(h).where(eq(h.pipeline, pipeline)).orderBy(desc(h.run_id)).limit(limit).prepare(READ_CORRECTION_HISTORY));
+  return execute(
+    orm(client)
+      .select()
+      .from(h)
+      .where(eq(h.pipeline, pipeline))
+      .orderBy(desc(h.run_id))
+      .limit(limit)
+      .prepare(READ_CORRECTION_HISTORY),
+  );
 }
 
 /**
@@ -23,6 +31,12 @@ export async function readCorrectionHistory(client: Queryable, pipeline: string,
  */
 export async function readCorrectionRun(client: Queryable, pipeline: string, runId: number) {
   const h = correctionHistory;
-  const rows = await execute(orm(client).select().from(h).where(and(eq(h.pipeline, pipeline), eq(h.run_id, runId))).prepare(READ_CORRECTION_RUN));
+  const rows = await execute(
+    orm(client)
+      .select()
+      .from(h)
+      .where(and(eq(h.pipeline, pipeline), eq(h.run_id, runId)))
+      .prepare(READ_CORRECTION_RUN),
+  );
   return rows[0];
 }

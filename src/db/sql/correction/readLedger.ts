@@ -27,5 +27,11 @@ const READ_LEDGER_SQL = `SELECT (SELECT count(*)::int FROM straggler.bronze_even
 /** The ledger of `pipeline`, the backlog counted after bronze `seq` `snapshot`. */
 export async function readLedger(client: Queryable, pipeline: string, snapshot: number): Promise<Ledger> {
   const l = (await client.query(prepared(READ_LEDGER, READ_LEDGER_SQL, [pipeline, snapshot]))).rows[0];
-  return { landed: l.landed, accepted: l.accepted, quarantined: l.quarantined, landedBySource: l.by_source, backlog: l.backlog };
+  return {
+    landed: l.landed,
+    accepted: l.accepted,
+    quarantined: l.quarantined,
+    landedBySource: l.by_source,
+    backlog: l.backlog,
+  };
 }

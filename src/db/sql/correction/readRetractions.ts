@@ -18,18 +18,38 @@ const RETRACTION_ROW_JSON_BYTES = 320;
  * @returns rows keyed by the view's column names, by `id`
  * @throws the database's error when it cannot be reached
  */
-export async function readRetractions(client: Queryable, pipeline: string, q: { after: number; limit: number }, budget?: { bytes: number; truncated: boolean }) {
+export async function readRetractions(
+  client: Queryable,
+  pipeline: string,
+  q: { after: number; limit: number },
+  budget?: { bytes: number; truncated: boolean },
+) {
   const r = retractions;
   let limit = q.limit;
   if (budget !== undefined) {
     const sizes = await execute(
-      orm(client).select({ bytes: sql<number>`octet_length(retractions::text)`.mapWith(Number) }).from(r).where(and(eq(r.pipeline, pipeline), gt(r.id, q.after))).orderBy(asc(r.id)).limit(q.limit),
+      orm(client)
+        .select({ bytes: sql<number>`octet_length(retractions::text)`.mapWith(Number) })
+        .from(r)
+        .where(and(eq(r.pipeline, pipeline), gt(r.id, q.after)))
+        .orderBy(asc(r.id))
+        .limit(q.limit),
     );
-    const fit = rowsWithinBudget(sizes.map((s) => s.bytes), budget.bytes, RETRACTION_ROW_JSON_BYTES);
+    const fit = rowsWithinBudget(
+      sizes.map((s) => s.bytes),
+      budget.bytes,
+      RETRACTION_ROW_JSON_BYTES,
+    );
     if (fit.truncated) budget.truncated = true;
     limit = Math.max(1, fit.limit);
   }
   return execute(
-    orm(client).select(columnsBesidesPipeline(r)).from(r).where(and(eq(r.pipeline, pipeline), gt(r.id, q.after))).orderBy(asc(r.id)).limit(limit).prepare(READ_RETRACTIONS),
+    orm(client)
+      .select(columnsBesidesPipeline(r))
+      .from(r)
+      .where(and(eq(r.pipeline, pipeline), gt(r.id, q.after)))
+      .orderBy(asc(r.id))
+      .limit(limit)
+      .prepare(READ_RETRACTIONS),
   );
 }

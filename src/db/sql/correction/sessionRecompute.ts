@@ -113,16 +113,25 @@ SELECT g.pipeline, g.group_key, g.window_start, g.window_end, g.event_count, g.v
  * With the change feed (`feed`), the run's audit rows are its changes in the feed (src/db/sql/fragments/changeRows.ts): a session with
  * events is corrected, a stored one gone (after count 0) retracted; retractions first.
  */
-const upsertSql = (feed: boolean) => `${feed ? `WITH feed AS (
+const upsertSql = (feed: boolean) => `${
+  feed
+    ? `WITH feed AS (
   INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, run_id)
   SELECT ${changeRow({
-    pipeline: "$1", change: "CASE WHEN c.count_after > 0 THEN 'corrected' ELSE 'retracted' END", key: "c.group_key", start: "c.window_start", end: "c.window_end",
-    revision: "c.revision_after", before: ["c.count_before", "c.sum_before", "c.min_before", "c.max_before"],
+    pipeline: "$1",
+    change: "CASE WHEN c.count_after > 0 THEN 'corrected' ELSE 'retracted' END",
+    key: "c.group_key",
+    start: "c.window_start",
+    end: "c.window_end",
+    revision: "c.revision_after",
+    before: ["c.count_before", "c.sum_before", "c.min_before", "c.max_before"],
     after: ["CASE WHEN c.count_after > 0 THEN c.count_after END", "c.sum_after", "c.min_after", "c.max_after"],
   })}, $3
     FROM straggler.corrections c WHERE c.run_id = $3 ORDER BY c.count_after > 0, c.group_key, c.window_start
 )
-` : ""}INSERT INTO straggler.window_results_table AS t
+`
+    : ""
+}INSERT INTO straggler.window_results_table AS t
   (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
 SELECT $1, c.group_key, c.window_start, c.window_end, c.count_after, c.sum_after, c.min_after, c.max_after,
        c.window_end <= $2, c.window_end <= $2, c.revision_after
@@ -151,7 +160,12 @@ const CLEAR_LATE_WINDOWS_SQL = `DELETE FROM straggler.late_windows WHERE ctid IN
  * Fills `sess_new` and `sess_old` over `sess_spans`, reading bronze up to `seq` `snapshot`.
  * @throws the database's error (a data exception, SQLSTATE class 22, when a session's sum overflows numeric)
  */
-export async function recomputeSessions(client: PoolClient, pipeline: string, snapshot: number, gapMs: number): Promise<void> {
+export async function recomputeSessions(
+  client: PoolClient,
+  pipeline: string,
+  snapshot: number,
+  gapMs: number,
+): Promise<void> {
   await client.query(CREATE_NEW_SQL);
   await client.query(CREATE_OLD_SQL);
   const gap = (BigInt(gapMs) * 1000n).toString();
@@ -168,11 +182,19 @@ export async function recomputeSessions(client: PoolClient, pipeline: string, sn
  * @param feed the pipeline keeps a change feed (`feed.enabled`): the upsert writes the run's changes
  * @returns the changes, ordered by group key, then window start
  */
-export async function replaceSessions(client: PoolClient, pipeline: string, run: { runId: number; snapshot: number; watermark: string }, gapMs: number, feed = false): Promise<WindowChange[]> {
+export async function replaceSessions(
+  client: PoolClient,
+  pipeline: string,
+  run: { runId: number; snapshot: number; watermark: string },
+  gapMs: number,
+  feed = false,
+): Promise<WindowChange[]> {
   const gap = (BigInt(gapMs) * 1000n).toString();
   const { rows } = await client.query(prepared("sess_audit", AUDIT_SQL, [pipeline, run.runId, run.snapshot, gap]));
   await client.query(prepared("sess_retract", RETRACT_SQL, [pipeline, run.runId]));
-  await client.query(prepared(feed ? "sess_upsert_feed" : "sess_upsert", upsertSql(feed), [pipeline, run.watermark, run.runId]));
+  await client.query(
+    prepared(feed ? "sess_upsert_feed" : "sess_upsert", upsertSql(feed), [pipeline, run.watermark, run.runId]),
+  );
   await client.query(prepared("sess_clear_late_events", CLEAR_LATE_EVENTS_SQL, [pipeline, run.snapshot]));
   await client.query(prepared("sess_clear_late_windows", CLEAR_LATE_WINDOWS_SQL, [pipeline, run.snapshot]));
   return changesOf(rows);

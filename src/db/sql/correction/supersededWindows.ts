@@ -26,7 +26,9 @@ import { windowsLateral } from "../fragments/windowAssignment.js";
 import type { BatchRange } from "../stream/readBatch.js";
 
 /** $1 pipeline, $2 batch start (exclusive), $3 batch end: the windows of versions read before and superseded in the batch. */
-const oldWindows = (spec: WindowSpec) => `SELECT o.group_key, w.window_start, w.window_end, max(s.superseded_by) AS max_seq
+const oldWindows = (
+  spec: WindowSpec,
+) => `SELECT o.group_key, w.window_start, w.window_end, max(s.superseded_by) AS max_seq
     FROM straggler.superseded_events s
     JOIN straggler.bronze_events o ON o.pipeline = s.pipeline AND o.seq = s.seq
     ${windowsLateral(spec, "o")}
@@ -46,11 +48,12 @@ const recomputeSet = `SET event_count = f.n, value_sum = f.s, value_min = f.lo, 
 // With the change feed (`feed`, src/db/sql/fragments/changeRows.ts): `up` returns each recomputed
 // window's new aggregates, `prev` holds them before the UPDATE (the statement's snapshot); a window
 // whose aggregates did not change (the new version landed in it too, with the same value) is no change.
-const recomputeOpenSql = (spec: WindowSpec, feed: boolean) => !feed
-  ? `WITH old AS (${oldWindows(spec)})
+const recomputeOpenSql = (spec: WindowSpec, feed: boolean) =>
+  !feed
+    ? `WITH old AS (${oldWindows(spec)})
 UPDATE straggler.window_results_table r
    ${recomputeSet}`
-  : `WITH old AS (${oldWindows(spec)}),
+    : `WITH old AS (${oldWindows(spec)}),
 prev AS (
   SELECT r.group_key, r.window_start, r.window_end, ${storedAggregates("r")}
     FROM straggler.window_results_table r JOIN old USING (group_key, window_start, window_end)
@@ -92,10 +95,23 @@ export interface SupersededWindows {
  * @param feed the pipeline keeps a change feed (`feed.enabled`): the recompute writes its changes in the same statement
  * @throws the database's error
  */
-export async function correctSupersededWindows(client: PoolClient, pipeline: string, spec: WindowSpec, range: BatchRange, batchId: number, feed = false): Promise<SupersededWindows> {
+export async function correctSupersededWindows(
+  client: PoolClient,
+  pipeline: string,
+  spec: WindowSpec,
+  range: BatchRange,
+  batchId: number,
+  feed = false,
+): Promise<SupersededWindows> {
   const params = [pipeline, range.afterSeq, range.lastSeq, batchId];
   // Nothing to do for almost every batch: one index probe says so.
-  const any = await client.query(prepared("superseded_any", "SELECT 1 FROM straggler.superseded_events WHERE pipeline = $1 AND superseded_by > $2 AND superseded_by <= $3 LIMIT 1", params.slice(0, 3)));
+  const any = await client.query(
+    prepared(
+      "superseded_any",
+      "SELECT 1 FROM straggler.superseded_events WHERE pipeline = $1 AND superseded_by > $2 AND superseded_by <= $3 LIMIT 1",
+      params.slice(0, 3),
+    ),
+  );
   if (any.rowCount === 0) return { recomputed: 0, registered: 0 };
   const recomputed = (await client.query(recomputeOpenSql(spec, feed), params)).rowCount ?? 0;
   const registered = (await client.query(registerFinalSql(spec), params)).rowCount ?? 0;

@@ -8,7 +8,6 @@ import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import type { Aggregate } from "../readmodel/windows.js";
 
-
 /** One window a correction changed. */
 export interface WindowChange {
   /** null for the null group. */
@@ -48,7 +47,12 @@ RETURNING group_key, window_start, window_end, revision_after, count_before, sum
  * Writes an audit row for every row of `corr_changes` of run `runId`, counting the late events up to bronze `seq` `snapshot`.
  * @returns the changes, ordered by group key, then window start
  */
-export async function writeAudit(client: PoolClient, pipeline: string, runId: number, snapshot: number): Promise<WindowChange[]> {
+export async function writeAudit(
+  client: PoolClient,
+  pipeline: string,
+  runId: number,
+  snapshot: number,
+): Promise<WindowChange[]> {
   const { rows } = await client.query(prepared("write_audit", WRITE_AUDIT_SQL, [pipeline, runId, snapshot]));
   return changesOf(rows);
 }
@@ -63,11 +67,16 @@ export function changesOf(rows: Record<string, any>[]): WindowChange[] {
       groupKey: keyOut(r.group_key),
       windowStart: r.window_start,
       windowEnd: r.window_end,
-      before: r.count_before === null ? null : { count: r.count_before, sum: r.sum_before, min: r.min_before, max: r.max_before },
+      before:
+        r.count_before === null
+          ? null
+          : { count: r.count_before, sum: r.sum_before, min: r.min_before, max: r.max_before },
       after: { count: r.count_after, sum: r.sum_after, min: r.min_after, max: r.max_after },
       revision: r.revision_after,
       lateEventCount: r.late_event_count,
       lateEventIds: r.late_event_ids,
     }))
-    .sort((a, b) => (keyIn(a.groupKey) + a.windowStart + a.windowEnd).localeCompare(keyIn(b.groupKey) + b.windowStart + b.windowEnd));
+    .sort((a, b) =>
+      (keyIn(a.groupKey) + a.windowStart + a.windowEnd).localeCompare(keyIn(b.groupKey) + b.windowStart + b.windowEnd),
+    );
 }

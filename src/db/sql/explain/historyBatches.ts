@@ -22,11 +22,22 @@ const HISTORY_BATCHES_SQL = `SELECT batch_id, start_offset, end_offset, watermar
  * @param end the window's end (ISO 8601): the batch whose watermark after it reaches it is the last
  * @throws the database's error when it cannot be reached
  */
-export async function readHistoryBatches(client: Queryable, pipeline: string, fromSeq: number, end: string): Promise<HistoryBatchRow[]> {
-  const { rows } = await client.query(prepared("explain_history_batches", HISTORY_BATCHES_SQL, [pipeline, fromSeq, end]));
+export async function readHistoryBatches(
+  client: Queryable,
+  pipeline: string,
+  fromSeq: number,
+  end: string,
+): Promise<HistoryBatchRow[]> {
+  const { rows } = await client.query(
+    prepared("explain_history_batches", HISTORY_BATCHES_SQL, [pipeline, fromSeq, end]),
+  );
   return rows.map((r) => ({
-    batchId: Number(r.batch_id), startOffset: Number(r.start_offset), endOffset: Number(r.end_offset),
-    watermark: r.watermark as string | null, nextWatermark: r.next_watermark as string | null, at: r.timestamp as string,
+    batchId: Number(r.batch_id),
+    startOffset: Number(r.start_offset),
+    endOffset: Number(r.end_offset),
+    watermark: r.watermark as string | null,
+    nextWatermark: r.next_watermark as string | null,
+    at: r.timestamp as string,
   }));
 }
 
@@ -41,11 +52,19 @@ const BATCHES_OF_SEQS_SQL = `SELECT DISTINCT bp.batch_id, bp.start_offset, bp.en
  * The micro-batches that read `seqs` (a row landed after the last batch has none), by id.
  * @throws the database's error when it cannot be reached
  */
-export async function readBatchesOfSeqs(client: Queryable, pipeline: string, seqs: number[]): Promise<HistoryBatchRow[]> {
+export async function readBatchesOfSeqs(
+  client: Queryable,
+  pipeline: string,
+  seqs: number[],
+): Promise<HistoryBatchRow[]> {
   if (seqs.length === 0) return [];
   const { rows } = await client.query(prepared("explain_batches_of_seqs", BATCHES_OF_SEQS_SQL, [pipeline, seqs]));
   return rows.map((r) => ({
-    batchId: Number(r.batch_id), startOffset: Number(r.start_offset), endOffset: Number(r.end_offset),
-    watermark: r.watermark as string | null, nextWatermark: r.next_watermark as string | null, at: r.timestamp as string,
+    batchId: Number(r.batch_id),
+    startOffset: Number(r.start_offset),
+    endOffset: Number(r.end_offset),
+    watermark: r.watermark as string | null,
+    nextWatermark: r.next_watermark as string | null,
+    at: r.timestamp as string,
   }));
 }

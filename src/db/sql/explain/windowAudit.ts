@@ -45,16 +45,34 @@ const AUDIT_SQL = `SELECT c.run_id, r.trigger, r.cron_slot, r.started_at, r.bron
  * @param exact true: the window `[start, end)` itself; false: every window of the key overlapping it (sessions)
  * @throws the database's error when it cannot be reached
  */
-export async function readWindowAudit(client: Queryable, pipeline: string, groupKey: string, start: string, end: string, exact: boolean): Promise<WindowAuditRow[]> {
-  const { rows } = await client.query(prepared("explain_window_audit", AUDIT_SQL, [pipeline, groupKey, start, end, exact]));
+export async function readWindowAudit(
+  client: Queryable,
+  pipeline: string,
+  groupKey: string,
+  start: string,
+  end: string,
+  exact: boolean,
+): Promise<WindowAuditRow[]> {
+  const { rows } = await client.query(
+    prepared("explain_window_audit", AUDIT_SQL, [pipeline, groupKey, start, end, exact]),
+  );
   return rows.map((r) => ({
-    runId: Number(r.run_id), trigger: r.trigger as string, cronSlot: r.cron_slot as string | null, startedAt: r.started_at as string,
+    runId: Number(r.run_id),
+    trigger: r.trigger as string,
+    cronSlot: r.cron_slot as string | null,
+    startedAt: r.started_at as string,
     bronzeSnapshot: r.bronze_snapshot === null ? null : Number(r.bronze_snapshot),
-    windowStart: r.window_start as string, windowEnd: r.window_end as string,
-    revisionBefore: r.revision_before as number | null, revisionAfter: r.revision_after as number,
-    before: r.count_before === null ? null : { count: Number(r.count_before), sum: r.sum_before, min: r.min_before, max: r.max_before },
+    windowStart: r.window_start as string,
+    windowEnd: r.window_end as string,
+    revisionBefore: r.revision_before as number | null,
+    revisionAfter: r.revision_after as number,
+    before:
+      r.count_before === null
+        ? null
+        : { count: Number(r.count_before), sum: r.sum_before, min: r.min_before, max: r.max_before },
     after: { count: Number(r.count_after), sum: r.sum_after, min: r.min_after, max: r.max_after },
-    lateEventIds: r.late_event_ids as string[], correctedAt: r.corrected_at as string,
+    lateEventIds: r.late_event_ids as string[],
+    correctedAt: r.corrected_at as string,
     reconcileRunId: r.reconcile_run_id === null ? null : Number(r.reconcile_run_id),
   }));
 }

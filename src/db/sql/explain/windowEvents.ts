@@ -29,10 +29,23 @@ const WINDOW_EVENTS_SQL = `SELECT b.seq, b.event_id, ${us("b.event_time")} AS ev
  * @returns the rows by `seq`
  * @throws the database's error when it cannot be reached
  */
-export async function readWindowEvents(client: Queryable, pipeline: string, groupKey: string, start: string, end: string): Promise<WindowEventRow[]> {
-  const { rows } = await client.query(prepared("explain_window_events", WINDOW_EVENTS_SQL, [pipeline, groupKey, start, end]));
+export async function readWindowEvents(
+  client: Queryable,
+  pipeline: string,
+  groupKey: string,
+  start: string,
+  end: string,
+): Promise<WindowEventRow[]> {
+  const { rows } = await client.query(
+    prepared("explain_window_events", WINDOW_EVENTS_SQL, [pipeline, groupKey, start, end]),
+  );
   return rows.map((r) => ({
-    seq: Number(r.seq), eventId: r.event_id as string, eventTime: formatInstant(BigInt(r.event_us)), ingestionTime: formatInstant(BigInt(r.ingestion_us)),
-    landedAt: formatInstant(BigInt(r.landed_us)), value: r.value as string | null, supersededBy: r.superseded_by === null ? null : Number(r.superseded_by),
+    seq: Number(r.seq),
+    eventId: r.event_id as string,
+    eventTime: formatInstant(BigInt(r.event_us)),
+    ingestionTime: formatInstant(BigInt(r.ingestion_us)),
+    landedAt: formatInstant(BigInt(r.landed_us)),
+    value: r.value as string | null,
+    supersededBy: r.superseded_by === null ? null : Number(r.superseded_by),
   }));
 }

@@ -27,13 +27,27 @@ const WINDOW_QUARANTINE_SQL = `SELECT b.seq, b.event_id, b.event_time, b.ingesti
  * @returns the first `QUARANTINE_ROWS_LISTED` rows by `seq`, and how many there are
  * @throws the database's error when it cannot be reached
  */
-export async function readWindowQuarantine(client: Queryable, pipeline: string, groupKey: string, start: string, end: string): Promise<{ rows: WindowQuarantineRow[]; total: number }> {
-  const { rows } = await client.query(prepared("explain_window_quarantine", WINDOW_QUARANTINE_SQL, [pipeline, groupKey, start, end]));
+export async function readWindowQuarantine(
+  client: Queryable,
+  pipeline: string,
+  groupKey: string,
+  start: string,
+  end: string,
+): Promise<{ rows: WindowQuarantineRow[]; total: number }> {
+  const { rows } = await client.query(
+    prepared("explain_window_quarantine", WINDOW_QUARANTINE_SQL, [pipeline, groupKey, start, end]),
+  );
   return {
     total: rows.length === 0 ? 0 : Number(rows[0].total),
     rows: rows.map((r) => ({
-      seq: Number(r.seq), eventId: r.event_id as string, eventTime: r.event_time as string, ingestionTime: r.ingestion_time as string,
-      landedAt: r.landed_at as string, value: r.value as string | null, reason: r.reason as string | null, detail: r.detail as string | null,
+      seq: Number(r.seq),
+      eventId: r.event_id as string,
+      eventTime: r.event_time as string,
+      ingestionTime: r.ingestion_time as string,
+      landedAt: r.landed_at as string,
+      value: r.value as string | null,
+      reason: r.reason as string | null,
+      detail: r.detail as string | null,
     })),
   };
 }

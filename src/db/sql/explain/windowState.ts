@@ -23,13 +23,22 @@ export interface WindowStateRow {
   updatedAt: string;
 }
 
-const ROW_COLUMNS = "window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision, last_batch_id, updated_at";
+const ROW_COLUMNS =
+  "window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision, last_batch_id, updated_at";
 
 function toRow(r: Record<string, unknown>): WindowStateRow {
   return {
-    windowStart: r.window_start as string, windowEnd: r.window_end as string, count: Number(r.event_count), sum: r.value_sum as string | null,
-    min: r.value_min as string | null, max: r.value_max as string | null, isFinal: r.is_final as boolean, corrected: r.corrected as boolean,
-    revision: r.revision as number, lastBatchId: r.last_batch_id === null ? null : Number(r.last_batch_id), updatedAt: r.updated_at as string,
+    windowStart: r.window_start as string,
+    windowEnd: r.window_end as string,
+    count: Number(r.event_count),
+    sum: r.value_sum as string | null,
+    min: r.value_min as string | null,
+    max: r.value_max as string | null,
+    isFinal: r.is_final as boolean,
+    corrected: r.corrected as boolean,
+    revision: r.revision as number,
+    lastBatchId: r.last_batch_id === null ? null : Number(r.last_batch_id),
+    updatedAt: r.updated_at as string,
   };
 }
 
@@ -40,7 +49,13 @@ const ROW_SQL = `SELECT ${ROW_COLUMNS} FROM straggler.window_results_table
  * @returns the key's live row of the window `[start, end)` (ISO 8601), or undefined
  * @throws the database's error when it cannot be reached
  */
-export async function readWindowRow(client: Queryable, pipeline: string, groupKey: string, start: string, end: string): Promise<WindowStateRow | undefined> {
+export async function readWindowRow(
+  client: Queryable,
+  pipeline: string,
+  groupKey: string,
+  start: string,
+  end: string,
+): Promise<WindowStateRow | undefined> {
   const r = (await client.query(prepared("explain_window_row", ROW_SQL, [pipeline, groupKey, start, end]))).rows[0];
   return r && toRow(r);
 }
@@ -53,7 +68,12 @@ const SESSION_AT_SQL = `SELECT ${ROW_COLUMNS} FROM (SELECT * FROM straggler.wind
  * @returns the key's live session holding the instant `at` (ISO 8601), or undefined
  * @throws the database's error when it cannot be reached
  */
-export async function readSessionAt(client: Queryable, pipeline: string, groupKey: string, at: string): Promise<WindowStateRow | undefined> {
+export async function readSessionAt(
+  client: Queryable,
+  pipeline: string,
+  groupKey: string,
+  at: string,
+): Promise<WindowStateRow | undefined> {
   const r = (await client.query(prepared("explain_session_at", SESSION_AT_SQL, [pipeline, groupKey, at]))).rows[0];
   return r && toRow(r);
 }
@@ -70,8 +90,13 @@ const HOLDS_SQL = `SELECT hold_id, reason, rule, batch_id, held_at, released_at,
 export async function readHolds(client: Queryable, pipeline: string): Promise<HoldRow[]> {
   const { rows } = await client.query(prepared("explain_holds", HOLDS_SQL, [pipeline]));
   return rows.map((r) => ({
-    holdId: Number(r.hold_id), reason: r.reason as string, rule: r.rule as string | null, batchId: r.batch_id === null ? null : Number(r.batch_id),
-    heldAt: r.held_at as string, releasedAt: r.released_at as string | null, releasedAfterBatch: r.released_after_batch === null ? null : Number(r.released_after_batch),
+    holdId: Number(r.hold_id),
+    reason: r.reason as string,
+    rule: r.rule as string | null,
+    batchId: r.batch_id === null ? null : Number(r.batch_id),
+    heldAt: r.held_at as string,
+    releasedAt: r.released_at as string | null,
+    releasedAfterBatch: r.released_after_batch === null ? null : Number(r.released_after_batch),
   }));
 }
 
@@ -97,11 +122,23 @@ const CUTOVER_SQL = `SELECT l.version, l.live_since, p.version AS previous_versi
  * @returns undefined when the live version is the pipeline's first
  * @throws the database's error when it cannot be reached
  */
-export async function readLastCutover(client: Queryable, pipeline: string, groupKey: string, start: string, end: string): Promise<CutoverRow | undefined> {
-  const r = (await client.query(prepared("explain_last_cutover", CUTOVER_SQL, [pipeline, groupKey, start, end]))).rows[0];
+export async function readLastCutover(
+  client: Queryable,
+  pipeline: string,
+  groupKey: string,
+  start: string,
+  end: string,
+): Promise<CutoverRow | undefined> {
+  const r = (await client.query(prepared("explain_last_cutover", CUTOVER_SQL, [pipeline, groupKey, start, end])))
+    .rows[0];
   if (r === undefined) return undefined;
   return {
-    version: r.version as number, liveSince: r.live_since as string, previousVersion: r.previous_version as number,
-    previous: r.event_count === null ? null : { count: Number(r.event_count), sum: r.value_sum, min: r.value_min, max: r.value_max },
+    version: r.version as number,
+    liveSince: r.live_since as string,
+    previousVersion: r.previous_version as number,
+    previous:
+      r.event_count === null
+        ? null
+        : { count: Number(r.event_count), sum: r.value_sum, min: r.value_min, max: r.value_max },
   };
 }

@@ -12,8 +12,14 @@ import { storedAggregates } from "../fragments/windowAggregates.js";
 
 const CUTOVER_SQL = `INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, version)
 SELECT ${changeRow({
-  pipeline: "$1", change: "'cutover'", key: "coalesce(n.group_key, o.group_key)", start: "coalesce(n.window_start, o.window_start)",
-  end: "coalesce(n.window_end, o.window_end)", revision: "coalesce(n.revision, o.revision)", before: stored("o"), after: stored("n"),
+  pipeline: "$1",
+  change: "'cutover'",
+  key: "coalesce(n.group_key, o.group_key)",
+  start: "coalesce(n.window_start, o.window_start)",
+  end: "coalesce(n.window_end, o.window_end)",
+  revision: "coalesce(n.revision, o.revision)",
+  before: stored("o"),
+  after: stored("n"),
 })}, $3
   FROM (SELECT * FROM straggler.window_results_table WHERE pipeline = $1) n
   FULL JOIN (SELECT * FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2) o
@@ -26,6 +32,11 @@ SELECT ${changeRow({
  * @returns the changes written
  * @throws the database's error
  */
-export async function writeCutoverChanges(client: Queryable, pipeline: string, previous: number | null, version: number): Promise<number> {
+export async function writeCutoverChanges(
+  client: Queryable,
+  pipeline: string,
+  previous: number | null,
+  version: number,
+): Promise<number> {
   return (await client.query(CUTOVER_SQL, [pipeline, previous, version])).rowCount ?? 0;
 }

@@ -56,9 +56,15 @@ export interface FeedPage {
 /** The feed was pruned past `after` (src/db/sql/feed/pruneChanges.ts): reading on would skip changes. */
 export class FeedPrunedError extends Error {
   override name = "FeedPrunedError";
-  constructor(readonly pipeline: string, readonly after: number, readonly throughId: number) {
-    super(`the change feed of ${pipeline} was pruned through id ${throughId} (past the correction horizon): reading after ${after} would skip changes; ` +
-      `rebuild the copy from GET /pipelines/${pipeline}/windows and read the feed after ${throughId}`);
+  constructor(
+    readonly pipeline: string,
+    readonly after: number,
+    readonly throughId: number,
+  ) {
+    super(
+      `the change feed of ${pipeline} was pruned through id ${throughId} (past the correction horizon): reading after ${after} would skip changes; ` +
+        `rebuild the copy from GET /pipelines/${pipeline}/windows and read the feed after ${throughId}`,
+    );
   }
 }
 
@@ -77,7 +83,9 @@ SELECT c.id, c.change, c.group_key, c.window_start, c.window_end, c.revision,
  ORDER BY c.id LIMIT $3`;
 
 const aggregate = (r: Record<string, any>, side: "before" | "after"): Aggregate | null =>
-  r[`count_${side}`] === null ? null : { count: r[`count_${side}`], sum: r[`sum_${side}`], min: r[`min_${side}`], max: r[`max_${side}`] };
+  r[`count_${side}`] === null
+    ? null
+    : { count: r[`count_${side}`], sum: r[`sum_${side}`], min: r[`min_${side}`], max: r[`max_${side}`] };
 
 function causeOf(r: Record<string, any>): FeedChange["cause"] {
   if (r.batch_id !== null) return { batchId: r.batch_id };
@@ -95,18 +103,21 @@ function causeOf(r: Record<string, any>): FeedChange["cause"] {
 export async function readChanges(db: Queryable, pipeline: string, after: number, limit: number): Promise<FeedPage> {
   const { rows } = await db.query(prepared("feed_read", READ_SQL, [pipeline, after, limit]));
   const first = rows[0]!; // the LEFT JOIN's one row when no change matched
-  if (first.pruned_through !== null && after < first.pruned_through) throw new FeedPrunedError(pipeline, after, first.pruned_through);
-  const changes: FeedChange[] = rows.filter((r) => r.id !== null).map((r) => ({
-    id: r.id,
-    change: r.change,
-    key: r.group_key === null ? null : keyOut(r.group_key),
-    windowStart: r.window_start,
-    windowEnd: r.window_end,
-    revision: r.revision,
-    before: aggregate(r, "before"),
-    after: aggregate(r, "after"),
-    cause: causeOf(r),
-    at: r.at,
-  }));
+  if (first.pruned_through !== null && after < first.pruned_through)
+    throw new FeedPrunedError(pipeline, after, first.pruned_through);
+  const changes: FeedChange[] = rows
+    .filter((r) => r.id !== null)
+    .map((r) => ({
+      id: r.id,
+      change: r.change,
+      key: r.group_key === null ? null : keyOut(r.group_key),
+      windowStart: r.window_start,
+      windowEnd: r.window_end,
+      revision: r.revision,
+      before: aggregate(r, "before"),
+      after: aggregate(r, "after"),
+      cause: causeOf(r),
+      at: r.at,
+    }));
   return { changes, next: changes.at(-1)?.id ?? after, heldBy: first.held_by };
 }

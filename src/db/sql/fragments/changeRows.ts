@@ -19,10 +19,22 @@ export const CHANGE_COLUMNS =
  * `key`, `start`, `end`, `revision` expressions, and the aggregates before and after as four
  * expressions each (count, sum, min, max; all null for none).
  */
-export function changeRow(c: { pipeline: string; change: string; key: string; start: string; end: string; revision: string; before: readonly string[] | null; after: readonly string[] | null }): string {
+export function changeRow(c: {
+  pipeline: string;
+  change: string;
+  key: string;
+  start: string;
+  end: string;
+  revision: string;
+  before: readonly string[] | null;
+  after: readonly string[] | null;
+}): string {
   const none = ["NULL::bigint", "NULL::numeric", "NULL::numeric", "NULL::numeric"];
-  return [c.pipeline, c.change, c.key, c.start, c.end, c.revision, ...(c.before ?? none), ...(c.after ?? none)].join(", ");
+  return [c.pipeline, c.change, c.key, c.start, c.end, c.revision, ...(c.before ?? none), ...(c.after ?? none)].join(
+    ", ",
+  );
 }
 
 /** The four stored aggregates of the results row (or copy) aliased `alias`, as `changeRow`'s before or after. */
-export const stored = (alias: string): string[] => ["event_count", "value_sum", "value_min", "value_max"].map((c) => `${alias}.${c}`);
+export const stored = (alias: string): string[] =>
+  ["event_count", "value_sum", "value_min", "value_max"].map((c) => `${alias}.${c}`);

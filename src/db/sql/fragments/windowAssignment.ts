@@ -13,7 +13,12 @@
  * `µs * interval` product is a float that drifts far from 1970. Instants are
  * made from µs only where rows are few (after aggregation, or for late rows).
  */
-import { windowsPerEvent, type CalendarWindowSpec, type FixedWindowSpec, type WindowSpec } from "../../../core/windows.js";
+import {
+  windowsPerEvent,
+  type CalendarWindowSpec,
+  type FixedWindowSpec,
+  type WindowSpec,
+} from "../../../core/windows.js";
 
 function us(ms: number, what: string): string {
   if (!Number.isSafeInteger(ms)) throw new RangeError(`${what} must be a whole number of ms, got ${ms}`);
@@ -53,7 +58,9 @@ export function windowsLateralUs(spec: WindowSpec, alias: string, as = "w"): str
 }
 
 function fixedLateralUs(spec: FixedWindowSpec, alias: string, as: string): string {
-  const size = us(spec.sizeMs, "window size"), slide = us(spec.slideMs, "window slide"), off = us(spec.offsetMs, "window offset");
+  const size = us(spec.sizeMs, "window size"),
+    slide = us(spec.slideMs, "window slide"),
+    off = us(spec.offsetMs, "window offset");
   const t = timestamptzToUs(`${alias}.event_time`);
   // Floor division on bigint: % keeps the dividend's sign, so fold it back into [0, slide).
   const lastStart = `(${t} - (((${t} - ${off}) % ${slide}) + ${slide}) % ${slide})`;
@@ -117,7 +124,8 @@ function unitStart(local: string, spec: CalendarWindowSpec): string {
   const { unit, weekStart } = spec.calendar;
   if (unit === "month") return `date_trunc('month', ${local})`;
   if (unit === "day") return `date_trunc('day', ${local})`;
-  if (!Number.isInteger(weekStart) || weekStart < 1 || weekStart > 7) throw new RangeError(`weekStart must be 1-7, got ${weekStart}`);
+  if (!Number.isInteger(weekStart) || weekStart < 1 || weekStart > 7)
+    throw new RangeError(`weekStart must be 1-7, got ${weekStart}`);
   return `(date_trunc('day', ${local}) - ((extract(isodow FROM ${local})::int - ${weekStart} + 7) % 7) * interval '1 day')`;
 }
 
@@ -127,12 +135,17 @@ function unitStart(local: string, spec: CalendarWindowSpec): string {
  * compute it once).
  */
 function boundary(l: string, z: string, ua = `((${l}) AT TIME ZONE ${z})`): string {
-  const before = `((${ua}) - interval '24 hours')`, after = `((${ua}) + interval '24 hours')`;
-  const wallBefore = `(${before} AT TIME ZONE ${z})`, wallAfter = `(${after} AT TIME ZONE ${z})`;
+  const before = `((${ua}) - interval '24 hours')`,
+    after = `((${ua}) + interval '24 hours')`;
+  const wallBefore = `(${before} AT TIME ZONE ${z})`,
+    wallAfter = `(${after} AT TIME ZONE ${z})`;
   // The offsets (intervals) a day before and a day after; each reading of l with one of them.
-  const offBefore = `(${wallBefore} - (${before} AT TIME ZONE 'UTC'))`, offAfter = `(${wallAfter} - (${after} AT TIME ZONE 'UTC'))`;
-  const early = `(((${l}) - ${offBefore}) AT TIME ZONE 'UTC')`, late = `(((${l}) - ${offAfter}) AT TIME ZONE 'UTC')`;
-  const earlyValid = `((${early} AT TIME ZONE ${z}) = (${l}))`, lateValid = `((${late} AT TIME ZONE ${z}) = (${l}))`;
+  const offBefore = `(${wallBefore} - (${before} AT TIME ZONE 'UTC'))`,
+    offAfter = `(${wallAfter} - (${after} AT TIME ZONE 'UTC'))`;
+  const early = `(((${l}) - ${offBefore}) AT TIME ZONE 'UTC')`,
+    late = `(((${l}) - ${offAfter}) AT TIME ZONE 'UTC')`;
+  const earlyValid = `((${early} AT TIME ZONE ${z}) = (${l}))`,
+    lateValid = `((${late} AT TIME ZONE ${z}) = (${l}))`;
   // Fast path: the offset a day before ua is the one PostgreSQL read l with. Then no change
   // lies within the day before ua, so l is not shown twice (PostgreSQL's reading of a doubled
   // time is the later one, after the change), and a skipped l is read with the offset
@@ -148,14 +161,17 @@ function boundary(l: string, z: string, ua = `((${l}) AT TIME ZONE ${z})`): stri
  * (timestamptz start and end) for every calendar window holding the instant `t`.
  */
 function calendarLateral(spec: CalendarWindowSpec, t: string, as: string): string {
-  const z = zoneLiteral(spec.calendar.timeZone), n = spec.calendar.span;
-  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`calendar window span must be a whole number >= 1, got ${n}`);
+  const z = zoneLiteral(spec.calendar.timeZone),
+    n = spec.calendar.span;
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new RangeError(`calendar window span must be a whole number >= 1, got ${n}`);
   const p = `${as}_`;
   const unitOne = addUnits(`${p}1.l0`, spec, 1);
   const grid = `CROSS JOIN LATERAL (SELECT ${unitStart(`(${t} AT TIME ZONE ${z})`, spec)} AS l0 OFFSET 0) ${p}1
     CROSS JOIN LATERAL (SELECT ${p}1.l0 AT TIME ZONE ${z} AS ua0, ${unitOne} AT TIME ZONE ${z} AS ua1 OFFSET 0) ${p}2
     CROSS JOIN LATERAL (SELECT ${boundary(`${p}1.l0`, z, `${p}2.ua0`)} AS s0, ${boundary(unitOne, z, `${p}2.ua1`)} AS e0 OFFSET 0) ${p}3`;
-  const before = `${t} < ${p}3.s0`, after = `${t} >= ${p}3.e0`;
+  const before = `${t} < ${p}3.s0`,
+    after = `${t} >= ${p}3.e0`;
   if (n === 1) {
     return `${grid}
     CROSS JOIN LATERAL (SELECT CASE WHEN ${before} THEN ${boundary(addUnits(`${p}1.l0`, spec, -1), z)} WHEN ${after} THEN ${p}3.e0 ELSE ${p}3.s0 END AS ws,

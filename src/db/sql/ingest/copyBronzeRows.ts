@@ -29,8 +29,21 @@ export function bronzeLinePrefix(pipeline: string, input: string = DEFAULT_INPUT
  * @param rest with `raw` null, the fields no column holds (`raw_rest`)
  * @param eventTime, ingestionTime the row's instants as `formatInstant` writes them (ISO 8601 UTC, µs kept)
  */
-export function bronzeLine(prefix: string, r: BronzeRow, raw: string | null, rest: string | null, eventTime: string | null, ingestionTime: string): string {
-  return prefix + [r.line, r.eventId, raw, rest, eventTime, ingestionTime, r.groupKey, r.value, r.status, r.reason, r.detail].map(copyText).join("\t") + "\n";
+export function bronzeLine(
+  prefix: string,
+  r: BronzeRow,
+  raw: string | null,
+  rest: string | null,
+  eventTime: string | null,
+  ingestionTime: string,
+): string {
+  return (
+    prefix +
+    [r.line, r.eventId, raw, rest, eventTime, ingestionTime, r.groupKey, r.value, r.status, r.reason, r.detail]
+      .map(copyText)
+      .join("\t") +
+    "\n"
+  );
 }
 
 /**
@@ -38,7 +51,12 @@ export function bronzeLine(prefix: string, r: BronzeRow, raw: string | null, res
  * `sourceId` into bronze on `client`, in the caller's transaction.
  * @throws what reading `lines` throws, or the database's error; the COPY is then aborted
  */
-export async function copyBronzeRows(client: PoolClient, sourceId: number, lines: AsyncIterable<string> | null, inMemory: readonly string[] = []): Promise<void> {
+export async function copyBronzeRows(
+  client: PoolClient,
+  sourceId: number,
+  lines: AsyncIterable<string> | null,
+  inMemory: readonly string[] = [],
+): Promise<void> {
   const prefix = `${sourceId}\t`;
   async function* chunks(): AsyncGenerator<string> {
     yield* inChunksOf(inMemory, undefined, prefix);
@@ -52,7 +70,10 @@ export async function copyBronzeRows(client: PoolClient, sourceId: number, lines
  * on `client`, in the caller's transaction, as one write (group commit: src/ingest/groupCommit.ts).
  * @throws the database's error; the COPY is then aborted
  */
-export async function copyBronzeLines(client: PoolClient, parts: readonly { sourceId: number; lines: readonly string[] }[]): Promise<void> {
+export async function copyBronzeLines(
+  client: PoolClient,
+  parts: readonly { sourceId: number; lines: readonly string[] }[],
+): Promise<void> {
   const text = parts.map(({ sourceId, lines }) => lines.map((l) => `${sourceId}\t${l}`).join("")).join("");
   await pipe(Readable.from([text]), client.query(copyFrom(COPY_BRONZE_SQL)));
 }

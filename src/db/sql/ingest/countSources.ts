@@ -9,7 +9,15 @@ const COUNT_MATCHING_SQL = `SELECT count(*)::int AS n FROM straggler.sources
  * @returns how many sources of `pipeline` match
  * @throws the database's error
  */
-export async function countMatchingSources(client: Queryable, pipeline: string, filter: { state?: string | undefined; kind?: string | undefined }): Promise<number> {
-  const { rows } = await client.query<{ n: number }>(COUNT_MATCHING_SQL, [pipeline, filter.state ?? null, filter.kind ?? null]);
+export async function countMatchingSources(
+  client: Queryable,
+  pipeline: string,
+  filter: { state?: string | undefined; kind?: string | undefined },
+): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(COUNT_MATCHING_SQL, [
+    pipeline,
+    filter.state ?? null,
+    filter.kind ?? null,
+  ]);
   return rows[0]!.n;
 }

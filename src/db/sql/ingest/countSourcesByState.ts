@@ -15,5 +15,10 @@ const COUNT_SOURCES_SQL = "SELECT state, count(*)::int AS n FROM straggler.sourc
 export async function countSourcesByState(client: Queryable, pipeline: string): Promise<SourceCounts> {
   const { rows } = await client.query(COUNT_SOURCES_SQL, [pipeline]);
   const by = Object.fromEntries(rows.map((r) => [r.state, r.n]));
-  return { landed: by.landed ?? 0, refused: by.refused ?? 0, changed_after_landing: by.changed_after_landing ?? 0, waiting_to_settle: by.waiting_to_settle ?? 0 };
+  return {
+    landed: by.landed ?? 0,
+    refused: by.refused ?? 0,
+    changed_after_landing: by.changed_after_landing ?? 0,
+    waiting_to_settle: by.waiting_to_settle ?? 0,
+  };
 }

@@ -109,14 +109,23 @@ export interface DedupeOutcome {
  * @returns rows reclassified (DUPLICATE, AMENDED_DUPLICATE; both quarantined) and rows superseded
  * @throws the database's error
  */
-export async function dedupeLanding(client: Queryable, pipeline: string, seqBefore: number, mode: "first" | "latest"): Promise<DedupeOutcome> {
+export async function dedupeLanding(
+  client: Queryable,
+  pipeline: string,
+  seqBefore: number,
+  mode: "first" | "latest",
+): Promise<DedupeOutcome> {
   const params = [pipeline, seqBefore];
   if (mode === "first") {
     const duplicates = (await client.query(prepared(DEDUPE_LANDING, DEDUPE_SQL, params))).rowCount ?? 0;
-    const amended = duplicates === 0 ? 0 : ((await client.query(prepared("bronze_dedupe_amended", AMENDED_SQL, params))).rowCount ?? 0);
+    const amended =
+      duplicates === 0
+        ? 0
+        : ((await client.query(prepared("bronze_dedupe_amended", AMENDED_SQL, params))).rowCount ?? 0);
     return { duplicates: duplicates - amended, amended, superseded: 0 };
   }
-  const duplicates = (await client.query(prepared("bronze_dedupe_latest", LATEST_DUPLICATES_SQL, params))).rowCount ?? 0;
+  const duplicates =
+    (await client.query(prepared("bronze_dedupe_latest", LATEST_DUPLICATES_SQL, params))).rowCount ?? 0;
   const superseded = (await client.query(prepared("bronze_supersede", SUPERSEDE_SQL, params))).rowCount ?? 0;
   return { duplicates, amended: 0, superseded };
 }

@@ -17,7 +17,10 @@ const READ_LOG_OFFSETS_SQL = `SELECT partition, last_offset::text AS last_offset
  * @throws the database's error
  */
 export async function readLogOffsets(client: Queryable, pipeline: string, log: string): Promise<Map<string, bigint>> {
-  const { rows } = await client.query<{ partition: string; last_offset: string }>(READ_LOG_OFFSETS_SQL, [pipeline, log]);
+  const { rows } = await client.query<{ partition: string; last_offset: string }>(READ_LOG_OFFSETS_SQL, [
+    pipeline,
+    log,
+  ]);
   return new Map(rows.map((r) => [r.partition, BigInt(r.last_offset)]));
 }
 
@@ -38,7 +41,9 @@ export class LogOffsetMovedError extends Error {
     readonly log: string,
     readonly partition: string,
   ) {
-    super(`${log} partition ${JSON.stringify(partition)}: its offset moved while the batch landed (another consumer landed it); nothing was landed, the batch is read again`);
+    super(
+      `${log} partition ${JSON.stringify(partition)}: its offset moved while the batch landed (another consumer landed it); nothing was landed, the batch is read again`,
+    );
   }
 }
 
@@ -52,7 +57,14 @@ export async function advanceLogOffset(
   client: Queryable,
   row: { pipeline: string; log: string; partition: string; expected: bigint | null; offset: bigint; messages: number },
 ): Promise<void> {
-  const { rowCount } = await client.query(ADVANCE_LOG_OFFSET_SQL, [row.pipeline, row.log, row.partition, String(row.offset), row.messages, row.expected === null ? null : String(row.expected)]);
+  const { rowCount } = await client.query(ADVANCE_LOG_OFFSET_SQL, [
+    row.pipeline,
+    row.log,
+    row.partition,
+    String(row.offset),
+    row.messages,
+    row.expected === null ? null : String(row.expected),
+  ]);
   if (rowCount !== 1) throw new LogOffsetMovedError(row.log, row.partition);
 }
 
@@ -67,7 +79,13 @@ const RAISE_LOG_POSITION_SQL = `INSERT INTO straggler.log_offsets AS o (pipeline
  * @param messages messages the batch delivered (landed or found landed before)
  * @throws the database's error
  */
-export async function raiseLogPosition(client: Queryable, pipeline: string, log: string, offset: bigint, messages: number): Promise<void> {
+export async function raiseLogPosition(
+  client: Queryable,
+  pipeline: string,
+  log: string,
+  offset: bigint,
+  messages: number,
+): Promise<void> {
   await client.query(RAISE_LOG_POSITION_SQL, [pipeline, log, POSITION_PARTITION, String(offset), messages]);
 }
 
@@ -77,7 +95,13 @@ const READ_LOG_OFFSET_ROWS_SQL = `SELECT pipeline, log, partition, last_offset::
  * Every recorded offset of `pipelines`' logs, for the metrics (as numbers: exact up to 2^53).
  * @throws the database's error
  */
-export async function readLogOffsetRows(client: Queryable, pipelines: string[]): Promise<{ pipeline: string; log: string; partition: string; lastOffset: number }[]> {
-  const { rows } = await client.query<{ pipeline: string; log: string; partition: string; last_offset: number }>(READ_LOG_OFFSET_ROWS_SQL, [pipelines]);
+export async function readLogOffsetRows(
+  client: Queryable,
+  pipelines: string[],
+): Promise<{ pipeline: string; log: string; partition: string; lastOffset: number }[]> {
+  const { rows } = await client.query<{ pipeline: string; log: string; partition: string; last_offset: number }>(
+    READ_LOG_OFFSET_ROWS_SQL,
+    [pipelines],
+  );
   return rows.map((r) => ({ pipeline: r.pipeline, log: r.log, partition: r.partition, lastOffset: r.last_offset }));
 }

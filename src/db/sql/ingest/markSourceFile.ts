@@ -25,6 +25,20 @@ const MARK_SOURCE_FILE_SQL = `INSERT INTO straggler.source_files AS f (pipeline,
  * Upserts the file's record in `state`; `state_since` moves only when the state changes, `last_seen` always.
  * @throws the database's error
  */
-export async function markSourceFile(client: Queryable, file: SourceFileFacts, state: SourceFileState, reason: string | null): Promise<void> {
-  await client.query(MARK_SOURCE_FILE_SQL, [file.pipeline, file.name, state, reason, file.sizeBytes, file.mtime, file.sha256, file.configHash]);
+export async function markSourceFile(
+  client: Queryable,
+  file: SourceFileFacts,
+  state: SourceFileState,
+  reason: string | null,
+): Promise<void> {
+  await client.query(MARK_SOURCE_FILE_SQL, [
+    file.pipeline,
+    file.name,
+    state,
+    reason,
+    file.sizeBytes,
+    file.mtime,
+    file.sha256,
+    file.configHash,
+  ]);
 }

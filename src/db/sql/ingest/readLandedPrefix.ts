@@ -2,7 +2,8 @@
 import type { Queryable } from "../../pool.js";
 
 // left(…) = prefix rather than LIKE: a prefix is matched as written, `_` and `%` included.
-const READ_LANDED_PREFIX_SQL = "SELECT source FROM straggler.landed_sources WHERE pipeline = $1 AND left(source, length($2)) = $2";
+const READ_LANDED_PREFIX_SQL =
+  "SELECT source FROM straggler.landed_sources WHERE pipeline = $1 AND left(source, length($2)) = $2";
 
 /**
  * @returns the names of `pipeline`'s landed sources that begin with `prefix`

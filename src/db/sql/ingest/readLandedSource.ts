@@ -22,6 +22,10 @@ const READ_LANDED_SOURCE_SQL =
  * @returns the record of `source`'s landing in `pipeline`, or undefined when it has not landed
  * @throws the database's error when it cannot be reached
  */
-export async function readLandedSource(client: Queryable, pipeline: string, source: string): Promise<LandedSourceRow | undefined> {
+export async function readLandedSource(
+  client: Queryable,
+  pipeline: string,
+  source: string,
+): Promise<LandedSourceRow | undefined> {
   return (await client.query<LandedSourceRow>(READ_LANDED_SOURCE_SQL, [pipeline, source])).rows[0];
 }

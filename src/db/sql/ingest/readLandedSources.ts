@@ -10,8 +10,15 @@ const READ_LANDED_SOURCES_SQL =
  * @returns the records of those of `sources` that have landed in `pipeline`, by source (absent: not landed)
  * @throws the database's error
  */
-async function readLandedSources(client: Queryable, pipeline: string, sources: string[]): Promise<Map<string, LandedSourceRow>> {
-  const { rows } = await client.query<LandedSourceRow & { source: string }>(READ_LANDED_SOURCES_SQL, [pipeline, sources]);
+async function readLandedSources(
+  client: Queryable,
+  pipeline: string,
+  sources: string[],
+): Promise<Map<string, LandedSourceRow>> {
+  const { rows } = await client.query<LandedSourceRow & { source: string }>(READ_LANDED_SOURCES_SQL, [
+    pipeline,
+    sources,
+  ]);
   return new Map(rows.map(({ source, ...r }) => [source, r]));
 }
 

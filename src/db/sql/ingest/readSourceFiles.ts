@@ -28,15 +28,26 @@ const READ_SOURCE_FILE_SQL = `${READ_SOURCE_FILES_SQL} AND name = $2`;
  * @returns the record of the file `name` of `pipeline`, or undefined when there is none
  * @throws the database's error
  */
-export async function readSourceFile(client: Queryable, pipeline: string, name: string): Promise<SourceFileRecord | undefined> {
+export async function readSourceFile(
+  client: Queryable,
+  pipeline: string,
+  name: string,
+): Promise<SourceFileRecord | undefined> {
   const { rows } = await client.query(READ_SOURCE_FILE_SQL, [pipeline, name]);
   return rows.map(recordOf)[0];
 }
 
 function recordOf(r: Record<string, unknown>): SourceFileRecord {
   return {
-    name: r.name as string, state: r.state as SourceFileState, reason: r.reason as string | null, sizeBytes: r.size_bytes as number | null, mtimeMs: r.mtime_ms as number | null,
-    sha256: r.sha256 as string | null, configHash: r.config_hash as string | null, landedBytes: r.landed_bytes as number, landedLines: r.landed_lines as number,
+    name: r.name as string,
+    state: r.state as SourceFileState,
+    reason: r.reason as string | null,
+    sizeBytes: r.size_bytes as number | null,
+    mtimeMs: r.mtime_ms as number | null,
+    sha256: r.sha256 as string | null,
+    configHash: r.config_hash as string | null,
+    landedBytes: r.landed_bytes as number,
+    landedLines: r.landed_lines as number,
   };
 }
 

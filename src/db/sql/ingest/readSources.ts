@@ -12,7 +12,11 @@ import { columnsBesidesPipeline, sources } from "../../views.js";
  * @returns rows keyed by the view's column names (`pipeline` left out)
  * @throws the database's error when it cannot be reached
  */
-export async function readSources(client: Queryable, pipeline: string, filter: { state?: string; kind?: string; limit: number }) {
+export async function readSources(
+  client: Queryable,
+  pipeline: string,
+  filter: { state?: string; kind?: string; limit: number },
+) {
   return execute(
     orm(client)
       .select(columnsBesidesPipeline(sources))

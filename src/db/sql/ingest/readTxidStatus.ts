@@ -13,7 +13,10 @@ const TERMINATE_BACKEND_SQL = "SELECT pg_terminate_backend($1)";
  * @returns `committed`, `aborted`, `in progress`, or null when the id is too old to tell
  * @throws the database's error
  */
-export async function readTxidStatus(client: Queryable, txid: string): Promise<"committed" | "aborted" | "in progress" | null> {
+export async function readTxidStatus(
+  client: Queryable,
+  txid: string,
+): Promise<"committed" | "aborted" | "in progress" | null> {
   return (await client.query(READ_TXID_STATUS_SQL, [txid])).rows[0].status;
 }
 

@@ -28,7 +28,16 @@ const RECORD_FILE_LANDING_SQL = `INSERT INTO straggler.source_files AS f (pipeli
  */
 export async function recordFileLanding(client: Queryable, file: SourceFileFacts, landing: FileLanding): Promise<void> {
   await client.query(RECORD_FILE_LANDING_SQL, [
-    file.pipeline, file.name, file.sizeBytes, file.mtime, file.sha256, file.configHash,
-    landing.landedBytes, landing.landedLines, landing.rows, landing.accepted, landing.quarantined,
+    file.pipeline,
+    file.name,
+    file.sizeBytes,
+    file.mtime,
+    file.sha256,
+    file.configHash,
+    landing.landedBytes,
+    landing.landedLines,
+    landing.rows,
+    landing.accepted,
+    landing.quarantined,
   ]);
 }

@@ -77,21 +77,46 @@ export interface RecordedSource {
  * @returns the records written, by source (a source missing had a record already: nothing was written for it), and `txid_current()` as text
  * @throws the database's error
  */
-export async function recordGroupLanding(client: Queryable, pipeline: string, policyVersion: string, seqBefore: number, sources: GroupSource[], before: readonly string[] = []): Promise<{ recorded: Map<string, RecordedSource>; txid: string }> {
+export async function recordGroupLanding(
+  client: Queryable,
+  pipeline: string,
+  policyVersion: string,
+  seqBefore: number,
+  sources: GroupSource[],
+  before: readonly string[] = [],
+): Promise<{ recorded: Map<string, RecordedSource>; txid: string }> {
   const col = <K extends keyof GroupSource>(k: K) => sources.map((s) => s[k]);
-  const params = [pipeline, seqBefore, col("source"), col("sha256"), col("rows"), col("accepted"), sources.map((s) => JSON.stringify(s.byReason)), col("requestSha256"), BRONZE_CHANNEL, policyVersion];
+  const params = [
+    pipeline,
+    seqBefore,
+    col("source"),
+    col("sha256"),
+    col("rows"),
+    col("accepted"),
+    sources.map((s) => JSON.stringify(s.byReason)),
+    col("requestSha256"),
+    BRONZE_CHANNEL,
+    policyVersion,
+  ];
   let rows: Record<string, unknown>[];
-  if (before.length === 0) rows = (await client.query(prepared(RECORD_GROUP_LANDING, RECORD_GROUP_LANDING_SQL, params))).rows;
+  if (before.length === 0)
+    rows = (await client.query(prepared(RECORD_GROUP_LANDING, RECORD_GROUP_LANDING_SQL, params))).rows;
   else {
-    const results = (await client.query([...before, RECORD_GROUP_LANDING_SQL].map((sql) => inlineParams(sql, params)).join(";\n"))) as unknown as QueryResult[];
+    const results = (await client.query(
+      [...before, RECORD_GROUP_LANDING_SQL].map((sql) => inlineParams(sql, params)).join(";\n"),
+    )) as unknown as QueryResult[];
     rows = results[results.length - 1]!.rows;
   }
   const recorded = new Map<string, RecordedSource>();
   for (const r of rows) {
     if (r.source === null) continue;
     recorded.set(r.source as string, {
-      rows: r.rows as number, accepted: r.accepted as number, quarantined: r.quarantined as number, byReason: r.by_reason as Record<string, number>,
-      firstSeq: r.first_seq as number | null, lastSeq: r.last_seq as number | null,
+      rows: r.rows as number,
+      accepted: r.accepted as number,
+      quarantined: r.quarantined as number,
+      byReason: r.by_reason as Record<string, number>,
+      firstSeq: r.first_seq as number | null,
+      lastSeq: r.last_seq as number | null,
     });
   }
   return { recorded, txid: rows[0]!.txid as string };

@@ -29,7 +29,17 @@ const RECORD_LANDED_SOURCE_SQL = `INSERT INTO straggler.landed_sources (pipeline
  */
 export async function recordLandedSource(client: Queryable, r: LandedSourceRecord): Promise<boolean> {
   const { rowCount } = await client.query(RECORD_LANDED_SOURCE_SQL, [
-    r.pipeline, r.source, r.sha256, r.rows, r.accepted, r.quarantined, r.firstSeq, r.lastSeq, r.requestSha256, JSON.stringify(r.byReason), r.policyVersion,
+    r.pipeline,
+    r.source,
+    r.sha256,
+    r.rows,
+    r.accepted,
+    r.quarantined,
+    r.firstSeq,
+    r.lastSeq,
+    r.requestSha256,
+    JSON.stringify(r.byReason),
+    r.policyVersion,
   ]);
   return rowCount !== 0;
 }

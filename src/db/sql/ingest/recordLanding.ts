@@ -50,19 +50,37 @@ export interface RecordedLanding {
  * @throws the database's error
  */
 export async function recordLanding(
-  client: Queryable, r: Omit<LandedSourceRecord, "firstSeq" | "lastSeq">, seqBefore: number, header: { text: string; rawLayout: string | null } | undefined,
+  client: Queryable,
+  r: Omit<LandedSourceRecord, "firstSeq" | "lastSeq">,
+  seqBefore: number,
+  header: { text: string; rawLayout: string | null } | undefined,
 ): Promise<RecordedLanding> {
   const statements = [
-    ...(header === undefined ? [] : [inlineParams(SOURCE_HEADER_SQL, [r.pipeline, r.source, header.text, header.rawLayout])]),
+    ...(header === undefined
+      ? []
+      : [inlineParams(SOURCE_HEADER_SQL, [r.pipeline, r.source, header.text, header.rawLayout])]),
     inlineParams(RECORD_LANDING_SQL, [
-      r.pipeline, seqBefore, r.source, r.sha256, r.rows, r.accepted, r.quarantined, r.requestSha256, JSON.stringify(r.byReason), r.policyVersion, BRONZE_CHANNEL,
+      r.pipeline,
+      seqBefore,
+      r.source,
+      r.sha256,
+      r.rows,
+      r.accepted,
+      r.quarantined,
+      r.requestSha256,
+      JSON.stringify(r.byReason),
+      r.policyVersion,
+      BRONZE_CHANNEL,
     ]),
   ];
   const out = (await client.query(statements.join(";\n"))) as unknown as QueryResult | QueryResult[];
   const results = Array.isArray(out) ? out : [out];
   const row = results[results.length - 1]!.rows[0];
   return {
-    firstSeq: row.first_seq as number | null, lastSeq: row.last_seq as number | null, recorded: row.recorded === true,
-    headerLayout: header === undefined ? null : (results[0]!.rows[0].raw_layout as string | null), txid: row.txid as string,
+    firstSeq: row.first_seq as number | null,
+    lastSeq: row.last_seq as number | null,
+    recorded: row.recorded === true,
+    headerLayout: header === undefined ? null : (results[0]!.rows[0].raw_layout as string | null),
+    txid: row.txid as string,
   };
 }

@@ -13,6 +13,11 @@ const RECORD_REPLAYED_FILE_SQL = `INSERT INTO straggler.landed_sources (pipeline
  * @param replayTag `replay:<dataset id>`, kept in the `sha256` column
  * @throws the database's error
  */
-export async function recordReplayedFile(client: Queryable, pipeline: string, file: string, replayTag: string): Promise<void> {
+export async function recordReplayedFile(
+  client: Queryable,
+  pipeline: string,
+  file: string,
+  replayTag: string,
+): Promise<void> {
   await client.query(RECORD_REPLAYED_FILE_SQL, [pipeline, file, replayTag]);
 }

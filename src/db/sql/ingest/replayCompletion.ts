@@ -29,7 +29,10 @@ export interface ReplayCompletion {
 const NAME = /:complete:span=(\d+)ms:batches=(\d+):rows=(\d+):files=([0-9a-f]+)$/;
 
 /** The source name of a completed replay of dataset `replayTag` (`replay:<dataset>`). */
-function completionSource(replayTag: string, c: Pick<ReplayCompletion, "spanMs" | "batches" | "rows" | "statFingerprint">): string {
+function completionSource(
+  replayTag: string,
+  c: Pick<ReplayCompletion, "spanMs" | "batches" | "rows" | "statFingerprint">,
+): string {
   return `${replayTag}:complete:span=${c.spanMs}ms:batches=${c.batches}:rows=${c.rows}:files=${c.statFingerprint}`;
 }
 
@@ -42,11 +45,29 @@ const READ_COMPLETIONS_SQL = `SELECT source, sha256, landed_at FROM straggler.la
  * @returns the completed replays of that dataset recorded for `pipeline` (any span, any fingerprint)
  * @throws the database's error
  */
-export async function readReplayCompletions(client: Queryable, pipeline: string, replayTag: string): Promise<ReplayCompletion[]> {
-  const { rows } = await client.query<{ source: string; sha256: string; landed_at: string }>(READ_COMPLETIONS_SQL, [pipeline, `${replayTag}:complete:`]);
+export async function readReplayCompletions(
+  client: Queryable,
+  pipeline: string,
+  replayTag: string,
+): Promise<ReplayCompletion[]> {
+  const { rows } = await client.query<{ source: string; sha256: string; landed_at: string }>(READ_COMPLETIONS_SQL, [
+    pipeline,
+    `${replayTag}:complete:`,
+  ]);
   return rows.flatMap((r) => {
     const m = NAME.exec(r.source);
-    return m ? [{ spanMs: Number(m[1]), batches: Number(m[2]), rows: Number(m[3]), statFingerprint: m[4]!, sha256: r.sha256, completedAt: r.landed_at }] : [];
+    return m
+      ? [
+          {
+            spanMs: Number(m[1]),
+            batches: Number(m[2]),
+            rows: Number(m[3]),
+            statFingerprint: m[4]!,
+            sha256: r.sha256,
+            completedAt: r.landed_at,
+          },
+        ]
+      : [];
   });
 }
 
@@ -57,6 +78,11 @@ const RECORD_COMPLETION_SQL = `INSERT INTO straggler.landed_sources (pipeline, s
  * Records a completed replay (0 rows: the ledger counts its rows under its spans).
  * @throws the database's error
  */
-export async function recordReplayCompletion(client: Queryable, pipeline: string, replayTag: string, c: Omit<ReplayCompletion, "completedAt">): Promise<void> {
+export async function recordReplayCompletion(
+  client: Queryable,
+  pipeline: string,
+  replayTag: string,
+  c: Omit<ReplayCompletion, "completedAt">,
+): Promise<void> {
   await client.query(RECORD_COMPLETION_SQL, [pipeline, completionSource(replayTag, c), c.sha256]);
 }

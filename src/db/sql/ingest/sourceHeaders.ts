@@ -12,7 +12,13 @@ export const SOURCE_HEADER_SQL = `INSERT INTO straggler.source_headers AS h (pip
  * Records the header line `header` of `source`, in the landing's transaction (once per source), with the
  * layout its rows written without raw text are read back by (src/ingest/rawLayout.ts; null when none was).
  */
-export async function recordSourceHeader(client: Queryable, pipeline: string, source: string, header: string, rawLayout: string | null = null): Promise<void> {
+export async function recordSourceHeader(
+  client: Queryable,
+  pipeline: string,
+  source: string,
+  header: string,
+  rawLayout: string | null = null,
+): Promise<void> {
   const { rows } = await client.query(SOURCE_HEADER_SQL, [pipeline, source, header, rawLayout]);
   checkLayout(source, rawLayout, rows[0].raw_layout as string | null);
 }
@@ -25,12 +31,21 @@ export async function recordSourceHeader(client: Queryable, pipeline: string, so
  */
 export function checkLayout(source: string, written: string | null, recorded: string | null): void {
   if (written !== null && recorded !== written) {
-    throw new Error(`${source}: its rows were written by the layout ${written} but the source's recorded layout is ${recorded}`);
+    throw new Error(
+      `${source}: its rows were written by the layout ${written} but the source's recorded layout is ${recorded}`,
+    );
   }
 }
 
 /** @returns the header line of each of `sources` of `pipeline` that has one recorded */
-export async function readSourceHeaders(client: Queryable, pipeline: string, sources: string[]): Promise<Map<string, string>> {
-  const { rows } = await client.query("SELECT source, header FROM straggler.source_headers WHERE pipeline = $1 AND source = ANY($2::text[])", [pipeline, sources]);
+export async function readSourceHeaders(
+  client: Queryable,
+  pipeline: string,
+  sources: string[],
+): Promise<Map<string, string>> {
+  const { rows } = await client.query(
+    "SELECT source, header FROM straggler.source_headers WHERE pipeline = $1 AND source = ANY($2::text[])",
+    [pipeline, sources],
+  );
   return new Map(rows.map((r: { source: string; header: string }) => [r.source, r.header]));
 }

@@ -58,7 +58,15 @@ export async function createReplayRows(client: PoolClient): Promise<void> {
  * One COPY text line (newline included) of a staged record.
  * @param arrival `[epoch ms, µs within the ms]`, or null when the arrival time could not be read
  */
-export function replayLine(arrival: [number, number] | null, origin: string, line: number, raw: string, parseError: string | null, fields: string | null, numbers: string | null): string {
+export function replayLine(
+  arrival: [number, number] | null,
+  origin: string,
+  line: number,
+  raw: string,
+  parseError: string | null,
+  fields: string | null,
+  numbers: string | null,
+): string {
   return [...(arrival ?? [null, null]), origin, line, raw, parseError, fields, numbers].map(copyText).join("\t") + "\n";
 }
 
@@ -81,9 +89,17 @@ export async function indexReplayRows(client: PoolClient): Promise<void> {
  */
 export async function readReplayPage(client: PoolClient, after: ReplayRow | null, count: number): Promise<ReplayRow[]> {
   const limit = Math.trunc(count);
-  const { rows } = after === null
-    ? await client.query<ReplayRow>(FIRST_PAGE_SQL, [limit])
-    : await client.query<ReplayRow>(NEXT_PAGE_SQL, [limit, after.arrival_ms, after.arrival_sub_ms, after.origin, after.line, after.ord]);
+  const { rows } =
+    after === null
+      ? await client.query<ReplayRow>(FIRST_PAGE_SQL, [limit])
+      : await client.query<ReplayRow>(NEXT_PAGE_SQL, [
+          limit,
+          after.arrival_ms,
+          after.arrival_sub_ms,
+          after.origin,
+          after.line,
+          after.ord,
+        ]);
   return rows;
 }
 

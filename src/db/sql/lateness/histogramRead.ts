@@ -50,12 +50,19 @@ export async function readLatenessHistogramOf(client: Queryable, pipeline: strin
   const r = (await client.query<HistogramRow>(query)).rows[0]!;
   const measures = new Map<HistogramMeasure, [bigint, number][]>();
   for (const [measure, pairs] of Object.entries(r.histogram) as [HistogramMeasure, string][]) {
-    measures.set(measure, pairs.split(",").map((pair) => {
-      const at = pair.indexOf(":");
-      return [BigInt(pair.slice(0, at)), Number(pair.slice(at + 1))];
-    }));
+    measures.set(
+      measure,
+      pairs.split(",").map((pair) => {
+        const at = pair.indexOf(":");
+        return [BigInt(pair.slice(0, at)), Number(pair.slice(at + 1))];
+      }),
+    );
   }
   return {
-    measures, batches: r.batches, recordedDroppedPairs: Number(r.dropped), openMax: r.open_max, openMean: r.open_mean,
+    measures,
+    batches: r.batches,
+    recordedDroppedPairs: Number(r.dropped),
+    openMax: r.open_max,
+    openMean: r.open_mean,
   };
 }

@@ -35,9 +35,21 @@ ${FINAL_AGAINST_FRESH}`;
  * `req.only` and `req.skip` are not used: a session's recompute is not isolated.
  * @throws the database's error
  */
-export async function compareFinalSessions(client: Queryable, pipeline: WindowedPipeline, gapMs: number, req: CompareRequest): Promise<ComparedWindow[]> {
+export async function compareFinalSessions(
+  client: Queryable,
+  pipeline: WindowedPipeline,
+  gapMs: number,
+  req: CompareRequest,
+): Promise<ComparedWindow[]> {
   const { rows } = await client.query(
-    prepared("compare_final_sessions", COMPARE_SQL, [pipeline.name, req.snapshot, req.watermark, req.range?.from ?? null, req.range?.to ?? null, (BigInt(gapMs) * 1000n).toString()]),
+    prepared("compare_final_sessions", COMPARE_SQL, [
+      pipeline.name,
+      req.snapshot,
+      req.watermark,
+      req.range?.from ?? null,
+      req.range?.to ?? null,
+      (BigInt(gapMs) * 1000n).toString(),
+    ]),
   );
   return rows.map(comparedRow);
 }

@@ -102,13 +102,24 @@ const aggregate = (n: number | null, sum: string | null, min: string | null, max
  * bronze rows up to `req.snapshot`, unordered.
  * @throws the database's error; a data exception (SQLSTATE class 22) when a window's aggregate fails
  */
-export async function compareFinalWindows(client: Queryable, pipeline: WindowedPipeline, req: CompareRequest): Promise<ComparedWindow[]> {
+export async function compareFinalWindows(
+  client: Queryable,
+  pipeline: WindowedPipeline,
+  req: CompareRequest,
+): Promise<ComparedWindow[]> {
   const { only = null, skip = null } = req;
   const { rows } = await client.query(
     prepared("compare_final_windows", compareSql(pipeline), [
-      pipeline.name, req.snapshot, req.watermark, req.range?.from ?? null, req.range?.to ?? null, longestWindowMs(windowSpecOf(pipeline)),
-      only?.map((w) => w.groupKey) ?? null, only?.map((w) => w.windowStart) ?? null,
-      skip?.map((w) => w.groupKey) ?? null, skip?.map((w) => w.windowStart) ?? null,
+      pipeline.name,
+      req.snapshot,
+      req.watermark,
+      req.range?.from ?? null,
+      req.range?.to ?? null,
+      longestWindowMs(windowSpecOf(pipeline)),
+      only?.map((w) => w.groupKey) ?? null,
+      only?.map((w) => w.windowStart) ?? null,
+      skip?.map((w) => w.groupKey) ?? null,
+      skip?.map((w) => w.windowStart) ?? null,
     ]),
   );
   return rows.map(comparedRow);

@@ -13,8 +13,14 @@ const COLUMNS = "hold_id, pipeline, reason, rule, tripped_by, batch_id, held_at,
 
 function toHold(r: Record<string, unknown>): Hold {
   return {
-    holdId: r.hold_id as number, pipeline: r.pipeline as string, reason: r.reason as string, rule: r.rule as Hold["rule"],
-    trippedBy: r.tripped_by as Hold["trippedBy"], batchId: r.batch_id as number | null, heldAt: r.held_at as string, releasedAt: r.released_at as string | null,
+    holdId: r.hold_id as number,
+    pipeline: r.pipeline as string,
+    reason: r.reason as string,
+    rule: r.rule as Hold["rule"],
+    trippedBy: r.tripped_by as Hold["trippedBy"],
+    batchId: r.batch_id as number | null,
+    heldAt: r.held_at as string,
+    releasedAt: r.released_at as string | null,
   };
 }
 
@@ -28,11 +34,15 @@ export async function readOpenHold(client: Queryable, pipeline: string): Promise
 
 /** The open holds of `pipelines` (for metrics and status). */
 export async function readOpenHolds(client: Queryable, pipelines: string[]): Promise<Hold[]> {
-  const { rows } = await client.query(`SELECT ${COLUMNS} FROM straggler.pipeline_holds WHERE pipeline = ANY($1) AND released_at IS NULL ORDER BY pipeline`, [pipelines]);
+  const { rows } = await client.query(
+    `SELECT ${COLUMNS} FROM straggler.pipeline_holds WHERE pipeline = ANY($1) AND released_at IS NULL ORDER BY pipeline`,
+    [pipelines],
+  );
   return rows.map(toHold);
 }
 
-const PUBLISHED_COLUMNS = "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, value_avg, status, revision, updated_at, awaiting_correction, results_version, policy_version";
+const PUBLISHED_COLUMNS =
+  "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, value_avg, status, revision, updated_at, awaiting_correction, results_version, policy_version";
 
 /**
  * Opens a hold of `pipeline`: records the hold and copies the pipeline's live
@@ -91,7 +101,13 @@ const TRIPPING_LIMIT = 100;
  * Quarantined rows of `pipeline` with `seq` in `(afterSeq, lastSeq]`, for `reason` only when given: the first
  * 100 by `seq`, and how many there are.
  */
-export async function readQuarantinedInRange(client: Queryable, pipeline: string, afterSeq: number, lastSeq: number, reason: string | null): Promise<{ rows: TrippingRow[]; rowCount: number }> {
+export async function readQuarantinedInRange(
+  client: Queryable,
+  pipeline: string,
+  afterSeq: number,
+  lastSeq: number,
+  reason: string | null,
+): Promise<{ rows: TrippingRow[]; rowCount: number }> {
   const { rows } = await client.query(
     prepared(
       "read_quarantined_in_range",
@@ -101,7 +117,15 @@ export async function readQuarantinedInRange(client: Queryable, pipeline: string
       [pipeline, afterSeq, lastSeq, reason],
     ),
   );
-  return { rows: rows.map((r: { seq: number; event_id: string; reason: string | null; detail: string | null }) => ({ seq: r.seq, eventId: r.event_id, reason: r.reason, detail: r.detail })), rowCount: rows[0]?.n ?? 0 };
+  return {
+    rows: rows.map((r: { seq: number; event_id: string; reason: string | null; detail: string | null }) => ({
+      seq: r.seq,
+      eventId: r.event_id,
+      reason: r.reason,
+      detail: r.detail,
+    })),
+    rowCount: rows[0]?.n ?? 0,
+  };
 }
 
 /**
@@ -109,7 +133,11 @@ export async function readQuarantinedInRange(client: Queryable, pipeline: string
  * last hold was released (for the quarantine-share rule): `{ rows, quarantined, afterSeq }`, `afterSeq` the
  * start of the oldest of them (null when there are none).
  */
-export async function readRecentBatchShares(client: Queryable, pipeline: string, batches: number): Promise<{ batches: number; rows: number; quarantined: number; afterSeq: number | null }> {
+export async function readRecentBatchShares(
+  client: Queryable,
+  pipeline: string,
+  batches: number,
+): Promise<{ batches: number; rows: number; quarantined: number; afterSeq: number | null }> {
   if (batches <= 0) return { batches: 0, rows: 0, quarantined: 0, afterSeq: null };
   const { rows } = await client.query(
     prepared(
@@ -123,5 +151,10 @@ export async function readRecentBatchShares(client: Queryable, pipeline: string,
       [pipeline, batches],
     ),
   );
-  return { batches: rows[0].batches, rows: rows[0].rows, quarantined: rows[0].quarantined, afterSeq: rows[0].after_seq };
+  return {
+    batches: rows[0].batches,
+    rows: rows[0].rows,
+    quarantined: rows[0].quarantined,
+    afterSeq: rows[0].after_seq,
+  };
 }

@@ -36,7 +36,13 @@ SELECT run_id, pg_advisory_lock(${LockNamespace.correctionRun}, ${runHolderKeySq
 export async function insertRun(holder: Queryable, claim: RunClaim): Promise<number | null> {
   const { rows } = await holder.query(
     prepared(INSERT_RUN, INSERT_RUN_SQL, [
-      claim.pipeline, claim.trigger, claim.cronSlot, claim.range?.from ?? null, claim.range?.to ?? null, claim.keys, claim.leaseMs,
+      claim.pipeline,
+      claim.trigger,
+      claim.cronSlot,
+      claim.range?.from ?? null,
+      claim.range?.to ?? null,
+      claim.keys,
+      claim.leaseMs,
     ]),
   );
   return rows.length === 1 ? (rows[0].run_id as number) : null;

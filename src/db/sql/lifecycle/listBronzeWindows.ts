@@ -6,7 +6,6 @@ import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import type { KeyedWindow } from "../readmodel/windows.js";
 
-
 const listSql = (pipeline: WindowedPipeline) => `SELECT DISTINCT b.group_key, w.window_start, w.window_end
   FROM straggler.bronze_events b ${windowsLateral(windowSpecOf(pipeline), "b")}
  WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2
@@ -18,9 +17,20 @@ const listSql = (pipeline: WindowedPipeline) => `SELECT DISTINCT b.group_key, w.
  * among rows that may fall in a window overlapping `range` (`[from, to)`, ISO; null: all).
  * @returns ordered by key, then window start
  */
-export async function listBronzeWindows(client: Queryable, pipeline: WindowedPipeline, snapshot: number, range: { from: string; to: string } | null): Promise<KeyedWindow[]> {
+export async function listBronzeWindows(
+  client: Queryable,
+  pipeline: WindowedPipeline,
+  snapshot: number,
+  range: { from: string; to: string } | null,
+): Promise<KeyedWindow[]> {
   const { rows } = await client.query(
-    prepared("list_bronze_windows", listSql(pipeline), [pipeline.name, snapshot, range?.from ?? null, range?.to ?? null, longestWindowMs(windowSpecOf(pipeline))]),
+    prepared("list_bronze_windows", listSql(pipeline), [
+      pipeline.name,
+      snapshot,
+      range?.from ?? null,
+      range?.to ?? null,
+      longestWindowMs(windowSpecOf(pipeline)),
+    ]),
   );
   return rows.map((r) => ({ groupKey: r.group_key, windowStart: r.window_start, windowEnd: r.window_end }));
 }

@@ -9,7 +9,12 @@ import { correctionRuns } from "../../schemaRecords.js";
  * @returns false when the run is no longer `running` (nothing written)
  * @throws the database's error when it cannot be reached
  */
-export async function markRunFailed(client: Queryable, runId: number, error: string, durationMs: number): Promise<boolean> {
+export async function markRunFailed(
+  client: Queryable,
+  runId: number,
+  error: string,
+  durationMs: number,
+): Promise<boolean> {
   const rows = await execute(
     orm(client)
       .update(correctionRuns)

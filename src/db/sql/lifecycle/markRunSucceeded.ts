@@ -23,8 +23,14 @@ export async function markRunSucceeded(client: Queryable, runId: number, outcome
     orm(client)
       .update(correctionRuns)
       .set({
-        status: "succeeded", bronzeSnapshot: outcome.bronzeSnapshot, windowsExamined: outcome.windowsExamined, windowsChanged: outcome.windowsChanged,
-        eventsRecovered: outcome.eventsRecovered, finishedAt: sql`clock_timestamp()`, durationMs: outcome.durationMs, error: null,
+        status: "succeeded",
+        bronzeSnapshot: outcome.bronzeSnapshot,
+        windowsExamined: outcome.windowsExamined,
+        windowsChanged: outcome.windowsChanged,
+        eventsRecovered: outcome.eventsRecovered,
+        finishedAt: sql`clock_timestamp()`,
+        durationMs: outcome.durationMs,
+        error: null,
       })
       .where(and(eq(correctionRuns.runId, runId), eq(correctionRuns.status, "running")))
       .returning({ runId: correctionRuns.runId })

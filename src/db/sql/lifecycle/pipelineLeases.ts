@@ -19,13 +19,19 @@ export const REPLICA_APPLICATION_PREFIX = "straggler replica ";
  * @returns true when taken (held until released or the session ends)
  */
 export async function tryPipelineLease(client: Queryable, pipeline: string): Promise<boolean> {
-  const { rows } = await client.query("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS taken", [LockNamespace.pipelineOwner, pipeline]);
+  const { rows } = await client.query("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS taken", [
+    LockNamespace.pipelineOwner,
+    pipeline,
+  ]);
   return rows[0].taken === true;
 }
 
 /** Releases the lease of `pipeline` held by `client`'s session; false when it held none. */
 export async function releasePipelineLease(client: Queryable, pipeline: string): Promise<boolean> {
-  const { rows } = await client.query("SELECT pg_advisory_unlock($1::int, hashtext($2)) AS released", [LockNamespace.pipelineOwner, pipeline]);
+  const { rows } = await client.query("SELECT pg_advisory_unlock($1::int, hashtext($2)) AS released", [
+    LockNamespace.pipelineOwner,
+    pipeline,
+  ]);
   return rows[0].released === true;
 }
 
@@ -95,7 +101,10 @@ const READ_LEASE_EPOCH_FOR_SHARE_SQL = `SELECT epoch::text AS epoch, owner FROM 
  * can raise it before that transaction ends.
  * @returns the epoch (decimal string) and the replica that took it; undefined when it was never taken
  */
-export async function readLeaseEpochForShare(client: Queryable, pipeline: string): Promise<{ epoch: string; owner: string } | undefined> {
+export async function readLeaseEpochForShare(
+  client: Queryable,
+  pipeline: string,
+): Promise<{ epoch: string; owner: string } | undefined> {
   const { rows } = await client.query<{ epoch: string; owner: string }>(READ_LEASE_EPOCH_FOR_SHARE_SQL, [pipeline]);
   return rows[0];
 }

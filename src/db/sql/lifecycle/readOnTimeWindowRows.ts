@@ -4,7 +4,10 @@ import { BATCH_PAIRS, pairWindowBounds } from "../fragments/batchPairs.js";
 import type { PairWindow } from "./listOnTimeWindows.js";
 
 /** @returns the bounds (ISO 8601) of the on-time window `window` and the `seq`s of its rows, ascending */
-export async function readOnTimeWindowRows(client: PoolClient, window: PairWindow): Promise<{ windowStart: string; windowEnd: string; seqs: number[] }> {
+export async function readOnTimeWindowRows(
+  client: PoolClient,
+  window: PairWindow,
+): Promise<{ windowStart: string; windowEnd: string; seqs: number[] }> {
   const { windowStart, windowEnd } = pairWindowBounds();
   const r = (
     await client.query(

@@ -13,9 +13,13 @@ export async function readRun(client: Queryable, runId: number): Promise<RunStat
   const rows = await execute(
     orm(client)
       .select({
-        status: correctionRuns.status, error: correctionRuns.error, bronzeSnapshot: correctionRuns.bronzeSnapshot,
-        windowsExamined: correctionRuns.windowsExamined, windowsChanged: correctionRuns.windowsChanged,
-        eventsRecovered: correctionRuns.eventsRecovered, durationMs: correctionRuns.durationMs,
+        status: correctionRuns.status,
+        error: correctionRuns.error,
+        bronzeSnapshot: correctionRuns.bronzeSnapshot,
+        windowsExamined: correctionRuns.windowsExamined,
+        windowsChanged: correctionRuns.windowsChanged,
+        eventsRecovered: correctionRuns.eventsRecovered,
+        durationMs: correctionRuns.durationMs,
       })
       .from(correctionRuns)
       .where(eq(correctionRuns.runId, runId))

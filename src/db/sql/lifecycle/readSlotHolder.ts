@@ -19,7 +19,11 @@ const READ_SLOT_HOLDER_SQL = `SELECT run_id, status, lease_until, status = 'runn
  * The run of `pipeline` holding `cronSlot` (ISO 8601).
  * @returns the holder, or null when none holds it any more (it failed) or its lease has expired (database clock) or its holder is gone
  */
-export async function readSlotHolder(client: Queryable, pipeline: string, cronSlot: string | null): Promise<SlotHolder | null> {
+export async function readSlotHolder(
+  client: Queryable,
+  pipeline: string,
+  cronSlot: string | null,
+): Promise<SlotHolder | null> {
   const { rows } = await client.query(prepared(READ_SLOT_HOLDER, READ_SLOT_HOLDER_SQL, [pipeline, cronSlot]));
   const h = rows[0];
   return h && !h.expired ? { runId: h.run_id, status: h.status, leaseUntil: h.lease_until } : null;

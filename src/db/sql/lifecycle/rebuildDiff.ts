@@ -43,16 +43,31 @@ export interface ChangedRow {
  * @param against the live version's number (null when none is recorded)
  * @returns the first 100 rows whose classification changed, by seq
  */
-export async function writeRebuildDiff(client: Queryable, pipeline: string, version: number, against: number | null, ledgerSeq: number): Promise<ChangedRow[]> {
-  await client.query("DELETE FROM straggler.rebuild_window_changes WHERE pipeline = $1 AND version = $2", [pipeline, version]);
-  await client.query("DELETE FROM straggler.rebuild_reason_changes WHERE pipeline = $1 AND version = $2", [pipeline, version]);
+export async function writeRebuildDiff(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  against: number | null,
+  ledgerSeq: number,
+): Promise<ChangedRow[]> {
+  await client.query("DELETE FROM straggler.rebuild_window_changes WHERE pipeline = $1 AND version = $2", [
+    pipeline,
+    version,
+  ]);
+  await client.query("DELETE FROM straggler.rebuild_reason_changes WHERE pipeline = $1 AND version = $2", [
+    pipeline,
+    version,
+  ]);
   await client.query(WINDOW_DIFF_SQL, [pipeline, version, against]);
   await client.query(
     `INSERT INTO straggler.rebuild_reason_changes (pipeline, version, before_reason, after_reason, rows)
      SELECT $1, $2, before, after, count(*) FROM (${LABELS}) x WHERE before IS DISTINCT FROM after GROUP BY before, after`,
     [pipeline, version, ledgerSeq],
   );
-  const { rows } = await client.query(`SELECT * FROM (${LABELS}) x WHERE before IS DISTINCT FROM after ORDER BY seq LIMIT 100`, [pipeline, version, ledgerSeq]);
+  const { rows } = await client.query(
+    `SELECT * FROM (${LABELS}) x WHERE before IS DISTINCT FROM after ORDER BY seq LIMIT 100`,
+    [pipeline, version, ledgerSeq],
+  );
   return rows.map((r) => ({ seq: Number(r.seq), eventId: r.event_id, before: r.before, after: r.after }));
 }
 
@@ -67,7 +82,11 @@ export interface WindowChange {
 }
 
 /** The diff of `version`: its windows (by start, key) and its reclassified rows by reason (most first). */
-export async function readRebuildDiff(client: Queryable, pipeline: string, version: number): Promise<{ windows: WindowChange[]; reclassified: { before: string; after: string; rows: number }[] }> {
+export async function readRebuildDiff(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+): Promise<{ windows: WindowChange[]; reclassified: { before: string; after: string; rows: number }[] }> {
   const w = await client.query(
     `SELECT change, group_key, window_start, window_end, before_count, before_sum, before_min, before_max, after_count, after_sum, after_min, after_max
        FROM straggler.rebuild_diff WHERE pipeline = $1 AND version = $2 ORDER BY window_start, group_key`,
@@ -77,11 +96,16 @@ export async function readRebuildDiff(client: Queryable, pipeline: string, versi
     "SELECT before_reason, after_reason, rows FROM straggler.rebuild_reclassified WHERE pipeline = $1 AND version = $2 ORDER BY rows DESC, before_reason, after_reason",
     [pipeline, version],
   );
-  const agg = (n: number | null, s: string | null, lo: string | null, hi: string | null) => (n === null ? null : { count: Number(n), sum: s, min: lo, max: hi });
+  const agg = (n: number | null, s: string | null, lo: string | null, hi: string | null) =>
+    n === null ? null : { count: Number(n), sum: s, min: lo, max: hi };
   return {
     windows: w.rows.map((x) => ({
-      change: x.change, groupKey: x.group_key, windowStart: x.window_start, windowEnd: x.window_end,
-      before: agg(x.before_count, x.before_sum, x.before_min, x.before_max), after: agg(x.after_count, x.after_sum, x.after_min, x.after_max),
+      change: x.change,
+      groupKey: x.group_key,
+      windowStart: x.window_start,
+      windowEnd: x.window_end,
+      before: agg(x.before_count, x.before_sum, x.before_min, x.before_max),
+      after: agg(x.after_count, x.after_sum, x.after_min, x.after_max),
     })),
     reclassified: r.rows.map((x) => ({ before: x.before_reason, after: x.after_reason, rows: Number(x.rows) })),
   };

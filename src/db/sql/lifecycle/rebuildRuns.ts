@@ -30,33 +30,63 @@ const RUN_SQL = `SELECT r.pipeline, r.version, v.policy_version, v.state, r.stat
 
 function toRun(r: any): RebuildRun {
   return {
-    pipeline: r.pipeline, version: r.version, policyVersion: r.policy_version, state: r.state, status: r.status, ledgerSeq: Number(r.ledger_seq),
-    doneSeq: Number(r.done_seq), rowsDone: Number(r.rows_done), reconcileOk: r.reconcile_ok, reconcile: r.reconcile, startedAt: r.started_at, finishedAt: r.finished_at,
+    pipeline: r.pipeline,
+    version: r.version,
+    policyVersion: r.policy_version,
+    state: r.state,
+    status: r.status,
+    ledgerSeq: Number(r.ledger_seq),
+    doneSeq: Number(r.done_seq),
+    rowsDone: Number(r.rows_done),
+    reconcileOk: r.reconcile_ok,
+    reconcile: r.reconcile,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
   };
 }
 
 /** The rebuild of `pipeline` still running (a killed one), if any. */
 export async function readRunningRebuild(client: Queryable, pipeline: string): Promise<RebuildRun | undefined> {
-  const r = (await client.query(`${RUN_SQL} WHERE r.pipeline = $1 AND r.status = 'running' ORDER BY r.version DESC LIMIT 1`, [pipeline])).rows[0];
+  const r = (
+    await client.query(`${RUN_SQL} WHERE r.pipeline = $1 AND r.status = 'running' ORDER BY r.version DESC LIMIT 1`, [
+      pipeline,
+    ])
+  ).rows[0];
   return r && toRun(r);
 }
 
 /** The rebuild that made `version` of `pipeline`, if one did. */
-export async function readRebuild(client: Queryable, pipeline: string, version: number): Promise<RebuildRun | undefined> {
+export async function readRebuild(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+): Promise<RebuildRun | undefined> {
   const r = (await client.query(`${RUN_SQL} WHERE r.pipeline = $1 AND r.version = $2`, [pipeline, version])).rows[0];
   return r && toRun(r);
 }
 
 /** The highest bronze seq of `pipeline` (0 when it has none). */
 export async function readPipelineMaxSeq(client: Queryable, pipeline: string): Promise<number> {
-  return Number((await client.query("SELECT coalesce(max(seq), 0) AS s FROM straggler.bronze_events WHERE pipeline = $1", [pipeline])).rows[0].s);
+  return Number(
+    (
+      await client.query("SELECT coalesce(max(seq), 0) AS s FROM straggler.bronze_events WHERE pipeline = $1", [
+        pipeline,
+      ])
+    ).rows[0].s,
+  );
 }
 
 /**
  * Creates a candidate version with `policy` and its running rebuild over the ledger up to `ledgerSeq`.
  * @returns the new version number
  */
-export async function createCandidate(client: Queryable, pipeline: string, policyVersion: string, policy: string, ledgerSeq: number): Promise<number> {
+export async function createCandidate(
+  client: Queryable,
+  pipeline: string,
+  policyVersion: string,
+  policy: string,
+  ledgerSeq: number,
+): Promise<number> {
   const version: number = (
     await client.query(
       `INSERT INTO straggler.policy_versions (pipeline, version, state, policy_version, policy)
@@ -65,17 +95,36 @@ export async function createCandidate(client: Queryable, pipeline: string, polic
       [pipeline, policyVersion, policy],
     )
   ).rows[0].version;
-  await client.query("INSERT INTO straggler.rebuilds (pipeline, version, status, ledger_seq) VALUES ($1, $2, 'running', $3)", [pipeline, version, ledgerSeq]);
+  await client.query(
+    "INSERT INTO straggler.rebuilds (pipeline, version, status, ledger_seq) VALUES ($1, $2, 'running', $3)",
+    [pipeline, version, ledgerSeq],
+  );
   return version;
 }
 
 /** Records that rows up to `doneSeq` are classified (`rows` more of them), in the page's transaction. */
-export async function saveRebuildProgress(client: Queryable, pipeline: string, version: number, doneSeq: number, rows: number): Promise<void> {
-  await client.query("UPDATE straggler.rebuilds SET done_seq = $3, rows_done = rows_done + $4, updated_at = now() WHERE pipeline = $1 AND version = $2", [pipeline, version, doneSeq, rows]);
+export async function saveRebuildProgress(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  doneSeq: number,
+  rows: number,
+): Promise<void> {
+  await client.query(
+    "UPDATE straggler.rebuilds SET done_seq = $3, rows_done = rows_done + $4, updated_at = now() WHERE pipeline = $1 AND version = $2",
+    [pipeline, version, doneSeq, rows],
+  );
 }
 
 /** Marks the rebuild of `version` complete with its reconcile and the rows whose classification changed. */
-export async function completeRebuild(client: Queryable, pipeline: string, version: number, ledgerSeq: number, reconcile: { ok: boolean } & Record<string, unknown>, changedRows: unknown[]): Promise<void> {
+export async function completeRebuild(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  ledgerSeq: number,
+  reconcile: { ok: boolean } & Record<string, unknown>,
+  changedRows: unknown[],
+): Promise<void> {
   await client.query(
     `UPDATE straggler.rebuilds SET status = 'complete', ledger_seq = $3, done_seq = $3, reconcile_ok = $4, reconcile = $5, changed_rows = $6, finished_at = now(), updated_at = now()
       WHERE pipeline = $1 AND version = $2`,
@@ -88,16 +137,34 @@ export async function completeRebuild(client: Queryable, pipeline: string, versi
  * classification may have changed under the rows the rebuild marked against it (drizzle/0037).
  */
 export async function wentLiveSince(client: Queryable, pipeline: string, since: string): Promise<boolean> {
-  return (await client.query("SELECT coalesce(max(live_since) > $2::timestamptz, false) AS changed FROM straggler.policy_versions WHERE pipeline = $1", [pipeline, since])).rows[0].changed;
+  return (
+    await client.query(
+      "SELECT coalesce(max(live_since) > $2::timestamptz, false) AS changed FROM straggler.policy_versions WHERE pipeline = $1",
+      [pipeline, since],
+    )
+  ).rows[0].changed;
 }
 
 /** Every table holding one version's rows beside the live ones (all keyed by pipeline, version). */
-const VERSION_TABLES = ["event_classifications", "superseded_versions", "version_window_results", "version_checkpoints", "version_late_windows", "rebuild_window_changes", "rebuild_reason_changes", "rebuilds"];
+const VERSION_TABLES = [
+  "event_classifications",
+  "superseded_versions",
+  "version_window_results",
+  "version_checkpoints",
+  "version_late_windows",
+  "rebuild_window_changes",
+  "rebuild_reason_changes",
+  "rebuilds",
+];
 
 /** Removes every row of `version` of `pipeline`, and the version itself. Never call it for the live version. */
 export async function deleteVersion(client: Queryable, pipeline: string, version: number): Promise<void> {
-  for (const t of VERSION_TABLES) await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, [pipeline, version]);
-  await client.query("DELETE FROM straggler.policy_versions WHERE pipeline = $1 AND version = $2 AND state <> 'live'", [pipeline, version]);
+  for (const t of VERSION_TABLES)
+    await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, [pipeline, version]);
+  await client.query("DELETE FROM straggler.policy_versions WHERE pipeline = $1 AND version = $2 AND state <> 'live'", [
+    pipeline,
+    version,
+  ]);
 }
 
 /**
@@ -106,7 +173,9 @@ export async function deleteVersion(client: Queryable, pipeline: string, version
  * @returns false when another session holds it
  */
 export async function tryRebuildLock(client: PoolClient, pipeline: string): Promise<boolean> {
-  return (await client.query("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [LockNamespace.rebuild, pipeline])).rows[0].ok;
+  return (
+    await client.query("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [LockNamespace.rebuild, pipeline])
+  ).rows[0].ok;
 }
 
 /** Releases the rebuild lock taken by `tryRebuildLock` on `client`. */
@@ -128,16 +197,46 @@ export interface VersionCheckpoint {
 }
 
 /** Writes `version`'s checkpoint. */
-export async function saveVersionCheckpoint(client: Queryable, pipeline: string, version: number, c: VersionCheckpoint): Promise<void> {
+export async function saveVersionCheckpoint(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  c: VersionCheckpoint,
+): Promise<void> {
   await client.query(
     `INSERT INTO straggler.version_checkpoints (pipeline, version, batch_id, last_offset, max_event_time, watermark, inputs) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (pipeline, version) DO UPDATE SET batch_id = $3, last_offset = $4, max_event_time = $5, watermark = $6, inputs = $7`,
-    [pipeline, version, c.batchId, c.lastSeq, c.maxEventTime, c.watermark, c.inputs === null ? null : JSON.stringify(c.inputs)],
+    [
+      pipeline,
+      version,
+      c.batchId,
+      c.lastSeq,
+      c.maxEventTime,
+      c.watermark,
+      c.inputs === null ? null : JSON.stringify(c.inputs),
+    ],
   );
 }
 
 /** @returns `version`'s checkpoint, or undefined when none is stored */
-export async function readVersionCheckpoint(client: Queryable, pipeline: string, version: number): Promise<VersionCheckpoint | undefined> {
-  const r = (await client.query("SELECT batch_id, last_offset, max_event_time, watermark, inputs FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2", [pipeline, version])).rows[0];
-  return r && { batchId: Number(r.batch_id), lastSeq: Number(r.last_offset), maxEventTime: r.max_event_time, watermark: r.watermark, inputs: r.inputs };
+export async function readVersionCheckpoint(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+): Promise<VersionCheckpoint | undefined> {
+  const r = (
+    await client.query(
+      "SELECT batch_id, last_offset, max_event_time, watermark, inputs FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2",
+      [pipeline, version],
+    )
+  ).rows[0];
+  return (
+    r && {
+      batchId: Number(r.batch_id),
+      lastSeq: Number(r.last_offset),
+      maxEventTime: r.max_event_time,
+      watermark: r.watermark,
+      inputs: r.inputs,
+    }
+  );
 }

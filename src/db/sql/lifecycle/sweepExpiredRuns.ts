@@ -18,7 +18,8 @@ const HOLDER_REASON_SQL = `'holder gone at ' || to_char(clock_timestamp() AT TIM
   || '): the process running it ended, its database session and holder lock with it, before it finished; its changes were rolled back'`;
 
 /** A running run is gone: its lease has passed, or no session holds its holder lock. */
-const GONE_SQL = (alias: string) => `(${alias}lease_until < clock_timestamp() OR NOT ${runHolderAliveSql(`${alias}run_id`)})`;
+const GONE_SQL = (alias: string) =>
+  `(${alias}lease_until < clock_timestamp() OR NOT ${runHolderAliveSql(`${alias}run_id`)})`;
 
 const SWEEP_EXPIRED_RUNS = "sweep_expired_runs";
 const SWEEP_EXPIRED_RUNS_SQL = `UPDATE straggler.correction_runs r

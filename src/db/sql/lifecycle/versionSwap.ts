@@ -27,10 +27,13 @@ import { bronzeRaw } from "../fragments/bronzeRaw.js";
 import type { Queryable } from "../../pool.js";
 import { moveRestoredRows } from "../observe/ledgerCounts.js";
 
-const RESULT_COLUMNS = "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, revision, corrected, last_batch_id, created_at, updated_at";
-const LATE_COLUMNS = "group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id, registered_at";
+const RESULT_COLUMNS =
+  "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, revision, corrected, last_batch_id, created_at, updated_at";
+const LATE_COLUMNS =
+  "group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id, registered_at";
 /** The classification of a row, as bronze and a stored version hold it; a row differs when any of these does. */
-const CLASSIFICATION = (a: string) => ["status", "reason", "detail", "event_time", "group_key", "value"].map((c) => `${a}.${c}`).join(", ");
+const CLASSIFICATION = (a: string) =>
+  ["status", "reason", "detail", "event_time", "group_key", "value"].map((c) => `${a}.${c}`).join(", ");
 /** The tables of a stored version other than its classification, replaced whole by a stash. */
 const STORED_TABLES = ["version_window_results", "version_checkpoints", "version_late_windows", "superseded_versions"];
 
@@ -50,14 +53,21 @@ ON CONFLICT (pipeline, version, seq) DO UPDATE SET event_id = EXCLUDED.event_id,
  */
 export async function stashLive(client: Queryable, pipeline: string, version: number, target: number): Promise<void> {
   const p = [pipeline, version];
-  for (const t of STORED_TABLES) await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
-  await client.query(`INSERT INTO straggler.version_window_results (pipeline, version, ${RESULT_COLUMNS}) SELECT pipeline, $2, ${RESULT_COLUMNS} FROM straggler.window_results_table WHERE pipeline = $1`, p);
+  for (const t of STORED_TABLES)
+    await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
+  await client.query(
+    `INSERT INTO straggler.version_window_results (pipeline, version, ${RESULT_COLUMNS}) SELECT pipeline, $2, ${RESULT_COLUMNS} FROM straggler.window_results_table WHERE pipeline = $1`,
+    p,
+  );
   await client.query(
     `INSERT INTO straggler.version_checkpoints (pipeline, version, batch_id, last_offset, max_event_time, watermark, inputs)
      SELECT pipeline, $2, batch_id, last_offset, max_event_time, watermark, inputs FROM straggler.checkpoints WHERE pipeline = $1`,
     p,
   );
-  await client.query(`INSERT INTO straggler.version_late_windows (pipeline, version, ${LATE_COLUMNS}) SELECT pipeline, $2, ${LATE_COLUMNS} FROM straggler.late_windows WHERE pipeline = $1`, p);
+  await client.query(
+    `INSERT INTO straggler.version_late_windows (pipeline, version, ${LATE_COLUMNS}) SELECT pipeline, $2, ${LATE_COLUMNS} FROM straggler.late_windows WHERE pipeline = $1`,
+    p,
+  );
   await client.query(STASH_CLASSIFICATION_SQL, [pipeline, target, version]);
   await client.query(
     "INSERT INTO straggler.superseded_versions (pipeline, version, seq, event_id, superseded_by) SELECT pipeline, $2, seq, event_id, superseded_by FROM straggler.superseded_events WHERE pipeline = $1",
@@ -91,7 +101,12 @@ const OTHERS_SQL = `SELECT v.version, k.last_offset FROM straggler.policy_versio
  * Keeps every stored version of `pipeline` but `target` and `live` relative to bronze once `target` is restored
  * (step 2 above). Runs before `restoreVersion`: the rows it adds are read from bronze as it is.
  */
-export async function rebaseStored(client: Queryable, pipeline: string, target: number, live: number | null): Promise<void> {
+export async function rebaseStored(
+  client: Queryable,
+  pipeline: string,
+  target: number,
+  live: number | null,
+): Promise<void> {
   const { rows } = await client.query(OTHERS_SQL, [pipeline, target, live ?? 0]);
   for (const r of rows) {
     if (r.last_offset !== null) await client.query(REBASE_ADD_SQL, [pipeline, target, r.version, r.last_offset]);
@@ -115,10 +130,19 @@ const RESTORE_CLASSIFICATION_SQL = `UPDATE straggler.bronze_events b
  * rows, unmarked: equal to bronze's).
  * @returns the bronze rows whose classification changed, and the windows now live
  */
-export async function restoreVersion(client: Queryable, pipeline: string, version: number, policyVersion: string, batchId: number): Promise<{ reclassifiedRows: number; windows: number }> {
+export async function restoreVersion(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  policyVersion: string,
+  batchId: number,
+): Promise<{ reclassifiedRows: number; windows: number }> {
   const p = [pipeline, version];
   await client.query("DELETE FROM straggler.window_results_table WHERE pipeline = $1", [pipeline]);
-  const windows = await client.query(`INSERT INTO straggler.window_results_table (pipeline, ${RESULT_COLUMNS}) SELECT pipeline, ${RESULT_COLUMNS} FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2`, p);
+  const windows = await client.query(
+    `INSERT INTO straggler.window_results_table (pipeline, ${RESULT_COLUMNS}) SELECT pipeline, ${RESULT_COLUMNS} FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2`,
+    p,
+  );
   await client.query(
     `INSERT INTO straggler.checkpoints AS c (pipeline, batch_id, last_offset, max_event_time, watermark, inputs, updated_at)
      SELECT pipeline, $3, last_offset, max_event_time, watermark, inputs, now() FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2
@@ -127,25 +151,49 @@ export async function restoreVersion(client: Queryable, pipeline: string, versio
     [pipeline, version, batchId],
   );
   await client.query("DELETE FROM straggler.late_windows WHERE pipeline = $1", [pipeline]);
-  await client.query(`INSERT INTO straggler.late_windows (pipeline, ${LATE_COLUMNS}) SELECT pipeline, ${LATE_COLUMNS} FROM straggler.version_late_windows WHERE pipeline = $1 AND version = $2`, p);
+  await client.query(
+    `INSERT INTO straggler.late_windows (pipeline, ${LATE_COLUMNS}) SELECT pipeline, ${LATE_COLUMNS} FROM straggler.version_late_windows WHERE pipeline = $1 AND version = $2`,
+    p,
+  );
   await moveRestoredRows(client, pipeline, version);
   const changed = await client.query(RESTORE_CLASSIFICATION_SQL, p);
-  await client.query("UPDATE straggler.event_classifications SET differs = false WHERE pipeline = $1 AND version = $2 AND differs", p);
+  await client.query(
+    "UPDATE straggler.event_classifications SET differs = false WHERE pipeline = $1 AND version = $2 AND differs",
+    p,
+  );
   // One row per landing (the catch-up classified every landed row under the target's policy).
-  await client.query("UPDATE straggler.landed_sources SET policy_version = $2 WHERE pipeline = $1 AND first_seq IS NOT NULL AND policy_version IS DISTINCT FROM $2", [pipeline, policyVersion]);
+  await client.query(
+    "UPDATE straggler.landed_sources SET policy_version = $2 WHERE pipeline = $1 AND first_seq IS NOT NULL AND policy_version IS DISTINCT FROM $2",
+    [pipeline, policyVersion],
+  );
   await client.query("DELETE FROM straggler.superseded_events WHERE pipeline = $1", [pipeline]);
-  await client.query("INSERT INTO straggler.superseded_events (seq, pipeline, event_id, superseded_by) SELECT seq, pipeline, event_id, superseded_by FROM straggler.superseded_versions WHERE pipeline = $1 AND version = $2", p);
-  for (const t of STORED_TABLES) await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
+  await client.query(
+    "INSERT INTO straggler.superseded_events (seq, pipeline, event_id, superseded_by) SELECT seq, pipeline, event_id, superseded_by FROM straggler.superseded_versions WHERE pipeline = $1 AND version = $2",
+    p,
+  );
+  for (const t of STORED_TABLES)
+    await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
   return { reclassifiedRows: changed.rowCount ?? 0, windows: windows.rowCount ?? 0 };
 }
 
 /** Makes `version` the live version of `pipeline` and the live one `retired`. */
 export async function swapStates(client: Queryable, pipeline: string, version: number): Promise<void> {
-  await client.query("UPDATE straggler.policy_versions SET state = 'retired' WHERE pipeline = $1 AND state = 'live'", [pipeline]);
-  await client.query("UPDATE straggler.policy_versions SET state = 'live', live_since = now() WHERE pipeline = $1 AND version = $2", [pipeline, version]);
+  await client.query("UPDATE straggler.policy_versions SET state = 'retired' WHERE pipeline = $1 AND state = 'live'", [
+    pipeline,
+  ]);
+  await client.query(
+    "UPDATE straggler.policy_versions SET state = 'live', live_since = now() WHERE pipeline = $1 AND version = $2",
+    [pipeline, version],
+  );
 }
 
 /** The highest batch id `pipeline` has used (its progress rows), or -1. */
 export async function readMaxBatchId(client: Queryable, pipeline: string): Promise<number> {
-  return Number((await client.query("SELECT coalesce(max(batch_id), -1) AS b FROM straggler.batch_progress WHERE pipeline = $1", [pipeline])).rows[0].b);
+  return Number(
+    (
+      await client.query("SELECT coalesce(max(batch_id), -1) AS b FROM straggler.batch_progress WHERE pipeline = $1", [
+        pipeline,
+      ])
+    ).rows[0].b,
+  );
 }

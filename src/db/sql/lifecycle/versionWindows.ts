@@ -14,7 +14,9 @@ import { windowsLateral } from "../fragments/windowAssignment.js";
 import { aggregateWindow, computedAggregates } from "../fragments/windowAggregates.js";
 
 /** The accepted, not superseded rows of version $2 of pipeline $1, aliased c, with their windows w. */
-const acceptedRows = (pipeline: WindowedPipeline) => `straggler.event_classifications c ${windowsLateral(windowSpecOf(pipeline), "c")}
+const acceptedRows = (
+  pipeline: WindowedPipeline,
+) => `straggler.event_classifications c ${windowsLateral(windowSpecOf(pipeline), "c")}
    WHERE c.pipeline = $1 AND c.version = $2 AND c.status = 'accepted'
      AND NOT EXISTS (SELECT 1 FROM straggler.superseded_versions s WHERE s.pipeline = $1 AND s.version = $2 AND s.seq = c.seq)`;
 
@@ -50,7 +52,12 @@ ON CONFLICT (pipeline, version, seq) DO NOTHING`;
  * accepted rows up to `after` that it lacks in the windows its rows above `after` touch: they are its own
  * (unmarked), and `computeVersionWindows(…, after)` recomputes those windows whole from its rows.
  */
-export async function fillTouchedWindows(client: Queryable, pipeline: WindowedPipeline, version: number, after: number): Promise<void> {
+export async function fillTouchedWindows(
+  client: Queryable,
+  pipeline: WindowedPipeline,
+  version: number,
+  after: number,
+): Promise<void> {
   await client.query(fillSql(pipeline), [pipeline.name, version, after]);
 }
 
@@ -63,9 +70,20 @@ export async function fillTouchedWindows(client: Queryable, pipeline: WindowedPi
  * @param batchId recorded as each window's last batch
  * @returns the windows written
  */
-export async function computeVersionWindows(client: Queryable, pipeline: WindowedPipeline, version: number, watermark: string | null, batchId: number, after: number | null): Promise<number> {
+export async function computeVersionWindows(
+  client: Queryable,
+  pipeline: WindowedPipeline,
+  version: number,
+  watermark: string | null,
+  batchId: number,
+  after: number | null,
+): Promise<number> {
   const params = [pipeline.name, version, after ?? 0, watermark, batchId];
-  if (after === null) await client.query("DELETE FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2", [pipeline.name, version]);
+  if (after === null)
+    await client.query("DELETE FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2", [
+      pipeline.name,
+      version,
+    ]);
   const onlyTouched = after === null ? "" : `AND (c.group_key, w.window_start) IN (SELECT * FROM touched)`;
   const { rowCount } = await client.query(
     `WITH touched AS (${after === null ? "SELECT NULL::text, NULL::timestamptz WHERE false" : touchedSql(pipeline)}),
@@ -88,13 +106,21 @@ export async function computeVersionWindows(client: Queryable, pipeline: Windowe
   );
   // Windows that the watermark closed but no row touched become final too.
   if (watermark !== null) {
-    await client.query("UPDATE straggler.version_window_results SET is_final = true WHERE pipeline = $1 AND version = $2 AND NOT is_final AND window_end <= $3", [pipeline.name, version, watermark]);
+    await client.query(
+      "UPDATE straggler.version_window_results SET is_final = true WHERE pipeline = $1 AND version = $2 AND NOT is_final AND window_end <= $3",
+      [pipeline.name, version, watermark],
+    );
   }
   return rowCount ?? 0;
 }
 
 /** The latest event time (ISO) of the accepted, not superseded rows of `version` with seq above `after`; null when none. */
-export async function versionMaxEventTime(client: Queryable, pipeline: string, version: number, after = 0): Promise<string | null> {
+export async function versionMaxEventTime(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  after = 0,
+): Promise<string | null> {
   const { rows } = await client.query(
     `SELECT max(c.event_time) AS t FROM straggler.event_classifications c
       WHERE c.pipeline = $1 AND c.version = $2 AND c.status = 'accepted' AND c.seq > $3
@@ -114,7 +140,11 @@ export interface VersionMismatch {
 }
 
 /** Reconcile of a version: its stored windows against a fresh recompute from its classification (count, sum, min, max). */
-export async function compareVersionWindows(client: Queryable, pipeline: WindowedPipeline, version: number): Promise<{ checked: number; mismatches: VersionMismatch[] }> {
+export async function compareVersionWindows(
+  client: Queryable,
+  pipeline: WindowedPipeline,
+  version: number,
+): Promise<{ checked: number; mismatches: VersionMismatch[] }> {
   const { rows } = await client.query(
     `WITH fresh AS (SELECT c.group_key, w.window_start, w.window_end, ${aggregateWindow("c.value")} FROM ${acceptedRows(pipeline)} GROUP BY 1, 2, 3),
           stored AS (SELECT group_key, window_start, window_end, event_count AS n, value_sum AS s, value_min AS lo, value_max AS hi
@@ -127,6 +157,14 @@ export async function compareVersionWindows(client: Queryable, pipeline: Windowe
   );
   return {
     checked: rows.length,
-    mismatches: rows.filter((r) => r.differs).map((r) => ({ groupKey: r.group_key, windowStart: r.window_start, windowEnd: r.window_end, stored: r.stored, expected: r.expected })),
+    mismatches: rows
+      .filter((r) => r.differs)
+      .map((r) => ({
+        groupKey: r.group_key,
+        windowStart: r.window_start,
+        windowEnd: r.window_end,
+        stored: r.stored,
+        expected: r.expected,
+      })),
   };
 }

@@ -26,7 +26,13 @@ export async function readAlertStates(client: Queryable, pipelines: string[]): P
  * only one of them sees a given change.
  * @returns the new state when this call changed it, else undefined
  */
-export async function recordAlertState(client: Queryable, pipeline: string, alert: string, state: "ok" | "firing", value: number | null): Promise<AlertState | undefined> {
+export async function recordAlertState(
+  client: Queryable,
+  pipeline: string,
+  alert: string,
+  state: "ok" | "firing",
+  value: number | null,
+): Promise<AlertState | undefined> {
   const { rows } = await client.query({
     name: "record_alert_state",
     text: `INSERT INTO straggler.alert_states AS a (pipeline, alert, state, since, value) VALUES ($1, $2, $3, now(), $4)

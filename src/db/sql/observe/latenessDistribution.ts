@@ -56,18 +56,40 @@ const READ_LATENESS_HISTOGRAM_SQL = `SELECT width_bucket(l, $4::bigint[]) AS buc
   FROM (SELECT ${LATENESS_US} AS l FROM straggler.bronze_events WHERE ${ACCEPTED_IN_RANGE}) x
  GROUP BY 1 ORDER BY 1`;
 
-type FiguresRow = { count: number; min_us: string | null; p50_us: string | null; p90_us: string | null; p99_us: string | null; p999_us: string | null; max_us: string | null };
+type FiguresRow = {
+  count: number;
+  min_us: string | null;
+  p50_us: string | null;
+  p90_us: string | null;
+  p99_us: string | null;
+  p999_us: string | null;
+  max_us: string | null;
+};
 const big = (v: string | null) => (v === null ? null : BigInt(v));
 const figures = (r: FiguresRow): LatenessFigures => ({
-  count: r.count, minUs: big(r.min_us), p50Us: big(r.p50_us), p90Us: big(r.p90_us), p99Us: big(r.p99_us), p999Us: big(r.p999_us), maxUs: big(r.max_us),
+  count: r.count,
+  minUs: big(r.min_us),
+  p50Us: big(r.p50_us),
+  p90Us: big(r.p90_us),
+  p99Us: big(r.p99_us),
+  p999Us: big(r.p999_us),
+  maxUs: big(r.max_us),
 });
 
 /**
  * Lateness figures over the accepted rows of `pipeline` whose event time is in `range`.
  * @throws database errors
  */
-export async function readLatenessFigures(client: Queryable, pipeline: string, range: EventTimeRange): Promise<LatenessFigures> {
-  const { rows } = await client.query<FiguresRow>({ name: READ_LATENESS_FIGURES_NAME, text: READ_LATENESS_FIGURES_SQL, values: [pipeline, range.from, range.to] });
+export async function readLatenessFigures(
+  client: Queryable,
+  pipeline: string,
+  range: EventTimeRange,
+): Promise<LatenessFigures> {
+  const { rows } = await client.query<FiguresRow>({
+    name: READ_LATENESS_FIGURES_NAME,
+    text: READ_LATENESS_FIGURES_SQL,
+    values: [pipeline, range.from, range.to],
+  });
   return figures(rows[0]!);
 }
 
@@ -75,9 +97,15 @@ export async function readLatenessFigures(client: Queryable, pipeline: string, r
  * The same figures per group key (`groupKey` decoded: null for the null group), most rows first.
  * @throws database errors
  */
-export async function readLatenessFiguresByKey(client: Queryable, pipeline: string, range: EventTimeRange): Promise<(LatenessFigures & { groupKey: string | null })[]> {
+export async function readLatenessFiguresByKey(
+  client: Queryable,
+  pipeline: string,
+  range: EventTimeRange,
+): Promise<(LatenessFigures & { groupKey: string | null })[]> {
   const { rows } = await client.query<FiguresRow & { group_key: string | null }>({
-    name: READ_LATENESS_FIGURES_BY_KEY_NAME, text: READ_LATENESS_FIGURES_BY_KEY_SQL, values: [pipeline, range.from, range.to],
+    name: READ_LATENESS_FIGURES_BY_KEY_NAME,
+    text: READ_LATENESS_FIGURES_BY_KEY_SQL,
+    values: [pipeline, range.from, range.to],
   });
   return rows.map((r) => ({ groupKey: r.group_key, ...figures(r) }));
 }
@@ -86,9 +114,16 @@ export async function readLatenessFiguresByKey(client: Queryable, pipeline: stri
  * Row counts per histogram bucket over `edgesUs` (ascending lateness edges, µs); empty buckets are absent.
  * @throws database errors
  */
-export async function readLatenessHistogram(client: Queryable, pipeline: string, range: EventTimeRange, edgesUs: bigint[]): Promise<LatenessBucket[]> {
+export async function readLatenessHistogram(
+  client: Queryable,
+  pipeline: string,
+  range: EventTimeRange,
+  edgesUs: bigint[],
+): Promise<LatenessBucket[]> {
   const { rows } = await client.query<LatenessBucket>({
-    name: READ_LATENESS_HISTOGRAM_NAME, text: READ_LATENESS_HISTOGRAM_SQL, values: [pipeline, range.from, range.to, edgesUs.map(String)],
+    name: READ_LATENESS_HISTOGRAM_NAME,
+    text: READ_LATENESS_HISTOGRAM_SQL,
+    values: [pipeline, range.from, range.to, edgesUs.map(String)],
   });
   return rows;
 }

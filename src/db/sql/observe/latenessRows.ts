@@ -30,11 +30,22 @@ const READ_LATENESS_ROWS_SQL = `SELECT seq,
  * Accepted rows of `pipeline` with `afterSeq < seq <= lastSeq`, at most `limit`, in `seq` order.
  * @throws database errors
  */
-export async function readLatenessRows(client: Queryable, pipeline: string, afterSeq: number, lastSeq: number, limit: number): Promise<LatenessRow[]> {
+export async function readLatenessRows(
+  client: Queryable,
+  pipeline: string,
+  afterSeq: number,
+  lastSeq: number,
+  limit: number,
+): Promise<LatenessRow[]> {
   const { rows } = await client.query<{ seq: number; event_us: string; ingestion_us: string; group_key: string }>({
     name: READ_LATENESS_ROWS_NAME,
     text: READ_LATENESS_ROWS_SQL,
     values: [pipeline, afterSeq, lastSeq, limit],
   });
-  return rows.map((r) => ({ seq: r.seq, eventUs: BigInt(r.event_us), ingestionUs: BigInt(r.ingestion_us), groupKey: r.group_key }));
+  return rows.map((r) => ({
+    seq: r.seq,
+    eventUs: BigInt(r.event_us),
+    ingestionUs: BigInt(r.ingestion_us),
+    groupKey: r.group_key,
+  }));
 }

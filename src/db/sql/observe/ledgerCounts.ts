@@ -24,8 +24,18 @@ const READ_SQL = `SELECT pipeline, status, reason, rows FROM straggler.ledger_co
  * @throws the database's error
  */
 export async function readLedgerCounts(client: Queryable, pipelines: string[]): Promise<Map<string, LedgerCounts>> {
-  const out = new Map(pipelines.map((p) => [p, { landed: 0, accepted: 0, quarantined: 0, quarantinedByReason: {} as Record<string, number> }]));
-  for (const r of (await client.query(READ_SQL, [pipelines])).rows as { pipeline: string; status: string; reason: string; rows: number }[]) {
+  const out = new Map(
+    pipelines.map((p) => [
+      p,
+      { landed: 0, accepted: 0, quarantined: 0, quarantinedByReason: {} as Record<string, number> },
+    ]),
+  );
+  for (const r of (await client.query(READ_SQL, [pipelines])).rows as {
+    pipeline: string;
+    status: string;
+    reason: string;
+    rows: number;
+  }[]) {
     const c = out.get(r.pipeline)!;
     c.landed += r.rows;
     if (r.status === "accepted") c.accepted += r.rows;

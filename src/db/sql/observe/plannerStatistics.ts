@@ -17,7 +17,8 @@ const READ_STALE_TABLES_SQL = `SELECT schemaname || '.' || relname AS t FROM pg_
             > 1.1 * greatest((SELECT reltuples FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass), 0) + 1000`;
 const ANALYZE_PIPELINE_COLUMNS_SQL = "ANALYZE straggler.bronze_events (pipeline, seq)";
 const ESTIMATE_PIPELINE_ROWS_SQL = "EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.bronze_events WHERE pipeline = $1";
-const COUNT_PIPELINE_ROWS_SQL = "SELECT count(*)::int AS n FROM (SELECT 1 FROM straggler.bronze_events WHERE pipeline = $1 LIMIT $2) s";
+const COUNT_PIPELINE_ROWS_SQL =
+  "SELECT count(*)::int AS n FROM (SELECT 1 FROM straggler.bronze_events WHERE pipeline = $1 LIMIT $2) s";
 
 /**
  * @param tables qualified names (`straggler.bronze_events`, …)
@@ -57,8 +58,10 @@ export async function countPipelineRows(client: Queryable, pipeline: string, upT
   return rows[0].n as number;
 }
 
-const ESTIMATE_PIPELINE_WINDOWS_SQL = "EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1";
-const COUNT_PIPELINE_WINDOWS_SQL = "SELECT count(*)::int AS n FROM (SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1 LIMIT $2) s";
+const ESTIMATE_PIPELINE_WINDOWS_SQL =
+  "EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1";
+const COUNT_PIPELINE_WINDOWS_SQL =
+  "SELECT count(*)::int AS n FROM (SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1 LIMIT $2) s";
 const ANALYZE_RESULTS_PIPELINE_SQL = "ANALYZE straggler.window_results_table (pipeline)";
 
 /** @returns the planner's estimate of `pipeline`'s rows in the results table (EXPLAIN, nothing is read) */

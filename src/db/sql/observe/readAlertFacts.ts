@@ -48,12 +48,26 @@ SELECT (SELECT coalesce(sum(num_input_rows), 0) FROM drop_batches)::bigint AS dr
  * @param quarantineBatches how many of the latest batches the quarantine share covers
  * @param reason the quarantine reason to count (all reasons when undefined)
  */
-export async function readAlertFacts(client: Queryable, pipeline: string, dropBatches: number, quarantineBatches: number, reason?: string): Promise<AlertFacts> {
-  const { rows } = await client.query({ name: "read_alert_facts", text: TEXT, values: [pipeline, dropBatches, quarantineBatches, reason ?? null] });
+export async function readAlertFacts(
+  client: Queryable,
+  pipeline: string,
+  dropBatches: number,
+  quarantineBatches: number,
+  reason?: string,
+): Promise<AlertFacts> {
+  const { rows } = await client.query({
+    name: "read_alert_facts",
+    text: TEXT,
+    values: [pipeline, dropBatches, quarantineBatches, reason ?? null],
+  });
   const r = rows[0];
   return {
-    dropInputRows: r.drop_input_rows, droppedPairs: r.dropped_pairs,
-    quarantineRows: r.quarantine_rows, quarantinedRows: r.quarantined_rows,
-    stalledSeconds: r.stalled_seconds, backlogRows: r.backlog_rows, lastRun: r.last_run,
+    dropInputRows: r.drop_input_rows,
+    droppedPairs: r.dropped_pairs,
+    quarantineRows: r.quarantine_rows,
+    quarantinedRows: r.quarantined_rows,
+    stalledSeconds: r.stalled_seconds,
+    backlogRows: r.backlog_rows,
+    lastRun: r.last_run,
   };
 }

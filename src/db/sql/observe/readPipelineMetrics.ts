@@ -82,7 +82,9 @@ export async function readPipelineMetrics(client: Queryable, pipelines: string[]
       pipeline: s.pipeline,
       landed: own.reduce((n, r) => n + r.n, 0),
       accepted: own.filter((r) => r.status === "accepted").reduce((n, r) => n + r.n, 0),
-      quarantinedByReason: Object.fromEntries(own.filter((r) => r.status === "quarantined").map((r) => [r.reason, r.n])),
+      quarantinedByReason: Object.fromEntries(
+        own.filter((r) => r.status === "quarantined").map((r) => [r.reason, r.n]),
+      ),
       batches: s.batches,
       inputRows: s.input_rows,
       droppedPairs: s.dropped,
@@ -93,7 +95,12 @@ export async function readPipelineMetrics(client: Queryable, pipelines: string[]
       openWindows: s.open_windows,
       backlogRows: s.backlog,
       // Every finished status from the start (0 until a run ends so): Prometheus's increase() cannot see a series' first sample.
-      correctionRunsByStatus: { succeeded: 0, failed: 0, abandoned: 0, ...Object.fromEntries(runs.filter((r) => r.status !== "running").map((r) => [r.status, r.n])) },
+      correctionRunsByStatus: {
+        succeeded: 0,
+        failed: 0,
+        abandoned: 0,
+        ...Object.fromEntries(runs.filter((r) => r.status !== "running").map((r) => [r.status, r.n])),
+      },
       correctionRunsRunning: runs.find((r) => r.status === "running")?.n ?? 0,
       correctionBacklogWindows: s.correction_backlog,
       windowsChanged: runs.reduce((n, r) => n + r.changed, 0),

@@ -25,13 +25,16 @@ export interface StatusCounts {
 }
 
 const BACKLOG_SQL = "SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2";
-const DROPPED_SQL = "SELECT coalesce(sum(num_rows_dropped_by_watermark), 0)::bigint AS n FROM straggler.batch_progress WHERE pipeline = $1";
-const WINDOWS_SQL = "SELECT status, count(*)::int AS n FROM straggler.window_results WHERE pipeline = $1 GROUP BY status";
+const DROPPED_SQL =
+  "SELECT coalesce(sum(num_rows_dropped_by_watermark), 0)::bigint AS n FROM straggler.batch_progress WHERE pipeline = $1";
+const WINDOWS_SQL =
+  "SELECT status, count(*)::int AS n FROM straggler.window_results WHERE pipeline = $1 GROUP BY status";
 const AWAITING_SQL = "SELECT count(*)::int AS n FROM straggler.late_windows WHERE pipeline = $1";
 const LAST_PROGRESS_SQL = "SELECT * FROM straggler.stream_progress WHERE pipeline = $1 ORDER BY batch_id DESC LIMIT 1";
 const FAILED_SQL = "SELECT count(*)::int AS n FROM straggler.window_failures WHERE pipeline = $1";
 
-const byName = (rows: Array<{ n: number }>, name: string): Record<string, number> => Object.fromEntries(rows.map((r) => [(r as Record<string, unknown>)[name], r.n]));
+const byName = (rows: Array<{ n: number }>, name: string): Record<string, number> =>
+  Object.fromEntries(rows.map((r) => [(r as Record<string, unknown>)[name], r.n]));
 
 /** @param afterSeq the checkpoint's last `seq` (0 before the first batch): the backlog is counted after it */
 export async function readStatusCounts(pool: Pool, pipeline: string, afterSeq: number): Promise<StatusCounts> {

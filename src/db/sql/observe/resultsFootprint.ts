@@ -30,7 +30,12 @@ const RESULTS_FOOTPRINT_SQL = `SELECT CASE
  * @returns the first kind found, in words, in the order above (empty: nothing to invalidate)
  * @throws the database's error when it cannot be reached
  */
-export async function readResultsFootprint(client: Queryable, pipeline: string, policyVersion: string): Promise<string[]> {
-  const kind = (await client.query(prepared(RESULTS_FOOTPRINT, RESULTS_FOOTPRINT_SQL, [pipeline, policyVersion]))).rows[0].kind as string | null;
+export async function readResultsFootprint(
+  client: Queryable,
+  pipeline: string,
+  policyVersion: string,
+): Promise<string[]> {
+  const kind = (await client.query(prepared(RESULTS_FOOTPRINT, RESULTS_FOOTPRINT_SQL, [pipeline, policyVersion])))
+    .rows[0].kind as string | null;
   return kind === null ? [] : [kind];
 }

@@ -45,10 +45,17 @@ SELECT last.batch_id::int, last.inputs, last.holder,
   FROM last`;
 
 /** @param policy the pipeline's `watermark.policy` */
-export async function readWatermarkHolder(client: Queryable, pipeline: string, policy: "min" | "max"): Promise<HolderRow | null> {
-  const { rows } = await client.query<{ batch_id: number; inputs: HolderInput[]; holder: string | null; since: string | null }>(
-    prepared("read_watermark_holder", HOLDER_SQL, [pipeline, policy]),
-  );
+export async function readWatermarkHolder(
+  client: Queryable,
+  pipeline: string,
+  policy: "min" | "max",
+): Promise<HolderRow | null> {
+  const { rows } = await client.query<{
+    batch_id: number;
+    inputs: HolderInput[];
+    holder: string | null;
+    since: string | null;
+  }>(prepared("read_watermark_holder", HOLDER_SQL, [pipeline, policy]));
   const r = rows[0];
   if (!r) return null;
   const inputs = r.inputs.map((i) => ({ input: i.input, watermark: i.watermark, idle: i.idle === true }));

@@ -27,7 +27,11 @@ const VIEWS_SQL = "SELECT viewname FROM pg_views WHERE schemaname = 'straggler' 
  * pool). Throws PostgreSQL's error when the user lacks CREATEROLE (42501) or a `grantTo` role does
  * not exist (42704); nothing is changed then.
  */
-export async function grantReader(client: Queryable, role: string, grantTo: readonly string[]): Promise<GrantReaderResult> {
+export async function grantReader(
+  client: Queryable,
+  role: string,
+  grantTo: readonly string[],
+): Promise<GrantReaderResult> {
   const id = pg.escapeIdentifier(role);
   await client.query("BEGIN");
   try {
@@ -35,7 +39,10 @@ export async function grantReader(client: Queryable, role: string, grantTo: read
     if (!exists) await client.query(`CREATE ROLE ${id} NOLOGIN`);
     await client.query(`GRANT USAGE ON SCHEMA straggler TO ${id}`);
     const views = (await client.query(VIEWS_SQL)).rows.map((r: { viewname: string }) => r.viewname);
-    if (views.length > 0) await client.query(`GRANT SELECT ON ${views.map((v) => `straggler.${pg.escapeIdentifier(v)}`).join(", ")} TO ${id}`);
+    if (views.length > 0)
+      await client.query(
+        `GRANT SELECT ON ${views.map((v) => `straggler.${pg.escapeIdentifier(v)}`).join(", ")} TO ${id}`,
+      );
     for (const login of grantTo) await client.query(`GRANT ${id} TO ${pg.escapeIdentifier(login)}`);
     await client.query("COMMIT");
     return { role, created: !exists, views, grantedTo: [...grantTo] };

@@ -24,18 +24,29 @@ export async function pipelineTables(client: Queryable): Promise<string[]> {
 const quoted = (table: string) => `straggler."${table.replaceAll('"', '""')}"`;
 
 /** Rows of `pipeline` in each of `tables`: `{ table: rows }`, every table listed (0 included). */
-export async function countPipelineRows(client: Queryable, pipeline: string, tables: string[]): Promise<Record<string, number>> {
+export async function countPipelineRows(
+  client: Queryable,
+  pipeline: string,
+  tables: string[],
+): Promise<Record<string, number>> {
   if (tables.length === 0) return {};
-  const sql = tables.map((t, i) => `SELECT ${i} AS i, count(*)::bigint AS n FROM ${quoted(t)} WHERE pipeline = $1`).join(" UNION ALL ");
+  const sql = tables
+    .map((t, i) => `SELECT ${i} AS i, count(*)::bigint AS n FROM ${quoted(t)} WHERE pipeline = $1`)
+    .join(" UNION ALL ");
   const counts: Record<string, number> = Object.fromEntries(tables.map((t) => [t, 0]));
   for (const r of (await client.query(sql, [pipeline])).rows as { i: number; n: number }[]) counts[tables[r.i]!] = r.n;
   return counts;
 }
 
 /** Deletes every row of `pipeline` from each of `tables`; returns the rows deleted per table. */
-export async function deletePipelineRows(client: Queryable, pipeline: string, tables: string[]): Promise<Record<string, number>> {
+export async function deletePipelineRows(
+  client: Queryable,
+  pipeline: string,
+  tables: string[],
+): Promise<Record<string, number>> {
   const deleted: Record<string, number> = {};
-  for (const t of tables) deleted[t] = (await client.query(`DELETE FROM ${quoted(t)} WHERE pipeline = $1`, [pipeline])).rowCount ?? 0;
+  for (const t of tables)
+    deleted[t] = (await client.query(`DELETE FROM ${quoted(t)} WHERE pipeline = $1`, [pipeline])).rowCount ?? 0;
   return deleted;
 }
 

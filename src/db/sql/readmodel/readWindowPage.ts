@@ -14,13 +14,26 @@ import { windowFilter, type WindowResultsFilter } from "./readWindowResults.js";
  * @returns `total`, the windows the filter matches, and the page's rows keyed by the view's column names (`pipeline` left out)
  * @throws the database's error when it cannot be reached
  */
-export async function readWindowPage(client: Queryable, pipeline: string, filter: WindowResultsFilter & { offset: number }, knownTotal?: number) {
+export async function readWindowPage(
+  client: Queryable,
+  pipeline: string,
+  filter: WindowResultsFilter & { offset: number },
+  knownTotal?: number,
+) {
   const w = windowResults;
   const where = windowFilter(pipeline, filter);
   const db = orm(client);
   const [totals, rows] = await Promise.all([
     knownTotal !== undefined ? [{ n: knownTotal }] : execute(db.select({ n: count() }).from(w).where(where)),
-    execute(db.select(columnsBesidesPipeline(w)).from(w).where(where).orderBy(w.window_start, w.group_key).limit(filter.limit).offset(filter.offset)),
+    execute(
+      db
+        .select(columnsBesidesPipeline(w))
+        .from(w)
+        .where(where)
+        .orderBy(w.window_start, w.group_key)
+        .limit(filter.limit)
+        .offset(filter.offset),
+    ),
   ]);
   return { total: totals[0]?.n ?? 0, rows };
 }

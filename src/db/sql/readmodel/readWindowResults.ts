@@ -41,12 +41,19 @@ export function windowFilter(pipeline: string, filter: Omit<WindowResultsFilter,
     filter.key === undefined ? undefined : eq(w.group_key, filter.key),
     filter.status === undefined ? undefined : eq(w.status, filter.status),
     filter.nullKey ? isNull(w.group_key) : undefined,
-    filter.after === undefined ? undefined : sql`(${w.window_start}, ${w.group_key} IS NULL, coalesce(${w.group_key}, ''), ${w.window_end}) > (${filter.after.start}::timestamptz, ${filter.after.key === null}, ${filter.after.key ?? ""}, ${filter.after.end}::timestamptz)`,
+    filter.after === undefined
+      ? undefined
+      : sql`(${w.window_start}, ${w.group_key} IS NULL, coalesce(${w.group_key}, ''), ${w.window_end}) > (${filter.after.start}::timestamptz, ${filter.after.key === null}, ${filter.after.key ?? ""}, ${filter.after.end}::timestamptz)`,
   );
 }
 
 /** The answer's order, total: window start, key (the null group last, as `ORDER BY group_key` puts it), window end. */
-const windowOrder = () => [windowResults.window_start, sql`${windowResults.group_key} IS NULL`, windowResults.group_key, windowResults.window_end];
+const windowOrder = () => [
+  windowResults.window_start,
+  sql`${windowResults.group_key} IS NULL`,
+  windowResults.group_key,
+  windowResults.window_end,
+];
 
 /** What a window row's JSON adds to its text (`octet_length(row::text)`): its column names and quotes, bytes. */
 const WINDOW_ROW_JSON_BYTES = 320;
@@ -60,14 +67,28 @@ const WINDOW_ROW_JSON_BYTES = 320;
  * @returns rows keyed by the view's column names (`pipeline` left out)
  * @throws the database's error when it cannot be reached
  */
-export async function readWindowResults(client: Queryable, pipeline: string, filter: WindowResultsFilter, budget?: { bytes: number; truncated: boolean }) {
+export async function readWindowResults(
+  client: Queryable,
+  pipeline: string,
+  filter: WindowResultsFilter,
+  budget?: { bytes: number; truncated: boolean },
+) {
   const w = windowResults;
   let limit = filter.limit;
   if (budget !== undefined) {
     const sizes = await execute(
-      orm(client).select({ bytes: sql<number>`octet_length(window_results::text)`.mapWith(Number) }).from(w).where(windowFilter(pipeline, filter)).orderBy(...windowOrder()).limit(filter.limit),
+      orm(client)
+        .select({ bytes: sql<number>`octet_length(window_results::text)`.mapWith(Number) })
+        .from(w)
+        .where(windowFilter(pipeline, filter))
+        .orderBy(...windowOrder())
+        .limit(filter.limit),
     );
-    const fit = rowsWithinBudget(sizes.map((s) => s.bytes), budget.bytes, WINDOW_ROW_JSON_BYTES);
+    const fit = rowsWithinBudget(
+      sizes.map((s) => s.bytes),
+      budget.bytes,
+      WINDOW_ROW_JSON_BYTES,
+    );
     if (fit.truncated) budget.truncated = true;
     limit = Math.max(1, fit.limit);
   }

@@ -23,12 +23,24 @@ SELECT $1, $2, k, s, e, st, ex FROM unnest($3::text[], $4::timestamptz[], $5::ti
 ON CONFLICT DO NOTHING`;
 
 /** Records the mismatches of reconcile run `runId`. */
-export async function recordMismatches(client: Queryable, runId: number, pipeline: string, found: MismatchRecord[]): Promise<void> {
+export async function recordMismatches(
+  client: Queryable,
+  runId: number,
+  pipeline: string,
+  found: MismatchRecord[],
+): Promise<void> {
   if (found.length === 0) return;
-  await client.query(prepared("record_reconcile_mismatches", RECORD_SQL, [
-    runId, pipeline, found.map((m) => m.groupKey), found.map((m) => m.windowStart), found.map((m) => m.windowEnd),
-    found.map((m) => JSON.stringify(m.stored)), found.map((m) => JSON.stringify(m.expected)),
-  ]));
+  await client.query(
+    prepared("record_reconcile_mismatches", RECORD_SQL, [
+      runId,
+      pipeline,
+      found.map((m) => m.groupKey),
+      found.map((m) => m.windowStart),
+      found.map((m) => m.windowEnd),
+      found.map((m) => JSON.stringify(m.stored)),
+      found.map((m) => JSON.stringify(m.expected)),
+    ]),
+  );
 }
 
 const OPEN_SQL = `SELECT pipeline, count(DISTINCT (group_key, window_start, window_end))::int AS n
@@ -36,7 +48,9 @@ const OPEN_SQL = `SELECT pipeline, count(DISTINCT (group_key, window_start, wind
 
 /** Per pipeline of `pipelines`, the windows found mismatched that no correction run has recomputed yet (0 when none). */
 export async function countOpenMismatches(client: Queryable, pipelines: string[]): Promise<Map<string, number>> {
-  const { rows } = await client.query<{ pipeline: string; n: number }>(prepared("count_open_mismatches", OPEN_SQL, [pipelines]));
+  const { rows } = await client.query<{ pipeline: string; n: number }>(
+    prepared("count_open_mismatches", OPEN_SQL, [pipelines]),
+  );
   const counts = new Map(pipelines.map((p) => [p, 0]));
   for (const r of rows) counts.set(r.pipeline, r.n);
   return counts;
@@ -60,10 +74,20 @@ export interface MismatchTargetRequest {
  * Adds the open mismatches of `pipeline` to the correction run's `corr_targets` (src/db/sql/lifecycle/createRunTables.ts).
  * @returns how many windows were added that were not targets already
  */
-export async function addMismatchTargets(client: Queryable, pipeline: string, req: MismatchTargetRequest): Promise<number> {
-  const { rowCount } = await client.query(prepared("add_reconcile_targets", ADD_TARGETS_SQL, [
-    pipeline, req.watermark, req.range?.from ?? null, req.range?.to ?? null, req.keys,
-  ]));
+export async function addMismatchTargets(
+  client: Queryable,
+  pipeline: string,
+  req: MismatchTargetRequest,
+): Promise<number> {
+  const { rowCount } = await client.query(
+    prepared("add_reconcile_targets", ADD_TARGETS_SQL, [
+      pipeline,
+      req.watermark,
+      req.range?.from ?? null,
+      req.range?.to ?? null,
+      req.keys,
+    ]),
+  );
   return rowCount ?? 0;
 }
 
@@ -91,10 +115,17 @@ export interface ReconcileCause {
  * (recomputed: changed, or found equal to bronze by then).
  * @returns the audit rows that name a reconcile run
  */
-export async function settleMismatches(client: Queryable, pipeline: string, correctionRunId: number): Promise<ReconcileCause[]> {
+export async function settleMismatches(
+  client: Queryable,
+  pipeline: string,
+  correctionRunId: number,
+): Promise<ReconcileCause[]> {
   const { rows } = await client.query(prepared("name_reconcile_cause", NAME_CAUSE_SQL, [pipeline, correctionRunId]));
   await client.query(prepared("mark_reconcile_corrected", MARK_CORRECTED_SQL, [pipeline, correctionRunId]));
   return rows.map((r: { group_key: string; window_start: string; window_end: string; reconcile_run_id: number }) => ({
-    groupKey: r.group_key, windowStart: r.window_start, windowEnd: r.window_end, reconcileRunId: r.reconcile_run_id,
+    groupKey: r.group_key,
+    windowStart: r.window_start,
+    windowEnd: r.window_end,
+    reconcileRunId: r.reconcile_run_id,
   }));
 }

@@ -50,7 +50,9 @@ VALUES ($1, $2, $3, $4, 'running') ON CONFLICT DO NOTHING RETURNING run_id::int`
 
 /** @returns the new run's id, or null when a run of the same cron slot exists (another replica's) */
 export async function claimReconcileRun(client: Queryable, c: ReconcileClaim): Promise<number | null> {
-  const { rows } = await client.query<{ run_id: number }>(prepared("claim_reconcile_run", CLAIM_SQL, [c.pipeline, c.trigger, c.cronSlot, c.sample]));
+  const { rows } = await client.query<{ run_id: number }>(
+    prepared("claim_reconcile_run", CLAIM_SQL, [c.pipeline, c.trigger, c.cronSlot, c.sample]),
+  );
   return rows[0]?.run_id ?? null;
 }
 
@@ -61,10 +63,21 @@ const FINISH_SQL = `UPDATE straggler.reconcile_runs SET status = $2, range_start
 
 /** Records the outcome of run `runId`. */
 export async function finishReconcileRun(client: Queryable, runId: number, o: ReconcileOutcome): Promise<void> {
-  await client.query(prepared("finish_reconcile_run", FINISH_SQL, [
-    runId, o.status, o.range?.from ?? null, o.range?.to ?? null, o.bronzeSnapshot, o.watermark,
-    o.windowsChecked, o.windowsMismatched, o.windowsFailed, o.ledgerBalanced, o.error,
-  ]));
+  await client.query(
+    prepared("finish_reconcile_run", FINISH_SQL, [
+      runId,
+      o.status,
+      o.range?.from ?? null,
+      o.range?.to ?? null,
+      o.bronzeSnapshot,
+      o.watermark,
+      o.windowsChecked,
+      o.windowsMismatched,
+      o.windowsFailed,
+      o.ledgerBalanced,
+      o.error,
+    ]),
+  );
 }
 
 const COLUMNS = `run_id::int AS "runId", pipeline, trigger, cron_slot AS "cronSlot", sample, range_start AS "rangeStart",
@@ -76,8 +89,13 @@ const LAST_RUNS_SQL = `SELECT DISTINCT ON (pipeline) ${COLUMNS} FROM straggler.r
  WHERE pipeline = ANY($1) AND status <> 'running' ORDER BY pipeline, run_id DESC`;
 
 /** The latest finished run of each of `pipelines` that has one, by pipeline. */
-export async function readLastReconcileRuns(client: Queryable, pipelines: string[]): Promise<Map<string, ReconcileRunRow>> {
-  const { rows } = await client.query<ReconcileRunRow>(prepared("read_last_reconcile_runs", LAST_RUNS_SQL, [pipelines]));
+export async function readLastReconcileRuns(
+  client: Queryable,
+  pipelines: string[],
+): Promise<Map<string, ReconcileRunRow>> {
+  const { rows } = await client.query<ReconcileRunRow>(
+    prepared("read_last_reconcile_runs", LAST_RUNS_SQL, [pipelines]),
+  );
   return new Map(rows.map((r) => [r.pipeline, r]));
 }
 
@@ -86,7 +104,9 @@ const CURSOR_SQL = `SELECT range_end FROM straggler.reconcile_runs
 
 /** Where the last succeeded run with `sample` stopped (its range's end), or null. */
 export async function readReconcileCursor(client: Queryable, pipeline: string, sample: string): Promise<string | null> {
-  const { rows } = await client.query<{ range_end: string | null }>(prepared("read_reconcile_cursor", CURSOR_SQL, [pipeline, sample]));
+  const { rows } = await client.query<{ range_end: string | null }>(
+    prepared("read_reconcile_cursor", CURSOR_SQL, [pipeline, sample]),
+  );
   return rows[0]?.range_end ?? null;
 }
 
@@ -96,6 +116,8 @@ const EARLIEST_SQL = `SELECT least(
 
 /** The earliest instant a final window of `pipeline` can overlap: its first accepted event time or stored window start. */
 export async function readEarliestInstant(client: Queryable, pipeline: string): Promise<string | null> {
-  const { rows } = await client.query<{ earliest: string | null }>(prepared("read_reconcile_earliest", EARLIEST_SQL, [pipeline]));
+  const { rows } = await client.query<{ earliest: string | null }>(
+    prepared("read_reconcile_earliest", EARLIEST_SQL, [pipeline]),
+  );
   return rows[0]?.earliest ?? null;
 }

@@ -7,8 +7,21 @@ import { bronzeRaw } from "../fragments/bronzeRaw.js";
 
 /** Bronze's columns in an archive, in order (all of them, the source by its name, the raw text whole). */
 export const ARCHIVE_COLUMNS = [
-  "seq", "pipeline", "event_id", "raw", "event_time", "ingestion_time", "group_key", "value", "status", "reason", "detail",
-  "source", "source_line", "landed_at", "input",
+  "seq",
+  "pipeline",
+  "event_id",
+  "raw",
+  "event_time",
+  "ingestion_time",
+  "group_key",
+  "value",
+  "status",
+  "reason",
+  "detail",
+  "source",
+  "source_line",
+  "landed_at",
+  "input",
 ] as const;
 
 /** The archive's columns bronze does not hold as they are. */

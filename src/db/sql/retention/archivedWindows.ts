@@ -26,9 +26,19 @@ HAVING ($2::timestamptz IS NULL OR min(a.min_event_time) < $3::timestamptz) AND 
  * The archives of `pipeline` not restored whose event times reach into windows starting before `to` and
  * ending after `from` (ISO instants as `formatInstant` writes them), by partition name; both null: every one.
  */
-export async function readArchivesReaching(db: Queryable, pipeline: string, from: string | null, to: string | null): Promise<ArchivedSpan[]> {
+export async function readArchivesReaching(
+  db: Queryable,
+  pipeline: string,
+  from: string | null,
+  to: string | null,
+): Promise<ArchivedSpan[]> {
   const { rows } = await db.query(OVERLAPPING_SQL, [pipeline, from, to]);
-  return rows.map((r) => ({ partition: r.partition as string, minEventTime: r.min_et as string, maxEventTime: r.max_et as string, file: r.file as string }));
+  return rows.map((r) => ({
+    partition: r.partition as string,
+    minEventTime: r.min_et as string,
+    maxEventTime: r.max_et as string,
+    file: r.file as string,
+  }));
 }
 
 const DROP_ARCHIVED_TARGETS_SQL = `DELETE FROM corr_targets t

@@ -30,27 +30,54 @@ export async function limitLockWait(client: Queryable): Promise<void> {
 
 /** The partitions restored from their archives (`restored_at` set). */
 export async function readRestoredPartitions(db: Queryable): Promise<Set<string>> {
-  return new Set((await db.query("SELECT DISTINCT partition FROM straggler.bronze_archives WHERE restored_at IS NOT NULL")).rows.map((r) => r.partition as string));
+  return new Set(
+    (await db.query("SELECT DISTINCT partition FROM straggler.bronze_archives WHERE restored_at IS NOT NULL")).rows.map(
+      (r) => r.partition as string,
+    ),
+  );
 }
 
 /** Each pipeline's rows in `partition` (count, greatest seq, event-time range; instants ISO 8601 UTC), by pipeline. */
 export async function readPipelinesInPartition(db: Queryable, partition: string): Promise<PipelineInPartition[]> {
-  const { rows } = await db.query(`SELECT pipeline, count(*)::bigint AS rows, max(seq) AS max_seq, min(event_time) AS min_et, max(event_time) AS max_et
+  const { rows } =
+    await db.query(`SELECT pipeline, count(*)::bigint AS rows, max(seq) AS max_seq, min(event_time) AS min_et, max(event_time) AS max_et
   FROM straggler.${quoteIdent(partition)} GROUP BY pipeline ORDER BY pipeline`);
   return rows.map((r) => ({
-    pipeline: r.pipeline as string, rows: Number(r.rows), maxSeq: Number(r.max_seq), minEventTime: r.min_et as string | null, maxEventTime: r.max_et as string | null,
+    pipeline: r.pipeline as string,
+    rows: Number(r.rows),
+    maxSeq: Number(r.max_seq),
+    minEventTime: r.min_et as string | null,
+    maxEventTime: r.max_et as string | null,
   }));
 }
 
 /** The stream's position of each of `pipelines` that has a checkpoint: its last seq read and its watermark (ISO 8601 UTC, null before any). */
-export async function readStreamPositions(db: Queryable, pipelines: string[]): Promise<Map<string, { lastSeq: number; watermark: string | null }>> {
-  const { rows } = await db.query("SELECT pipeline, last_offset, watermark FROM straggler.checkpoints WHERE pipeline = ANY($1)", [pipelines]);
-  return new Map(rows.map((r) => [r.pipeline as string, { lastSeq: Number(r.last_offset), watermark: r.watermark as string | null }]));
+export async function readStreamPositions(
+  db: Queryable,
+  pipelines: string[],
+): Promise<Map<string, { lastSeq: number; watermark: string | null }>> {
+  const { rows } = await db.query(
+    "SELECT pipeline, last_offset, watermark FROM straggler.checkpoints WHERE pipeline = ANY($1)",
+    [pipelines],
+  );
+  return new Map(
+    rows.map((r) => [
+      r.pipeline as string,
+      { lastSeq: Number(r.last_offset), watermark: r.watermark as string | null },
+    ]),
+  );
 }
 
 /** Those of `pipelines` with a rebuild running. */
 export async function readRebuildingPipelines(db: Queryable, pipelines: string[]): Promise<Set<string>> {
-  return new Set((await db.query("SELECT DISTINCT pipeline FROM straggler.rebuilds WHERE status = 'running' AND pipeline = ANY($1)", [pipelines])).rows.map((r) => r.pipeline as string));
+  return new Set(
+    (
+      await db.query(
+        "SELECT DISTINCT pipeline FROM straggler.rebuilds WHERE status = 'running' AND pipeline = ANY($1)",
+        [pipelines],
+      )
+    ).rows.map((r) => r.pipeline as string),
+  );
 }
 
 /** One pipeline's rows of a partition by status and reason (`""`: none), with their event-time range (ISO 8601 UTC, null when none has one). */
@@ -64,14 +91,32 @@ export interface ArchivedCount {
 
 /** `pipeline`'s rows of `partition` counted by status and reason, in that order. */
 export async function readArchivedCounts(db: Queryable, partition: string, pipeline: string): Promise<ArchivedCount[]> {
-  const { rows } = await db.query(`SELECT status, coalesce(reason, '') AS reason, count(*)::bigint AS rows, min(event_time) AS min_et, max(event_time) AS max_et
-  FROM straggler.${quoteIdent(partition)} WHERE pipeline = $1 GROUP BY status, coalesce(reason, '') ORDER BY 1, 2`, [pipeline]);
-  return rows.map((r) => ({ status: r.status as string, reason: r.reason as string, rows: Number(r.rows), minEt: r.min_et as string | null, maxEt: r.max_et as string | null }));
+  const { rows } = await db.query(
+    `SELECT status, coalesce(reason, '') AS reason, count(*)::bigint AS rows, min(event_time) AS min_et, max(event_time) AS max_et
+  FROM straggler.${quoteIdent(partition)} WHERE pipeline = $1 GROUP BY status, coalesce(reason, '') ORDER BY 1, 2`,
+    [pipeline],
+  );
+  return rows.map((r) => ({
+    status: r.status as string,
+    reason: r.reason as string,
+    rows: Number(r.rows),
+    minEt: r.min_et as string | null,
+    maxEt: r.max_et as string | null,
+  }));
 }
 
 /** The least and greatest seq of `pipeline`'s rows in `partition` (null when it has none). */
-export async function readSeqRange(db: Queryable, partition: string, pipeline: string): Promise<{ min: number | null; max: number | null }> {
-  const r = (await db.query(`SELECT min(seq) AS lo, max(seq) AS hi FROM straggler.${quoteIdent(partition)} WHERE pipeline = $1`, [pipeline])).rows[0];
+export async function readSeqRange(
+  db: Queryable,
+  partition: string,
+  pipeline: string,
+): Promise<{ min: number | null; max: number | null }> {
+  const r = (
+    await db.query(
+      `SELECT min(seq) AS lo, max(seq) AS hi FROM straggler.${quoteIdent(partition)} WHERE pipeline = $1`,
+      [pipeline],
+    )
+  ).rows[0];
   return { min: r.lo === null ? null : Number(r.lo), max: r.hi === null ? null : Number(r.hi) };
 }
 
@@ -106,7 +151,10 @@ ON CONFLICT (partition, pipeline) DO UPDATE SET range_start = EXCLUDED.range_sta
   sha256 = EXCLUDED.sha256, rows = EXCLUDED.rows, manifest = EXCLUDED.manifest, archived_at = now(), restored_at = NULL`,
     [a.partition, a.pipeline, a.rangeStart, a.rangeEnd, a.file, a.sha256, a.rows, a.manifest],
   );
-  await client.query("DELETE FROM straggler.bronze_archived_counts WHERE partition = $1 AND pipeline = $2", [a.partition, a.pipeline]);
+  await client.query("DELETE FROM straggler.bronze_archived_counts WHERE partition = $1 AND pipeline = $2", [
+    a.partition,
+    a.pipeline,
+  ]);
   for (const c of counts) {
     await client.query(
       `INSERT INTO straggler.bronze_archived_counts (partition, pipeline, status, reason, rows, min_event_time, max_event_time)

@@ -37,7 +37,10 @@ export async function ensurePartitions(db: Queryable): Promise<number> {
 function parseBound(bound: string): { rangeStart: string | null; rangeEnd: string | null } {
   const m = /FROM \('([^']+)'\) TO \('([^']+)'\)/.exec(bound);
   if (!m) return { rangeStart: null, rangeEnd: null };
-  return { rangeStart: new Date(m[1]!.replace(" ", "T").replace(/\+00$/, "Z")).toISOString(), rangeEnd: new Date(m[2]!.replace(" ", "T").replace(/\+00$/, "Z")).toISOString() };
+  return {
+    rangeStart: new Date(m[1]!.replace(" ", "T").replace(/\+00$/, "Z")).toISOString(),
+    rangeEnd: new Date(m[2]!.replace(" ", "T").replace(/\+00$/, "Z")).toISOString(),
+  };
 }
 
 /** Bronze's partitions by name (the DEFAULT partition with null bounds). Sessions run in UTC (src/db/pool.ts), so bounds print as `+00`. */

@@ -16,9 +16,20 @@ export interface ArchiveRecordState {
 }
 
 /** The record of the archive of `partition` for `pipeline`, or undefined when this database has none. */
-export async function readArchiveRecord(db: Queryable, partition: string, pipeline: string): Promise<ArchiveRecordState | undefined> {
-  const r = (await db.query("SELECT sha256, rows, restored_at FROM straggler.bronze_archives WHERE partition = $1 AND pipeline = $2", [partition, pipeline])).rows[0];
-  return r === undefined ? undefined : { sha256: r.sha256 as string, rows: Number(r.rows), restoredAt: r.restored_at as string | null };
+export async function readArchiveRecord(
+  db: Queryable,
+  partition: string,
+  pipeline: string,
+): Promise<ArchiveRecordState | undefined> {
+  const r = (
+    await db.query(
+      "SELECT sha256, rows, restored_at FROM straggler.bronze_archives WHERE partition = $1 AND pipeline = $2",
+      [partition, pipeline],
+    )
+  ).rows[0];
+  return r === undefined
+    ? undefined
+    : { sha256: r.sha256 as string, rows: Number(r.rows), restoredAt: r.restored_at as string | null };
 }
 
 /**
@@ -26,13 +37,23 @@ export async function readArchiveRecord(db: Queryable, partition: string, pipeli
  * moving the rows the DEFAULT partition holds for it (`straggler.ensure_bronze_partition`).
  * @returns whether it was made
  */
-export async function ensurePartition(db: Queryable, partition: string, rangeStart: string, rangeEnd: string): Promise<boolean> {
-  return (await db.query("SELECT straggler.ensure_bronze_partition($1, $2, $3) AS made", [partition, rangeStart, rangeEnd])).rows[0].made as boolean;
+export async function ensurePartition(
+  db: Queryable,
+  partition: string,
+  rangeStart: string,
+  rangeEnd: string,
+): Promise<boolean> {
+  return (
+    await db.query("SELECT straggler.ensure_bronze_partition($1, $2, $3) AS made", [partition, rangeStart, rangeEnd])
+  ).rows[0].made as boolean;
 }
 
 /** How many rows of `pipeline` the partition `partition` holds. */
 export async function countPartitionRows(db: Queryable, partition: string, pipeline: string): Promise<number> {
-  return Number((await db.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(partition)} WHERE pipeline = $1`, [pipeline])).rows[0].n);
+  return Number(
+    (await db.query(`SELECT count(*) AS n FROM straggler.${quoteIdent(partition)} WHERE pipeline = $1`, [pipeline]))
+      .rows[0].n,
+  );
 }
 
 /**
@@ -41,7 +62,9 @@ export async function countPartitionRows(db: Queryable, partition: string, pipel
  */
 export async function copyIntoRestoredRows(client: PoolClient, columns: readonly string[]): Promise<Writable> {
   await client.query("CREATE TEMPORARY TABLE restored_rows (LIKE straggler.bronze_events) ON COMMIT DROP");
-  await client.query("ALTER TABLE restored_rows ADD COLUMN source text, ADD COLUMN policy_version text, ALTER COLUMN source_id DROP NOT NULL");
+  await client.query(
+    "ALTER TABLE restored_rows ADD COLUMN source text, ADD COLUMN policy_version text, ALTER COLUMN source_id DROP NOT NULL",
+  );
   return client.query(copyFrom(`COPY restored_rows (${columns.join(", ")}) FROM STDIN`));
 }
 
@@ -51,7 +74,9 @@ export async function copyIntoRestoredRows(client: PoolClient, columns: readonly
  * @param kept the columns of bronze the rows keep as they are (all of the archive's but `source`)
  */
 export async function insertRestoredRows(client: Queryable, partition: string, kept: readonly string[]): Promise<void> {
-  await client.query("INSERT INTO straggler.bronze_sources (pipeline, name) SELECT DISTINCT pipeline, source FROM restored_rows ON CONFLICT (pipeline, name) DO NOTHING");
+  await client.query(
+    "INSERT INTO straggler.bronze_sources (pipeline, name) SELECT DISTINCT pipeline, source FROM restored_rows ON CONFLICT (pipeline, name) DO NOTHING",
+  );
   await client.query(
     `INSERT INTO straggler.${quoteIdent(partition)} (${kept.join(", ")}, source_id)
        SELECT ${kept.map((c) => `r.${c}`).join(", ")}, s.id FROM restored_rows r JOIN straggler.bronze_sources s ON s.pipeline = r.pipeline AND s.name = r.source`,
@@ -60,5 +85,8 @@ export async function insertRestoredRows(client: Queryable, partition: string, k
 
 /** Marks the archive of `partition` for `pipeline` restored (now). */
 export async function markRestored(db: Queryable, partition: string, pipeline: string): Promise<void> {
-  await db.query("UPDATE straggler.bronze_archives SET restored_at = now() WHERE partition = $1 AND pipeline = $2", [partition, pipeline]);
+  await db.query("UPDATE straggler.bronze_archives SET restored_at = now() WHERE partition = $1 AND pipeline = $2", [
+    partition,
+    pipeline,
+  ]);
 }

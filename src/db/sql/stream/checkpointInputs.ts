@@ -11,10 +11,20 @@ const iso = (v: bigint | null): string | null => (v === null ? null : formatInst
 
 /** Checkpoint inputs → the watermark rules' states. */
 export function inputStates(inputs: readonly CheckpointInput[]): InputState[] {
-  return inputs.map((i) => ({ input: i.input, maxEventUs: us(i.maxEventTime), watermarkUs: us(i.watermark), lastIngestionUs: us(i.lastIngestionTime) }));
+  return inputs.map((i) => ({
+    input: i.input,
+    maxEventUs: us(i.maxEventTime),
+    watermarkUs: us(i.watermark),
+    lastIngestionUs: us(i.lastIngestionTime),
+  }));
 }
 
 /** The watermark rules' states → checkpoint inputs. */
 export function checkpointInputs(states: readonly InputState[]): CheckpointInput[] {
-  return states.map((s) => ({ input: s.input, maxEventTime: iso(s.maxEventUs), watermark: iso(s.watermarkUs), lastIngestionTime: iso(s.lastIngestionUs) }));
+  return states.map((s) => ({
+    input: s.input,
+    maxEventTime: iso(s.maxEventUs),
+    watermark: iso(s.watermarkUs),
+    lastIngestionTime: iso(s.lastIngestionUs),
+  }));
 }

@@ -34,11 +34,25 @@ const PAGE_SQL = `SELECT seq, event_id, ${bronzeRaw("")} AS raw, ${timestamptzTo
  ORDER BY seq LIMIT $4`;
 
 /** The next `limit` bronze rows of `pipeline` with `after < seq <= upTo`, by seq. */
-export async function readBronzePage(client: Queryable, pipeline: string, after: number, upTo: number, limit: number): Promise<RawBronzeRow[]> {
+export async function readBronzePage(
+  client: Queryable,
+  pipeline: string,
+  after: number,
+  upTo: number,
+  limit: number,
+): Promise<RawBronzeRow[]> {
   const { rows } = await client.query(PAGE_SQL, [pipeline, after, upTo, limit]);
   return rows.map((r) => ({
-    seq: Number(r.seq), eventId: r.event_id, raw: r.raw, ingestionUs: BigInt(r.ingestion_us), landedMs: Math.floor(r.landed_ms), source: r.source,
-    sourceLine: r.source_line, oldStatus: r.status, oldReason: r.reason, oldDetail: r.detail,
+    seq: Number(r.seq),
+    eventId: r.event_id,
+    raw: r.raw,
+    ingestionUs: BigInt(r.ingestion_us),
+    landedMs: Math.floor(r.landed_ms),
+    source: r.source,
+    sourceLine: r.source_line,
+    oldStatus: r.status,
+    oldReason: r.reason,
+    oldDetail: r.detail,
   }));
 }
 
@@ -55,7 +69,8 @@ export interface Classification {
 }
 
 /** A row's classification, in the order bronze's and a version's are compared. */
-const CLASSIFICATION = (a: string) => ["status", "reason", "detail", "event_time", "group_key", "value"].map((c) => `${a}.${c}`).join(", ");
+const CLASSIFICATION = (a: string) =>
+  ["status", "reason", "detail", "event_time", "group_key", "value"].map((c) => `${a}.${c}`).join(", ");
 const DIFFERS = (a: string, b: string) => `((${CLASSIFICATION(a)}) IS DISTINCT FROM (${CLASSIFICATION(b)}))`;
 
 const INSERT_SQL = `INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail, differs)
@@ -67,11 +82,24 @@ ON CONFLICT (pipeline, version, seq) DO UPDATE SET event_id = EXCLUDED.event_id,
   value = EXCLUDED.value, status = EXCLUDED.status, reason = EXCLUDED.reason, detail = EXCLUDED.detail, differs = EXCLUDED.differs`;
 
 /** Writes (or rewrites) the classification of `rows` under `version`, each marked against bronze's. */
-export async function insertClassifications(client: Queryable, pipeline: string, version: number, rows: Classification[]): Promise<void> {
+export async function insertClassifications(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  rows: Classification[],
+): Promise<void> {
   if (rows.length === 0) return;
   await client.query(INSERT_SQL, [
-    pipeline, version, rows.map((r) => r.seq), rows.map((r) => r.eventId), rows.map((r) => r.eventTime), rows.map((r) => r.groupKey),
-    rows.map((r) => r.value), rows.map((r) => r.status), rows.map((r) => r.reason), rows.map((r) => r.detail),
+    pipeline,
+    version,
+    rows.map((r) => r.seq),
+    rows.map((r) => r.eventId),
+    rows.map((r) => r.eventTime),
+    rows.map((r) => r.groupKey),
+    rows.map((r) => r.value),
+    rows.map((r) => r.status),
+    rows.map((r) => r.reason),
+    rows.map((r) => r.detail),
   ]);
 }
 
@@ -117,7 +145,13 @@ SELECT $1, $2, v.seq, v.event_id, v.next_seq
  * Runs the dedupe of `mode` over the rows of `version` with seq above `after`
  * (the page just classified) against every row before them, as a landing does.
  */
-export async function dedupeClassifications(client: Queryable, pipeline: string, version: number, after: number, mode: "first" | "latest"): Promise<void> {
+export async function dedupeClassifications(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  after: number,
+  mode: "first" | "latest",
+): Promise<void> {
   const params = [pipeline, version, after];
   if (mode === "first") {
     const n = (await client.query(FIRST_SQL, params)).rowCount ?? 0;
@@ -140,7 +174,14 @@ const MARK_SQL = `UPDATE straggler.event_classifications c SET differs = NOT c.d
  * dedupe may have rewritten, DUPLICATE or AMENDED_DUPLICATE); writes only the rows whose mark changes.
  * @returns the rows whose mark changed
  */
-export async function markClassifications(client: Queryable, pipeline: string, version: number, after: number, upTo: number, dedupedOnly: boolean): Promise<number> {
+export async function markClassifications(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  after: number,
+  upTo: number,
+  dedupedOnly: boolean,
+): Promise<number> {
   return (await client.query(MARK_SQL, [pipeline, version, after, upTo, dedupedOnly])).rowCount ?? 0;
 }
 
@@ -156,6 +197,12 @@ ON CONFLICT (pipeline, version, seq) DO NOTHING`;
  * Adds to `version` (which holds only its difference from bronze up to seq `upTo`) bronze's accepted rows up
  * to `upTo` with one of `eventIds` that it lacks: they are its own (unmarked), and its dedupe reads them.
  */
-export async function fillEventIds(client: Queryable, pipeline: string, version: number, upTo: number, eventIds: string[]): Promise<void> {
+export async function fillEventIds(
+  client: Queryable,
+  pipeline: string,
+  version: number,
+  upTo: number,
+  eventIds: string[],
+): Promise<void> {
   if (eventIds.length > 0) await client.query(FILL_EVENT_IDS_SQL, [pipeline, version, upTo, eventIds]);
 }

@@ -69,17 +69,43 @@ function closeBatchSql(mergedFinal: boolean, pairs: "windows" | "lateness" | "no
  * @throws the database's error
  */
 export async function closeBatch(
-  client: Queryable, progress: BatchProgress, state: Pick<Checkpoint, "maxEventTime" | "inputs">,
-  mergedFinalUpToUs: bigint | null = null, pairs: "windows" | "lateness" | "none" = "windows",
+  client: Queryable,
+  progress: BatchProgress,
+  state: Pick<Checkpoint, "maxEventTime" | "inputs">,
+  mergedFinalUpToUs: bigint | null = null,
+  pairs: "windows" | "lateness" | "none" = "windows",
 ): Promise<Finalized> {
   const merged = mergedFinalUpToUs !== null;
   const suffix = pairs === "none" ? "" : pairs === "windows" ? "_lateness" : "_lateness_sessions";
   const name = `${merged ? "close_batch_merged_final" : "close_batch"}${suffix}`;
-  const r = (await client.query(prepared(name, closeBatchSql(merged, pairs), [
-    progress.pipeline, progress.batchId, progress.trigger, progress.startOffset, progress.endOffset, progress.numInputRows, progress.numQuarantinedRows,
-    progress.inputRowsPerSecond, progress.processedRowsPerSecond, progress.durationMs, progress.eventTime.min, progress.eventTime.max, progress.eventTime.avg,
-    progress.eventTime.watermark, progress.nextWatermark, progress.numRowsDroppedByWatermark, progress.numLateWindows, progress.numRowsUpdated, progress.timestamp,
-    state.maxEventTime, JSON.stringify(state.inputs), JSON.stringify(progress.inputs), ...(merged ? [mergedFinalUpToUs.toString()] : []),
-  ]))).rows[0];
+  const r = (
+    await client.query(
+      prepared(name, closeBatchSql(merged, pairs), [
+        progress.pipeline,
+        progress.batchId,
+        progress.trigger,
+        progress.startOffset,
+        progress.endOffset,
+        progress.numInputRows,
+        progress.numQuarantinedRows,
+        progress.inputRowsPerSecond,
+        progress.processedRowsPerSecond,
+        progress.durationMs,
+        progress.eventTime.min,
+        progress.eventTime.max,
+        progress.eventTime.avg,
+        progress.eventTime.watermark,
+        progress.nextWatermark,
+        progress.numRowsDroppedByWatermark,
+        progress.numLateWindows,
+        progress.numRowsUpdated,
+        progress.timestamp,
+        state.maxEventTime,
+        JSON.stringify(state.inputs),
+        JSON.stringify(progress.inputs),
+        ...(merged ? [mergedFinalUpToUs.toString()] : []),
+      ]),
+    )
+  ).rows[0];
   return { finalized: r.finalized, open: r.open };
 }

@@ -15,7 +15,12 @@ import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { BATCH_PAIRS, pairWindowBounds } from "../fragments/batchPairs.js";
 import { CHANGE_COLUMNS, changeRow, stored } from "../fragments/changeRows.js";
-import { aggregateWindow, combineAggregates, computedAggregates, storedAggregates } from "../fragments/windowAggregates.js";
+import {
+  aggregateWindow,
+  combineAggregates,
+  computedAggregates,
+  storedAggregates,
+} from "../fragments/windowAggregates.js";
 
 /**
  * The MERGE's text (exported for plan tests): $1 pipeline, $2 batch id, $3 the watermark after the
@@ -35,14 +40,23 @@ export function mergeSql(feed = false): string {
   const after = [
     "coalesce(t.event_count, 0) + s.n",
     "CASE WHEN s.s IS NULL THEN t.value_sum ELSE coalesce(t.value_sum, 0) + s.s END",
-    "least(t.value_min, s.lo)", "greatest(t.value_max, s.hi)",
+    "least(t.value_min, s.lo)",
+    "greatest(t.value_max, s.hi)",
   ];
   const row = changeRow({
-    pipeline: "$1", change: "CASE WHEN t.pipeline IS NULL THEN 'new' ELSE 'updated' END", key: "s.group_key", start: "s.window_start", end: "s.window_end",
-    revision: "coalesce(t.revision, 1)", before: stored("t"), after,
+    pipeline: "$1",
+    change: "CASE WHEN t.pipeline IS NULL THEN 'new' ELSE 'updated' END",
+    key: "s.group_key",
+    start: "s.window_start",
+    end: "s.window_end",
+    revision: "coalesce(t.revision, 1)",
+    before: stored("t"),
+    after,
   });
-  const head = !feed ? `MERGE INTO straggler.window_results_table AS t
-       USING (${source}) AS s` : `WITH s AS MATERIALIZED (
+  const head = !feed
+    ? `MERGE INTO straggler.window_results_table AS t
+       USING (${source}) AS s`
+    : `WITH s AS MATERIALIZED (
          ${source}),
        feed AS (
          INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, batch_id)
@@ -69,7 +83,16 @@ export function mergeSql(feed = false): string {
  * @returns windows MERGEd (updated or inserted)
  * @throws the database's error, e.g. a data exception (SQLSTATE class 22) when a sum overflows `numeric`
  */
-export async function mergeWindows(client: PoolClient, pipeline: string, batchId: number, finalUpToUs: bigint | null, feed = false): Promise<number> {
+export async function mergeWindows(
+  client: PoolClient,
+  pipeline: string,
+  batchId: number,
+  finalUpToUs: bigint | null,
+  feed = false,
+): Promise<number> {
   const name = feed ? "merge_feed" : "merge";
-  return (await client.query(prepared(name, mergeSql(feed), [pipeline, batchId, finalUpToUs?.toString() ?? null]))).rowCount ?? 0;
+  return (
+    (await client.query(prepared(name, mergeSql(feed), [pipeline, batchId, finalUpToUs?.toString() ?? null])))
+      .rowCount ?? 0
+  );
 }

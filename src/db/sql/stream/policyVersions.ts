@@ -24,8 +24,12 @@ const READ_LIVE_SQL = `SELECT version, state, policy_version, policy, created_at
 /** A row of `straggler.policy_versions` (columns version, state, policy_version, policy, created_at, live_since) as `PolicyVersionRow`. */
 export function toPolicyVersionRow(r: Record<string, unknown>): PolicyVersionRow {
   return {
-    version: r.version as number, state: r.state as PolicyVersionRow["state"], policyVersion: r.policy_version as string,
-    policy: r.policy as string, createdAt: r.created_at as string, liveSince: r.live_since as string | null,
+    version: r.version as number,
+    state: r.state as PolicyVersionRow["state"],
+    policyVersion: r.policy_version as string,
+    policy: r.policy as string,
+    createdAt: r.created_at as string,
+    liveSince: r.live_since as string | null,
   };
 }
 
@@ -45,7 +49,12 @@ const RECORD_LIVE_SQL = `INSERT INTO straggler.policy_versions (pipeline, versio
  * @returns the new version number
  * @throws unique_violation (23505) when a live version exists already
  */
-export async function recordLivePolicy(client: Queryable, pipeline: string, policyVersion: string, policy: string): Promise<number> {
+export async function recordLivePolicy(
+  client: Queryable,
+  pipeline: string,
+  policyVersion: string,
+  policy: string,
+): Promise<number> {
   return (await client.query(RECORD_LIVE_SQL, [pipeline, policyVersion, policy])).rows[0].version;
 }
 
@@ -53,6 +62,14 @@ export async function recordLivePolicy(client: Queryable, pipeline: string, poli
  * Rewrites the policy text of `pipeline`'s live version in place (its settings
  * are unchanged; only settings at their defaults were added or dropped).
  */
-export async function restampLivePolicy(client: Queryable, pipeline: string, policyVersion: string, policy: string): Promise<void> {
-  await client.query("UPDATE straggler.policy_versions SET policy_version = $2, policy = $3 WHERE pipeline = $1 AND state = 'live'", [pipeline, policyVersion, policy]);
+export async function restampLivePolicy(
+  client: Queryable,
+  pipeline: string,
+  policyVersion: string,
+  policy: string,
+): Promise<void> {
+  await client.query(
+    "UPDATE straggler.policy_versions SET policy_version = $2, policy = $3 WHERE pipeline = $1 AND state = 'live'",
+    [pipeline, policyVersion, policy],
+  );
 }

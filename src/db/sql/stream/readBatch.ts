@@ -79,7 +79,10 @@ const INPUT_COLUMNS = `count(*) FILTER (WHERE i.live)::int AS accepted,
  * One row for the whole batch (`per_input` false), one per input it holds.
  */
 function readBatchSql(spec: WindowSpec | undefined): string {
-  const pairs = spec === undefined ? "" : `,
+  const pairs =
+    spec === undefined
+      ? ""
+      : `,
      pairs AS (
        INSERT INTO ${BATCH_PAIRS}
        SELECT i.seq, i.group_key, i.value, w.ws_us, ${windowEndUs(spec)},
@@ -136,12 +139,18 @@ export async function readBatch(client: PoolClient, pipeline: string, bounds: Ba
   if (all.last_seq === null) return null;
   return {
     range: { afterSeq: bounds.afterSeq, lastSeq: all.last_seq },
-    input: { numInputRows: all.accepted, numQuarantinedRows: all.quarantined, eventTime: { min: all.min_et, max: all.max_et, avg: all.avg_et } },
-    inputs: (rows as Row[]).filter((r) => r.per_input && r.accepted > 0).map((r) => ({
-      input: r.input!,
-      maxEventUs: r.max_et === null ? null : isoToUs(r.max_et),
-      maxIngestionUs: r.max_it === null ? null : isoToUs(r.max_it),
-    })),
+    input: {
+      numInputRows: all.accepted,
+      numQuarantinedRows: all.quarantined,
+      eventTime: { min: all.min_et, max: all.max_et, avg: all.avg_et },
+    },
+    inputs: (rows as Row[])
+      .filter((r) => r.per_input && r.accepted > 0)
+      .map((r) => ({
+        input: r.input!,
+        maxEventUs: r.max_et === null ? null : isoToUs(r.max_et),
+        maxIngestionUs: r.max_it === null ? null : isoToUs(r.max_it),
+      })),
     latePairs: all.late_pairs,
     supersedes: all.supersedes,
     rows: all.rows,

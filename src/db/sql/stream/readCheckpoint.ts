@@ -32,8 +32,20 @@ export interface CheckpointRow {
  * sent is unknown.
  */
 export function toCheckpoint(row: CheckpointRow): Checkpoint {
-  const inputs = row.inputs ?? (row.max_event_time === null ? [] : [{ input: DEFAULT_INPUT, maxEventTime: row.max_event_time, watermark: row.watermark, lastIngestionTime: null }]);
-  return { batchId: row.batch_id, lastSeq: row.last_offset, maxEventTime: row.max_event_time, watermark: row.watermark, inputs };
+  const inputs =
+    row.inputs ??
+    (row.max_event_time === null
+      ? []
+      : [
+          { input: DEFAULT_INPUT, maxEventTime: row.max_event_time, watermark: row.watermark, lastIngestionTime: null },
+        ]);
+  return {
+    batchId: row.batch_id,
+    lastSeq: row.last_offset,
+    maxEventTime: row.max_event_time,
+    watermark: row.watermark,
+    inputs,
+  };
 }
 
 /** @returns the checkpoint of `pipeline`, or undefined before its first batch (no row yet) */

@@ -13,6 +13,12 @@ const READ_FAILED_WINDOWS = "read_failed_windows";
  */
 export async function readFailedWindows(client: Queryable, pipeline: string, limit: number) {
   return execute(
-    orm(client).select().from(failedWindows).where(eq(failedWindows.pipeline, pipeline)).orderBy(desc(failedWindows.failure_id)).limit(limit).prepare(READ_FAILED_WINDOWS),
+    orm(client)
+      .select()
+      .from(failedWindows)
+      .where(eq(failedWindows.pipeline, pipeline))
+      .orderBy(desc(failedWindows.failure_id))
+      .limit(limit)
+      .prepare(READ_FAILED_WINDOWS),
   );
 }

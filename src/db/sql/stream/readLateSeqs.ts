@@ -9,7 +9,20 @@ const READ_LATE_SEQS_SQL = `SELECT coalesce(array_agg(l.seq ORDER BY l.seq), '{}
  WHERE l.pipeline = $1 AND l.group_key = $2 AND l.window_start = $3 AND l.window_end = $4 AND l.seq <= $5 AND b.status = 'accepted' AND ${notSuperseded("b", "$5")}`;
 
 /** @returns the bronze `seq`s of `window`'s accepted late rows in `pipeline` up to `seq` `snapshot`, ascending */
-export async function readLateSeqs(client: PoolClient, pipeline: string, window: KeyedWindow, snapshot: number): Promise<number[]> {
-  const { rows } = await client.query(prepared("read_late_seqs", READ_LATE_SEQS_SQL, [pipeline, window.groupKey, window.windowStart, window.windowEnd, snapshot]));
+export async function readLateSeqs(
+  client: PoolClient,
+  pipeline: string,
+  window: KeyedWindow,
+  snapshot: number,
+): Promise<number[]> {
+  const { rows } = await client.query(
+    prepared("read_late_seqs", READ_LATE_SEQS_SQL, [
+      pipeline,
+      window.groupKey,
+      window.windowStart,
+      window.windowEnd,
+      snapshot,
+    ]),
+  );
   return (rows[0].seqs as string[]).map(Number);
 }

@@ -15,7 +15,16 @@ const READ_MAX_EVENT_TIME_SO_FAR_SQL = `SELECT batch_id, max_so_far
  * @returns per batch, the max accepted event time of it and every batch before (ISO 8601 UTC; null while no batch had an accepted row)
  * @throws the database's error when it cannot be reached
  */
-export async function readMaxEventTimeSoFar(client: Queryable, pipeline: string, fromBatchId: number): Promise<{ batchId: number; maxEventTime: string | null }[]> {
-  const r = await client.query(prepared(READ_MAX_EVENT_TIME_SO_FAR, READ_MAX_EVENT_TIME_SO_FAR_SQL, [pipeline, fromBatchId]));
-  return r.rows.map((row: { batch_id: number; max_so_far: string | null }) => ({ batchId: Number(row.batch_id), maxEventTime: row.max_so_far }));
+export async function readMaxEventTimeSoFar(
+  client: Queryable,
+  pipeline: string,
+  fromBatchId: number,
+): Promise<{ batchId: number; maxEventTime: string | null }[]> {
+  const r = await client.query(
+    prepared(READ_MAX_EVENT_TIME_SO_FAR, READ_MAX_EVENT_TIME_SO_FAR_SQL, [pipeline, fromBatchId]),
+  );
+  return r.rows.map((row: { batch_id: number; max_so_far: string | null }) => ({
+    batchId: Number(row.batch_id),
+    maxEventTime: row.max_so_far,
+  }));
 }

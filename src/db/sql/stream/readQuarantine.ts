@@ -16,7 +16,12 @@ export async function readQuarantine(client: Queryable, pipeline: string, filter
     orm(client)
       .select(columnsBesidesPipeline(quarantine))
       .from(quarantine)
-      .where(and(eq(quarantine.pipeline, pipeline), filter.reason === undefined ? undefined : eq(quarantine.reason, filter.reason)))
+      .where(
+        and(
+          eq(quarantine.pipeline, pipeline),
+          filter.reason === undefined ? undefined : eq(quarantine.reason, filter.reason),
+        ),
+      )
       .orderBy(desc(quarantine.seq))
       .limit(filter.limit),
   );

@@ -16,7 +16,17 @@ const READ_QUARANTINE_BY_BATCH_SQL = `SELECT p.batch_id, q.reason, count(*)::int
  * @returns one row per batch and reason with quarantined rows (batches without any are left out)
  * @throws the database's error when it cannot be reached
  */
-export async function readQuarantineByBatch(client: Queryable, pipeline: string, fromBatchId: number): Promise<{ batchId: number; reason: string; rows: number }[]> {
-  const r = await client.query(prepared(READ_QUARANTINE_BY_BATCH, READ_QUARANTINE_BY_BATCH_SQL, [pipeline, fromBatchId]));
-  return r.rows.map((row: { batch_id: number; reason: string; n: number }) => ({ batchId: Number(row.batch_id), reason: row.reason, rows: row.n }));
+export async function readQuarantineByBatch(
+  client: Queryable,
+  pipeline: string,
+  fromBatchId: number,
+): Promise<{ batchId: number; reason: string; rows: number }[]> {
+  const r = await client.query(
+    prepared(READ_QUARANTINE_BY_BATCH, READ_QUARANTINE_BY_BATCH_SQL, [pipeline, fromBatchId]),
+  );
+  return r.rows.map((row: { batch_id: number; reason: string; n: number }) => ({
+    batchId: Number(row.batch_id),
+    reason: row.reason,
+    rows: row.n,
+  }));
 }

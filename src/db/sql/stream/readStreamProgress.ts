@@ -13,6 +13,12 @@ const READ_STREAM_PROGRESS = "read_stream_progress";
  */
 export async function readStreamProgress(client: Queryable, pipeline: string, limit: number) {
   return execute(
-    orm(client).select().from(streamProgress).where(eq(streamProgress.pipeline, pipeline)).orderBy(desc(streamProgress.batch_id)).limit(limit).prepare(READ_STREAM_PROGRESS),
+    orm(client)
+      .select()
+      .from(streamProgress)
+      .where(eq(streamProgress.pipeline, pipeline))
+      .orderBy(desc(streamProgress.batch_id))
+      .limit(limit)
+      .prepare(READ_STREAM_PROGRESS),
   );
 }

@@ -67,7 +67,16 @@ export async function recordWindowFailure(
     await moveFailedRows(client, pipeline, "INVALID_VALUE", n);
   }
   await client.query(INSERT_WINDOW_FAILURE_SQL, [
-    pipeline, f.groupKey, f.windowStart, f.windowEnd, at.phase, at.phase === "stream" ? at.batchId : null, at.phase === "correction" ? at.runId : null, f.sqlstate, f.error, n,
+    pipeline,
+    f.groupKey,
+    f.windowStart,
+    f.windowEnd,
+    at.phase,
+    at.phase === "stream" ? at.batchId : null,
+    at.phase === "correction" ? at.runId : null,
+    f.sqlstate,
+    f.error,
+    n,
   ]);
   return n;
 }

@@ -71,7 +71,10 @@ SELECT DISTINCT r.group_key, ${timestamptzToUs("r.window_start")}, ${timestamptz
  * Accepted bronze events whose own window touches a span without lying inside it: t in
  * [start - gap, start) or (end - gap, end], each an index range on (pipeline, group key, event time).
  */
-const bronzeIn = (from: string, to: string) => `SELECT b.group_key, ${timestamptzToUs("b.event_time")} AS t_us FROM straggler.bronze_events b
+const bronzeIn = (
+  from: string,
+  to: string,
+) => `SELECT b.group_key, ${timestamptzToUs("b.event_time")} AS t_us FROM straggler.bronze_events b
     WHERE b.pipeline || '' = $1 AND b.group_key = p.group_key AND b.event_time ${from} AND b.event_time ${to}
       AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")} OFFSET 0`;
 const GROW_BRONZE_SQL = `INSERT INTO sess_seeds
@@ -105,18 +108,23 @@ export async function collectSessionSpans(client: PoolClient, pipeline: string, 
   await client.query(CREATE_SEEDS_SQL);
   await client.query(CREATE_SPANS_SQL);
   const gap = (BigInt(req.gapMs) * 1000n).toString();
-  const from = req.range?.from ?? null, to = req.range?.to ?? null;
+  const from = req.range?.from ?? null,
+    to = req.range?.to ?? null;
   await client.query(prepared("sess_seed_late", SEED_LATE_SQL, [pipeline, req.snapshot, from, to, req.keys]));
   if (req.range) {
     await client.query(prepared("sess_seed_stored", SEED_STORED_SQL, [pipeline, from, to, req.keys]));
-    await client.query(prepared("sess_seed_bronze", SEED_BRONZE_SQL, [pipeline, req.snapshot, from, to, req.keys, gap, req.watermark]));
+    await client.query(
+      prepared("sess_seed_bronze", SEED_BRONZE_SQL, [pipeline, req.snapshot, from, to, req.keys, gap, req.watermark]),
+    );
   }
   // Each round either adds a window outside every span (the spans grow) or ends.
   for (;;) {
     await client.query("TRUNCATE sess_spans");
     const spans = (await client.query(prepared("sess_spans", SPANS_SQL))).rowCount ?? 0;
-    const grown = ((await client.query(prepared("sess_grow_stored", GROW_STORED_SQL, [pipeline]))).rowCount ?? 0) +
-      ((await client.query(prepared("sess_grow_bronze", GROW_BRONZE_SQL, [pipeline, req.snapshot, gap]))).rowCount ?? 0);
+    const grown =
+      ((await client.query(prepared("sess_grow_stored", GROW_STORED_SQL, [pipeline]))).rowCount ?? 0) +
+      ((await client.query(prepared("sess_grow_bronze", GROW_BRONZE_SQL, [pipeline, req.snapshot, gap]))).rowCount ??
+        0);
     if (grown === 0) return spans;
   }
 }

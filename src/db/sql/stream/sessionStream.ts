@@ -112,11 +112,15 @@ const retractSql = (feed: boolean) => `WITH gone AS (
   DELETE FROM straggler.session_retractions x USING (SELECT DISTINCT group_key, s_us, e_us FROM gone) g
    WHERE x.pipeline = $1 AND x.group_key = g.group_key AND x.reason IN ('extended', 'merged')
      AND x.window_start >= ${usToTimestamptz("g.s_us")} AND x.window_end <= ${usToTimestamptz("g.e_us")}
-)${feed ? `, feed AS (
+)${
+  feed
+    ? `, feed AS (
   INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, batch_id)
   SELECT ${changeRow({ pipeline: "$1", change: "'retracted'", key: "group_key", start: "window_start", end: "window_end", revision: "revision", before: stored("gone"), after: null })}, $2
     FROM gone ORDER BY group_key, window_start
-)` : ""}
+)`
+    : ""
+}
 INSERT INTO straggler.session_retractions (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max,
   revision, was_final, reason, batch_id, replaced_by_start, replaced_by_end)
 SELECT pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, revision, false,
@@ -128,17 +132,27 @@ SELECT pipeline, group_key, window_start, window_end, event_count, value_sum, va
  * With the change feed (`feed`), the change of each island (src/db/sql/fragments/changeRows.ts): the stored row with the
  * island's bounds before the upsert (the rows whose bounds changed were retracted just before), or none.
  */
-const upsertSql = (feed: boolean) => `${feed ? `WITH feed AS (
+const upsertSql = (feed: boolean) => `${
+  feed
+    ? `WITH feed AS (
   INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, batch_id)
   SELECT ${changeRow({
-    pipeline: "$1", change: "CASE WHEN t.pipeline IS NULL THEN 'new' ELSE 'updated' END", key: "i.group_key",
-    start: usToTimestamptz("i.s_us"), end: usToTimestamptz("i.e_us"), revision: "coalesce(t.revision, i.rev, 1)", before: stored("t"), after: ["i.n", "i.s", "i.lo", "i.hi"],
+    pipeline: "$1",
+    change: "CASE WHEN t.pipeline IS NULL THEN 'new' ELSE 'updated' END",
+    key: "i.group_key",
+    start: usToTimestamptz("i.s_us"),
+    end: usToTimestamptz("i.e_us"),
+    revision: "coalesce(t.revision, i.rev, 1)",
+    before: stored("t"),
+    after: ["i.n", "i.s", "i.lo", "i.hi"],
   })}, $2
     FROM ${ITEMS} i LEFT JOIN straggler.window_results_table t
       ON t.pipeline = $1 AND t.group_key = i.group_key AND t.window_start = ${usToTimestamptz("i.s_us")} AND t.window_end = ${usToTimestamptz("i.e_us")}
    WHERE t.pipeline IS NULL OR (${storedAggregates("t")}) IS DISTINCT FROM (i.n, i.s, i.lo, i.hi)
 )
-` : ""}INSERT INTO straggler.window_results_table AS t
+`
+    : ""
+}INSERT INTO straggler.window_results_table AS t
   (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, revision, corrected, last_batch_id)
 SELECT $1, group_key, ${usToTimestamptz("s_us")}, ${usToTimestamptz("e_us")}, n, s, lo, hi, coalesce(rev, 1), corr, $2 FROM ${ITEMS}
 ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
@@ -150,17 +164,36 @@ ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
  * @param watermarkUs the watermark of earlier batches, epoch µs; null before the first batch
  * @param gapMs the session gap, ms
  */
-export async function stageSessionEvents(client: PoolClient, pipeline: string, range: BatchRange, watermarkUs: bigint | null, gapMs: number): Promise<void> {
+export async function stageSessionEvents(
+  client: PoolClient,
+  pipeline: string,
+  range: BatchRange,
+  watermarkUs: bigint | null,
+  gapMs: number,
+): Promise<void> {
   await client.query(CREATE_EVENTS_SQL);
   await client.query(CREATE_ITEMS_SQL);
   const gap = (BigInt(gapMs) * 1000n).toString();
-  await client.query(prepared("session_stage", STAGE_SQL, [pipeline, range.afterSeq, range.lastSeq, watermarkUs?.toString() ?? null, gap]));
+  await client.query(
+    prepared("session_stage", STAGE_SQL, [
+      pipeline,
+      range.afterSeq,
+      range.lastSeq,
+      watermarkUs?.toString() ?? null,
+      gap,
+    ]),
+  );
   await client.query(prepared("session_touch_final", MARK_TOUCHING_FINAL_SQL, [pipeline]));
 }
 
 /** Step 2: records the staged late events as batch `batchId`'s dropped pairs; a pair already recorded is not counted again. */
-export async function registerLateSessionEvents(client: PoolClient, pipeline: string, batchId: number): Promise<LatePairs> {
-  return (await client.query(prepared("session_register_late", REGISTER_SQL, [pipeline, batchId]))).rows[0] as LatePairs;
+export async function registerLateSessionEvents(
+  client: PoolClient,
+  pipeline: string,
+  batchId: number,
+): Promise<LatePairs> {
+  return (await client.query(prepared("session_register_late", REGISTER_SQL, [pipeline, batchId])))
+    .rows[0] as LatePairs;
 }
 
 /**
@@ -168,11 +201,19 @@ export async function registerLateSessionEvents(client: PoolClient, pipeline: st
  * @param feed the pipeline keeps a change feed (`feed.enabled`): the same statements write the changes
  * @returns sessions written (inserted or updated) and rows retracted
  */
-export async function mergeSessions(client: PoolClient, pipeline: string, batchId: number, gapMs: number, feed = false): Promise<{ written: number; retracted: number }> {
+export async function mergeSessions(
+  client: PoolClient,
+  pipeline: string,
+  batchId: number,
+  gapMs: number,
+  feed = false,
+): Promise<{ written: number; retracted: number }> {
   const gap = (BigInt(gapMs) * 1000n).toString();
   const suffix = feed ? "_feed" : "";
   await client.query(prepared("session_islands", ISLANDS_SQL, [pipeline, gap]));
-  const retracted = (await client.query(prepared(`session_retract${suffix}`, retractSql(feed), [pipeline, batchId]))).rowCount ?? 0;
-  const written = (await client.query(prepared(`session_upsert${suffix}`, upsertSql(feed), [pipeline, batchId]))).rowCount ?? 0;
+  const retracted =
+    (await client.query(prepared(`session_retract${suffix}`, retractSql(feed), [pipeline, batchId]))).rowCount ?? 0;
+  const written =
+    (await client.query(prepared(`session_upsert${suffix}`, upsertSql(feed), [pipeline, batchId]))).rowCount ?? 0;
   return { written, retracted };
 }

@@ -1,0 +1,167 @@
+/**
+ * The replay's landing loop: reads the records in arrival order span by span, classifies the next span
+ * while this one lands, lands each as its own source and streams it while the next one lands.
+ */
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { RawRecord } from "../core/admission.js";
+import type { Pool } from "../db/pool.js";
+import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
+import type { ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
+import { landRecords } from "../ingest/copyToBronze.js";
+import type { LandResult } from "../ingest/landAnswer.js";
+import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
+import { refreshPipelineEstimate, refreshResultsEstimate } from "../db/statistics.js";
+import { runBatch, type BatchProgress } from "../stream/runBatch.js";
+import type { RowSource } from "./ordering.js";
+import type { ReplayOptions } from "./types.js";
+
+/** Records of one span classified in memory before it lands (about 150 B each); a larger span's rest is classified during its COPY. */
+const SPAN_IN_MEMORY = 200_000;
+
+/**
+ * Reads the records from `rows` in arrival order, span by span of arrival
+ * time; lands each span as the source `<sourcePrefix>:<span start>` and runs
+ * the stream until the span's rows are consumed, while the next span lands.
+ * @param started when the replay started, epoch ms: the landing time of records without an arrival time
+ * @returns the spans landed and skipped (landed before), the stream's batches, the rows landed and those of them quarantined DUPLICATE
+ */
+export async function replaySpans(
+  pool: Pool,
+  rows: RowSource,
+  pipeline: PipelineConfig,
+  sourcePrefix: string,
+  started: number,
+  total: number,
+  opts: ReplayOptions,
+  csvHeader: string | undefined,
+): Promise<{
+  replayBatches: number;
+  skippedBatches: number;
+  streamBatches: number;
+  rowsLanded: number;
+  duplicateRows: number;
+}> {
+  const span = opts.batchSpanMs;
+  const spanOf = (r: ReplayRow) => (r.arrival_ms === null ? null : Math.floor(r.arrival_ms / span) * span);
+  let done = 0,
+    replayBatches = 0,
+    skipped = 0,
+    streamBatches = 0,
+    rowsLanded = 0,
+    duplicateRows = 0;
+  /** Streams one span's rows: micro-batches up to its last `seq` (no extra empty batch per span). */
+  const streamSpan = async (land: LandResult, rowsDone: number, spans: number) => {
+    const batches: BatchProgress[] = [];
+    for (;;) {
+      const b = await runBatch(pool, pipeline, "replay", land.lastSeq === null ? {} : { untilSeq: land.lastSeq });
+      if (b === null) break;
+      batches.push(b);
+      if (land.lastSeq !== null && b.endOffset >= land.lastSeq) break;
+    }
+    streamBatches += batches.length;
+    // Every 100 spans, only the pipeline's estimates (its bronze rows, its windows): a table-wide
+    // ANALYZE of bronze every 100 spans took a fifth of the taxi replay. The tables are refreshed
+    // once, at the end.
+    if (spans % 100 === 0) {
+      await refreshPipelineEstimate(pool, pipeline.name);
+      await refreshResultsEstimate(pool, pipeline.name);
+    }
+    opts.onBatch?.({ rowsDone, rowsTotal: total, land, batches });
+  };
+  // The previous span's stream runs while this span lands (on other connections): each
+  // span's micro-batches read only its rows (untilSeq), as when they ran one after the other.
+  let streaming: Promise<void> | undefined;
+  // The spans an earlier run of this replay landed (a resumed replay skips them).
+  const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
+  /** One span classified in memory (before its landing takes the append lock), with what its landing needs. */
+  interface NextSpan {
+    source: string;
+    landingTimeMs: number;
+    classified: ClassifiedLines;
+    rowsDone: number;
+  }
+  /** Reads and classifies the next span's records, or undefined when every record is read. */
+  const classifyNext = async (): Promise<NextSpan | undefined> => {
+    const first = await rows.peek();
+    if (first === undefined) return undefined;
+    const current = spanOf(first);
+    async function* records(): AsyncGenerator<RawRecord> {
+      for (;;) {
+        const next = await rows.peek();
+        if (next === undefined || spanOf(next) !== current) return;
+        const r = rows.take();
+        done++;
+        yield r.fields === null
+          ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
+          : {
+              line: r.line,
+              raw: r.raw,
+              fields: r.fields,
+              origin: r.origin,
+              ...(r.numbers === null ? {} : { numbers: r.numbers }),
+            };
+      }
+    }
+    const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
+    // Records without an ingestion time of their own arrive at the end of their span.
+    const landingTimeMs = current === null ? started : current + span;
+    // The span's rows classified now, before its landing's turn: the landing's transaction only writes
+    // them. A span of more than SPAN_IN_MEMORY records keeps the rest to be read during its COPY.
+    const classified = await classifyInMemory(
+      pipeline,
+      `${sourcePrefix}:${label}`,
+      records(),
+      { landingTimeMs, elideRaw: () => csvHeader !== undefined },
+      SPAN_IN_MEMORY,
+    );
+    return { source: `${sourcePrefix}:${label}`, landingTimeMs, classified, rowsDone: done };
+  };
+  /** Lands a classified span and starts its stream once the previous span's stream is done. */
+  const landSpan = async (next: NextSpan) => {
+    // One WAL flush per span, not two: the span's landing commits without waiting for its
+    // flush, and its micro-batch (which waits) flushes both. A crash before that may undo
+    // the landing: its source is then not recorded, and a resumed replay lands it again.
+    // A span not landed when the replay started is new: its landing skips the two look-ups of an
+    // earlier landing (one before the append lock, one under it). Landed meanwhile by another
+    // replay, its record's unique key still refuses it, and the landing answers as landed before.
+    const land = await landRecords(pool, pipeline, next.source, next.classified, {
+      landingTimeMs: next.landingTimeMs,
+      csvHeader: () => csvHeader,
+      commitWithoutFlushWait: true,
+      newSource: !landedBefore.has(next.source),
+    });
+    if (land.alreadyLanded) {
+      skipped++;
+      if (next.classified.rest !== null) for await (const _ of next.classified.rest) void _; // skip the span's rows
+    } else {
+      replayBatches++;
+      rowsLanded += land.landed;
+      duplicateRows += land.byReason.DUPLICATE ?? 0;
+    }
+    await streaming;
+    streaming = streamSpan(land, next.rowsDone, replayBatches + skipped);
+    // Awaited at the next span or below; a failure meanwhile is not unhandled.
+    streaming.catch(() => undefined);
+  };
+  // The next span is classified while this one lands (the landing waits on the server) and
+  // while the one before streams.
+  let landing: Promise<void> | undefined;
+  try {
+    for (;;) {
+      // A span held whole in memory is classified while the previous one lands; a larger one's rest
+      // is read during its own COPY, so it waits for the previous landing first.
+      const next = await classifyNext();
+      await landing;
+      if (next === undefined) break;
+      landing = landSpan(next);
+      landing.catch(() => undefined); // awaited above at the next span; a failure meanwhile is not unhandled
+      if (next.classified.rest !== null) await landing;
+    }
+    await streaming;
+  } finally {
+    // A landing that failed leaves no micro-batch running behind it.
+    await landing?.catch(() => undefined);
+    await streaming?.catch(() => undefined);
+  }
+  return { replayBatches, skippedBatches: skipped, streamBatches, rowsLanded, duplicateRows };
+}
