@@ -11,8 +11,11 @@
  *      checkpoint are classified under its policy, and the windows they touch
  *      are recomputed whole from its accepted rows (as the oracle does); its
  *      watermark moves with them;
- *   3. the live version's results, checkpoint, windows awaiting correction,
- *      classification and supersessions are stored under its number; the
+ *   3. the target's lateness histogram (docs/lateness.md), when it keeps one,
+ *      counts the batches recorded since it was counted (the rows of those
+ *      batches only, as the catch-up reads them);
+ *   4. the live version's results, checkpoint, windows awaiting correction,
+ *      lateness histogram, classification and supersessions are stored under its number; the
  *      target's are put in their place (bronze's classification columns
  *      rewritten, its raw columns never); the states swap (old → retired,
  *      target → live); every landing records the target's policy. The stream
@@ -58,6 +61,13 @@ import {
   stashLive,
   swapStates,
 } from "../db/sql/lifecycle/versionSwap.js";
+import {
+  archivedPast,
+  countVersionHistogram,
+  dropVersionHistogram,
+  readHistogramCoverage,
+} from "../db/sql/lateness/histogramVersions.js";
+import { windowSpecOf } from "../core/pipelineSpec.js";
 import { classifyRange, REBUILD_PAGE_ROWS, versionWatermark } from "./classifyRange.js";
 import { notRebuildable } from "./rebuild.js";
 
@@ -169,6 +179,14 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
       // The default input alone (a rebuild refuses several inputs): its state is the checkpoint's.
       checkpoint = { ...stored, lastSeq: ledgerSeq, maxEventTime, watermark, inputs: null };
       await saveVersionCheckpoint(c, name, version, checkpoint);
+    }
+
+    // The target's lateness histogram counts the batches recorded since it was counted (a rebuild's bound, or its
+    // retirement), under its policy; with rows of that span archived it could not, and is dropped (the advisor replays).
+    const coverage = await readHistogramCoverage(c, name, version);
+    if (coverage !== undefined) {
+      if (await archivedPast(c, name, coverage.mSeq)) await dropVersionHistogram(c, name, version);
+      else await countVersionHistogram(c, name, version, windowSpecOf(config), coverage, ledgerSeq);
     }
 
     const live = await readLivePolicy(c, name);

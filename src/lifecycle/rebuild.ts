@@ -13,7 +13,8 @@
  *      the batch oracle computes them from the candidate's accepted rows, its
  *      checkpoint (offset = the ledger's seq at the start, watermark = latest
  *      accepted event time − the policy's delay; windows ending at or before
- *      it final), a reconcile of the candidate, the diff against the live
+ *      it final), its lateness histogram over the recorded batches (when the
+ *      pipeline keeps one: docs/lateness.md), a reconcile of the candidate, the diff against the live
  *      version, and the mark `complete`.
  *
  * Each classified row is marked where it differs from bronze's (the live
@@ -62,6 +63,8 @@ import {
   type VersionMismatch,
 } from "../db/sql/lifecycle/versionWindows.js";
 import { countBronzeBetween, lockVersion, readCandidateLedger } from "../db/sql/lifecycle/versionLedger.js";
+import { countVersionHistogram, dropVersionHistogram, NOTHING_COUNTED } from "../db/sql/lateness/histogramVersions.js";
+import { windowSpecOf } from "../core/pipelineSpec.js";
 import { guardTimeZone, HorizonRefusedError, refuseArchived } from "../guards/index.js";
 import { classifyRange, REBUILD_PAGE_ROWS, versionWatermark } from "./classifyRange.js";
 
@@ -196,6 +199,11 @@ async function rebuildLocked(pool: Pool, pipeline: PipelineConfig, opts: Rebuild
   return withTransaction(pool, async (c) => {
     await lockResults(c, pipeline.name);
     const { checkpoint, windows } = await buildWindows(c, pipeline, version, ledgerSeq);
+    // The candidate's lateness histogram over the batches recorded up to its ledger bound, as the stream would have
+    // counted them under its policy (src/db/sql/lateness/histogramVersions.ts); the cutover counts the later ones.
+    await dropVersionHistogram(c, pipeline.name, version);
+    if (pipeline.lateness.histogram)
+      await countVersionHistogram(c, pipeline.name, version, windowSpecOf(pipeline), NOTHING_COUNTED, ledgerSeq);
     const reconcile = await reconcileCandidate(c, pipeline, version, ledgerSeq);
     // A cutover while the pages were written may have changed bronze under rows already marked against it
     // (a cutover marks the stored rows again, but not a page still in flight): mark them all again.

@@ -8,7 +8,9 @@
  *
  * From the histogram, exact for every whole-ms delay: the distribution, dropped pairs, dropped
  * windows, events affected and their share, the recommendation. Open windows: the recorded ones
- * at the configured delay, null at others; time to final: null (both need the replay).
+ * at the configured delay when the live version ran every recorded batch, else null (after a
+ * cutover the batches before it ran another policy's windows), null at other delays; time to
+ * final: null (both need the replay).
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf } from "../core/pipelineSpec.js";
@@ -100,7 +102,8 @@ function outcomeAt(
     eventsAffected,
     dropShare: events === 0 ? 0 : eventsAffected / events,
     timeToFinal: null,
-    openWindows: delayMs === configuredMs ? { max: h.openMax ?? 0, mean: h.openMean ?? 0 } : null,
+    // The recorded open windows are the configured delay's only if the live policy ran every batch (no cutover since).
+    openWindows: delayMs === configuredMs && h.liveThroughout ? { max: h.openMax ?? 0, mean: h.openMean ?? 0 } : null,
   };
 }
 

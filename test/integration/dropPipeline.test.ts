@@ -79,6 +79,9 @@ const FIRST_RUN_ROWS = {
   version_checkpoints: 0,
   version_late_windows: 0,
   version_window_results: 0,
+  version_lateness_coverage: 0,
+  version_lateness_histogram: 0,
+  version_lateness_windows: 0,
   // The kept lateness histogram (off for this pipeline) and the continuous reconcile's records.
   lateness_histogram: 0,
   lateness_windows: 0,

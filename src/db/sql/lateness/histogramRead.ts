@@ -2,8 +2,8 @@
  * The lateness histogram of a pipeline (src/db/sql/lateness/histogramUpdate.ts writes it) with
  * what the advisor reads beside it, in one statement and so one snapshot: the recorded batches'
  * figures (the histogram covers the pipeline's history when it counted as many batches as
- * `straggler.batch_progress` holds). Cost: the histogram's distinct values plus one aggregate
- * over `straggler.batch_progress` of the pipeline; no bronze row is read.
+ * `straggler.batch_progress` holds) and whether the live version ran them all. Cost: the histogram's distinct values plus one aggregate
+ * over `straggler.batch_progress` of the pipeline and a probe of its live version; no bronze row is read.
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
@@ -20,6 +20,11 @@ export interface LatenessHistogramRead {
   recordedDroppedPairs: number;
   openMax: number | null;
   openMean: number | null;
+  /**
+   * Whether the live version ran every recorded batch (it went live before the first): else some ran under
+   * another policy (a cutover since), and the recorded open windows are not the live policy's.
+   */
+  liveThroughout: boolean;
 }
 
 // Per measure one text of `value:rows` pairs, values ascending: on 15,421 distinct values (300k peers
@@ -27,9 +32,10 @@ export interface LatenessHistogramRead {
 const READ_LATENESS_HISTOGRAM_SQL = `SELECT p.batches, p.dropped, p.open_max, p.open_mean,
        (SELECT coalesce(json_object_agg(m.measure, m.pairs), '{}')
           FROM (SELECT h.measure, string_agg(h.value::text || ':' || h.rows::text, ',' ORDER BY h.value) AS pairs
-                  FROM straggler.lateness_histogram h WHERE h.pipeline = $1 AND h.rows <> 0 GROUP BY h.measure) m) AS histogram
+                  FROM straggler.lateness_histogram h WHERE h.pipeline = $1 AND h.rows <> 0 GROUP BY h.measure) m) AS histogram,
+       coalesce((SELECT v.live_since FROM straggler.policy_versions v WHERE v.pipeline = $1 AND v.state = 'live') <= p.first_at, false) AS live_throughout
   FROM (SELECT count(*)::int AS batches, coalesce(sum(num_rows_dropped_by_watermark), 0)::bigint::text AS dropped,
-               max(num_rows_total)::int AS open_max, avg(num_rows_total)::float8 AS open_mean
+               max(num_rows_total)::int AS open_max, avg(num_rows_total)::float8 AS open_mean, min(timestamp) AS first_at
           FROM straggler.batch_progress WHERE pipeline = $1) p`;
 
 interface HistogramRow {
@@ -37,6 +43,7 @@ interface HistogramRow {
   dropped: string;
   open_max: number | null;
   open_mean: number | null;
+  live_throughout: boolean;
   /** measure → "value:rows,value:rows,…" (values ascending). */
   histogram: Partial<Record<HistogramMeasure, string>>;
 }
@@ -64,5 +71,6 @@ export async function readLatenessHistogramOf(client: Queryable, pipeline: strin
     recordedDroppedPairs: Number(r.dropped),
     openMax: r.open_max,
     openMean: r.open_mean,
+    liveThroughout: r.live_throughout,
   };
 }

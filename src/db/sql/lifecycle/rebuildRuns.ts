@@ -155,6 +155,9 @@ const VERSION_TABLES = [
   "rebuild_window_changes",
   "rebuild_reason_changes",
   "rebuilds",
+  "version_lateness_histogram",
+  "version_lateness_windows",
+  "version_lateness_coverage",
 ];
 
 /** Removes every row of `version` of `pipeline`, and the version itself. Never call it for the live version. */

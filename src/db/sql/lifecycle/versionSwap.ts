@@ -8,7 +8,8 @@
  * windows:
  *
  *   1. stash: the live version's results, checkpoint, windows awaiting
- *      correction and supersessions are stored under its number (O(windows));
+ *      correction, supersessions and lateness histogram are stored under its
+ *      number (O(windows + histogram rows));
  *      of its classification only bronze's rows in D (what the swap is about
  *      to overwrite), marked — the rest is bronze's, as for any stored version;
  *   2. rebase: every other stored version is kept relative to bronze as it
@@ -17,7 +18,8 @@
  *      differs) added from bronze, marked (O(|D|) per stored version);
  *   3. restore: bronze's classification columns are rewritten from D only
  *      (O(|D|), through the partial index on `differs`); the target's rows are
- *      then unmarked (equal to bronze). The target keeps the rows it was
+ *      then unmarked (equal to bronze); its lateness histogram replaces the
+ *      live one (O(histogram rows)). The target keeps the rows it was
  *      built with (bronze's, unmarked): deleting them would cost the ledger.
  *
  * Bronze's raw columns are never written. Supersessions (`admission.dedupe:
@@ -26,6 +28,7 @@
 import { bronzeRaw } from "../fragments/bronzeRaw.js";
 import type { Queryable } from "../../pool.js";
 import { moveRestoredRows } from "../observe/ledgerCounts.js";
+import { restoreVersionHistogram, stashLiveHistogram } from "../lateness/histogramVersions.js";
 
 const RESULT_COLUMNS =
   "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, revision, corrected, last_batch_id, created_at, updated_at";
@@ -73,6 +76,7 @@ export async function stashLive(client: Queryable, pipeline: string, version: nu
     "INSERT INTO straggler.superseded_versions (pipeline, version, seq, event_id, superseded_by) SELECT pipeline, $2, seq, event_id, superseded_by FROM straggler.superseded_events WHERE pipeline = $1",
     p,
   );
+  await stashLiveHistogram(client, pipeline, version);
 }
 
 /*
@@ -125,7 +129,7 @@ const RESTORE_CLASSIFICATION_SQL = `UPDATE straggler.bronze_events b
 
 /**
  * Puts the stored version `version` of `pipeline` in the live places (results, checkpoint with batch id
- * `batchId`, windows awaiting correction, bronze's classification columns where they differ, supersessions),
+ * `batchId`, windows awaiting correction, bronze's classification columns where they differ, supersessions, lateness histogram),
  * records `policyVersion` as the policy of every landing, and removes its stored copy (but its classification
  * rows, unmarked: equal to bronze's).
  * @returns the bronze rows whose classification changed, and the windows now live
@@ -173,6 +177,7 @@ export async function restoreVersion(
   );
   for (const t of STORED_TABLES)
     await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
+  await restoreVersionHistogram(client, pipeline, version);
   return { reclassifiedRows: changed.rowCount ?? 0, windows: windows.rowCount ?? 0 };
 }
 
