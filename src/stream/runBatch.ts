@@ -25,10 +25,11 @@
  * Because writes, checkpoint and progress commit together, a crash at any
  * point replays the batch exactly once. Every statement is a step of the
  * query layer (`src/db/sql/`); this module only orders them. A batch without
- * late pairs nor superseded versions is six round trips: BEGIN with the lock,
- * openBatch, readBatch, MERGE, closeBatch, COMMIT (and the lease's fence
- * before COMMIT when a replica runs it under its lease).
+ * late pairs nor superseded versions is five round trips: BEGIN with the lock
+ * and openBatch's read, readBatch, MERGE, closeBatch, COMMIT (and the lease's
+ * fence before COMMIT when a replica runs it under its lease).
  */
+import type { QueryResult } from "pg";
 import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { sessionGapOf, watermarkSettingsOf, windowSpecOf } from "../config/pipelines.js";
@@ -40,7 +41,7 @@ import { checkpointInputs, inputStates } from "../db/sql/stream/checkpointInputs
 import { closeBatch } from "../db/sql/stream/closeBatch.js";
 import { beginLockingResults } from "../db/sql/stream/lockResults.js";
 import { mergeWindows } from "../db/sql/stream/mergeWindows.js";
-import { openBatch } from "../db/sql/stream/openBatch.js";
+import { openBatchFrom, openBatchText } from "../db/sql/stream/openBatch.js";
 import {
   ensureBatchPairs,
   readBatch,
@@ -152,8 +153,9 @@ async function runBatchOnce(
     if (gapMs === undefined) await ensureBatchPairs(client); // once per connection, outside the batch's transaction
     const result = await inTransaction(
       client,
-      async () => {
-        const { checkpoint, live, previous } = await openBatch(client, name);
+      async (_, opened) => {
+        // BEGIN, the results lock and the batch's first read came back together (the third answer is the read).
+        const { checkpoint, live, previous } = await openBatchFrom(client, name, (opened as QueryResult[])[2]);
         adopted = (await guardPolicy(client, pipeline, live)).adopted;
         const batchId = checkpoint.batchId + 1;
         const read = await readBatch(client, name, {
@@ -210,8 +212,8 @@ async function runBatchOnce(
         };
         return withCaughtUp(closed, read.rows < pipeline.trigger.maxRowsPerBatch);
       },
-      beginLockingResults(name),
-    ); // BEGIN and the results lock: one round trip
+      `${beginLockingResults(name)}; ${openBatchText(name)}`,
+    ); // BEGIN, the results lock and the batch's first read: one round trip
     if (adopted) opts.onPolicyAdopted?.(adopted); // committed (an empty batch commits its guard's writes too)
     return result;
   } finally {

@@ -6,6 +6,8 @@
  * src/guards/policy.ts); and when the previous batch ran (its progress
  * `timestamp`, for `inputRowsPerSecond`).
  */
+import type { QueryResult } from "pg";
+import { inlineParams } from "../../inlineParams.js";
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { toPolicyVersionRow, type PolicyVersionRow } from "./policyVersions.js";
@@ -30,15 +32,25 @@ const OPEN_BATCH_SQL = `SELECT c.batch_id, c.last_offset, c.max_event_time, c.wa
    FOR UPDATE OF c`;
 
 /**
- * Reads and locks the checkpoint of `pipeline` (created at its defaults when
- * missing), with its live policy and its previous batch's time. Call inside
- * the batch's transaction, after taking the results lock: what it reads is
- * then what the batch extends.
+ * The batch's first read as text, sent in the exchange that opens its transaction after the results lock
+ * (`beginLockingResults(pipeline) + "; " + openBatchText(pipeline)`): BEGIN, the lock and this read in one round trip.
+ */
+export function openBatchText(pipeline: string): string {
+  return inlineParams(OPEN_BATCH_SQL, [pipeline]);
+}
+
+/**
+ * The checkpoint of `pipeline` (locked), its live policy and its previous batch's time, from `read`: the answer to
+ * `openBatchText` in the transaction's opening exchange. When it found no checkpoint (a pipeline's first batch),
+ * the checkpoint is created at its defaults and read again.
  * @throws the database's error
  */
-export async function openBatch(client: PoolClient, pipeline: string): Promise<BatchStart> {
-  // One round trip once the checkpoint exists (every batch after a pipeline's first).
-  let row = (await client.query(prepared("open_batch", OPEN_BATCH_SQL, [pipeline]))).rows[0];
+export async function openBatchFrom(
+  client: PoolClient,
+  pipeline: string,
+  read: QueryResult | undefined,
+): Promise<BatchStart> {
+  let row = read?.rows[0];
   if (!row) {
     await client.query(CREATE_CHECKPOINT_SQL, [pipeline]);
     row = (await client.query(prepared("open_batch", OPEN_BATCH_SQL, [pipeline]))).rows[0];
