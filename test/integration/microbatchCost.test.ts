@@ -361,14 +361,7 @@ describe("the round trips of a micro-batch", () => {
       statements.length = 0;
       const third = await runBatch(pool, p, "once");
       expect([third?.numInputRows, third?.numRowsDroppedByWatermark, third?.numLateWindows]).toEqual([2, 1, 1]);
-      expect(statements).toEqual([
-        "BEGIN;",
-        "read_batch",
-        "late",
-        "merge",
-        "close_batch_merged_final",
-        "COMMIT",
-      ]);
+      expect(statements).toEqual(["BEGIN;", "read_batch", "late", "merge", "close_batch_merged_final", "COMMIT"]);
       // Caught up (2 rows of at most 100,000): the loop runs no batch more that would find nothing.
       await land("rt-4.jsonl", [
         ["g", "2024-01-15T12:35:00Z"],
