@@ -18,6 +18,14 @@ export function copyText(v: string | number | null): string {
 }
 
 /**
+ * `values` in PostgreSQL's array input syntax for a `text[]` (`{"a","b\\"c"}`): each element quoted, `\` and `"`
+ * escaped. One text for the array's input function, as a bound value, a literal or a COPY field.
+ */
+export function arrayText(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+}
+
+/**
  * Groups COPY text lines into chunks of about 64 KiB: pg-copy-streams sends
  * every chunk it is given as its own message (a socket write each), so one
  * write per row would cost more than the rows. `linePrefix` goes before every line (a column

@@ -28,6 +28,7 @@ import {
 } from "../db/sql/ingest/stageReplayRows.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
+import type { MemoryBudget, ReplayOptions } from "./types.js";
 
 /** Where the replay reads its records from, in arrival order: memory, the staging table or the file itself. */
 export interface RowSource {
@@ -37,17 +38,8 @@ export interface RowSource {
   take(): ReplayRow;
 }
 
-/**
- * What a dataset may hold to be ordered in memory: records, and bytes of their raw text (UTF-16 code
- * units). A taxi trip record (about 190 B of CSV, 18 fields) takes about 1 kB of memory once read.
- */
-export interface MemoryBudget {
-  rows: number;
-  bytes: number;
-}
-
 /** The default budget: 200,000 records and 32 Mi characters of raw text. */
-export const MEMORY_BUDGET: MemoryBudget = { rows: 200_000, bytes: 32 * 2 ** 20 };
+const MEMORY_BUDGET: MemoryBudget = { rows: 200_000, bytes: 32 * 2 ** 20 };
 
 /** Records read per page of the staging table (one statement each). */
 const FETCH = 5000;
@@ -94,9 +86,6 @@ function asReplayRow(rec: RawRecord, origin: string, arrival: [number, number] |
           : rec.numbers,
   };
 }
-
-/** Reading progress: records read so far, and how they are being ordered. */
-export type OrderingProgress = (rows: number, how: "memory" | "table") => void;
 
 /**
  * Every file's records in reading order. A file whose header is refused (checked before any of its
@@ -165,7 +154,8 @@ async function sortInArrivalOrder(client: PoolClient, rows: ReplayRow[]): Promis
   );
   rows.sort(
     (a, b) =>
-      (a.arrival_ms ?? -Infinity) - (b.arrival_ms ?? -Infinity) ||
+      // Unknown arrival first, as the staging table's coalesce to bigint's minimum puts it (no instant is that early).
+      (a.arrival_ms ?? Number.MIN_SAFE_INTEGER) - (b.arrival_ms ?? Number.MIN_SAFE_INTEGER) ||
       (a.arrival_sub_ms ?? -1) - (b.arrival_sub_ms ?? -1) ||
       rank.get(a.origin)! - rank.get(b.origin)! ||
       a.line - b.line ||
@@ -175,7 +165,7 @@ async function sortInArrivalOrder(client: PoolClient, rows: ReplayRow[]): Promis
 
 /**
  * Reads every file and gives its records back in arrival order: held and sorted in memory while
- * they fit `budget`, else staged in a temporary table on `client`'s session (which must stay
+ * they fit `opts.memoryBudget` (default `MEMORY_BUDGET`), else staged in a temporary table on `client`'s session (which must stay
  * reserved for the pages until the replay ends; the caller drops the table).
  * @returns the records' source, their count, and where they were ordered
  * @throws what reading a file throws (after its header), or the database's error
@@ -183,12 +173,12 @@ async function sortInArrivalOrder(client: PoolClient, rows: ReplayRow[]): Promis
 export async function orderDataset(
   client: PoolClient,
   pipeline: PipelineConfig,
-  opts: { files: string[]; arrivalField: string; onRefused?: (file: string, reason: string) => void },
+  opts: ReplayOptions,
   refused: { file: string; reason: string }[],
   headers: Set<string>,
-  budget: MemoryBudget = MEMORY_BUDGET,
-  onProgress?: OrderingProgress,
 ): Promise<{ rows: RowSource; total: number; how: "memory" | "table" }> {
+  const budget = opts.memoryBudget ?? MEMORY_BUDGET;
+  const onProgress = opts.onStaged;
   const records = datasetRecords(pipeline, opts.files, opts.arrivalField, refused, headers, opts.onRefused)[
     Symbol.asyncIterator
   ]();
@@ -213,18 +203,7 @@ export async function orderDataset(
     const encode = (r: ReplayRow) => {
       total++;
       if (total % 10_000 === 0) onProgress?.(total, "table");
-      const numbers =
-        r.numbers === null ? null : `{${r.numbers.map((n) => `"${n.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
-      const arrival: [number, number] | null = r.arrival_ms === null ? null : [r.arrival_ms, r.arrival_sub_ms!];
-      return replayLine(
-        arrival,
-        r.origin,
-        r.line,
-        r.raw,
-        r.parse_error,
-        r.fields === null ? null : JSON.stringify(r.fields),
-        numbers,
-      );
+      return replayLine(r);
     };
     for (const r of held.splice(0)) yield encode(r);
     yield encode(first);

@@ -46,7 +46,7 @@ import {
   replayFilesProblem,
   statFingerprint,
 } from "./completion.js";
-import { MEMORY_BUDGET, orderDataset } from "./ordering.js";
+import { orderDataset } from "./ordering.js";
 import { inArrivalOrder } from "./rowSource.js";
 import { replaySpans } from "./spans.js";
 import type { ReplayOptions, ReplaySummary } from "./types.js";
@@ -108,9 +108,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     const direct = await inArrivalOrder(pipeline, opts, headers);
     const ordered =
       direct === null
-        ? await orderDataset(client, pipeline, opts, refused, headers, opts.memoryBudget ?? MEMORY_BUDGET, (n, how) =>
-            opts.onStaged?.(n, how),
-          )
+        ? await orderDataset(client, pipeline, opts, refused, headers)
         : { ...direct, how: "file" as const };
     const total = ordered.total;
     const csvHeader = headers.size === 1 ? [...headers][0] : undefined;

@@ -53,7 +53,16 @@ describe("replay staging read by key", () => {
         client,
         (async function* () {
           for (const [arrival, origin, line] of staged)
-            yield replayLine(arrival, origin, line, `${origin}:${line}`, null, "{}", null);
+            yield replayLine({
+              arrival_ms: arrival?.[0] ?? null,
+              arrival_sub_ms: arrival?.[1] ?? null,
+              origin,
+              line,
+              raw: `${origin}:${line}`,
+              parse_error: null,
+              fields: {},
+              numbers: null,
+            });
         })(),
       );
       await indexReplayRows(client);

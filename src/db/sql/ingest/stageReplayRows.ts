@@ -15,7 +15,7 @@
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
-import { copyText, inChunks } from "../../copyText.js";
+import { arrayText, copyText, inChunks } from "../../copyText.js";
 import type { PoolClient } from "../../pool.js";
 
 /** One staged record. */
@@ -54,20 +54,14 @@ export async function createReplayRows(client: PoolClient): Promise<void> {
   await client.query(CREATE_REPLAY_ROWS_SQL);
 }
 
-/**
- * One COPY text line (newline included) of a staged record.
- * @param arrival `[epoch ms, µs within the ms]`, or null when the arrival time could not be read
- */
-export function replayLine(
-  arrival: [number, number] | null,
-  origin: string,
-  line: number,
-  raw: string,
-  parseError: string | null,
-  fields: string | null,
-  numbers: string | null,
-): string {
-  return [...(arrival ?? [null, null]), origin, line, raw, parseError, fields, numbers].map(copyText).join("\t") + "\n";
+/** One COPY text line (newline included) of a staged record: its fields as JSON, its numbers' names as a `text[]`. */
+export function replayLine(r: Omit<ReplayRow, "ord">): string {
+  const fields = r.fields === null ? null : JSON.stringify(r.fields);
+  const numbers = r.numbers === null ? null : arrayText(r.numbers);
+  return (
+    [r.arrival_ms, r.arrival_sub_ms, r.origin, r.line, r.raw, r.parse_error, fields, numbers].map(copyText).join("\t") +
+    "\n"
+  );
 }
 
 /** COPYs `lines` (each from `replayLine`) into the staging table. @throws what reading `lines` throws, or the database's error */
