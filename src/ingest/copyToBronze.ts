@@ -45,7 +45,7 @@ import { readLandedRange } from "../db/sql/ingest/readLandedRange.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
 import { recordLandedSource } from "../db/sql/ingest/recordLandedSource.js";
 import { recordLanding } from "../db/sql/ingest/recordLanding.js";
-import { checkLayout, recordSourceHeader } from "../db/sql/ingest/sourceHeaders.js";
+import { recordSourceHeader } from "../db/sql/ingest/sourceHeaders.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
 import { classifyLines, type ClassifiedLines } from "./classifyLines.js";
@@ -159,7 +159,6 @@ async function landLocked(
             header === undefined ? undefined : { text: header, rawLayout },
           );
           if (!r.recorded) return rollback(RECORDED_MEANWHILE);
-          if (header !== undefined) checkLayout(source, rawLayout, r.headerLayout);
           const landed = { ...result, firstSeq: r.firstSeq, lastSeq: r.lastSeq };
           committing = {
             txid: r.txid,
@@ -168,7 +167,7 @@ async function landLocked(
           };
           return landed;
         }
-        if (!deduped) Object.assign(result, await readLandedRange(client, pipeline.name, seqBefore));
+        Object.assign(result, await readLandedRange(client, pipeline.name, seqBefore));
         // The source record goes in before COMMIT is sent: if the answer to COMMIT is lost, it is what tells.
         const recorded = await recordLandedSource(client, {
           pipeline: pipeline.name,
@@ -236,10 +235,10 @@ function probedIds(pipeline: PipelineConfig, records: AsyncIterable<RawRecord> |
 /**
  * COPYs `records`, classified (as they are read, or before: `classifyInMemory`), into bronze on `client`
  * (under the append lock, `seqBefore` the pipeline's highest seq read under it), dedupes the landing's
- * repeated event ids by the pipeline's `admission.dedupe` mode, and reads the `seq` range written.
+ * repeated event ids by the pipeline's `admission.dedupe` mode; the caller reads the `seq` range written.
  * A landing classified whole in memory whose accepted event ids are all new to the pipeline and none
  * twice in it skips the dedupe: it would change no row.
- * @returns the landing's result (counts; the `seq` range only when `deduped`, else null: the caller reads it), the SHA-256
+ * @returns the landing's result (counts; the `seq` range null), the SHA-256
  *   (hex) of its records, one per line, the raw layout, and whether the dedupe ran (it may have changed rows)
  */
 async function copyRecords(
@@ -278,7 +277,6 @@ async function copyRecords(
     if (d.duplicates > 0) byReason.DUPLICATE = (byReason.DUPLICATE ?? 0) + d.duplicates;
     if (d.amended > 0) byReason.AMENDED_DUPLICATE = (byReason.AMENDED_DUPLICATE ?? 0) + d.amended;
   }
-  const range = deduped ? await readLandedRange(client, pipeline.name, seqBefore) : { firstSeq: null, lastSeq: null };
   return {
     result: {
       pipeline: pipeline.name,
@@ -288,8 +286,8 @@ async function copyRecords(
       accepted,
       quarantined: count - accepted,
       byReason,
-      firstSeq: range.firstSeq,
-      lastSeq: range.lastSeq,
+      firstSeq: null,
+      lastSeq: null,
     },
     sha256: tally.hash.digest("hex"),
     rawLayout: tally.rawLayout,

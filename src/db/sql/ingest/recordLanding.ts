@@ -14,7 +14,7 @@ import { inlineParams } from "../../inlineParams.js";
 import type { Queryable } from "../../pool.js";
 import { BRONZE_CHANNEL } from "./bronzeChannel.js";
 import type { LandedSourceRecord } from "./recordLandedSource.js";
-import { SOURCE_HEADER_SQL } from "./sourceHeaders.js";
+import { checkLayout, SOURCE_HEADER_SQL } from "./sourceHeaders.js";
 
 /**
  * $1 pipeline, $2 the pipeline's highest seq before the landing, $3 source, $4 SHA-256 of its records, $5 rows,
@@ -32,14 +32,12 @@ rec AS (
 SELECT g.first_seq, g.last_seq, EXISTS (SELECT 1 FROM rec) AS recorded, n.txid
   FROM (SELECT pg_notify($11, $1), txid_current()::text AS txid) n, g`;
 
-/** What the exchange found: the landing's `seq` range, whether its source was recorded, the header's recorded layout, the txid. */
+/** What the exchange found: the landing's `seq` range, whether its source was recorded, the txid. */
 export interface RecordedLanding {
   firstSeq: number | null;
   lastSeq: number | null;
   /** False when the source had a record already (written by a writer that did not take the append lock): roll back. */
   recorded: boolean;
-  /** The layout recorded with the source's header (null: none), when a header was given. */
-  headerLayout: string | null;
   txid: string;
 }
 
@@ -47,6 +45,7 @@ export interface RecordedLanding {
  * Records a landing (`r`'s `firstSeq`/`lastSeq` are read here, not taken from `r`) in one round trip.
  * @param seqBefore the pipeline's highest `seq` read under the append lock before the landing's COPY
  * @param header the source's CSV header line and the layout its rows without raw text were written by, or undefined
+ * @throws Error when the source's recorded header has another layout than the one its rows were written by (`checkLayout`)
  * @throws the database's error
  */
 export async function recordLanding(
@@ -76,11 +75,13 @@ export async function recordLanding(
   const out = (await client.query(statements.join(";\n"))) as unknown as QueryResult | QueryResult[];
   const results = Array.isArray(out) ? out : [out];
   const row = results[results.length - 1]!.rows[0];
+  const recorded = row.recorded === true;
+  if (recorded && header !== undefined)
+    checkLayout(r.source, header.rawLayout, results[0]!.rows[0].raw_layout as string | null);
   return {
     firstSeq: row.first_seq as number | null,
     lastSeq: row.last_seq as number | null,
-    recorded: row.recorded === true,
-    headerLayout: header === undefined ? null : (results[0]!.rows[0].raw_layout as string | null),
+    recorded,
     txid: row.txid as string,
   };
 }
