@@ -26,20 +26,24 @@ async function* records(ids: string[]): AsyncGenerator<RawRecord> {
   }
 }
 
+/** A CSV pipeline reading `id`, `t` and `v`: 10-minute tumbling windows, a 10-minute delay, no future skew check. */
+const csvPipeline = (name: string) =>
+  pipeline({
+    name,
+    source: { format: "csv" },
+    fields: { eventId: "id", eventTime: "t", value: "v" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+    admission: { maxFutureSkew: null },
+  });
+
 describe("a landing classified in memory", () => {
   it("probes its ids before the COPY: no dedupe when every id is new, the dedupe when one is in bronze or twice in the landing; the rest of a landing over the limit is read during its COPY", async () => {
     const { url } = await getDb();
     const pool = createPool(url, 1);
     const exchanges = recordExchanges(pool);
     try {
-      const p = pipeline({
-        name: "land-classified",
-        source: { format: "csv" },
-        fields: { eventId: "id", eventTime: "t", value: "v" },
-        window: { type: "tumbling", size: "10 minutes" },
-        watermark: { delay: "10 minutes" },
-        admission: { maxFutureSkew: null },
-      });
+      const p = csvPipeline("land-classified");
       const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true };
       const land = async (source: string, ids: string[], max = 100) =>
         landRecords(pool, p, source, await classifyInMemory(p, source, records(ids), opts, max), opts);
@@ -118,14 +122,7 @@ describe("a landing classified in memory", () => {
     const pool = createPool(url, 1);
     const exchanges = recordExchanges(pool);
     try {
-      const p = pipeline({
-        name: "land-one-exchange",
-        source: { format: "csv" },
-        fields: { eventId: "id", eventTime: "t", value: "v" },
-        window: { type: "tumbling", size: "10 minutes" },
-        watermark: { delay: "10 minutes" },
-        admission: { maxFutureSkew: null },
-      });
+      const p = csvPipeline("land-one-exchange");
       // A header with a "$1" in it: the parameters are written into the SQL text, never the values' own text.
       const opts = {
         landingTimeMs: Date.parse("2024-01-15T13:00:00Z"),
