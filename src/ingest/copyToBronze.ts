@@ -104,12 +104,14 @@ async function landLocked(
     // (every row this landing writes gets a seq above the pipeline's), the source's id (made if new), the source's
     // record unless the source is new, and the probe of the landing's event ids when it can tell (`probedIds`).
     const probe = probedIds(pipeline, records);
+    // A replay that knows its own ids (landedIds.ts) skips the probe when none of them can be in bronze.
+    const skipProbe = probe !== null && probe.length > 0 && opts.landedIds?.mayBeNew(probe) === true;
     const reads = [
       ...(opts.commitWithoutFlushWait ? [COMMIT_WITHOUT_FLUSH_WAIT_SQL] : []),
       bronzeMaxSeqText(pipeline.name),
       bronzeSourceIdsText(pipeline.name, [source]),
       ...(opts.newSource ? [] : [readLandedSourcesText(pipeline.name, [source])]),
-      ...(probe !== null && probe.length > 0 ? [probeEventIdsText(pipeline.name, probe)] : []),
+      ...(probe !== null && probe.length > 0 && !skipProbe ? [probeEventIdsText(pipeline.name, probe)] : []),
     ];
     outcome = await withAppendLockReading<LandResult | typeof RECORDED_MEANWHILE>(
       pool,
@@ -119,13 +121,18 @@ async function landLocked(
         const read = opts.commitWithoutFlushWait ? answers.slice(1) : answers;
         const [maxSeq, ids] = read;
         const sources = opts.newSource ? undefined : read[2];
-        // The dedupe may change a row unless the probe told none can (no id to probe: none can).
-        const mayRepeat = probe === null ? true : probe.length > 0 && eventIdFound(read[read.length - 1]!.rows);
+        const seqBefore = maxSeq!.rows[0].seq as number;
+        // Every landing of a replay that knows its ids tells it where the pipeline stands (another writer gives it up).
+        const trusted = opts.landedIds?.confirms(seqBefore) === true;
+        // The dedupe may change a row unless the probe (or the replay's own ids) told none can (no id to probe: none can).
+        const mayRepeat =
+          probe === null
+            ? true
+            : probe.length > 0 && (skipProbe ? !trusted : eventIdFound(read[read.length - 1]!.rows));
         // Under the lock: a landing of the same source by another process has committed or never will.
         const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
         if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
         const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
-        const seqBefore = maxSeq!.rows[0].seq as number;
         const { result, sha256, rawLayout, deduped } = await copyRecords(
           client,
           pipeline,

@@ -5,6 +5,7 @@
  */
 import type { PoolClient, Queryable } from "../db/pool.js";
 import { readLandedSource, type LandedSourceRow } from "../db/sql/ingest/readLandedSource.js";
+import type { LandedIds } from "./landedIds.js";
 
 export interface LandResult {
   pipeline: string;
@@ -49,6 +50,11 @@ export interface LandOptions {
    * micro-batch: one flush for both).
    */
   commitWithoutFlushWait?: boolean;
+  /**
+   * The ids a replay has landed in the pipeline (landedIds.ts): a landing classified in memory whose ids it can
+   * tell are new skips the probe of the event-id index. The caller tells it of each landing's outcome.
+   */
+  landedIds?: LandedIds;
 }
 
 /** A source key used again for a different request body (HTTP `Idempotency-Key`): nothing was landed. */

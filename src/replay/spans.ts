@@ -8,6 +8,7 @@ import type { Pool } from "../db/pool.js";
 import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
 import type { ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
 import { landRecords } from "../ingest/copyToBronze.js";
+import { LandedIds } from "../ingest/landedIds.js";
 import type { LandResult } from "../ingest/landAnswer.js";
 import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
 import { refreshPipelineEstimate, refreshResultsEstimate } from "../db/statistics.js";
@@ -71,6 +72,8 @@ export async function replaySpans(
   // The previous span's stream runs while this span lands (on other connections): each
   // span's micro-batches read only its rows (untilSeq), as when they ran one after the other.
   let streaming: Promise<void> | undefined;
+  // The ids this replay lands, so that a span's landing can skip the probe of bronze's event-id index (landedIds.ts).
+  const landedIds = new LandedIds(total);
   // The spans an earlier run of this replay landed (a resumed replay skips them).
   const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
   /** One span classified in memory (before its landing takes the append lock), with what its landing needs. */
@@ -129,11 +132,15 @@ export async function replaySpans(
       csvHeader: () => csvHeader,
       commitWithoutFlushWait: true,
       newSource: !landedBefore.has(next.source),
+      landedIds,
     });
     if (land.alreadyLanded) {
+      landedIds.giveUp();
       skipped++;
       if (next.classified.rest !== null) for await (const _ of next.classified.rest) void _; // skip the span's rows
     } else {
+      const { acceptedIds, repeatedId } = next.classified.tally;
+      landedIds.landed(repeatedId ? null : acceptedIds, land.quarantined, land.lastSeq);
       replayBatches++;
       rowsLanded += land.landed;
       duplicateRows += land.byReason.DUPLICATE ?? 0;

@@ -10,6 +10,7 @@ import type { RawRecord } from "../../src/core/admission.js";
 import { createPool } from "../../src/db/pool.js";
 import { landRecords } from "../../src/ingest/copyToBronze.js";
 import { classifyInMemory } from "../../src/ingest/classifyLines.js";
+import { LandedIds } from "../../src/ingest/landedIds.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { recordExchanges } from "../helpers/exchanges.js";
 import { pipeline } from "../helpers/fixtures.js";
@@ -112,6 +113,84 @@ describe("a landing classified in memory", () => {
       // The same records landed as they are read give the same outcome.
       const streamed = await landRecords(pool, { ...p, name: "land-streamed" }, "m:1", records(["a", "b"]), opts);
       expect([streamed.landed, streamed.accepted, streamed.byReason]).toEqual([2, 2, {}]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("skips the probe where the replay's own ids tell every id is new; probes or dedupes again where they cannot", async () => {
+    const { url } = await getDb();
+    const pool = createPool(url, 1);
+    const exchanges = recordExchanges(pool);
+    try {
+      const p = csvPipeline("land-known-ids");
+      const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true };
+      // What a replay does per span: land with its LandedIds, then tell it the outcome.
+      const land = async (source: string, ids: string[], landedIds?: LandedIds, into = p) => {
+        const classified = await classifyInMemory(into, source, records(ids), opts, 100);
+        const r = await landRecords(pool, into, source, classified, { ...opts, landedIds });
+        landedIds?.landed(classified.tally.repeatedId ? null : classified.tally.acceptedIds, r.quarantined, r.lastSeq);
+        return r;
+      };
+      const outcome = async (of: typeof p) =>
+        (
+          await pool.query(
+            "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq",
+            [of.name],
+          )
+        ).rows.map((r) => `${r.event_id}:${r.reason ?? r.status}`);
+      const noProbe = ["BEGIN SELECT SELECT WITH", "COPY", "WITH", "COMMIT"];
+      const dedupe = ["BEGIN SELECT SELECT WITH", "COPY", "UPDATE", "UPDATE", "SELECT", "INSERT", "SELECT", "COMMIT"];
+
+      const known = new LandedIds(100);
+      // The pipeline is empty and the ids new: no probe in the opening exchange, no dedupe.
+      expect((await land("k:1", ["a", "b"], known)).accepted).toBe(2);
+      expect(exchanges).toEqual(noProbe);
+      exchanges.length = 0;
+      expect((await land("k:2", ["c"], known)).accepted).toBe(1);
+      expect(exchanges).toEqual(noProbe);
+
+      // "b" is one of the replay's own: the filter says "maybe", the probe finds it, the dedupe quarantines it.
+      exchanges.length = 0;
+      const again = await land("k:3", ["b", "d"], known);
+      expect([again.accepted, again.byReason]).toEqual([1, { DUPLICATE: 1 }]);
+      expect(exchanges).toEqual(dedupe.map((e, i) => (i === 0 ? `${e} SELECT` : e)));
+      // A quarantined record gave the filter up: the next span is probed.
+      exchanges.length = 0;
+      await land("k:4", ["e"], known);
+      expect(exchanges[0]).toBe("BEGIN SELECT SELECT WITH SELECT");
+
+      // A pipeline with rows before the replay: its first landing finds them, dedupes though its filter said "new".
+      exchanges.length = 0;
+      const before = await land("n:1", ["a"], new LandedIds(100));
+      expect([before.accepted, before.byReason]).toEqual([0, { DUPLICATE: 1 }]);
+      expect(exchanges).toEqual(dedupe);
+      expect(await outcome(p)).toEqual([
+        "a:accepted",
+        "b:accepted",
+        "c:accepted",
+        "b:DUPLICATE",
+        "d:accepted",
+        "e:accepted",
+        "a:DUPLICATE",
+      ]);
+
+      // Another writer lands "f" between two of a replay's spans: the replay's next landing finds the pipeline moved,
+      // dedupes though its filter said "new" ("f" is a DUPLICATE), and probes from then on.
+      const q = csvPipeline("land-known-ids-other");
+      const other = new LandedIds(100);
+      exchanges.length = 0;
+      await land("o:1", ["a"], other, q);
+      expect(exchanges).toEqual(noProbe);
+      await land("x:1", ["f"], undefined, q);
+      exchanges.length = 0;
+      const moved = await land("o:2", ["f"], other, q);
+      expect([moved.accepted, moved.byReason]).toEqual([0, { DUPLICATE: 1 }]);
+      expect(exchanges).toEqual(dedupe);
+      exchanges.length = 0;
+      await land("o:3", ["h"], other, q);
+      expect(exchanges[0]).toBe("BEGIN SELECT SELECT WITH SELECT");
+      expect(await outcome(q)).toEqual(["a:accepted", "f:accepted", "f:DUPLICATE", "h:accepted"]);
     } finally {
       await pool.end();
     }

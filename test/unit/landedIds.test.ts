@@ -1,0 +1,51 @@
+/**
+ * The ids a replay has landed (src/ingest/landedIds.ts): a span may skip the event-id probe only while
+ * bronze holds nothing of the pipeline but the replay's own landings, and none of its ids is in the filter.
+ */
+import { describe, expect, it } from "vitest";
+import { LandedIds } from "../../src/ingest/landedIds.js";
+
+describe("LandedIds", () => {
+  it("holds every id it was told of (no false 'new'), and tells new ids from them", () => {
+    const ids = new LandedIds(100_000);
+    const landed = Array.from({ length: 100_000 }, (_, i) => `e${i}`);
+    expect(ids.confirms(0)).toBe(true); // an empty pipeline
+    ids.landed(landed, 0, 100_000);
+    expect(landed.filter((id) => ids.mayBeNew([id]))).toEqual([]);
+    // 100,000 ids never landed: at about one false "maybe" in 1.5 million, none here (the filter is deterministic).
+    const fresh = Array.from({ length: 100_000 }, (_, i) => `e${100_000 + i}`);
+    expect(fresh.filter((id) => !ids.mayBeNew([id]))).toEqual([]);
+    expect(ids.mayBeNew(["x", "e5"])).toBe(false);
+  });
+
+  it("speaks for bronze only where the replay's last landing left the pipeline", () => {
+    const ids = new LandedIds(10);
+    expect(ids.confirms(0)).toBe(true);
+    ids.landed(["a"], 0, 7);
+    expect(ids.confirms(7)).toBe(true);
+    ids.landed(["b"], 0, 9);
+    // Another writer landed rows of the pipeline: given up for good.
+    expect(ids.confirms(12)).toBe(false);
+    expect(ids.mayBeNew(["c"])).toBe(false);
+    expect(ids.confirms(9)).toBe(false);
+  });
+
+  it("is given up by a pipeline that had rows before, a quarantined record, ids not collected, or a skipped span", () => {
+    const before = new LandedIds(10);
+    expect(before.confirms(3)).toBe(false);
+    expect(before.mayBeNew(["a"])).toBe(false);
+
+    const quarantined = new LandedIds(10);
+    quarantined.landed(["a"], 1, 2);
+    expect(quarantined.mayBeNew(["b"])).toBe(false);
+
+    const notCollected = new LandedIds(10);
+    notCollected.landed(null, 0, 2);
+    expect(notCollected.mayBeNew(["b"])).toBe(false);
+
+    const skipped = new LandedIds(10);
+    skipped.giveUp();
+    expect(skipped.mayBeNew(["b"])).toBe(false);
+    expect(skipped.confirms(0)).toBe(false);
+  });
+});
