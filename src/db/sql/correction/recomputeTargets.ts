@@ -25,7 +25,7 @@
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { aggregateWindow, computedAggregates, storedAggregates } from "../fragments/windowAggregates.js";
-import { notSuperseded } from "../fragments/superseded.js";
+import { notSupersededOf } from "../fragments/superseded.js";
 
 const RECOMPUTE_TARGETS_SQL = `INSERT INTO corr_changes
 SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")}, ${computedAggregates("f")}
@@ -33,7 +33,7 @@ SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates
   CROSS JOIN LATERAL (
     SELECT ${aggregateWindow("b.value")}
       FROM straggler.bronze_events b
-     WHERE b.pipeline || '' = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
+     WHERE b.pipeline || '' = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSupersededOf("b", "$1", "$2", { upTo: "$2" })}
        AND b.event_time >= t.window_start AND b.event_time < t.window_end) f
   LEFT JOIN LATERAL (
     SELECT r.pipeline, r.revision, ${storedAggregates("r")} FROM straggler.window_results_table r

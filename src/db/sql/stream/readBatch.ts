@@ -10,8 +10,10 @@
  * batches. Session windows stage their events themselves
  * (src/db/sql/stream/sessionStream.ts).
  *
- * The batch's rows are read once: one index range of bronze, one
- * primary-key probe of `straggler.superseded_events` per row. Input rows are
+ * The batch's rows are read once: one index range of bronze, and one
+ * primary-key probe of `straggler.superseded_events` per row only when the
+ * pipeline has a supersession by a row in the batch's range (one look for it
+ * first: `notSupersededOf`). Input rows are
  * the accepted ones less those superseded by a row up to the batch's end
  * (fragments/superseded.ts); quarantined rows are counted, not streamed.
  */
@@ -21,7 +23,7 @@ import type { WindowSpec } from "../../../core/windows.js";
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { BATCH_PAIRS, CREATE_BATCH_PAIRS_SQL } from "../fragments/batchPairs.js";
-import { notSuperseded } from "../fragments/superseded.js";
+import { notSupersededOf } from "../fragments/superseded.js";
 import { windowEndUs, windowsLateralUs } from "../fragments/windowAssignment.js";
 
 /** The bronze rows of one batch: `afterSeq < seq <= lastSeq`. */
@@ -98,7 +100,7 @@ function readBatchSql(spec: WindowSpec | undefined): string {
         ORDER BY b.seq LIMIT $3),
      last AS (SELECT max(seq) AS last_seq FROM r),
      i AS MATERIALIZED (
-       SELECT r.*, r.status = 'accepted' AND ${notSuperseded("r", "last.last_seq")} AS live FROM r, last)${pairs}
+       SELECT r.*, r.status = 'accepted' AND ${notSupersededOf("r", "$1", "last.last_seq", { after: "$2", upTo: "$4" })} AS live FROM r, last)${pairs}
 SELECT grouping(i.input) = 0 AS per_input, i.input, ${INPUT_COLUMNS}, count(*)::int AS rows,
        (SELECT last_seq FROM last) AS last_seq,
        ${spec === undefined ? "0" : "(SELECT count(*) FROM pairs WHERE late)::int"} AS late_pairs,
