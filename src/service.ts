@@ -30,9 +30,13 @@ import { startAlerts } from "./observe/alerts.js";
 import { runBatch } from "./stream/runBatch.js";
 import { logConsumerStarter } from "./sources/logConsumer.js";
 import { analyzeIfStale } from "./db/statistics.js";
+import { statisticsRefresher } from "./db/statisticsRefresh.js";
 import { startRetention } from "./retention/schedule.js";
 import { StreamLoop } from "./stream/streamLoop.js";
 import { listenForLandings } from "./listenSession.js";
+
+/** The shortest time between two statistics refreshes of one pipeline after its catch-ups, ms. */
+const STATISTICS_EVERY_MS = 10_000;
 
 export interface Service {
   port: number;
@@ -119,24 +123,21 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       "removed stale spool folders left by ended processes",
     );
   const loops = new Map<string, StreamLoop>();
-  // Statistics refreshes run beside the stream, never in front of its next
-  // micro-batch: an ANALYZE of a large bronze takes up to a second, which a
+  // Statistics refreshes run beside the stream after its catch-ups, at most once every 10 s a pipeline
+  // (src/db/statisticsRefresh.ts): an ANALYZE of a large bronze takes up to a second, which a
   // waiting micro-batch would add to the freshness of every event behind it.
-  const analyzing = new Map<string, Promise<void>>();
-  const refreshStatistics = (pipeline: string) => {
-    if (analyzing.has(pipeline)) return;
-    const run = analyzeIfStale(db.pool, pipeline)
-      .then(
+  const statistics = statisticsRefresher(
+    (pipeline) =>
+      analyzeIfStale(db.pool, pipeline).then(
         () => undefined,
         (e) =>
           log.warn(
             { pipeline, err: (e as Error).message },
             "statistics refresh failed; retried after the next catch-up",
           ),
-      )
-      .finally(() => analyzing.delete(pipeline));
-    analyzing.set(pipeline, run);
-  };
+      ),
+    STATISTICS_EVERY_MS,
+  );
   // The stream loop of an owned pipeline, with its landing folder. A loop whose
   // lease is lost starts no new micro-batch (`owns()`), then stops; a batch or a
   // landing it had in flight rolls back at its fence (LeaseLostError, logged by the lease).
@@ -168,7 +169,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
               (e: unknown) => (fenced(e) ? null : Promise.reject(e)),
             )
           : null,
-      afterCaughtUp: async () => refreshStatistics(pipeline.name),
+      afterCaughtUp: async () => statistics.request(pipeline.name),
       log,
     });
     loops.set(pipeline.name, loop);
@@ -236,7 +237,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
       // A request whose client has gone may still be landing: let it finish before the loops stop.
       await appendQueuesIdle(db.pool);
       await leases.stop(); // stops every owned pipeline's work, then frees its lease for another replica
-      await Promise.all(analyzing.values());
+      await statistics.stop();
       await schedule.stop();
       await reconciles.stop();
       await stopAlerts();
