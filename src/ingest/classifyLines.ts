@@ -8,7 +8,7 @@
 import { createHash, type Hash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowShapeOf } from "../config/pipelines.js";
-import { classifyRecord, type RawRecord } from "../core/admission.js";
+import { classifyRecord, dedupeModeOf, type RawRecord } from "../core/admission.js";
 import { formatInstant } from "../core/instants.js";
 import { bronzeLine, bronzeLinePrefix } from "../db/sql/ingest/copyBronzeRows.js";
 import { rawElider } from "./rawLayout.js";
@@ -142,4 +142,18 @@ export async function classifyInMemory(
     if (next.done) return { lines: read, rest: null, tally };
     read.push(next.value);
   }
+}
+
+/**
+ * The accepted event ids to probe before the COPY (src/db/sql/ingest/probeEventIds.ts), or null when a probe cannot
+ * tell that the dedupe would change no row: the pipeline dedupes nothing, the records are read during the COPY
+ * (not classified whole in memory), or an id comes twice in the landing.
+ */
+export function idsToProbe(
+  pipeline: PipelineConfig,
+  records: AsyncIterable<RawRecord> | ClassifiedLines,
+): string[] | null {
+  if (!("tally" in records) || dedupeModeOf(pipeline.admission.dedupe) === "off" || records.rest !== null) return null;
+  const { acceptedIds, repeatedId } = records.tally;
+  return acceptedIds === null || repeatedId ? null : [...acceptedIds];
 }

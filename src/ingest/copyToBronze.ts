@@ -48,7 +48,7 @@ import { recordLanding } from "../db/sql/ingest/recordLanding.js";
 import { recordSourceHeader } from "../db/sql/ingest/sourceHeaders.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
-import { classifyLines, type ClassifiedLines } from "./classifyLines.js";
+import { classifyLines, idsToProbe, type ClassifiedLines } from "./classifyLines.js";
 import { commitOutcome } from "./commitOutcome.js";
 import { answerFromRecord, landedBefore, type LandOptions, type LandResult } from "./landAnswer.js";
 
@@ -103,7 +103,7 @@ async function landLocked(
     // One exchange opens the transaction: BEGIN, the lock, (the flush setting,) the pipeline's highest seq
     // (every row this landing writes gets a seq above the pipeline's), the source's id (made if new), the source's
     // record unless the source is new, and the probe of the landing's event ids when it can tell (`probedIds`).
-    const probe = probedIds(pipeline, records);
+    const probe = idsToProbe(pipeline, records);
     // A replay that knows its own ids (landedIds.ts) skips the probe when none of them can be in bronze.
     const skipProbe = probe !== null && probe.length > 0 && opts.landedIds?.mayBeNew(probe) === true;
     const reads = [
@@ -226,17 +226,6 @@ async function landLocked(
   }
   if (!outcome.alreadyLanded) opts.onProgress?.(outcome.landed);
   return outcome;
-}
-
-/**
- * The accepted event ids to probe before the COPY (src/db/sql/ingest/probeEventIds.ts), or null when a probe cannot
- * tell that the dedupe would change no row: the pipeline dedupes nothing, the records are read during the COPY
- * (not classified whole in memory), or an id comes twice in the landing.
- */
-function probedIds(pipeline: PipelineConfig, records: AsyncIterable<RawRecord> | ClassifiedLines): string[] | null {
-  if (!("tally" in records) || dedupeModeOf(pipeline.admission.dedupe) === "off" || records.rest !== null) return null;
-  const { acceptedIds, repeatedId } = records.tally;
-  return acceptedIds === null || repeatedId ? null : [...acceptedIds];
 }
 
 /**
