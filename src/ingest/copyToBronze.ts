@@ -82,8 +82,14 @@ export async function landRecords(
   opts: LandOptions,
 ): Promise<LandResult> {
   const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
-  if (earlier) return earlier;
-  return inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, opts));
+  const probe = idsToProbe(pipeline, records);
+  const result =
+    earlier ??
+    (await inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, probe, opts)));
+  // The replay's own ids learn the landing's outcome (landedIds.ts): its ids, or that bronze may hold others.
+  if (result.alreadyLanded) opts.landedIds?.giveUp();
+  else opts.landedIds?.landed(probe, result.quarantined, result.lastSeq);
+  return result;
 }
 
 /** What the landing's transaction ends with besides a result: the source was recorded meanwhile by a writer that did not take the append lock. */
@@ -94,6 +100,7 @@ async function landLocked(
   pipeline: PipelineConfig,
   source: string,
   records: AsyncIterable<RawRecord> | ClassifiedLines,
+  probe: string[] | null,
   opts: LandOptions,
 ): Promise<LandResult> {
   // Set by the transaction's last statement: from then on, only COMMIT can fail.
@@ -102,8 +109,7 @@ async function landLocked(
   try {
     // One exchange opens the transaction: BEGIN, the lock, (the flush setting,) the pipeline's highest seq
     // (every row this landing writes gets a seq above the pipeline's), the source's id (made if new), the source's
-    // record unless the source is new, and the probe of the landing's event ids when it can tell (`probedIds`).
-    const probe = idsToProbe(pipeline, records);
+    // record unless the source is new, and the probe of the landing's event ids when it can tell (`idsToProbe`).
     // A replay that knows its own ids (landedIds.ts) skips the probe when none of them can be in bronze.
     const skipProbe = probe !== null && probe.length > 0 && opts.landedIds?.mayBeNew(probe) === true;
     const reads = [

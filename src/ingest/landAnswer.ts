@@ -52,7 +52,7 @@ export interface LandOptions {
   commitWithoutFlushWait?: boolean;
   /**
    * The ids a replay has landed in the pipeline (landedIds.ts): a landing classified in memory whose ids it can
-   * tell are new skips the probe of the event-id index. The caller tells it of each landing's outcome.
+   * tell are new skips the probe of the event-id index; the landing tells it its outcome.
    */
   landedIds?: LandedIds;
 }

@@ -54,9 +54,9 @@ export class LandedIds {
   }
 
   /**
-   * Once a landing of the replay committed: its ids go in the filter and its `lastSeq` is where the next landing
-   * must find the pipeline. `ids` null (not collected, or repeated within the span) or a quarantined record give
-   * the filter up.
+   * Once a landing of the replay committed (copyToBronze.ts tells it): its ids go in the filter and its `lastSeq` is
+   * where the next landing must find the pipeline. `ids` null (not collected, read during the COPY, or repeated
+   * within the span) or a quarantined record give the filter up.
    */
   landed(ids: Iterable<string> | null, quarantined: number, lastSeq: number | null): void {
     if (!this.usable) return;

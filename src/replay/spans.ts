@@ -135,12 +135,9 @@ export async function replaySpans(
       landedIds,
     });
     if (land.alreadyLanded) {
-      landedIds.giveUp();
       skipped++;
       if (next.classified.rest !== null) for await (const _ of next.classified.rest) void _; // skip the span's rows
     } else {
-      const { acceptedIds, repeatedId } = next.classified.tally;
-      landedIds.landed(repeatedId ? null : acceptedIds, land.quarantined, land.lastSeq);
       replayBatches++;
       rowsLanded += land.landed;
       duplicateRows += land.byReason.DUPLICATE ?? 0;

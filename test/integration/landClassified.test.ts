@@ -125,13 +125,12 @@ describe("a landing classified in memory", () => {
     try {
       const p = csvPipeline("land-known-ids");
       const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true };
-      // What a replay does per span: land with its LandedIds, then tell it the outcome.
-      const land = async (source: string, ids: string[], landedIds?: LandedIds, into = p) => {
-        const classified = await classifyInMemory(into, source, records(ids), opts, 100);
-        const r = await landRecords(pool, into, source, classified, { ...opts, landedIds });
-        landedIds?.landed(classified.tally.repeatedId ? null : classified.tally.acceptedIds, r.quarantined, r.lastSeq);
-        return r;
-      };
+      // What a replay does per span: land with its LandedIds (the landing tells it the outcome).
+      const land = async (source: string, ids: string[], landedIds?: LandedIds, into = p) =>
+        landRecords(pool, into, source, await classifyInMemory(into, source, records(ids), opts, 100), {
+          ...opts,
+          landedIds,
+        });
       const outcome = async (of: typeof p) =>
         (
           await pool.query(
