@@ -55,11 +55,13 @@ export function useTestDatabase(): () => Promise<TestDatabase> {
   });
   afterAll(async () => {
     if (!db) return;
-    await db.pool.end();
     if (failed) {
+      // A failed test may have left a client checked out (a lock held for its scenario): pool.end() would wait for it.
+      await Promise.race([db.pool.end(), new Promise((r) => setTimeout(r, 5_000).unref())]);
       console.log(`[test] kept database ${db.name} for inspection`);
       return;
     }
+    await db.pool.end();
     // pool.end() resolves before its connections have closed. A FORCE drop now would
     // terminate them mid-close, and pg raises the server's FATAL as an uncaught
     // error. Wait for them to go (a drop without FORCE fails while any remain).

@@ -93,15 +93,19 @@ describe("duties of a pipeline's owner alone", () => {
       expect(await ownersSeenBy(r2)).toEqual({ gamma: "r1" });
 
       // r1 pauses: its lease session goes silent, the server ends it after 5 heartbeats, r2 takes gamma.
+      // The taking is done when r2 has raised the fencing token: r2 holds the lease's lock (what GET /pipelines
+      // reports) a moment before that row commits, a moment a loaded machine stretches.
       r1.child.kill("SIGSTOP");
-      await waitFor(
-        "r2 to take gamma",
-        async () => ((await ownersSeenBy(r2)).gamma === "r2" ? true : undefined),
+      const taken = await waitFor(
+        "r2 to take gamma (its epoch raised)",
+        async () => {
+          const now = await epochOf();
+          return now.owner === "r2" ? now : undefined;
+        },
         120_000,
         50,
       );
-      const taken = await epochOf();
-      expect([taken.owner, BigInt(taken.epoch) > BigInt(first.epoch)]).toEqual(["r2", true]);
+      expect([BigInt(taken.epoch) > BigInt(first.epoch), (await ownersSeenBy(r2)).gamma]).toEqual([true, "r2"]);
       // r1's batch gets the results lock first (r1 still paused: its transaction stays open); r2's waits behind it.
       await results.release();
       r1.child.kill("SIGCONT");
