@@ -63,13 +63,17 @@ function fixedLateralUs(spec: FixedWindowSpec, alias: string, as: string): strin
     off = us(spec.offsetMs, "window offset");
   const t = timestamptzToUs(`${alias}.event_time`);
   // Floor division on bigint: % keeps the dividend's sign, so fold it back into [0, slide).
-  const lastStart = `(${t} - (((${t} - ${off}) % ${slide}) + ${slide}) % ${slide})`;
+  // The event's µs are computed once a row (`OFFSET 0` keeps the subquery from being flattened): flattened,
+  // every reference to ws_us (the start, the end, the late rule) would repeat the numeric `extract` twice.
+  const lastStart = `(x.t_us - (((x.t_us - ${off}) % ${slide}) + ${slide}) % ${slide})`;
+  const eventUs = `(SELECT ${t} AS t_us OFFSET 0) x`;
   const n = windowsPerEvent(spec);
-  if (n === 1 && spec.sizeMs === spec.slideMs) return `CROSS JOIN LATERAL (SELECT ${lastStart} AS ws_us) ${as}`;
+  if (n === 1 && spec.sizeMs === spec.slideMs)
+    return `CROSS JOIN LATERAL (SELECT ${lastStart} AS ws_us FROM ${eventUs} OFFSET 0) ${as}`;
   return `CROSS JOIN LATERAL (
-    SELECT x.last_start - i * ${slide} AS ws_us
-      FROM (SELECT ${lastStart} AS last_start, ${t} AS t_us) x, generate_series(0::bigint, ${n - 1}) AS i
-     WHERE x.t_us < x.last_start - i * ${slide} + ${size}
+    SELECT y.last_start - i * ${slide} AS ws_us
+      FROM (SELECT ${lastStart} AS last_start, x.t_us FROM ${eventUs} OFFSET 0) y, generate_series(0::bigint, ${n - 1}) AS i
+     WHERE y.t_us < y.last_start - i * ${slide} + ${size}
   ) ${as}`;
 }
 
