@@ -5,7 +5,7 @@
  * streams the lines into COPY as they are read, and group commit
  * (`groupCommit.ts`), which classifies a small request before it joins a group.
  */
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, dedupeModeOf, type RawRecord } from "../core/admission.js";
@@ -16,6 +16,11 @@ import { rawElider } from "./rawLayout.js";
 /** Longest stretch records are classified without letting the event loop run, ms. */
 const YIELD_EVERY_MS = 10;
 
+/** The SHA-256 of a landing's records, one per line: `digest("hex")` once they are read (a `Hash`, or one digested on another thread). */
+export interface RecordsDigest {
+  digest(encoding: "hex"): string;
+}
+
 /** Counts of the lines produced so far (before the landing's dedupe, which runs in SQL). */
 export interface LineTally {
   landed: number;
@@ -23,14 +28,14 @@ export interface LineTally {
   /** Quarantined rows per reason. */
   byReason: Record<string, number>;
   /** SHA-256 of the records' raw text, one per line: `digest("hex")` once the lines are read. */
-  hash: Hash;
+  hash: RecordsDigest;
   /** The layout rows were written by without their raw text (src/ingest/rawLayout.ts); null when every row kept its text. */
   rawLayout: string | null;
   /**
    * With `collectIds`: the accepted rows' event ids so far, each once; null without it, or once more than
    * `collectIds` were accepted (the landing then dedupes in SQL as it always did).
    */
-  acceptedIds: Set<string> | null;
+  acceptedIds: Set<string> | readonly string[] | null;
   /** With `collectIds`: an accepted event id came again within these lines (their dedupe cannot be skipped). */
   repeatedId: boolean;
 }
@@ -67,13 +72,15 @@ export function classifyLines(
   records: AsyncIterable<RawRecord>,
   opts: ClassifyOptions,
 ): { lines: AsyncGenerator<string>; tally: LineTally } {
+  const hash = createHash("sha256");
+  let ids: Set<string> | null = opts.collectIds === undefined ? null : new Set();
   const tally: LineTally = {
     landed: 0,
     accepted: 0,
     byReason: {},
-    hash: createHash("sha256"),
+    hash,
     rawLayout: null,
-    acceptedIds: opts.collectIds === undefined ? null : new Set(),
+    acceptedIds: ids,
     repeatedId: false,
   };
   const maxIds = opts.collectIds ?? 0;
@@ -88,7 +95,7 @@ export function classifyLines(
         await new Promise((r) => setImmediate(r));
         lastYield = performance.now();
       }
-      tally.hash.update(rec.raw).update("\n");
+      hash.update(rec.raw).update("\n");
       tally.landed++;
       if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
       const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
@@ -97,11 +104,10 @@ export function classifyLines(
       let text: { raw: string | null; rest: string | null } = { raw: rec.raw, rest: null };
       if (row.status === "accepted") {
         tally.accepted++;
-        const ids = tally.acceptedIds;
         if (ids !== null) {
           if (ids.has(row.eventId)) tally.repeatedId = true;
           else if (ids.size < maxIds) ids.add(row.eventId);
-          else tally.acceptedIds = null;
+          else tally.acceptedIds = ids = null;
         }
         text = elider.accepted(rec, row, eventTime, ingestionTime);
         if (text.raw === null) tally.rawLayout = elider.layout;

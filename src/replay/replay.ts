@@ -48,6 +48,7 @@ import {
 } from "./completion.js";
 import { orderDataset } from "./ordering.js";
 import { inArrivalOrder } from "./rowSource.js";
+import { spansOf } from "./spanSource.js";
 import { replaySpans } from "./spans.js";
 import type { ReplayOptions, ReplaySummary } from "./types.js";
 
@@ -105,15 +106,18 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
     const headers = new Set<string>();
     // One file already in arrival order is read straight from the file; any other dataset is sorted
     // in memory when it fits the budget, else staged.
-    const direct = await inArrivalOrder(pipeline, opts, headers);
+    const naming = { spanMs: opts.batchSpanMs, sourcePrefix: `replay:${id}`, started };
+    const direct = await inArrivalOrder(pipeline, opts, headers, naming);
     const ordered =
       direct === null
         ? await orderDataset(client, pipeline, opts, refused, headers)
         : { ...direct, how: "file" as const };
     const total = ordered.total;
     const csvHeader = headers.size === 1 ? [...headers][0] : undefined;
+    const spans =
+      "spans" in ordered ? ordered.spans : spansOf(ordered.rows, pipeline, naming, () => csvHeader !== undefined);
     // Pages are read on the staging session; landings and batches run on other connections.
-    const counts = await replaySpans(pool, ordered.rows, pipeline, `replay:${id}`, started, total, opts, csvHeader);
+    const counts = await replaySpans(pool, spans, pipeline, naming.sourcePrefix, total, opts, csvHeader);
     await analyzeIfStale(pool, pipeline.name);
     // The files are now in bronze: the landing folder must not land them again.
     // They are recorded with 0 rows (their rows count under the replay:… sources).

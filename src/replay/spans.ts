@@ -3,21 +3,15 @@
  * while this one lands, lands each as its own source and streams it while the next one lands.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import type { RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
 import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
-import type { ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
 import { landRecords } from "../ingest/copyToBronze.js";
 import { LandedIds } from "../ingest/landedIds.js";
 import type { LandResult } from "../ingest/landAnswer.js";
-import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
 import { refreshPipelineEstimate, refreshResultsEstimate } from "../db/statistics.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
-import type { RowSource } from "./ordering.js";
+import type { NextSpan, SpanSource } from "./spanSource.js";
 import type { ReplayOptions } from "./types.js";
-
-/** Records of one span classified in memory before it lands (about 150 B each); a larger span's rest is classified during its COPY. */
-const SPAN_IN_MEMORY = 200_000;
 
 /**
  * Whether the replay checks the pipeline's estimates (its bronze rows, its windows) after its `spans`-th span
@@ -30,18 +24,17 @@ export const estimatesDue = (spans: number): boolean =>
   spans > 0 && (spans % 100 === 0 || (spans < 100 && (spans & (spans - 1)) === 0));
 
 /**
- * Reads the records from `rows` in arrival order, span by span of arrival
- * time; lands each span as the source `<sourcePrefix>:<span start>` and runs
- * the stream until the span's rows are consumed, while the next span lands.
- * @param started when the replay started, epoch ms: the landing time of records without an arrival time
+ * Takes the spans from `spans` in arrival order (classified, src/replay/spanSource.ts); lands each as its
+ * source (`<prefix>:<span start>`) and runs the stream until the span's rows are consumed, while the next
+ * span lands. Closes `spans` when it is done or fails.
+ * @param total the records of the dataset (progress)
  * @returns the spans landed and skipped (landed before), the stream's batches, the rows landed and those of them quarantined DUPLICATE
  */
 export async function replaySpans(
   pool: Pool,
-  rows: RowSource,
+  spans: SpanSource,
   pipeline: PipelineConfig,
   sourcePrefix: string,
-  started: number,
   total: number,
   opts: ReplayOptions,
   csvHeader: string | undefined,
@@ -52,10 +45,7 @@ export async function replaySpans(
   rowsLanded: number;
   duplicateRows: number;
 }> {
-  const span = opts.batchSpanMs;
-  const spanOf = (r: ReplayRow) => (r.arrival_ms === null ? null : Math.floor(r.arrival_ms / span) * span);
-  let done = 0,
-    replayBatches = 0,
+  let replayBatches = 0,
     skipped = 0,
     streamBatches = 0,
     rowsLanded = 0,
@@ -83,49 +73,6 @@ export async function replaySpans(
   const landedIds = new LandedIds(total);
   // The spans an earlier run of this replay landed (a resumed replay skips them).
   const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
-  /** One span classified in memory (before its landing takes the append lock), with what its landing needs. */
-  interface NextSpan {
-    source: string;
-    landingTimeMs: number;
-    classified: ClassifiedLines;
-    rowsDone: number;
-  }
-  /** Reads and classifies the next span's records, or undefined when every record is read. */
-  const classifyNext = async (): Promise<NextSpan | undefined> => {
-    const first = await rows.peek();
-    if (first === undefined) return undefined;
-    const current = spanOf(first);
-    async function* records(): AsyncGenerator<RawRecord> {
-      for (;;) {
-        const next = await rows.peek();
-        if (next === undefined || spanOf(next) !== current) return;
-        const r = rows.take();
-        done++;
-        yield r.fields === null
-          ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
-          : {
-              line: r.line,
-              raw: r.raw,
-              fields: r.fields,
-              origin: r.origin,
-              ...(r.numbers === null ? {} : { numbers: r.numbers }),
-            };
-      }
-    }
-    const label = current === null ? "no-arrival-time" : new Date(current).toISOString();
-    // Records without an ingestion time of their own arrive at the end of their span.
-    const landingTimeMs = current === null ? started : current + span;
-    // The span's rows classified now, before its landing's turn: the landing's transaction only writes
-    // them. A span of more than SPAN_IN_MEMORY records keeps the rest to be read during its COPY.
-    const classified = await classifyInMemory(
-      pipeline,
-      `${sourcePrefix}:${label}`,
-      records(),
-      { landingTimeMs, elideRaw: () => csvHeader !== undefined },
-      SPAN_IN_MEMORY,
-    );
-    return { source: `${sourcePrefix}:${label}`, landingTimeMs, classified, rowsDone: done };
-  };
   /** Lands a classified span and starts its stream once the previous span's stream is done. */
   const landSpan = async (next: NextSpan) => {
     // One WAL flush per span, not two: the span's landing commits without waiting for its
@@ -161,7 +108,7 @@ export async function replaySpans(
     for (;;) {
       // A span held whole in memory is classified while the previous one lands; a larger one's rest
       // is read during its own COPY, so it waits for the previous landing first.
-      const next = await classifyNext();
+      const next = await spans.next();
       await landing;
       if (next === undefined) break;
       landing = landSpan(next);
@@ -173,6 +120,7 @@ export async function replaySpans(
     // A landing that failed leaves no micro-batch running behind it.
     await landing?.catch(() => undefined);
     await streaming?.catch(() => undefined);
+    await spans.close();
   }
   return { replayBatches, skippedBatches: skipped, streamBatches, rowsLanded, duplicateRows };
 }

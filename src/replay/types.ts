@@ -24,6 +24,11 @@ export interface ReplayOptions {
    * sorted in memory (`memory`), or staged in the temporary table (`table`).
    */
   onStaged?: (rows: number, how: "file" | "memory" | "table") => void;
+  /**
+   * One file in arrival order of at least this many bytes is read and classified on a worker thread while this
+   * one lands and streams (default 4 MiB; src/replay/workerSpans.ts); a smaller one here.
+   */
+  workerFromBytes?: number;
   /** What a dataset not in arrival order may hold to be sorted in memory rather than staged (default `MEMORY_BUDGET`, src/replay/ordering.ts). */
   memoryBudget?: MemoryBudget;
   /** A file left out: its header is refused (src/ingest/csvRecords.ts). */

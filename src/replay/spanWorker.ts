@@ -1,0 +1,162 @@
+/**
+ * The replay's span worker (a `worker_threads` worker, started by src/replay/workerSpans.ts): reads one
+ * file already in arrival order, cuts its records into spans of arrival time and classifies each span into
+ * its COPY lines (src/ingest/classifyLines.ts), as the replay's own thread would, and posts them in order.
+ * The replay's thread meanwhile checks the file's order, lands the spans before and streams them: reading
+ * and classifying (about 8 µs a record) no longer wait for the landing's COPY or the stream's statements.
+ *
+ * Messages posted (`SpanPiece`, then `{ kind: "end" }`, or `{ kind: "error" }`): a span of at most
+ * `SPAN_IN_MEMORY` records is one piece; a larger one several, its tally on the last. It posts while its
+ * credit (characters of COPY lines, `budgetChars` to start with) is above 0; the replay gives a piece's
+ * characters back when it takes the piece, so at most about `budgetChars` wait in memory.
+ */
+import { createReadStream } from "node:fs";
+import path from "node:path";
+import { parentPort, workerData } from "node:worker_threads";
+import type { PipelineConfig } from "../config/pipelines.js";
+import type { RawRecord } from "../core/admission.js";
+import { classifyInMemory, type LineTally } from "../ingest/classifyLines.js";
+import { readOptionsFor, readRecords } from "../ingest/readers.js";
+import { arrivalOf } from "./ordering.js";
+import { SPAN_IN_MEMORY, spanIdentity, spanStartOf, type SpanNaming } from "./spanSource.js";
+
+/** What the worker is started with (`workerData`). */
+export interface SpanWorkerData {
+  pipeline: PipelineConfig;
+  file: string;
+  arrivalField: string;
+  naming: SpanNaming;
+  /** Characters of COPY lines the worker may have posted and the replay not yet taken. */
+  budgetChars: number;
+}
+
+/** A span's tally as it crosses threads: the SHA-256 already digested (hex), the ids as a list. */
+export type WireTally = Omit<LineTally, "hash" | "acceptedIds"> & { sha256: string; acceptedIds: string[] | null };
+
+/** Some or all of one span's COPY lines, in order. */
+export interface SpanPiece {
+  kind: "piece";
+  /** The span's start, epoch ms (null: records without an arrival time). */
+  start: number | null;
+  /** One COPY line a record. */
+  lines: string[];
+  /** The span's last piece: `tally` is set. */
+  last: boolean;
+  tally?: WireTally;
+  /** Records read so far. */
+  rowsDone: number;
+}
+
+export type WorkerMessage = SpanPiece | { kind: "end" } | { kind: "error"; message: string };
+
+/** The replay's thread gives characters of credit back. */
+export interface CreditMessage {
+  kind: "credit";
+  chars: number;
+}
+
+const charsOf = (lines: readonly string[]) => lines.reduce((n, l) => n + l.length, 0);
+
+async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData): Promise<void> {
+  const { pipeline, file, arrivalField, naming } = data;
+  let credit = data.budgetChars;
+  let wake: (() => void) | undefined;
+  port.on("message", (m: CreditMessage) => {
+    credit += m.chars;
+    wake?.();
+    wake = undefined;
+  });
+  const post = async (piece: SpanPiece) => {
+    while (credit <= 0) await new Promise<void>((r) => (wake = r));
+    credit -= charsOf(piece.lines);
+    port.postMessage(piece satisfies WorkerMessage);
+  };
+  let header: string | undefined;
+  const origin = path.basename(file);
+  const it = readRecords(createReadStream(file), pipeline.source.format, {
+    ...readOptionsFor(pipeline),
+    onHeader: (_: unknown, text: string) => (header = text),
+  })[Symbol.asyncIterator]();
+  let peeked: { rec: RawRecord; start: number | null } | undefined;
+  let ended = false;
+  const peek = async () => {
+    if (peeked === undefined && !ended) {
+      const r = await it.next();
+      if (r.done) ended = true;
+      else
+        peeked = {
+          rec: r.value,
+          start: spanStartOf(arrivalOf(r.value, pipeline, arrivalField)?.[0] ?? null, naming.spanMs),
+        };
+    }
+    return peeked;
+  };
+  let done = 0;
+  for (;;) {
+    const first = await peek();
+    if (first === undefined) break;
+    const start = first.start;
+    async function* records(): AsyncGenerator<RawRecord> {
+      for (;;) {
+        const next = await peek();
+        if (next === undefined || next.start !== start) return;
+        peeked = undefined;
+        done++;
+        const { rec } = next;
+        // The check pass found fields in every record (else the file is staged, and this worker stopped).
+        if (rec.fields === null)
+          throw new Error(
+            `${file} changed while it was replayed (a record without fields at line ${rec.line}); run the replay again`,
+          );
+        yield {
+          line: rec.line,
+          raw: rec.raw,
+          fields: rec.fields,
+          origin,
+          ...(rec.numbers === undefined ? {} : { numbers: rec.numbers }),
+        };
+      }
+    }
+    const { source, landingTimeMs } = spanIdentity(start, naming);
+    const classified = await classifyInMemory(
+      pipeline,
+      source,
+      records(),
+      { landingTimeMs, elideRaw: () => header !== undefined },
+      SPAN_IN_MEMORY,
+    );
+    let lines = classified.lines;
+    if (classified.rest !== null) {
+      // A span larger than SPAN_IN_MEMORY records: posted a piece at a time.
+      let piece: string[] = [];
+      for await (const line of classified.rest) {
+        piece.push(line);
+        if (piece.length === SPAN_IN_MEMORY) {
+          await post({ kind: "piece", start, lines, last: false, rowsDone: done });
+          [lines, piece] = [piece, []];
+        }
+      }
+      if (piece.length > 0) {
+        await post({ kind: "piece", start, lines, last: false, rowsDone: done });
+        lines = piece;
+      }
+    }
+    const { hash, acceptedIds, ...tally } = classified.tally;
+    await post({
+      kind: "piece",
+      start,
+      lines,
+      last: true,
+      tally: { ...tally, sha256: hash.digest("hex"), acceptedIds: acceptedIds === null ? null : [...acceptedIds] },
+      rowsDone: done,
+    });
+  }
+  port.postMessage({ kind: "end" } satisfies WorkerMessage);
+}
+
+if (parentPort !== null) {
+  const port = parentPort;
+  main(port, workerData as SpanWorkerData).catch((e: unknown) =>
+    port.postMessage({ kind: "error", message: e instanceof Error ? e.message : String(e) } satisfies WorkerMessage),
+  );
+}
