@@ -17,7 +17,7 @@ import { rawElider } from "./rawLayout.js";
 const YIELD_EVERY_MS = 10;
 
 /** The SHA-256 of a landing's records, one per line: `digest("hex")` once they are read (a `Hash`, or one digested on another thread). */
-export interface RecordsDigest {
+interface RecordsDigest {
   digest(encoding: "hex"): string;
 }
 

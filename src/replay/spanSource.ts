@@ -61,7 +61,7 @@ export function spanIdentity(start: number | null, naming: SpanNaming): { source
 }
 
 /** A record as the landing reads it, from a staged (or in-order) row. */
-export function recordOf(r: ReplayRow): RawRecord {
+function recordOf(r: ReplayRow): RawRecord {
   return r.fields === null
     ? { line: r.line, raw: r.raw, fields: null, parseError: r.parse_error ?? "not a record", origin: r.origin }
     : {

@@ -60,7 +60,8 @@ const opts = (file: string, workerFromBytes: number) => ({
 async function outcome(pool: Pool, name: string) {
   const q = async (sql: string) => (await pool.query(sql, [name])).rows;
   return {
-    bronze: await q(`SELECT b.event_id, e.raw AS stored, b.raw, b.event_time, b.ingestion_time, b.status, b.reason, b.source_line,
+    bronze:
+      await q(`SELECT b.event_id, e.raw AS stored, b.raw, b.event_time, b.ingestion_time, b.status, b.reason, b.source_line,
                             split_part(b.source, ':', 3) AS span
                        FROM straggler.bronze b JOIN straggler.bronze_events e USING (pipeline, seq) WHERE b.pipeline = $1 ORDER BY b.seq`),
     sources: await q(`SELECT split_part(source, ':', 3) AS span, sha256, rows, accepted, quarantined, by_reason
@@ -103,7 +104,10 @@ describe("replay's span worker", () => {
     ]);
     // Every raw text given back as received.
     expect(y.bronze.map((r) => r.raw)).toEqual(ROWS);
-    const sha = (rows: string[]) => createHash("sha256").update(rows.map((r) => `${r}\n`).join("")).digest("hex");
+    const sha = (rows: string[]) =>
+      createHash("sha256")
+        .update(rows.map((r) => `${r}\n`).join(""))
+        .digest("hex");
     expect(y.sources.map((s) => [s.span, s.sha256, s.rows, s.accepted, s.quarantined])).toEqual([
       ["2024-01-15T12", sha(ROWS.slice(0, 3)), 3, 2, 1],
       ["2024-01-15T13", sha(ROWS.slice(3, 6)), 3, 2, 1],
