@@ -59,19 +59,16 @@ export interface ClassifyOptions {
 }
 
 /**
- * Classifies `records` (admission, DESIGN §7–8) for `source` of `pipeline`.
- * Yields to the event loop every ~10 ms: records already buffered are read in
- * microtasks, which never let it run, and the process must keep answering
- * while a large source lands.
- * @returns the COPY lines (read once) and the tally they fill as they are read
- * @throws (from the lines) what reading `records` throws
+ * A classifier of one source's records (admission, DESIGN §7–8) for `source` of `pipeline`, one record a call,
+ * with the tally it fills. `classifyLines` reads records through it; the replay's span worker
+ * (src/replay/spanWorker.ts) calls it in a loop of its own.
+ * @returns `line(rec)`: the record's COPY line (`bronzeLine`), counted in `tally`
  */
-export function classifyLines(
+export function classifier(
   pipeline: PipelineConfig,
   source: string,
-  records: AsyncIterable<RawRecord>,
   opts: ClassifyOptions,
-): { lines: AsyncGenerator<string>; tally: LineTally } {
+): { line: (rec: RawRecord) => string; tally: LineTally } {
   const hash = createHash("sha256");
   let ids: Set<string> | null = opts.collectIds === undefined ? null : new Set();
   const tally: LineTally = {
@@ -88,6 +85,44 @@ export function classifyLines(
   const every = opts.progressEvery ?? 10_000;
   const window = windowShapeOf(pipeline);
   const elider = rawElider(pipeline, () => opts.elideRaw?.() === true);
+  const line = (rec: RawRecord): string => {
+    hash.update(rec.raw).update("\n");
+    tally.landed++;
+    if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
+    const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
+    const eventTime = row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs),
+      ingestionTime = formatInstant(row.ingestionTimeUs);
+    let text: { raw: string | null; rest: string | null } = { raw: rec.raw, rest: null };
+    if (row.status === "accepted") {
+      tally.accepted++;
+      if (ids !== null) {
+        if (ids.has(row.eventId)) tally.repeatedId = true;
+        else if (ids.size < maxIds) ids.add(row.eventId);
+        else tally.acceptedIds = ids = null;
+      }
+      text = elider.accepted(rec, row, eventTime, ingestionTime);
+      if (text.raw === null) tally.rawLayout = elider.layout;
+    } else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
+    return bronzeLine(prefix, row, text.raw, text.rest, eventTime, ingestionTime);
+  };
+  return { line, tally };
+}
+
+/**
+ * Classifies `records` (admission, DESIGN §7–8) for `source` of `pipeline` (`classifier`).
+ * Yields to the event loop every ~10 ms: records already buffered are read in
+ * microtasks, which never let it run, and the process must keep answering
+ * while a large source lands.
+ * @returns the COPY lines (read once) and the tally they fill as they are read
+ * @throws (from the lines) what reading `records` throws
+ */
+export function classifyLines(
+  pipeline: PipelineConfig,
+  source: string,
+  records: AsyncIterable<RawRecord>,
+  opts: ClassifyOptions,
+): { lines: AsyncGenerator<string>; tally: LineTally } {
+  const { line, tally } = classifier(pipeline, source, opts);
   async function* lines(): AsyncGenerator<string> {
     let lastYield = performance.now();
     for await (const rec of records) {
@@ -95,24 +130,7 @@ export function classifyLines(
         await new Promise((r) => setImmediate(r));
         lastYield = performance.now();
       }
-      hash.update(rec.raw).update("\n");
-      tally.landed++;
-      if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
-      const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
-      const eventTime = row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs),
-        ingestionTime = formatInstant(row.ingestionTimeUs);
-      let text: { raw: string | null; rest: string | null } = { raw: rec.raw, rest: null };
-      if (row.status === "accepted") {
-        tally.accepted++;
-        if (ids !== null) {
-          if (ids.has(row.eventId)) tally.repeatedId = true;
-          else if (ids.size < maxIds) ids.add(row.eventId);
-          else tally.acceptedIds = ids = null;
-        }
-        text = elider.accepted(rec, row, eventTime, ingestionTime);
-        if (text.raw === null) tally.rawLayout = elider.layout;
-      } else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
-      yield bronzeLine(prefix, row, text.raw, text.rest, eventTime, ingestionTime);
+      yield line(rec);
     }
   }
   return { lines: lines(), tally };

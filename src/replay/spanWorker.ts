@@ -15,7 +15,7 @@ import path from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
-import { classifyInMemory, type LineTally } from "../ingest/classifyLines.js";
+import { classifier, type LineTally } from "../ingest/classifyLines.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
 import { arrivalOf } from "./ordering.js";
 import { SPAN_IN_MEMORY, spanIdentity, spanStartOf, type SpanNaming } from "./spanSource.js";
@@ -73,84 +73,56 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
   };
   let header: string | undefined;
   const origin = path.basename(file);
-  const it = readRecords(createReadStream(file), pipeline.source.format, {
+  const records = readRecords(createReadStream(file), pipeline.source.format, {
     ...readOptionsFor(pipeline),
     onHeader: (_: unknown, text: string) => (header = text),
-  })[Symbol.asyncIterator]();
-  let peeked: { rec: RawRecord; start: number | null } | undefined;
-  let ended = false;
-  const peek = async () => {
-    if (peeked === undefined && !ended) {
-      const r = await it.next();
-      if (r.done) ended = true;
-      else
-        peeked = {
-          rec: r.value,
-          start: spanStartOf(arrivalOf(r.value, pipeline, arrivalField)?.[0] ?? null, naming.spanMs),
-        };
-    }
-    return peeked;
-  };
+  });
+  /** The span being classified: its start, its classifier and tally, its lines not yet posted. */
+  let span: { start: number | null; line: (rec: RawRecord) => string; tally: LineTally; lines: string[] } | undefined;
   let done = 0;
-  for (;;) {
-    const first = await peek();
-    if (first === undefined) break;
-    const start = first.start;
-    async function* records(): AsyncGenerator<RawRecord> {
-      for (;;) {
-        const next = await peek();
-        if (next === undefined || next.start !== start) return;
-        peeked = undefined;
-        done++;
-        const { rec } = next;
-        // The check pass found fields in every record (else the file is staged, and this worker stopped).
-        if (rec.fields === null)
-          throw new Error(
-            `${file} changed while it was replayed (a record without fields at line ${rec.line}); run the replay again`,
-          );
-        yield {
-          line: rec.line,
-          raw: rec.raw,
-          fields: rec.fields,
-          origin,
-          ...(rec.numbers === undefined ? {} : { numbers: rec.numbers }),
-        };
-      }
-    }
-    const { source, landingTimeMs } = spanIdentity(start, naming);
-    const classified = await classifyInMemory(
-      pipeline,
-      source,
-      records(),
-      { landingTimeMs, elideRaw: () => header !== undefined },
-      SPAN_IN_MEMORY,
-    );
-    let lines = classified.lines;
-    if (classified.rest !== null) {
-      // A span larger than SPAN_IN_MEMORY records: posted a piece at a time.
-      let piece: string[] = [];
-      for await (const line of classified.rest) {
-        piece.push(line);
-        if (piece.length === SPAN_IN_MEMORY) {
-          await post({ kind: "piece", start, lines, last: false, rowsDone: done });
-          [lines, piece] = [piece, []];
-        }
-      }
-      if (piece.length > 0) {
-        await post({ kind: "piece", start, lines, last: false, rowsDone: done });
-        lines = piece;
-      }
-    }
-    const { hash, acceptedIds, ...tally } = classified.tally;
+  const finish = async (s: NonNullable<typeof span>) => {
+    const { hash, acceptedIds, ...tally } = s.tally;
+    const ids = acceptedIds === null ? null : [...acceptedIds];
     await post({
       kind: "piece",
-      start,
-      lines,
+      start: s.start,
+      lines: s.lines,
       last: true,
-      tally: { ...tally, sha256: hash.digest("hex"), acceptedIds: acceptedIds === null ? null : [...acceptedIds] },
+      tally: { ...tally, sha256: hash.digest("hex"), acceptedIds: ids },
       rowsDone: done,
     });
+  };
+  // One loop over the records, each classified as it is read (no generator between the reader and the classifier).
+  for await (const rec of records) {
+    // The check pass found fields in every record (else the file is staged, and this worker stopped).
+    if (rec.fields === null)
+      throw new Error(
+        `${file} changed while it was replayed (a record without fields at line ${rec.line}); run the replay again`,
+      );
+    const start = spanStartOf(arrivalOf(rec, pipeline, arrivalField)?.[0] ?? null, naming.spanMs);
+    if (span === undefined || span.start !== start) {
+      if (span !== undefined) await finish(span);
+      const { source, landingTimeMs } = spanIdentity(start, naming);
+      const opts = { landingTimeMs, elideRaw: () => header !== undefined, collectIds: SPAN_IN_MEMORY };
+      span = { start, ...classifier(pipeline, source, opts), lines: [] };
+    }
+    done++;
+    span.lines.push(
+      span.line({
+        line: rec.line,
+        raw: rec.raw,
+        fields: rec.fields,
+        origin,
+        ...(rec.numbers === undefined ? {} : { numbers: rec.numbers }),
+      }),
+    );
+    if (span.lines.length === SPAN_IN_MEMORY) {
+      // A span larger than SPAN_IN_MEMORY records: posted a piece at a time, the tally with the last.
+      await post({ kind: "piece", start, lines: span.lines, last: false, rowsDone: done });
+      span.lines = [];
+    }
   }
+  if (span !== undefined) await finish(span);
   port.postMessage({ kind: "end" } satisfies WorkerMessage);
 }
 
