@@ -69,13 +69,25 @@ export function classifier(
   source: string,
   opts: ClassifyOptions,
 ): { line: (rec: RawRecord) => string; tally: LineTally } {
+  // The records' texts are hashed 256 at a time (one call into the hash for them and their line ends).
   const hash = createHash("sha256");
+  const texts: string[] = [];
+  const flush = () => {
+    if (texts.length === 0) return;
+    hash.update(texts.join("\n") + "\n");
+    texts.length = 0;
+  };
   let ids: Set<string> | null = opts.collectIds === undefined ? null : new Set();
   const tally: LineTally = {
     landed: 0,
     accepted: 0,
     byReason: {},
-    hash,
+    hash: {
+      digest: (encoding) => {
+        flush();
+        return hash.digest(encoding);
+      },
+    },
     rawLayout: null,
     acceptedIds: ids,
     repeatedId: false,
@@ -86,7 +98,7 @@ export function classifier(
   const window = windowShapeOf(pipeline);
   const elider = rawElider(pipeline, () => opts.elideRaw?.() === true);
   const line = (rec: RawRecord): string => {
-    hash.update(rec.raw).update("\n");
+    if (texts.push(rec.raw) === 256) flush();
     tally.landed++;
     if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
     const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);

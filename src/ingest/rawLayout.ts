@@ -41,6 +41,14 @@ const DECIMAL = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 const NEGATIVE_ZERO = /^-0(\.0+)?$/;
 
 const instantText = (text: string | null): string | null => (text !== null && INSTANT.test(text) ? text : null);
+/**
+ * `instantText` for a text `formatInstant` wrote (a row's own instants): that form has the four-digit year INSTANT
+ * asks for unless it starts with `0` (a year before 1000) or a sign (an expanded year), so one character tells.
+ */
+const formattedInstantText = (text: string | null): string | null => {
+  const c = text === null ? 0 : text.charCodeAt(0);
+  return c >= 49 && c <= 57 ? text : null;
+};
 const valueText = (value: string | null): string | null =>
   value !== null && DECIMAL.test(value) && !NEGATIVE_ZERO.test(value) ? value : null;
 
@@ -50,9 +58,9 @@ function part(c: string, r: RowTexts): string | null {
     case "e":
       return r.row.eventId;
     case "t":
-      return instantText(r.eventTime);
+      return formattedInstantText(r.eventTime);
     case "i":
-      return instantText(r.ingestionTime);
+      return formattedInstantText(r.ingestionTime);
     case "k":
       return r.row.groupKey;
     case "v":
@@ -69,7 +77,8 @@ function part(c: string, r: RowTexts): string | null {
  */
 function elide(layout: string, r: RowTexts, raw: string): Elided | null {
   if (r.fields.length !== layout.length) return null;
-  let text = "";
+  // `raw` read part by part against the join: no joined text is built.
+  let at = 0;
   let rest: string | null = null;
   for (let i = 0; i < layout.length; i++) {
     const c = layout[i]!;
@@ -80,9 +89,11 @@ function elide(layout: string, r: RowTexts, raw: string): Elided | null {
       rest = rest === null ? p : `${rest},${p}`;
     } else p = part(c, r);
     if (p === null) return null;
-    text = i === 0 ? p : `${text},${p}`;
+    if (i > 0 && raw.charCodeAt(at++) !== 44 /* , */) return null;
+    if (!raw.startsWith(p, at)) return null;
+    at += p.length;
   }
-  return text === raw ? { rest } : null;
+  return at === raw.length ? { rest } : null;
 }
 
 /**

@@ -107,15 +107,8 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
       span = { start, ...classifier(pipeline, source, opts), lines: [] };
     }
     done++;
-    span.lines.push(
-      span.line({
-        line: rec.line,
-        raw: rec.raw,
-        fields: rec.fields,
-        origin,
-        ...(rec.numbers === undefined ? {} : { numbers: rec.numbers }),
-      }),
-    );
+    rec.origin = origin;
+    span.lines.push(span.line(rec));
     if (span.lines.length === SPAN_IN_MEMORY) {
       // A span larger than SPAN_IN_MEMORY records: posted a piece at a time, the tally with the last.
       await post({ kind: "piece", start, lines: span.lines, last: false, rowsDone: done });
