@@ -9,12 +9,12 @@ import path from "node:path";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
-import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
-import { arrivalOf, type RowSource } from "./ordering.js";
+import type { RowSource } from "./ordering.js";
 import type { SpanNaming, SpanSource } from "./spanSource.js";
 import type { ReplayOptions } from "./types.js";
-import { startSpanWorker, type CheckedSpan } from "./workerSpans.js";
+import { checkOrder } from "./checkOrder.js";
+import { startSpanWorker } from "./workerSpans.js";
 
 /** Files of at least this many bytes are read and classified on a worker thread (`ReplayOptions.workerFromBytes`). */
 const WORKER_FROM_BYTES = 4 * 2 ** 20;
@@ -58,11 +58,10 @@ export async function inArrivalOrder(
   const file = opts.files[0]!;
   // A large file's spans are read and classified on a worker thread, from now: while this thread checks.
   const { size } = await stat(file);
-  const worker =
-    size >= (opts.workerFromBytes ?? WORKER_FROM_BYTES)
-      ? startSpanWorker(pipeline, file, opts.arrivalField, naming)
-      : undefined;
-  const checked = await checkOrder(pipeline, opts, file, headers).catch(async (e: unknown) => {
+  const threads = size >= (opts.workerFromBytes ?? WORKER_FROM_BYTES);
+  const worker = threads ? startSpanWorker(pipeline, file, opts.arrivalField, naming) : undefined;
+  // The check in two halves at once on a file that large (src/replay/checkOrder.ts).
+  const checked = await checkOrder(pipeline, opts, file, size, headers, threads).catch(async (e: unknown) => {
     await worker?.close();
     throw e;
   });
@@ -107,46 +106,4 @@ export async function inArrivalOrder(
       },
     },
   };
-}
-
-/**
- * The check pass: whether every record of `file` has fields, a readable arrival time and no NUL, and
- * none goes back in time; its CSV header lines go in `headers`.
- * @returns the spans in file order, each with its count of records, and the records; null when the file must be staged
- */
-async function checkOrder(
-  pipeline: PipelineConfig,
-  opts: ReplayOptions,
-  file: string,
-  headers: Set<string>,
-): Promise<{ spans: CheckedSpan[]; total: number } | null> {
-  const seen = new Set<string>();
-  const records = readRecords(createReadStream(file), pipeline.source.format, {
-    ...readOptionsFor(pipeline),
-    onHeader: (_: unknown, text: string) => seen.add(text),
-  });
-  let total = 0;
-  let before: [number, number] = [-Infinity, -1];
-  // The spans in file order, each with its count of records: the landing pass reads no arrival time again.
-  const spans: CheckedSpan[] = [];
-  try {
-    for await (const rec of records) {
-      const arrival = arrivalOf(rec, pipeline, opts.arrivalField);
-      if (rec.fields === null || arrival === null || rec.raw.includes("\u0000")) return null;
-      if (arrival[0] < before[0] || (arrival[0] === before[0] && arrival[1] < before[1])) return null;
-      before = arrival;
-      const start = Math.floor(arrival[0] / opts.batchSpanMs) * opts.batchSpanMs;
-      if (spans.length === 0 || spans[spans.length - 1]!.start !== start) spans.push({ start, rows: 0 });
-      spans[spans.length - 1]!.rows++;
-      total++;
-      if (total % 10_000 === 0) opts.onStaged?.(total, "file");
-    }
-  } catch (e) {
-    // A refused header is reported by the staging path, which reads the file again.
-    if (e instanceof SourceRefused) return null;
-    throw e;
-  }
-  opts.onStaged?.(total, "file");
-  for (const h of seen) headers.add(h);
-  return { spans, total };
 }

@@ -5,27 +5,15 @@
  * landing loop (src/replay/spans.ts) then only lands and streams. Each span is checked against the
  * check pass's count of its records: a file that changed between the two readings fails the replay.
  */
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { LineTally } from "../ingest/classifyLines.js";
 import type { CreditMessage, SpanPiece, SpanWorkerData, WireTally, WorkerMessage } from "./spanWorker.js";
+import type { CheckedSpan } from "./checkOrder.js";
 import { spanIdentity, type SpanNaming, type SpanSource } from "./spanSource.js";
+import { startWorker } from "./threads.js";
 
 /** Characters of classified COPY lines the worker may hold ready (about 30,000 records of the peers workload). */
 const BUDGET_CHARS = 4 * 2 ** 20;
-/**
- * The worker's young generation, MiB: V8's default lets it grow to about 48 MiB beside the replay thread's own,
- * and the replay's peak RSS with it (1M peers events: 340–380 MB against 220 MB on one thread; 275–290 MB at 8).
- */
-const WORKER_YOUNG_MB = 8;
-
-/** A span as the check pass counted it: its start (epoch ms) and its records. */
-export interface CheckedSpan {
-  start: number;
-  rows: number;
-}
 
 /** The worker, started; `spans` once the check pass has counted the file's spans, or `close` to stop it. */
 export interface SpanWorker {
@@ -51,17 +39,7 @@ export function startSpanWorker(
   naming: SpanNaming,
 ): SpanWorker {
   const data: SpanWorkerData = { pipeline, file, arrivalField, naming, budgetChars: BUDGET_CHARS };
-  // Run from the TypeScript sources (tests, tsx), the worker's module is TypeScript too: tsx's loader is
-  // registered in the worker first (a worker does not inherit the loader hooks of the thread that starts it).
-  const ext = path.extname(fileURLToPath(import.meta.url));
-  const entry = new URL(`./spanWorker${ext}`, import.meta.url);
-  const worker =
-    ext === ".ts"
-      ? new Worker(
-          `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`,
-          { eval: true, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } },
-        )
-      : new Worker(entry, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
+  const worker = startWorker("spanWorker", data);
   const queue: (WorkerMessage | { kind: "failed"; error: Error })[] = [];
   let waiting: (() => void) | undefined;
   let closed = false;
