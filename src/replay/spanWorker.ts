@@ -55,6 +55,9 @@ export interface CreditMessage {
   chars: number;
 }
 
+/** Lines a piece after a large span's first holds (what the COPY reads while the next is classified). */
+const REST_PIECE = 16_384;
+
 const charsOf = (lines: readonly string[]) => lines.reduce((n, l) => n + l.length, 0);
 
 async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData): Promise<void> {
@@ -78,7 +81,9 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
     onHeader: (_: unknown, text: string) => (header = text),
   });
   /** The span being classified: its start, its classifier and tally, its lines not yet posted. */
-  let span: { start: number | null; line: (rec: RawRecord) => string; tally: LineTally; lines: string[] } | undefined;
+  let span:
+    | { start: number | null; line: (rec: RawRecord) => string; tally: LineTally; lines: string[]; posted: boolean }
+    | undefined;
   let done = 0;
   const finish = async (s: NonNullable<typeof span>) => {
     const { hash, acceptedIds, ...tally } = s.tally;
@@ -104,15 +109,17 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
       if (span !== undefined) await finish(span);
       const { source, landingTimeMs } = spanIdentity(start, naming);
       const opts = { landingTimeMs, elideRaw: () => header !== undefined, collectIds: SPAN_IN_MEMORY };
-      span = { start, ...classifier(pipeline, source, opts), lines: [] };
+      span = { start, ...classifier(pipeline, source, opts), lines: [], posted: false };
     }
     done++;
     rec.origin = origin;
     span.lines.push(span.line(rec));
-    if (span.lines.length === SPAN_IN_MEMORY) {
-      // A span larger than SPAN_IN_MEMORY records: posted a piece at a time, the tally with the last.
+    if (span.lines.length === (span.posted ? REST_PIECE : SPAN_IN_MEMORY)) {
+      // A span larger than SPAN_IN_MEMORY records: its first SPAN_IN_MEMORY lines (held whole, as the replay's own
+      // thread holds them), then the rest REST_PIECE lines at a time, the tally with the last.
       await post({ kind: "piece", start, lines: span.lines, last: false, rowsDone: done });
       span.lines = [];
+      span.posted = true;
     }
   }
   if (span !== undefined) await finish(span);

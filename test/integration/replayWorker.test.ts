@@ -123,7 +123,8 @@ describe("replay's span worker", () => {
 
   it(`sends a span of more than ${SPAN_IN_MEMORY} records in pieces, every record landed once and hashed in order`, async () => {
     const { pool } = await getDb();
-    const n = SPAN_IN_MEMORY + 3;
+    // Its first SPAN_IN_MEMORY records, then two pieces of the rest.
+    const n = SPAN_IN_MEMORY + 20_003;
     const rows = Array.from({ length: n }, (_, i) => {
       const at = new Date(Date.UTC(2024, 0, 15, 12) + Math.floor(i / 100)).toISOString();
       return `r${i},${at},${at},${i % 7}`;
