@@ -83,6 +83,10 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, log: 
     persistent: true,
     // As root, PostgreSQL refuses to run: let the package create its own OS user.
     createPostgresUser: process.getuid?.() === 0,
+    // PostgreSQL 18's default `io_method = worker` hands every read to an I/O worker process: the correction's
+    // reads of the touched windows (small, random heap reads) took 2.8 × as long (1M peers events: 2,172 ms
+    // against 767 ms with `sync`, PostgreSQL 17's way; BENCHMARKS.md "Issue 30, round nine").
+    postgresFlags: ["-c", "io_method=sync"],
     onLog: (m) => log.trace({ pg: String(m).trim() }, "embedded postgres"),
     onError: (m) => log.debug({ pg: String(m).trim() }, "embedded postgres"),
   });
