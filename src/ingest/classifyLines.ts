@@ -158,9 +158,10 @@ export interface ClassifiedLines {
 }
 
 /**
- * Classifies up to `maxLines` of `records` into memory (the accepted event ids collected as well, up to
- * `maxLines`), so that the landing's transaction spends no time on them and can tell, before its COPY,
- * whether any event id may be a duplicate (copyToBronze.ts). Records past `maxLines` stay unread in `rest`.
+ * Classifies up to `maxLines` of `records` into memory, and lines of up to about `maxChars` characters in all
+ * (the accepted event ids collected as well, up to `maxLines`), so that the landing's transaction spends no
+ * time on them and can tell, before its COPY, whether any event id may be a duplicate (copyToBronze.ts).
+ * Records past either bound stay unread in `rest`.
  * @throws what reading `records` throws
  */
 export async function classifyInMemory(
@@ -169,14 +170,17 @@ export async function classifyInMemory(
   records: AsyncIterable<RawRecord>,
   opts: ClassifyOptions,
   maxLines: number,
+  maxChars = Infinity,
 ): Promise<ClassifiedLines> {
   const { lines, tally } = classifyLines(pipeline, source, records, { ...opts, collectIds: maxLines });
   const read: string[] = [];
+  let chars = 0;
   for (;;) {
-    if (read.length >= maxLines) return { lines: read, rest: lines, tally };
+    if (read.length >= maxLines || chars >= maxChars) return { lines: read, rest: lines, tally };
     const next = await lines.next();
     if (next.done) return { lines: read, rest: null, tally };
     read.push(next.value);
+    chars += next.value.length;
   }
 }
 

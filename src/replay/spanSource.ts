@@ -11,8 +11,14 @@ import type { ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
 import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
 import type { RowSource } from "./ordering.js";
 
-/** Records of one span classified in memory before it lands (about 150 B each); a larger span's rest is classified during its COPY. */
+/**
+ * Records of one span classified in memory before it lands, and at most this many characters of their COPY
+ * lines (12 Mi: about 95,000 peers records, a whole 10M-event peers span); a larger span's rest is classified
+ * during its COPY. Bounded by records alone, 720,000-event spans of the bench's memory workload held 200,000
+ * records each and the replay peaked at 682 MB (215 s); with this bound 279 MB at 50,000 records (150 s).
+ */
 export const SPAN_IN_MEMORY = 200_000;
+export const SPAN_IN_MEMORY_CHARS = 12 * 2 ** 20;
 
 /** One span classified, with what its landing needs. */
 export interface NextSpan {
@@ -105,6 +111,7 @@ export function spansOf(
         records(),
         { landingTimeMs, elideRaw },
         SPAN_IN_MEMORY,
+        SPAN_IN_MEMORY_CHARS,
       );
       return { source, landingTimeMs, classified, rowsDone: done };
     },

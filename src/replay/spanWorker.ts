@@ -6,7 +6,7 @@
  * and classifying (about 8 µs a record) no longer wait for the landing's COPY or the stream's statements.
  *
  * Messages posted (`SpanPiece`, then `{ kind: "end" }`, or `{ kind: "error" }`): a span of at most
- * `SPAN_IN_MEMORY` records is one piece; a larger one several, its tally on the last. It posts while its
+ * `SPAN_IN_MEMORY` records (and `SPAN_IN_MEMORY_CHARS` of lines) is one piece; a larger one several, its tally on the last. It posts while its
  * credit (characters of COPY lines, `budgetChars` to start with) is above 0; the replay gives a piece's
  * characters back when it takes the piece, so at most about `budgetChars` wait in memory.
  */
@@ -18,7 +18,7 @@ import type { RawRecord } from "../core/admission.js";
 import { classifier, type LineTally } from "../ingest/classifyLines.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
 import { arrivalOf } from "./ordering.js";
-import { SPAN_IN_MEMORY, spanIdentity, spanStartOf, type SpanNaming } from "./spanSource.js";
+import { SPAN_IN_MEMORY, SPAN_IN_MEMORY_CHARS, spanIdentity, spanStartOf, type SpanNaming } from "./spanSource.js";
 
 /** What the worker is started with (`workerData`). */
 export interface SpanWorkerData {
@@ -82,7 +82,14 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
   });
   /** The span being classified: its start, its classifier and tally, its lines not yet posted. */
   let span:
-    | { start: number | null; line: (rec: RawRecord) => string; tally: LineTally; lines: string[]; posted: boolean }
+    | {
+        start: number | null;
+        line: (rec: RawRecord) => string;
+        tally: LineTally;
+        lines: string[];
+        chars: number;
+        posted: boolean;
+      }
     | undefined;
   let done = 0;
   const finish = async (s: NonNullable<typeof span>) => {
@@ -109,14 +116,21 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
       if (span !== undefined) await finish(span);
       const { source, landingTimeMs } = spanIdentity(start, naming);
       const opts = { landingTimeMs, elideRaw: () => header !== undefined, collectIds: SPAN_IN_MEMORY };
-      span = { start, ...classifier(pipeline, source, opts), lines: [], posted: false };
+      span = { start, ...classifier(pipeline, source, opts), lines: [], chars: 0, posted: false };
     }
     done++;
     rec.origin = origin;
-    span.lines.push(span.line(rec));
-    if (span.lines.length === (span.posted ? REST_PIECE : SPAN_IN_MEMORY)) {
-      // A span larger than SPAN_IN_MEMORY records: its first SPAN_IN_MEMORY lines (held whole, as the replay's own
-      // thread holds them), then the rest REST_PIECE lines at a time, the tally with the last.
+    const line = span.line(rec);
+    span.lines.push(line);
+    span.chars += line.length;
+    if (
+      span.posted
+        ? span.lines.length === REST_PIECE
+        : span.lines.length === SPAN_IN_MEMORY || span.chars >= SPAN_IN_MEMORY_CHARS
+    ) {
+      // A span larger than SPAN_IN_MEMORY records (or SPAN_IN_MEMORY_CHARS of lines): its first lines up to those
+      // bounds (held whole, as the replay's own thread holds them), then the rest REST_PIECE lines at a time, the
+      // tally with the last.
       await post({ kind: "piece", start, lines: span.lines, last: false, rowsDone: done });
       span.lines = [];
       span.posted = true;
