@@ -1,7 +1,7 @@
 /**
  * The replay's check pass over one file (src/replay/rowSource.ts): whether every record has fields, a readable
  * arrival time and no NUL, and none goes back in time, counting the records of each span of arrival time. A
- * file of `parallelFromBytes` or more is checked in two halves at once, the second on a worker thread
+ * file large enough for the replay's worker threads (`ReplayOptions.workerFromBytes`) is checked in two halves at once, the second on a worker thread
  * (src/replay/checkWorker.ts), split at the line end nearest its middle: the halves agree when the first ends
  * exactly there (no quoted field spans the split; else the file is checked whole, on this thread) and the
  * second starts no earlier than the first ends.
@@ -15,6 +15,7 @@ import type { CsvColumns } from "../ingest/csvRecords.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
 import { arrivalOf } from "./ordering.js";
+import { spanStartOf } from "./spanSource.js";
 import { startWorker } from "./threads.js";
 import type { ReplayOptions } from "./types.js";
 
@@ -56,7 +57,7 @@ export async function checkRecords(
     if (last !== null && before(arrival, last)) return null;
     first ??= arrival;
     last = arrival;
-    const start = Math.floor(arrival[0] / spanMs) * spanMs;
+    const start = spanStartOf(arrival[0], spanMs)!;
     if (spans.length === 0 || spans[spans.length - 1]!.start !== start) spans.push({ start, rows: 0 });
     spans[spans.length - 1]!.rows++;
     total++;

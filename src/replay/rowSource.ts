@@ -11,7 +11,7 @@ import type { RawRecord } from "../core/admission.js";
 import type { ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
 import type { RowSource } from "./ordering.js";
-import type { SpanNaming, SpanSource } from "./spanSource.js";
+import { fileChanged, type SpanNaming, type SpanSource } from "./spanSource.js";
 import type { ReplayOptions } from "./types.js";
 import { checkOrder } from "./checkOrder.js";
 import { startSpanWorker } from "./workerSpans.js";
@@ -72,8 +72,9 @@ export async function inArrivalOrder(
   const { spans, total } = checked;
   if (worker !== undefined) return { spans: worker.spans(spans), total };
   const origin = path.basename(file);
-  const read = () => readRecords(createReadStream(file), pipeline.source.format, readOptionsFor(pipeline));
-  const records = read()[Symbol.asyncIterator]();
+  const records = readRecords(createReadStream(file), pipeline.source.format, readOptionsFor(pipeline))[
+    Symbol.asyncIterator
+  ]();
   let next: ReplayRow | undefined;
   let done = false;
   let span = 0,
@@ -89,9 +90,7 @@ export async function inArrivalOrder(
             if (left === 0) [span, left] = [span + 1, spans[span + 1]?.rows ?? 0];
             // The file changed between the two passes: what was checked no longer holds.
             if (left === 0 || r.value.fields === null)
-              throw new Error(
-                `${file} changed while it was replayed (more records than checked, or one without fields, at line ${r.value.line}); run the replay again`,
-              );
+              throw fileChanged(file, `more records than checked, or one without fields, at line ${r.value.line}`);
             left--;
             // Its span's start stands for its arrival: the spans were counted by the check pass.
             next = asStaged(r.value, origin, [spans[span]!.start, 0]);

@@ -15,7 +15,8 @@ import type { RowSource } from "./ordering.js";
  * Records of one span classified in memory before it lands, and at most this many characters of their COPY
  * lines (12 Mi: about 95,000 peers records, a whole 10M-event peers span); a larger span's rest is classified
  * during its COPY. Bounded by records alone, 720,000-event spans of the bench's memory workload held 200,000
- * records each and the replay peaked at 682 MB (215 s); with this bound 279 MB at 50,000 records (150 s).
+ * records each and the replay peaked at 682 MB (215 s; 279 MB and 150 s at 50,000 records); with this bound
+ * as well, on the worker, 434 MB (BENCHMARKS.md "Issue 30, round nine").
  */
 export const SPAN_IN_MEMORY = 200_000;
 export const SPAN_IN_MEMORY_CHARS = 12 * 2 ** 20;
@@ -52,6 +53,10 @@ export interface SpanNaming {
   /** When the replay started, epoch ms: the landing time of records without an arrival time. */
   started: number;
 }
+
+/** The error of a replay whose file changed between its check and its landing: `what` differs from what was checked. */
+export const fileChanged = (file: string, what: string): Error =>
+  new Error(`${file} changed while it was replayed (${what}); run the replay again`);
 
 /** The span a record's arrival falls in: its start, epoch ms, or null for a record without one. */
 export const spanStartOf = (arrivalMs: number | null, spanMs: number): number | null =>

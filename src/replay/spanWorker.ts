@@ -18,7 +18,14 @@ import type { RawRecord } from "../core/admission.js";
 import { classifier, type LineTally } from "../ingest/classifyLines.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
 import { arrivalOf } from "./ordering.js";
-import { SPAN_IN_MEMORY, SPAN_IN_MEMORY_CHARS, spanIdentity, spanStartOf, type SpanNaming } from "./spanSource.js";
+import {
+  fileChanged,
+  SPAN_IN_MEMORY,
+  SPAN_IN_MEMORY_CHARS,
+  spanIdentity,
+  spanStartOf,
+  type SpanNaming,
+} from "./spanSource.js";
 
 /** What the worker is started with (`workerData`). */
 export interface SpanWorkerData {
@@ -40,6 +47,8 @@ export interface SpanPiece {
   start: number | null;
   /** One COPY line a record. */
   lines: string[];
+  /** Characters of `lines` (counted as they were made: the credit the replay gives back). */
+  chars: number;
   /** The span's last piece: `tally` is set. */
   last: boolean;
   tally?: WireTally;
@@ -58,8 +67,6 @@ export interface CreditMessage {
 /** Lines a piece after a large span's first holds (what the COPY reads while the next is classified). */
 const REST_PIECE = 16_384;
 
-const charsOf = (lines: readonly string[]) => lines.reduce((n, l) => n + l.length, 0);
-
 async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData): Promise<void> {
   const { pipeline, file, arrivalField, naming } = data;
   let credit = data.budgetChars;
@@ -71,7 +78,7 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
   });
   const post = async (piece: SpanPiece) => {
     while (credit <= 0) await new Promise<void>((r) => (wake = r));
-    credit -= charsOf(piece.lines);
+    credit -= piece.chars;
     port.postMessage(piece satisfies WorkerMessage);
   };
   let header: string | undefined;
@@ -87,6 +94,7 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
         line: (rec: RawRecord) => string;
         tally: LineTally;
         lines: string[];
+        /** Characters of `lines`. */
         chars: number;
         posted: boolean;
       }
@@ -99,6 +107,7 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
       kind: "piece",
       start: s.start,
       lines: s.lines,
+      chars: s.chars,
       last: true,
       tally: { ...tally, sha256: hash.digest("hex"), acceptedIds: ids },
       rowsDone: done,
@@ -107,10 +116,7 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
   // One loop over the records, each classified as it is read (no generator between the reader and the classifier).
   for await (const rec of records) {
     // The check pass found fields in every record (else the file is staged, and this worker stopped).
-    if (rec.fields === null)
-      throw new Error(
-        `${file} changed while it was replayed (a record without fields at line ${rec.line}); run the replay again`,
-      );
+    if (rec.fields === null) throw fileChanged(file, `a record without fields at line ${rec.line}`);
     const start = spanStartOf(arrivalOf(rec, pipeline, arrivalField)?.[0] ?? null, naming.spanMs);
     if (span === undefined || span.start !== start) {
       if (span !== undefined) await finish(span);
@@ -131,8 +137,9 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
       // A span larger than SPAN_IN_MEMORY records (or SPAN_IN_MEMORY_CHARS of lines): its first lines up to those
       // bounds (held whole, as the replay's own thread holds them), then the rest REST_PIECE lines at a time, the
       // tally with the last.
-      await post({ kind: "piece", start, lines: span.lines, last: false, rowsDone: done });
+      await post({ kind: "piece", start, lines: span.lines, chars: span.chars, last: false, rowsDone: done });
       span.lines = [];
+      span.chars = 0;
       span.posted = true;
     }
   }

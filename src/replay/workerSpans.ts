@@ -9,7 +9,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import type { LineTally } from "../ingest/classifyLines.js";
 import type { CreditMessage, SpanPiece, SpanWorkerData, WireTally, WorkerMessage } from "./spanWorker.js";
 import type { CheckedSpan } from "./checkOrder.js";
-import { spanIdentity, type SpanNaming, type SpanSource } from "./spanSource.js";
+import { fileChanged, spanIdentity, type SpanNaming, type SpanSource } from "./spanSource.js";
 import { startWorker } from "./threads.js";
 
 /** Characters of classified COPY lines the worker may hold ready (about 30,000 records of the peers workload). */
@@ -60,7 +60,7 @@ export function startSpanWorker(
     if (m.kind === "failed") throw m.error;
     if (m.kind === "error") throw new Error(m.message);
     if (m.kind === "end") return undefined;
-    worker.postMessage({ kind: "credit", chars: m.lines.reduce((n, l) => n + l.length, 0) } satisfies CreditMessage);
+    worker.postMessage({ kind: "credit", chars: m.chars } satisfies CreditMessage);
     return m;
   };
   const close = async () => {
@@ -72,8 +72,7 @@ export function startSpanWorker(
     close,
     spans(checked) {
       let index = 0;
-      const changed = (what: string) =>
-        new Error(`${file} changed while it was replayed (${what}); run the replay again`);
+      const changed = (what: string) => fileChanged(file, what);
       return {
         async next() {
           const first = await take();
