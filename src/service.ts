@@ -86,7 +86,6 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
   // Listen first: a port that cannot be had stops start-up before anything else runs.
   // /health gets connections of its own, so it answers while every pooled one is busy.
   const healthPool = createPool(db.url, 2, HEALTH_TIMEOUT_MS);
-  healthPool.on("error", () => undefined); // an idle health connection that dies is replaced on the next probe
   // Reads get connections of their own, each query bounded by the read timeout (src/http/readBudget.ts).
   const readPool = createPool(
     db.url,
@@ -94,7 +93,6 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     READ_ACQUIRE_TIMEOUT_MS,
     env.STRAGGLER_READ_TIMEOUT,
   );
-  readPool.on("error", () => undefined); // an idle read connection that dies is replaced on the next read
   const app = createApp({
     pool: db.pool,
     healthPool,

@@ -80,6 +80,12 @@ export function createPool(
   // listener, which would crash the process. Its query in flight rejects anyway,
   // and the pool discards the broken client on release: the event can be ignored.
   pool.on("connect", (client) => client.on("error", () => undefined));
+  // An idle client whose connection dies (the server terminates it, a database is dropped WITH (FORCE),
+  // the connection closes while pool.end() is ending it) makes the pool emit 'error' with the client
+  // attached; with no listener that error would crash the process. The pool has already discarded the
+  // client and connects a new one on the next checkout, so nothing is lost: a caller that wants to log
+  // it adds its own listener (src/db/open.ts).
+  pool.on("error", () => undefined);
   return pool;
 }
 
