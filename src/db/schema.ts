@@ -47,6 +47,8 @@ export const bronzeEvents = straggler.table(
     raw: text("raw"),
     /** With `raw` NULL: the fields no column holds (the layout's x letters), in order, joined by commas; else NULL. */
     rawRest: text("raw_rest"),
+    /** With `raw` NULL and a layout with an a letter: that field's instant (its text is `straggler.instant_text` of it); else NULL. */
+    rawAt: tstz("raw_at"),
     eventTime: tstz("event_time"),
     ingestionTime: tstz("ingestion_time").notNull(),
     groupKey: text("group_key").notNull(),

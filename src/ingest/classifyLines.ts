@@ -104,7 +104,7 @@ export function classifier(
     const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
     const eventTime = row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs),
       ingestionTime = formatInstant(row.ingestionTimeUs);
-    let text: { raw: string | null; rest: string | null } = { raw: rec.raw, rest: null };
+    let text: { raw: string | null; rest: string | null; at: string | null } = { raw: rec.raw, rest: null, at: null };
     if (row.status === "accepted") {
       tally.accepted++;
       if (ids !== null) {
@@ -115,7 +115,7 @@ export function classifier(
       text = elider.accepted(rec, row, eventTime, ingestionTime);
       if (text.raw === null) tally.rawLayout = elider.layout;
     } else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
-    return bronzeLine(prefix, row, text.raw, text.rest, eventTime, ingestionTime);
+    return bronzeLine(prefix, row, text, eventTime, ingestionTime);
   };
   return { line, tally };
 }

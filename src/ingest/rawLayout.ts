@@ -6,15 +6,20 @@
  *   e  event_id                      t  event_time as the landing writes it
  *   i  ingestion_time, likewise      k  group_key (one key field)
  *   v  value (numeric text)          x  a field no column holds
+ *   a  a field no column holds that is an instant: kept in `raw_at`
+ *      (8 bytes) instead of as text (drizzle/0045_bronze_raw_instant.sql);
+ *      at most one per layout, the first such field
  *
  * An accepted row whose raw text equals those texts in the layout's order,
- * joined by commas, is written with raw NULL and its x fields, joined by
- * commas, in `raw_rest`; every reader gets the text back from
+ * joined by commas, is written with raw NULL, its x fields, joined by
+ * commas, in `raw_rest` and its a field in `raw_at`; every reader gets the text back from
  * `straggler.raw_of_layout` in SQL. The rules here are that
  * function's, character for character: an instant is `formatInstant`'s text
  * (ISO 8601 UTC, 3 fraction digits, or 6 when its microseconds within the
  * millisecond are not 0) with a four-digit year from 1000 to 9999 (PostgreSQL's
- * `to_char` writes other years differently); a value is a plain decimal
+ * `to_char` writes other years differently); an a field is such a text naming a
+ * real instant (a month's day that exists, hours to 23, seconds to 59) and, with 6
+ * fraction digits, not ending in `000` (`instant_text` writes 3 then); a value is a plain decimal
  * (`-?digits[.digits]`, no leading zero, not a negative zero) as `numeric`
  * writes it back; a key is the stored key of a single key field; an x field
  * holds no comma. Anything else (quoted fields, other forms) keeps its raw text. The
@@ -31,9 +36,10 @@ interface RowTexts {
   fields: readonly (string | null)[];
 }
 
-/** A row written without its raw text: what `raw_rest` holds (null when the layout has no x). */
+/** A row written without its raw text: what `raw_rest` holds (null when the layout has no x) and `raw_at` (null without an a). */
 interface Elided {
   rest: string | null;
+  at: string | null;
 }
 
 const INSTANT = /^[1-9]\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d\.(\d{3}|\d{6})Z$/;
@@ -49,6 +55,26 @@ const formattedInstantText = (text: string | null): string | null => {
   const c = text === null ? 0 : text.charCodeAt(0);
   return c >= 49 && c <= 57 ? text : null;
 };
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** The two-digit number at `i` of `t` (its characters are digits: INSTANT matched). */
+const two = (t: string, i: number): number => (t.charCodeAt(i) - 48) * 10 + t.charCodeAt(i + 1) - 48;
+/**
+ * `text` when PostgreSQL reads it as a timestamptz that `straggler.instant_text` writes back as `text`
+ * character for character, else null: INSTANT's form, a day that exists in its month (leap years by the
+ * Gregorian rule, as PostgreSQL's), hours 00–23, minutes and seconds 00–59 (PostgreSQL takes `24:00:00` and
+ * `:60` as the next day or minute), and no 6-digit fraction ending in `000` (written back with 3 digits).
+ */
+function atInstantText(text: string | null): string | null {
+  if (text === null || !INSTANT.test(text)) return null;
+  const year = two(text, 0) * 100 + two(text, 2),
+    month = two(text, 5),
+    day = two(text, 8);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return null;
+  if (two(text, 11) > 23 || two(text, 14) > 59 || two(text, 17) > 59) return null;
+  if (text.length === 27 && text.endsWith("000Z")) return null;
+  return text;
+}
 const valueText = (value: string | null): string | null =>
   value !== null && DECIMAL.test(value) && !NEGATIVE_ZERO.test(value) ? value : null;
 
@@ -79,7 +105,8 @@ function elide(layout: string, r: RowTexts, raw: string): Elided | null {
   if (r.fields.length !== layout.length) return null;
   // `raw` read part by part against the join: no joined text is built.
   let at = 0;
-  let rest: string | null = null;
+  let rest: string | null = null,
+    instant: string | null = null;
   for (let i = 0; i < layout.length; i++) {
     const c = layout[i]!;
     let p: string | null;
@@ -87,13 +114,14 @@ function elide(layout: string, r: RowTexts, raw: string): Elided | null {
       p = r.fields[i] ?? "";
       if (p.includes(",")) return null;
       rest = rest === null ? p : `${rest},${p}`;
-    } else p = part(c, r);
+    } else if (c === "a") p = instant = atInstantText(r.fields[i] ?? null);
+    else p = part(c, r);
     if (p === null) return null;
     if (i > 0 && raw.charCodeAt(at++) !== 44 /* , */) return null;
     if (!raw.startsWith(p, at)) return null;
     at += p.length;
   }
-  return at === raw.length ? { rest } : null;
+  return at === raw.length ? { rest, at: instant } : null;
 }
 
 /**
@@ -106,6 +134,7 @@ function layoutOf(rec: RawRecord, r: RowTexts, policy: AdmissionPolicy): string 
   const f = policy.fields;
   const singleKey = f.groupKey.length === 1 ? f.groupKey[0] : undefined;
   let layout = "";
+  let instant = false;
   for (const [name, text] of Object.entries(rec.fields)) {
     let c = "x";
     if (text === null) c = "x";
@@ -114,6 +143,7 @@ function layoutOf(rec: RawRecord, r: RowTexts, policy: AdmissionPolicy): string 
     else if (text === instantText(r.ingestionTime)) c = "i";
     else if (name === singleKey && text === r.row.groupKey) c = "k";
     else if (name === f.value && text === valueText(r.row.value)) c = "v";
+    else if (!instant && atInstantText(text) !== null) [c, instant] = ["a", true];
     layout += c;
   }
   // Worth it only when some column gives a field back.
@@ -126,15 +156,15 @@ const LAYOUT_TRIES = 16;
 /** What one source's landing does with raw texts: which to write, and the layout it wrote rows by. */
 export interface RawElider {
   /**
-   * The raw text and `raw_rest` to write for an accepted record classified as `row` (instants as `formatInstant`
-   * writes them): `{ raw: null, rest }` when its columns give its text back, else its own text.
+   * The raw text, `raw_rest` and `raw_at` to write for an accepted record classified as `row` (instants as
+   * `formatInstant` writes them): `{ raw: null, rest, at }` when its columns give its text back, else its own text.
    */
   accepted(
     rec: RawRecord,
     row: BronzeRow,
     eventTime: string | null,
     ingestionTime: string,
-  ): { raw: string | null; rest: string | null };
+  ): { raw: string | null; rest: string | null; at: string | null };
   /** The layout rows were written by without their raw text; null while every row kept its text. */
   readonly layout: string | null;
 }
@@ -151,17 +181,17 @@ export function rawElider(policy: AdmissionPolicy, enabled: () => boolean): RawE
   return {
     accepted(rec, row, eventTime, ingestionTime) {
       on ??= enabled();
-      if (!on || rec.fields === null) return { raw: rec.raw, rest: null };
-      if (layout === null && tries >= LAYOUT_TRIES) return { raw: rec.raw, rest: null };
+      if (!on || rec.fields === null) return { raw: rec.raw, rest: null, at: null };
+      if (layout === null && tries >= LAYOUT_TRIES) return { raw: rec.raw, rest: null, at: null };
       const texts: RowTexts = { row, eventTime, ingestionTime, fields: Object.values(rec.fields) };
       if (layout === null) {
         tries++;
         layout = layoutOf(rec, texts, policy);
       }
       const e = layout === null ? null : elide(layout, texts, rec.raw);
-      if (e === null) return { raw: rec.raw, rest: null };
+      if (e === null) return { raw: rec.raw, rest: null, at: null };
       used = layout;
-      return { raw: null, rest: e.rest };
+      return { raw: null, rest: e.rest, at: e.at };
     },
     get layout() {
       return used;

@@ -195,7 +195,17 @@ describe("the ledger's kept counts", () => {
     await withFreshDatabase(async (pool) => {
       await runMigrationsBefore(pool, 43);
       const p = orders("lc-migrated", "first");
-      await land(pool, p, "before", ev("m1", "a", "12:01", "1"), "not json", ev("m1", "a", "12:01", "1"));
+      // Landed as the release before 0043 wrote bronze (by SQL: today's landing writes columns that later
+      // migrations add, such as 0045's raw_at): an accepted row, a malformed line, a duplicate of the first.
+      await pool.query(
+        `INSERT INTO straggler.bronze_events (source_id, pipeline, source_line, event_id, raw, event_time, ingestion_time, group_key, value, status, reason, detail)
+         SELECT straggler.bronze_source_id($1, 'before'), $1, n, id, raw, et::timestamptz, $3::timestamptz, k, v::numeric, st, r, d
+           FROM (VALUES (1, 'm1', $2, '2024-01-15T12:01:00Z', 'a', '1', 'accepted', NULL, NULL),
+                        (2, 'before:2', 'not json', NULL, '', NULL, 'quarantined', 'MALFORMED', 'not a JSON object'),
+                        (3, 'm1', $2, '2024-01-15T12:01:00Z', 'a', '1', 'quarantined', 'DUPLICATE', 'event id m1 landed before')
+                ) AS x(n, id, raw, et, k, v, st, r, d)`,
+        [p.name, ev("m1", "a", "12:01", "1"), new Date(LANDED).toISOString()],
+      );
       await runMigrations(pool);
       expect(await kept(pool, p.name)).toEqual({
         landed: 3,

@@ -117,4 +117,61 @@ describe("bronze rows kept without their raw text", () => {
       { raw: "e1,2026-03-02T12:01:00.000Z,plain,k1,10.50" },
     ]);
   });
+
+  it("a field no column holds that is an instant is kept as one (raw_at) only when its text comes back character for character", async () => {
+    const { pool } = await getDb();
+    const file = path.join(dir, "c.csv");
+    // The arrival field's text, and whether the row goes without its text (its arrival then in raw_at).
+    const ARRIVALS: [string, boolean][] = [
+      ["2026-03-02T12:30:00.000Z", true],
+      ["2026-03-02T12:31:00.123456Z", true],
+      ["2026-03-02T12:32:00.123000Z", false], // 6 digits ending 000: instant_text writes .123Z
+      ["2028-02-29T00:00:00.000Z", true], // a leap day
+      ["2000-02-29T00:00:00.000Z", true], // leap by the 400-year rule
+      ["1900-02-29T00:00:00.000Z", false], // no such day: PostgreSQL would refuse it
+      ["2026-02-29T00:00:00.000Z", false],
+      ["2026-04-31T00:00:00.000Z", false],
+      ["2026-13-01T00:00:00.000Z", false],
+      ["2026-03-00T00:00:00.000Z", false],
+      ["2026-03-02T24:00:00.000Z", false], // PostgreSQL reads it as the next day's midnight
+      ["2026-03-02T12:60:00.000Z", false],
+      ["2026-03-02T12:00:60.000Z", false], // a leap second: read as the next minute
+      ["2026-03-02T12:33:00Z", false], // no fraction
+      ["2026-03-02T12:34:00.000z", false],
+      ["2026-03-02T12:35:00.000+00:00", false],
+      ["0999-12-31T23:59:59.999Z", false], // to_char writes a year before 1000 otherwise
+      ["1000-01-01T00:00:00.000Z", true],
+      ["9999-12-31T23:59:59.999999Z", true],
+      ["", false],
+    ];
+    const lines = ARRIVALS.map(
+      ([a], i) => `e${i},2026-03-02T12:${String(i).padStart(2, "0")}:00.000Z,${a},n${i},k1,${i}`,
+    );
+    writeFileSync(file, ["id,t,arrived,note,k,v", ...lines].join("\n") + "\n");
+    const p = pipeline(base("raw-elided-instant", "k"));
+    const r = await landFile(pool, p, file, "c.csv");
+    expect([r.landed, r.accepted]).toEqual([20, 20]);
+    expect(
+      (await pool.query("SELECT raw_layout FROM straggler.source_headers WHERE pipeline = $1", [p.name])).rows,
+    ).toEqual([{ raw_layout: "etaxkv" }]);
+    const stored = await pool.query(
+      "SELECT raw IS NULL AS elided, raw_rest, raw_at FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq",
+      [p.name],
+    );
+    expect(stored.rows.map((x) => x.elided)).toEqual(ARRIVALS.map(([, e]) => e));
+    expect(stored.rows.map((x) => [x.raw_rest, x.raw_at])).toEqual(
+      ARRIVALS.map(([a, e], i) => (e ? [`n${i}`, a] : [null, null])),
+    );
+    const raws = async () =>
+      (await pool.query("SELECT raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name])).rows.map(
+        (x) => x.raw,
+      );
+    expect(await raws()).toEqual(lines);
+    // A rebuild reads every line back through the same function, and classifies them all again.
+    expect((await rebuild(pool, p)).rowsClassified).toBe(20);
+    await expect(
+      pool.query("UPDATE straggler.bronze_events SET raw_at = raw_at + interval '1 ms' WHERE pipeline = $1", [p.name]),
+    ).rejects.toThrow(/the raw columns \(.*raw_at.*\) never change/);
+    expect(await raws()).toEqual(lines);
+  });
 });

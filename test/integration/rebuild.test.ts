@@ -255,7 +255,7 @@ describe("rebuild", () => {
       );
       expect([e?.code, e?.message.replace(/row \d+/, "row N")]).toEqual([
         "23000",
-        "bronze row N of pipeline rebuild-raw: the raw columns (seq, pipeline, event_id, raw, raw_rest, ingestion_time, source_id, source_line, landed_at) never change",
+        "bronze row N of pipeline rebuild-raw: the raw columns (seq, pipeline, event_id, raw, raw_rest, raw_at, ingestion_time, source_id, source_line, landed_at) never change",
       ]);
     }
     expect(

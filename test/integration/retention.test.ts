@@ -464,7 +464,7 @@ describe("bronze partitions and the correction horizon", () => {
       await expect(
         pool.query("UPDATE straggler.bronze_events SET raw = 'x' WHERE seq = $1", [seqs[0]]),
       ).rejects.toThrow(
-        `bronze row ${seqs[0]} of pipeline old: the raw columns (seq, pipeline, event_id, raw, raw_rest, ingestion_time, source_id, source_line, landed_at) never change`,
+        `bronze row ${seqs[0]} of pipeline old: the raw columns (seq, pipeline, event_id, raw, raw_rest, raw_at, ingestion_time, source_id, source_line, landed_at) never change`,
       );
       // A seq is still unique: every value comes from the one sequence; the primary key (0023's (seq, landed_at), since
       // 0038 (pipeline, seq, landed_at)) holds the partition key.

@@ -6,5 +6,5 @@
  */
 export function bronzeRaw(alias: string): string {
   const c = (name: string) => (alias === "" ? name : `${alias}.${name}`);
-  return `straggler.bronze_raw(${["raw", "raw_rest", "source_id", "event_id", "event_time", "ingestion_time", "group_key", "value"].map(c).join(", ")})`;
+  return `straggler.bronze_raw(${["raw", "raw_rest", "raw_at", "source_id", "event_id", "event_time", "ingestion_time", "group_key", "value"].map(c).join(", ")})`;
 }

@@ -11,7 +11,7 @@ import { copyText, inChunks, inChunksOf } from "../../copyText.js";
 import type { PoolClient } from "../../pool.js";
 
 const COPY_BRONZE_SQL = `COPY straggler.bronze_events
-  (source_id, pipeline, input, source_line, event_id, raw, raw_rest, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
+  (source_id, pipeline, input, source_line, event_id, raw, raw_rest, raw_at, event_time, ingestion_time, group_key, value, status, reason, detail) FROM STDIN`;
 
 /**
  * The start of every COPY line of one landing after its source id (which the COPY adds: `copyBronzeRows`):
@@ -25,25 +25,25 @@ export function bronzeLinePrefix(pipeline: string, input: string = DEFAULT_INPUT
 
 /**
  * One COPY text line (newline included): `prefix` (`bronzeLinePrefix`), then the row's columns.
- * @param raw the raw text to store: the row's, or null when its columns give it back (src/ingest/rawLayout.ts)
- * @param rest with `raw` null, the fields no column holds (`raw_rest`)
+ * @param text.raw the raw text to store: the row's, or null when its columns give it back (src/ingest/rawLayout.ts)
+ * @param text.rest with `raw` null, the x fields (`raw_rest`); text.at, the a field (`raw_at`: an ISO 8601 UTC instant's text)
  * @param eventTime, ingestionTime the row's instants as `formatInstant` writes them (ISO 8601 UTC, µs kept)
  */
 export function bronzeLine(
   prefix: string,
   r: BronzeRow,
-  raw: string | null,
-  rest: string | null,
+  text: { raw: string | null; rest: string | null; at: string | null },
   eventTime: string | null,
   ingestionTime: string,
 ): string {
-  // The instants (formatInstant's ISO text), the status and the reason hold nothing COPY escapes. One join:
+  // The instants (formatInstant's ISO text, the a field's: rawLayout.ts atInstantText), the status and the reason hold nothing COPY escapes. One join:
   // a flat string (a template of 22 parts would keep a rope of them until the line is sent).
   const parts = [
     r.line,
     copyText(r.eventId),
-    copyText(raw),
-    copyText(rest),
+    copyText(text.raw),
+    copyText(text.rest),
+    text.at ?? "\\N",
     eventTime ?? "\\N",
     ingestionTime,
     copyText(r.groupKey),
