@@ -57,13 +57,17 @@ export async function writeAudit(
   return changesOf(rows);
 }
 
+/** `String.prototype.localeCompare`'s order (the default locale), one collator for every comparison. */
+const COLLATOR = new Intl.Collator();
+
 /**
  * The changes of audit rows (`straggler.corrections` columns as RETURNING gives them).
  * @returns the changes, ordered by group key, then window start, then window end
  */
 export function changesOf(rows: Record<string, any>[]): WindowChange[] {
-  return rows
-    .map((r) => ({
+  // Each change's sort key built once (not twice per comparison), compared as `localeCompare` compares.
+  const keyed = rows.map((r) => {
+    const change: WindowChange = {
       groupKey: keyOut(r.group_key),
       windowStart: r.window_start,
       windowEnd: r.window_end,
@@ -75,8 +79,8 @@ export function changesOf(rows: Record<string, any>[]): WindowChange[] {
       revision: r.revision_after,
       lateEventCount: r.late_event_count,
       lateEventIds: r.late_event_ids,
-    }))
-    .sort((a, b) =>
-      (keyIn(a.groupKey) + a.windowStart + a.windowEnd).localeCompare(keyIn(b.groupKey) + b.windowStart + b.windowEnd),
-    );
+    };
+    return { key: keyIn(change.groupKey) + change.windowStart + change.windowEnd, change };
+  });
+  return keyed.sort((a, b) => COLLATOR.compare(a.key, b.key)).map((k) => k.change);
 }
