@@ -48,7 +48,7 @@ const CLK_TCK = 100;
 
 /**
  * CPU time so far of the database server `postmasterPid` and its processes (backends, WAL writer, …),
- * ms, from /proc (Linux); undefined where there is no /proc.
+ * those still running and those it has reaped, ms, from /proc (Linux); undefined where there is no /proc.
  */
 function serverCpuMs(postmasterPid: number | undefined): number | undefined {
   if (postmasterPid === undefined) return undefined;
@@ -62,9 +62,12 @@ function serverCpuMs(postmasterPid: number | undefined): number | undefined {
       } catch {
         continue; // ended meanwhile
       }
-      // After "(comm)": state ppid … utime (14th field) stime (15th).
+      // After "(comm)": state ppid … utime (14th field) stime (15th) cutime (16th) cstime (17th). The
+      // postmaster's cutime and cstime hold the processes it has reaped: a backend that ends between two
+      // readings moves its time there instead of leaving the sum (which made a round's figure negative).
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(pid) === postmasterPid || Number(f[1]) === postmasterPid) ticks += Number(f[11]) + Number(f[12]);
+      if (Number(pid) === postmasterPid) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      else if (Number(f[1]) === postmasterPid) ticks += Number(f[11]) + Number(f[12]);
     }
     return (ticks * 1000) / CLK_TCK;
   } catch {
