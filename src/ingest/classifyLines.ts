@@ -38,6 +38,11 @@ export interface LineTally {
   acceptedIds: Set<string> | readonly string[] | null;
   /** With `collectIds`: an accepted event id came again within these lines (their dedupe cannot be skipped). */
   repeatedId: boolean;
+  /**
+   * With `collectIds`: the quarantined rows' event ids (a replay's filter of its own ids holds them too:
+   * src/ingest/landedIds.ts); null without it, or once more than `collectIds` were quarantined.
+   */
+  quarantinedIds: string[] | null;
 }
 
 export interface ClassifyOptions {
@@ -91,6 +96,7 @@ export function classifier(
     rawLayout: null,
     acceptedIds: ids,
     repeatedId: false,
+    quarantinedIds: opts.collectIds === undefined ? null : [],
   };
   const maxIds = opts.collectIds ?? 0;
   const prefix = bronzeLinePrefix(pipeline.name, opts.input);
@@ -114,7 +120,14 @@ export function classifier(
       }
       text = elider.accepted(rec, row, eventTime, ingestionTime);
       if (text.raw === null) tally.rawLayout = elider.layout;
-    } else if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
+    } else {
+      if (row.reason !== null) tally.byReason[row.reason] = (tally.byReason[row.reason] ?? 0) + 1;
+      const q = tally.quarantinedIds;
+      if (q !== null) {
+        if (q.length < maxIds) q.push(row.eventId);
+        else tally.quarantinedIds = null;
+      }
+    }
     return bronzeLine(prefix, row, text, eventTime, ingestionTime);
   };
   return { line, tally };
@@ -196,4 +209,9 @@ export function idsToProbe(
   if (!("tally" in records) || dedupeModeOf(pipeline.admission.dedupe) === "off" || records.rest !== null) return null;
   const { acceptedIds, repeatedId } = records.tally;
   return acceptedIds === null || repeatedId ? null : [...acceptedIds];
+}
+
+/** The quarantined rows' event ids of a landing classified whole in memory (`LineTally.quarantinedIds`), else null. */
+export function quarantinedIdsOf(records: AsyncIterable<RawRecord> | ClassifiedLines): readonly string[] | null {
+  return "tally" in records && records.rest === null ? records.tally.quarantinedIds : null;
 }

@@ -48,7 +48,7 @@ import { recordLanding } from "../db/sql/ingest/recordLanding.js";
 import { recordSourceHeader } from "../db/sql/ingest/sourceHeaders.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { inAppendQueue, withAppendLockReading } from "./appendLock.js";
-import { classifyLines, idsToProbe, type ClassifiedLines } from "./classifyLines.js";
+import { classifyLines, idsToProbe, quarantinedIdsOf, type ClassifiedLines } from "./classifyLines.js";
 import { commitOutcome } from "./commitOutcome.js";
 import { answerFromRecord, landedBefore, type LandOptions, type LandResult } from "./landAnswer.js";
 
@@ -88,7 +88,7 @@ export async function landRecords(
     (await inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, probe, opts)));
   // The replay's own ids learn the landing's outcome (landedIds.ts): its ids, or that bronze may hold others.
   if (result.alreadyLanded) opts.landedIds?.giveUp();
-  else opts.landedIds?.landed(probe, result.quarantined, result.lastSeq);
+  else opts.landedIds?.landed(probe, quarantinedIdsOf(records), result.lastSeq);
   return result;
 }
 

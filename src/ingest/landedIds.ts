@@ -10,8 +10,9 @@
  * - the pipeline had no bronze row when the first span landed (its highest `seq` read under the append lock was 0);
  * - no other writer landed a row of the pipeline since: each landing finds the pipeline's highest `seq` where the
  *   replay's previous landing left it (the lock's read, which every landing makes anyway);
- * - every span the replay landed had all its records accepted, each once, and all their ids collected (a
- *   quarantined record could be accepted by another policy version later: its id is not in the filter).
+ * - every span the replay landed had all its ids collected, its accepted ones each once, and its quarantined
+ *   records' ids as well: a quarantined row is not in the event-id index, but a cutover to another policy version
+ *   may accept it later, so its id goes in the filter (an event id never changes: it is a raw column).
  *
  * Once one of these fails, the filter is given up for the rest of the replay and every span is probed as before.
  */
@@ -54,17 +55,19 @@ export class LandedIds {
   }
 
   /**
-   * Once a landing of the replay committed (copyToBronze.ts tells it): its ids go in the filter and its `lastSeq` is
-   * where the next landing must find the pipeline. `ids` null (not collected, read during the COPY, or repeated
-   * within the span) or a quarantined record give the filter up.
+   * Once a landing of the replay committed (copyToBronze.ts tells it): its accepted and its quarantined ids go in
+   * the filter and its `lastSeq` is where the next landing must find the pipeline. `ids` null (not collected, read
+   * during the COPY, or repeated within the span) or `quarantinedIds` null (not collected, or too many) give the
+   * filter up. A row the landing's dedupe quarantined (DUPLICATE) was accepted by its classification: in `ids`.
    */
-  landed(ids: Iterable<string> | null, quarantined: number, lastSeq: number | null): void {
+  landed(ids: Iterable<string> | null, quarantinedIds: Iterable<string> | null, lastSeq: number | null): void {
     if (!this.usable) return;
-    if (ids === null || quarantined > 0) {
+    if (ids === null || quarantinedIds === null) {
       this.usable = false;
       return;
     }
     for (const id of ids) this.filter.add(id);
+    for (const id of quarantinedIds) this.filter.add(id);
     if (lastSeq !== null) this.expectedSeq = lastSeq;
   }
 

@@ -109,6 +109,7 @@ export function startSpanWorker(
             rawLayout: null,
             acceptedIds: null,
             repeatedId: false,
+            quarantinedIds: null,
           };
           async function* rest(): AsyncGenerator<string> {
             for (;;) {

@@ -10,7 +10,7 @@ describe("LandedIds", () => {
     const ids = new LandedIds(100_000);
     const landed = Array.from({ length: 100_000 }, (_, i) => `e${i}`);
     expect(ids.confirms(0)).toBe(true); // an empty pipeline
-    ids.landed(landed, 0, 100_000);
+    ids.landed(landed, [], 100_000);
     expect(landed.filter((id) => ids.mayBeNew([id]))).toEqual([]);
     // 100,000 ids never landed: at about one false "maybe" in 1.5 million, none here (the filter is deterministic).
     const fresh = Array.from({ length: 100_000 }, (_, i) => `e${100_000 + i}`);
@@ -21,26 +21,39 @@ describe("LandedIds", () => {
   it("speaks for bronze only where the replay's last landing left the pipeline", () => {
     const ids = new LandedIds(10);
     expect(ids.confirms(0)).toBe(true);
-    ids.landed(["a"], 0, 7);
+    ids.landed(["a"], [], 7);
     expect(ids.confirms(7)).toBe(true);
-    ids.landed(["b"], 0, 9);
+    ids.landed(["b"], [], 9);
     // Another writer landed rows of the pipeline: given up for good.
     expect(ids.confirms(12)).toBe(false);
     expect(ids.mayBeNew(["c"])).toBe(false);
     expect(ids.confirms(9)).toBe(false);
   });
 
-  it("is given up by a pipeline that had rows before, a quarantined record, ids not collected, or a skipped span", () => {
+  it("holds a span's quarantined ids too: a cutover may accept such a row later, so its id is never 'new'", () => {
+    const ids = new LandedIds(10);
+    expect(ids.confirms(0)).toBe(true);
+    ids.landed(["a"], ["q1", "line:7"], 3);
+    expect([ids.mayBeNew(["b"]), ids.mayBeNew(["q1"]), ids.mayBeNew(["line:7"]), ids.mayBeNew(["a"])]).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
+    expect(ids.confirms(3)).toBe(true);
+  });
+
+  it("is given up by a pipeline that had rows before, quarantined ids not collected, ids not collected, or a skipped span", () => {
     const before = new LandedIds(10);
     expect(before.confirms(3)).toBe(false);
     expect(before.mayBeNew(["a"])).toBe(false);
 
     const quarantined = new LandedIds(10);
-    quarantined.landed(["a"], 1, 2);
+    quarantined.landed(["a"], null, 2);
     expect(quarantined.mayBeNew(["b"])).toBe(false);
 
     const notCollected = new LandedIds(10);
-    notCollected.landed(null, 0, 2);
+    notCollected.landed(null, [], 2);
     expect(notCollected.mayBeNew(["b"])).toBe(false);
 
     const skipped = new LandedIds(10);
