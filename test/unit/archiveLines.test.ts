@@ -1,6 +1,6 @@
-/** `straggler archive` for people (src/cli/commands/retention.ts): a summary line first, then each list of partitions cut at --limit. */
+/** `straggler archive` and `straggler compact` for people (src/cli/commands/retention.ts): a summary line first, then each list of partitions cut at --limit. */
 import { describe, expect, it } from "vitest";
-import { archiveLines, planLines } from "../../src/cli/commands/retention.js";
+import { archiveLines, compactLines, planLines } from "../../src/cli/commands/retention.js";
 import type { ArchiveManifest, ArchiveRun } from "../../src/retention/archive.js";
 import type { PartitionVerdict } from "../../src/retention/archivePlan.js";
 
@@ -62,5 +62,21 @@ describe("archive's lines", () => {
       "… and 1 more partitions (--limit N shows more, --json all)",
     ]);
     expect(planLines([], 20)).toEqual(["no closed partitions: nothing to archive"]);
+  });
+});
+
+describe("compactLines", () => {
+  it("says when nothing was left to compact, else the total and each partition's index MB before and after", () => {
+    expect(compactLines([])).toEqual(["no closed partition left to compact"]);
+    expect(
+      compactLines([
+        { partition: "bronze_events_p202609", indexBytesBefore: 34_078_720, indexBytesAfter: 25_690_112, ms: 812 },
+        { partition: "bronze_events_p202610", indexBytesBefore: 1_048_576, indexBytesAfter: 524_288, ms: 40 },
+      ]),
+    ).toEqual([
+      "2 closed partitions compacted: indexes 33.5 MB → 25.0 MB",
+      "bronze_events_p202609: indexes 32.5 MB → 24.5 MB (812 ms)",
+      "bronze_events_p202610: indexes 1.0 MB → 0.5 MB (40 ms)",
+    ]);
   });
 });

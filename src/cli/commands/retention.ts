@@ -1,5 +1,9 @@
-/** `archive` (bronze partitions past the correction horizon → files, then dropped) and `restore --archive <file>` (src/retention/). */
+/**
+ * `archive` (bronze partitions past the correction horizon → files, then dropped), `restore --archive <file>`
+ * (src/retention/) and `compact` (closed months' indexes rebuilt once: src/db/sql/retention/compactPartitions.ts).
+ */
 import type { Command } from "commander";
+import type { Compaction } from "../../db/sql/retention/compactPartitions.js";
 import type { ArchiveRun } from "../../retention/archive.js";
 import type { PartitionVerdict } from "../../retention/archivePlan.js";
 import { json, withDb, type ContextOf } from "../context.js";
@@ -53,7 +57,34 @@ export function planLines(plan: PartitionVerdict[], limit: number): string[] {
   ];
 }
 
+/** The lines `compact` prints: a summary (partitions, index MB before and after), then each partition. */
+export function compactLines(done: Compaction[]): string[] {
+  if (done.length === 0) return ["no closed partition left to compact"];
+  const mb = (b: number) => `${(b / 1_048_576).toFixed(1)} MB`;
+  const sum = (f: (c: Compaction) => number) => done.reduce((n, c) => n + f(c), 0);
+  return [
+    `${done.length} closed partition${done.length === 1 ? "" : "s"} compacted: indexes ${mb(sum((c) => c.indexBytesBefore))} → ${mb(sum((c) => c.indexBytesAfter))}`,
+    ...done.map((c) => `${c.partition}: indexes ${mb(c.indexBytesBefore)} → ${mb(c.indexBytesAfter)} (${c.ms} ms)`),
+  ];
+}
+
 export function retentionCommands(program: Command, ctxOf: ContextOf): void {
+  program
+    .command("compact")
+    .description(
+      "rebuild once the indexes of every bronze partition whose month ended over a day ago (REINDEX CONCURRENTLY: landings and reads go on; inserts leave them about half full, a closed month takes no more); run it monthly (cron), or whenever: it rebuilds nothing twice",
+    )
+    .option("--json", "print every partition compacted with its index bytes before and after and the time it took (ms)")
+    .action(async (opts: { json?: boolean }) => {
+      const ctx = await ctxOf();
+      const { compactClosedPartitions } = await import("../../db/sql/retention/compactPartitions.js");
+      await withDb(ctx, async (db) => {
+        const done = await compactClosedPartitions(db.pool);
+        if (opts.json) json(done);
+        else console.log(compactLines(done).join("\n"));
+      });
+    });
+
   program
     .command("archive")
     .description(
