@@ -97,6 +97,7 @@ describe("the generated references", () => {
       "straggler cutover",
       "straggler archive",
       "straggler restore",
+      "straggler compact",
     ]);
     expect(text).toContain("## straggler db psql\n\n```text\nstraggler db psql [options] [psql-args...]\n```\n");
     expect(text).toContain("| `-c, --config <file>` | pipelines file (YAML/JSON) (env: STRAGGLER_PIPELINES) |  |\n");

@@ -70,22 +70,6 @@ export function compactLines(done: Compaction[]): string[] {
 
 export function retentionCommands(program: Command, ctxOf: ContextOf): void {
   program
-    .command("compact")
-    .description(
-      "rebuild once the indexes of every bronze partition whose month ended over a day ago (REINDEX CONCURRENTLY: landings and reads go on; inserts leave them about half full, a closed month takes no more); run it monthly (cron), or whenever: it rebuilds nothing twice",
-    )
-    .option("--json", "print every partition compacted with its index bytes before and after and the time it took (ms)")
-    .action(async (opts: { json?: boolean }) => {
-      const ctx = await ctxOf();
-      const { compactClosedPartitions } = await import("../../db/sql/retention/compactPartitions.js");
-      await withDb(ctx, async (db) => {
-        const done = await compactClosedPartitions(db.pool);
-        if (opts.json) json(done);
-        else console.log(compactLines(done).join("\n"));
-      });
-    });
-
-  program
     .command("archive")
     .description(
       "archive bronze partitions wholly past every pipeline's correction horizon (retention in the pipelines file) to compressed files with a SHA-256 and a manifest, then detach and drop them; also archives again a partition restored earlier",
@@ -148,6 +132,22 @@ export function retentionCommands(program: Command, ctxOf: ContextOf): void {
           console.error(`straggler: ${e.message}`);
           worstExit(1);
         }
+      });
+    });
+
+  program
+    .command("compact")
+    .description(
+      "rebuild once the indexes of every bronze partition whose month ended over a day ago (REINDEX CONCURRENTLY: landings and reads go on; inserts leave them about half full, a closed month takes no more); run it monthly (cron), or whenever: it rebuilds nothing twice",
+    )
+    .option("--json", "print every partition compacted with its index bytes before and after and the time it took (ms)")
+    .action(async (opts: { json?: boolean }) => {
+      const ctx = await ctxOf();
+      const { compactClosedPartitions } = await import("../../db/sql/retention/compactPartitions.js");
+      await withDb(ctx, async (db) => {
+        const done = await compactClosedPartitions(db.pool);
+        if (opts.json) json(done);
+        else console.log(compactLines(done).join("\n"));
       });
     });
 }
