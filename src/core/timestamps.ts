@@ -92,8 +92,14 @@ function parseEpoch(text: string, format: Exclude<TimestampFormat, "iso8601">, r
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/** The days of `month` (1–12) of `year` in the proleptic Gregorian calendar (PostgreSQL's and ISO 8601's). */
+export function daysInMonth(year: number, month: number): number {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!;
+}
+
 /** The value of the two decimal digits at `i` of `s`, or -1 when they are not both digits. */
-function two(s: string, i: number): number {
+export function twoDigitsAt(s: string, i: number): number {
   const a = s.charCodeAt(i) - 48,
     b = s.charCodeAt(i + 1) - 48;
   return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
@@ -116,13 +122,13 @@ function utcFast(s: string): InstantResult | undefined {
     s.charCodeAt(16) !== 58
   )
     return undefined;
-  const hi = two(s, 0),
-    lo = two(s, 2),
-    month = two(s, 5),
-    day = two(s, 8),
-    hour = two(s, 11),
-    minute = two(s, 14),
-    second = two(s, 17);
+  const hi = twoDigitsAt(s, 0),
+    lo = twoDigitsAt(s, 2),
+    month = twoDigitsAt(s, 5),
+    day = twoDigitsAt(s, 8),
+    hour = twoDigitsAt(s, 11),
+    minute = twoDigitsAt(s, 14),
+    second = twoDigitsAt(s, 17);
   if (
     hi < 1 ||
     lo < 0 ||
@@ -138,8 +144,7 @@ function utcFast(s: string): InstantResult | undefined {
   )
     return undefined;
   const year = hi * 100 + lo;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return undefined;
+  if (day > daysInMonth(year, month)) return undefined;
   let fraction = 0;
   if (len > 20) {
     if (s.charCodeAt(19) !== 46 /* . */ || len === 21) return undefined;

@@ -27,6 +27,7 @@
  * text always gets the same text back.
  */
 import type { AdmissionPolicy, BronzeRow, RawRecord } from "../core/admission.js";
+import { daysInMonth, twoDigitsAt } from "../core/timestamps.js";
 
 /** A row's columns as the landing writes them: the instants already formatted (`formatInstant`); its record's field texts in header order. */
 interface RowTexts {
@@ -55,9 +56,6 @@ const formattedInstantText = (text: string | null): string | null => {
   const c = text === null ? 0 : text.charCodeAt(0);
   return c >= 49 && c <= 57 ? text : null;
 };
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-/** The two-digit number at `i` of `t` (its characters are digits: INSTANT matched). */
-const two = (t: string, i: number): number => (t.charCodeAt(i) - 48) * 10 + t.charCodeAt(i + 1) - 48;
 /**
  * `text` when PostgreSQL reads it as a timestamptz that `straggler.instant_text` writes back as `text`
  * character for character, else null: INSTANT's form, a day that exists in its month (leap years by the
@@ -66,12 +64,12 @@ const two = (t: string, i: number): number => (t.charCodeAt(i) - 48) * 10 + t.ch
  */
 function atInstantText(text: string | null): string | null {
   if (text === null || !INSTANT.test(text)) return null;
-  const year = two(text, 0) * 100 + two(text, 2),
-    month = two(text, 5),
-    day = two(text, 8);
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return null;
-  if (two(text, 11) > 23 || two(text, 14) > 59 || two(text, 17) > 59) return null;
+  // INSTANT matched: every two-digit field is digits.
+  const month = twoDigitsAt(text, 5),
+    day = twoDigitsAt(text, 8);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(twoDigitsAt(text, 0) * 100 + twoDigitsAt(text, 2), month))
+    return null;
+  if (twoDigitsAt(text, 11) > 23 || twoDigitsAt(text, 14) > 59 || twoDigitsAt(text, 17) > 59) return null;
   if (text.length === 27 && text.endsWith("000Z")) return null;
   return text;
 }
@@ -143,7 +141,10 @@ function layoutOf(rec: RawRecord, r: RowTexts, policy: AdmissionPolicy): string 
     else if (text === instantText(r.ingestionTime)) c = "i";
     else if (name === singleKey && text === r.row.groupKey) c = "k";
     else if (name === f.value && text === valueText(r.row.value)) c = "v";
-    else if (!instant && atInstantText(text) !== null) [c, instant] = ["a", true];
+    else if (!instant && atInstantText(text) !== null) {
+      c = "a";
+      instant = true;
+    }
     layout += c;
   }
   // Worth it only when some column gives a field back.

@@ -9,6 +9,7 @@
  * the partition of their landing's month, so a closed month's indexes only shrink back by a rebuild.
  */
 import type { Queryable } from "../../pool.js";
+import { quoteIdent } from "./archives.js";
 import { listPartitions } from "./partitions.js";
 
 /**
@@ -33,8 +34,6 @@ const BTREES_SQL = `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON 
 const LEFT_BEHIND_SQL = `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
  WHERE i.indrelid = $1::regclass AND NOT i.indisvalid AND c.relname ~ '_ccnew[0-9]*$'`;
 
-const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 const INDEX_BYTES_SQL = `SELECT coalesce(sum(pg_relation_size(indexrelid)), 0)::bigint AS b FROM pg_index WHERE indrelid = $1::regclass`;
 
 /**
@@ -42,17 +41,13 @@ const INDEX_BYTES_SQL = `SELECT coalesce(sum(pg_relation_size(indexrelid)), 0)::
  * @param nowMs the current time, epoch ms
  */
 export async function partitionsToCompact(db: Queryable, nowMs: number): Promise<string[]> {
-  const done = new Map(
-    (
-      await db.query(
-        "SELECT c.partition, c.relid::bigint AS relid, p.oid::bigint AS oid FROM straggler.bronze_compactions c LEFT JOIN pg_class p ON p.oid = c.relid",
-      )
-    ).rows.map((r) => [r.partition as string, r.oid !== null && r.oid === r.relid]),
+  // Compacted: recorded with the oid the table of that name has now (one made again since has another).
+  const { rows } = await db.query(
+    `SELECT c.partition FROM straggler.bronze_compactions c JOIN pg_class p ON p.oid = c.relid AND p.relname = c.partition`,
   );
+  const done = new Set(rows.map((r) => r.partition as string));
   return (await listPartitions(db))
-    .filter(
-      (p) => p.rangeEnd !== null && Date.parse(p.rangeEnd) + CLOSED_AFTER_MS <= nowMs && done.get(p.name) !== true,
-    )
+    .filter((p) => p.rangeEnd !== null && Date.parse(p.rangeEnd) + CLOSED_AFTER_MS <= nowMs && !done.has(p.name))
     .map((p) => p.name)
     .sort();
 }
@@ -72,13 +67,13 @@ export async function compactClosedPartitions(db: Queryable, nowMs = Date.now())
     // An earlier rebuild that was interrupted left its new indexes behind, invalid (`…_ccnew`): PostgreSQL's
     // advice is to drop them and rebuild again.
     for (const r of (await db.query(LEFT_BEHIND_SQL, [table])).rows)
-      await db.query(`DROP INDEX CONCURRENTLY straggler.${quoted(r.name as string)}`);
+      await db.query(`DROP INDEX CONCURRENTLY straggler.${quoteIdent(r.name as string)}`);
     const before = Number((await db.query(INDEX_BYTES_SQL, [table])).rows[0].b);
     // Full leaf pages (the default, 90, keeps a tenth free for inserts that a closed month never gets): on the
     // peers workload 113.7 → 94.9 B per event rebuilt at 90, 85.7 at 100 (BENCHMARKS.md "Issue 30, round ten").
     for (const r of (await db.query(BTREES_SQL, [table])).rows)
-      await db.query(`ALTER INDEX straggler.${quoted(r.name as string)} SET (fillfactor = 100)`);
-    await db.query(`REINDEX TABLE CONCURRENTLY straggler.${quoted(partition)}`);
+      await db.query(`ALTER INDEX straggler.${quoteIdent(r.name as string)} SET (fillfactor = 100)`);
+    await db.query(`REINDEX TABLE CONCURRENTLY straggler.${quoteIdent(partition)}`);
     const after = Number((await db.query(INDEX_BYTES_SQL, [table])).rows[0].b);
     await db.query(
       `INSERT INTO straggler.bronze_compactions (partition, relid, index_bytes_before, index_bytes_after)
