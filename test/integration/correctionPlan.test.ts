@@ -116,6 +116,32 @@ describe("the correction's recompute plans", () => {
     expect(spread).toEqual({ targets: 4, rowsInRange: 3 });
   });
 
+  it("a stored window whose rows are gone, beside a changed key of the same window: count 0 in both plans", async () => {
+    const { pool } = await getDb();
+    const p = tumbling("plan-gone");
+    const more = [
+      { id: "7", t: "2026-10-01T13:02:00Z", k: "b", v: 4 },
+      { id: "8", t: "2026-10-01T13:30:00Z", k: "a", v: 1 },
+    ];
+    await land(pool, p, "1.jsonl", [...onTime, ...more]);
+    await land(pool, p, "2.jsonl", [{ id: "9", t: "2026-10-01T13:05:00Z", k: "b", v: 6 }]);
+    // (a, 13:00) holds one row, stored as count 1; quarantined now (as a cutover may leave it), the window has none.
+    const c = await pool.connect();
+    try {
+      await c.query("BEGIN");
+      await c.query(
+        "UPDATE straggler.bronze_events SET status = 'quarantined', reason = 'TOO_OLD' WHERE pipeline = $1 AND event_id = '4'",
+        [p.name],
+      );
+      await c.query("COMMIT");
+    } finally {
+      c.release();
+    }
+    const { sparse, dense } = await bothPlans(pool, p, [["a", "2026-10-01T13:00:00Z", "2026-10-01T13:10:00Z"]]);
+    expect(sparse).toEqual(["a 13:00 13:10 1 1 0 0 0 0 null null null", "b 13:00 13:10 1 1 4 4 4 2 10 4 6"]);
+    expect(dense).toEqual(sparse);
+  });
+
   it("windows with an offset: the range scan assigns each row the window the per-window reads read", async () => {
     const { pool } = await getDb();
     const p = tumbling("plan-offset", "3 minutes");

@@ -11,14 +11,18 @@
  * new since the last ANALYZE looks empty to the planner. The (group key, event
  * time) index of accepted rows is the access path a correction's cost should
  * follow; the pipeline and the value are read from the heap row.
- * The targets are visited in (window, key) order: bronze's heap is in landing
- * order, so the rows of one window of every key share a stretch of heap pages,
- * and each window's pages are read once for all its touched keys, then hit in
- * shared buffers. In (key, window) order, the index's own, the same stretch was
- * read again for each key: on the peers workload at 10M events (about 100 rows
- * per key and window, 9,253 windows touched, heap far larger than shared
- * buffers) the correction took 4.9–5.1 s against 2.6–2.7 s; at 1M 0.80–1.02 s
- * against 0.80–0.88 s (BENCHMARKS.md). The stored window is looked up by its key,
+ * The targets are read a window at a time: one bitmap scan of the (group key, event time) index
+ * for all the touched keys of a window (`group_key = ANY(keys)`), grouped by key. Bronze's heap
+ * is in landing order, so the rows of one window of every key share a stretch of heap pages:
+ * read this way, each page of the stretch is visited once for all the window's touched keys.
+ * One scan per target visited the same stretch again for each key: on the peers workload at
+ * 10M events (about 100 rows per key and window, 9,253 targets in 1,006 windows) 687,842 heap
+ * page visits against 162,427, the statement 1,360 → 1,280 ms (most of what is left is reading
+ * those pages into shared buffers); at 1M 78,078 against 25,402 visits, 177–514 → 126–146 ms
+ * (BENCHMARKS.md, round eleven). Before that, in (key, window) order, the index's own, the
+ * stretch was read once per key and window from disk: 4.9–5.1 s against 2.6–2.7 s at 10M.
+ * A target with no row gets a count of 0 and null sum, min and max, as an aggregate over no rows
+ * gives them (the dense plan's rule too). The stored window is looked up by its key,
  * one probe of the results' primary key per target (a LATERAL with LIMIT 1):
  * as a plain join, the planner hashed the pipeline's whole results (95,669
  * windows read, spilling to disk, for 2,919 targets), a cost that grows with
@@ -28,22 +32,29 @@
  */
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
-import { aggregateWindow, computedAggregates, storedAggregates } from "../fragments/windowAggregates.js";
+import { aggregateWindow, storedAggregates } from "../fragments/windowAggregates.js";
 import { notSupersededOf } from "../fragments/superseded.js";
 
 const RECOMPUTE_TARGETS_SQL = `INSERT INTO corr_changes
-SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")}, ${computedAggregates("f")}
-  FROM (SELECT * FROM corr_targets ORDER BY window_start, window_end, group_key) t
-  CROSS JOIN LATERAL (
-    SELECT ${aggregateWindow("b.value")}
-      FROM straggler.bronze_events b
-     WHERE b.pipeline || '' = $1 AND b.group_key = t.group_key AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSupersededOf("b", "$1", "$2", { upTo: "$2" })}
-       AND b.event_time >= t.window_start AND b.event_time < t.window_end) f
+SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")}, coalesce(f.n, 0), f.s, f.lo, f.hi
+  FROM corr_targets t
+  LEFT JOIN (
+    SELECT w.window_start, w.window_end, a.*
+      FROM (SELECT window_start, window_end, array_agg(group_key) AS keys FROM corr_targets
+             GROUP BY window_start, window_end ORDER BY window_start, window_end) w
+      CROSS JOIN LATERAL (
+        SELECT b.group_key, ${aggregateWindow("b.value")}
+          FROM straggler.bronze_events b
+         WHERE b.pipeline || '' = $1 AND b.group_key = ANY(w.keys) AND b.status = 'accepted' AND b.seq + 0 <= $2
+           AND ${notSupersededOf("b", "$1", "$2", { upTo: "$2" })}
+           AND b.event_time >= w.window_start AND b.event_time < w.window_end
+         GROUP BY b.group_key) a) f
+    ON f.group_key = t.group_key AND f.window_start = t.window_start AND f.window_end = t.window_end
   LEFT JOIN LATERAL (
     SELECT r.pipeline, r.revision, ${storedAggregates("r")} FROM straggler.window_results_table r
      WHERE r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start AND r.window_end = t.window_end LIMIT 1) r ON true
  WHERE (r.pipeline IS NULL AND f.n > 0)
-    OR (r.pipeline IS NOT NULL AND (${storedAggregates("r")}) IS DISTINCT FROM (${computedAggregates("f")}))`;
+    OR (r.pipeline IS NOT NULL AND (${storedAggregates("r")}) IS DISTINCT FROM (coalesce(f.n, 0), f.s, f.lo, f.hi))`;
 
 /**
  * Fills `corr_changes` from `corr_targets` of `pipeline`, reading bronze up to `seq` `snapshot`.
