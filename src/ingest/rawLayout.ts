@@ -7,12 +7,14 @@
  *   i  ingestion_time, likewise      k  group_key (one key field)
  *   v  value (numeric text)          x  a field no column holds
  *   a  a field no column holds that is an instant: kept in `raw_at`
- *      (8 bytes) instead of as text (drizzle/0045_bronze_raw_instant.sql);
- *      at most one per layout, the first such field
+ *      (8 bytes) instead of as text (drizzle/0045_bronze_raw_instant.sql),
+ *      or nothing (`raw_at` NULL) when its text is the event time's as the
+ *      t letter writes it (drizzle/0047_bronze_raw_at_event_time.sql); at
+ *      most one per layout, the first such field
  *
  * An accepted row whose raw text equals those texts in the layout's order,
  * joined by commas, is written with raw NULL, its x fields, joined by
- * commas, in `raw_rest` and its a field in `raw_at`; every reader gets the text back from
+ * commas, in `raw_rest` and its a field in `raw_at` (unless it is the event time's text); every reader gets the text back from
  * `straggler.raw_of_layout` in SQL. The rules here are that
  * function's, character for character: an instant is `formatInstant`'s text
  * (ISO 8601 UTC, 3 fraction digits, or 6 when its microseconds within the
@@ -112,8 +114,13 @@ function elide(layout: string, r: RowTexts, raw: string): Elided | null {
       p = r.fields[i] ?? "";
       if (p.includes(",")) return null;
       rest = rest === null ? p : `${rest},${p}`;
-    } else if (c === "a") p = instant = atInstantText(r.fields[i] ?? null);
-    else p = part(c, r);
+    } else if (c === "a") {
+      const text = r.fields[i] ?? null;
+      // The event time's own text (an on-time arrival, say): raw_at stays NULL and reads back as the event
+      // time, as the t letter does (drizzle/0047_bronze_raw_at_event_time.sql).
+      if (text !== null && text === r.eventTime && formattedInstantText(text) !== null) p = text;
+      else p = instant = atInstantText(text);
+    } else p = part(c, r);
     if (p === null) return null;
     if (i > 0 && raw.charCodeAt(at++) !== 44 /* , */) return null;
     if (!raw.startsWith(p, at)) return null;

@@ -174,4 +174,54 @@ describe("bronze rows kept without their raw text", () => {
     ).rejects.toThrow(/the raw columns \(.*raw_at.*\) never change/);
     expect(await raws()).toEqual(lines);
   });
+  it("an instant field whose text is the event time's keeps no instant (raw_at NULL), and a cutover that moves the event time gives the row its text first", async () => {
+    const { pool } = await getDb();
+    const file = path.join(dir, "d.csv");
+    // The line, whether bronze keeps no text of it, and whether its arrival is kept in raw_at.
+    const ROWS: [string, boolean, boolean][] = [
+      ["e1,2026-03-02T12:01:00.000Z,2026-03-02T12:01:00.000Z,k1,1", true, false], // arrived on time: its event time
+      ["e2,2026-03-02T12:02:00.000Z,2026-03-02T13:02:00.000Z,k1,2", true, true], // arrived late: an instant of its own
+      ["e3,2026-03-02T12:03:00.123456Z,2026-03-02T12:03:00.123456Z,k1,3", true, false],
+      ["e4,2026-03-02T12:04:00Z,2026-03-02T12:04:00Z,k1,4", false, false], // the landing writes .000Z: neither comes back
+      ["e5,2026-03-02T12:05:00.000Z,2026-03-02T12:05:00.000+00:00,k1,5", false, false], // the same instant, other text
+      ["e6,2026-03-02T12:06:00.000Z,,k1,6", false, false],
+    ];
+    const lines = ROWS.map(([l]) => l);
+    writeFileSync(file, ["id,t,arrived,k,v", ...lines].join("\n") + "\n");
+    const p = pipeline(base("raw-elided-at-event-time", "k"));
+    expect((await landFile(pool, p, file, "d.csv")).accepted).toBe(6);
+    expect(
+      (await pool.query("SELECT raw_layout FROM straggler.source_headers WHERE pipeline = $1", [p.name])).rows,
+    ).toEqual([{ raw_layout: "etakv" }]);
+    const stored = async () =>
+      (
+        await pool.query(
+          "SELECT raw IS NULL AS elided, raw_at IS NOT NULL AS has_at FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq",
+          [p.name],
+        )
+      ).rows.map((x) => [x.elided, x.has_at]);
+    expect(await stored()).toEqual(ROWS.map(([, e, a]) => [e, a]));
+    const raws = async () =>
+      (await pool.query("SELECT raw FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq", [p.name])).rows.map(
+        (x) => x.raw,
+      );
+    expect(await raws()).toEqual(lines);
+    while ((await runBatch(pool, p, "once")) !== null);
+
+    // Rebuilt with the arrival as the event time: e2's event time moves (it gets its text first); e1's and e3's
+    // do not (still without text, raw_at still NULL: their arrival is their event time under either policy).
+    const byArrival = pipeline({
+      ...base("raw-elided-at-event-time", "k"),
+      fields: { ...base("", "k").fields, eventTime: "arrived" },
+    });
+    const built = await rebuild(pool, byArrival);
+    expect(built.rowsClassified).toBe(6);
+    await cutover(pool, byArrival, built.version);
+    expect(await raws()).toEqual(lines);
+    expect((await stored()).slice(0, 3)).toEqual([
+      [true, false],
+      [false, true],
+      [true, false],
+    ]);
+  });
 });
