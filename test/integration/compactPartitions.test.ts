@@ -80,11 +80,11 @@ describe("compactClosedPartitions", () => {
       ["group_key_event_time_idx", ["fillfactor=100"]],
       ["pkey", ["fillfactor=100"]],
     ]);
-    // The open months' indexes keep the default.
-    const open = await pool.query(
-      `SELECT count(*)::int AS n FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::regclass AND c.reloptions IS NOT NULL`,
-      [`straggler.${thisMonth}`],
-    );
+    // The open month is not rebuilt (its btrees fill their pages as it lands, 0048: nothing to record).
+    expect(done.map((c) => c.partition)).not.toContain(thisMonth);
+    const open = await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_compactions WHERE partition = $1", [
+      thisMonth,
+    ]);
     expect(open.rows[0].n).toBe(0);
     const recorded = await pool.query(
       "SELECT index_bytes_before::bigint AS b, index_bytes_after::bigint AS a FROM straggler.bronze_compactions WHERE partition = $1",

@@ -75,7 +75,7 @@ async function moveToMonth(pool: Pool, pipelineName: string, source: string, lan
   }
 }
 
-describe("bronze's indexes after migrations 0029 and 0038", () => {
+describe("bronze's indexes after migrations 0029, 0038 and 0048", () => {
   it("the partitioned table has exactly the primary key (pipeline, seq, landed_at), BRIN (event_time), the partial (group_key, event_time) correction index and the partial event-id index; every partition has the same four", async () => {
     const { pool } = await getDb();
     const { rows } = await pool.query(
@@ -120,6 +120,19 @@ describe("bronze's indexes after migrations 0029 and 0038", () => {
          JOIN pg_index x ON x.indrelid = c.oid WHERE t.inhparent = 'straggler.bronze_events'::regclass GROUP BY c.relname`,
     );
     for (const r of counts.rows) expect([r.part, r.n]).toEqual([r.part, 4]);
+    // Every partition's btrees fill their leaf pages, the one made just now too (0048); the BRIN has no fill factor.
+    const fill = await pool.query(
+      `SELECT c.relname AS part, array_agg(a.amname || ':' || coalesce(array_to_string(ic.reloptions, ','), '-') ORDER BY a.amname, ic.relname)::text[] AS opts
+         FROM pg_inherits t JOIN pg_class c ON c.oid = t.inhrelid JOIN pg_index x ON x.indrelid = c.oid
+         JOIN pg_class ic ON ic.oid = x.indexrelid JOIN pg_am a ON a.oid = ic.relam
+        WHERE t.inhparent = 'straggler.bronze_events'::regclass GROUP BY c.relname`,
+    );
+    expect(fill.rows.map((r) => r.part)).toContain("bronze_events_p200101");
+    for (const r of fill.rows)
+      expect([r.part, r.opts]).toEqual([
+        r.part,
+        ["brin:-", "btree:fillfactor=100", "btree:fillfactor=100", "btree:fillfactor=100"],
+      ]);
   });
 });
 
