@@ -118,6 +118,8 @@ export const lateEvents = straggler.table(
     windowStart: tstz("window_start").notNull(),
     windowEnd: tstz("window_end").notNull(),
     batchId: bigint("batch_id", { mode: "number" }).notNull(),
+    /** The event's id, as bronze holds it (drizzle/0049_late_event_ids.sql): the correction's audit names the late events by it. */
+    eventId: text("event_id"),
   },
   // Keyed by window first: corrections read and clear one window's late events.
   // (A key led by seq would match every `seq <= snapshot` filter and, before

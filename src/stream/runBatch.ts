@@ -158,12 +158,22 @@ async function runBatchOnce(
         const { checkpoint, live, previous } = await openBatchFrom(client, name, (opened as QueryResult[])[2]);
         adopted = (await guardPolicy(client, pipeline, live)).adopted;
         const batchId = checkpoint.batchId + 1;
+        // The on-time pairs aggregated as they are read, one row per (key, window), unless the batch needs them one by
+        // one: a guarded MERGE isolates failing windows by their rows, a lateness histogram counts each pair.
+        const aggregateOnTime = !guarded && !pipeline.lateness.histogram;
         const read = await readBatch(client, name, {
           afterSeq: checkpoint.lastSeq,
           maxRows: pipeline.trigger.maxRowsPerBatch,
           untilSeq: opts.untilSeq,
           windows:
-            gapMs === undefined ? { spec: windowSpecOf(pipeline), watermarkUs: us(checkpoint.watermark) } : undefined,
+            gapMs === undefined
+              ? { spec: windowSpecOf(pipeline), watermarkUs: us(checkpoint.watermark), aggregateOnTime }
+              : undefined,
+        }).catch((e: unknown) => {
+          // A sum that fails as the pairs are aggregated is the MERGE's failure come early: run the batch guarded.
+          throw aggregateOnTime && gapMs === undefined && isDataException(e)
+            ? new UnguardedMergeFailed("the batch's aggregates failed with a data exception", { cause: e })
+            : e;
         });
         if (read === null) return null;
         const { range, input } = read;

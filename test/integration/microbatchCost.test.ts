@@ -362,7 +362,7 @@ describe("the round trips of a micro-batch", () => {
       const second = await runBatch(pool, p, "once");
       expect([second?.numInputRows, second?.numRowsDroppedByWatermark]).toEqual([2, 0]);
       // BEGIN, the lock and the checkpoint's read (openBatchText) are one simple query: five round trips.
-      expect(statements).toEqual(["BEGIN;", "read_batch", "merge", "close_batch_merged_final", "COMMIT"]);
+      expect(statements).toEqual(["BEGIN;", "read_batch_agg", "merge", "close_batch_merged_final", "COMMIT"]);
       await land("rt-3.jsonl", [
         ["e", "2024-01-15T12:02:00Z"],
         ["f", "2024-01-15T12:34:00Z"],
@@ -370,7 +370,7 @@ describe("the round trips of a micro-batch", () => {
       statements.length = 0;
       const third = await runBatch(pool, p, "once");
       expect([third?.numInputRows, third?.numRowsDroppedByWatermark, third?.numLateWindows]).toEqual([2, 1, 1]);
-      expect(statements).toEqual(["BEGIN;", "read_batch", "late", "merge", "close_batch_merged_final", "COMMIT"]);
+      expect(statements).toEqual(["BEGIN;", "read_batch_agg", "late", "merge", "close_batch_merged_final", "COMMIT"]);
       // Caught up (2 rows of at most 100,000): the loop runs no batch more that would find nothing.
       await land("rt-4.jsonl", [
         ["g", "2024-01-15T12:35:00Z"],

@@ -21,10 +21,7 @@ import { prepared } from "../../prepared.js";
 import { CHANGE_COLUMNS, changeRow } from "../fragments/changeRows.js";
 import { notSuperseded } from "../fragments/superseded.js";
 import { timestamptzToUs, usToTimestamptz } from "../fragments/windowAssignment.js";
-import { changesOf, type WindowChange } from "./writeAudit.js";
-
-/** At most this many late event ids are kept per audit row (the count is always exact), as writeAudit.ts. */
-const MAX_IDS_PER_WINDOW = 1000;
+import { changesOf, lateEventsOf, type WindowChange } from "./writeAudit.js";
 
 /* Keyed by (key, start): the audit and the retractions look sessions up by bounds and by overlap. */
 const CREATE_NEW_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_new (group_key text, ws timestamptz, we timestamptz,
@@ -82,8 +79,8 @@ SELECT $2::bigint, $1::text, c.group_key, c.ws, c.we, c.rev_before, c.rev_after,
        coalesce(le.n, 0), coalesce(le.ids, '{}')
   FROM changed c
   LEFT JOIN LATERAL (
-    SELECT count(*)::int AS n, (array_agg(b.event_id ORDER BY l.seq))[1:${MAX_IDS_PER_WINDOW}] AS ids
-      FROM straggler.late_events l JOIN straggler.bronze_events b ON b.pipeline = l.pipeline AND b.seq = l.seq
+    SELECT ${lateEventsOf("l")}
+      FROM straggler.late_events l
      WHERE l.pipeline = $1 AND l.group_key = c.group_key AND l.seq <= $3
        AND l.window_start >= c.ws AND l.window_start <= c.we - $4::bigint * interval '1 microsecond') le ON true
 UNION ALL

@@ -29,6 +29,17 @@ export interface WindowChange {
 /** At most this many late event ids are kept per audit row (the count is always exact). */
 const MAX_IDS_PER_WINDOW = 1000;
 
+/**
+ * The late events of a window, from its `straggler.late_events` rows aliased `alias` (`GROUP BY` none): their count
+ * `n` and their event ids `ids` in bronze `seq` order, at most MAX_IDS_PER_WINDOW. Each row holds its event's id
+ * (drizzle/0049_late_event_ids.sql), so bronze is not read for it; a row recorded before whose bronze row was gone
+ * when that migration ran has none and is not counted (as the join with bronze that named them did not count it).
+ */
+export function lateEventsOf(alias: string): string {
+  const id = `${alias}.event_id`;
+  return `count(${id})::int AS n, (array_agg(${id} ORDER BY ${alias}.seq) FILTER (WHERE ${id} IS NOT NULL))[1:${MAX_IDS_PER_WINDOW}] AS ids`;
+}
+
 const WRITE_AUDIT_SQL = `INSERT INTO straggler.corrections (run_id, pipeline, group_key, window_start, window_end, revision_before, revision_after,
    count_before, sum_before, min_before, max_before, count_after, sum_after, min_after, max_after, late_event_count, late_event_ids)
 SELECT $2, $1, ch.group_key, ch.window_start, ch.window_end, ch.rev_before, coalesce(ch.rev_before + 1, 1),
@@ -36,8 +47,8 @@ SELECT $2, $1, ch.group_key, ch.window_start, ch.window_end, ch.rev_before, coal
        coalesce(le.n, 0), coalesce(le.ids, '{}')
   FROM corr_changes ch
   LEFT JOIN LATERAL (
-    SELECT count(*)::int AS n, (array_agg(b.event_id ORDER BY l.seq))[1:${MAX_IDS_PER_WINDOW}] AS ids
-      FROM straggler.late_events l JOIN straggler.bronze_events b ON b.pipeline = l.pipeline AND b.seq = l.seq
+    SELECT ${lateEventsOf("l")}
+      FROM straggler.late_events l
      WHERE l.pipeline = $1 AND l.group_key = ch.group_key AND l.window_start = ch.window_start
        AND l.window_end = ch.window_end AND l.seq <= $3) le ON true
 RETURNING group_key, window_start, window_end, revision_after, count_before, sum_before, min_before, max_before,

@@ -4,7 +4,12 @@
  * `readBatch` (src/db/sql/stream/readBatch.ts) and read by the late-pair, MERGE and isolation steps.
  * Windows are bigint starts and ends in epoch µs (`ws_us`, `we_us`; a start
  * names a window, the end is kept because a calendar window's length varies);
- * `late` is Spark's rule against the watermark of earlier batches.
+ * `late` is Spark's rule against the watermark of earlier batches. A row holds
+ * its pairs' aggregates (`n` pairs, the sum `s`, min `lo` and max `hi` of their
+ * values, as `aggregateWindow` computes them): one row per pair (`seq` and
+ * `event_id` its event's, `n` 1) for a late pair, and for an on-time pair when the batch reads
+ * them one by one (a guarded batch, a lateness histogram); otherwise one row
+ * per on-time (key, window), `seq` and `event_id` NULL (readBatch's `aggregateOnTime`).
  */
 import { usToTimestamptz } from "./windowAssignment.js";
 
@@ -22,7 +27,7 @@ export const BATCH_PAIRS = "batch_pairs_us";
  */
 export const CREATE_BATCH_PAIRS_SQL = `DO $$BEGIN
   IF to_regclass('pg_temp.${BATCH_PAIRS}') IS NULL THEN
-    CREATE TEMP TABLE ${BATCH_PAIRS} (seq bigint, group_key text, value numeric, ws_us bigint, we_us bigint, late boolean) ON COMMIT DELETE ROWS;
+    CREATE TEMP TABLE ${BATCH_PAIRS} (seq bigint, event_id text, group_key text, ws_us bigint, we_us bigint, late boolean, n bigint, s numeric, lo numeric, hi numeric) ON COMMIT DELETE ROWS;
     ANALYZE pg_temp.${BATCH_PAIRS};
   END IF;
 END$$`;

@@ -24,6 +24,16 @@ export function aggregateWindow(value = "value"): string {
   return `count(*) AS n, sum(${value}) AS s, min(${value}) AS lo, max(${value}) AS hi`;
 }
 
+/**
+ * `aggregateWindow`'s four over rows that each hold some rows' aggregates already (columns `n`, `s`, `lo`, `hi`,
+ * the session's pairs table: src/db/sql/fragments/batchPairs.ts), for a `SELECT … GROUP BY` window: the counts
+ * added (bigint, as count(*) gives it), the sums added, the least min and greatest max (nulls ignored, as the
+ * aggregates over the rows themselves ignore null values).
+ */
+export function foldAggregates(): string {
+  return "sum(n)::bigint AS n, sum(s) AS s, min(lo) AS lo, max(hi) AS hi";
+}
+
 /** `a.event_count, a.value_sum, a.value_min, a.value_max`: the stored aggregates of the results row aliased `alias` (bare columns when omitted). */
 export function storedAggregates(alias?: string): string {
   return AGGREGATE_COLUMNS.map((c) => (alias ? `${alias}.${c}` : c)).join(", ");

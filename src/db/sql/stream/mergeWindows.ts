@@ -16,9 +16,9 @@ import { prepared } from "../../prepared.js";
 import { BATCH_PAIRS, pairWindowBounds } from "../fragments/batchPairs.js";
 import { CHANGE_COLUMNS, changeRow, stored } from "../fragments/changeRows.js";
 import {
-  aggregateWindow,
   combineAggregates,
   computedAggregates,
+  foldAggregates,
   storedAggregates,
 } from "../fragments/windowAggregates.js";
 
@@ -35,7 +35,7 @@ export function mergeSql(feed = false): string {
   const { windowStart, windowEnd } = pairWindowBounds();
   const source = `SELECT group_key, ${windowStart} AS window_start, ${windowEnd} AS window_end,
                 ($3::bigint IS NOT NULL AND we_us <= $3::bigint) AS is_final,
-                ${aggregateWindow()}
+                ${foldAggregates()}
            FROM ${BATCH_PAIRS} WHERE NOT late GROUP BY group_key, ws_us, we_us`;
   const after = [
     "coalesce(t.event_count, 0) + s.n",

@@ -24,6 +24,7 @@ import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { BATCH_PAIRS, CREATE_BATCH_PAIRS_SQL } from "../fragments/batchPairs.js";
 import { notSupersededOf } from "../fragments/superseded.js";
+import { aggregateWindow } from "../fragments/windowAggregates.js";
 import { windowEndUs, windowsLateralUs } from "../fragments/windowAssignment.js";
 
 /** The bronze rows of one batch: `afterSeq < seq <= lastSeq`. */
@@ -65,8 +66,12 @@ export interface BatchBounds {
   maxRows: number;
   /** No bronze row past this `seq` (a replay streams one span while it lands the next). */
   untilSeq?: number;
-  /** Assign pairs for these windows (fixed-length or calendar); omitted for session windows. */
-  windows?: { spec: WindowSpec; watermarkUs: bigint | null };
+  /**
+   * Assign pairs for these windows (fixed-length or calendar); omitted for session windows. `aggregateOnTime`: the
+   * on-time pairs go into the pairs table aggregated, one row per (key, window), not one per pair (the late pairs
+   * stay one by one); a sum that fails then fails this read (a data exception), not the MERGE.
+   */
+  windows?: { spec: WindowSpec; watermarkUs: bigint | null; aggregateOnTime?: boolean };
 }
 
 const INPUT_COLUMNS = `count(*) FILTER (WHERE i.live)::int AS accepted,
@@ -80,21 +85,34 @@ const INPUT_COLUMNS = `count(*) FILTER (WHERE i.live)::int AS accepted,
  * $1 pipeline, $2 after `seq`, $3 max rows, $4 until `seq`; with pairs, $5 the watermark of earlier batches (epoch µs, null: none).
  * One row for the whole batch (`per_input` false), one per input it holds.
  */
-function readBatchSql(spec: WindowSpec | undefined): string {
+function readBatchSql(spec: WindowSpec | undefined, aggregateOnTime: boolean): string {
+  const pair = (
+    spec: WindowSpec,
+  ) => `SELECT i.seq, i.event_id, i.group_key, i.value, w.ws_us, ${windowEndUs(spec)} AS we_us,
+              ($5::bigint IS NOT NULL AND ${windowEndUs(spec)} <= $5::bigint) AS late
+         FROM i ${windowsLateralUs(spec, "i")}
+        WHERE i.live`;
+  // One row per late pair (its seq; a late event has one pair per window), one per on-time (key, window).
   const pairs =
     spec === undefined
       ? ""
-      : `,
+      : aggregateOnTime
+        ? `,
      pairs AS (
-       INSERT INTO ${BATCH_PAIRS}
-       SELECT i.seq, i.group_key, i.value, w.ws_us, ${windowEndUs(spec)},
-              ($5::bigint IS NOT NULL AND ${windowEndUs(spec)} <= $5::bigint)
-         FROM i ${windowsLateralUs(spec, "i")}
-        WHERE i.live
+       INSERT INTO ${BATCH_PAIRS} (seq, event_id, group_key, ws_us, we_us, late, n, s, lo, hi)
+       SELECT CASE WHEN p.late THEN p.seq END, CASE WHEN p.late THEN p.event_id END, p.group_key, p.ws_us, p.we_us, p.late,
+              ${aggregateWindow("p.value")}
+         FROM (${pair(spec)}) p
+        GROUP BY p.group_key, p.ws_us, p.we_us, p.late, CASE WHEN p.late THEN p.seq END, CASE WHEN p.late THEN p.event_id END
+       RETURNING late)`
+        : `,
+     pairs AS (
+       INSERT INTO ${BATCH_PAIRS} (seq, event_id, group_key, ws_us, we_us, late, n, s, lo, hi)
+       SELECT p.seq, p.event_id, p.group_key, p.ws_us, p.we_us, p.late, 1, p.value, p.value, p.value FROM (${pair(spec)}) p
        RETURNING late)`;
   return `WITH r AS MATERIALIZED (
        -- NULL input: the default input (the landing writes nothing for it: migration 0042).
-       SELECT b.seq, b.status, coalesce(b.input, 'default') AS input, b.group_key, b.value, b.event_time, b.ingestion_time
+       SELECT b.seq, b.event_id, b.status, coalesce(b.input, 'default') AS input, b.group_key, b.value, b.event_time, b.ingestion_time
          FROM straggler.bronze_events b
         WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $4
         ORDER BY b.seq LIMIT $3),
@@ -136,7 +154,10 @@ export async function readBatch(client: PoolClient, pipeline: string, bounds: Ba
   const params: unknown[] = [pipeline, bounds.afterSeq, bounds.maxRows, bounds.untilSeq ?? Number.MAX_SAFE_INTEGER];
   // $5, the watermark, only where pairs are assigned: a statement takes as many values as it names.
   if (bounds.windows !== undefined) params.push(bounds.windows.watermarkUs?.toString() ?? null);
-  const { rows } = await client.query(prepared("read_batch", readBatchSql(spec), params));
+  const aggregate = bounds.windows?.aggregateOnTime === true;
+  const { rows } = await client.query(
+    prepared(aggregate ? "read_batch_agg" : "read_batch", readBatchSql(spec, aggregate), params),
+  );
   const all = (rows as Row[]).find((r) => !r.per_input)!;
   if (all.last_seq === null) return null;
   return {

@@ -1,6 +1,6 @@
 /**
  * Records the batch's late (event, window) pairs for the correction (DESIGN
- * §4, §9): each pair in `straggler.late_events`, each (key, window) in
+ * §4, §9): each pair in `straggler.late_events` (with its event id, which the correction's audit names), each (key, window) in
  * `straggler.late_windows` with its dropped-row count, highest `seq` and the
  * batches that dropped rows into it.
  */
@@ -18,8 +18,8 @@ const REGISTER_LATE_PAIRS = "late";
 function registerSql(): string {
   const { windowStart, windowEnd } = pairWindowBounds();
   return `WITH ev AS (
-           INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id)
-           SELECT $1, seq, group_key, ${windowStart}, ${windowEnd}, $2 FROM ${BATCH_PAIRS} WHERE late
+           INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id, event_id)
+           SELECT $1, seq, group_key, ${windowStart}, ${windowEnd}, $2, event_id FROM ${BATCH_PAIRS} WHERE late
            ON CONFLICT DO NOTHING RETURNING 1
          ), win AS (
            INSERT INTO straggler.late_windows AS l (pipeline, group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id)

@@ -55,8 +55,9 @@ const MARK_TOUCHING_FINAL_SQL = `UPDATE ${EVENTS} e SET late = true
         ORDER BY r.window_start DESC LIMIT 1) >= e.ws`;
 
 const REGISTER_SQL = `WITH ev AS (
-  INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id)
-  SELECT $1, seq, group_key, ws, we, $2 FROM ${EVENTS} WHERE late
+  INSERT INTO straggler.late_events (pipeline, seq, group_key, window_start, window_end, batch_id, event_id)
+  SELECT $1, e.seq, e.group_key, e.ws, e.we, $2, b.event_id
+    FROM ${EVENTS} e JOIN straggler.bronze_events b ON b.pipeline = $1 AND b.seq = e.seq WHERE e.late
   ON CONFLICT DO NOTHING RETURNING 1
 ), win AS (
   INSERT INTO straggler.late_windows AS l (pipeline, group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id)
