@@ -160,7 +160,7 @@ async function runBatchOnce(
         const batchId = checkpoint.batchId + 1;
         // The on-time pairs aggregated as they are read, one row per (key, window), unless the batch needs them one by
         // one: a guarded MERGE isolates failing windows by their rows, a lateness histogram counts each pair.
-        const aggregateOnTime = !guarded && !pipeline.lateness.histogram;
+        const aggregateOnTime = gapMs === undefined && !guarded && !pipeline.lateness.histogram;
         const read = await readBatch(client, name, {
           afterSeq: checkpoint.lastSeq,
           maxRows: pipeline.trigger.maxRowsPerBatch,
@@ -171,7 +171,7 @@ async function runBatchOnce(
               : undefined,
         }).catch((e: unknown) => {
           // A sum that fails as the pairs are aggregated is the MERGE's failure come early: run the batch guarded.
-          throw aggregateOnTime && gapMs === undefined && isDataException(e)
+          throw aggregateOnTime && isDataException(e)
             ? new UnguardedMergeFailed("the batch's aggregates failed with a data exception", { cause: e })
             : e;
         });

@@ -21,8 +21,8 @@
  * those pages into shared buffers); at 1M 78,078 against 25,402 visits, 177–514 → 126–146 ms
  * (BENCHMARKS.md, round eleven). Before that, in (key, window) order, the index's own, the
  * stretch was read once per key and window from disk: 4.9–5.1 s against 2.6–2.7 s at 10M.
- * A target with no row gets a count of 0 and null sum, min and max, as an aggregate over no rows
- * gives them (the dense plan's rule too). The stored window is looked up by its key,
+ * The frame around the read (a target with no row, the stored window's probe) is the dense plan's
+ * too (fragments/targetChanges.ts). The stored window is looked up by its key,
  * one probe of the results' primary key per target (a LATERAL with LIMIT 1):
  * as a plain join, the planner hashed the pipeline's whole results (95,669
  * windows read, spilling to disk, for 2,919 targets), a cost that grows with
@@ -32,13 +32,11 @@
  */
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
-import { aggregateWindow, storedAggregates } from "../fragments/windowAggregates.js";
+import { aggregateWindow } from "../fragments/windowAggregates.js";
+import { targetChangesSql } from "../fragments/targetChanges.js";
 import { notSupersededOf } from "../fragments/superseded.js";
 
-const RECOMPUTE_TARGETS_SQL = `INSERT INTO corr_changes
-SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")}, coalesce(f.n, 0), f.s, f.lo, f.hi
-  FROM corr_targets t
-  LEFT JOIN (
+const RECOMPUTE_TARGETS_SQL = targetChangesSql(`
     SELECT w.window_start, w.window_end, a.*
       FROM (SELECT window_start, window_end, array_agg(group_key) AS keys FROM corr_targets
              GROUP BY window_start, window_end ORDER BY window_start, window_end) w
@@ -48,13 +46,7 @@ SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates
          WHERE b.pipeline || '' = $1 AND b.group_key = ANY(w.keys) AND b.status = 'accepted' AND b.seq + 0 <= $2
            AND ${notSupersededOf("b", "$1", "$2", { upTo: "$2" })}
            AND b.event_time >= w.window_start AND b.event_time < w.window_end
-         GROUP BY b.group_key) a) f
-    ON f.group_key = t.group_key AND f.window_start = t.window_start AND f.window_end = t.window_end
-  LEFT JOIN LATERAL (
-    SELECT r.pipeline, r.revision, ${storedAggregates("r")} FROM straggler.window_results_table r
-     WHERE r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start AND r.window_end = t.window_end LIMIT 1) r ON true
- WHERE (r.pipeline IS NULL AND f.n > 0)
-    OR (r.pipeline IS NOT NULL AND (${storedAggregates("r")}) IS DISTINCT FROM (coalesce(f.n, 0), f.s, f.lo, f.hi))`;
+         GROUP BY b.group_key) a`);
 
 /**
  * Fills `corr_changes` from `corr_targets` of `pipeline`, reading bronze up to `seq` `snapshot`.

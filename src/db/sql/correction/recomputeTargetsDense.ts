@@ -16,7 +16,8 @@ import type { WindowSpec } from "../../../core/windows.js";
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { windowsLateral } from "../fragments/windowAssignment.js";
-import { aggregateWindow, storedAggregates } from "../fragments/windowAggregates.js";
+import { aggregateWindow } from "../fragments/windowAggregates.js";
+import { targetChangesSql } from "../fragments/targetChanges.js";
 import { notSuperseded } from "../fragments/superseded.js";
 
 /**
@@ -34,25 +35,15 @@ function rowWindows(spec: WindowSpec): string {
 }
 
 /* `b.seq + 0 <= $2`: not an index range on the sequence key (see recomputeTargets.ts). */
-const denseSql = (pipeline: WindowedPipeline) => `INSERT INTO corr_changes
-SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates("r")},
-       coalesce(f.n, 0), f.s, f.lo, f.hi
-  FROM corr_targets t
-  LEFT JOIN (
+const denseSql = (pipeline: WindowedPipeline) =>
+  targetChangesSql(`
     SELECT b.group_key, w.window_start, w.window_end, ${aggregateWindow("b.value")}
       FROM straggler.bronze_events b ${rowWindows(windowSpecOf(pipeline))}
      WHERE b.pipeline = $1 AND b.status = 'accepted' AND b.seq + 0 <= $2 AND ${notSuperseded("b", "$2")}
        AND b.event_time >= (SELECT min(window_start) FROM corr_targets)
        AND b.event_time < (SELECT max(window_end) FROM corr_targets)
        AND (b.group_key, w.window_start, w.window_end) IN (SELECT group_key, window_start, window_end FROM corr_targets)
-     GROUP BY b.group_key, w.window_start, w.window_end) f
-    ON f.group_key = t.group_key AND f.window_start = t.window_start AND f.window_end = t.window_end
-  LEFT JOIN LATERAL (
-    SELECT r.pipeline, r.revision, ${storedAggregates("r")} FROM straggler.window_results_table r
-     WHERE r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start
-       AND r.window_end = t.window_end LIMIT 1) r ON true
- WHERE (r.pipeline IS NULL AND f.n > 0)
-    OR (r.pipeline IS NOT NULL AND (${storedAggregates("r")}) IS DISTINCT FROM (coalesce(f.n, 0), f.s, f.lo, f.hi))`;
+     GROUP BY b.group_key, w.window_start, w.window_end`);
 
 /*
  * The range scan reads bronze through its BRIN index on event_time, which knows only the page ranges summarized so

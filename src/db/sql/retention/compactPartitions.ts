@@ -26,10 +26,6 @@ export interface Compaction {
   ms: number;
 }
 
-/** The btree indexes of table $1 (BRIN has no fill factor). */
-const BTREES_SQL = `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
- WHERE i.indrelid = $1::regclass AND a.amname = 'btree' ORDER BY 1`;
-
 /** The invalid indexes an interrupted `REINDEX … CONCURRENTLY` of table $1 left behind. */
 const LEFT_BEHIND_SQL = `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
  WHERE i.indrelid = $1::regclass AND NOT i.indisvalid AND c.relname ~ '_ccnew[0-9]*$'`;
@@ -70,10 +66,9 @@ export async function compactClosedPartitions(db: Queryable, nowMs = Date.now())
       await db.query(`DROP INDEX CONCURRENTLY straggler.${quoteIdent(r.name as string)}`);
     const before = Number((await db.query(INDEX_BYTES_SQL, [table])).rows[0].b);
     // Full leaf pages (the default, 90, keeps a tenth free for inserts that a closed month never gets; a partition
-    // made since 0048 has it already): on the peers workload 113.7 → 94.9 B per event rebuilt at 90, 85.7 at 100
-    // (BENCHMARKS.md "Issue 30, round ten").
-    for (const r of (await db.query(BTREES_SQL, [table])).rows)
-      await db.query(`ALTER INDEX straggler.${quoteIdent(r.name as string)} SET (fillfactor = 100)`);
+    // made since 0048 has it already, `straggler.fill_bronze_indexes` there too): on the peers workload 113.7 → 94.9 B
+    // per event rebuilt at 90, 85.7 at 100 (BENCHMARKS.md "Issue 30, round ten").
+    await db.query("SELECT straggler.fill_bronze_indexes($1::regclass)", [table]);
     await db.query(`REINDEX TABLE CONCURRENTLY straggler.${quoteIdent(partition)}`);
     const after = Number((await db.query(INDEX_BYTES_SQL, [table])).rows[0].b);
     await db.query(

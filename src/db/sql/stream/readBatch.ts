@@ -82,34 +82,34 @@ const INPUT_COLUMNS = `count(*) FILTER (WHERE i.live)::int AS accepted,
        max(i.ingestion_time) FILTER (WHERE i.live) AS max_it`;
 
 /**
+ * The CTE that fills the pairs table from the batch's live rows `i` ($5: the watermark of earlier batches, epoch µs):
+ * one row per late pair (its seq and event id; a late event has one pair per window), and one per on-time
+ * (key, window) with `aggregateOnTime`, else one per on-time pair.
+ */
+function pairsCte(spec: WindowSpec, aggregateOnTime: boolean): string {
+  const pairs = `SELECT i.seq, i.event_id, i.group_key, i.value, w.ws_us, ${windowEndUs(spec)} AS we_us,
+              ($5::bigint IS NOT NULL AND ${windowEndUs(spec)} <= $5::bigint) AS late
+         FROM i ${windowsLateralUs(spec, "i")}
+        WHERE i.live`;
+  const rows = aggregateOnTime
+    ? `SELECT CASE WHEN p.late THEN p.seq END, CASE WHEN p.late THEN p.event_id END, p.group_key, p.ws_us, p.we_us, p.late,
+              ${aggregateWindow("p.value")}
+         FROM (${pairs}) p
+        GROUP BY p.group_key, p.ws_us, p.we_us, p.late, CASE WHEN p.late THEN p.seq END, CASE WHEN p.late THEN p.event_id END`
+    : `SELECT p.seq, p.event_id, p.group_key, p.ws_us, p.we_us, p.late, 1, p.value, p.value, p.value FROM (${pairs}) p`;
+  return `,
+     pairs AS (
+       INSERT INTO ${BATCH_PAIRS} (seq, event_id, group_key, ws_us, we_us, late, n, s, lo, hi)
+       ${rows}
+       RETURNING late)`;
+}
+
+/**
  * $1 pipeline, $2 after `seq`, $3 max rows, $4 until `seq`; with pairs, $5 the watermark of earlier batches (epoch µs, null: none).
  * One row for the whole batch (`per_input` false), one per input it holds.
  */
 function readBatchSql(spec: WindowSpec | undefined, aggregateOnTime: boolean): string {
-  const pair = (
-    spec: WindowSpec,
-  ) => `SELECT i.seq, i.event_id, i.group_key, i.value, w.ws_us, ${windowEndUs(spec)} AS we_us,
-              ($5::bigint IS NOT NULL AND ${windowEndUs(spec)} <= $5::bigint) AS late
-         FROM i ${windowsLateralUs(spec, "i")}
-        WHERE i.live`;
-  // One row per late pair (its seq; a late event has one pair per window), one per on-time (key, window).
-  const pairs =
-    spec === undefined
-      ? ""
-      : aggregateOnTime
-        ? `,
-     pairs AS (
-       INSERT INTO ${BATCH_PAIRS} (seq, event_id, group_key, ws_us, we_us, late, n, s, lo, hi)
-       SELECT CASE WHEN p.late THEN p.seq END, CASE WHEN p.late THEN p.event_id END, p.group_key, p.ws_us, p.we_us, p.late,
-              ${aggregateWindow("p.value")}
-         FROM (${pair(spec)}) p
-        GROUP BY p.group_key, p.ws_us, p.we_us, p.late, CASE WHEN p.late THEN p.seq END, CASE WHEN p.late THEN p.event_id END
-       RETURNING late)`
-        : `,
-     pairs AS (
-       INSERT INTO ${BATCH_PAIRS} (seq, event_id, group_key, ws_us, we_us, late, n, s, lo, hi)
-       SELECT p.seq, p.event_id, p.group_key, p.ws_us, p.we_us, p.late, 1, p.value, p.value, p.value FROM (${pair(spec)}) p
-       RETURNING late)`;
+  const pairs = spec === undefined ? "" : pairsCte(spec, aggregateOnTime);
   return `WITH r AS MATERIALIZED (
        -- NULL input: the default input (the landing writes nothing for it: migration 0042).
        SELECT b.seq, b.event_id, b.status, coalesce(b.input, 'default') AS input, b.group_key, b.value, b.event_time, b.ingestion_time
