@@ -14,6 +14,7 @@ import type { RawRecord } from "../core/admission.js";
 import type { CsvColumns } from "../ingest/csvRecords.js";
 import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
+import { fastCheck } from "./fastCheck.js";
 import { arrivalOf } from "./ordering.js";
 import { spanStartOf } from "./spanSource.js";
 import { startWorker } from "./threads.js";
@@ -111,9 +112,20 @@ export async function checkOrder(
   headers: Set<string>,
   parallel: boolean,
 ): Promise<{ spans: CheckedSpan[]; total: number } | null> {
+  const report = (n: number) => opts.onStaged?.(n, "file");
+  // A plain CSV file is checked on its bytes, without making records (src/replay/fastCheck.ts), when that can tell.
+  const fast =
+    opts.checkOnBytes === false
+      ? undefined
+      : await fastCheck(pipeline, file, opts.arrivalField, opts.batchSpanMs, report);
+  if (fast === null) return null;
+  if (fast !== undefined) {
+    report(fast.total);
+    headers.add(fast.header);
+    return { spans: fast.spans, total: fast.total };
+  }
   const split = parallel ? await middleLineStart(file, size) : null;
   const seen = new Set<string>();
-  const report = (n: number) => opts.onStaged?.(n, "file");
   let worker: Worker | undefined;
   let second: Promise<Checked | null> | undefined;
   const startSecond = (header: CsvColumns | undefined) => {

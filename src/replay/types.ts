@@ -29,6 +29,8 @@ export interface ReplayOptions {
    * one lands and streams (default 4 MiB; src/replay/workerSpans.ts); a smaller one here.
    */
   workerFromBytes?: number;
+  /** `false`: the check pass makes every record even where it could read the file on bytes (src/replay/fastCheck.ts); for tests. */
+  checkOnBytes?: boolean;
   /** What a dataset not in arrival order may hold to be sorted in memory rather than staged (default `MEMORY_BUDGET`, src/replay/ordering.ts). */
   memoryBudget?: MemoryBudget;
   /** A file left out: its header is refused (src/ingest/csvRecords.ts). */
