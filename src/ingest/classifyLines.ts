@@ -11,6 +11,7 @@ import { windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, dedupeModeOf, type RawRecord } from "../core/admission.js";
 import { formatInstant } from "../core/instants.js";
 import { bronzeLine, bronzeLinePrefix } from "../db/sql/ingest/copyBronzeRows.js";
+import { addToSummary, summaryOf, type SpanSummary } from "../core/spanSummary.js";
 import { rawElider } from "./rawLayout.js";
 
 /** Longest stretch records are classified without letting the event loop run, ms. */
@@ -43,6 +44,8 @@ export interface LineTally {
    * src/ingest/landedIds.ts); null without it, or once more than `collectIds` were quarantined.
    */
   quarantinedIds: string[] | null;
+  /** With `summarize`: the lines' rows summarized for the micro-batch that streams them (src/core/spanSummary.ts); null without it. */
+  summary: SpanSummary | null;
 }
 
 export interface ClassifyOptions {
@@ -61,6 +64,11 @@ export interface ClassifyOptions {
   elideRaw?: () => boolean;
   /** Collect up to this many accepted event ids in the tally (`acceptedIds`, `repeatedId`): a landing classified before its COPY probes them. */
   collectIds?: number;
+  /**
+   * Summarize the rows for the micro-batch that will stream exactly them (a replay's span: `tally.summary`),
+   * usable up to this many accepted rows (`trigger.maxRowsPerBatch`).
+   */
+  summarize?: number;
 }
 
 /**
@@ -97,17 +105,20 @@ export function classifier(
     acceptedIds: ids,
     repeatedId: false,
     quarantinedIds: opts.collectIds === undefined ? null : [],
+    summary: null,
   };
   const maxIds = opts.collectIds ?? 0;
   const prefix = bronzeLinePrefix(pipeline.name, opts.input);
   const every = opts.progressEvery ?? 10_000;
   const window = windowShapeOf(pipeline);
   const elider = rawElider(pipeline, () => opts.elideRaw?.() === true);
+  const summary = (tally.summary = opts.summarize === undefined ? null : summaryOf(window, opts.summarize));
   const line = (rec: RawRecord): string => {
     if (texts.push(rec.raw) === 256) flush();
     tally.landed++;
     if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
     const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
+    if (summary !== null) addToSummary(summary, row);
     const eventTime = row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs),
       ingestionTime = formatInstant(row.ingestionTimeUs);
     let text: { raw: string | null; rest: string | null; at: string | null } = { raw: rec.raw, rest: null, at: null };

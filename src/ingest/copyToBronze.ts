@@ -173,6 +173,8 @@ async function landLocked(
           );
           if (!r.recorded) return rollback(RECORDED_MEANWHILE);
           const landed = { ...result, firstSeq: r.firstSeq, lastSeq: r.lastSeq };
+          if (r.firstSeq !== null && r.lastSeq !== null)
+            opts.onRowsAsClassified?.({ seqBefore, firstSeq: r.firstSeq, lastSeq: r.lastSeq });
           committing = {
             txid: r.txid,
             backendPid: (client as unknown as { processID?: number }).processID,

@@ -55,6 +55,12 @@ export interface LandOptions {
    * tell are new skips the probe of the event-id index; the landing tells it its outcome.
    */
   landedIds?: LandedIds;
+  /**
+   * Told, before COMMIT, when every row stays as it was classified (no dedupe changed one): the pipeline's highest
+   * `seq` before the landing and the landing's own range. A replay's micro-batch then streams the span from the
+   * span's summary (src/core/spanSummary.ts) instead of reading it back.
+   */
+  onRowsAsClassified?: (range: { seqBefore: number; firstSeq: number; lastSeq: number }) => void;
 }
 
 /** A source key used again for a different request body (HTTP `Idempotency-Key`): nothing was landed. */

@@ -114,7 +114,7 @@ export function spansOf(
         pipeline,
         source,
         records(),
-        { landingTimeMs, elideRaw },
+        { landingTimeMs, elideRaw, summarize: pipeline.trigger.maxRowsPerBatch },
         SPAN_IN_MEMORY,
         SPAN_IN_MEMORY_CHARS,
       );

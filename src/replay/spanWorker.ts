@@ -121,7 +121,12 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
     if (span === undefined || span.start !== start) {
       if (span !== undefined) await finish(span);
       const { source, landingTimeMs } = spanIdentity(start, naming);
-      const opts = { landingTimeMs, elideRaw: () => header !== undefined, collectIds: SPAN_IN_MEMORY };
+      const opts = {
+        landingTimeMs,
+        elideRaw: () => header !== undefined,
+        collectIds: SPAN_IN_MEMORY,
+        summarize: pipeline.trigger.maxRowsPerBatch,
+      };
       span = { start, ...classifier(pipeline, source, opts), lines: [], chars: 0, posted: false };
     }
     done++;

@@ -9,6 +9,7 @@ import { landRecords } from "../ingest/copyToBronze.js";
 import { LandedIds } from "../ingest/landedIds.js";
 import type { LandResult } from "../ingest/landAnswer.js";
 import { refreshPipelineEstimate, refreshResultsEstimate } from "../db/statistics.js";
+import type { LandedSpan } from "../db/sql/stream/feedBatch.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
 import type { NextSpan, SpanSource } from "./spanSource.js";
 import type { ReplayOptions } from "./types.js";
@@ -51,10 +52,12 @@ export async function replaySpans(
     rowsLanded = 0,
     duplicateRows = 0;
   /** Streams one span's rows: micro-batches up to its last `seq` (no extra empty batch per span). */
-  const streamSpan = async (land: LandResult, rowsDone: number, spans: number) => {
+  const streamSpan = async (land: LandResult, rowsDone: number, spans: number, landed: LandedSpan | undefined) => {
     const batches: BatchProgress[] = [];
     for (;;) {
-      const b = await runBatch(pool, pipeline, "replay", land.lastSeq === null ? {} : { untilSeq: land.lastSeq });
+      // The span's first batch may take its input from the span's summary (src/stream/batchInput.ts says when).
+      const opts = land.lastSeq === null ? {} : { untilSeq: land.lastSeq, ...(batches.length === 0 ? { landed } : {}) };
+      const b = await runBatch(pool, pipeline, "replay", opts);
       if (b === null) break;
       batches.push(b);
       if (land.lastSeq !== null && b.endOffset >= land.lastSeq) break;
@@ -81,7 +84,13 @@ export async function replaySpans(
     // A span not landed when the replay started is new: its landing skips the two look-ups of an
     // earlier landing (one before the append lock, one under it). Landed meanwhile by another
     // replay, its record's unique key still refuses it, and the landing answers as landed before.
+    let landed: LandedSpan | undefined;
     const land = await landRecords(pool, pipeline, next.source, next.classified, {
+      // A span of several pieces has its tally, and with it its summary, once its COPY has read them all.
+      onRowsAsClassified: (range) => {
+        const summary = next.classified.tally.summary;
+        if (summary !== null) landed = { summary, ...range, input: "default" };
+      },
       landingTimeMs: next.landingTimeMs,
       csvHeader: () => csvHeader,
       commitWithoutFlushWait: true,
@@ -97,7 +106,7 @@ export async function replaySpans(
       duplicateRows += land.byReason.DUPLICATE ?? 0;
     }
     await streaming;
-    streaming = streamSpan(land, next.rowsDone, replayBatches + skipped);
+    streaming = streamSpan(land, next.rowsDone, replayBatches + skipped, land.alreadyLanded ? undefined : landed);
     // Awaited at the next span or below; a failure meanwhile is not unhandled.
     streaming.catch(() => undefined);
   };

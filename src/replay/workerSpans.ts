@@ -110,6 +110,7 @@ export function startSpanWorker(
             acceptedIds: null,
             repeatedId: false,
             quarantinedIds: null,
+            summary: null,
           };
           async function* rest(): AsyncGenerator<string> {
             for (;;) {

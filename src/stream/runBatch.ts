@@ -42,13 +42,9 @@ import { closeBatch } from "../db/sql/stream/closeBatch.js";
 import { beginLockingResults } from "../db/sql/stream/lockResults.js";
 import { mergeWindows } from "../db/sql/stream/mergeWindows.js";
 import { openBatchFrom, openBatchText } from "../db/sql/stream/openBatch.js";
-import {
-  ensureBatchPairs,
-  readBatch,
-  type BatchInput,
-  type BatchRange,
-  type BatchRead,
-} from "../db/sql/stream/readBatch.js";
+import { ensureBatchPairs, type BatchInput, type BatchRange, type BatchRead } from "../db/sql/stream/readBatch.js";
+import type { LandedSpan } from "../db/sql/stream/feedBatch.js";
+import { batchInput } from "./batchInput.js";
 import type { Checkpoint } from "../db/sql/stream/readCheckpoint.js";
 import { registerLatePairs, type LatePairs } from "../db/sql/stream/registerLatePairs.js";
 import { notifyChanges } from "../db/sql/feed/notifyChanges.js";
@@ -75,6 +71,8 @@ export interface BatchOptions {
   lease?: Pick<PipelineLease, "assertHeld">;
   /** Called once the batch's transaction has committed, when its policy guard adopted the configured policy (src/guards/policy.ts). */
   onPolicyAdopted?: (adoption: PolicyAdoption) => void;
+  /** The span a replay just landed, as classified (src/stream/batchInput.ts): the batch of exactly its rows reads none of them back. */
+  landed?: LandedSpan;
 }
 
 /**
@@ -161,20 +159,14 @@ async function runBatchOnce(
         // The on-time pairs aggregated as they are read, one row per (key, window), unless the batch needs them one by
         // one: a guarded MERGE isolates failing windows by their rows, a lateness histogram counts each pair.
         const aggregateOnTime = gapMs === undefined && !guarded && !pipeline.lateness.histogram;
-        const read = await readBatch(client, name, {
-          afterSeq: checkpoint.lastSeq,
-          maxRows: pipeline.trigger.maxRowsPerBatch,
-          untilSeq: opts.untilSeq,
-          windows:
-            gapMs === undefined
-              ? { spec: windowSpecOf(pipeline), watermarkUs: us(checkpoint.watermark), aggregateOnTime }
-              : undefined,
-        }).catch((e: unknown) => {
-          // A sum that fails as the pairs are aggregated is the MERGE's failure come early: run the batch guarded.
-          throw aggregateOnTime && isDataException(e)
-            ? new UnguardedMergeFailed("the batch's aggregates failed with a data exception", { cause: e })
-            : e;
-        });
+        const read = await batchInput(client, pipeline, checkpoint, { ...opts, aggregateOnTime }).catch(
+          (e: unknown) => {
+            // A sum that fails as the pairs are aggregated is the MERGE's failure come early: run the batch guarded.
+            throw aggregateOnTime && isDataException(e)
+              ? new UnguardedMergeFailed("the batch's aggregates failed with a data exception", { cause: e })
+              : e;
+          },
+        );
         if (read === null) return null;
         const { range, input } = read;
         // A hold rule tripped by this batch's rows keeps the results published before it.
