@@ -34,6 +34,9 @@ export interface SummaryWindow {
   /** The least and greatest value's text, null when no row has a value. */
   min: string | null;
   max: string | null;
+  /** `min` and `max` as `digitsOf` reads them (compared without reading them again). */
+  lo: Digits | null;
+  hi: Digits | null;
   /** The window's rows by their place in the landing (0-based, accepted and quarantined rows counted). */
   rows: number[];
 }
@@ -47,8 +50,11 @@ export interface SpanSummary {
   accepted: number;
   minEventUs: bigint | null;
   maxEventUs: bigint | null;
-  /** Sum of the accepted rows' event times (µs): the batch's average event time. */
+  /** Sum of the accepted rows' event times (µs): the batch's average event time (`eventSum`). */
   sumEventUs: bigint;
+  /** Event times (µs) after the first, less the first, not yet in `sumEventUs`: a safe integer. */
+  pendingUs: number;
+  firstEventUs: number | null;
   maxIngestionUs: bigint | null;
   /** Per key, per window start (epoch µs as a number: `spec` holds only instants that are safe integers). */
   windows: Map<string, Map<number, SummaryWindow>>;
@@ -72,6 +78,8 @@ export function summaryOf(shape: WindowShape, maxRows: number): SpanSummary {
     minEventUs: null,
     maxEventUs: null,
     sumEventUs: 0n,
+    pendingUs: 0,
+    firstEventUs: null,
     maxIngestionUs: null,
     windows: new Map(),
     spec: fixed
@@ -94,8 +102,14 @@ function giveUp(s: SpanSummary, why: string): void {
 /** Digits a value may have to be summed as a `number`: 15 keeps every sum of fewer than 10^(15.9 - 15) terms safe. */
 const SAFE_DIGITS = 15;
 
-/** A plain decimal's digits (its point dropped) as an integer and its scale; the integer a bigint past `SAFE_DIGITS`. */
-function digitsOf(v: string): { int: number | bigint; scale: number } {
+/** A plain decimal's digits (its point dropped) as an integer, and its scale. */
+interface Digits {
+  int: number | bigint;
+  scale: number;
+}
+
+/** `v`'s digits and scale; the integer a bigint past `SAFE_DIGITS`. */
+function digitsOf(v: string): Digits {
   const dot = v.indexOf(".");
   const scale = dot < 0 ? 0 : v.length - dot - 1;
   const neg = v.charCodeAt(0) === 45;
@@ -110,11 +124,10 @@ const POW10 = Array.from({ length: 16 }, (_, i) => 10 ** i);
 /** `x` (scaled by 10^`from`) scaled by 10^`to` (`to` >= `from`), as a bigint. */
 const rescaled = (x: number | bigint, from: number, to: number): bigint => BigInt(x) * 10n ** BigInt(to - from);
 
-/** `a` compared with `b` (plain decimals): negative, 0 or positive. */
-function compare(a: string, b: string): number {
-  const x = digitsOf(a),
-    y = digitsOf(b);
+/** `x` compared with `y`: negative, 0 or positive. */
+function compare(x: Digits, y: Digits): number {
   if (typeof x.int === "number" && typeof y.int === "number") {
+    if (x.scale === y.scale) return x.int - y.int;
     const s = Math.max(x.scale, y.scale);
     if (s - Math.min(x.scale, y.scale) < 16) {
       const l = x.int * POW10[s - x.scale]!,
@@ -127,11 +140,10 @@ function compare(a: string, b: string): number {
   return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
 
-function add(w: SummaryWindow, v: string | null, row: number): void {
+function add(w: SummaryWindow, v: string | null, d: Digits | null, row: number): void {
   w.n++;
   w.rows.push(row);
-  if (v === null) return;
-  const d = digitsOf(v);
+  if (v === null || d === null) return;
   const scale = Math.max(w.scale, d.scale);
   if (w.big === null && typeof d.int === "number" && scale - Math.min(w.scale, d.scale) < 16) {
     const a = w.sum * POW10[scale - w.scale]!,
@@ -141,8 +153,8 @@ function add(w: SummaryWindow, v: string | null, row: number): void {
     else w.big = rescaled(w.sum, w.scale, scale) + rescaled(d.int, d.scale, scale);
   } else w.big = rescaled(w.big ?? w.sum, w.scale, scale) + rescaled(d.int, d.scale, scale);
   w.scale = scale;
-  if (w.min === null || compare(v, w.min) <= 0) w.min = v;
-  if (w.max === null || compare(v, w.max) >= 0) w.max = v;
+  if (w.lo === null || compare(d, w.lo) <= 0) [w.min, w.lo] = [v, d];
+  if (w.hi === null || compare(d, w.hi) >= 0) [w.max, w.hi] = [v, d];
 }
 
 /**
@@ -162,10 +174,18 @@ export function addToSummary(s: SpanSummary, row: BronzeRow): void {
     return giveUp(s, "an event time outside the instants summed as numbers");
   if (s.minEventUs === null || tb < s.minEventUs) s.minEventUs = tb;
   if (s.maxEventUs === null || tb > s.maxEventUs) s.maxEventUs = tb;
-  s.sumEventUs += tb;
+  // The sum in a number while it stays exact: the times' distances from the first.
+  if (s.firstEventUs === null) s.firstEventUs = t;
+  const pending = s.pendingUs + (t - s.firstEventUs);
+  if (Number.isSafeInteger(pending) && Number.isSafeInteger(t - s.firstEventUs)) s.pendingUs = pending;
+  else {
+    s.sumEventUs += BigInt(s.pendingUs) + (tb - BigInt(s.firstEventUs));
+    s.pendingUs = 0;
+  }
   if (s.maxIngestionUs === null || row.ingestionTimeUs > s.maxIngestionUs) s.maxIngestionUs = row.ingestionTimeUs;
   const r = (t - offset) % slide;
   const last = t - (r < 0 ? r + slide : r);
+  const d = row.value === null ? null : digitsOf(row.value);
   let byStart = s.windows.get(row.groupKey);
   if (byStart === undefined) s.windows.set(row.groupKey, (byStart = new Map()));
   for (let start = last - (perEvent - 1) * slide; start <= last; start += slide) {
@@ -182,11 +202,13 @@ export function addToSummary(s: SpanSummary, row: BronzeRow): void {
         scale: 0,
         min: null,
         max: null,
+        lo: null,
+        hi: null,
         rows: [],
       };
       byStart.set(start, w);
     }
-    add(w, row.value, place);
+    add(w, row.value, d, place);
   }
 }
 
@@ -203,6 +225,13 @@ export function windowSum(w: SummaryWindow): string | null {
   const neg = sum < 0n;
   const digits = (neg ? -sum : sum).toString().padStart(w.scale + 1, "0");
   return `${neg ? "-" : ""}${digits.slice(0, -w.scale)}.${digits.slice(-w.scale)}`;
+}
+
+/** The sum of the accepted rows' event times, µs (the batch's average event time's numerator). */
+export function eventSum(s: SpanSummary): bigint {
+  return s.firstEventUs === null
+    ? 0n
+    : s.sumEventUs + BigInt(s.pendingUs) + BigInt(s.firstEventUs) * BigInt(s.accepted);
 }
 
 /** The batch's average event time's numerator as `extract(epoch …)` sums it: seconds with six decimals. */

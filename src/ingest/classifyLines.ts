@@ -113,14 +113,18 @@ export function classifier(
   const window = windowShapeOf(pipeline);
   const elider = rawElider(pipeline, () => opts.elideRaw?.() === true);
   const summary = (tally.summary = opts.summarize === undefined ? null : summaryOf(window, opts.summarize));
+  let lastIngestion: { us: bigint; text: string } | null = null;
   const line = (rec: RawRecord): string => {
     if (texts.push(rec.raw) === 256) flush();
     tally.landed++;
     if (opts.onProgress && tally.landed % every === 0) opts.onProgress(tally.landed);
     const row = classifyRecord(rec, pipeline, source, opts.landingTimeMs, window);
     if (summary !== null) addToSummary(summary, row);
+    // A source's records mostly share one ingestion time (the landing's, or a replay span's end): formatted once.
+    if (lastIngestion === null || row.ingestionTimeUs !== lastIngestion.us)
+      lastIngestion = { us: row.ingestionTimeUs, text: formatInstant(row.ingestionTimeUs) };
     const eventTime = row.eventTimeUs === null ? null : formatInstant(row.eventTimeUs),
-      ingestionTime = formatInstant(row.ingestionTimeUs);
+      ingestionTime = lastIngestion.text;
     let text: { raw: string | null; rest: string | null; at: string | null } = { raw: rec.raw, rest: null, at: null };
     if (row.status === "accepted") {
       tally.accepted++;

@@ -7,7 +7,14 @@
 import { describe, expect, it } from "vitest";
 import type { BronzeRow } from "../../src/core/admission.js";
 import { aggregate } from "../../src/core/exactAggregate.js";
-import { addToSummary, summaryOf, summaryWindows, windowSum, epochSecondsText } from "../../src/core/spanSummary.js";
+import {
+  addToSummary,
+  eventSum,
+  summaryOf,
+  summaryWindows,
+  windowSum,
+  epochSecondsText,
+} from "../../src/core/spanSummary.js";
 import { assignWindows, type FixedWindowSpec } from "../../src/core/windows.js";
 
 const T0 = BigInt(Date.UTC(2026, 9, 1, 12)) * 1000n;
@@ -96,7 +103,12 @@ describe("a landing's rows summarized", () => {
       T0 + 7n,
       T0 + 12n,
     ]);
-    expect(epochSecondsText(s.sumEventUs)).toBe(`${(2n * T0 + 4n) / 1_000_000n}.000004`);
+    expect(epochSecondsText(eventSum(s))).toBe(`${(2n * T0 + 4n) / 1_000_000n}.000004`);
+    // Times centuries apart (their distance past 2^53 µs): the sum still exact.
+    const far = summaryOf({ sizeMs: 60_000, slideMs: 60_000, offsetMs: 0 }, 10);
+    for (const t of [-8_000_000_000_000_001n, 8_000_000_000_000_003n, 8_000_000_000_000_005n, 7n])
+      addToSummary(far, row(t, "a", "1"));
+    expect(eventSum(far)).toBe(8_000_000_000_000_014n);
     expect(epochSecondsText(-1_500_000n)).toBe("-1.500000");
     expect(epochSecondsText(42n)).toBe("0.000042");
   });

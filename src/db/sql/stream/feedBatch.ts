@@ -8,7 +8,7 @@
  * expressions over the same values: the average is `avg(extract(epoch …))`'s numeric quotient).
  */
 import type { SpanSummary } from "../../../core/spanSummary.js";
-import { epochSecondsText, summaryWindows, windowSum } from "../../../core/spanSummary.js";
+import { epochSecondsText, eventSum, summaryWindows, windowSum } from "../../../core/spanSummary.js";
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { BATCH_PAIRS } from "../fragments/batchPairs.js";
@@ -105,7 +105,7 @@ export async function feedBatch(
     : [
         s.minEventUs!.toString(),
         s.maxEventUs!.toString(),
-        epochSecondsText(s.sumEventUs),
+        epochSecondsText(eventSum(s)),
         s.accepted,
         s.maxIngestionUs!.toString(),
       ];
