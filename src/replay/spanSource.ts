@@ -21,6 +21,14 @@ import type { RowSource } from "./ordering.js";
 export const SPAN_IN_MEMORY = 200_000;
 export const SPAN_IN_MEMORY_CHARS = 12 * 2 ** 20;
 
+/**
+ * Whether a span's rows are summarized as they are classified, for its micro-batch (src/core/spanSummary.ts): the
+ * batch's limit, or undefined where the summary would never stand for the read (a pipeline that keeps a lateness
+ * histogram reads its pairs one by one; session windows stage their own).
+ */
+export const summarizeFor = (pipeline: PipelineConfig): number | undefined =>
+  pipeline.lateness.histogram || pipeline.window.type === "session" ? undefined : pipeline.trigger.maxRowsPerBatch;
+
 /** One span classified, with what its landing needs. */
 export interface NextSpan {
   /** The span's landing source, `<prefix>:<span start as ISO 8601 UTC>` (or `:no-arrival-time`). */
@@ -114,7 +122,7 @@ export function spansOf(
         pipeline,
         source,
         records(),
-        { landingTimeMs, elideRaw, summarize: pipeline.trigger.maxRowsPerBatch },
+        { landingTimeMs, elideRaw, summarize: summarizeFor(pipeline) },
         SPAN_IN_MEMORY,
         SPAN_IN_MEMORY_CHARS,
       );

@@ -24,6 +24,7 @@ import {
   SPAN_IN_MEMORY_CHARS,
   spanIdentity,
   spanStartOf,
+  summarizeFor,
   type SpanNaming,
 } from "./spanSource.js";
 
@@ -125,7 +126,7 @@ async function main(port: NonNullable<typeof parentPort>, data: SpanWorkerData):
         landingTimeMs,
         elideRaw: () => header !== undefined,
         collectIds: SPAN_IN_MEMORY,
-        summarize: pipeline.trigger.maxRowsPerBatch,
+        summarize: summarizeFor(pipeline),
       };
       span = { start, ...classifier(pipeline, source, opts), lines: [], chars: 0, posted: false };
     }
