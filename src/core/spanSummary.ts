@@ -17,11 +17,11 @@
 import type { BronzeRow } from "./admission.js";
 import type { WindowShape } from "./windows.js";
 
-/** One (key, window) of the summary; instants epoch µs. */
+/** One (key, window) of the summary; instants epoch µs (safe integers: `addToSummary` gives up on any other). */
 export interface SummaryWindow {
   groupKey: string;
-  startUs: bigint;
-  endUs: bigint;
+  startUs: number;
+  endUs: number;
   /** Accepted rows in the window. */
   n: number;
   /**
@@ -194,8 +194,8 @@ export function addToSummary(s: SpanSummary, row: BronzeRow): void {
     if (w === undefined) {
       w = {
         groupKey: row.groupKey,
-        startUs: BigInt(start),
-        endUs: BigInt(start + size),
+        startUs: start,
+        endUs: start + size,
         n: 0,
         sum: 0,
         big: null,

@@ -83,17 +83,17 @@ export async function feedBatch(
   ];
   const late: [string[], string[], string[]] = [[], [], []];
   for (const w of summaryWindows(s)) {
-    if (watermarkUs !== null && w.endUs <= watermarkUs) {
+    if (watermarkUs !== null && BigInt(w.endUs) <= watermarkUs) {
       for (const row of w.rows) {
         late[0].push(String(span.firstSeq + row));
-        late[1].push(w.startUs.toString());
-        late[2].push(w.endUs.toString());
+        late[1].push(String(w.startUs));
+        late[2].push(String(w.endUs));
       }
       continue;
     }
     onTime[0].push(w.groupKey);
-    onTime[1].push(w.startUs.toString());
-    onTime[2].push(w.endUs.toString());
+    onTime[1].push(String(w.startUs));
+    onTime[2].push(String(w.endUs));
     onTime[3].push(w.n);
     onTime[4].push(windowSum(w));
     onTime[5].push(w.min);
