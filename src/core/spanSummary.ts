@@ -50,10 +50,13 @@ export interface SpanSummary {
   accepted: number;
   minEventUs: bigint | null;
   maxEventUs: bigint | null;
-  /** Sum of the accepted rows' event times (µs): the batch's average event time (`eventSum`). */
+  /**
+   * With `pendingUs`, the sum of the accepted rows' event times less the first's (µs, for the batch's average
+   * event time): `pendingUs` gathers them while it stays a safe integer, then folds into this (`eventSum` adds up).
+   */
   sumEventUs: bigint;
-  /** Event times (µs) after the first, less the first, not yet in `sumEventUs`: a safe integer. */
   pendingUs: number;
+  /** The first accepted row's event time, µs. */
   firstEventUs: number | null;
   maxIngestionUs: bigint | null;
   /** Per key, per window start (epoch µs as a number: `spec` holds only instants that are safe integers). */
