@@ -14,6 +14,7 @@ import { describeIssues, pathText, placeOf } from "./fileErrors.js";
 
 export type { PipelineConfig } from "./pipelineSchema.js";
 export {
+  aggregatesOnTime,
   declaredInputs,
   sessionGapOf,
   watermarkSettingsOf,

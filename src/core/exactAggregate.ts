@@ -9,7 +9,8 @@ const scaleOf = (v: string) => (v.includes(".") ? v.length - v.indexOf(".") - 1 
 const scaled = (v: string, scale: number) =>
   BigInt((v.includes(".") ? v.replace(".", "") : v) + "0".repeat(scale - scaleOf(v)));
 
-function formatScaled(n: bigint, scale: number): string {
+/** `n` × 10^-`scale` as PostgreSQL writes a numeric of that scale (`-1.50` for -150n at 2). */
+export function formatScaled(n: bigint, scale: number): string {
   if (scale === 0) return n.toString();
   const neg = n < 0n;
   const digits = (neg ? -n : n).toString().padStart(scale + 1, "0");

@@ -57,6 +57,16 @@ export function sessionGapOf(p: { window: PipelineWindow }): number | undefined 
   return p.window.type === "session" ? p.window.gap : undefined;
 }
 
+/**
+ * Whether a pipeline's micro-batches put their on-time pairs into the pairs table aggregated, one row per (key,
+ * window), when their MERGE is not guarded (src/stream/runBatch.ts): not for session windows (they stage their
+ * events themselves) nor where a lateness histogram is kept (it counts each pair). Only such a batch may take its
+ * input from its span's summary (src/stream/batchInput.ts).
+ */
+export function aggregatesOnTime(p: { window: PipelineWindow; lateness: { histogram: boolean } }): boolean {
+  return p.window.type !== "session" && !p.lateness.histogram;
+}
+
 /** The watermark settings of a pipeline (src/core/watermark.ts): the default delay, per input delays, policy (min unless set), idle timeout. */
 export function watermarkSettingsOf(p: { watermark: PipelineWatermark }): WatermarkSettings {
   const w = p.watermark;

@@ -15,6 +15,7 @@
  * second of equals). Every field is structured-cloneable (it crosses from the replay's span worker).
  */
 import type { BronzeRow } from "./admission.js";
+import { formatScaled } from "./exactAggregate.js";
 import type { WindowShape } from "./windows.js";
 
 /** One (key, window) of the summary; instants epoch µs (safe integers: `addToSummary` gives up on any other). */
@@ -222,12 +223,7 @@ export function* summaryWindows(s: SpanSummary): Generator<SummaryWindow> {
 
 /** A window's sum as PostgreSQL writes it (`sum(numeric)`): null when no row had a value. */
 export function windowSum(w: SummaryWindow): string | null {
-  if (w.min === null) return null;
-  const sum = w.big ?? BigInt(w.sum);
-  if (w.scale === 0) return sum.toString();
-  const neg = sum < 0n;
-  const digits = (neg ? -sum : sum).toString().padStart(w.scale + 1, "0");
-  return `${neg ? "-" : ""}${digits.slice(0, -w.scale)}.${digits.slice(-w.scale)}`;
+  return w.min === null ? null : formatScaled(w.big ?? BigInt(w.sum), w.scale);
 }
 
 /** The sum of the accepted rows' event times, µs (the batch's average event time's numerator). */
@@ -238,8 +234,4 @@ export function eventSum(s: SpanSummary): bigint {
 }
 
 /** The batch's average event time's numerator as `extract(epoch …)` sums it: seconds with six decimals. */
-export function epochSecondsText(us: bigint): string {
-  const neg = us < 0n;
-  const digits = (neg ? -us : us).toString().padStart(7, "0");
-  return `${neg ? "-" : ""}${digits.slice(0, -6)}.${digits.slice(-6)}`;
-}
+export const epochSecondsText = (us: bigint): string => formatScaled(us, 6);

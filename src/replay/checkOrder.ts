@@ -16,25 +16,17 @@ import { SourceRefused } from "../ingest/errors.js";
 import { readOptionsFor, readRecords } from "../ingest/readers.js";
 import { fastCheck } from "./fastCheck.js";
 import { arrivalOf } from "./ordering.js";
-import { spanStartOf } from "./spanSource.js";
+import { ArrivalSpans, arrivesBefore, type Arrival, type CheckedSpan } from "./arrivalSpans.js";
 import { startWorker } from "./threads.js";
 import type { ReplayOptions } from "./types.js";
-
-/** A span as the check pass counted it: its start (epoch ms) and its records. */
-export interface CheckedSpan {
-  start: number;
-  rows: number;
-}
 
 /** What the check of some records found: their spans in order, their count, the first and last arrival ([ms, µs within]). */
 export interface Checked {
   spans: CheckedSpan[];
   total: number;
-  first: [number, number] | null;
-  last: [number, number] | null;
+  first: Arrival | null;
+  last: Arrival | null;
 }
-
-const before = (a: [number, number], b: [number, number]) => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
 
 /**
  * Checks `records` in order.
@@ -48,23 +40,13 @@ export async function checkRecords(
   spanMs: number,
   onCount?: (n: number) => void,
 ): Promise<Checked | null> {
-  const spans: CheckedSpan[] = [];
-  let total = 0;
-  let first: [number, number] | null = null,
-    last: [number, number] | null = null;
+  const counted = new ArrivalSpans(spanMs, onCount);
   for await (const rec of records) {
     const arrival = arrivalOf(rec, pipeline, arrivalField);
     if (rec.fields === null || arrival === null || rec.raw.includes("\u0000")) return null;
-    if (last !== null && before(arrival, last)) return null;
-    first ??= arrival;
-    last = arrival;
-    const start = spanStartOf(arrival[0], spanMs)!;
-    if (spans.length === 0 || spans[spans.length - 1]!.start !== start) spans.push({ start, rows: 0 });
-    spans[spans.length - 1]!.rows++;
-    total++;
-    if (total % 10_000 === 0) onCount?.(total);
+    if (!counted.add(arrival)) return null;
   }
-  return { spans, total, first, last };
+  return { spans: counted.spans, total: counted.total, first: counted.first, last: counted.last };
 }
 
 /** What the check worker is started with. */
@@ -171,11 +153,12 @@ export async function checkOrder(
       if (position.offset !== split || second === undefined) {
         await worker?.terminate();
         worker = undefined;
-        return await checkOrder(pipeline, opts, file, size, headers, false);
+        // Not on bytes again: that check left this file to this one already.
+        return await checkOrder(pipeline, { ...opts, checkOnBytes: false }, file, size, headers, false);
       }
       const b = await second;
       if (b === null) return null;
-      if (a.last !== null && b.first !== null && before(b.first, a.last)) return null;
+      if (a.last !== null && b.first !== null && arrivesBefore(b.first, a.last)) return null;
       const spans = [...a.spans];
       for (const s of b.spans) {
         const tail = spans[spans.length - 1];

@@ -15,16 +15,11 @@ import { msOfUs, usOfMs } from "../core/instants.js";
 import { parseInstant } from "../core/timestamps.js";
 import { DEFAULT_CSV_DIALECT } from "../ingest/csvRecords.js";
 import { headerColumns, MAX_RECORD_BYTES, readOptionsFor } from "../ingest/readers.js";
-import { spanStartOf } from "./spanSource.js";
+import { ArrivalSpans, type CheckedSpan } from "./arrivalSpans.js";
 
 /** Bytes read at a time. */
 const CHUNK = 4 * 2 ** 20;
 
-/** A span as the check counts it: its start (epoch ms) and its records (checkOrder.ts's `CheckedSpan`). */
-interface CheckedSpan {
-  start: number;
-  rows: number;
-}
 const LF = 10,
   COMMA = 44;
 
@@ -64,10 +59,7 @@ export async function fastCheck(
     let header: string | undefined;
     let fields = 0,
       at = -1;
-    const spans: CheckedSpan[] = [];
-    let total = 0,
-      lastMs = -Infinity,
-      lastUs = 0;
+    const counted = new ArrivalSpans(spanMs, onCount);
     /** One line (without its LF); false when the check cannot tell. */
     const line = (from: number, to: number): boolean | null => {
       if (to - from > max) return false;
@@ -103,19 +95,10 @@ export async function fastCheck(
       if (field !== fields || end <= start) return false;
       const text = buf.toString("latin1", start, end);
       if (text.trim() === "") return false; // a line of blanks carries no record, or a field of blanks no time: the full check says
-
       const parsed = parseInstant(text, format, timeZone, subMicrosecond);
       if (!parsed.ok) return false;
-      const ms = msOfUs(parsed.us),
-        us = Number(parsed.us - usOfMs(ms));
-      if (ms < lastMs || (ms === lastMs && us < lastUs)) return null;
-      lastMs = ms;
-      lastUs = us;
-      const s = spanStartOf(ms, spanMs)!;
-      if (spans.length === 0 || spans[spans.length - 1]!.start !== s) spans.push({ start: s, rows: 0 });
-      spans[spans.length - 1]!.rows++;
-      if (++total % 10_000 === 0) onCount?.(total);
-      return true;
+      const ms = msOfUs(parsed.us);
+      return counted.add([ms, Number(parsed.us - usOfMs(ms))]) ? true : null;
     };
     for (;;) {
       if (held === buf.length) {
@@ -144,7 +127,7 @@ export async function fastCheck(
           if (!ok) return undefined;
         }
         if (header === undefined) return undefined;
-        return { spans, total, header };
+        return { spans: counted.spans, total: counted.total, header };
       }
       buf.copy(buf, 0, from, end);
       held = end - from;

@@ -5,7 +5,7 @@
  * read back from the staging table), or on a worker thread reading one file already in arrival order
  * (src/replay/workerSpans.ts).
  */
-import type { PipelineConfig } from "../config/pipelines.js";
+import { aggregatesOnTime, type PipelineConfig } from "../config/pipelines.js";
 import type { RawRecord } from "../core/admission.js";
 import type { ReplayRow } from "../db/sql/ingest/stageReplayRows.js";
 import { classifyInMemory, type ClassifiedLines } from "../ingest/classifyLines.js";
@@ -23,11 +23,11 @@ export const SPAN_IN_MEMORY_CHARS = 12 * 2 ** 20;
 
 /**
  * Whether a span's rows are summarized as they are classified, for its micro-batch (src/core/spanSummary.ts): the
- * batch's limit, or undefined where the summary would never stand for the read (a pipeline that keeps a lateness
- * histogram reads its pairs one by one; session windows stage their own).
+ * batch's limit, or undefined where the summary would never stand for the read: where the batches do not aggregate
+ * their on-time pairs (`aggregatesOnTime`).
  */
 export const summarizeFor = (pipeline: PipelineConfig): number | undefined =>
-  pipeline.lateness.histogram || pipeline.window.type === "session" ? undefined : pipeline.trigger.maxRowsPerBatch;
+  aggregatesOnTime(pipeline) ? pipeline.trigger.maxRowsPerBatch : undefined;
 
 /** One span classified, with what its landing needs. */
 export interface NextSpan {

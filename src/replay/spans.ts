@@ -9,6 +9,7 @@ import { landRecords } from "../ingest/copyToBronze.js";
 import { LandedIds } from "../ingest/landedIds.js";
 import type { LandResult } from "../ingest/landAnswer.js";
 import { refreshPipelineEstimate, refreshResultsEstimate } from "../db/statistics.js";
+import { DEFAULT_INPUT } from "../core/watermark.js";
 import type { LandedSpan } from "../db/sql/stream/feedBatch.js";
 import { runBatch, type BatchProgress } from "../stream/runBatch.js";
 import type { NextSpan, SpanSource } from "./spanSource.js";
@@ -89,7 +90,7 @@ export async function replaySpans(
       // A span of several pieces has its tally, and with it its summary, once its COPY has read them all.
       onRowsAsClassified: (range) => {
         const summary = next.classified.tally.summary;
-        if (summary !== null) landed = { summary, ...range, input: "default" };
+        if (summary !== null) landed = { summary, ...range, input: DEFAULT_INPUT }; // a replay lands its spans as the default input
       },
       landingTimeMs: next.landingTimeMs,
       csvHeader: () => csvHeader,

@@ -8,7 +8,7 @@
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { LineTally } from "../ingest/classifyLines.js";
 import type { CreditMessage, SpanPiece, SpanWorkerData, WireTally, WorkerMessage } from "./spanWorker.js";
-import type { CheckedSpan } from "./checkOrder.js";
+import type { CheckedSpan } from "./arrivalSpans.js";
 import { fileChanged, spanIdentity, type SpanNaming, type SpanSource } from "./spanSource.js";
 import { startWorker } from "./threads.js";
 

@@ -32,7 +32,7 @@
 import type { QueryResult } from "pg";
 import type { PipelineLease } from "../cluster/fencing.js";
 import type { PipelineConfig } from "../config/pipelines.js";
-import { sessionGapOf, watermarkSettingsOf, windowSpecOf } from "../config/pipelines.js";
+import { aggregatesOnTime, sessionGapOf, watermarkSettingsOf, windowSpecOf } from "../config/pipelines.js";
 import { formatInstant, isoToUs } from "../core/instants.js";
 import { advanceInputs } from "../core/watermark.js";
 import { isDataException } from "../db/errors.js";
@@ -158,7 +158,7 @@ async function runBatchOnce(
         const batchId = checkpoint.batchId + 1;
         // The on-time pairs aggregated as they are read, one row per (key, window), unless the batch needs them one by
         // one: a guarded MERGE isolates failing windows by their rows, a lateness histogram counts each pair.
-        const aggregateOnTime = gapMs === undefined && !guarded && !pipeline.lateness.histogram;
+        const aggregateOnTime = !guarded && aggregatesOnTime(pipeline);
         const read = await batchInput(client, pipeline, checkpoint, { ...opts, aggregateOnTime }).catch(
           (e: unknown) => {
             // A sum that fails as the pairs are aggregated is the MERGE's failure come early: run the batch guarded.
