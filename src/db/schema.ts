@@ -33,8 +33,8 @@ export const tstz = (name: string) => timestamp(name, { withTimezone: true, mode
  * The raw ledger: every landed record, accepted or quarantined. Immutable.
  * Partitioned by RANGE (landed_at), one partition per UTC calendar month plus a DEFAULT
  * partition (drizzle/0023_partitioned_bronze.sql; drizzle cannot declare
- * partitioning): the primary key includes the partition key, `seq` stays
- * unique through its one sequence. Partitions past the correction horizon
+ * partitioning): no primary key (a partitioned table's would have to hold the partition key), `seq` stays
+ * unique through its one sequence (drizzle/0050_bronze_narrow_keys.sql). Partitions past the correction horizon
  * are archived and dropped (src/retention/).
  */
 export const bronzeEvents = straggler.table(
@@ -68,9 +68,10 @@ export const bronzeEvents = straggler.table(
   },
   (t) => [
     // One btree for every read by a pipeline's seq range (the landing's own rows, the micro-batch, backlog, ledger
-    // counts, rebuild pages, holds) and every seq look-up (which names the pipeline): the partition key landed_at
-    // last, as a primary key of a partitioned table must hold it (drizzle/0038_bronze_pipeline_seq_key.sql).
-    primaryKey({ name: "bronze_events_pipeline_seq_landed_at_pk", columns: [t.pipeline, t.seq, t.landedAt] }),
+    // counts, rebuild pages, holds) and every seq look-up (which names the pipeline). Not unique: a unique index of a
+    // partitioned table must hold the partition key landed_at, 8 bytes an entry, and seq's only writer is the
+    // sequence (a restore checks its archive's seqs first): drizzle/0050_bronze_narrow_keys.sql.
+    index("bronze_events_pipeline_seq").on(t.pipeline, t.seq),
     // Event-time range reads (correction and reconcile over a range, sessions, lateness): a BRIN
     // index, a few bytes per 128 pages, since bronze is in landing order and event time follows
     // landing up to the lateness (drizzle/0029_lean_bronze_indexes.sql).
@@ -82,11 +83,11 @@ export const bronzeEvents = straggler.table(
     index("bronze_events_key_event_time")
       .on(t.groupKey, t.eventTime)
       .where(sql`status = 'accepted'`),
-    // Dedupe probe: is an accepted row with this event id at a lower seq in this
-    // pipeline? event_id leads, so no other index can serve the probe (see the
-    // landing's DEDUPE_SQL); pipeline and seq are checked on the heap row (0029).
-    index("bronze_events_accepted_event_id")
-      .on(t.eventId)
+    // Dedupe probe: is an accepted row with this event id at a lower seq in this pipeline? The index holds a 64-bit
+    // hash of the id (every probe names the hash and the id: src/db/sql/fragments/eventIdHash.ts), so no other
+    // index can serve the probe; pipeline, seq and the id itself are checked on the heap row (0029, 0050).
+    index("bronze_events_accepted_event_id_hash")
+      .using("btree", sql`hashtextextended(event_id, 0)`)
       .where(sql`status = 'accepted'`),
   ],
 );

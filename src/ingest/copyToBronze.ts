@@ -19,7 +19,7 @@
  * query with their values written in, the landing was slower, not faster
  * (the dedupe with a literal `seq > N` read the whole partial event-id
  * index: 11 ms for 82 rows; the group's record statement, which counts the
- * dedupe's rows, took 13 ms). When it does not, the range (the primary key's
+ * dedupe's rows, took 13 ms). When it does not, the range (the (pipeline, seq) index's
  * two ends), the record, the header and the NOTIFY go in one exchange
  * (src/db/sql/ingest/recordLanding.ts).
  *

@@ -21,6 +21,7 @@ import { limitLockWait, lockRetention } from "../db/sql/retention/archives.js";
 import {
   copyIntoRestoredRows,
   countPartitionRows,
+  countRestoredSeqsInBronze,
   ensurePartition,
   insertRestoredRows,
   markRestored,
@@ -102,7 +103,8 @@ async function sha256Of(file: string): Promise<string> {
 /**
  * Restores the archive named by `file` (its manifest, or its `.copy.gz` beside the manifest).
  * @throws RestoreRefusedError when the checksum does not match, the archive is not recorded in
- *   this database, it is restored already, or the file's rows are not the manifest's count; the database's error
+ *   this database, it is restored already, any of its seqs is in bronze already, or the file's rows are not the
+ *   manifest's count; the database's error
  */
 export async function restoreArchive(pool: Pool, file: string): Promise<RestoreResult> {
   const { manifest, dataFile } = readManifest(file);
@@ -142,6 +144,12 @@ export async function restoreArchive(pool: Pool, file: string): Promise<RestoreR
     const columns = legacy ? LEGACY_ARCHIVE_COLUMNS : ARCHIVE_COLUMNS;
     const into = await copyIntoRestoredRows(client, columns);
     await pipe(createReadStream(dataFile), createGunzip(), into);
+    const present = await countRestoredSeqsInBronze(client);
+    if (present > 0) {
+      throw new RestoreRefusedError(
+        `${dataFile}: ${present} of its rows have a seq that ${manifest.pipeline}'s bronze holds already; nothing was restored`,
+      );
+    }
     await insertRestoredRows(
       client,
       manifest.partition,

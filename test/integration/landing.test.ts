@@ -118,7 +118,7 @@ describe("landing into bronze", () => {
 });
 
 describe("plans after a bulk landing", () => {
-  it("the duplicate probe does not depend on statistics: with bronze analysed before a new pipeline landed, the update scans the primary-key range and probes the event-id index once per row", async () => {
+  it("the duplicate probe does not depend on statistics: with bronze analysed before a new pipeline landed, the update scans the (pipeline, seq) range and probes the event-id index once per row", async () => {
     const { pool } = await getDb();
     const old = jsonl("probe-old");
     await landFile(pool, old, writeEvents("probe-old.jsonl", "p", 5_000), "probe-old.jsonl");
@@ -129,13 +129,17 @@ describe("plans after a bulk landing", () => {
     const plan = JSON.stringify(rows[0]["QUERY PLAN"]);
     const scans = [...plan.matchAll(/"Index Name":"([^"]+)"/g)].map((m) => m[1]);
     // Bronze is partitioned by landing month (drizzle/0023): the rows are in this month's partition,
-    // read by its primary key and probed by its event-id index; the partitions without rows (next
-    // month's, the DEFAULT one) are empty tables, scanned as such. The event-id index holds the
-    // event id alone (drizzle/0028): the probe checks pipeline and seq on the row it points to.
+    // read by its (pipeline, seq) index and probed by its event-id index; the partitions without rows (next
+    // month's, the DEFAULT one) are empty tables, scanned as such. The event-id index holds the event id's
+    // 64-bit hash alone (drizzle/0050): the probe checks the id, pipeline and seq on the row it points to.
     const hot = `bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
-    expect(scans).toEqual([`${hot}_pkey`, `${hot}_event_id_idx`]);
-    expect(plan).toMatch(/"Index Cond":"\(event_id = b_\d+\.event_id\)"/);
-    expect(plan).toMatch(/"Filter":"\(\(seq < b_\d+\.seq\) AND \(\(pipeline \|\| ''::text\) = 'probe-new'::text\)\)"/);
+    expect(scans).toEqual([`${hot}_pipeline_seq_idx`, `${hot}_hashtextextended_idx`]);
+    expect(plan).toMatch(
+      /"Index Cond":"\(hashtextextended\(event_id, '0'::bigint\) = hashtextextended\(b_\d+\.event_id, '0'::bigint\)\)"/,
+    );
+    expect(plan).toMatch(
+      /"Filter":"\(\(seq < b_\d+\.seq\) AND \(event_id = b_\d+\.event_id\) AND \(\(pipeline \|\| ''::text\) = 'probe-new'::text\)\)"/,
+    );
     const seqScanned = new Set(
       [...plan.matchAll(/"Node Type":"Seq Scan",[^{}]*?"Relation Name":"([^"]+)"/g)].map((m) => m[1]),
     );

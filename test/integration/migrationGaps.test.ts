@@ -38,9 +38,10 @@ const m0046 = journal.find((m) => m.tag === "0046_bronze_compactions")!;
 const m0047 = journal.find((m) => m.tag === "0047_bronze_raw_at_event_time")!;
 const m0048 = journal.find((m) => m.tag === "0048_bronze_index_fill")!;
 const m0049 = journal.find((m) => m.tag === "0049_late_event_ids")!;
+const m0050 = journal.find((m) => m.tag === "0050_bronze_narrow_keys")!;
 /** The migrations after 0027 up to the release that still missed 0023 (0034), then the ones after it. */
 const after27 = [m0028, m0029, m0030, m0033, m0034];
-const later = [m0035, m0038, m0039, m0040, m0041, m0042, m0043, m0044, m0045, m0046, m0047, m0048, m0049];
+const later = [m0035, m0038, m0039, m0040, m0041, m0042, m0043, m0044, m0045, m0046, m0047, m0048, m0049, m0050];
 
 const relkind = async (pool: Pool) =>
   (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0]
@@ -117,12 +118,12 @@ describe("migrations skipped by an earlier migrate", () => {
         ...before,
         ...[m0023, ...after27, ...later].map((m) => ({ hash: m.hash, at: String(m.folderMillis) })),
       ]);
-      // 0029 and 0038 ran on the partitioned bronze 0023 made: the lean index set.
+      // 0029, 0038 and 0050 ran on the partitioned bronze 0023 made: the lean index set.
       expect(await bronzeIndexes(pool)).toEqual([
-        "bronze_events_accepted_event_id",
+        "bronze_events_accepted_event_id_hash",
         "bronze_events_event_time_brin",
         "bronze_events_key_event_time",
-        "bronze_events_pipeline_seq_landed_at_pk",
+        "bronze_events_pipeline_seq",
       ]);
       // 0027's table is untouched and the sequence goes on after the kept rows.
       expect((await pool.query("SELECT to_regclass('straggler.pipeline_leases')::text AS t")).rows[0].t).toBe(

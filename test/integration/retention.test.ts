@@ -299,6 +299,15 @@ describe("bronze partitions and the correction horizon", () => {
     await expect(restoreArchive(pool, manifestFile)).rejects.toThrow(
       /^bronze_events_p\d{6} of ret: restored already \(at .+\); `straggler archive` archives it again$/,
     );
+    // With its record cleared by hand, the same archive is still refused: its 303 seqs are in bronze already
+    // (bronze's (pipeline, seq) index is not unique, so the restore checks), and nothing is written.
+    await pool.query("UPDATE straggler.bronze_archives SET restored_at = NULL WHERE pipeline = 'ret'");
+    const twice = restoreArchive(pool, manifestFile);
+    await expect(twice).rejects.toBeInstanceOf(RestoreRefusedError);
+    await expect(twice).rejects.toThrow(
+      `${dataFile}: 303 of its rows have a seq that ret's bronze holds already; nothing was restored`,
+    );
+    await pool.query("UPDATE straggler.bronze_archives SET restored_at = now() WHERE pipeline = 'ret'");
     expect(await ledgerOf(pool, p.name)).toEqual({ landed: 604, accepted: 601, quarantined: 3 });
     const again = await reconcile(pool, p, day3);
     expect([again.windowsChecked, again.mismatches, again.ok]).toEqual([2, [], true]);
@@ -466,15 +475,20 @@ describe("bronze partitions and the correction horizon", () => {
       ).rejects.toThrow(
         `bronze row ${seqs[0]} of pipeline old: the raw columns (seq, pipeline, event_id, raw, raw_rest, raw_at, ingestion_time, source_id, source_line, landed_at) never change`,
       );
-      // A seq is still unique: every value comes from the one sequence; the primary key (0023's (seq, landed_at), since
-      // 0038 (pipeline, seq, landed_at)) holds the partition key.
+      // A seq still comes from the one sequence; since 0050 no primary key holds it (0023's (seq, landed_at), 0038's
+      // (pipeline, seq, landed_at)): the (pipeline, seq) index serves every read by seq.
       expect(
         (
           await pool.query(
-            "SELECT pg_get_constraintdef(oid) AS d FROM pg_constraint WHERE conrelid = 'straggler.bronze_events'::regclass AND contype = 'p'",
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'straggler' AND indexname = 'bronze_events_pipeline_seq'",
           )
-        ).rows[0].d,
-      ).toBe("PRIMARY KEY (pipeline, seq, landed_at)");
+        ).rows,
+      ).toEqual([
+        {
+          indexdef:
+            "CREATE INDEX bronze_events_pipeline_seq ON ONLY straggler.bronze_events USING btree (pipeline, seq)",
+        },
+      ]);
     });
   });
 

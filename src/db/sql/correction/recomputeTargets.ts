@@ -7,7 +7,7 @@
  * `b.seq + 0 <= snapshot`: the snapshot bound must not be usable as an index
  * range on the sequence key — without fresh statistics the planner takes it
  * and scans a pipeline's whole history once per window. For the same reason
- * `b.pipeline || ''`: the primary key leads with the pipeline, and a pipeline
+ * `b.pipeline || ''`: the (pipeline, seq) index leads with the pipeline, and a pipeline
  * new since the last ANALYZE looks empty to the planner. The (group key, event
  * time) index of accepted rows is the access path a correction's cost should
  * follow; the pipeline and the value are read from the heap row.

@@ -9,6 +9,7 @@
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { eventIdHash, sameEventId } from "../fragments/eventIdHash.js";
 
 const DEDUPE_LANDING = "bronze_dedupe";
 
@@ -25,11 +26,12 @@ const DEDUPE_LANDING = "bronze_dedupe";
  * analysed since the rows just landed, and a pipeline that is new since the
  * last ANALYZE is estimated at ~0 rows, so every index leading with
  * `pipeline` looks free — which once made the probe scan a whole pipeline per
- * row. The outer scan is the primary-key range `(pipeline, seq) > ($1, $2)`
+ * row. The outer scan is the (pipeline, seq) index's range `(pipeline, seq) > ($1, $2)`
  * (this landing's rows; no other index on bronze leads with `pipeline`), and
  * in the probe `pipeline || ''` is a condition no index can use, so the probe
- * can only be the event-id index. The probe is a scalar subquery with LIMIT, which stays one index
- * probe per row (as EXISTS the planner may turn it into a join).
+ * can only be the event-id index (on the id's hash: `sameEventId` names the hash and the id, fragments/eventIdHash.ts).
+ * The probe is a scalar subquery with LIMIT, which stays one index probe per row (as EXISTS the planner may turn it
+ * into a join).
  */
 export const DEDUPE_SQL = `
 UPDATE straggler.bronze_events b
@@ -37,7 +39,7 @@ UPDATE straggler.bronze_events b
        detail = 'an accepted record with this event id is already in bronze'
  WHERE b.pipeline = $1 AND b.seq > $2 AND b.status = 'accepted'
    AND (SELECT 1 FROM straggler.bronze_events o
-         WHERE o.event_id = b.event_id AND o.pipeline || '' = $1 AND o.seq < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL`;
+         WHERE ${sameEventId("o.event_id", "b.event_id")} AND o.pipeline || '' = $1 AND o.seq < b.seq AND o.status = 'accepted' LIMIT 1) IS NOT NULL`;
 
 /** SQL: true when the rows aliased `a` and `b` have the same content (event time, group key, value as numbers). */
 const sameContent = (a: string, b: string) =>
@@ -45,7 +47,7 @@ const sameContent = (a: string, b: string) =>
 
 /** The version of an event id a row of the landing is compared with: the latest accepted, not superseded row at a lower seq. */
 const currentVersion = (row: string, what: string) => `(SELECT ${what} FROM straggler.bronze_events o
-         WHERE o.event_id = ${row}.event_id AND o.pipeline || '' = $1 AND o.seq < ${row}.seq AND o.status = 'accepted'
+         WHERE ${sameEventId("o.event_id", `${row}.event_id`)} AND o.pipeline || '' = $1 AND o.seq < ${row}.seq AND o.status = 'accepted'
            AND NOT EXISTS (SELECT 1 FROM straggler.superseded_events s WHERE s.seq = o.seq)
          ORDER BY o.seq DESC LIMIT 1)`;
 
@@ -86,7 +88,7 @@ INSERT INTO straggler.superseded_events (seq, pipeline, event_id, superseded_by)
 SELECT v.seq, $1, v.event_id, v.next_seq
   FROM (SELECT c.seq, c.event_id, lead(c.seq) OVER (PARTITION BY c.event_id ORDER BY c.seq) AS next_seq
           FROM straggler.bronze_events c
-         WHERE c.event_id IN (SELECT n.event_id FROM straggler.bronze_events n
+         WHERE (${eventIdHash("c.event_id")}, c.event_id) IN (SELECT ${eventIdHash("n.event_id")}, n.event_id FROM straggler.bronze_events n
                                WHERE n.pipeline = $1 AND n.seq > $2 AND n.status = 'accepted')
            AND c.pipeline || '' = $1 AND c.status = 'accepted'
            AND NOT EXISTS (SELECT 1 FROM straggler.superseded_events s WHERE s.seq = c.seq)) v

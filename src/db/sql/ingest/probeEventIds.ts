@@ -14,13 +14,14 @@
  */
 import { arrayText } from "../../copyText.js";
 import { inlineParams } from "../../inlineParams.js";
+import { sameEventId } from "../fragments/eventIdHash.js";
 
 // One index probe per id (a scalar subquery with LIMIT, as in the dedupe): written as `event_id = ANY ($2)`,
 // the planner took a parallel scan of the whole partition for a few thousand ids (39 ms against 3.4 ms).
 const PROBE_EVENT_IDS_SQL = `
 SELECT EXISTS (SELECT 1 FROM unnest($2::text[]) AS x(id)
                 WHERE (SELECT 1 FROM straggler.bronze_events o
-                        WHERE o.event_id = x.id AND o.pipeline || '' = $1 AND o.status = 'accepted' LIMIT 1) IS NOT NULL) AS found`;
+                        WHERE ${sameEventId("o.event_id", "x.id")} AND o.pipeline || '' = $1 AND o.status = 'accepted' LIMIT 1) IS NOT NULL) AS found`;
 
 /**
  * The probe as text for a multi-statement exchange (the landing's first, under the append lock), its answer

@@ -4,7 +4,7 @@ import { prepared } from "../../prepared.js";
 import { inlineParams } from "../../inlineParams.js";
 
 const READ_BRONZE_MAX_SEQ = "bronze_max_seq";
-// A backward read of the primary key (pipeline, seq, landed_at) in each partition.
+// A backward read of the (pipeline, seq) index in each partition.
 const READ_BRONZE_MAX_SEQ_SQL = "SELECT coalesce(max(seq), 0) AS seq FROM straggler.bronze_events WHERE pipeline = $1";
 
 /** The statement as text with `pipeline` inlined (for a multi-statement exchange): its one row's `seq`. */

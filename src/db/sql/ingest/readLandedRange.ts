@@ -3,7 +3,7 @@ import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
 const READ_LANDED_RANGE = "bronze_landed_range";
-// The primary-key range (pipeline, seq) > ($1, $2) (see dedupeLanding.ts).
+// The (pipeline, seq) index's range (pipeline, seq) > ($1, $2) (see dedupeLanding.ts).
 const READ_LANDED_RANGE_SQL =
   "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2";
 

@@ -19,7 +19,7 @@ const RECORD_GROUP_LANDING = "bronze_group_landing";
  * element per source: name, SHA-256 of its records, rows, accepted and
  * quarantined per reason as classified (before the dedupe), request body
  * SHA-256; $9 the channel; $10 the policy version (hash) the rows were classified under. The scan of bronze
- * is the primary-key range (pipeline, seq) > ($1, $2) (see dedupeLanding.ts). One row per source
+ * is the (pipeline, seq) index's range (pipeline, seq) > ($1, $2) (see dedupeLanding.ts). One row per source
  * recorded (a source recorded already is absent), or one row of nulls and
  * the txid when none was.
  */

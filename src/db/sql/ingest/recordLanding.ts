@@ -19,7 +19,7 @@ import { checkLayout, SOURCE_HEADER_SQL } from "./sourceHeaders.js";
 /**
  * $1 pipeline, $2 the pipeline's highest seq before the landing, $3 source, $4 SHA-256 of its records, $5 rows,
  * $6 accepted, $7 quarantined, $8 request body SHA-256, $9 quarantined per reason (JSON), $10 policy version,
- * $11 the channel. The range is the primary key's (pipeline, seq) > ($1, $2): its two ends, no row read between.
+ * $11 the channel. The range is the (pipeline, seq) index's (pipeline, seq) > ($1, $2): its two ends, no row read between.
  * One row: the range and whether the source was recorded (false: recorded already, nothing written), and the txid.
  */
 const RECORD_LANDING_SQL = `

@@ -1,6 +1,6 @@
 /**
  * The what-if's input (issue 14): a pipeline's accepted bronze rows (less
- * those a later version superseded: fragments/superseded.ts) in `seq` order, one keyset page at a time (the primary key, pipeline and seq), so a ledger
+ * those a later version superseded: fragments/superseded.ts) in `seq` order, one keyset page at a time (the (pipeline, seq) index), so a ledger
  * of any size streams through without being held in memory.
  */
 import type { Queryable } from "../../pool.js";

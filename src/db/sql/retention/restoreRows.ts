@@ -69,6 +69,20 @@ export async function copyIntoRestoredRows(client: PoolClient, columns: readonly
 }
 
 /**
+ * How many of `restored_rows` have a seq bronze holds already, of their pipeline (a restore must write none: bronze's
+ * (pipeline, seq) index is not unique, drizzle/0050_bronze_narrow_keys.sql). One probe of that index a row.
+ */
+export async function countRestoredSeqsInBronze(db: Queryable): Promise<number> {
+  return Number(
+    (
+      await db.query(
+        "SELECT count(*) AS n FROM restored_rows r WHERE EXISTS (SELECT 1 FROM straggler.bronze_events b WHERE b.pipeline = r.pipeline AND b.seq = r.seq)",
+      )
+    ).rows[0].n,
+  );
+}
+
+/**
  * Moves `restored_rows` into the partition `partition`: the sources they name are made in
  * `straggler.bronze_sources` where missing, and each row takes its source's id.
  * @param kept the columns of bronze the rows keep as they are (all of the archive's but `source`)
