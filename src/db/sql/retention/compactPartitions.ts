@@ -65,10 +65,10 @@ export async function compactClosedPartitions(db: Queryable, nowMs = Date.now())
     for (const r of (await db.query(LEFT_BEHIND_SQL, [table])).rows)
       await db.query(`DROP INDEX CONCURRENTLY straggler.${quoteIdent(r.name as string)}`);
     const before = Number((await db.query(INDEX_BYTES_SQL, [table])).rows[0].b);
-    // Full leaf pages (the default, 90, keeps a tenth free for inserts that a closed month never gets; a partition
-    // made since 0048 has it already, `straggler.fill_bronze_indexes` there too): on the peers workload 113.7 → 94.9 B
-    // per event rebuilt at 90, 85.7 at 100 (BENCHMARKS.md "Issue 30, round ten").
-    await db.query("SELECT straggler.fill_bronze_indexes($1::regclass)", [table]);
+    // Full leaf pages (the default, 90, keeps a tenth free for inserts that a closed month never gets, as the
+    // correction index's 95 does for the late events of an open month, drizzle/0050): on the peers workload
+    // 113.7 → 94.9 B per event rebuilt at 90, 85.7 at 100 (BENCHMARKS.md "Issue 30, round ten").
+    await db.query("SELECT straggler.pack_bronze_indexes($1::regclass)", [table]);
     await db.query(`REINDEX TABLE CONCURRENTLY straggler.${quoteIdent(partition)}`);
     const after = Number((await db.query(INDEX_BYTES_SQL, [table])).rows[0].b);
     await db.query(
