@@ -9,6 +9,7 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import type { Env } from "../src/config/env.js";
 import { pipelineSchema } from "../src/config/pipelineSchema.js";
 import type { PipelineConfig } from "../src/config/pipelines.js";
@@ -86,4 +87,30 @@ export async function writeEvents(file: string, count: number): Promise<void> {
     for (const e of events(count)) yield toJsonLine(e);
   }
   await pipe(Readable.from(inChunks(lines())), createWriteStream(file));
+}
+
+/** The database `name` on the server of `serverUrl`, created afresh. @returns its URL */
+export async function freshDatabase(serverUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/** Drops the database `name` on the server of `serverUrl` (its sessions ended first). */
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
 }

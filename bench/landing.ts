@@ -8,7 +8,6 @@ import { createWriteStream, readFileSync } from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline as pipe } from "node:stream/promises";
-import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { runMigrations, runMigrationsBefore } from "../src/db/migrate.js";
 import { createPool } from "../src/db/pool.js";
@@ -20,6 +19,7 @@ import { runUntilCaughtUp } from "../src/stream/streamLoop.js";
 import {
   benchPipeline,
   fmt,
+  freshDatabase,
   fmtStat,
   now,
   say,
@@ -141,21 +141,6 @@ export async function measureEndToEnd(ctx: BenchContext, files: WorkloadFiles): 
     `${(e2eS.median / e2eLimitS.median).toFixed(2)} × limit`,
     "≥ 0.5 × limit",
   );
-}
-
-/** The database `name` on the server of `serverUrl`, created afresh. @returns its URL */
-async function freshDatabase(serverUrl: string, name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  return u.toString();
 }
 
 /**

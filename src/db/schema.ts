@@ -84,10 +84,10 @@ export const bronzeEvents = straggler.table(
       .on(t.groupKey, t.eventTime)
       .where(sql`status = 'accepted'`),
     // Dedupe probe: is an accepted row with this event id at a lower seq in this pipeline? The index holds a 64-bit
-    // hash of the id (every probe names the hash and the id: src/db/sql/fragments/eventIdHash.ts), so no other
+    // key of the id (every probe names the key and the id: src/db/sql/fragments/eventIdKey.ts), so no other
     // index can serve the probe; pipeline, seq and the id itself are checked on the heap row (0029, 0050).
-    index("bronze_events_accepted_event_id_hash")
-      .using("btree", sql`hashtextextended(event_id, 0)`)
+    index("bronze_events_accepted_event_key")
+      .using("btree", sql`straggler.event_id_key(event_id)`)
       .where(sql`status = 'accepted'`),
   ],
 );

@@ -120,7 +120,7 @@ describe("migrations skipped by an earlier migrate", () => {
       ]);
       // 0029, 0038 and 0050 ran on the partitioned bronze 0023 made: the lean index set.
       expect(await bronzeIndexes(pool)).toEqual([
-        "bronze_events_accepted_event_id_hash",
+        "bronze_events_accepted_event_key",
         "bronze_events_event_time_brin",
         "bronze_events_key_event_time",
         "bronze_events_pipeline_seq",

@@ -14,7 +14,7 @@
  */
 import { arrayText } from "../../copyText.js";
 import { inlineParams } from "../../inlineParams.js";
-import { sameEventId } from "../fragments/eventIdHash.js";
+import { sameEventId } from "../fragments/eventIdKey.js";
 
 // One index probe per id (a scalar subquery with LIMIT, as in the dedupe): written as `event_id = ANY ($2)`,
 // the planner took a parallel scan of the whole partition for a few thousand ids (39 ms against 3.4 ms).

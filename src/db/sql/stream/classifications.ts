@@ -9,7 +9,7 @@
  * only its difference first adds the rows its dedupe reads, from bronze.
  */
 import { bronzeRaw } from "../fragments/bronzeRaw.js";
-import { eventIdHash } from "../fragments/eventIdHash.js";
+import { eventIdKey } from "../fragments/eventIdKey.js";
 import type { Queryable } from "../../pool.js";
 import { timestamptzToUs } from "../fragments/windowAssignment.js";
 
@@ -190,7 +190,7 @@ export async function markClassifications(
 const FILL_EVENT_IDS_SQL = `INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail, differs)
 SELECT $1, $2, b.seq, b.event_id, b.event_time, b.group_key, b.value, b.status, b.reason, b.detail, false
   FROM straggler.bronze_events b
- WHERE ${eventIdHash("b.event_id")} = ANY (ARRAY(SELECT ${eventIdHash("x")} FROM unnest($4::text[]) AS x))
+ WHERE ${eventIdKey("b.event_id")} = ANY (ARRAY(SELECT ${eventIdKey("x")} FROM unnest($4::text[]) AS x))
    AND b.event_id = ANY ($4::text[]) AND b.status = 'accepted' AND b.pipeline = $1 AND b.seq <= $3
    AND NOT EXISTS (SELECT 1 FROM straggler.event_classifications c WHERE c.pipeline = $1 AND c.version = $2 AND c.seq = b.seq)
 ON CONFLICT (pipeline, version, seq) DO NOTHING`;
