@@ -83,11 +83,11 @@ export const bronzeEvents = straggler.table(
     index("bronze_events_key_event_time")
       .on(t.groupKey, t.eventTime)
       .where(sql`status = 'accepted'`),
-    // Dedupe probe: is an accepted row with this event id at a lower seq in this pipeline? The index holds a 64-bit
-    // key of the id (every probe names the key and the id: src/db/sql/fragments/eventIdKey.ts), so no other
-    // index can serve the probe; pipeline, seq and the id itself are checked on the heap row (0029, 0050).
+    // Dedupe probe: is an accepted row with this event id at a lower seq in this pipeline? The index holds two
+    // 4-byte keys of the id (every probe names both and the id: src/db/sql/fragments/eventIdKey.ts), so no
+    // other index can serve the probe; pipeline, seq and the id itself are checked on the heap row (0029, 0050).
     index("bronze_events_accepted_event_key")
-      .using("btree", sql`straggler.event_id_key(event_id)`)
+      .using("btree", sql`straggler.event_id_high(event_id)`, sql`straggler.event_id_low(event_id)`)
       .where(sql`status = 'accepted'`),
   ],
 );

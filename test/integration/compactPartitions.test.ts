@@ -34,10 +34,10 @@ describe("compactClosedPartitions", () => {
 
     // An interrupted rebuild's leftover: an invalid index named as REINDEX CONCURRENTLY names its new ones.
     await pool.query(
-      `CREATE INDEX ${name}_event_id_key_idx_ccnew ON straggler.${name} (straggler.event_id_key(event_id))`,
+      `CREATE INDEX ${name}_event_id_high_event_id_low_idx_ccnew ON straggler.${name} (straggler.event_id_high(event_id), straggler.event_id_low(event_id))`,
     );
     await pool.query(
-      `UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'straggler.${name}_event_id_key_idx_ccnew'::regclass`,
+      `UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'straggler.${name}_event_id_high_event_id_low_idx_ccnew'::regclass`,
     );
     const indexes = async () =>
       (
@@ -47,8 +47,8 @@ describe("compactClosedPartitions", () => {
         )
       ).rows.map((r) => r.i.replace(`straggler.${name}_`, ""));
     expect(await indexes()).toEqual([
-      "event_id_key_idx",
-      "event_id_key_idx_ccnew",
+      "event_id_high_event_id_low_idx",
+      "event_id_high_event_id_low_idx_ccnew",
       "event_time_idx",
       "group_key_event_time_idx",
       "pipeline_seq_idx",
@@ -70,7 +70,7 @@ describe("compactClosedPartitions", () => {
     );
     expect(invalid.rows[0].n).toBe(0);
     expect(await indexes()).toEqual([
-      "event_id_key_idx",
+      "event_id_high_event_id_low_idx",
       "event_time_idx",
       "group_key_event_time_idx",
       "pipeline_seq_idx",
@@ -82,7 +82,7 @@ describe("compactClosedPartitions", () => {
       [`straggler.${name}`],
     );
     expect(options.rows.map((r) => [r.name.replace(`${name}_`, ""), r.o])).toEqual([
-      ["event_id_key_idx", ["fillfactor=100"]],
+      ["event_id_high_event_id_low_idx", ["fillfactor=100"]],
       ["event_time_idx", null],
       ["group_key_event_time_idx", ["fillfactor=100"]],
       ["pipeline_seq_idx", ["fillfactor=100"]],
@@ -100,9 +100,9 @@ describe("compactClosedPartitions", () => {
     expect(recorded.rows).toEqual([{ b: mine.indexBytesBefore, a: mine.indexBytesAfter }]);
     // The event-id index still serves a look-up by id (its hash and the id, as every probe writes it).
     const plan = await pool.query(
-      `EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.${name} WHERE straggler.event_id_key(event_id) = straggler.event_id_key('c12345') AND event_id = 'c12345' AND status = 'accepted'`,
+      `EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.${name} WHERE straggler.event_id_high(event_id) = straggler.event_id_high('c12345') AND straggler.event_id_low(event_id) = straggler.event_id_low('c12345') AND event_id = 'c12345' AND status = 'accepted'`,
     );
-    expect(JSON.stringify(plan.rows[0])).toContain(`"Index Name":"${name}_event_id_key_idx"`);
+    expect(JSON.stringify(plan.rows[0])).toContain(`"Index Name":"${name}_event_id_high_event_id_low_idx"`);
 
     // Once is enough.
     expect(await partitionsToCompact(pool, Date.now())).not.toContain(name);

@@ -133,14 +133,19 @@ describe("plans after a bulk landing", () => {
     // month's, the DEFAULT one) are empty tables, scanned as such. The event-id index holds the event id's
     // 64-bit key alone (drizzle/0050): the probe checks the id, pipeline and seq on the row it points to.
     const hot = `bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
-    expect(scans).toEqual([`${hot}_pipeline_seq_idx`, `${hot}_event_id_key_idx`]);
-    // straggler.event_id_key inlined: the id's key on each side (the outer row's alias as "b").
+    expect(scans).toEqual([`${hot}_pipeline_seq_idx`, `${hot}_event_id_high_event_id_low_idx`]);
+    // straggler.event_id_high and event_id_low inlined: the id's two keys on each side (the outer row's alias as "b").
     const conds = [
-      ...plan.matchAll(/"Index Name":"[^"]+_event_id_key_idx"[^{}]*?"Index Cond":"((?:[^"\\]|\\.)*)"/g),
+      ...plan.matchAll(/"Index Name":"[^"]+_event_id_high_event_id_low_idx"[^{}]*?"Index Cond":"((?:[^"\\]|\\.)*)"/g),
     ].map((m) => JSON.parse(`"${m[1]}"`).replace(/b_\d+\./g, "b.") as string);
-    const key = (col: string) =>
-      `(((hashtext("left"(${col}, '-4'::integer)))::bigint << 32) | ((hashtext(${col}))::bigint & '4294967295'::bigint))`;
-    expect(conds).toEqual([`(${key("event_id")} = ${key("b.event_id")})`]);
+    const high = (col: string) => `hashtext("left"(${col}, '-4'::integer))`;
+    const code = (col: string, back: number) =>
+      `ascii(substr(${col}, ${back === 0 ? `length(${col})` : `(length(${col}) - ${back})`}, 1))`;
+    const low = (col: string) =>
+      `((((${code(col, 3)} << 24) | (${code(col, 2)} << 16)) | (${code(col, 1)} << 8)) | ${code(col, 0)})`;
+    expect(conds).toEqual([
+      `((${high("event_id")} = ${high("b.event_id")}) AND (${low("event_id")} = ${low("b.event_id")}))`,
+    ]);
     expect(plan).toMatch(
       /"Filter":"\(\(seq < b_\d+\.seq\) AND \(event_id = b_\d+\.event_id\) AND \(\(pipeline \|\| ''::text\) = 'probe-new'::text\)\)"/,
     );

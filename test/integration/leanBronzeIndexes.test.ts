@@ -85,7 +85,7 @@ describe("bronze's indexes after migrations 0029, 0038, 0048 and 0050", () => {
       {
         indexname: "bronze_events_accepted_event_key",
         indexdef:
-          "CREATE INDEX bronze_events_accepted_event_key ON ONLY straggler.bronze_events USING btree (straggler.event_id_key(event_id)) WHERE (status = 'accepted'::text)",
+          "CREATE INDEX bronze_events_accepted_event_key ON ONLY straggler.bronze_events USING btree (straggler.event_id_high(event_id), straggler.event_id_low(event_id)) WHERE (status = 'accepted'::text)",
       },
       {
         indexname: "bronze_events_event_time_brin",
@@ -126,8 +126,8 @@ describe("bronze's indexes after migrations 0029, 0038, 0048 and 0050", () => {
          JOIN pg_index x ON x.indrelid = c.oid WHERE t.inhparent = 'straggler.bronze_events'::regclass GROUP BY c.relname`,
     );
     for (const r of counts.rows) expect([r.part, r.n]).toEqual([r.part, 4]);
-    // Every partition's btrees fill their leaf pages, the one made just now too (0048), but for the correction
-    // index's 5 % left for late events (0050; by name: event_id_key, group_key_event_time, pipeline_seq); the BRIN has no fill factor.
+    // Every partition's btrees fill their leaf pages, the one made just now too (0048), but for the 3 % the event-id
+    // index and the correction index leave for late events (0050; by name, then pipeline_seq); the BRIN has none.
     const fill = await pool.query(
       `SELECT c.relname AS part, array_agg(a.amname || ':' || coalesce(array_to_string(ic.reloptions, ','), '-') ORDER BY a.amname, ic.relname)::text[] AS opts
          FROM pg_inherits t JOIN pg_class c ON c.oid = t.inhrelid JOIN pg_index x ON x.indrelid = c.oid
@@ -138,7 +138,7 @@ describe("bronze's indexes after migrations 0029, 0038, 0048 and 0050", () => {
     for (const r of fill.rows)
       expect([r.part, r.opts]).toEqual([
         r.part,
-        ["brin:-", "btree:fillfactor=100", "btree:fillfactor=95", "btree:fillfactor=100"],
+        ["brin:-", "btree:fillfactor=97", "btree:fillfactor=97", "btree:fillfactor=100"],
       ]);
   });
 });
@@ -193,6 +193,61 @@ describe("migrations 0029 and 0038 on a bronze with rows", () => {
 });
 
 describe("the dedupe with the narrower event-id index", () => {
+  it("the event-id keys (0050): ids that differ only in their last 4 characters share the high key, the low one is those characters' codes; a short and a non-ASCII id are keyed and deduped alike", async () => {
+    const { pool } = await getDb();
+    const ids = ["e1230000", "e1239999", "e1240000", "ab", "abcd", "ünïcødé-0001", "ünïcødé-0002"];
+    const { rows } = await pool.query(
+      `SELECT id, straggler.event_id_high(id) AS high, to_hex(straggler.event_id_low(id)) AS low
+         FROM unnest($1::text[]) WITH ORDINALITY AS x(id, o) ORDER BY o`,
+      [ids],
+    );
+    const high = Object.fromEntries(rows.map((r) => [r.id as string, r.high as number]));
+    expect(rows.map((r) => r.low)).toEqual([
+      "30303030",
+      "39393939",
+      "30303030",
+      "6162",
+      "61626364",
+      "30303031",
+      "30303032",
+    ]);
+    expect(high["e1239999"]).toBe(high["e1230000"]);
+    expect(high["e1240000"]).not.toBe(high["e1230000"]);
+    expect(high["abcd"]).toBe(high["ab"]); // both shorter than 5 characters: no prefix
+    expect(high["ünïcødé-0002"]).toBe(high["ünïcødé-0001"]);
+    expect(high["ünïcødé-0001"]).not.toBe(high["e1230000"]);
+
+    const p = jsonl("lean-dedupe-key");
+    await landFile(
+      pool,
+      p,
+      writeLines("k1.jsonl", [
+        { id: "ab", t: at, v: 1 },
+        { id: "ünïcødé-0001", t: at, v: 2 },
+      ]),
+      "k1.jsonl",
+    );
+    const r = await landFile(
+      pool,
+      p,
+      writeLines("k2.jsonl", [
+        { id: "ünïcødé-0001", t: at, v: 2 },
+        { id: "ünïcødé-0002", t: at, v: 3 },
+        { id: "abcd", t: at, v: 4 },
+        { id: "ab", t: at, v: 1 },
+      ]),
+      "k2.jsonl",
+    );
+    expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([4, 2, 2, { DUPLICATE: 2 }]);
+    const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
+    expect(await rowsOf(pool, p.name, "k2.jsonl")).toEqual([
+      `ünïcødé-0001:DUPLICATE@${hot}`,
+      `ünïcødé-0002:accepted@${hot}`,
+      `abcd:accepted@${hot}`,
+      `ab:DUPLICATE@${hot}`,
+    ]);
+  });
+
   it("finds an accepted version landed by an earlier landing, in this month's partition and in an older partition; the first version stays accepted", async () => {
     const { pool } = await getDb();
     const p = jsonl("lean-dedupe");

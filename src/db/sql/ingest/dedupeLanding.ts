@@ -9,7 +9,7 @@
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
-import { eventIdKey, sameEventId } from "../fragments/eventIdKey.js";
+import { eventIdKeys, sameEventId } from "../fragments/eventIdKey.js";
 
 const DEDUPE_LANDING = "bronze_dedupe";
 
@@ -29,7 +29,7 @@ const DEDUPE_LANDING = "bronze_dedupe";
  * row. The outer scan is the (pipeline, seq) index's range `(pipeline, seq) > ($1, $2)`
  * (this landing's rows; no other index on bronze leads with `pipeline`), and
  * in the probe `pipeline || ''` is a condition no index can use, so the probe
- * can only be the event-id index (on the id's 64-bit key: `sameEventId` names the key and the id, fragments/eventIdKey.ts).
+ * can only be the event-id index (on the id's two keys: `sameEventId` names them and the id, fragments/eventIdKey.ts).
  * The probe is a scalar subquery with LIMIT, which stays one index probe per row (as EXISTS the planner may turn it
  * into a join).
  */
@@ -88,7 +88,7 @@ INSERT INTO straggler.superseded_events (seq, pipeline, event_id, superseded_by)
 SELECT v.seq, $1, v.event_id, v.next_seq
   FROM (SELECT c.seq, c.event_id, lead(c.seq) OVER (PARTITION BY c.event_id ORDER BY c.seq) AS next_seq
           FROM straggler.bronze_events c
-         WHERE (${eventIdKey("c.event_id")}, c.event_id) IN (SELECT ${eventIdKey("n.event_id")}, n.event_id FROM straggler.bronze_events n
+         WHERE (${eventIdKeys("c.event_id")}, c.event_id) IN (SELECT ${eventIdKeys("n.event_id")}, n.event_id FROM straggler.bronze_events n
                                WHERE n.pipeline = $1 AND n.seq > $2 AND n.status = 'accepted')
            AND c.pipeline || '' = $1 AND c.status = 'accepted'
            AND NOT EXISTS (SELECT 1 FROM straggler.superseded_events s WHERE s.seq = c.seq)) v

@@ -9,7 +9,7 @@
  * only its difference first adds the rows its dedupe reads, from bronze.
  */
 import { bronzeRaw } from "../fragments/bronzeRaw.js";
-import { eventIdKey } from "../fragments/eventIdKey.js";
+import { sameEventId } from "../fragments/eventIdKey.js";
 import type { Queryable } from "../../pool.js";
 import { timestamptzToUs } from "../fragments/windowAssignment.js";
 
@@ -186,13 +186,13 @@ export async function markClassifications(
   return (await client.query(MARK_SQL, [pipeline, version, after, upTo, dedupedOnly])).rowCount ?? 0;
 }
 
-/* $1 pipeline, $2 version, $3 the version's checkpoint seq, $4 event ids. */
+/* $1 pipeline, $2 version, $3 the version's checkpoint seq, $4 event ids: one probe of the event-id index an id. */
 const FILL_EVENT_IDS_SQL = `INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail, differs)
 SELECT $1, $2, b.seq, b.event_id, b.event_time, b.group_key, b.value, b.status, b.reason, b.detail, false
-  FROM straggler.bronze_events b
- WHERE ${eventIdKey("b.event_id")} = ANY (ARRAY(SELECT ${eventIdKey("x")} FROM unnest($4::text[]) AS x))
-   AND b.event_id = ANY ($4::text[]) AND b.status = 'accepted' AND b.pipeline = $1 AND b.seq <= $3
-   AND NOT EXISTS (SELECT 1 FROM straggler.event_classifications c WHERE c.pipeline = $1 AND c.version = $2 AND c.seq = b.seq)
+  FROM (SELECT DISTINCT id FROM unnest($4::text[]) AS u(id)) x
+  CROSS JOIN LATERAL (SELECT * FROM straggler.bronze_events b
+                       WHERE ${sameEventId("b.event_id", "x.id")} AND b.status = 'accepted' AND b.pipeline = $1 AND b.seq <= $3) b
+ WHERE NOT EXISTS (SELECT 1 FROM straggler.event_classifications c WHERE c.pipeline = $1 AND c.version = $2 AND c.seq = b.seq)
 ON CONFLICT (pipeline, version, seq) DO NOTHING`;
 
 /**
