@@ -216,6 +216,11 @@ describe("the dedupe with the narrower event-id index", () => {
     expect(high["abcd"]).toBe(high["ab"]); // both shorter than 5 characters: no prefix
     expect(high["ünïcødé-0002"]).toBe(high["ünïcødé-0001"]);
     expect(high["ünïcødé-0001"]).not.toBe(high["e1230000"]);
+    // Two ids with the same keys: the heap row's id decides.
+    const same = await pool.query(
+      "SELECT straggler.event_id_high('Aa') = straggler.event_id_high('䅡') AS high, straggler.event_id_low('Aa') = straggler.event_id_low('䅡') AS low",
+    );
+    expect(same.rows[0]).toEqual({ high: true, low: true });
 
     const p = jsonl("lean-dedupe-key");
     await landFile(
@@ -224,6 +229,7 @@ describe("the dedupe with the narrower event-id index", () => {
       writeLines("k1.jsonl", [
         { id: "ab", t: at, v: 1 },
         { id: "ünïcødé-0001", t: at, v: 2 },
+        { id: "Aa", t: at, v: 5 },
       ]),
       "k1.jsonl",
     );
@@ -235,16 +241,18 @@ describe("the dedupe with the narrower event-id index", () => {
         { id: "ünïcødé-0002", t: at, v: 3 },
         { id: "abcd", t: at, v: 4 },
         { id: "ab", t: at, v: 1 },
+        { id: "䅡", t: at, v: 5 },
       ]),
       "k2.jsonl",
     );
-    expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([4, 2, 2, { DUPLICATE: 2 }]);
+    expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([5, 3, 2, { DUPLICATE: 2 }]);
     const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
     expect(await rowsOf(pool, p.name, "k2.jsonl")).toEqual([
       `ünïcødé-0001:DUPLICATE@${hot}`,
       `ünïcødé-0002:accepted@${hot}`,
       `abcd:accepted@${hot}`,
       `ab:DUPLICATE@${hot}`,
+      `䅡:accepted@${hot}`,
     ]);
   });
 

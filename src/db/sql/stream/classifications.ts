@@ -186,12 +186,17 @@ export async function markClassifications(
   return (await client.query(MARK_SQL, [pipeline, version, after, upTo, dedupedOnly])).rowCount ?? 0;
 }
 
-/* $1 pipeline, $2 version, $3 the version's checkpoint seq, $4 event ids: one probe of the event-id index an id. */
+/*
+ * $1 pipeline, $2 version, $3 the version's checkpoint seq, $4 event ids: one probe of the event-id index an id, whatever
+ * the statistics (`OFFSET 0` keeps the lateral a probe, not a join the planner may hash over the pipeline's seq range;
+ * `pipeline || ''` leaves it no index but the event-id one, as in src/db/sql/ingest/dedupeLanding.ts).
+ */
 const FILL_EVENT_IDS_SQL = `INSERT INTO straggler.event_classifications (pipeline, version, seq, event_id, event_time, group_key, value, status, reason, detail, differs)
 SELECT $1, $2, b.seq, b.event_id, b.event_time, b.group_key, b.value, b.status, b.reason, b.detail, false
   FROM (SELECT DISTINCT id FROM unnest($4::text[]) AS u(id)) x
   CROSS JOIN LATERAL (SELECT * FROM straggler.bronze_events b
-                       WHERE ${sameEventId("b.event_id", "x.id")} AND b.status = 'accepted' AND b.pipeline = $1 AND b.seq <= $3) b
+                       WHERE ${sameEventId("b.event_id", "x.id")} AND b.status = 'accepted' AND b.pipeline || '' = $1 AND b.seq <= $3
+                      OFFSET 0) b
  WHERE NOT EXISTS (SELECT 1 FROM straggler.event_classifications c WHERE c.pipeline = $1 AND c.version = $2 AND c.seq = b.seq)
 ON CONFLICT (pipeline, version, seq) DO NOTHING`;
 
