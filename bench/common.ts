@@ -89,16 +89,20 @@ export async function writeEvents(file: string, count: number): Promise<void> {
   await pipe(Readable.from(inChunks(lines())), createWriteStream(file));
 }
 
-/** The database `name` on the server of `serverUrl`, created afresh. @returns its URL */
-export async function freshDatabase(serverUrl: string, name: string): Promise<string> {
+/** Runs `statements` in turn on a connection of its own to the server of `serverUrl`. */
+async function onServer(serverUrl: string, statements: string[]): Promise<void> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${name}`);
+    for (const sql of statements) await admin.query(sql);
   } finally {
     await admin.end();
   }
+}
+
+/** The database `name` on the server of `serverUrl`, created afresh. @returns its URL */
+export async function freshDatabase(serverUrl: string, name: string): Promise<string> {
+  await onServer(serverUrl, [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`, `CREATE DATABASE ${name}`]);
   const u = new URL(serverUrl);
   u.pathname = `/${name}`;
   return u.toString();
@@ -106,11 +110,5 @@ export async function freshDatabase(serverUrl: string, name: string): Promise<st
 
 /** Drops the database `name` on the server of `serverUrl` (its sessions ended first). */
 export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  } finally {
-    await admin.end();
-  }
+  await onServer(serverUrl, [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]);
 }

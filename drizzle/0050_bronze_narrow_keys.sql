@@ -53,10 +53,14 @@ BEGIN
   ALTER TABLE straggler.bronze_events DROP CONSTRAINT IF EXISTS bronze_events_pipeline_seq_landed_at_pk;
 END $$;
 --> statement-breakpoint
--- 0048's function: 97 for the correction index and the event-id index (a partition's indexes attached to
--- bronze_events_key_event_time, bronze_events_accepted_event_key), 100 for the (pipeline, seq) index.
--- ensure_bronze_partition calls it for every partition it makes, once attached.
-CREATE OR REPLACE FUNCTION straggler.fill_bronze_indexes(partition regclass) RETURNS integer LANGUAGE plpgsql AS $$
+-- 0048's function, given the fill factor of the two indexes that leave room for late events (the correction index
+-- and the event-id index: a partition's indexes attached to bronze_events_key_event_time and
+-- bronze_events_accepted_event_key), 97 unless told; the (pipeline, seq) index gets 100. ensure_bronze_partition
+-- calls it for every partition it makes, once attached; `straggler compact` calls it with 100 before it rebuilds a
+-- closed month, which takes no insert (src/db/sql/retention/compactPartitions.ts).
+DROP FUNCTION straggler.fill_bronze_indexes(regclass);
+--> statement-breakpoint
+CREATE FUNCTION straggler.fill_bronze_indexes(partition regclass, late_room_fill integer DEFAULT 97) RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   ix regclass;
   fill integer;
@@ -66,7 +70,7 @@ BEGIN
     SELECT i.indexrelid::regclass,
            CASE WHEN EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid
                               AND h.inhparent IN (to_regclass('straggler.bronze_events_key_event_time'),
-                                                  to_regclass('straggler.bronze_events_accepted_event_key'))) THEN 97 ELSE 100 END
+                                                  to_regclass('straggler.bronze_events_accepted_event_key'))) THEN late_room_fill ELSE 100 END
       FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
      WHERE i.indrelid = partition AND a.amname = 'btree' LOOP
     EXECUTE format('ALTER INDEX %s SET (fillfactor = %s)', ix, fill);
@@ -76,18 +80,3 @@ BEGIN
 END $$;
 --> statement-breakpoint
 SELECT straggler.fill_bronze_indexes(inhrelid::regclass) FROM pg_inherits WHERE inhparent = 'straggler.bronze_events'::regclass;
---> statement-breakpoint
--- A closed month takes no insert: `straggler compact` packs every btree of it full before its rebuild
--- (src/db/sql/retention/compactPartitions.ts), the correction index too.
-CREATE FUNCTION straggler.pack_bronze_indexes(partition regclass) RETURNS integer LANGUAGE plpgsql AS $$
-DECLARE
-  ix regclass;
-  n integer := 0;
-BEGIN
-  FOR ix IN SELECT i.indexrelid::regclass FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-             WHERE i.indrelid = partition AND a.amname = 'btree' LOOP
-    EXECUTE format('ALTER INDEX %s SET (fillfactor = 100)', ix);
-    n := n + 1;
-  END LOOP;
-  RETURN n;
-END $$;

@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runMigrations, runMigrationsKeeping } from "../../src/db/migrate.js";
+import type { PipelineConfig } from "../../src/config/pipelines.js";
 import type { Pool } from "../../src/db/pool.js";
 import { landFile } from "../../src/ingest/landFile.js";
 import { useTestDatabase, withFreshDatabase } from "../helpers/db.js";
@@ -27,12 +28,15 @@ const jsonl = (name: string) =>
     watermark: { delay: "10 minutes" },
   });
 
-/** Writes one JSON line per record to `name` in the landing folder; returns its path. */
-function writeLines(name: string, records: Record<string, unknown>[]): string {
+/** Writes one JSON line per record to `name` in the landing folder and lands it as the source `name`. */
+function landLines(pool: Pool, p: PipelineConfig, name: string, records: Record<string, unknown>[]) {
   const file = path.join(dir, name);
   writeFileSync(file, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
-  return file;
+  return landFile(pool, p, file, name);
 }
+
+/** This month's partition of bronze, as `tableoid::regclass` names it. */
+const HOT = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
 
 const at = "2026-10-01T12:00:00Z";
 
@@ -168,15 +172,10 @@ describe("migrations 0029 and 0038 on a bronze with rows", () => {
         { event_id: "b1", status: "accepted" },
         { event_id: "b2", status: "quarantined" },
       ]);
-      const r = await landFile(
-        pool,
-        p,
-        writeLines("after.jsonl", [
-          { id: "b1", t: at, v: 1 },
-          { id: "b2", t: at, v: 2 },
-        ]),
-        "after.jsonl",
-      );
+      const r = await landLines(pool, p, "after.jsonl", [
+        { id: "b1", t: at, v: 1 },
+        { id: "b2", t: at, v: 2 },
+      ]);
       expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([2, 1, 1, { DUPLICATE: 1 }]);
       expect(
         (
@@ -223,107 +222,79 @@ describe("the dedupe with the narrower event-id index", () => {
     expect(same.rows[0]).toEqual({ high: true, low: true });
 
     const p = jsonl("lean-dedupe-key");
-    await landFile(
-      pool,
-      p,
-      writeLines("k1.jsonl", [
-        { id: "ab", t: at, v: 1 },
-        { id: "ünïcødé-0001", t: at, v: 2 },
-        { id: "Aa", t: at, v: 5 },
-      ]),
-      "k1.jsonl",
-    );
-    const r = await landFile(
-      pool,
-      p,
-      writeLines("k2.jsonl", [
-        { id: "ünïcødé-0001", t: at, v: 2 },
-        { id: "ünïcødé-0002", t: at, v: 3 },
-        { id: "abcd", t: at, v: 4 },
-        { id: "ab", t: at, v: 1 },
-        { id: "䅡", t: at, v: 5 },
-      ]),
-      "k2.jsonl",
-    );
+    await landLines(pool, p, "k1.jsonl", [
+      { id: "ab", t: at, v: 1 },
+      { id: "ünïcødé-0001", t: at, v: 2 },
+      { id: "Aa", t: at, v: 5 },
+    ]);
+    const r = await landLines(pool, p, "k2.jsonl", [
+      { id: "ünïcødé-0001", t: at, v: 2 },
+      { id: "ünïcødé-0002", t: at, v: 3 },
+      { id: "abcd", t: at, v: 4 },
+      { id: "ab", t: at, v: 1 },
+      { id: "䅡", t: at, v: 5 },
+    ]);
     expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([5, 3, 2, { DUPLICATE: 2 }]);
-    const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
     expect(await rowsOf(pool, p.name, "k2.jsonl")).toEqual([
-      `ünïcødé-0001:DUPLICATE@${hot}`,
-      `ünïcødé-0002:accepted@${hot}`,
-      `abcd:accepted@${hot}`,
-      `ab:DUPLICATE@${hot}`,
-      `䅡:accepted@${hot}`,
+      `ünïcødé-0001:DUPLICATE@${HOT}`,
+      `ünïcødé-0002:accepted@${HOT}`,
+      `abcd:accepted@${HOT}`,
+      `ab:DUPLICATE@${HOT}`,
+      `䅡:accepted@${HOT}`,
     ]);
   });
 
   it("finds an accepted version landed by an earlier landing, in this month's partition and in an older partition; the first version stays accepted", async () => {
     const { pool } = await getDb();
     const p = jsonl("lean-dedupe");
-    await landFile(
-      pool,
-      p,
-      writeLines("old.jsonl", [
-        { id: "o1", t: at, v: 1 },
-        { id: "o2", t: at, v: 2 },
-      ]),
-      "old.jsonl",
-    );
+    await landLines(pool, p, "old.jsonl", [
+      { id: "o1", t: at, v: 1 },
+      { id: "o2", t: at, v: 2 },
+    ]);
     await moveToMonth(pool, p.name, "old.jsonl", "2026-01-15T00:00:00Z");
-    await landFile(pool, p, writeLines("recent.jsonl", [{ id: "r1", t: at, v: 3 }]), "recent.jsonl");
-    const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
+    await landLines(pool, p, "recent.jsonl", [{ id: "r1", t: at, v: 3 }]);
     expect(await rowsOf(pool, p.name, "old.jsonl")).toEqual([
       "o1:accepted@straggler.bronze_events_p202601",
       "o2:accepted@straggler.bronze_events_p202601",
     ]);
-    expect(await rowsOf(pool, p.name, "recent.jsonl")).toEqual([`r1:accepted@${hot}`]);
+    expect(await rowsOf(pool, p.name, "recent.jsonl")).toEqual([`r1:accepted@${HOT}`]);
 
-    const r = await landFile(
-      pool,
-      p,
-      writeLines("again.jsonl", [
-        { id: "o2", t: at, v: 2 },
-        { id: "r1", t: at, v: 3 },
-        { id: "n1", t: at, v: 4 },
-      ]),
-      "again.jsonl",
-    );
+    const r = await landLines(pool, p, "again.jsonl", [
+      { id: "o2", t: at, v: 2 },
+      { id: "r1", t: at, v: 3 },
+      { id: "n1", t: at, v: 4 },
+    ]);
     expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([3, 1, 2, { DUPLICATE: 2 }]);
     expect(await rowsOf(pool, p.name, "again.jsonl")).toEqual([
-      `o2:DUPLICATE@${hot}`,
-      `r1:DUPLICATE@${hot}`,
-      `n1:accepted@${hot}`,
+      `o2:DUPLICATE@${HOT}`,
+      `r1:DUPLICATE@${HOT}`,
+      `n1:accepted@${HOT}`,
     ]);
     expect(await rowsOf(pool, p.name, "old.jsonl")).toEqual([
       "o1:accepted@straggler.bronze_events_p202601",
       "o2:accepted@straggler.bronze_events_p202601",
     ]);
-    expect(await rowsOf(pool, p.name, "recent.jsonl")).toEqual([`r1:accepted@${hot}`]);
+    expect(await rowsOf(pool, p.name, "recent.jsonl")).toEqual([`r1:accepted@${HOT}`]);
   });
 
   it("takes neither another pipeline's accepted row nor a quarantined row of its own pipeline for an earlier version; copies within one landing keep the first", async () => {
     const { pool } = await getDb();
     const a = jsonl("lean-dedupe-a");
     const b = jsonl("lean-dedupe-b");
-    await landFile(pool, a, writeLines("a.jsonl", [{ id: "x1", t: at, v: 1 }]), "a.jsonl");
-    await landFile(pool, b, writeLines("b1.jsonl", [{ id: "x2", v: 1 }]), "b1.jsonl"); // no event time: quarantined
-    const r = await landFile(
-      pool,
-      b,
-      writeLines("b2.jsonl", [
-        { id: "x1", t: at, v: 1 },
-        { id: "x2", t: at, v: 1 },
-        { id: "x2", t: at, v: 1 },
-      ]),
-      "b2.jsonl",
-    );
+    await landLines(pool, a, "a.jsonl", [{ id: "x1", t: at, v: 1 }]);
+    await landLines(pool, b, "b1.jsonl", [{ id: "x2", v: 1 }]); // no event time: quarantined
+    const r = await landLines(pool, b, "b2.jsonl", [
+      { id: "x1", t: at, v: 1 },
+      { id: "x2", t: at, v: 1 },
+      { id: "x2", t: at, v: 1 },
+    ]);
     expect([r.landed, r.accepted, r.quarantined, r.byReason]).toEqual([3, 2, 1, { DUPLICATE: 1 }]);
-    const hot = `straggler.bronze_events_p${new Date().toISOString().slice(0, 7).replace("-", "")}`;
     expect(await rowsOf(pool, b.name, "b2.jsonl")).toEqual([
-      `x1:accepted@${hot}`,
-      `x2:accepted@${hot}`,
-      `x2:DUPLICATE@${hot}`,
+      `x1:accepted@${HOT}`,
+      `x2:accepted@${HOT}`,
+      `x2:DUPLICATE@${HOT}`,
     ]);
     expect((await rowsOf(pool, b.name, "b1.jsonl"))[0]).toMatch(/^x2:[A-Z_]+@/);
-    expect(await rowsOf(pool, a.name, "a.jsonl")).toEqual([`x1:accepted@${hot}`]);
+    expect(await rowsOf(pool, a.name, "a.jsonl")).toEqual([`x1:accepted@${HOT}`]);
   });
 });

@@ -68,7 +68,7 @@ export async function compactClosedPartitions(db: Queryable, nowMs = Date.now())
     // Full leaf pages (the default, 90, keeps a tenth free for inserts that a closed month never gets, as the
     // correction and event-id indexes' 97 does for the late events of an open month, drizzle/0050): on the peers workload
     // 113.7 → 94.9 B per event rebuilt at 90, 85.7 at 100 (BENCHMARKS.md "Issue 30, round ten").
-    await db.query("SELECT straggler.pack_bronze_indexes($1::regclass)", [table]);
+    await db.query("SELECT straggler.fill_bronze_indexes($1::regclass, 100)", [table]);
     await db.query(`REINDEX TABLE CONCURRENTLY straggler.${quoteIdent(partition)}`);
     const after = Number((await db.query(INDEX_BYTES_SQL, [table])).rows[0].b);
     await db.query(
