@@ -3,7 +3,8 @@
  * synthetic events file, medians with their range, number formatting and
  * the run's context (database, scale, rounds, the result table).
  */
-import { createWriteStream, mkdtempSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { createWriteStream, mkdirSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -111,4 +112,56 @@ export async function freshDatabase(serverUrl: string, name: string): Promise<st
 /** Drops the database `name` on the server of `serverUrl` (its sessions ended first). */
 export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
   await onServer(serverUrl, [`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]);
+}
+
+/** The peers workload's generator, shared beside the repository (the datasets' folder's sibling). */
+export const PEERS_WORKLOAD = path.resolve(ROOT, "..", "shared", "bench", "peers-workload.mjs");
+
+/** Runs `node args…`, resolves its stdout; rejects with its output on a non-zero exit. */
+export function runNode(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "",
+      err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("exit", (code) =>
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`${args.slice(0, 3).join(" ")} exited ${code}: ${(err || out).slice(-2000)}`)),
+    );
+  });
+}
+
+/**
+ * The peers workload of `n` events (`base` before the bench's scale) in the run's scratch folder, as the issue's
+ * correction table has it: 1 % late up to 1M events, then about 10,000 late events (10M: 0.1 %).
+ * @returns the CSV file (`id,t,a,k,v`, arrival order) and the late share
+ */
+export async function peersEvents(base: number, n: number): Promise<{ file: string; late: number }> {
+  const dir = path.join(tmp, `peers-${n}`);
+  mkdirSync(dir, { recursive: true });
+  const late = base <= 1_000_000 ? 0.01 : 0.01 * (1_000_000 / base);
+  await runNode([
+    PEERS_WORKLOAD,
+    "--n",
+    String(n),
+    "--days",
+    "7",
+    "--late",
+    String(late),
+    "--seed",
+    "42",
+    "--out",
+    dir,
+  ]);
+  return { file: path.join(dir, "events.csv"), late };
+}
+
+/** The issue's peers pipeline `name` as a pipelines.yaml; `admission` replaces its admission block (YAML flow). */
+export function peersConfig(name: string, admission = "{ maxFutureSkew: null }"): string {
+  return `pipelines:\n  - name: ${name}\n    source: { format: csv }\n    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }\n    window: { type: tumbling, size: 10 minutes }\n    watermark: { delay: 10 minutes }\n    trigger: { maxRowsPerBatch: 100000 }\n    admission: ${admission}\n`;
 }

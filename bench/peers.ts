@@ -21,36 +21,28 @@
  * bronze (its partitions and their indexes) per landed event. 10M events run one round
  * (at about 20k events/s a round of Straggler takes minutes): the table says so.
  */
-import { spawn } from "node:child_process";
-import { createReadStream, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pipeline as pipe } from "node:stream/promises";
 import { from as copyFrom } from "pg-copy-streams";
 import type { Pool } from "../src/db/pool.js";
 import { createPool } from "../src/db/pool.js";
-import { dropDatabase, fmt, fmtStat, freshDatabase, now, ROOT, say, stat, tmp, type BenchContext } from "./common.js";
-
-/** The workload generator shared beside the repository (the datasets' folder's sibling). */
-const PEERS_WORKLOAD = path.resolve(ROOT, "..", "shared", "bench", "peers-workload.mjs");
-
-/** Runs `node args…` in `cwd`, resolves its stdout; rejects with its output on a non-zero exit. */
-function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
-      env: { ...process.env, LOG_LEVEL: "warn", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "",
-      err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code) =>
-      code === 0
-        ? resolve(out)
-        : reject(new Error(`${args.slice(0, 3).join(" ")} exited ${code}: ${(err || out).slice(-2000)}`)),
-    );
-  });
-}
+import {
+  dropDatabase,
+  fmt,
+  fmtStat,
+  freshDatabase,
+  now,
+  PEERS_WORKLOAD,
+  peersConfig,
+  peersEvents,
+  ROOT,
+  runNode as run,
+  say,
+  stat,
+  tmp,
+  type BenchContext,
+} from "./common.js";
 
 /** Bytes of bronze: every partition with its indexes. */
 async function bronzeBytes(pool: Pool): Promise<number> {
@@ -113,10 +105,7 @@ async function oneRound(ctx: BenchContext, file: string, n: number, round: numbe
   const name = "peers";
   const own = `straggler_bench_peers_${n}_${round}`;
   const config = path.join(tmp, `${own}.yaml`);
-  writeFileSync(
-    config,
-    `pipelines:\n  - name: ${name}\n    source: { format: csv }\n    fields: { eventId: id, eventTime: t, groupKey: [k], value: v }\n    window: { type: tumbling, size: 10 minutes }\n    watermark: { delay: 10 minutes }\n    trigger: { maxRowsPerBatch: 100000 }\n    admission: { maxFutureSkew: null }\n`,
-  );
+  writeFileSync(config, peersConfig(name));
   const ownUrl = await freshDatabase(ctx.url, own);
   const ownPool = createPool(ownUrl, 2);
   try {
@@ -202,12 +191,7 @@ export async function measurePeers(ctx: BenchContext): Promise<void> {
   const correctRuns = new Map<number, number>();
   for (const base of ctx.peersSizes) {
     const n = Math.max(2000, Math.round(base * ctx.scale));
-    const dir = path.join(tmp, `peers-${n}`);
-    mkdirSync(dir, { recursive: true });
-    // As the issue's correction table: 1 % late up to 1M events, then the late events kept at about 10,000 (10M: 0.1 %).
-    const late = base <= 1_000_000 ? 0.01 : 0.01 * (1_000_000 / base);
-    await run([PEERS_WORKLOAD, "--n", String(n), "--days", "7", "--late", String(late), "--seed", "42", "--out", dir]);
-    const file = path.join(dir, "events.csv");
+    const { file, late } = await peersEvents(base, n);
     const rounds = base >= 10_000_000 ? 1 : ctx.rounds;
     const results: Round[] = [];
     for (let r = 0; r < rounds; r++) {

@@ -33,6 +33,7 @@ import { measureHttpIngest } from "./httpIngest.js";
 import { measureNats } from "./nats.js";
 import { createCopyTable, measureEndToEnd, measureLanding, writeWorkload } from "./landing.js";
 import { measurePeers } from "./peers.js";
+import { measureCutover } from "./cutover.js";
 import { measureReplayMemory, measureTaxiReplay } from "./replay.js";
 import { createDbaTable, createNaiveTable, measureBatchFixedCost, measureStream } from "./stream.js";
 import { lateShare } from "./workload.js";
@@ -61,8 +62,13 @@ async function main(): Promise<void> {
       "300000,1000000,10000000",
     )
     .option(
+      "--cutover-sizes <list>",
+      "the cutover section's pipeline sizes in events (before --scale), comma-separated, e.g. 1000000,10000000",
+      "1000000",
+    )
+    .option(
       "--only <figure>",
-      "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats, peers (the peers workload beside the minimal ledger and COPY + REFRESH)",
+      "run only these figures: freshness, http, correction, microbatch (the micro-batch's fixed cost, freshness and the taxi demo), nats, peers (the peers workload beside the minimal ledger and COPY + REFRESH), cutover (a rebuilt candidate cut over and rolled back)",
     )
     .parse()
     .opts();
@@ -70,11 +76,19 @@ async function main(): Promise<void> {
   const scale = Number(opts.scale),
     rounds = Number(opts.rounds);
   if (!(scale > 0) || !(rounds >= 1)) throw new Error("--scale must be > 0 and --rounds >= 1");
-  if (only !== undefined && !["freshness", "http", "correction", "microbatch", "nats", "peers"].includes(only))
-    throw new Error("--only: expected freshness, http, correction, microbatch, nats or peers");
-  const peersSizes = String(opts.peersSizes).split(",").map(Number);
-  if (!peersSizes.every((x) => Number.isInteger(x) && x > 0))
-    throw new Error("--peers-sizes: expected positive integers separated by commas");
+  if (
+    only !== undefined &&
+    !["freshness", "http", "correction", "microbatch", "nats", "peers", "cutover"].includes(only)
+  )
+    throw new Error("--only: expected freshness, http, correction, microbatch, nats, peers or cutover");
+  const sizes = (flag: string, value: unknown): number[] => {
+    const list = String(value).split(",").map(Number);
+    if (!list.every((x) => Number.isInteger(x) && x > 0))
+      throw new Error(`${flag}: expected positive integers separated by commas`);
+    return list;
+  };
+  const peersSizes = sizes("--peers-sizes", opts.peersSizes),
+    cutoverSizes = sizes("--cutover-sizes", opts.cutoverSizes);
   const n = Math.max(2000, Math.round(1_000_000 * scale));
   const env = loadEnv();
   const server = await openDatabase(env, log, { migrate: false });
@@ -127,6 +141,7 @@ async function main(): Promise<void> {
   if (only === undefined || only === "microbatch") await measureTaxiReplay(ctx, limit);
   if (only === undefined || only === "nats") await measureNats(ctx);
   if (only === undefined || only === "peers") await measurePeers(ctx);
+  if (only === undefined || only === "cutover") await measureCutover(ctx, cutoverSizes);
   const md = [
     `# Benchmarks`,
     ``,

@@ -32,11 +32,16 @@ export const checkpoints = straggler.table("checkpoints", {
   inputs: jsonb("inputs"),
 });
 
-/** Gold: one row per (pipeline, group key, window). */
+/**
+ * Gold: one row per (pipeline, results version, group key, window). Every version's windows (live, candidate,
+ * retired) are here under their number; the live one is `straggler.results_version(pipeline)` (policy_versions'
+ * live row, 0 before one is recorded), so a cutover moves a pointer and copies no window (drizzle/0051).
+ */
 export const windowResultsTable = straggler.table(
   "window_results_table",
   {
     pipeline: text("pipeline").notNull(),
+    version: integer("version").notNull(),
     groupKey: text("group_key").notNull(),
     windowStart: tstz("window_start").notNull(),
     windowEnd: tstz("window_end").notNull(),
@@ -52,11 +57,14 @@ export const windowResultsTable = straggler.table(
     updatedAt: tstz("updated_at").notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ columns: [t.pipeline, t.groupKey, t.windowStart, t.windowEnd] }),
+    primaryKey({
+      name: "window_results_table_pkey",
+      columns: [t.pipeline, t.version, t.groupKey, t.windowStart, t.windowEnd],
+    }),
     index("window_results_open_end")
-      .on(t.pipeline, t.windowEnd)
+      .on(t.pipeline, t.version, t.windowEnd)
       .where(sql`NOT is_final`),
-    index("window_results_pipeline_start").on(t.pipeline, t.windowStart),
+    index("window_results_pipeline_start").on(t.pipeline, t.version, t.windowStart),
   ],
 );
 

@@ -93,29 +93,6 @@ export const supersededVersions = straggler.table(
   (t) => [primaryKey({ columns: [t.pipeline, t.version, t.seq] })],
 );
 
-/** A non-live version's windows, as `window_results_table` holds the live one's. */
-export const versionWindowResults = straggler.table(
-  "version_window_results",
-  {
-    pipeline: text("pipeline").notNull(),
-    version: integer("version").notNull(),
-    groupKey: text("group_key").notNull(),
-    windowStart: tstz("window_start").notNull(),
-    windowEnd: tstz("window_end").notNull(),
-    eventCount: bigint("event_count", { mode: "number" }).notNull(),
-    valueSum: numeric("value_sum"),
-    valueMin: numeric("value_min"),
-    valueMax: numeric("value_max"),
-    isFinal: boolean("is_final").notNull().default(false),
-    revision: integer("revision").notNull().default(1),
-    corrected: boolean("corrected").notNull().default(false),
-    lastBatchId: bigint("last_batch_id", { mode: "number" }),
-    createdAt: tstz("created_at").notNull().defaultNow(),
-    updatedAt: tstz("updated_at").notNull().defaultNow(),
-  },
-  (t) => [primaryKey({ columns: [t.pipeline, t.version, t.groupKey, t.windowStart, t.windowEnd] })],
-);
-
 /** A non-live version's checkpoint. */
 export const versionCheckpoints = straggler.table(
   "version_checkpoints",

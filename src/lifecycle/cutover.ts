@@ -14,15 +14,19 @@
  *   3. the target's lateness histogram (docs/lateness.md), when it keeps one,
  *      counts the batches recorded since it was counted (the rows of those
  *      batches only, as the catch-up reads them);
- *   4. the live version's results, checkpoint, windows awaiting correction,
+ *   4. the live version's checkpoint, windows awaiting correction,
  *      lateness histogram, classification and supersessions are stored under its number; the
  *      target's are put in their place (bronze's classification columns
  *      rewritten, its raw columns never); the states swap (old → retired,
- *      target → live); every landing records the target's policy. The stream
+ *      target → live), which is what moves the results: every version's
+ *      windows are kept under its number (drizzle/0051), and the live ones are
+ *      the live version's. Every landing records the target's policy. The stream
  *      goes on from the target's checkpoint.
  *
- * Cost (issue 30 item 3): the windows, the landings, and the rows whose
- * classification differs between the two versions, never the ledger. A
+ * Cost (issue 30 item 3): the landings, the windows awaiting correction, and
+ * the rows whose classification differs between the two versions, never the
+ * ledger and never the windows (a count of the target's, with the change feed
+ * a comparison of the two versions' windows). A
  * stored version keeps its classification as its difference from bronze's
  * (drizzle/0037, src/db/sql/lifecycle/versionSwap.ts): the swap stores the
  * live classification of the rows it rewrites only, rewrites only those in

@@ -78,7 +78,6 @@ const FIRST_RUN_ROWS = {
   superseded_versions: 0,
   version_checkpoints: 0,
   version_late_windows: 0,
-  version_window_results: 0,
   version_lateness_coverage: 0,
   version_lateness_histogram: 0,
   version_lateness_windows: 0,

@@ -308,8 +308,8 @@ describe("session windows in update mode", () => {
     // A stored session no stream would write: the two final sessions as one row.
     await pool.query(
       `WITH gone AS (DELETE FROM straggler.window_results_table WHERE pipeline = $1 AND group_key = 'x' RETURNING 1)
-       INSERT INTO straggler.window_results_table (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final)
-       SELECT $1, 'x', '2024-05-01T10:00:00Z', '2024-05-01T11:20:00Z', 2, 11, 1, 10, true FROM (SELECT count(*) FROM gone) g`,
+       INSERT INTO straggler.window_results_table (pipeline, version, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final)
+       SELECT $1, straggler.results_version($1), 'x', '2024-05-01T10:00:00Z', '2024-05-01T11:20:00Z', 2, 11, 1, 10, true FROM (SELECT count(*) FROM gone) g`,
       [p.name],
     );
     expect((await reconcile(pool, p)).mismatches).toHaveLength(3);

@@ -10,6 +10,7 @@ import { longestWindowMs } from "../../../core/windows.js";
 import { windowsLateral } from "../fragments/windowAssignment.js";
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 export interface TargetRequest {
   /** Bronze rows up to this `seq` (the stream's checkpoint) are read. */
@@ -31,7 +32,7 @@ ON CONFLICT DO NOTHING`;
 
 const ADD_STORED_WINDOWS_SQL = `INSERT INTO corr_targets
 SELECT group_key, window_start, window_end FROM straggler.window_results_table
- WHERE pipeline = $1 AND window_end <= $2 AND window_start < $4 AND window_end > $3
+ WHERE pipeline = $1 AND version = ${liveVersion()} AND window_end <= $2 AND window_start < $4 AND window_end > $3
    AND ($5::text[] IS NULL OR group_key = ANY($5))
 ON CONFLICT DO NOTHING`;
 

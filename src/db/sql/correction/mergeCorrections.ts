@@ -6,6 +6,7 @@
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { CHANGE_COLUMNS, changeRow } from "../fragments/changeRows.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 // With the change feed (`feed.enabled`), the run's changes are its rows in the change feed (src/db/sql/fragments/changeRows.ts), from the
 // same rows in the same statement: before as the run read them, revision as the upsert writes it.
@@ -26,9 +27,9 @@ const FEED_CTE = `WITH feed AS (
 `;
 
 const MERGE_CORRECTIONS_SQL = `INSERT INTO straggler.window_results_table AS r
-  (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
-SELECT $1, group_key, window_start, window_end, n, s, lo, hi, true, true, 1 FROM corr_changes
-ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
+  (pipeline, version, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
+SELECT $1, ${liveVersion()}, group_key, window_start, window_end, n, s, lo, hi, true, true, 1 FROM corr_changes
+ON CONFLICT (pipeline, version, group_key, window_start, window_end) DO UPDATE
   SET event_count = excluded.event_count, value_sum = excluded.value_sum, value_min = excluded.value_min,
       value_max = excluded.value_max, is_final = true, corrected = true, revision = r.revision + 1, updated_at = now()`;
 

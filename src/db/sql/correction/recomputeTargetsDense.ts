@@ -19,6 +19,7 @@ import { windowsLateral } from "../fragments/windowAssignment.js";
 import { aggregateWindow } from "../fragments/windowAggregates.js";
 import { targetChangesSql } from "../fragments/targetChanges.js";
 import { notSuperseded } from "../fragments/superseded.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 /**
  * The windows of bronze row `b` as `w` (window_start, window_end). A tumbling window (size = slide, not a calendar
@@ -87,7 +88,7 @@ const SPREAD_SQL = `WITH t AS (
   SELECT count(*)::int AS n, min(window_start) AS lo, max(window_end) AS hi FROM corr_targets)
 SELECT t.n AS targets, coalesce((SELECT sum(x.event_count) FROM (
          SELECT r.event_count FROM straggler.window_results_table r
-          WHERE r.pipeline = $1 AND r.window_start >= t.lo AND r.window_start < t.hi AND r.window_end <= t.hi
+          WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND r.window_start >= t.lo AND r.window_start < t.hi AND r.window_end <= t.hi
           LIMIT (SELECT ceil(n * $2::float8)::bigint + 1 FROM t)) x), 0)::float8 AS rows
   FROM t`;
 

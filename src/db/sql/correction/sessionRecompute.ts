@@ -22,6 +22,7 @@ import { CHANGE_COLUMNS, changeRow } from "../fragments/changeRows.js";
 import { notSuperseded } from "../fragments/superseded.js";
 import { timestamptzToUs, usToTimestamptz } from "../fragments/windowAssignment.js";
 import { changesOf, lateEventsOf, type WindowChange } from "./writeAudit.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 /* Keyed by (key, start): the audit and the retractions look sessions up by bounds and by overlap. */
 const CREATE_NEW_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_new (group_key text, ws timestamptz, we timestamptz,
@@ -52,7 +53,7 @@ const OLD_SQL = `INSERT INTO sess_old
 SELECT r.group_key, r.window_start, r.window_end, r.event_count, r.value_sum, r.value_min, r.value_max, r.revision
   FROM sess_spans p
  CROSS JOIN LATERAL (SELECT * FROM straggler.window_results_table r
-                      WHERE r.pipeline = $1 AND r.group_key = p.group_key AND r.window_start >= p.ws AND r.window_start <= p.we OFFSET 0) r
+                      WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND r.group_key = p.group_key AND r.window_start >= p.ws AND r.window_start <= p.we OFFSET 0) r
  WHERE r.window_end <= p.we`;
 
 /*
@@ -92,7 +93,7 @@ RETURNING group_key, window_start, window_end, revision_after, count_before, sum
 /* $1 pipeline, $2 run. */
 const RETRACT_SQL = `WITH gone AS (
   DELETE FROM straggler.window_results_table r USING sess_old o
-   WHERE r.pipeline = $1 AND r.group_key = o.group_key AND r.window_start = o.ws AND r.window_end = o.we
+   WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND r.group_key = o.group_key AND r.window_start = o.ws AND r.window_end = o.we
      AND NOT EXISTS (SELECT 1 FROM sess_new n WHERE n.group_key = o.group_key AND n.ws = o.ws AND n.we = o.we)
   RETURNING r.*
 )
@@ -129,11 +130,11 @@ const upsertSql = (feed: boolean) => `${
 `
     : ""
 }INSERT INTO straggler.window_results_table AS t
-  (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
-SELECT $1, c.group_key, c.window_start, c.window_end, c.count_after, c.sum_after, c.min_after, c.max_after,
+  (pipeline, version, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, corrected, revision)
+SELECT $1, ${liveVersion()}, c.group_key, c.window_start, c.window_end, c.count_after, c.sum_after, c.min_after, c.max_after,
        c.window_end <= $2, c.window_end <= $2, c.revision_after
   FROM straggler.corrections c WHERE c.run_id = $3 AND c.count_after > 0
-ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
+ON CONFLICT (pipeline, version, group_key, window_start, window_end) DO UPDATE
   SET event_count = excluded.event_count, value_sum = excluded.value_sum, value_min = excluded.value_min, value_max = excluded.value_max,
       is_final = excluded.is_final, corrected = excluded.corrected, revision = excluded.revision, updated_at = now()`;
 

@@ -24,6 +24,7 @@ import { aggregateWindow, storedAggregates } from "../fragments/windowAggregates
 import { notSuperseded } from "../fragments/superseded.js";
 import { windowsLateral } from "../fragments/windowAssignment.js";
 import type { BatchRange } from "../stream/readBatch.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 /** $1 pipeline, $2 batch start (exclusive), $3 batch end: the windows of versions read before and superseded in the batch. */
 const oldWindows = (
@@ -42,7 +43,7 @@ const recomputeSet = `SET event_count = f.n, value_sum = f.s, value_min = f.lo, 
       FROM straggler.bronze_events b
      WHERE b.pipeline || '' = $1 AND b.group_key = old.group_key AND b.status = 'accepted' AND b.seq + 0 <= $3 AND ${notSuperseded("b", "$3")}
        AND b.event_time >= old.window_start AND b.event_time < old.window_end) f
- WHERE r.pipeline = $1 AND r.group_key = old.group_key AND r.window_start = old.window_start AND r.window_end = old.window_end
+ WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND r.group_key = old.group_key AND r.window_start = old.window_start AND r.window_end = old.window_end
    AND NOT r.is_final`;
 
 // With the change feed (`feed`, src/db/sql/fragments/changeRows.ts): `up` returns each recomputed
@@ -57,7 +58,7 @@ UPDATE straggler.window_results_table r
 prev AS (
   SELECT r.group_key, r.window_start, r.window_end, ${storedAggregates("r")}
     FROM straggler.window_results_table r JOIN old USING (group_key, window_start, window_end)
-   WHERE r.pipeline = $1 AND NOT r.is_final),
+   WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND NOT r.is_final),
 up AS (
 UPDATE straggler.window_results_table r
    ${recomputeSet}
@@ -74,7 +75,7 @@ INSERT INTO straggler.late_windows AS l (pipeline, group_key, window_start, wind
 SELECT $1, old.group_key, old.window_start, old.window_end, 0, old.max_seq, $4, $4
   FROM old
  WHERE NOT EXISTS (SELECT 1 FROM straggler.window_results_table r
-                    WHERE r.pipeline = $1 AND r.group_key = old.group_key AND r.window_start = old.window_start
+                    WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND r.group_key = old.group_key AND r.window_start = old.window_start
                       AND r.window_end = old.window_end AND NOT r.is_final)
 ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
   SET max_seq = greatest(l.max_seq, excluded.max_seq), last_batch_id = excluded.last_batch_id`;

@@ -7,6 +7,7 @@
 import type { HistoryHold } from "../../../core/historyTypes.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 /** A live results row. */
 export interface WindowStateRow {
@@ -43,7 +44,7 @@ function toRow(r: Record<string, unknown>): WindowStateRow {
 }
 
 const ROW_SQL = `SELECT ${ROW_COLUMNS} FROM straggler.window_results_table
- WHERE pipeline = $1 AND group_key = $2 AND window_start = $3 AND window_end = $4`;
+ WHERE pipeline = $1 AND version = ${liveVersion()} AND group_key = $2 AND window_start = $3 AND window_end = $4`;
 
 /**
  * @returns the key's live row of the window `[start, end)` (ISO 8601), or undefined
@@ -62,7 +63,7 @@ export async function readWindowRow(
 
 // One key's sessions never overlap: the one holding `at` is the last starting at or before it (a backward read of the primary key).
 const SESSION_AT_SQL = `SELECT ${ROW_COLUMNS} FROM (SELECT * FROM straggler.window_results_table
- WHERE pipeline = $1 AND group_key = $2 AND window_start <= $3 ORDER BY window_start DESC LIMIT 1) s WHERE window_end > $3`;
+ WHERE pipeline = $1 AND version = ${liveVersion()} AND group_key = $2 AND window_start <= $3 ORDER BY window_start DESC LIMIT 1) s WHERE window_end > $3`;
 
 /**
  * @returns the key's live session holding the instant `at` (ISO 8601), or undefined
@@ -113,7 +114,7 @@ const CUTOVER_SQL = `SELECT l.version, l.live_since, p.version AS previous_versi
   CROSS JOIN LATERAL (SELECT version FROM straggler.policy_versions o
                        WHERE o.pipeline = l.pipeline AND o.state = 'retired' AND o.live_since IS NOT NULL AND o.live_since < l.live_since
                        ORDER BY o.live_since DESC LIMIT 1) p
-  LEFT JOIN straggler.version_window_results w
+  LEFT JOIN straggler.window_results_table w
          ON w.pipeline = l.pipeline AND w.version = p.version AND w.group_key = $2 AND w.window_start = $3 AND w.window_end = $4
  WHERE l.pipeline = $1 AND l.state = 'live' AND l.live_since IS NOT NULL`;
 

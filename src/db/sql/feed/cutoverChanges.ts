@@ -9,6 +9,7 @@
 import type { Queryable } from "../../pool.js";
 import { CHANGE_COLUMNS, changeRow, stored } from "../fragments/changeRows.js";
 import { storedAggregates } from "../fragments/windowAggregates.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 const CUTOVER_SQL = `INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, version)
 SELECT ${changeRow({
@@ -21,8 +22,8 @@ SELECT ${changeRow({
   before: stored("o"),
   after: stored("n"),
 })}, $3
-  FROM (SELECT * FROM straggler.window_results_table WHERE pipeline = $1) n
-  FULL JOIN (SELECT * FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2) o
+  FROM (SELECT * FROM straggler.window_results_table WHERE pipeline = $1 AND version = ${liveVersion()}) n
+  FULL JOIN (SELECT * FROM straggler.window_results_table WHERE pipeline = $1 AND version = $2) o
     ON o.group_key = n.group_key AND o.window_start = n.window_start AND o.window_end = n.window_end
  WHERE (${storedAggregates("n")}, n.revision) IS DISTINCT FROM (${storedAggregates("o")}, o.revision)
  ORDER BY coalesce(n.group_key, o.group_key), coalesce(n.window_start, o.window_start), coalesce(n.window_end, o.window_end)`;

@@ -6,6 +6,7 @@
  * the recompute found no row for gets a count of 0 and null sum, min and max, as an aggregate over no rows gives them.
  */
 import { storedAggregates } from "./windowAggregates.js";
+import { liveVersion } from "./liveVersion.js";
 
 /**
  * The `INSERT INTO corr_changes` of the targets' changes; $1 is the pipeline.
@@ -20,7 +21,7 @@ SELECT t.group_key, t.window_start, t.window_end, r.revision, ${storedAggregates
     ON f.group_key = t.group_key AND f.window_start = t.window_start AND f.window_end = t.window_end
   LEFT JOIN LATERAL (
     SELECT r.pipeline, r.revision, ${storedAggregates("r")} FROM straggler.window_results_table r
-     WHERE r.pipeline = $1 AND r.group_key = t.group_key AND r.window_start = t.window_start
+     WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND r.group_key = t.group_key AND r.window_start = t.window_start
        AND r.window_end = t.window_end LIMIT 1) r ON true
  WHERE (r.pipeline IS NULL AND f.n > 0)
     OR (r.pipeline IS NOT NULL AND (${storedAggregates("r")}) IS DISTINCT FROM (${after}))`;

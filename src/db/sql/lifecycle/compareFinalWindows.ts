@@ -14,6 +14,7 @@ import { prepared } from "../../prepared.js";
 import { aggregateWindow, computedAggregates } from "../fragments/windowAggregates.js";
 import type { Aggregate } from "../readmodel/windows.js";
 import { notSuperseded } from "../fragments/superseded.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 /** A window by its stored group key and start (ISO 8601). */
 interface WindowRef {
@@ -59,7 +60,7 @@ export const FINAL_AGAINST_FRESH = `), expected AS (
 ), stored AS (
   SELECT group_key, window_start, window_end, event_count AS n, value_sum AS s, value_min AS lo, value_max AS hi
     FROM straggler.window_results_table
-   WHERE pipeline = $1 AND is_final AND event_count > 0 AND ($4::timestamptz IS NULL OR (window_start < $5 AND window_end > $4))
+   WHERE pipeline = $1 AND version = ${liveVersion()} AND is_final AND event_count > 0 AND ($4::timestamptz IS NULL OR (window_start < $5 AND window_end > $4))
 )
 SELECT coalesce(e.group_key, s.group_key) AS group_key, coalesce(e.window_start, s.window_start) AS window_start,
        coalesce(e.window_end, s.window_end) AS window_end,

@@ -6,6 +6,7 @@
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import type { Hold, TrippingRow } from "../../../core/model.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 export type { Hold };
 
@@ -72,7 +73,7 @@ export async function openHold(
             v.version, v.policy_version
        FROM straggler.window_results_table r
        LEFT JOIN straggler.policy_versions v ON v.pipeline = r.pipeline AND v.state = 'live'
-      WHERE r.pipeline = $1`,
+      WHERE r.pipeline = $1 AND r.version = ${liveVersion()}`,
     [pipeline, inserted.rows[0].hold_id],
   );
   return { hold: toHold(inserted.rows[0]), windows: copied.rowCount ?? 0 };

@@ -7,6 +7,7 @@
  * or `SUPERSEDED` for an accepted row a later version of its event superseded.
  */
 import type { Queryable } from "../../pool.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 const WINDOW_DIFF_SQL = `INSERT INTO straggler.rebuild_window_changes
   (pipeline, version, against_version, change, group_key, window_start, window_end,
@@ -14,8 +15,8 @@ const WINDOW_DIFF_SQL = `INSERT INTO straggler.rebuild_window_changes
 SELECT $1, $2, $3, CASE WHEN o.group_key IS NULL THEN 'added' WHEN n.group_key IS NULL THEN 'removed' ELSE 'changed' END,
        coalesce(n.group_key, o.group_key), coalesce(n.window_start, o.window_start), coalesce(n.window_end, o.window_end),
        o.event_count, o.value_sum, o.value_min, o.value_max, n.event_count, n.value_sum, n.value_min, n.value_max
-  FROM (SELECT * FROM straggler.window_results_table WHERE pipeline = $1 AND event_count > 0) o
-  FULL JOIN (SELECT * FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2) n
+  FROM (SELECT * FROM straggler.window_results_table WHERE pipeline = $1 AND version = ${liveVersion()} AND event_count > 0) o
+  FULL JOIN (SELECT * FROM straggler.window_results_table WHERE pipeline = $1 AND version = $2) n
     ON n.group_key = o.group_key AND n.window_start = o.window_start AND n.window_end = o.window_end
  WHERE o.group_key IS NULL OR n.group_key IS NULL
     OR (o.event_count, o.value_sum, o.value_min, o.value_max) IS DISTINCT FROM (n.event_count, n.value_sum, n.value_min, n.value_max)`;

@@ -145,11 +145,11 @@ export async function wentLiveSince(client: Queryable, pipeline: string, since: 
   ).rows[0].changed;
 }
 
-/** Every table holding one version's rows beside the live ones (all keyed by pipeline, version). */
+/** Every table holding one version's rows beside the live ones (all keyed by pipeline, version; the windows of every version are in one table, drizzle/0051). */
 const VERSION_TABLES = [
   "event_classifications",
   "superseded_versions",
-  "version_window_results",
+  "window_results_table",
   "version_checkpoints",
   "version_late_windows",
   "rebuild_window_changes",
@@ -160,10 +160,14 @@ const VERSION_TABLES = [
   "version_lateness_coverage",
 ];
 
-/** Removes every row of `version` of `pipeline`, and the version itself. Never call it for the live version. */
+/** Removes every row of `version` of `pipeline`, and the version itself; the live version's rows are never removed (each statement checks). */
 export async function deleteVersion(client: Queryable, pipeline: string, version: number): Promise<void> {
   for (const t of VERSION_TABLES)
-    await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, [pipeline, version]);
+    await client.query(
+      `DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2
+          AND NOT EXISTS (SELECT 1 FROM straggler.policy_versions v WHERE v.pipeline = $1 AND v.version = $2 AND v.state = 'live')`,
+      [pipeline, version],
+    );
   await client.query("DELETE FROM straggler.policy_versions WHERE pipeline = $1 AND version = $2 AND state <> 'live'", [
     pipeline,
     version,

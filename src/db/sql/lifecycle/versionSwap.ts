@@ -4,12 +4,14 @@
  * bronze's (`straggler.event_classifications`, drizzle/0037): the rows whose
  * classification differs are marked `differs`; a row of its checkpoint range
  * it does not hold is classified as bronze classifies it. So the swap writes
- * only the rows that really change (D, the target's marked rows) plus the
- * windows:
+ * only the rows that really change (D, the target's marked rows); the windows
+ * are not copied at all: `straggler.window_results_table` holds every
+ * version's under its number and the live one is a pointer (drizzle/0051),
+ * which `swapStates` moves:
  *
- *   1. stash: the live version's results, checkpoint, windows awaiting
- *      correction, supersessions and lateness histogram are stored under its
- *      number (O(windows + histogram rows));
+ *   1. stash: the live version's checkpoint, windows awaiting correction,
+ *      supersessions and lateness histogram are stored under its number
+ *      (O(windows awaiting correction + histogram rows));
  *      of its classification only bronze's rows in D (what the swap is about
  *      to overwrite), marked — the rest is bronze's, as for any stored version;
  *   2. rebase: every other stored version is kept relative to bronze as it
@@ -30,15 +32,13 @@ import type { Queryable } from "../../pool.js";
 import { moveRestoredRows } from "../observe/ledgerCounts.js";
 import { restoreVersionHistogram, stashLiveHistogram } from "../lateness/histogramVersions.js";
 
-const RESULT_COLUMNS =
-  "group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, revision, corrected, last_batch_id, created_at, updated_at";
 const LATE_COLUMNS =
   "group_key, window_start, window_end, dropped_rows, max_seq, first_batch_id, last_batch_id, registered_at";
 /** The classification of a row, as bronze and a stored version hold it; a row differs when any of these does. */
 const CLASSIFICATION = (a: string) =>
   ["status", "reason", "detail", "event_time", "group_key", "value"].map((c) => `${a}.${c}`).join(", ");
-/** The tables of a stored version other than its classification, replaced whole by a stash. */
-const STORED_TABLES = ["version_window_results", "version_checkpoints", "version_late_windows", "superseded_versions"];
+/** The tables of a stored version other than its classification and its windows, replaced whole by a stash. */
+const STORED_TABLES = ["version_checkpoints", "version_late_windows", "superseded_versions"];
 
 /** The target's marked rows (D) joined with bronze's: $1 pipeline, $2 target. */
 const D_JOIN = `straggler.event_classifications t JOIN straggler.bronze_events b ON b.pipeline = $1 AND b.seq = t.seq
@@ -52,16 +52,13 @@ ON CONFLICT (pipeline, version, seq) DO UPDATE SET event_id = EXCLUDED.event_id,
 
 /**
  * Stores everything of the live version `version` of `pipeline` under that number (replacing what was stored of it before),
- * its classification as its difference from what bronze will hold once `target` is restored.
+ * its classification as its difference from what bronze will hold once `target` is restored. Its windows stay where they
+ * are (keyed by its number already).
  */
 export async function stashLive(client: Queryable, pipeline: string, version: number, target: number): Promise<void> {
   const p = [pipeline, version];
   for (const t of STORED_TABLES)
     await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
-  await client.query(
-    `INSERT INTO straggler.version_window_results (pipeline, version, ${RESULT_COLUMNS}) SELECT pipeline, $2, ${RESULT_COLUMNS} FROM straggler.window_results_table WHERE pipeline = $1`,
-    p,
-  );
   await client.query(
     `INSERT INTO straggler.version_checkpoints (pipeline, version, batch_id, last_offset, max_event_time, watermark, inputs)
      SELECT pipeline, $2, batch_id, last_offset, max_event_time, watermark, inputs FROM straggler.checkpoints WHERE pipeline = $1`,
@@ -128,11 +125,11 @@ const RESTORE_CLASSIFICATION_SQL = `UPDATE straggler.bronze_events b
    AND (${CLASSIFICATION("b")}) IS DISTINCT FROM (${CLASSIFICATION("t")})`;
 
 /**
- * Puts the stored version `version` of `pipeline` in the live places (results, checkpoint with batch id
+ * Puts the stored version `version` of `pipeline` in the live places (checkpoint with batch id
  * `batchId`, windows awaiting correction, bronze's classification columns where they differ, supersessions, lateness histogram),
  * records `policyVersion` as the policy of every landing, and removes its stored copy (but its classification
- * rows, unmarked: equal to bronze's).
- * @returns the bronze rows whose classification changed, and the windows now live
+ * rows, unmarked: equal to bronze's). Its windows go live when `swapStates` makes it the live version.
+ * @returns the bronze rows whose classification changed, and the windows it serves
  */
 export async function restoreVersion(
   client: Queryable,
@@ -142,9 +139,8 @@ export async function restoreVersion(
   batchId: number,
 ): Promise<{ reclassifiedRows: number; windows: number }> {
   const p = [pipeline, version];
-  await client.query("DELETE FROM straggler.window_results_table WHERE pipeline = $1", [pipeline]);
-  const windows = await client.query(
-    `INSERT INTO straggler.window_results_table (pipeline, ${RESULT_COLUMNS}) SELECT pipeline, ${RESULT_COLUMNS} FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2`,
+  const windows = await client.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM straggler.window_results_table WHERE pipeline = $1 AND version = $2",
     p,
   );
   await client.query(
@@ -178,7 +174,7 @@ export async function restoreVersion(
   for (const t of STORED_TABLES)
     await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
   await restoreVersionHistogram(client, pipeline, version);
-  return { reclassifiedRows: changed.rowCount ?? 0, windows: windows.rowCount ?? 0 };
+  return { reclassifiedRows: changed.rowCount ?? 0, windows: windows.rows[0]?.n ?? 0 };
 }
 
 /** Makes `version` the live version of `pipeline` and the live one `retired`. */

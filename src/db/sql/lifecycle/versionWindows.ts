@@ -3,7 +3,7 @@
  * cutover.ts): the batch oracle of reconcile (DESIGN §9: a full replacement
  * from the accepted, not superseded rows, never a delta), over
  * `straggler.event_classifications` instead of bronze, written to
- * `straggler.version_window_results`. Windows ending at or before the
+ * `straggler.window_results_table`. Windows ending at or before the
  * version's watermark are final. A version that holds only its difference
  * from bronze (a retired one, drizzle/0037) is first given, from bronze, the
  * rows of the windows a catch-up recomputes (`fillTouchedWindows`).
@@ -62,7 +62,7 @@ export async function fillTouchedWindows(
 }
 
 /**
- * Computes the windows of `version` into `straggler.version_window_results`:
+ * Computes the windows of `version` into `straggler.window_results_table`:
  * all of them (`after` null: the version's windows are replaced), or only
  * those touched by rows with seq above `after` (a catch-up: each touched
  * window replaced whole; its revision goes up when its value changes).
@@ -80,7 +80,7 @@ export async function computeVersionWindows(
 ): Promise<number> {
   const params = [pipeline.name, version, after ?? 0, watermark, batchId];
   if (after === null)
-    await client.query("DELETE FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2", [
+    await client.query("DELETE FROM straggler.window_results_table WHERE pipeline = $1 AND version = $2", [
       pipeline.name,
       version,
     ]);
@@ -90,10 +90,10 @@ export async function computeVersionWindows(
      fresh AS (SELECT c.group_key, w.window_start, w.window_end, ${aggregateWindow("c.value")}
                  FROM ${acceptedRows(pipeline)} ${onlyTouched}
                 GROUP BY 1, 2, 3),
-     gone AS (DELETE FROM straggler.version_window_results r
+     gone AS (DELETE FROM straggler.window_results_table r
                WHERE r.pipeline = $1 AND r.version = $2 AND $3::bigint > 0 AND (r.group_key, r.window_start) IN (SELECT * FROM touched)
                  AND NOT EXISTS (SELECT 1 FROM fresh f WHERE f.group_key = r.group_key AND f.window_start = r.window_start))
-     INSERT INTO straggler.version_window_results AS r (pipeline, version, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, last_batch_id)
+     INSERT INTO straggler.window_results_table AS r (pipeline, version, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, is_final, last_batch_id)
      SELECT $1, $2, group_key, window_start, window_end, ${computedAggregates()}, $4::timestamptz IS NOT NULL AND window_end <= $4::timestamptz, $5 FROM fresh
      ON CONFLICT (pipeline, version, group_key, window_start, window_end) DO UPDATE
         SET event_count = EXCLUDED.event_count, value_sum = EXCLUDED.value_sum, value_min = EXCLUDED.value_min, value_max = EXCLUDED.value_max,
@@ -107,7 +107,7 @@ export async function computeVersionWindows(
   // Windows that the watermark closed but no row touched become final too.
   if (watermark !== null) {
     await client.query(
-      "UPDATE straggler.version_window_results SET is_final = true WHERE pipeline = $1 AND version = $2 AND NOT is_final AND window_end <= $3",
+      "UPDATE straggler.window_results_table SET is_final = true WHERE pipeline = $1 AND version = $2 AND NOT is_final AND window_end <= $3",
       [pipeline.name, version, watermark],
     );
   }
@@ -148,7 +148,7 @@ export async function compareVersionWindows(
   const { rows } = await client.query(
     `WITH fresh AS (SELECT c.group_key, w.window_start, w.window_end, ${aggregateWindow("c.value")} FROM ${acceptedRows(pipeline)} GROUP BY 1, 2, 3),
           stored AS (SELECT group_key, window_start, window_end, event_count AS n, value_sum AS s, value_min AS lo, value_max AS hi
-                       FROM straggler.version_window_results WHERE pipeline = $1 AND version = $2)
+                       FROM straggler.window_results_table WHERE pipeline = $1 AND version = $2)
      SELECT coalesce(f.group_key, t.group_key) AS group_key, coalesce(f.window_start, t.window_start) AS window_start,
             coalesce(f.window_end, t.window_end) AS window_end, t.n AS stored, f.n AS expected,
             (${computedAggregates("t")}) IS DISTINCT FROM (${computedAggregates("f")}) AS differs

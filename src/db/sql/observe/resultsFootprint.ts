@@ -4,13 +4,14 @@
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 const RESULTS_FOOTPRINT = "results_footprint";
 // CASE stops at the first kind found, cheapest first. The last probe reads the pipeline's landings (one row
 // per landed file, request or replay span; never bronze's rows): the policy each landing's rows are
 // classified under is recorded with it (drizzle/0037_classification_deltas.sql).
 const RESULTS_FOOTPRINT_SQL = `SELECT CASE
-  WHEN EXISTS (SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1) THEN 'window results'
+  WHEN EXISTS (SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1 AND version = ${liveVersion()}) THEN 'window results'
   WHEN EXISTS (SELECT 1 FROM straggler.late_windows WHERE pipeline = $1) THEN 'windows awaiting correction'
   WHEN EXISTS (SELECT 1 FROM straggler.session_retractions WHERE pipeline = $1) THEN 'session retractions'
   WHEN EXISTS (SELECT 1 FROM straggler.held_window_results WHERE pipeline = $1) THEN 'held window results'

@@ -5,6 +5,7 @@
  */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 export type ReconcileTrigger = "cron" | "api" | "cli";
 
@@ -112,7 +113,7 @@ export async function readReconcileCursor(client: Queryable, pipeline: string, s
 
 const EARLIEST_SQL = `SELECT least(
   (SELECT min(event_time) FROM straggler.bronze_events WHERE pipeline = $1 AND status = 'accepted'),
-  (SELECT min(window_start) FROM straggler.window_results_table WHERE pipeline = $1)) AS earliest`;
+  (SELECT min(window_start) FROM straggler.window_results_table WHERE pipeline = $1 AND version = ${liveVersion()})) AS earliest`;
 
 /** The earliest instant a final window of `pipeline` can overlap: its first accepted event time or stored window start. */
 export async function readEarliestInstant(client: Queryable, pipeline: string): Promise<string | null> {

@@ -11,6 +11,7 @@ import { prepared } from "../../prepared.js";
 import { BATCH_PAIRS } from "../fragments/batchPairs.js";
 import { latenessHistogramCtes } from "../lateness/histogramUpdate.js";
 import type { BatchProgress, Checkpoint } from "../../../core/model.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 /** Windows finalized by a batch, and the pipeline's windows open after it. */
 export interface Finalized {
@@ -38,12 +39,12 @@ function closeBatchSql(mergedFinal: boolean, pairs: "windows" | "lateness" | "no
   return `WITH ${pairs === "none" ? "" : latenessHistogramCtes(pairs)}
        fin AS (
          UPDATE straggler.window_results_table SET is_final = true, updated_at = now()
-          WHERE pipeline = $1 AND NOT is_final AND window_end <= $15
+          WHERE pipeline = $1 AND version = ${liveVersion()} AND NOT is_final AND window_end <= $15
          RETURNING 1),
        counts AS (
          SELECT (SELECT count(*) FROM fin)::int${merged} AS finalized,
                 (SELECT count(*) FROM straggler.window_results_table
-                  WHERE pipeline = $1 AND NOT is_final AND window_end > coalesce($15, '-infinity'::timestamptz))::int AS open),
+                  WHERE pipeline = $1 AND version = ${liveVersion()} AND NOT is_final AND window_end > coalesce($15, '-infinity'::timestamptz))::int AS open),
        cp AS (
          UPDATE straggler.checkpoints SET batch_id = $2, last_offset = $5, max_event_time = $20, watermark = $15, inputs = $21, updated_at = now()
           WHERE pipeline = $1)

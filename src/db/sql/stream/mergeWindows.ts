@@ -1,6 +1,6 @@
 /**
- * MERGEs the batch's on-time pairs into the results in update mode (DESIGN
- * §5): the pairs of one (key, window) are aggregated first (a MERGE source
+ * MERGEs the batch's on-time pairs into the live version's results in update
+ * mode (DESIGN §5; drizzle/0051): the pairs of one (key, window) are aggregated first (a MERGE source
  * may not hold two rows for one target row), then folded into the stored
  * window unless it is final, or inserted as a new window.
  *
@@ -14,6 +14,7 @@
 import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { BATCH_PAIRS, pairWindowBounds } from "../fragments/batchPairs.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 import { CHANGE_COLUMNS, changeRow, stored } from "../fragments/changeRows.js";
 import {
   combineAggregates,
@@ -62,19 +63,19 @@ export function mergeSql(feed = false): string {
          INSERT INTO straggler.window_changes (${CHANGE_COLUMNS}, batch_id)
          SELECT ${row}, $2
            FROM s LEFT JOIN straggler.window_results_table t
-             ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
+             ON t.pipeline = $1 AND t.version = ${liveVersion()} AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
           WHERE t.pipeline IS NULL OR NOT t.is_final
           ORDER BY s.group_key, s.window_start)
        MERGE INTO straggler.window_results_table AS t
        USING s`;
   return `${head}
-          ON t.pipeline = $1 AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
+          ON t.pipeline = $1 AND t.version = ${liveVersion()} AND t.group_key = s.group_key AND t.window_start = s.window_start AND t.window_end = s.window_end
        WHEN MATCHED AND NOT t.is_final THEN
          UPDATE SET ${combineAggregates("t", "s")},
                     is_final = s.is_final, last_batch_id = $2, updated_at = now()
        WHEN NOT MATCHED THEN
-         INSERT (pipeline, group_key, window_start, window_end, ${storedAggregates()}, is_final, last_batch_id)
-         VALUES ($1, s.group_key, s.window_start, s.window_end, ${computedAggregates("s")}, s.is_final, $2)`;
+         INSERT (pipeline, version, group_key, window_start, window_end, ${storedAggregates()}, is_final, last_batch_id)
+         VALUES ($1, ${liveVersion()}, s.group_key, s.window_start, s.window_end, ${computedAggregates("s")}, s.is_final, $2)`;
 }
 
 /**

@@ -39,12 +39,17 @@ export async function readLivePolicy(client: Queryable, pipeline: string): Promi
   return r && toPolicyVersionRow(r);
 }
 
-const RECORD_LIVE_SQL = `INSERT INTO straggler.policy_versions (pipeline, version, state, policy_version, policy, live_since)
+// Windows written while no version was live are version 0's (straggler.results_version, drizzle/0051): they become the new version's.
+const RECORD_LIVE_SQL = `WITH v AS (
+  INSERT INTO straggler.policy_versions (pipeline, version, state, policy_version, policy, live_since)
   SELECT $1, coalesce(max(version), 0) + 1, 'live', $2, $3, now() FROM straggler.policy_versions WHERE pipeline = $1
-  RETURNING version`;
+  RETURNING version),
+relabel AS (UPDATE straggler.window_results_table r SET version = (SELECT version FROM v) WHERE r.pipeline = $1 AND r.version = 0)
+SELECT version FROM v`;
 
 /**
- * Records `policy` as the live version of `pipeline` (the next version number).
+ * Records `policy` as the live version of `pipeline` (the next version number); the pipeline's version-0
+ * windows (written while none was live) take its number.
  * Call under the pipeline's results lock, when it has no live version.
  * @returns the new version number
  * @throws unique_violation (23505) when a live version exists already

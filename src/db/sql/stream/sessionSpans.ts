@@ -12,6 +12,7 @@ import type { PoolClient } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 import { notSuperseded } from "../fragments/superseded.js";
 import { timestamptzToUs, usToTimestamptz } from "../fragments/windowAssignment.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 const CREATE_SEEDS_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_seeds (group_key text, s_us bigint, e_us bigint) ON COMMIT DELETE ROWS`;
 const CREATE_SPANS_SQL = `CREATE TEMP TABLE IF NOT EXISTS sess_spans (group_key text, s_us bigint, e_us bigint, ws timestamptz, we timestamptz,
@@ -26,7 +27,7 @@ SELECT group_key, ${timestamptzToUs("window_start")}, ${timestamptzToUs("window_
 
 const SEED_STORED_SQL = `INSERT INTO sess_seeds
 SELECT group_key, ${timestamptzToUs("window_start")}, ${timestamptzToUs("window_end")} FROM straggler.window_results_table
- WHERE pipeline = $1 AND is_final AND window_start < $3 AND window_end > $2
+ WHERE pipeline = $1 AND version = ${liveVersion()} AND is_final AND window_start < $3 AND window_end > $2
    AND ($4::text[] IS NULL OR group_key = ANY($4))`;
 
 /* $6 gap µs, $7 watermark: events whose own window ends at or before it (the stream has closed them). */
@@ -60,10 +61,10 @@ SELECT DISTINCT r.group_key, ${timestamptzToUs("r.window_start")}, ${timestamptz
   FROM sess_spans p
  CROSS JOIN LATERAL (
    (SELECT x.group_key, x.window_start, x.window_end FROM straggler.window_results_table x
-     WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start < p.ws ORDER BY x.window_start DESC LIMIT 1)
+     WHERE x.pipeline = $1 AND x.version = ${liveVersion()} AND x.group_key = p.group_key AND x.window_start < p.ws ORDER BY x.window_start DESC LIMIT 1)
    UNION ALL
    (SELECT x.group_key, x.window_start, x.window_end FROM straggler.window_results_table x
-     WHERE x.pipeline = $1 AND x.group_key = p.group_key AND x.window_start >= p.ws AND x.window_start <= p.we OFFSET 0)
+     WHERE x.pipeline = $1 AND x.version = ${liveVersion()} AND x.group_key = p.group_key AND x.window_start >= p.ws AND x.window_start <= p.we OFFSET 0)
  ) r
  WHERE r.window_end >= p.ws AND NOT (r.window_start >= p.ws AND r.window_end <= p.we)`;
 

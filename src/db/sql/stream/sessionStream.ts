@@ -28,6 +28,7 @@ import { storedAggregates } from "../fragments/windowAggregates.js";
 import { timestamptzToUs, usToTimestamptz } from "../fragments/windowAssignment.js";
 import type { BatchRange } from "./readBatch.js";
 import type { LatePairs } from "./registerLatePairs.js";
+import { liveVersion } from "../fragments/liveVersion.js";
 
 const EVENTS = "session_batch_events";
 const ITEMS = "session_batch_islands";
@@ -51,7 +52,7 @@ SELECT b.seq, b.group_key, b.value, x.t_us, b.event_time, ${usToTimestamptz("x.t
  */
 const MARK_TOUCHING_FINAL_SQL = `UPDATE ${EVENTS} e SET late = true
  WHERE NOT e.late AND (SELECT r.window_end FROM straggler.window_results_table r
-        WHERE r.pipeline = $1 AND r.group_key = e.group_key AND r.is_final AND r.window_start <= e.we
+        WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND r.group_key = e.group_key AND r.is_final AND r.window_start <= e.we
         ORDER BY r.window_start DESC LIMIT 1) >= e.ws`;
 
 const REGISTER_SQL = `WITH ev AS (
@@ -82,7 +83,7 @@ WITH items AS (
   SELECT r.group_key, ${timestamptzToUs("r.window_start")}, ${timestamptzToUs("r.window_end")}, r.event_count, r.value_sum, r.value_min, r.value_max,
          r.revision, r.corrected, true
     FROM straggler.window_results_table r
-   WHERE r.pipeline = $1 AND NOT r.is_final AND r.group_key IN (SELECT group_key FROM ${EVENTS} WHERE NOT late)
+   WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND NOT r.is_final AND r.group_key IN (SELECT group_key FROM ${EVENTS} WHERE NOT late)
 ), marked AS (
   SELECT *, CASE WHEN s_us <= max(e_us) OVER (PARTITION BY group_key ORDER BY s_us, e_us ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
                  THEN 0 ELSE 1 END AS starts
@@ -105,7 +106,7 @@ HAVING count(*) FILTER (WHERE NOT is_row) > 0`;
  */
 const retractSql = (feed: boolean) => `WITH gone AS (
   DELETE FROM straggler.window_results_table r USING ${ITEMS} i
-   WHERE r.pipeline = $1 AND r.group_key = i.group_key AND NOT r.is_final
+   WHERE r.pipeline = $1 AND r.version = ${liveVersion()} AND r.group_key = i.group_key AND NOT r.is_final
      AND r.window_start >= ${usToTimestamptz("i.s_us")} AND r.window_end <= ${usToTimestamptz("i.e_us")}
      AND (r.window_start, r.window_end) <> (${usToTimestamptz("i.s_us")}, ${usToTimestamptz("i.e_us")})
   RETURNING r.*, i.rows AS island_rows, i.s_us, i.e_us
@@ -148,15 +149,15 @@ const upsertSql = (feed: boolean) => `${
     after: ["i.n", "i.s", "i.lo", "i.hi"],
   })}, $2
     FROM ${ITEMS} i LEFT JOIN straggler.window_results_table t
-      ON t.pipeline = $1 AND t.group_key = i.group_key AND t.window_start = ${usToTimestamptz("i.s_us")} AND t.window_end = ${usToTimestamptz("i.e_us")}
+      ON t.pipeline = $1 AND t.version = ${liveVersion()} AND t.group_key = i.group_key AND t.window_start = ${usToTimestamptz("i.s_us")} AND t.window_end = ${usToTimestamptz("i.e_us")}
    WHERE t.pipeline IS NULL OR (${storedAggregates("t")}) IS DISTINCT FROM (i.n, i.s, i.lo, i.hi)
 )
 `
     : ""
 }INSERT INTO straggler.window_results_table AS t
-  (pipeline, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, revision, corrected, last_batch_id)
-SELECT $1, group_key, ${usToTimestamptz("s_us")}, ${usToTimestamptz("e_us")}, n, s, lo, hi, coalesce(rev, 1), corr, $2 FROM ${ITEMS}
-ON CONFLICT (pipeline, group_key, window_start, window_end) DO UPDATE
+  (pipeline, version, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, revision, corrected, last_batch_id)
+SELECT $1, ${liveVersion()}, group_key, ${usToTimestamptz("s_us")}, ${usToTimestamptz("e_us")}, n, s, lo, hi, coalesce(rev, 1), corr, $2 FROM ${ITEMS}
+ON CONFLICT (pipeline, version, group_key, window_start, window_end) DO UPDATE
   SET event_count = excluded.event_count, value_sum = excluded.value_sum, value_min = excluded.value_min, value_max = excluded.value_max,
       last_batch_id = excluded.last_batch_id, updated_at = now()`;
 
