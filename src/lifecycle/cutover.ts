@@ -25,8 +25,9 @@
  *
  * Cost (issue 30 item 3): the landings, the windows awaiting correction, and
  * the rows whose classification differs between the two versions, never the
- * ledger and never the windows (a count of the target's, with the change feed
- * a comparison of the two versions' windows). A
+ * ledger and never the windows (with the change feed, a comparison of the two
+ * versions' windows). The report's count of the windows served is taken after
+ * the switch commits. A
  * stored version keeps its classification as its difference from bronze's
  * (drizzle/0037, src/db/sql/lifecycle/versionSwap.ts): the swap stores the
  * live classification of the rows it rewrites only, rewrites only those in
@@ -59,6 +60,7 @@ import {
 } from "../db/sql/lifecycle/rebuildRuns.js";
 import { computeVersionWindows, fillTouchedWindows, versionMaxEventTime } from "../db/sql/lifecycle/versionWindows.js";
 import {
+  countVersionWindows,
   readMaxBatchId,
   rebaseStored,
   restoreVersion,
@@ -98,7 +100,7 @@ export interface CutoverReport {
   /** Rows landed since the target was built (or retired), classified under its policy before it went live. */
   caughtUpRows: number;
   checkpoint: VersionCheckpoint;
-  /** Windows the target serves. */
+  /** Windows the target serves, counted just after the switch committed (outside its transaction and locks). */
   windows: number;
   /** Bronze rows whose classification columns changed (rewritten: only those). */
   reclassifiedRows: number;
@@ -123,11 +125,27 @@ function configOfPolicy(pipeline: PipelineConfig, policyText: string): PipelineC
 }
 
 /**
- * Makes version `version` of `pipeline` the live one (a candidate: cut over; a retired version: roll back).
+ * Makes version `version` of `pipeline` the live one (a candidate: cut over; a retired version: roll back), then
+ * counts the windows it serves.
  * @throws CutoverRefusedError when there is no such version, it is live already, its rebuild is not complete or its reconcile failed
  * @throws the database's error; nothing changes then
  */
 export async function cutover(pool: Pool, pipeline: PipelineConfig, version: number): Promise<CutoverReport> {
+  const report = await switchVersion(pool, pipeline, version);
+  // O(windows): after the switch, so that no landing, batch or reader waits on it.
+  return { ...report, windows: await countVersionWindows(pool, pipeline.name, version) };
+}
+
+/**
+ * The switch of `cutover` alone, its one transaction (what holds the pipeline's locks): the report but the count of
+ * windows served.
+ * @throws as `cutover`
+ */
+export async function switchVersion(
+  pool: Pool,
+  pipeline: PipelineConfig,
+  version: number,
+): Promise<Omit<CutoverReport, "windows">> {
   const name = pipeline.name;
   return withTransaction(pool, async (c) => {
     await lockBronzeAppend(c, name);
@@ -199,7 +217,7 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
     await rebaseStored(c, name, version, live?.version ?? null);
     // Batch ids go on from the highest any version used: progress rows are keyed by them.
     const batchId = Math.max(checkpoint.batchId, liveBatch, await readMaxBatchId(c, name));
-    const { reclassifiedRows, windows } = await restoreVersion(c, name, version, target.policyVersion, batchId);
+    const { reclassifiedRows } = await restoreVersion(c, name, version, target.policyVersion, batchId);
     await swapStates(c, name, version);
     // The switch in the change feed: each window it changed (docs/change-feed.md).
     if (pipeline.feed.enabled && (await writeCutoverChanges(c, name, live?.version ?? null, version)) > 0)
@@ -211,7 +229,6 @@ export async function cutover(pool: Pool, pipeline: PipelineConfig, version: num
       rollback: target.state === "retired",
       caughtUpRows,
       checkpoint: { ...checkpoint, batchId },
-      windows,
       reclassifiedRows,
     };
   });

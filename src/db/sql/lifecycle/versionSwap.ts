@@ -129,7 +129,7 @@ const RESTORE_CLASSIFICATION_SQL = `UPDATE straggler.bronze_events b
  * `batchId`, windows awaiting correction, bronze's classification columns where they differ, supersessions, lateness histogram),
  * records `policyVersion` as the policy of every landing, and removes its stored copy (but its classification
  * rows, unmarked: equal to bronze's). Its windows go live when `swapStates` makes it the live version.
- * @returns the bronze rows whose classification changed, and the windows it serves
+ * @returns the bronze rows whose classification changed
  */
 export async function restoreVersion(
   client: Queryable,
@@ -137,12 +137,8 @@ export async function restoreVersion(
   version: number,
   policyVersion: string,
   batchId: number,
-): Promise<{ reclassifiedRows: number; windows: number }> {
+): Promise<{ reclassifiedRows: number }> {
   const p = [pipeline, version];
-  const windows = await client.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM straggler.window_results_table WHERE pipeline = $1 AND version = $2",
-    p,
-  );
   await client.query(
     `INSERT INTO straggler.checkpoints AS c (pipeline, batch_id, last_offset, max_event_time, watermark, inputs, updated_at)
      SELECT pipeline, $3, last_offset, max_event_time, watermark, inputs, now() FROM straggler.version_checkpoints WHERE pipeline = $1 AND version = $2
@@ -174,7 +170,16 @@ export async function restoreVersion(
   for (const t of STORED_TABLES)
     await client.query(`DELETE FROM straggler.${t} WHERE pipeline = $1 AND version = $2`, p);
   await restoreVersionHistogram(client, pipeline, version);
-  return { reclassifiedRows: changed.rowCount ?? 0, windows: windows.rows[0]?.n ?? 0 };
+  return { reclassifiedRows: changed.rowCount ?? 0 };
+}
+
+/** @returns the windows of `version` of `pipeline` (an index-only count: O(windows)) */
+export async function countVersionWindows(client: Queryable, pipeline: string, version: number): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM straggler.window_results_table WHERE pipeline = $1 AND version = $2",
+    [pipeline, version],
+  );
+  return rows[0]?.n ?? 0;
 }
 
 /** Makes `version` the live version of `pipeline` and the live one `retired`. */
