@@ -225,3 +225,47 @@ describe("bronze rows kept without their raw text", () => {
     ]);
   });
 });
+
+describe("straggler.raw_of_layout as PL/pgSQL (drizzle/0052)", () => {
+  it("gives what the SQL statement it replaced (0047) gives, on every layout letter, NULL part, empty or missing x field and unknown letter", async () => {
+    const { pool } = await getDb();
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      // 0047's definition, under another name for the length of this transaction.
+      await client.query(`CREATE FUNCTION pg_temp.raw_of_layout_sql(layout text, rest text, at timestamptz, event_id text, event_time timestamptz, ingestion_time timestamptz, group_key text, value numeric)
+RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN bool_and(p IS NOT NULL) THEN string_agg(p, ',' ORDER BY o) END
+    FROM (SELECT o, CASE c WHEN 'e' THEN event_id
+                           WHEN 't' THEN straggler.instant_text(event_time)
+                           WHEN 'i' THEN straggler.instant_text(ingestion_time)
+                           WHEN 'a' THEN straggler.instant_text(coalesce(at, event_time))
+                           WHEN 'k' THEN group_key
+                           WHEN 'v' THEN value::text
+                           WHEN 'x' THEN CASE WHEN rest = '' THEN '' ELSE (string_to_array(rest, ','))[xn] END END AS p
+            FROM (SELECT c, o, sum((c = 'x')::int) OVER (ORDER BY o) AS xn
+                    FROM unnest(string_to_array(layout, NULL)) WITH ORDINALITY AS l(c, o)) letters) parts
+$$`);
+      const { rows } = await client.query(`
+        WITH layouts(layout) AS (VALUES ('etkv'), ('etxkv'), ('xetakv'), ('etxxkvx'), ('x'), ('xx'), ('a'), ('ik'), ('etq'), (''), (NULL)),
+             rests(rest) AS (VALUES ('note'), (''), ('a,b'), ('a,,c'), (NULL)),
+             ats(at) AS (VALUES ('2026-03-02T12:01:00.5Z'::timestamptz), (NULL)),
+             cols(event_id, event_time, value) AS (VALUES ('e1', '2026-03-02T12:00:00.123456Z'::timestamptz, 10.50::numeric),
+                                                        ('e2', '2026-03-02T12:00:00Z', NULL), (NULL, NULL, -3))
+        SELECT layout, rest, at, event_id, event_time, value,
+               straggler.raw_of_layout(layout, rest, at, event_id, event_time, '2026-03-02T13:00:00Z', 'k1', value) AS plpgsql,
+               pg_temp.raw_of_layout_sql(layout, rest, at, event_id, event_time, '2026-03-02T13:00:00Z', 'k1', value) AS sql
+          FROM layouts, rests, ats, cols`);
+      expect(rows.length).toBe(11 * 5 * 2 * 3);
+      expect(rows.filter((r) => r.plpgsql !== r.sql)).toEqual([]);
+      // The grid reaches both outcomes: 127 texts, the other 203 NULL (a part missing), as 0047 gives them.
+      expect(rows.filter((r) => r.sql !== null).length).toBe(127);
+      expect(
+        rows.find((r) => r.layout === "etxxkvx" && r.rest === "a,,c" && r.at !== null && r.event_id === "e1")?.plpgsql,
+      ).toBe("e1,2026-03-02T12:00:00.123456Z,a,,k1,10.50,c");
+      await client.query("ROLLBACK");
+    } finally {
+      client.release();
+    }
+  });
+});
