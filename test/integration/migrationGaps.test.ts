@@ -43,7 +43,24 @@ const m0051 = journal.find((m) => m.tag === "0051_results_keyed_by_version")!;
 const m0052 = journal.find((m) => m.tag === "0052_bronze_raw_plpgsql")!;
 /** The migrations after 0027 up to the release that still missed 0023 (0034), then the ones after it. */
 const after27 = [m0028, m0029, m0030, m0033, m0034];
-const later = [m0035, m0038, m0039, m0040, m0041, m0042, m0043, m0044, m0045, m0046, m0047, m0048, m0049, m0050, m0051, m0052];
+const later = [
+  m0035,
+  m0038,
+  m0039,
+  m0040,
+  m0041,
+  m0042,
+  m0043,
+  m0044,
+  m0045,
+  m0046,
+  m0047,
+  m0048,
+  m0049,
+  m0050,
+  m0051,
+  m0052,
+];
 
 const relkind = async (pool: Pool) =>
   (await pool.query("SELECT relkind FROM pg_class WHERE oid = 'straggler.bronze_events'::regclass")).rows[0]
