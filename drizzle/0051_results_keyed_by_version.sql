@@ -113,3 +113,7 @@ SELECT r.pipeline, v.version, v.state, v.policy_version,
   JOIN straggler.policy_versions v ON v.pipeline = r.pipeline AND v.version = r.version;
 --> statement-breakpoint
 DROP TABLE straggler.version_window_results;
+--> statement-breakpoint
+-- The version column's statistics, which the stream's plans need from the first batch on (src/db/statistics.ts
+-- refreshResultsEstimate): without them the planner takes a pipeline's live windows for one row in 200.
+ANALYZE straggler.window_results_table (pipeline, version);

@@ -315,6 +315,35 @@ describe("the results' estimate of a pipeline new since the last ANALYZE", () =>
   });
 });
 
+describe("the results' estimate of a pipeline's live windows (drizzle/0051: the results keyed by version)", () => {
+  it("is taken as the stream's statements name them: with the version's statistics missing it is refreshed, then left alone", async () => {
+    const { pool } = await getDb();
+    const live = (name: string) =>
+      pool
+        .query(
+          `EXPLAIN (FORMAT JSON) SELECT 1 FROM straggler.window_results_table WHERE pipeline = $1 AND version = (SELECT straggler.results_version($1))`,
+          [name],
+        )
+        .then((plan) => Number(plan.rows[0]["QUERY PLAN"][0].Plan["Plan Rows"]));
+    await pool.query(
+      `INSERT INTO straggler.window_results_table (pipeline, version, group_key, window_start, window_end, event_count, value_sum, value_min, value_max, last_batch_id)
+       SELECT 'estimate-live', 0, 'k', timestamptz '2024-01-01' + i * interval '1 minute', timestamptz '2024-01-01' + (i + 1) * interval '1 minute', 1, 1, 1, 1, 0
+         FROM generate_series(0, 3999) i`,
+    );
+    // As a replay into a new database left it before: the pipeline column analysed, the version column never.
+    await pool.query("ANALYZE straggler.window_results_table (pipeline)");
+    await pool.query(
+      "DELETE FROM pg_statistic WHERE starelid = 'straggler.window_results_table'::regclass AND staattnum = (SELECT attnum FROM pg_attribute WHERE attrelid = 'straggler.window_results_table'::regclass AND attname = 'version')",
+    );
+    expect(await live("estimate-live")).toBe(20); // one row in 200: PostgreSQL's default for an equality it has no statistics for
+    expect(await refreshResultsEstimate(pool, "estimate-live")).toBe(true);
+    // The version's distinct values now known (this file's other pipelines hold other versions): at least the quarter
+    // of the windows that refreshResultsEstimate asks for, and a MERGE probes the batch's windows by key.
+    expect(await live("estimate-live")).toBeGreaterThanOrEqual(1000);
+    expect(await refreshResultsEstimate(pool, "estimate-live")).toBe(false);
+  });
+});
+
 describe("the round trips of a micro-batch", () => {
   it("a batch with no late pair and no superseded version is BEGIN with the results lock and the checkpoint's read, readBatch, the MERGE, closeBatch and COMMIT; a late pair adds its one statement", async () => {
     const { url } = await getDb();
