@@ -4,6 +4,7 @@
  */
 import type { PipelineConfig } from "../config/pipelines.js";
 import type { Pool } from "../db/pool.js";
+import { flushCommits } from "../db/sql/ingest/commitWithoutFlushWait.js";
 import { readLandedPrefix } from "../db/sql/ingest/readLandedPrefix.js";
 import { landRecords } from "../ingest/copyToBronze.js";
 import { LandedIds } from "../ingest/landedIds.js";
@@ -52,13 +53,20 @@ export async function replaySpans(
     streamBatches = 0,
     rowsLanded = 0,
     duplicateRows = 0;
+  // No WAL flush per span: the landings and the micro-batches commit without waiting for theirs, and the replay
+  // waits once, at its end (flushCommits), for all of them. A crash of the server before that may undo the last
+  // fraction of a second of commits, whole and in commit order (the landing of a span not streamed, a span's batch
+  // with the landings after it): a resumed replay lands what was undone again and streams from the checkpoint.
+  // Not with a change feed: its ids come from a sequence, which a crash may hand out again after a consumer
+  // applied them, so each of its batches waits for its flush.
+  const deferFlush = !pipeline.feed.enabled;
   /** Streams one span's rows: micro-batches up to its last `seq` (no extra empty batch per span). */
   const streamSpan = async (land: LandResult, rowsDone: number, spans: number, landed: LandedSpan | undefined) => {
     const batches: BatchProgress[] = [];
     for (;;) {
       // The span's first batch may take its input from the span's summary (src/stream/batchInput.ts says when).
       const opts = land.lastSeq === null ? {} : { untilSeq: land.lastSeq, ...(batches.length === 0 ? { landed } : {}) };
-      const b = await runBatch(pool, pipeline, "replay", opts);
+      const b = await runBatch(pool, pipeline, "replay", { ...opts, commitWithoutFlushWait: deferFlush });
       if (b === null) break;
       batches.push(b);
       if (land.lastSeq !== null && b.endOffset >= land.lastSeq) break;
@@ -79,10 +87,8 @@ export async function replaySpans(
   const landedBefore = await readLandedPrefix(pool, pipeline.name, `${sourcePrefix}:`);
   /** Lands a classified span and starts its stream once the previous span's stream is done. */
   const landSpan = async (next: NextSpan) => {
-    // One WAL flush per span, not two: the span's landing commits without waiting for its
-    // flush, and its micro-batch (which waits) flushes both. A crash before that may undo
-    // the landing: its source is then not recorded, and a resumed replay lands it again.
-    // A span not landed when the replay started is new: its landing skips the two look-ups of an
+    // The span's landing commits without waiting for its WAL flush (see deferFlush); a crash before a later
+    // flush may undo it: its source is then not recorded, and a resumed replay lands it again. A span not landed when the replay started is new: its landing skips the two look-ups of an
     // earlier landing (one before the append lock, one under it). Landed meanwhile by another
     // replay, its record's unique key still refuses it, and the landing answers as landed before.
     let landed: LandedSpan | undefined;
@@ -113,7 +119,8 @@ export async function replaySpans(
   };
   // The next span is classified while this one lands (the landing waits on the server) and
   // while the one before streams.
-  let landing: Promise<void> | undefined;
+  let landing: Promise<void> | undefined,
+    flushed = false;
   try {
     for (;;) {
       // A span held whole in memory is classified while the previous one lands; a larger one's rest
@@ -126,11 +133,15 @@ export async function replaySpans(
       if (next.classified.rest !== null) await landing;
     }
     await streaming;
+    await flushCommits(pool);
+    flushed = true;
   } finally {
     // A landing that failed leaves no micro-batch running behind it.
     await landing?.catch(() => undefined);
     await streaming?.catch(() => undefined);
     await spans.close();
+    // What a failed replay landed and streamed is on disk too when it answers (the flush's own failure is not its error).
+    if (!flushed) await flushCommits(pool).catch(() => undefined);
   }
   return { replayBatches, skippedBatches: skipped, streamBatches, rowsLanded, duplicateRows };
 }

@@ -38,6 +38,7 @@ import { advanceInputs } from "../core/watermark.js";
 import { isDataException } from "../db/errors.js";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { checkpointInputs, inputStates } from "../db/sql/stream/checkpointInputs.js";
+import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlushWait.js";
 import { closeBatch } from "../db/sql/stream/closeBatch.js";
 import { beginLockingResults } from "../db/sql/stream/lockResults.js";
 import { mergeWindows } from "../db/sql/stream/mergeWindows.js";
@@ -73,6 +74,12 @@ export interface BatchOptions {
   onPolicyAdopted?: (adoption: PolicyAdoption) => void;
   /** The span a replay just landed, as classified (src/stream/batchInput.ts): the batch of exactly its rows reads none of them back. */
   landed?: LandedSpan;
+  /**
+   * The batch's COMMIT returns without waiting for its WAL flush (src/db/sql/ingest/commitWithoutFlushWait.ts): a replay's
+   * batches, whose replay flushes once at its end. Still atomic and in commit order: a crash of the server may undo the
+   * last fraction of a second of batches whole, with the landings after them, and a resumed replay runs them again.
+   */
+  commitWithoutFlushWait?: boolean;
 }
 
 /**
@@ -214,7 +221,7 @@ async function runBatchOnce(
         };
         return withCaughtUp(closed, read.rows < pipeline.trigger.maxRowsPerBatch);
       },
-      `${beginLockingResults(name)}; ${openBatchText(name)}`,
+      `${beginLockingResults(name)}; ${openBatchText(name)}${opts.commitWithoutFlushWait ? `; ${COMMIT_WITHOUT_FLUSH_WAIT_SQL}` : ""}`,
     ); // BEGIN, the results lock and the batch's first read: one round trip
     if (adopted) opts.onPolicyAdopted?.(adopted); // committed (an empty batch commits its guard's writes too)
     return result;
