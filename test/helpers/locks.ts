@@ -37,6 +37,26 @@ export function blockedOn(pool: Pool, like: string, timeoutMs = 120_000): Promis
   );
 }
 
+/**
+ * Waits until a session of this database waits for a lock on `relation` (a qualified table name, pg_locks);
+ * returns its pid. Unlike `blockedOn` it does not depend on the statement's text, which pg_stat_activity cuts
+ * at `track_activity_query_size` (1024 bytes by default): a long statement's later parts are not in it.
+ */
+export function blockedOnRelation(pool: Pool, relation: string, timeoutMs = 120_000): Promise<number> {
+  return waitFor(
+    `a session waiting for a lock on ${relation}`,
+    async () => {
+      const { rows } = await pool.query(
+        `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE NOT l.granted AND l.relation = $1::regclass AND a.datname = current_database()`,
+        [relation],
+      );
+      return rows[0]?.pid as number | undefined;
+    },
+    timeoutMs,
+  );
+}
+
 /** Waits until the backend `pid` has ended (a killed client's transaction has rolled back). */
 export function backendGone(pool: Pool, pid: number): Promise<true> {
   return waitFor(`backend ${pid} to end`, async () => {

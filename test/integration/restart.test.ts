@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import type { Pool } from "../../src/db/pool.js";
 import { runCli, startCli } from "../helpers/cli.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { blockedOn, holdLock } from "../helpers/locks.js";
+import { backendGone, blockedOn, blockedOnRelation, holdLock } from "../helpers/locks.js";
 import { waitFor } from "../helpers/service.js";
 import { prng } from "../helpers/prng.js";
 
@@ -119,17 +119,13 @@ describe("restart after SIGKILL", () => {
     await runCli(["ingest", "-p", "kill-mid-batch"], env);
     const progressLock = await holdLock(pool, "LOCK TABLE straggler.batch_progress IN EXCLUSIVE MODE");
     const mid = startCli(["stream", "-p", "kill-mid-batch", "--available-now"], env);
-    await blockedOn(pool, "%INSERT INTO straggler.batch_progress%");
+    // The batch's last statement (its finalization, its progress row) waits for the table's lock.
+    const midPid = await blockedOnRelation(pool, "straggler.batch_progress");
     mid.child.kill("SIGKILL");
     expect((await mid.done).signal).toBe("SIGKILL");
     await progressLock.release();
     // The killed batch's writes rolled back: nothing of it is visible.
-    await waitFor("the killed session to end", async () => {
-      const { rows } = await pool.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO straggler.batch_progress%' AND state <> 'idle'",
-      );
-      return rows[0].n === 0 ? true : undefined;
-    });
+    await backendGone(pool, midPid);
     expect(await batchesCommitted(pool, "kill-mid-batch")).toBe(0);
     expect(
       (
@@ -143,16 +139,11 @@ describe("restart after SIGKILL", () => {
     // Killed mid-landing: the file's rows are in bronze inside the open transaction when it dies.
     const landedLock = await holdLock(pool, "LOCK TABLE straggler.landed_sources IN EXCLUSIVE MODE");
     const landing1 = startCli(["ingest", "-p", "kill-mid-landing"], env);
-    await blockedOn(pool, "%INSERT INTO straggler.landed_sources%");
+    const landingPid = await blockedOnRelation(pool, "straggler.landed_sources");
     landing1.child.kill("SIGKILL");
     await landing1.done;
     await landedLock.release();
-    await waitFor("the killed landing to roll back", async () => {
-      const { rows } = await pool.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO straggler.landed_sources%' AND state <> 'idle'",
-      );
-      return rows[0].n === 0 ? true : undefined;
-    });
+    await backendGone(pool, landingPid);
     expect(
       (await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = 'kill-mid-landing'"))
         .rows[0].n,
