@@ -37,7 +37,7 @@ import type { Pool } from "../db/pool.js";
 import { recordReplayedFile } from "../db/sql/ingest/recordReplayedFile.js";
 import { recordReplayCompletion } from "../db/sql/ingest/replayCompletion.js";
 import { dropReplayRows } from "../db/sql/ingest/stageReplayRows.js";
-import { analyzeIfStale } from "../db/statistics.js";
+import { analyzeAfterLoad } from "../db/statistics.js";
 import {
   completedBefore,
   contentHash,
@@ -118,7 +118,7 @@ export async function replay(pool: Pool, pipeline: PipelineConfig, opts: ReplayO
       "spans" in ordered ? ordered.spans : spansOf(ordered.rows, pipeline, naming, () => csvHeader !== undefined);
     // Pages are read on the staging session; landings and batches run on other connections.
     const counts = await replaySpans(pool, spans, pipeline, naming.sourcePrefix, total, opts, csvHeader);
-    await analyzeIfStale(pool, pipeline.name);
+    await analyzeAfterLoad(pool, pipeline.name);
     // The files are now in bronze: the landing folder must not land them again.
     // They are recorded with 0 rows (their rows count under the replay:… sources).
     for (const file of opts.files) {

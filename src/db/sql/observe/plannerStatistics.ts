@@ -21,6 +21,19 @@ const ESTIMATE_PIPELINE_ROWS_SQL = "EXPLAIN (FORMAT JSON) SELECT 1 FROM straggle
 const COUNT_PIPELINE_ROWS_SQL =
   "SELECT count(*)::int AS n FROM (SELECT 1 FROM straggler.bronze_events WHERE pipeline = $1 LIMIT $2) s";
 
+// PostgreSQL 15+ (cumulative statistics in shared memory): a session reports its changes' counts when it goes idle,
+// at most once a second, so the last second of a busy connection's writes is invisible to pg_stat_user_tables until
+// its next report. pg_stat_force_next_flush() has it report at the end of this statement (before it answers). Not
+// on PostgreSQL 14 and older, which report through the statistics collector, asynchronously: nothing to force.
+const REPORT_PENDING_COUNTS_SQL = `DO $$BEGIN
+  IF current_setting('server_version_num')::int >= 150000 THEN PERFORM pg_stat_force_next_flush(); END IF;
+END$$`;
+
+/** Has the session of `client` report its pending table counts (n_mod_since_analyze, …) as this statement ends. */
+export async function reportPendingCounts(client: Queryable): Promise<void> {
+  await client.query(REPORT_PENDING_COUNTS_SQL);
+}
+
 /**
  * @param tables qualified names (`straggler.bronze_events`, …)
  * @returns those of `tables` changed by more than 10 % (+1000 rows) since their last ANALYZE
