@@ -213,12 +213,13 @@ export function ingestCommands(program: Command, ctxOf: ContextOf): void {
           if (files.length === 0) await landFolder(db, pipeline, opts.wait !== false, report);
           else await landFiles(db, pipeline, files, opts.input, report, ctx.env.STRAGGLER_PROGRESS_EVERY);
           if (opts.stream) {
-            const [{ analyzeIfStale }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([
+            const [{ analyzeAfterLoad }, { runBatch }, { runUntilCaughtUp }] = await Promise.all([
               import("../../db/statistics.js"),
               import("../../stream/runBatch.js"),
               import("../../stream/streamLoop.js"),
             ]);
-            await analyzeIfStale(db.pool, pipeline.name);
+            // The files just landed on this pool: their sessions' last counts are reported before the check.
+            await analyzeAfterLoad(db.pool, pipeline.name);
             const bar = progressBar(`stream ${pipeline.name}`, {
               unit: "rows",
               everyMs: ctx.env.STRAGGLER_PROGRESS_EVERY,
