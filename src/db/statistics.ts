@@ -56,13 +56,13 @@ export async function analyzeIfStale(pool: Pool, pipeline?: string, concurrently
 }
 
 /**
- * `analyzeIfStale` at the end of a bulk load on `pool` (a replay): first every idle connection of `pool` reports
- * the table counts it has not reported yet (src/db/sql/observe/plannerStatistics.ts), so that the check sees the
- * load's last second of writes too; then the stale tables are analysed each on a connection of its own, at once
- * (nothing else runs on `pool` then: after a 300k-event replay bronze took 371 ms and the results 240 ms, one
- * after the other). Without that the next command's check (a correction's) found the results
- * table stale again and ANALYZEd it a second time: 148 ms of a 300k-event correction run of 290 ms
- * (BENCHMARKS.md, issue 30, round fourteen).
+ * `analyzeIfStale` at the end of a bulk load on `pool` (a replay; `ingest --stream` before it streams): first
+ * every idle connection of `pool` reports the table counts it has not reported yet
+ * (src/db/sql/observe/plannerStatistics.ts), so that the check sees the load's last second of writes too; then
+ * the stale tables are analysed each on a connection of its own, at once (nothing else runs on `pool` then:
+ * after a 300k-event replay bronze took 371 ms and the results 240 ms, one after the other). Without the report,
+ * the next command's check (a correction's) found the results table stale again and ANALYZEd it a second time:
+ * 148 ms of a 300k-event correction run of 290 ms (BENCHMARKS.md, issue 30, round fourteen).
  * @returns the tables analysed, as `analyzeIfStale`
  * @throws the database's error
  */
