@@ -18,7 +18,8 @@ import {
   reportPendingCounts,
 } from "./sql/observe/plannerStatistics.js";
 
-const TABLES = [
+/** The hot tables whose statistics `analyzeIfStale` keeps fresh (qualified names). */
+export const STATISTICS_TABLES = [
   "straggler.bronze_events",
   "straggler.window_results_table",
   "straggler.late_events",
@@ -38,10 +39,14 @@ const ESTIMATE_FLOOR = 1_000;
  * and then every index leading with pipeline looks free, so each micro-batch
  * and each corrected window would scan the whole pipeline. Costs one EXPLAIN
  * and an index scan of at most 10,000 entries.
- * @param concurrently analyse the stale tables each on its own connection of `pool`, at once (default: one after the other)
+ * @param concurrently (option) analyse the stale tables each on its own connection of `pool`, at once (default: one after the other)
  */
-export async function analyzeIfStale(pool: Pool, pipeline?: string, concurrently = false): Promise<string[]> {
-  const stale = await readStaleTables(pool, TABLES);
+export async function analyzeIfStale(
+  pool: Pool,
+  pipeline?: string,
+  { concurrently = false }: { concurrently?: boolean } = {},
+): Promise<string[]> {
+  const stale = await readStaleTables(pool, STATISTICS_TABLES);
   // Names come from the fixed list above, never from input.
   if (concurrently) await Promise.all(stale.map((t) => analyzeTable(pool, t)));
   else for (const t of stale) await analyzeTable(pool, t);
@@ -73,7 +78,7 @@ export async function analyzeAfterLoad(pool: Pool, pipeline: string): Promise<st
   } finally {
     for (const c of clients) c.release();
   }
-  return analyzeIfStale(pool, pipeline, true);
+  return analyzeIfStale(pool, pipeline, { concurrently: true });
 }
 
 /**

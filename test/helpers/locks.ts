@@ -22,7 +22,11 @@ export async function holdLock(
   };
 }
 
-/** Waits until a session of this database waits on a lock while running a statement matching `like`; returns its pid. */
+/**
+ * Waits until a session of this database waits on a lock while running a statement matching `like`; returns its pid.
+ * pg_stat_activity keeps a statement's first 1024 bytes (`track_activity_query_size`): `like` must match within them.
+ * A wait for a table's lock is found by the lock instead (`blockedOnRelation`).
+ */
 export function blockedOn(pool: Pool, like: string, timeoutMs = 120_000): Promise<number> {
   return waitFor(
     `a session blocked on ${like}`,

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { createPool } from "../../src/db/pool.js";
 import { readStaleTables } from "../../src/db/sql/observe/plannerStatistics.js";
-import { analyzeAfterLoad } from "../../src/db/statistics.js";
+import { analyzeAfterLoad, STATISTICS_TABLES } from "../../src/db/statistics.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { backendGone } from "../helpers/locks.js";
 
@@ -32,13 +32,6 @@ describe("the statistics check after a load", () => {
     }
     // The session has ended (and reported whatever it still held): no table is stale for the next command.
     await backendGone(other, pid);
-    expect(
-      await readStaleTables(other, [
-        "straggler.bronze_events",
-        "straggler.window_results_table",
-        "straggler.late_events",
-        "straggler.late_windows",
-      ]),
-    ).toEqual([]);
+    expect(await readStaleTables(other, STATISTICS_TABLES)).toEqual([]);
   });
 });
