@@ -50,7 +50,8 @@ export const bronzeEvents = straggler.table(
     /** With `raw` NULL and a layout with an a letter: that field's instant (its text is `straggler.instant_text` of it); else NULL. */
     rawAt: tstz("raw_at"),
     eventTime: tstz("event_time"),
-    ingestionTime: tstz("ingestion_time").notNull(),
+    /** NULL: the source's (`bronze_sources.ingestion_time`), the landing's time its rows took (drizzle/0053_bronze_ingestion_time_of_source.sql). */
+    ingestionTime: tstz("ingestion_time"),
     groupKey: text("group_key").notNull(),
     value: numeric("value"),
     status: text("status").notNull(),
@@ -99,6 +100,8 @@ export const bronzeSources = straggler.table(
     id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
     pipeline: text("pipeline").notNull(),
     name: text("name").notNull(),
+    /** The landing's ingestion time, which its rows that store none have (drizzle/0053); NULL for sources recorded before it or restored. */
+    ingestionTime: tstz("ingestion_time"),
   },
   (t) => [unique("bronze_sources_pipeline_name_key").on(t.pipeline, t.name)],
 );

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import type { PipelineConfig } from "../config/pipelines.js";
 import { windowShapeOf } from "../config/pipelines.js";
 import { classifyRecord, dedupeModeOf, type RawRecord } from "../core/admission.js";
-import { formatInstant } from "../core/instants.js";
+import { formatInstant, usOfMs } from "../core/instants.js";
 import { bronzeLine, bronzeLinePrefix } from "../db/sql/ingest/copyBronzeRows.js";
 import { addToSummary, summaryOf, type SpanSummary } from "../core/spanSummary.js";
 import { rawElider } from "./rawLayout.js";
@@ -114,6 +114,8 @@ export function classifier(
   const elider = rawElider(pipeline, () => opts.elideRaw?.() === true);
   const summary = (tally.summary = opts.summarize === undefined ? null : summaryOf(window, opts.summarize));
   let lastIngestion: { us: bigint; text: string } | null = null;
+  // A row whose ingestion time is the landing's stores none: the landing's source records it (drizzle/0053).
+  const landingUs = usOfMs(opts.landingTimeMs);
   const line = (rec: RawRecord): string => {
     if (texts.push(rec.raw) === 256) flush();
     tally.landed++;
@@ -143,7 +145,7 @@ export function classifier(
         else tally.quarantinedIds = null;
       }
     }
-    return bronzeLine(prefix, row, text, eventTime, ingestionTime);
+    return bronzeLine(prefix, row, text, eventTime, row.ingestionTimeUs === landingUs ? null : ingestionTime);
   };
   return { line, tally };
 }

@@ -40,7 +40,7 @@ import { dedupeLanding } from "../db/sql/ingest/dedupeLanding.js";
 import { eventIdFound, probeEventIdsText } from "../db/sql/ingest/probeEventIds.js";
 import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlushWait.js";
 import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
-import { bronzeSourceIdsFrom, bronzeSourceIdsText } from "../db/sql/ingest/bronzeSourceIds.js";
+import { bronzeSourceIdsFrom, bronzeSourceIdsText, sourceIdFor } from "../db/sql/ingest/bronzeSourceIds.js";
 import { readLandedRange } from "../db/sql/ingest/readLandedRange.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
 import { recordLandedSource } from "../db/sql/ingest/recordLandedSource.js";
@@ -115,7 +115,7 @@ async function landLocked(
     const reads = [
       ...(opts.commitWithoutFlushWait ? [COMMIT_WITHOUT_FLUSH_WAIT_SQL] : []),
       bronzeMaxSeqText(pipeline.name),
-      bronzeSourceIdsText(pipeline.name, [source]),
+      bronzeSourceIdsText(pipeline.name, [{ name: source, landingTimeMs: opts.landingTimeMs }]),
       ...(opts.newSource ? [] : [readLandedSourcesText(pipeline.name, [source])]),
       ...(probe !== null && probe.length > 0 && !skipProbe ? [probeEventIdsText(pipeline.name, probe)] : []),
     ];
@@ -138,7 +138,9 @@ async function landLocked(
         // Under the lock: a landing of the same source by another process has committed or never will.
         const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
         if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
-        const sourceId = bronzeSourceIdsFrom(ids!.rows).get(source)!;
+        const sourceId = sourceIdFor(bronzeSourceIdsFrom(ids!.rows), source, opts.landingTimeMs);
+        // Recorded by a landing of the same source that committed first (without the append lock: a log consumer's).
+        if (sourceId === null) return rollback(RECORDED_MEANWHILE);
         const { result, sha256, rawLayout, deduped } = await copyRecords(
           client,
           pipeline,

@@ -91,6 +91,7 @@ export async function landInGroup(
   return new Promise<LandResult>((resolve, reject) => {
     const member: Member = {
       source,
+      landingTimeMs: opts.landingTimeMs,
       lines,
       landed: tally.landed,
       accepted: tally.accepted,

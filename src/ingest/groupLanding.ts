@@ -11,7 +11,7 @@ import { copyBronzeLines } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeStatements } from "../db/sql/ingest/dedupeLanding.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
 import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
-import { bronzeSourceIdsFrom, bronzeSourceIdsText } from "../db/sql/ingest/bronzeSourceIds.js";
+import { bronzeSourceIdsFrom, bronzeSourceIdsText, sourceIdFor } from "../db/sql/ingest/bronzeSourceIds.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
 import { recordGroupLanding } from "../db/sql/ingest/recordGroupLanding.js";
 import { withAppendLockReading } from "./appendLock.js";
@@ -21,6 +21,8 @@ import { answerFromRecord, landedBefore, type LandResult } from "./landAnswer.js
 /** One request in a group: its classified lines and tallies, and how to answer it. */
 export interface Member {
   source: string;
+  /** The ingestion time its lines were classified with (epoch ms): its source records it (bronzeSourceIds.ts). */
+  landingTimeMs: number;
   lines: string[];
   landed: number;
   accepted: number;
@@ -124,7 +126,7 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
       bronzeMaxSeqText(pipeline.name),
       bronzeSourceIdsText(
         pipeline.name,
-        members.map((m) => m.source),
+        members.map((m) => ({ name: m.source, landingTimeMs: m.landingTimeMs })),
       ),
       ...(keyed.length > 0
         ? [
@@ -156,10 +158,14 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
         }
         const landing = members.filter((m) => !m.settled);
         if (landing.length === 0) return rollback(NOTHING);
+        const parts = landing.map((m) => ({ m, sourceId: sourceIdFor(sourceIds, m.source, m.landingTimeMs) }));
+        // A source recorded by a landing of it that committed first: answered as one recorded meanwhile.
+        const first = parts.find((p) => p.sourceId === null);
+        if (first !== undefined) return rollback({ meanwhile: first.m });
         try {
           await copyBronzeLines(
             client,
-            landing.map((m) => ({ sourceId: sourceIds.get(m.source)!, lines: m.lines })),
+            parts.map((p) => ({ sourceId: p.sourceId!, lines: p.m.lines })),
           );
         } catch (e) {
           const m = memberOfCopyError(e, landing);

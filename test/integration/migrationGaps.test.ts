@@ -41,6 +41,7 @@ const m0049 = journal.find((m) => m.tag === "0049_late_event_ids")!;
 const m0050 = journal.find((m) => m.tag === "0050_bronze_narrow_keys")!;
 const m0051 = journal.find((m) => m.tag === "0051_results_keyed_by_version")!;
 const m0052 = journal.find((m) => m.tag === "0052_bronze_raw_plpgsql")!;
+const m0053 = journal.find((m) => m.tag === "0053_bronze_ingestion_time_of_source")!;
 /** The migrations after 0027 up to the release that still missed 0023 (0034), then the ones after it. */
 const after27 = [m0028, m0029, m0030, m0033, m0034];
 const later = [
@@ -60,6 +61,7 @@ const later = [
   m0050,
   m0051,
   m0052,
+  m0053,
 ];
 
 const relkind = async (pool: Pool) =>

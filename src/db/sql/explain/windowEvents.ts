@@ -9,6 +9,7 @@ import type { HistoryEvent } from "../../../core/historyTypes.js";
 import { formatInstant } from "../../../core/instants.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { ingestionTimeOf } from "../fragments/ingestionTime.js";
 
 /** An accepted bronze row of the window (`supersededBy`: the `seq` of the version that superseded it, or null). */
 export type WindowEventRow = HistoryEvent;
@@ -16,7 +17,7 @@ export type WindowEventRow = HistoryEvent;
 // Instants as epoch µs text, formatted here: a window can hold many rows, and formatInstant is several
 // times cheaper than the pool's parser of timestamptz text (src/db/pool.ts).
 const us = (column: string) => `(extract(epoch from ${column}) * 1000000)::bigint::text`;
-const WINDOW_EVENTS_SQL = `SELECT b.seq, b.event_id, ${us("b.event_time")} AS event_us, ${us("b.ingestion_time")} AS ingestion_us, ${us("b.landed_at")} AS landed_us,
+const WINDOW_EVENTS_SQL = `SELECT b.seq, b.event_id, ${us("b.event_time")} AS event_us, ${us(ingestionTimeOf("b"))} AS ingestion_us, ${us("b.landed_at")} AS landed_us,
        b.value, s.superseded_by
   FROM straggler.bronze_events b
   LEFT JOIN straggler.superseded_events s ON s.seq = b.seq AND s.pipeline = b.pipeline

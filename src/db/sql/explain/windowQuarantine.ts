@@ -7,6 +7,7 @@
 import type { HistoryEvent } from "../../../core/historyTypes.js";
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
+import { ingestionTimeOf } from "../fragments/ingestionTime.js";
 
 /** A quarantined row that would have fallen in the window. */
 export interface WindowQuarantineRow extends Omit<HistoryEvent, "supersededBy"> {
@@ -17,7 +18,7 @@ export interface WindowQuarantineRow extends Omit<HistoryEvent, "supersededBy"> 
 /** At most this many rows are listed; the count is given whole. */
 const QUARANTINE_ROWS_LISTED = 1000;
 
-const WINDOW_QUARANTINE_SQL = `SELECT b.seq, b.event_id, b.event_time, b.ingestion_time, b.landed_at, b.value, b.reason, b.detail, count(*) OVER () AS total
+const WINDOW_QUARANTINE_SQL = `SELECT b.seq, b.event_id, b.event_time, ${ingestionTimeOf("b")} AS ingestion_time, b.landed_at, b.value, b.reason, b.detail, count(*) OVER () AS total
   FROM straggler.bronze_events b
  WHERE b.pipeline = $1 AND b.group_key = $2 AND b.status = 'quarantined' AND b.event_time >= $3 AND b.event_time < $4
  ORDER BY b.seq LIMIT ${QUARANTINE_ROWS_LISTED}`;

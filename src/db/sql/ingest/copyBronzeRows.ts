@@ -27,14 +27,15 @@ export function bronzeLinePrefix(pipeline: string, input: string = DEFAULT_INPUT
  * One COPY text line (newline included): `prefix` (`bronzeLinePrefix`), then the row's columns.
  * @param text.raw the raw text to store: the row's, or null when its columns give it back (src/ingest/rawLayout.ts)
  * @param text.rest with `raw` null, the x fields (`raw_rest`); text.at, the a field (`raw_at`: an ISO 8601 UTC instant's text)
- * @param eventTime, ingestionTime the row's instants as `formatInstant` writes them (ISO 8601 UTC, µs kept)
+ * @param eventTime, ingestionTime the row's instants as `formatInstant` writes them (ISO 8601 UTC, µs kept); a null
+ *   ingestion time is the landing's, which its source records (`bronze_sources.ingestion_time`, drizzle/0053)
  */
 export function bronzeLine(
   prefix: string,
   r: BronzeRow,
   text: { raw: string | null; rest: string | null; at: string | null },
   eventTime: string | null,
-  ingestionTime: string,
+  ingestionTime: string | null,
 ): string {
   // The instants (formatInstant's ISO text, the a field's: rawLayout.ts atInstantText), the status and the reason hold nothing COPY escapes. One join:
   // a flat string (a template of 22 parts would keep a rope of them until the line is sent).
@@ -45,7 +46,7 @@ export function bronzeLine(
     copyText(text.rest),
     text.at ?? "\\N",
     eventTime ?? "\\N",
-    ingestionTime,
+    ingestionTime ?? "\\N",
     copyText(r.groupKey),
     copyText(r.value),
     r.status,

@@ -13,12 +13,13 @@
  * the previous batch), $5 its end offset (last `seq` it read).
  */
 import { BATCH_PAIRS } from "../fragments/batchPairs.js";
+import { ingestionTimeOf } from "../fragments/ingestionTime.js";
 import { notSuperseded } from "../fragments/superseded.js";
 import { timestamptzToUs } from "../fragments/windowAssignment.js";
 
 /** Lateness of a bronze row aliased `b`, exact µs (as src/db/sql/observe/latenessDistribution.ts). */
 const LATENESS_US_OF = (b: string) =>
-  `(((extract(epoch from ${b}.ingestion_time) - extract(epoch from ${b}.event_time)) * 1000000)::bigint)`;
+  `(((extract(epoch from ${ingestionTimeOf(b)}) - extract(epoch from ${b}.event_time)) * 1000000)::bigint)`;
 
 const BATCH_LATENESS = `SELECT 'lateness_us' AS measure, ${LATENESS_US_OF("b")} AS value, 1 AS n
            FROM straggler.bronze_events b

@@ -23,6 +23,7 @@
  */
 import type { WindowSpec } from "../../../core/windows.js";
 import type { Queryable } from "../../pool.js";
+import { ingestionTimeOf } from "../fragments/ingestionTime.js";
 import { timestamptzToUs, windowEndUs, windowsLateralUs } from "../fragments/windowAssignment.js";
 
 /** What a stored version's histogram has counted: batches up to `throughBatchId`, and M for the next batch. */
@@ -50,7 +51,7 @@ function countSql(spec: WindowSpec): string {
        SELECT batch_id, start_offset, end_offset FROM straggler.batch_progress
         WHERE pipeline = $1 AND batch_id > $3 AND end_offset <= $6),
      acc AS MATERIALIZED (
-       SELECT b.seq, coalesce(t.event_time, b.event_time) AS event_time, coalesce(t.group_key, b.group_key) AS group_key, b.ingestion_time
+       SELECT b.seq, coalesce(t.event_time, b.event_time) AS event_time, coalesce(t.group_key, b.group_key) AS group_key, ${ingestionTimeOf("b")} AS ingestion_time
          FROM straggler.bronze_events b
          LEFT JOIN LATERAL (SELECT t.status, t.event_time, t.group_key FROM straggler.event_classifications t
                              WHERE t.pipeline = $1 AND t.version = $2 AND t.seq = b.seq LIMIT 1) t ON true

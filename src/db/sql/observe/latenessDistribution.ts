@@ -30,10 +30,12 @@ export interface EventTimeRange {
   to: string | null;
 }
 
-const LATENESS_US = `(((extract(epoch from ingestion_time) - extract(epoch from event_time)) * 1000000)::bigint)`;
+// A row's ingestion time: its own, else its source's (fragments/ingestionTime.ts), by a join: these read every row.
+const LATENESS_US = `(((extract(epoch from coalesce(b.ingestion_time, its.ingestion_time)) - extract(epoch from b.event_time)) * 1000000)::bigint)`;
+const ROWS = `straggler.bronze_events b LEFT JOIN straggler.bronze_sources its ON its.id = b.source_id`;
 // Superseded versions (admission.dedupe: latest) are left out: fragments/superseded.ts.
-const ACCEPTED_IN_RANGE = `pipeline = $1 AND status = 'accepted' AND ${notSuperseded("bronze_events")}
-   AND ($2::timestamptz IS NULL OR event_time >= $2) AND ($3::timestamptz IS NULL OR event_time < $3)`;
+const ACCEPTED_IN_RANGE = `b.pipeline = $1 AND b.status = 'accepted' AND ${notSuperseded("b")}
+   AND ($2::timestamptz IS NULL OR b.event_time >= $2) AND ($3::timestamptz IS NULL OR b.event_time < $3)`;
 const FIGURES = `count(*)::int AS count, min(l)::text AS min_us,
        (percentile_disc(0.5) WITHIN GROUP (ORDER BY l))::text AS p50_us,
        (percentile_disc(0.9) WITHIN GROUP (ORDER BY l))::text AS p90_us,
@@ -43,17 +45,17 @@ const FIGURES = `count(*)::int AS count, min(l)::text AS min_us,
 
 const READ_LATENESS_FIGURES_NAME = "lateness_figures";
 const READ_LATENESS_FIGURES_SQL = `SELECT ${FIGURES}
-  FROM (SELECT ${LATENESS_US} AS l FROM straggler.bronze_events WHERE ${ACCEPTED_IN_RANGE}) x`;
+  FROM (SELECT ${LATENESS_US} AS l FROM ${ROWS} WHERE ${ACCEPTED_IN_RANGE}) x`;
 
 const READ_LATENESS_FIGURES_BY_KEY_NAME = "lateness_figures_by_key";
 /** Keys decoded by `straggler.key_out` (the null group is SQL NULL), most rows first. */
 const READ_LATENESS_FIGURES_BY_KEY_SQL = `SELECT straggler.key_out(group_key) AS group_key, ${FIGURES}
-  FROM (SELECT group_key, ${LATENESS_US} AS l FROM straggler.bronze_events WHERE ${ACCEPTED_IN_RANGE}) x
+  FROM (SELECT b.group_key, ${LATENESS_US} AS l FROM ${ROWS} WHERE ${ACCEPTED_IN_RANGE}) x
  GROUP BY group_key ORDER BY count(*) DESC, group_key`;
 
 const READ_LATENESS_HISTOGRAM_NAME = "lateness_histogram";
 const READ_LATENESS_HISTOGRAM_SQL = `SELECT width_bucket(l, $4::bigint[]) AS bucket, count(*)::int AS count
-  FROM (SELECT ${LATENESS_US} AS l FROM straggler.bronze_events WHERE ${ACCEPTED_IN_RANGE}) x
+  FROM (SELECT ${LATENESS_US} AS l FROM ${ROWS} WHERE ${ACCEPTED_IN_RANGE}) x
  GROUP BY 1 ORDER BY 1`;
 
 type FiguresRow = {

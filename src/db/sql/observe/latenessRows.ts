@@ -5,6 +5,7 @@
  */
 import type { Queryable } from "../../pool.js";
 import { timestamptzToUs } from "../fragments/windowAssignment.js";
+import { ingestionTimeOf } from "../fragments/ingestionTime.js";
 import { notSuperseded } from "../fragments/superseded.js";
 
 /** One accepted row; instants as exact epoch-µs `bigint`. */
@@ -19,7 +20,7 @@ const READ_LATENESS_ROWS_NAME = "lateness_rows";
 /** Epoch µs as text: node-postgres would read a bigint as a (rounded) number. */
 const READ_LATENESS_ROWS_SQL = `SELECT seq,
        ${timestamptzToUs("event_time")}::text AS event_us,
-       ${timestamptzToUs("ingestion_time")}::text AS ingestion_us,
+       ${timestamptzToUs(ingestionTimeOf("bronze_events"))}::text AS ingestion_us,
        group_key
   FROM straggler.bronze_events
  WHERE pipeline = $1 AND seq > $2 AND seq <= $3 AND status = 'accepted' AND ${notSuperseded("bronze_events")}

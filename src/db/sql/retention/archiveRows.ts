@@ -4,6 +4,7 @@
  * and may hold a row without its text), so an archive file stands on its own.
  */
 import { bronzeRaw } from "../fragments/bronzeRaw.js";
+import { ingestionTimeOf } from "../fragments/ingestionTime.js";
 
 /** Bronze's columns in an archive, in order (all of them, the source by its name, the raw text whole). */
 export const ARCHIVE_COLUMNS = [
@@ -27,6 +28,7 @@ export const ARCHIVE_COLUMNS = [
 /** The archive's columns bronze does not hold as they are. */
 const ARCHIVED_AS: Partial<Record<(typeof ARCHIVE_COLUMNS)[number], string>> = {
   raw: `${bronzeRaw("")} AS raw`,
+  ingestion_time: `${ingestionTimeOf("")} AS ingestion_time`,
   source: "(SELECT s.name FROM straggler.bronze_sources s WHERE s.id = source_id) AS source",
   input: "coalesce(input, 'default') AS input",
 };

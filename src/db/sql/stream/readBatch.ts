@@ -79,7 +79,8 @@ const INPUT_COLUMNS = `count(*) FILTER (WHERE i.live)::int AS accepted,
        min(i.event_time) FILTER (WHERE i.live) AS min_et,
        max(i.event_time) FILTER (WHERE i.live) AS max_et,
        timestamptz 'epoch' + avg(extract(epoch from i.event_time)) FILTER (WHERE i.live) * interval '1 second' AS avg_et,
-       max(i.ingestion_time) FILTER (WHERE i.live) AS max_it`;
+       greatest(max(i.ingestion_time) FILTER (WHERE i.live),
+                CASE WHEN grouping(i.input) = 0 THEN (SELECT src.it FROM src WHERE src.input = i.input) ELSE (SELECT max(src.it) FROM src) END) AS max_it`;
 
 /**
  * The CTE that fills the pairs table from the batch's live rows `i` ($5: the watermark of earlier batches, epoch µs):
@@ -112,13 +113,20 @@ function readBatchSql(spec: WindowSpec | undefined, aggregateOnTime: boolean): s
   const pairs = spec === undefined ? "" : pairsCte(spec, aggregateOnTime);
   return `WITH r AS MATERIALIZED (
        -- NULL input: the default input (the landing writes nothing for it: migration 0042).
-       SELECT b.seq, b.event_id, b.status, coalesce(b.input, 'default') AS input, b.group_key, b.value, b.event_time, b.ingestion_time
+       SELECT b.seq, b.event_id, b.status, coalesce(b.input, 'default') AS input, b.group_key, b.value, b.event_time, b.ingestion_time, b.source_id
          FROM straggler.bronze_events b
         WHERE b.pipeline = $1 AND b.seq > $2 AND b.seq <= $4
         ORDER BY b.seq LIMIT $3),
      last AS (SELECT max(seq) AS last_seq FROM r),
      i AS MATERIALIZED (
-       SELECT r.*, r.status = 'accepted' AND ${notSupersededOf("r", "$1", "last.last_seq", { after: "$2", upTo: "$4" })} AS live FROM r, last)${pairs}
+       SELECT r.*, r.status = 'accepted' AND ${notSupersededOf("r", "$1", "last.last_seq", { after: "$2", upTo: "$4" })} AS live FROM r, last),
+     -- A row that stores no ingestion time has its source's (drizzle/0053): the latest per input of the live rows'
+     -- sources, each source looked up once.
+     src AS (
+       SELECT d.input, max(s.ingestion_time) AS it
+         FROM (SELECT DISTINCT i.input, i.source_id FROM i WHERE i.live AND i.ingestion_time IS NULL) d
+         JOIN straggler.bronze_sources s ON s.id = d.source_id
+        GROUP BY d.input)${pairs}
 SELECT grouping(i.input) = 0 AS per_input, i.input, ${INPUT_COLUMNS}, count(*)::int AS rows,
        (SELECT last_seq FROM last) AS last_seq,
        ${spec === undefined ? "0" : "(SELECT count(*) FROM pairs WHERE late)::int"} AS late_pairs,
