@@ -92,9 +92,8 @@ export async function landRecords(
   return result;
 }
 
-/** What the landing's transaction ends with besides a result: the source was recorded meanwhile by a writer that did not take the append lock. */
+/** What the landing's transaction ends with besides a result: the source was recorded meanwhile by a writer that did not take the append lock (or its record holds another landing's ingestion time: sourceIdFor). */
 const RECORDED_MEANWHILE = Symbol("recorded meanwhile");
-
 async function landLocked(
   pool: Pool,
   pipeline: PipelineConfig,
@@ -139,8 +138,7 @@ async function landLocked(
         const r = opts.newSource ? undefined : landedSourcesFrom(sources!.rows).get(source);
         if (r !== undefined) return rollback(answerFromRecord(pipeline.name, source, r, opts.requestSha256));
         const sourceId = sourceIdFor(bronzeSourceIdsFrom(ids!.rows), source, opts.landingTimeMs);
-        // Recorded by a landing of the same source that committed first (without the append lock: a log consumer's).
-        if (sourceId === null) return rollback(RECORDED_MEANWHILE);
+        if (sourceId === null) return rollback(RECORDED_MEANWHILE); // a landing of it committed first (sourceIdFor)
         const { result, sha256, rawLayout, deduped } = await copyRecords(
           client,
           pipeline,
