@@ -4,13 +4,33 @@
 -- file and a log partition's batch are each one source landed once (`landed_sources` keeps one record a source),
 -- so the rows of one source that carry no ingestion time of their own (no `fields.ingestionTime`, no log
 -- timestamp) share it. Rows that carry their own keep it, as do rows landed before this migration and restored
--- rows (their sources have none recorded).
+-- rows.
 --
 -- The row loses 8 bytes of an 8-aligned column: on the peers workload 117.0 -> 109.3 bytes of heap per event
--- (70 -> 75 rows a page). Catalog changes only: no partition is rewritten or scanned.
-ALTER TABLE straggler.bronze_sources ADD COLUMN ingestion_time timestamptz;
+-- (70 -> 75 rows a page). Catalog changes only: no table is rewritten or scanned (the new column's default is
+-- evaluated once).
+--
+-- Every source record holds a time, so that a row's ingestion time is never missing: a landing records its own;
+-- a source recorded otherwise (by `straggler.bronze_source_id` for a row written by hand, by a restore, or before
+-- this migration, which records its own time for them without rewriting the table) takes the time it is recorded
+-- at, and a row written by hand without an ingestion time has that one. Rows that store their own are unaffected.
+-- A source's time is one of its rows' raw columns: a trigger refuses to change it, as bronze_raw_unchanged does
+-- for the rows' own.
+ALTER TABLE straggler.bronze_sources ADD COLUMN ingestion_time timestamptz NOT NULL DEFAULT now();
 --> statement-breakpoint
-COMMENT ON COLUMN straggler.bronze_sources.ingestion_time IS 'The ingestion time of the source''s rows that store none (bronze_events.ingestion_time NULL); NULL for sources recorded before migration 0053 or restored';
+COMMENT ON COLUMN straggler.bronze_sources.ingestion_time IS 'The ingestion time of the source''s rows that store none (bronze_events.ingestion_time NULL): its landing''s; for a source recorded otherwise (by hand, by a restore, before migration 0053) the time it was recorded at. Never changes';
+--> statement-breakpoint
+CREATE FUNCTION straggler.bronze_source_time_unchanged() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.ingestion_time IS DISTINCT FROM OLD.ingestion_time THEN
+    RAISE EXCEPTION 'bronze source % of pipeline %: its ingestion time (the one its rows that store none have) never changes', OLD.name, OLD.pipeline
+      USING ERRCODE = 'integrity_constraint_violation';
+  END IF;
+  RETURN NEW;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER bronze_source_time_unchanged BEFORE UPDATE OF ingestion_time ON straggler.bronze_sources
+  FOR EACH ROW EXECUTE FUNCTION straggler.bronze_source_time_unchanged();
 --> statement-breakpoint
 ALTER TABLE straggler.bronze_events ALTER COLUMN ingestion_time DROP NOT NULL;
 --> statement-breakpoint

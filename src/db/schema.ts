@@ -100,8 +100,8 @@ export const bronzeSources = straggler.table(
     id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
     pipeline: text("pipeline").notNull(),
     name: text("name").notNull(),
-    /** The landing's ingestion time, which its rows that store none have (drizzle/0053); NULL for sources recorded before it or restored. */
-    ingestionTime: tstz("ingestion_time"),
+    /** The ingestion time its rows that store none have: its landing's, else the time it was recorded at (drizzle/0053); never changes. */
+    ingestionTime: tstz("ingestion_time").notNull().defaultNow(),
   },
   (t) => [unique("bronze_sources_pipeline_name_key").on(t.pipeline, t.name)],
 );

@@ -124,27 +124,36 @@ describe("a bronze row's ingestion time, its own or its source's (drizzle/0053)"
     }
   });
 
-  it("a source recorded before 0053 (no ingestion time) takes its landing's; one recorded with another is not landed into", async () => {
+  it("a source recorded otherwise holds the time it was recorded at, which never changes; one recorded with another time is not landed into", async () => {
     const { pool } = await getDb();
     const p = pipelineOf("it-recorded", false);
-    await pool.query(
-      `INSERT INTO straggler.bronze_sources (pipeline, name, ingestion_time) VALUES ($1, 'old', NULL), ($1, 'taken', '2026-10-01T08:00:00Z')`,
+    // A row written by hand (docs/concepts-and-semantics.md) with no ingestion time: its source's, never none.
+    const hand = await pool.query(
+      `INSERT INTO straggler.bronze_events (pipeline, source_id, source_line, event_id, event_time, group_key, value, status, raw)
+       VALUES ($1, straggler.bronze_source_id($1, 'by-hand'), 1, 'h', '2026-10-01T11:40:00Z', '', 1, 'accepted', '{}')
+       RETURNING seq::int`,
       [p.name],
     );
-    const rows = [{ id: "x", t: "2026-10-01T11:50:00Z", v: "1" }];
-    const old = await landRecords(pool, p, "old", jsonl(rows), { landingTimeMs: T_MS });
-    expect(old.accepted).toBe(1);
     const recorded = await pool.query(
-      `SELECT s.name, s.ingestion_time, v.ingestion_time AS row_time FROM straggler.bronze_sources s
-         LEFT JOIN straggler.bronze v ON v.pipeline = s.pipeline AND v.source = s.name
-        WHERE s.pipeline = $1 ORDER BY s.name`,
+      `SELECT ingestion_time FROM straggler.bronze_sources WHERE pipeline = $1 AND name = 'by-hand'`,
       [p.name],
     );
-    expect(recorded.rows.map((x) => [x.name, x.ingestion_time, x.row_time])).toEqual([
-      ["old", T, T],
-      ["taken", "2026-10-01T08:00:00.000Z", null],
-    ]);
-    // 'taken' holds another time and no landing: its rows would read 08:00, so nothing lands.
+    const view = await pool.query(`SELECT ingestion_time FROM straggler.bronze WHERE seq = $1`, [hand.rows[0].seq]);
+    expect(view.rows[0].ingestion_time).toBe(recorded.rows[0].ingestion_time);
+    expect(typeof recorded.rows[0].ingestion_time).toBe("string");
+    await expect(
+      pool.query(
+        `UPDATE straggler.bronze_sources SET ingestion_time = ingestion_time + interval '1 hour' WHERE pipeline = $1 AND name = 'by-hand'`,
+        [p.name],
+      ),
+    ).rejects.toThrow(
+      "bronze source by-hand of pipeline it-recorded: its ingestion time (the one its rows that store none have) never changes",
+    );
+    // 'taken' holds another time and no landing: the rows would read 08:00, so nothing lands.
+    await pool.query(
+      `INSERT INTO straggler.bronze_sources (pipeline, name, ingestion_time) VALUES ($1, 'taken', '2026-10-01T08:00:00Z')`,
+      [p.name],
+    );
     await expect(
       landRecords(pool, p, "taken", jsonl([{ id: "y", t: "2026-10-01T11:51:00Z", v: "2" }]), { landingTimeMs: T_MS }),
     ).rejects.toThrow("taken: recorded by another landing that then disappeared");

@@ -14,16 +14,16 @@ export interface LandingSource {
   landingTimeMs: number;
 }
 
-/** A source's record: its id, and the ingestion time its rows that store none have (epoch µs; null: none recorded). */
+/** A source's record: its id, and the ingestion time its rows that store none have (epoch µs). */
 export interface BronzeSource {
   id: number;
-  ingestionUs: bigint | null;
+  ingestionUs: bigint;
 }
 
 /**
  * The statement as text for a multi-statement exchange: one row per distinct name of `sources`, `id`, `name` and
  * `it_us` (the recorded ingestion time, epoch µs as text). A new source records its landing's time; an existing
- * one that recorded none (made before migration 0053, or by a restore, whose rows store theirs) takes it.
+ * one keeps the time it holds (it never changes: drizzle/0053), which `sourceIdFor` checks.
  * @param pipeline the pipeline's name
  */
 export function bronzeSourceIdsText(pipeline: string, sources: readonly LandingSource[]): string {
@@ -33,31 +33,29 @@ export function bronzeSourceIdsText(pipeline: string, sources: readonly LandingS
   const times = sources.map((s) => String(Math.trunc(s.landingTimeMs))).join(", ");
   return `WITH names(name, it) AS (
   SELECT DISTINCT ON (n) n, timestamptz 'epoch' + ms * interval '1 millisecond'
-    FROM unnest(ARRAY[${names}]::text[], ARRAY[${times}]::bigint[]) AS u(n, ms) ORDER BY n),
-ins AS (INSERT INTO straggler.bronze_sources AS s (pipeline, name, ingestion_time) SELECT ${p}, name, it FROM names
-        ON CONFLICT (pipeline, name) DO UPDATE SET ingestion_time = excluded.ingestion_time WHERE s.ingestion_time IS NULL
-        RETURNING id, name, ingestion_time)
+    FROM unnest(ARRAY[${names}]::text[], ARRAY[${times}]::bigint[]) AS u(n, ms) ORDER BY n, ms),
+ins AS (INSERT INTO straggler.bronze_sources (pipeline, name, ingestion_time) SELECT ${p}, name, it FROM names
+        ON CONFLICT (pipeline, name) DO NOTHING RETURNING id, name, ingestion_time)
 SELECT id, name, (extract(epoch from ingestion_time) * 1000000)::bigint::text AS it_us FROM ins
 UNION ALL
 SELECT s.id, s.name, (extract(epoch from s.ingestion_time) * 1000000)::bigint::text FROM straggler.bronze_sources s JOIN names USING (name)
- WHERE s.pipeline = ${p} AND s.id NOT IN (SELECT id FROM ins)`;
+ WHERE s.pipeline = ${p}`;
 }
 
 /** The records an exchange's answer to `bronzeSourceIdsText` gives, by name. */
 export function bronzeSourceIdsFrom(
-  rows: { id: string | number; name: string; it_us: string | null }[],
+  rows: { id: string | number; name: string; it_us: string }[],
 ): Map<string, BronzeSource> {
-  return new Map(
-    rows.map((r) => [r.name, { id: Number(r.id), ingestionUs: r.it_us === null ? null : BigInt(r.it_us) }]),
-  );
+  return new Map(rows.map((r) => [r.name, { id: Number(r.id), ingestionUs: BigInt(r.it_us) }]));
 }
 
 /**
  * The id of `source` for a landing whose rows were classified with ingestion time `landingTimeMs` (epoch ms): the rows
  * that store none take the source's recorded time, which must be that one.
- * @returns the id, or null when the source's record holds another ingestion time: only a landing of the same source
- *   that committed first makes a record with a time (a restore or a source recorded before migration 0053 has none,
- *   and takes this landing's), so this landing must not land; the caller answers as for a source recorded meanwhile
+ * @returns the id, or null when the source's record holds another ingestion time: a landing of the same source
+ *   committed first (a source lands once: `landed_sources`), or the source was recorded otherwise (by hand, by a
+ *   restore, before migration 0053); its rows would read another time, so this landing must not land, and the caller
+ *   answers as for a source recorded meanwhile
  */
 export function sourceIdFor(sources: Map<string, BronzeSource>, source: string, landingTimeMs: number): number | null {
   const s = sources.get(source)!;
