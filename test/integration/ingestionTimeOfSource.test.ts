@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { to as copyTo } from "pg-copy-streams";
 import { describe, expect, it } from "vitest";
 import type { RawRecord } from "../../src/core/admission.js";
 import { isoToUs } from "../../src/core/instants.js";
@@ -14,6 +15,8 @@ import { ensureBatchPairs, readBatch } from "../../src/db/sql/stream/readBatch.j
 import { readBronzePage } from "../../src/db/sql/stream/classifications.js";
 import { landRecords } from "../../src/ingest/copyToBronze.js";
 import { landFile } from "../../src/ingest/landFile.js";
+import type { Pool } from "../../src/db/pool.js";
+import { archiveCopySql } from "../../src/db/sql/retention/archiveRows.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { pipeline } from "../helpers/fixtures.js";
 
@@ -31,6 +34,12 @@ function pipelineOf(name: string, withField: boolean, format: "jsonl" | "csv" = 
     window: { type: "tumbling", size: "10 minutes" },
     watermark: { delay: "10 minutes" },
   });
+}
+
+/** The rows `sql` ($1: the pipeline) returns, each as the values of `columns`, in order. */
+async function valuesOf(pool: Pool, sql: string, pipelineName: string, columns: string[]): Promise<unknown[][]> {
+  const { rows } = await pool.query(sql, [pipelineName]);
+  return rows.map((r) => columns.map((c) => r[c]));
 }
 
 async function* jsonl(rows: Record<string, string>[]): AsyncGenerator<RawRecord> {
@@ -54,11 +63,8 @@ describe("a bronze row's ingestion time, its own or its source's (drizzle/0053)"
       { landingTimeMs: T_MS },
     );
     expect([r.accepted, r.quarantined]).toEqual([2, 1]);
-    const stored = await pool.query(
-      `SELECT event_id, ingestion_time, status FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq`,
-      [p.name],
-    );
-    expect(stored.rows.map((x) => [x.event_id, x.ingestion_time, x.status])).toEqual([
+    const stored = `SELECT event_id, ingestion_time, status FROM straggler.bronze_events WHERE pipeline = $1 ORDER BY seq`;
+    expect(await valuesOf(pool, stored, p.name, ["event_id", "ingestion_time", "status"])).toEqual([
       ["a", "2026-10-01T11:00:00.000Z", "accepted"],
       ["b", null, "accepted"],
       ["c", null, "quarantined"],
@@ -68,20 +74,14 @@ describe("a bronze row's ingestion time, its own or its source's (drizzle/0053)"
       [p.name],
     );
     expect(source.rows[0].ingestion_time).toBe(T);
-    const view = await pool.query(
-      `SELECT event_id, ingestion_time, source FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq`,
-      [p.name],
-    );
-    expect(view.rows.map((x) => [x.event_id, x.ingestion_time, x.source])).toEqual([
+    const view = `SELECT event_id, ingestion_time, source FROM straggler.bronze WHERE pipeline = $1 ORDER BY seq`;
+    expect(await valuesOf(pool, view, p.name, ["event_id", "ingestion_time", "source"])).toEqual([
       ["a", "2026-10-01T11:00:00.000Z", "test:1"],
       ["b", T, "test:1"],
       ["c", T, "test:1"],
     ]);
-    const quarantine = await pool.query(
-      `SELECT event_id, ingestion_time FROM straggler.quarantine WHERE pipeline = $1`,
-      [p.name],
-    );
-    expect(quarantine.rows.map((x) => [x.event_id, x.ingestion_time])).toEqual([["c", T]]);
+    const quarantine = `SELECT event_id, ingestion_time FROM straggler.quarantine WHERE pipeline = $1`;
+    expect(await valuesOf(pool, quarantine, p.name, ["event_id", "ingestion_time"])).toEqual([["c", T]]);
 
     // The batch's latest ingestion time is the source's (row b), not the one row a stores.
     const client = await pool.connect();
@@ -95,7 +95,31 @@ describe("a bronze row's ingestion time, its own or its source's (drizzle/0053)"
       ]);
       // The rebuild's page: every row's ingestion time, exact.
       const page = await readBronzePage(client, p.name, 0, Number.MAX_SAFE_INTEGER, 10);
-      expect(page.map((x) => x.ingestionUs)).toEqual([isoToUs("2026-10-01T11:00:00Z"), isoToUs(T), isoToUs(T)]);
+      expect(page.map((x) => [x.ingestionUs, x.source])).toEqual([
+        [isoToUs("2026-10-01T11:00:00Z"), "test:1"],
+        [isoToUs(T), "test:1"],
+        [isoToUs(T), "test:1"],
+      ]);
+      // An archive's rows stand on their own: each with its ingestion time, its source by name (columns 6 and 12).
+      const partition = (
+        await client.query(
+          `SELECT DISTINCT tableoid::regclass::text AS t FROM straggler.bronze_events WHERE pipeline = $1`,
+          [p.name],
+        )
+      ).rows[0].t.replace("straggler.", "");
+      const chunks: Buffer[] = [];
+      for await (const chunk of client.query(copyTo(archiveCopySql(`"${partition}"`, `'${p.name}'`))))
+        chunks.push(chunk as Buffer);
+      const archived = Buffer.concat(chunks)
+        .toString("utf8")
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split("\t"));
+      expect(archived.map((f) => [f[2], f[5], f[11]])).toEqual([
+        ["a", "2026-10-01 11:00:00+00", "test:1"],
+        ["b", "2026-10-01 12:00:00+00", "test:1"],
+        ["c", "2026-10-01 12:00:00+00", "test:1"],
+      ]);
     } finally {
       client.release();
     }

@@ -30,7 +30,7 @@ export function bronzeSourceIdsText(pipeline: string, sources: readonly LandingS
   const p = sqlLiteral(pipeline);
   const names = sources.map((s) => sqlLiteral(s.name)).join(", ");
   // Exact: whole milliseconds as an interval (no float seconds).
-  const times = sources.map((s) => String(Math.trunc(s.landingTimeMs))).join(", ");
+  const times = sources.map((s) => String(s.landingTimeMs)).join(", ");
   return `WITH names(name, it) AS (
   SELECT DISTINCT ON (n) n, timestamptz 'epoch' + ms * interval '1 millisecond'
     FROM unnest(ARRAY[${names}]::text[], ARRAY[${times}]::bigint[]) AS u(n, ms) ORDER BY n, ms),

@@ -5,6 +5,7 @@
  * given edges. Optionally per group key.
  */
 import type { Queryable } from "../../pool.js";
+import { ingestionTimeJoined, joinSourceOf } from "../fragments/ingestionTime.js";
 import { notSuperseded } from "../fragments/superseded.js";
 
 /** Lateness figures in epoch-µs differences (exact `bigint`); null when there are no rows. */
@@ -30,9 +31,9 @@ export interface EventTimeRange {
   to: string | null;
 }
 
-// A row's ingestion time: its own, else its source's (fragments/ingestionTime.ts), by a join: these read every row.
-const LATENESS_US = `(((extract(epoch from coalesce(b.ingestion_time, its.ingestion_time)) - extract(epoch from b.event_time)) * 1000000)::bigint)`;
-const ROWS = `straggler.bronze_events b LEFT JOIN straggler.bronze_sources its ON its.id = b.source_id`;
+// A row's ingestion time: its own, else its source's, by a join (these read every row of the range).
+const LATENESS_US = `(((extract(epoch from ${ingestionTimeJoined("b")}) - extract(epoch from b.event_time)) * 1000000)::bigint)`;
+const ROWS = `straggler.bronze_events b ${joinSourceOf("b")}`;
 // Superseded versions (admission.dedupe: latest) are left out: fragments/superseded.ts.
 const ACCEPTED_IN_RANGE = `b.pipeline = $1 AND b.status = 'accepted' AND ${notSuperseded("b")}
    AND ($2::timestamptz IS NULL OR b.event_time >= $2) AND ($3::timestamptz IS NULL OR b.event_time < $3)`;

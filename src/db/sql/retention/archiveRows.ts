@@ -4,7 +4,7 @@
  * and may hold a row without its text), so an archive file stands on its own.
  */
 import { bronzeRaw } from "../fragments/bronzeRaw.js";
-import { ingestionTimeOf } from "../fragments/ingestionTime.js";
+import { ingestionTimeJoined, joinSourceOf } from "../fragments/ingestionTime.js";
 
 /** Bronze's columns in an archive, in order (all of them, the source by its name, the raw text whole). */
 export const ARCHIVE_COLUMNS = [
@@ -25,11 +25,11 @@ export const ARCHIVE_COLUMNS = [
   "input",
 ] as const;
 
-/** The archive's columns bronze does not hold as they are. */
+/** The archive's columns bronze does not hold as they are (the source's record joined: `joinSourceOf`). */
 const ARCHIVED_AS: Partial<Record<(typeof ARCHIVE_COLUMNS)[number], string>> = {
   raw: `${bronzeRaw("")} AS raw`,
-  ingestion_time: `${ingestionTimeOf("")} AS ingestion_time`,
-  source: "(SELECT s.name FROM straggler.bronze_sources s WHERE s.id = source_id) AS source",
+  ingestion_time: `${ingestionTimeJoined("")} AS ingestion_time`,
+  source: "its.source_name AS source",
   input: "coalesce(input, 'default') AS input",
 };
 
@@ -38,5 +38,5 @@ const ARCHIVED_AS: Partial<Record<(typeof ARCHIVE_COLUMNS)[number], string>> = {
  * @param partition the partition's name, quoted as an identifier; @param pipeline the pipeline's name, quoted as a literal
  */
 export function archiveCopySql(partition: string, pipeline: string): string {
-  return `COPY (SELECT ${ARCHIVE_COLUMNS.map((c) => ARCHIVED_AS[c] ?? c).join(", ")} FROM straggler.${partition} WHERE pipeline = ${pipeline} ORDER BY seq) TO STDOUT`;
+  return `COPY (SELECT ${ARCHIVE_COLUMNS.map((c) => ARCHIVED_AS[c] ?? c).join(", ")} FROM straggler.${partition} ${joinSourceOf("")} WHERE pipeline = ${pipeline} ORDER BY seq) TO STDOUT`;
 }

@@ -9,7 +9,7 @@
  * only its difference first adds the rows its dedupe reads, from bronze.
  */
 import { bronzeRaw } from "../fragments/bronzeRaw.js";
-import { ingestionTimeOf } from "../fragments/ingestionTime.js";
+import { ingestionTimeJoined, joinSourceOf } from "../fragments/ingestionTime.js";
 import { sameEventId } from "../fragments/eventIdKey.js";
 import type { Queryable } from "../../pool.js";
 import { timestamptzToUs } from "../fragments/windowAssignment.js";
@@ -28,10 +28,10 @@ export interface RawBronzeRow {
   oldDetail: string | null;
 }
 
-const PAGE_SQL = `SELECT seq, event_id, ${bronzeRaw("")} AS raw, ${timestamptzToUs(ingestionTimeOf(""))}::text AS ingestion_us,
+const PAGE_SQL = `SELECT seq, event_id, ${bronzeRaw("")} AS raw, ${timestamptzToUs(ingestionTimeJoined(""))}::text AS ingestion_us,
        (extract(epoch from landed_at) * 1000)::float8 AS landed_ms,
-       (SELECT s.name FROM straggler.bronze_sources s WHERE s.id = source_id) AS source, source_line, status, reason, detail
-  FROM straggler.bronze_events
+       its.source_name AS source, source_line, status, reason, detail
+  FROM straggler.bronze_events ${joinSourceOf("")}
  WHERE pipeline = $1 AND seq > $2 AND seq <= $3
  ORDER BY seq LIMIT $4`;
 
