@@ -12,7 +12,7 @@
  * again later is safe. Accepted + quarantined = landed, per source.
  *
  * The transaction opens in one exchange with the server, as a group
- * commit's (groupCommit.ts): BEGIN, the lock, the pipeline's highest seq and
+ * commit's (groupCommit.ts): BEGIN, the lock, bronze's seq high water and
  * the source's record (and, for records classified in memory, the probe of
  * their event ids) in one simple-protocol query. When the dedupe runs, the
  * statements after the COPY stay prepared ones of their own: sent as one
@@ -39,7 +39,7 @@ import { copyBronzeRows } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeLanding } from "../db/sql/ingest/dedupeLanding.js";
 import { eventIdFound, probeEventIdsText } from "../db/sql/ingest/probeEventIds.js";
 import { COMMIT_WITHOUT_FLUSH_WAIT_SQL } from "../db/sql/ingest/commitWithoutFlushWait.js";
-import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
+import { bronzeSeqHighWaterText, seqOf } from "../db/sql/ingest/bronzeSeqHighWater.js";
 import { bronzeSourceIdsFrom, bronzeSourceIdsText, sourceIdFor } from "../db/sql/ingest/bronzeSourceIds.js";
 import { readLandedRange } from "../db/sql/ingest/readLandedRange.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
@@ -106,14 +106,14 @@ async function landLocked(
   let committing: { txid: string; backendPid: number | undefined; result: LandResult } | undefined;
   let outcome: LandResult | typeof RECORDED_MEANWHILE;
   try {
-    // One exchange opens the transaction: BEGIN, the lock, (the flush setting,) the pipeline's highest seq
-    // (every row this landing writes gets a seq above the pipeline's), the source's id (made if new), the source's
-    // record unless the source is new, and the probe of the landing's event ids when it can tell (`idsToProbe`).
-    // A replay that knows its own ids (landedIds.ts) skips the probe when none of them can be in bronze.
+    // One exchange opens the transaction: BEGIN, the lock, (the flush setting,) bronze's seq high water (and a replay's
+    // pipeline's highest seq), the source's id (made if new), its record unless the source is new, and the probe of the
+    // landing's event ids when it can tell (`idsToProbe`), skipped when the replay's own ids (landedIds.ts) tell.
     const skipProbe = probe !== null && probe.length > 0 && opts.landedIds?.mayBeNew(probe) === true;
+    const floor = opts.landedIds || opts.onRowsAsClassified ? (opts.landedIds?.floor() ?? 0) : undefined;
     const reads = [
       ...(opts.commitWithoutFlushWait ? [COMMIT_WITHOUT_FLUSH_WAIT_SQL] : []),
-      bronzeMaxSeqText(pipeline.name),
+      bronzeSeqHighWaterText(floor === undefined ? undefined : { pipeline: pipeline.name, floor }),
       bronzeSourceIdsText(pipeline.name, [{ name: source, landingTimeMs: opts.landingTimeMs }]),
       ...(opts.newSource ? [] : [readLandedSourcesText(pipeline.name, [source])]),
       ...(probe !== null && probe.length > 0 && !skipProbe ? [probeEventIdsText(pipeline.name, probe)] : []),
@@ -126,9 +126,9 @@ async function landLocked(
         const read = opts.commitWithoutFlushWait ? answers.slice(1) : answers;
         const [maxSeq, ids] = read;
         const sources = opts.newSource ? undefined : read[2];
-        const seqBefore = maxSeq!.rows[0].seq as number;
+        const [seqBefore, top] = [seqOf(maxSeq!.rows), Number(maxSeq!.rows[0].top)];
         // Every landing of a replay that knows its ids tells it where the pipeline stands (another writer gives it up).
-        const trusted = opts.landedIds?.confirms(seqBefore) === true;
+        const trusted = opts.landedIds?.confirms(top) === true;
         // The dedupe may change a row unless the probe (or the replay's own ids) told none can (no id to probe: none can).
         const mayRepeat =
           probe === null
@@ -174,7 +174,7 @@ async function landLocked(
           if (!r.recorded) return rollback(RECORDED_MEANWHILE);
           const landed = { ...result, firstSeq: r.firstSeq, lastSeq: r.lastSeq };
           if (r.firstSeq !== null && r.lastSeq !== null)
-            opts.onRowsAsClassified?.({ seqBefore, firstSeq: r.firstSeq, lastSeq: r.lastSeq });
+            opts.onRowsAsClassified?.({ seqBefore: top, firstSeq: r.firstSeq, lastSeq: r.lastSeq });
           committing = {
             txid: r.txid,
             backendPid: (client as unknown as { processID?: number }).processID,
@@ -238,7 +238,7 @@ async function landLocked(
 
 /**
  * COPYs `records`, classified (as they are read, or before: `classifyInMemory`), into bronze on `client`
- * (under the append lock, `seqBefore` the pipeline's highest seq read under it), dedupes the landing's
+ * (under the append lock, `seqBefore` bronze's seq high water read under it), dedupes the landing's
  * repeated event ids by the pipeline's `admission.dedupe` mode; the caller reads the `seq` range written.
  * A landing classified whole in memory whose accepted event ids are all new to the pipeline and none
  * twice in it skips the dedupe: it would change no row.

@@ -34,7 +34,7 @@
  * src/ingest/groupLanding.ts lands one.
  */
 import type { PipelineConfig } from "../config/pipelines.js";
-import type { RawRecord } from "../core/admission.js";
+import { dedupeModeOf, type RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
 import { inAppendQueue } from "./appendLock.js";
 import { classifyLines } from "./classifyLines.js";
@@ -82,9 +82,12 @@ export async function landInGroup(
 ): Promise<LandResult> {
   const earlier = opts.newSource ? undefined : await landedBefore(pool, pipeline.name, source, opts.requestSha256);
   if (earlier) return earlier;
+  const dedupes = dedupeModeOf(pipeline.admission.dedupe) !== "off";
   const { lines: classified, tally } = classifyLines(pipeline, source, records, {
     landingTimeMs: opts.landingTimeMs,
     ...(opts.input === undefined ? {} : { input: opts.input }),
+    // Its accepted ids, probed before the group's COPY: the dedupe after it is skipped where none can repeat.
+    ...(dedupes ? { collectIds: MAX_ROWS } : {}),
   });
   const lines: string[] = [];
   for await (const line of classified) lines.push(line);
@@ -97,6 +100,7 @@ export async function landInGroup(
       accepted: tally.accepted,
       byReason: tally.byReason,
       sha256: tally.hash.digest("hex"),
+      acceptedIds: tally.acceptedIds === null || tally.repeatedId ? null : tally.acceptedIds,
       requestSha256: opts.requestSha256,
       newSource: opts.newSource ?? false,
       settled: false,

@@ -10,10 +10,11 @@ import { rollback, type Pool } from "../db/pool.js";
 import { copyBronzeLines } from "../db/sql/ingest/copyBronzeRows.js";
 import { dedupeStatements } from "../db/sql/ingest/dedupeLanding.js";
 import { analyzePipelineColumns } from "../db/sql/observe/plannerStatistics.js";
-import { bronzeMaxSeqText } from "../db/sql/ingest/readBronzeMaxSeq.js";
+import { bronzeSeqHighWaterText, seqOf } from "../db/sql/ingest/bronzeSeqHighWater.js";
 import { bronzeSourceIdsFrom, bronzeSourceIdsText, sourceIdFor } from "../db/sql/ingest/bronzeSourceIds.js";
 import { landedSourcesFrom, readLandedSourcesText } from "../db/sql/ingest/readLandedSources.js";
 import { recordGroupLanding } from "../db/sql/ingest/recordGroupLanding.js";
+import { eventIdFound, probeEventIdsText } from "../db/sql/ingest/probeEventIds.js";
 import { withAppendLockReading } from "./appendLock.js";
 import { commitOutcome } from "./commitOutcome.js";
 import { answerFromRecord, landedBefore, type LandResult } from "./landAnswer.js";
@@ -29,6 +30,8 @@ export interface Member {
   byReason: Record<string, number>;
   /** SHA-256 (hex) of its records, one per line. */
   sha256: string;
+  /** Its accepted rows' event ids, each once; null when not collected (the pipeline dedupes nothing) or one came twice. */
+  acceptedIds: Iterable<string> | null;
   requestSha256: string | undefined;
   newSource: boolean;
   settled: boolean;
@@ -36,10 +39,13 @@ export interface Member {
   reject(e: unknown): void;
 }
 
-const totals = { groups: 0, requests: 0, rows: 0 };
+const totals = { groups: 0, requests: 0, rows: 0, deduped: 0 };
 
-/** Groups this process has committed so far, with the requests and rows they landed (for the benchmark and diagnostics). */
-export function groupCommitTotals(): { groups: number; requests: number; rows: number } {
+/**
+ * Groups this process has committed so far, with the requests and rows they landed, and how many of those groups
+ * ran the dedupe (the others' probe found none of their ids in bronze) — for the benchmark and diagnostics.
+ */
+export function groupCommitTotals(): { groups: number; requests: number; rows: number; deduped: number } {
   return { ...totals };
 }
 
@@ -107,6 +113,24 @@ export async function landGroup(pool: Pool, pipeline: PipelineConfig, group: Mem
   }
 }
 
+/**
+ * The accepted event ids of every member of a group, to probe before its COPY (probeEventIds.ts), or null when the
+ * probe cannot tell that the dedupe would change no row: a member's ids were not collected, or an id comes twice in
+ * the group (in one member or in two). Members answered from their record later are probed too (a found id only
+ * keeps the dedupe).
+ */
+function idsOfGroup(members: readonly Member[]): string[] | null {
+  const all = new Set<string>();
+  for (const m of members) {
+    if (m.acceptedIds === null) return null;
+    for (const id of m.acceptedIds) {
+      if (all.has(id)) return null;
+      all.add(id);
+    }
+  }
+  return [...all];
+}
+
 const NOTHING = Symbol("nothing to land");
 
 /**
@@ -116,14 +140,18 @@ const NOTHING = Symbol("nothing to land");
  * @throws MemberFailed (rolled back), or the database's error / CommitOutcomeUnknownError for the whole group
  */
 async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[]): Promise<Member | undefined> {
-  let committing: { txid: string; backendPid: number | undefined; results: Map<Member, LandResult> } | undefined;
+  let committing:
+    { txid: string; backendPid: number | undefined; results: Map<Member, LandResult>; deduped: boolean } | undefined;
   let outcome: Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING;
   try {
-    // One round trip opens the transaction: BEGIN, the lock, the pipeline's highest seq (every row this
-    // group writes gets a seq above it), the sources' ids (made if new), and the records of the sources that carry a key.
+    // One round trip opens the transaction: BEGIN, the lock, bronze's seq high water (every row this group writes
+    // gets a seq above it, every row of the pipeline before has one at most it), the sources' ids (made if new), the
+    // records of the sources that carry a key, and the probe of the group's accepted ids.
     const keyed = members.filter((m) => !m.newSource);
+    const dedupe = dedupeModeOf(pipeline.admission.dedupe);
+    const probe = dedupe === "off" ? null : idsOfGroup(members);
     const reads = [
-      bronzeMaxSeqText(pipeline.name),
+      bronzeSeqHighWaterText(),
       bronzeSourceIdsText(
         pipeline.name,
         members.map((m) => ({ name: m.source, landingTimeMs: m.landingTimeMs })),
@@ -136,13 +164,16 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
             ),
           ]
         : []),
+      ...(probe !== null && probe.length > 0 ? [probeEventIdsText(pipeline.name, probe)] : []),
     ].join("; ");
     outcome = await withAppendLockReading<Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING>(
       pool,
       pipeline.name,
       reads,
-      async (client, [maxSeq, ids, sources]) => {
-        const [sourceIds, seqBefore] = [bronzeSourceIdsFrom(ids!.rows), maxSeq!.rows[0].seq as number];
+      async (client, answers) => {
+        const [maxSeq, ids] = answers;
+        const sources = keyed.length > 0 ? answers[2] : undefined;
+        const [sourceIds, seqBefore] = [bronzeSourceIdsFrom(ids!.rows), seqOf(maxSeq!.rows)];
         // Under the lock: a landing of the same source elsewhere has committed or never will.
         if (keyed.length > 0) {
           const recorded = landedSourcesFrom(sources!.rows);
@@ -172,9 +203,11 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
           throw m === undefined ? e : new MemberFailed(m, e);
         }
 
-        // The dedupe and the records in one round trip: the records read the dedupe's outcome from bronze.
-        const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-        const before = dedupe !== "off" && landing.some((m) => m.accepted > 0) ? dedupeStatements(dedupe) : [];
+        // The dedupe and the records in one round trip: the records read the dedupe's outcome from bronze. The
+        // dedupe is skipped when the probe found none of the group's accepted ids in bronze (none comes twice in it).
+        const mayRepeat = probe === null || (probe.length > 0 && eventIdFound(answers[answers.length - 1]!.rows));
+        const before =
+          dedupe !== "off" && mayRepeat && landing.some((m) => m.accepted > 0) ? dedupeStatements(dedupe) : [];
         const { recorded, txid } = await recordGroupLanding(
           client,
           pipeline.name,
@@ -214,7 +247,12 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
             ];
           }),
         );
-        committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, results };
+        committing = {
+          txid,
+          backendPid: (client as unknown as { processID?: number }).processID,
+          results,
+          deduped: before.length > 0,
+        };
         return results;
       },
     );
@@ -233,9 +271,11 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
     if (status === "unknown" && !(await landedBefore(pool, pipeline.name, first.source, undefined))) throw e;
     outcome = results;
   }
+  const deduped = committing?.deduped === true;
   if (outcome === NOTHING) return undefined;
   if (!(outcome instanceof Map)) return outcome.meanwhile;
   totals.groups++;
+  if (deduped) totals.deduped++;
   for (const [m, r] of outcome) {
     totals.requests++;
     totals.rows += r.landed;

@@ -57,8 +57,9 @@ export interface LandOptions {
   landedIds?: LandedIds;
   /**
    * Told, before COMMIT, when every row stays as it was classified (no dedupe changed one): the pipeline's highest
-   * `seq` before the landing and the landing's own range. A replay's micro-batch then streams the span from the
-   * span's summary (src/core/spanSummary.ts) instead of reading it back.
+   * `seq` before the landing (read above `landedIds.floor()`, which a replay gives with it; above 0 without) and the
+   * landing's own range. A replay's micro-batch then streams the span from the span's summary (src/core/spanSummary.ts)
+   * instead of reading it back.
    */
   onRowsAsClassified?: (range: { seqBefore: number; firstSeq: number; lastSeq: number }) => void;
 }

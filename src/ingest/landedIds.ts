@@ -9,7 +9,8 @@
  *
  * - the pipeline had no bronze row when the first span landed (its highest `seq` read under the append lock was 0);
  * - no other writer landed a row of the pipeline since: each landing finds the pipeline's highest `seq` where the
- *   replay's previous landing left it (the lock's read, which every landing makes anyway);
+ *   replay's previous landing left it (read under the lock above `floor()`, the replay's last landed `seq`:
+ *   src/db/sql/ingest/bronzeSeqHighWater.ts);
  * - every span the replay landed had all its ids collected, its accepted ones each once, and its quarantined
  *   records' ids as well: a quarantined row is not in the event-id index, but a cutover to another policy version
  *   may accept it later, so its id goes in the filter (an event id never changes: it is a raw column).
@@ -29,6 +30,8 @@ export class LandedIds {
   private readonly filter: BloomFilter;
   /** The pipeline's highest bronze `seq` as the replay's last landing left it: 0 before the first (an empty pipeline). */
   private expectedSeq = 0;
+  /** The last `seq` the replay landed (0 before its first row), kept when the filter is given up. */
+  private floorSeq = 0;
   private usable = true;
 
   /** @param expected the ids the replay may land (its record count): the filter's size */
@@ -61,6 +64,7 @@ export class LandedIds {
    * filter up. A row the landing's dedupe quarantined (DUPLICATE) was accepted by its classification: in `ids`.
    */
   landed(ids: Iterable<string> | null, quarantinedIds: Iterable<string> | null, lastSeq: number | null): void {
+    if (lastSeq !== null) this.floorSeq = lastSeq;
     if (!this.usable) return;
     if (ids === null || quarantinedIds === null) {
       this.usable = false;
@@ -69,6 +73,14 @@ export class LandedIds {
     for (const id of ids) this.filter.add(id);
     for (const id of quarantinedIds) this.filter.add(id);
     if (lastSeq !== null) this.expectedSeq = lastSeq;
+  }
+
+  /**
+   * The last `seq` this replay landed, 0 before its first row: the pipeline's rows above it are another writer's, so
+   * a landing reads the pipeline's highest `seq` above it only (one index range, empty while the replay is alone).
+   */
+  floor(): number {
+    return this.floorSeq;
   }
 
   /** A landing failed or was skipped (landed before): bronze may hold what the filter does not. */

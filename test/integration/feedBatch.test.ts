@@ -15,6 +15,7 @@ import { feedBatch, feedsBatch, type LandedSpan } from "../../src/db/sql/stream/
 import { ensureBatchPairs, readBatch, type BatchRead } from "../../src/db/sql/stream/readBatch.js";
 import { classifyInMemory } from "../../src/ingest/classifyLines.js";
 import { landRecords } from "../../src/ingest/copyToBronze.js";
+import { LandedIds } from "../../src/ingest/landedIds.js";
 import { readRecords } from "../../src/ingest/readers.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -41,8 +42,12 @@ async function* recordsOf(lines: object[]) {
   );
 }
 
+/** Each pipeline's replay's own ids (the replay lands every span with them: the pipeline's highest seq is read above the last). */
+const replays = new Map<string, LandedIds>();
+
 /** Lands `lines` as `source`, classified in memory with their summary; the span as the replay would hand it on. */
 async function land(pool: Pool, p: PipelineConfig, source: string, lines: object[]): Promise<LandedSpan> {
+  if (!replays.has(p.name)) replays.set(p.name, new LandedIds(1000));
   const classified = await classifyInMemory(
     p,
     source,
@@ -54,6 +59,7 @@ async function land(pool: Pool, p: PipelineConfig, source: string, lines: object
   await landRecords(pool, p, source, classified, {
     landingTimeMs: Date.UTC(2026, 9, 2),
     onRowsAsClassified: (range) => (span = { summary: classified.tally.summary!, ...range, input: "default" }),
+    landedIds: replays.get(p.name)!,
   });
   return span!;
 }

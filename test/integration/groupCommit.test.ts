@@ -17,6 +17,7 @@ import { inAppendQueue } from "../../src/ingest/appendLock.js";
 import { landRecords } from "../../src/ingest/copyToBronze.js";
 import { readRecords } from "../../src/ingest/readers.js";
 import { waitingInGroup } from "../../src/ingest/groupCommit.js";
+import { groupCommitTotals } from "../../src/ingest/groupLanding.js";
 import { createLogger } from "../../src/log.js";
 import { startApi, type RunningApi } from "../helpers/api.js";
 import { useTestDatabase } from "../helpers/db.js";
@@ -34,7 +35,7 @@ const orders = (name: string) =>
     watermark: { delay: "10 minutes" },
   });
 const pipelines = [
-  ...["gc-counts", "gc-bad", "gc-refused", "gc-idem"].map(orders),
+  ...["gc-counts", "gc-bad", "gc-refused", "gc-idem", "gc-probe"].map(orders),
   pipeline({
     name: "gc-latest",
     source: { format: "jsonl" },
@@ -386,5 +387,86 @@ describe("group commit", () => {
       { seq: s + 1, superseded_by: s + 3 },
     ]);
     expect(await writers(pool, "gc-latest")).toEqual({ bronze: 2, records: 2, same: true });
+  });
+
+  it("a group probes its accepted ids before its COPY: the dedupe runs only where an id may repeat (in bronze before, twice in one request, in two requests of the group)", async () => {
+    const { pool, base } = await setup();
+    await fetch(`${base}/pipelines/gc-probe/events`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "idempotency-key": "p0" },
+      body: ev("p1", 1, 1),
+    });
+    /** The group's answers (status, accepted, reasons) and whether its dedupe ran. */
+    const group = async (posts: Post[]) => {
+      const before = groupCommitTotals();
+      const answers = await inOneGroup(pool, base, "gc-probe", posts);
+      const after = groupCommitTotals();
+      expect(after.groups - before.groups).toBe(1);
+      return {
+        answers: answers.map((a) => [a.status, a.body.accepted, a.body.byReason]),
+        deduped: after.deduped - before.deduped,
+      };
+    };
+    // Every id new: the probe finds none, no dedupe.
+    expect(
+      await group([
+        { key: "pa1", body: [ev("p2", 2, 2), ev("p3", 3, 3)].join("\n") },
+        { key: "pa2", body: ev("p4", 4, 4) },
+      ]),
+    ).toEqual({
+      answers: [
+        [201, 2, {}],
+        [201, 1, {}],
+      ],
+      deduped: 0,
+    });
+    // One id in two requests of the group, in bronze before neither.
+    expect(
+      await group([
+        { key: "pb1", body: ev("p5", 5, 5) },
+        { key: "pb2", body: [ev("p5", 5, 5), ev("p6", 6, 6)].join("\n") },
+      ]),
+    ).toEqual({
+      answers: [
+        [201, 1, {}],
+        [201, 1, { DUPLICATE: 1 }],
+      ],
+      deduped: 1,
+    });
+    // One id twice in one request.
+    expect(await group([{ key: "pc1", body: [ev("p7", 7, 7), ev("p7", 7, 8)].join("\n") }])).toEqual({
+      answers: [[201, 1, { AMENDED_DUPLICATE: 1 }]],
+      deduped: 1,
+    });
+    // An id accepted in bronze before (p1), each id once in the group: found by the probe.
+    expect(
+      await group([
+        { key: "pd1", body: [ev("p8", 8, 8), ev("p1", 1, 1)].join("\n") },
+        { key: "pd2", body: ev("p9", 9, 9) },
+      ]),
+    ).toEqual({
+      answers: [
+        [201, 1, { DUPLICATE: 1 }],
+        [201, 1, {}],
+      ],
+      deduped: 1,
+    });
+    const rows = await pool.query(
+      "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = 'gc-probe' ORDER BY seq",
+    );
+    expect(rows.rows.map((r) => `${r.event_id} ${r.status} ${r.reason ?? ""}`.trim())).toEqual([
+      "p1 accepted",
+      "p2 accepted",
+      "p3 accepted",
+      "p4 accepted",
+      "p5 accepted",
+      "p5 quarantined DUPLICATE",
+      "p6 accepted",
+      "p7 accepted",
+      "p7 quarantined AMENDED_DUPLICATE",
+      "p8 accepted",
+      "p1 quarantined DUPLICATE",
+      "p9 accepted",
+    ]);
   });
 });

@@ -61,4 +61,16 @@ describe("LandedIds", () => {
     expect(skipped.mayBeNew(["b"])).toBe(false);
     expect(skipped.confirms(0)).toBe(false);
   });
+
+  it("keeps the replay's last landed seq as the floor of the next landing's read, also once the filter is given up", () => {
+    const ids = new LandedIds(10);
+    expect(ids.floor()).toBe(0);
+    ids.landed(["a"], [], 7);
+    expect(ids.floor()).toBe(7);
+    ids.landed(["b"], [], null); // a landing with no row
+    expect(ids.floor()).toBe(7);
+    ids.giveUp();
+    ids.landed(null, null, 12);
+    expect([ids.floor(), ids.mayBeNew(["c"])]).toEqual([12, false]);
+  });
 });

@@ -18,7 +18,7 @@ const DEDUPE_LANDING = "bronze_dedupe";
  * pipeline $1) whose event id was accepted at a lower seq in this pipeline: in
  * bronze before, or earlier in this source (the statement sees the rows as
  * they were before it, so of n copies the first stays accepted). Params: $1
- * pipeline, $2 the pipeline's highest seq before this landing. Its row count is
+ * pipeline, $2 bronze's seq high water before this landing. Its row count is
  * the number of duplicates. Under `first`, `AMENDED_SQL` then renames those
  * whose content differs.
  *
@@ -107,7 +107,7 @@ export interface DedupeOutcome {
 /**
  * Runs the dedupe of `mode` on this landing's rows, in the landing's transaction (under the append lock).
  * @param mode `first` or `latest` (`off` does not call it)
- * @param seqBefore the pipeline's highest `seq` before the landing (`readBronzeMaxSeq`)
+ * @param seqBefore bronze's seq high water read under the append lock before the landing (`bronzeSeqHighWaterText`: every row of the pipeline before is at most it)
  * @returns rows reclassified (DUPLICATE, AMENDED_DUPLICATE; both quarantined) and rows superseded
  * @throws the database's error
  */

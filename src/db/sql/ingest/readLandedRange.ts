@@ -1,4 +1,4 @@
-/** The bronze `seq` range a landing wrote: its rows are the pipeline's rows above its highest `seq` before it. */
+/** The bronze `seq` range a landing wrote: its rows are the pipeline's rows above bronze's seq high water before it. */
 import type { Queryable } from "../../pool.js";
 import { prepared } from "../../prepared.js";
 
@@ -8,7 +8,7 @@ const READ_LANDED_RANGE_SQL =
   "SELECT min(seq) AS first_seq, max(seq) AS last_seq FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2";
 
 /**
- * @param seqBefore the pipeline's highest `seq` before the landing (`readBronzeMaxSeq`)
+ * @param seqBefore bronze's seq high water read under the append lock before the landing (`bronzeSeqHighWaterText`: every row of the pipeline before is at most it)
  * @returns the lowest and highest `seq` of `pipeline` above `seqBefore`; both null when there is none
  * @throws the database's error
  */

@@ -15,7 +15,7 @@ import { BRONZE_CHANNEL } from "./bronzeChannel.js";
 
 const RECORD_GROUP_LANDING = "bronze_group_landing";
 /**
- * $1 pipeline, $2 the pipeline's highest seq before the landing, $3.. one array
+ * $1 pipeline, $2 bronze's seq high water before the landing (src/db/sql/ingest/bronzeSeqHighWater.ts), $3.. one array
  * element per source: name, SHA-256 of its records, rows, accepted and
  * quarantined per reason as classified (before the dedupe), request body
  * SHA-256; $9 the channel; $10 the policy version (hash) the rows were classified under. The scan of bronze
@@ -71,7 +71,7 @@ export interface RecordedSource {
 
 /**
  * @param policyVersion the policy version (hash) the rows were classified under (the pipeline's configured one)
- * @param seqBefore the pipeline's highest `seq` before the landing (`readBronzeMaxSeq`)
+ * @param seqBefore bronze's seq high water read under the append lock before the landing (`bronzeSeqHighWaterText`: every row of the pipeline before is at most it)
  * @param before statements to run first in the same round trip (one simple-protocol query, parameters written
  *   in), with $1 the pipeline and $2 `seqBefore` (the landing's dedupe: `dedupeStatements`); none: one prepared statement
  * @returns the records written, by source (a source missing had a record already: nothing was written for it), and `txid_current()` as text

@@ -17,7 +17,7 @@ import type { LandedSourceRecord } from "./recordLandedSource.js";
 import { checkLayout, SOURCE_HEADER_SQL } from "./sourceHeaders.js";
 
 /**
- * $1 pipeline, $2 the pipeline's highest seq before the landing, $3 source, $4 SHA-256 of its records, $5 rows,
+ * $1 pipeline, $2 bronze's seq high water before the landing (src/db/sql/ingest/bronzeSeqHighWater.ts), $3 source, $4 SHA-256 of its records, $5 rows,
  * $6 accepted, $7 quarantined, $8 request body SHA-256, $9 quarantined per reason (JSON), $10 policy version,
  * $11 the channel. The range is the (pipeline, seq) index's (pipeline, seq) > ($1, $2): its two ends, no row read between.
  * One row: the range and whether the source was recorded (false: recorded already, nothing written), and the txid.
@@ -43,7 +43,7 @@ export interface RecordedLanding {
 
 /**
  * Records a landing (`r`'s `firstSeq`/`lastSeq` are read here, not taken from `r`) in one round trip.
- * @param seqBefore the pipeline's highest `seq` read under the append lock before the landing's COPY
+ * @param seqBefore bronze's seq high water read under the append lock before the landing's COPY (bronzeSeqHighWater.ts)
  * @param header the source's CSV header line and the layout its rows without raw text were written by, or undefined
  * @throws Error when the source's recorded header has another layout than the one its rows were written by (`checkLayout`)
  * @throws the database's error

@@ -18,7 +18,11 @@ import type { BatchRead } from "./readBatch.js";
 /** A landing's rows as its summary holds them, and where they are in bronze. */
 export interface LandedSpan {
   summary: SpanSummary;
-  /** The pipeline's highest `seq` before the landing: the batch's checkpoint must be there. */
+  /**
+   * The pipeline's highest `seq` before the landing, read under the append lock above the replay's own last one
+   * (src/db/sql/ingest/bronzeSeqHighWater.ts: that floor when none is above it). The batch's checkpoint must be there
+   * (then no row of the pipeline lies between it and the landing's).
+   */
   seqBefore: number;
   /** The landing's first and last `seq`; row `i` of the summary is `firstSeq + i` (the range has no gap). */
   firstSeq: number;
