@@ -7,7 +7,7 @@ import { readLastReconcileRuns, type ReconcileRunRow } from "../db/sql/reconcile
 import type { PipelineConfig } from "../config/pipelines.js";
 import { isoToUs } from "../core/instants.js";
 import type { Pool } from "../db/pool.js";
-import { readBronzeSeqHighWater } from "../db/sql/ingest/bronzeSeqHighWater.js";
+import { readPipelineTop } from "../db/sql/ingest/bronzeSeqHighWater.js";
 import { readCheckpoint } from "../db/sql/stream/readCheckpoint.js";
 import { readCorrectionAudit } from "../db/sql/correction/readCorrectionAudit.js";
 import { readCorrectionHistory } from "../db/sql/correction/readCorrectionHistory.js";
@@ -166,15 +166,16 @@ export async function readCorrections(pool: Pool, pipeline: string) {
 /**
  * Lateness reports by pipeline, kept while the stream has not moved and nothing has landed: the
  * report reads every accepted row, and it changes only with a new batch or new rows. Keyed by the
- * checkpoint (batch id and last seq) and bronze's seq high water (any pipeline's landing moves it): an
- * index read and the sequence's, no count of bronze.
+ * checkpoint (batch id and last seq) and the pipeline's highest seq (read above the checkpoint's: the
+ * rows not streamed yet): two index reads, no count of bronze.
  */
 export class LatenessCache {
   private readonly reports = new Map<string, { version: string; report: Promise<LatenessAdvice> }>();
 
   /** The report of `pipeline` (`latenessAdvice` with its defaults) as of now. @throws what `latenessAdvice` throws, database errors */
   async get(pool: Pool, pipeline: PipelineConfig): Promise<LatenessAdvice> {
-    const [checkpoint, maxSeq] = await Promise.all([readCheckpoint(pool, pipeline.name), readBronzeSeqHighWater(pool)]);
+    const checkpoint = await readCheckpoint(pool, pipeline.name);
+    const maxSeq = await readPipelineTop(pool, pipeline.name, checkpoint?.lastSeq ?? 0);
     const version = `${checkpoint?.batchId ?? "none"}/${checkpoint?.lastSeq ?? 0}/${maxSeq}`;
     const kept = this.reports.get(pipeline.name);
     if (kept?.version === version) return kept.report;

@@ -8,7 +8,7 @@
  *   The sequence hands out values one at a time (CACHE 1), as bronze's order needs.
  *   For a replay, also its pipeline's highest `seq` (above the replay's own last one: one short index range), which
  *   its filter of its own ids and its micro-batches fed from the span's summary compare with where they left it.
- * - `readBronzeSeqHighWater`: the same, on its own (the page's cache key of a lateness report).
+ * - `readPipelineTop`: a pipeline's highest `seq` above a known floor (the page's cache key of a lateness report).
  *
  * The landings once read `max(seq)` of the pipeline instead. Its plan depends on the statistics: for a pipeline new
  * since bronze's last ANALYZE (estimated at one row) the planner took a plain aggregate over every row of the
@@ -17,6 +17,13 @@
  */
 import type { Queryable } from "../../pool.js";
 import { inlineParams } from "../../inlineParams.js";
+import { prepared } from "../../prepared.js";
+
+const READ_PIPELINE_TOP = "bronze_pipeline_top";
+
+/** $1's highest `seq` above $2, else $2: one range of the (pipeline, seq) index, as short as the rows above $2. */
+const PIPELINE_TOP_SQL =
+  "coalesce((SELECT max(seq) FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2), $2)";
 
 /**
  * The statement as text (for a multi-statement exchange): one row, `seq` (the sequence's last value, 0 before it
@@ -36,10 +43,7 @@ export function bronzeSeqHighWaterText(topOf?: { pipeline: string; floor: number
             ", CASE WHEN EXISTS (SELECT 1 FROM straggler.bronze_events WHERE pipeline = $1) THEN -1 ELSE 0 END AS top",
             [topOf.pipeline],
           )
-        : inlineParams(
-            ", coalesce((SELECT max(seq) FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2), $2) AS top",
-            [topOf.pipeline, topOf.floor],
-          );
+        : inlineParams(`, ${PIPELINE_TOP_SQL} AS top`, [topOf.pipeline, topOf.floor]);
   return `SELECT (CASE WHEN is_called THEN last_value ELSE 0 END)::int8 AS seq${top} FROM straggler.bronze_events_seq_seq`;
 }
 
@@ -49,9 +53,13 @@ export function seqOf(rows: { seq: number | string }[]): number {
 }
 
 /**
- * @returns bronze's seq high water (`bronzeSeqHighWaterText`: any pipeline's landing moves it), 0 before the first row
+ * The highest `seq` of `pipeline` above `floor`, else `floor` (above a micro-batch checkpoint: the rows not streamed
+ * yet, read whatever the plan; the page's cache key of a lateness report).
  * @throws the database's error
  */
-export async function readBronzeSeqHighWater(client: Queryable): Promise<number> {
-  return seqOf((await client.query(bronzeSeqHighWaterText())).rows);
+export async function readPipelineTop(client: Queryable, pipeline: string, floor: number): Promise<number> {
+  const { rows } = await client.query(
+    prepared(READ_PIPELINE_TOP, `SELECT ${PIPELINE_TOP_SQL}::int8 AS seq`, [pipeline, floor]),
+  );
+  return seqOf(rows);
 }
