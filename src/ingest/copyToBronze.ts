@@ -87,7 +87,7 @@ export async function landRecords(
     earlier ??
     (await inAppendQueue(pool, pipeline.name, () => landLocked(pool, pipeline, source, records, probe, opts)));
   // The replay's own ids learn the landing's outcome (landedIds.ts): its ids, or that bronze may hold others.
-  if (result.alreadyLanded) opts.landedIds?.giveUp();
+  if (result.alreadyLanded) opts.landedIds?.giveUp(result.lastSeq);
   else opts.landedIds?.landed(probe, quarantinedIdsOf(records), result.lastSeq);
   return result;
 }

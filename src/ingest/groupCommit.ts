@@ -9,11 +9,13 @@
  * - A request is read and classified before it joins (its bad records are
  *   quarantined rows, its unreadable body an error of its own): joining is
  *   only for work that cannot fail on its own input.
- * - Four exchanges with the server per group: BEGIN, the lock, the table's
- *   highest seq and the keyed sources' records in one simple-protocol
- *   query; the COPY of every member's rows (one write); the dedupe and the
- *   statement that records each source, reads its seq range and queues the
- *   NOTIFY in one query (parameters written in: `inlineParams`); COMMIT.
+ * - Four exchanges with the server per group: BEGIN, the lock, bronze's seq
+ *   high water, the sources' ids, the keyed sources' records and the probe of
+ *   the group's accepted event ids in one simple-protocol query; the COPY of
+ *   every member's rows (one write); the statement that records each source,
+ *   reads its seq range and queues the NOTIFY (prepared), preceded in the
+ *   same query by the dedupe only where an id may repeat (found by the probe,
+ *   or twice in the group: parameters written in, `inlineParams`); COMMIT.
  * - No wait is added. While a pipeline's landing runs, the requests that
  *   arrive queue; when the lock is free, all of them (at most 64 requests or
  *   20,000 rows, in arrival order) form the next group. An idle pipeline

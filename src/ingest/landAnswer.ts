@@ -57,7 +57,8 @@ export interface LandOptions {
   landedIds?: LandedIds;
   /**
    * Told, before COMMIT, when every row stays as it was classified (no dedupe changed one): the pipeline's highest
-   * `seq` before the landing (read above `landedIds.floor()`, which a replay gives with it; above 0 without) and the
+   * `seq` before the landing (read above `landedIds.floor()`, which a replay gives with it; without, or before the
+   * replay's first row, 0 for an empty pipeline and -1 for one with rows, which no checkpoint equals) and the
    * landing's own range. A replay's micro-batch then streams the span from the span's summary (src/core/spanSummary.ts)
    * instead of reading it back.
    */

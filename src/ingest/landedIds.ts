@@ -83,8 +83,12 @@ export class LandedIds {
     return this.floorSeq;
   }
 
-  /** A landing failed or was skipped (landed before): bronze may hold what the filter does not. */
-  giveUp(): void {
+  /**
+   * A landing failed or was skipped (landed before): bronze may hold what the filter does not. A skipped landing's
+   * `lastSeq` (a row of the pipeline) still raises the floor.
+   */
+  giveUp(lastSeq: number | null = null): void {
     this.usable = false;
+    if (lastSeq !== null && lastSeq > this.floorSeq) this.floorSeq = lastSeq;
   }
 }

@@ -166,8 +166,9 @@ export async function readCorrections(pool: Pool, pipeline: string) {
 /**
  * Lateness reports by pipeline, kept while the stream has not moved and nothing has landed: the
  * report reads every accepted row, and it changes only with a new batch or new rows. Keyed by the
- * checkpoint (batch id and last seq) and the pipeline's highest seq (read above the checkpoint's: the
- * rows not streamed yet): two index reads, no count of bronze.
+ * checkpoint (batch id and last seq) and the pipeline's highest seq, read after it above the checkpoint's
+ * last seq (the rows not streamed yet; a pipeline never streamed has all its rows above 0): two reads, no
+ * count of bronze.
  */
 export class LatenessCache {
   private readonly reports = new Map<string, { version: string; report: Promise<LatenessAdvice> }>();

@@ -451,6 +451,20 @@ describe("group commit", () => {
       ],
       deduped: 1,
     });
+    // Under `latest` too: new ids supersede nothing, and no dedupe runs.
+    const beforeLatest = groupCommitTotals();
+    const [n1] = await inOneGroup(pool, base, "gc-latest", [
+      { key: "pl1", body: [ev("n1", 1, 1), ev("n2", 2, 2)].join("\n") },
+    ]);
+    const superseded = await pool.query(
+      "SELECT count(*)::int AS n FROM straggler.superseded_events WHERE pipeline = 'gc-latest' AND event_id IN ('n1', 'n2')",
+    );
+    expect([
+      n1!.status,
+      n1!.body.accepted,
+      superseded.rows[0].n,
+      groupCommitTotals().deduped - beforeLatest.deduped,
+    ]).toEqual([201, 2, 0, 0]);
     const rows = await pool.query(
       "SELECT event_id, status, reason FROM straggler.bronze_events WHERE pipeline = 'gc-probe' ORDER BY seq",
     );

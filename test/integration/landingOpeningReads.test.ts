@@ -119,9 +119,10 @@ describe("a landing's opening exchange", () => {
         true,
         true,
       ]);
-      // Run again after it, each opening finds the landing's own rows where it looked: the first span's EXISTS stops
-      // at one entry, the next span's range above the first's last seq holds its own 10 rows; the others read none.
-      expect([oneRead, spanRead, nextRead, groupRead]).toEqual([0, 1, 10, 0]);
+      // Run again after it, each opening finds at most the landing's own rows where it looked: the first span's EXISTS
+      // stops at one entry, the next span's range above the first's last seq holds its own 10 rows; the others read
+      // none (the pipeline's max(seq) read 3,010-3,040 here, the plan depending on the statistics).
+      expect([oneRead, spanRead <= 1, nextRead <= 10, groupRead]).toEqual([0, true, true, 0]);
     } finally {
       await pool.end();
     }

@@ -1,7 +1,7 @@
 /**
  * One landing (src/ingest/copyToBronze.ts) opens its transaction in one
  * exchange with the server, as a group commit does: BEGIN, the lock, the
- * flush setting, the table's highest seq and the source's record. Its counts,
+ * flush setting, bronze's seq high water and the source's record. Its counts,
  * `seq` range and records are those the statements one by one gave.
  */
 import { describe, expect, it } from "vitest";
@@ -24,7 +24,7 @@ async function* records(rows: [string, string][]): AsyncGenerator<RawRecord> {
 }
 
 describe("the exchanges of one landing", () => {
-  it("BEGIN with the lock, the flush setting, the highest seq, the source's id and its record in one exchange; then COPY, the dedupe, the range, the record, the header, the NOTIFY, COMMIT: a duplicate counted, the header and the record written", async () => {
+  it("BEGIN with the lock, the flush setting, the seq high water, the source's id and its record in one exchange; then COPY, the dedupe, the range, the record, the header, the NOTIFY, COMMIT: a duplicate counted, the header and the record written", async () => {
     const { url } = await getDb();
     const pool = createPool(url, 1);
     const exchanges = recordExchanges(pool);

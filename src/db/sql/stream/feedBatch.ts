@@ -20,8 +20,9 @@ export interface LandedSpan {
   summary: SpanSummary;
   /**
    * The pipeline's highest `seq` before the landing, read under the append lock above the replay's own last one
-   * (src/db/sql/ingest/bronzeSeqHighWater.ts: that floor when none is above it). The batch's checkpoint must be there
-   * (then no row of the pipeline lies between it and the landing's).
+   * (src/db/sql/ingest/bronzeSeqHighWater.ts: that floor when none is above it; -1, which no checkpoint equals, for a
+   * pipeline with rows when the replay has landed none yet). The batch's checkpoint must be there (then no row of the
+   * pipeline lies between it and the landing's).
    */
   seqBefore: number;
   /** The landing's first and last `seq`; row `i` of the summary is `firstSeq + i` (the range has no gap). */
