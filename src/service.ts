@@ -33,6 +33,7 @@ import { analyzeIfStale } from "./db/statistics.js";
 import { statisticsRefresher } from "./db/statisticsRefresh.js";
 import { startRetention } from "./retention/schedule.js";
 import { StreamLoop } from "./stream/streamLoop.js";
+import { appendQueueTail } from "./ingest/appendLock.js";
 import { listenForLandings } from "./listenSession.js";
 
 /** The shortest time between two statistics refreshes of one pipeline after its catch-ups, ms. */
@@ -145,6 +146,7 @@ export async function startService(env: Env, db: Database, pipelines: PipelineCo
     // A missing landing folder is reported once (and again once it has come back and gone).
     let dirMissing = false;
     const loop = new StreamLoop(pipeline, {
+      landingInFlight: () => appendQueueTail(db.pool, pipeline.name),
       landPending: async () => {
         if (pipeline.source.landingDir === undefined || !owns()) return;
         try {

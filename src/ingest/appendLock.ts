@@ -41,6 +41,14 @@ export function inAppendQueue<T>(pool: Pool, pipeline: string, fn: () => Promise
   return run;
 }
 
+/**
+ * The landings of `pipeline` queued on `pool` in this process (the one in flight and those booked after it): a
+ * promise that settles when the last of them has finished, or undefined when none is queued.
+ */
+export function appendQueueTail(pool: Pool, pipeline: string): Promise<unknown> | undefined {
+  return queues.get(pool)?.get(pipeline);
+}
+
 /** Resolves once every landing queued on `pool` so far has finished (for a graceful stop). */
 export async function appendQueuesIdle(pool: Pool): Promise<void> {
   for (;;) {
