@@ -124,9 +124,9 @@ async function landLocked(
       reads.join("; "),
       async (client, answers) => {
         const read = opts.commitWithoutFlushWait ? answers.slice(1) : answers;
-        const [maxSeq, ids] = read;
+        const [highWater, ids] = read;
         const sources = opts.newSource ? undefined : read[2];
-        const [seqBefore, top] = [seqOf(maxSeq!.rows), Number(maxSeq!.rows[0].top)];
+        const [seqBefore, top] = [seqOf(highWater!.rows), Number(highWater!.rows[0].top)];
         // Every landing of a replay that knows its ids tells it where the pipeline stands (another writer gives it up).
         const trusted = opts.landedIds?.confirms(top) === true;
         // The dedupe may change a row unless the probe (or the replay's own ids) told none can (no id to probe: none can).

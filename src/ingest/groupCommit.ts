@@ -39,7 +39,7 @@ import type { PipelineConfig } from "../config/pipelines.js";
 import { dedupeModeOf, type RawRecord } from "../core/admission.js";
 import type { Pool } from "../db/pool.js";
 import { inAppendQueue } from "./appendLock.js";
-import { classifyLines } from "./classifyLines.js";
+import { classifyLines, idsToProbe } from "./classifyLines.js";
 import { landedBefore, type LandResult } from "./landAnswer.js";
 import { landGroup, type Member } from "./groupLanding.js";
 
@@ -102,7 +102,7 @@ export async function landInGroup(
       accepted: tally.accepted,
       byReason: tally.byReason,
       sha256: tally.hash.digest("hex"),
-      acceptedIds: tally.acceptedIds === null || tally.repeatedId ? null : tally.acceptedIds,
+      acceptedIds: idsToProbe(pipeline, { lines, rest: null, tally }),
       requestSha256: opts.requestSha256,
       newSource: opts.newSource ?? false,
       settled: false,

@@ -30,7 +30,7 @@ export interface Member {
   byReason: Record<string, number>;
   /** SHA-256 (hex) of its records, one per line. */
   sha256: string;
-  /** Its accepted rows' event ids, each once; null when not collected (the pipeline dedupes nothing) or one came twice. */
+  /** Its accepted rows' event ids, each once (`idsToProbe`); null when the pipeline dedupes nothing or one came twice. */
   acceptedIds: Iterable<string> | null;
   requestSha256: string | undefined;
   newSource: boolean;
@@ -140,8 +140,8 @@ const NOTHING = Symbol("nothing to land");
  * @throws MemberFailed (rolled back), or the database's error / CommitOutcomeUnknownError for the whole group
  */
 async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[]): Promise<Member | undefined> {
-  let committing:
-    { txid: string; backendPid: number | undefined; results: Map<Member, LandResult>; deduped: boolean } | undefined;
+  let committing: { txid: string; backendPid: number | undefined; results: Map<Member, LandResult> } | undefined;
+  let deduped = false;
   let outcome: Map<Member, LandResult> | { meanwhile: Member } | typeof NOTHING;
   try {
     // One round trip opens the transaction: BEGIN, the lock, bronze's seq high water (every row this group writes
@@ -149,7 +149,7 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
     // records of the sources that carry a key, and the probe of the group's accepted ids.
     const keyed = members.filter((m) => !m.newSource);
     const dedupe = dedupeModeOf(pipeline.admission.dedupe);
-    const probe = dedupe === "off" ? null : idsOfGroup(members);
+    const probe = idsOfGroup(members);
     const reads = [
       bronzeSeqHighWaterText(),
       bronzeSourceIdsText(
@@ -171,9 +171,9 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
       pipeline.name,
       reads,
       async (client, answers) => {
-        const [maxSeq, ids] = answers;
+        const [highWater, ids] = answers;
         const sources = keyed.length > 0 ? answers[2] : undefined;
-        const [sourceIds, seqBefore] = [bronzeSourceIdsFrom(ids!.rows), seqOf(maxSeq!.rows)];
+        const [sourceIds, seqBefore] = [bronzeSourceIdsFrom(ids!.rows), seqOf(highWater!.rows)];
         // Under the lock: a landing of the same source elsewhere has committed or never will.
         if (keyed.length > 0) {
           const recorded = landedSourcesFrom(sources!.rows);
@@ -247,12 +247,8 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
             ];
           }),
         );
-        committing = {
-          txid,
-          backendPid: (client as unknown as { processID?: number }).processID,
-          results,
-          deduped: before.length > 0,
-        };
+        deduped = before.length > 0;
+        committing = { txid, backendPid: (client as unknown as { processID?: number }).processID, results };
         return results;
       },
     );
@@ -271,7 +267,6 @@ async function landOnce(pool: Pool, pipeline: PipelineConfig, members: Member[])
     if (status === "unknown" && !(await landedBefore(pool, pipeline.name, first.source, undefined))) throw e;
     outcome = results;
   }
-  const deduped = committing?.deduped === true;
   if (outcome === NOTHING) return undefined;
   if (!(outcome instanceof Map)) return outcome.meanwhile;
   totals.groups++;

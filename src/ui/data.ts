@@ -176,8 +176,8 @@ export class LatenessCache {
   /** The report of `pipeline` (`latenessAdvice` with its defaults) as of now. @throws what `latenessAdvice` throws, database errors */
   async get(pool: Pool, pipeline: PipelineConfig): Promise<LatenessAdvice> {
     const checkpoint = await readCheckpoint(pool, pipeline.name);
-    const maxSeq = await readPipelineTop(pool, pipeline.name, checkpoint?.lastSeq ?? 0);
-    const version = `${checkpoint?.batchId ?? "none"}/${checkpoint?.lastSeq ?? 0}/${maxSeq}`;
+    const top = await readPipelineTop(pool, pipeline.name, checkpoint?.lastSeq ?? 0);
+    const version = `${checkpoint?.batchId ?? "none"}/${checkpoint?.lastSeq ?? 0}/${top}`;
     const kept = this.reports.get(pipeline.name);
     if (kept?.version === version) return kept.report;
     const report = latenessAdvice(pool, pipeline);

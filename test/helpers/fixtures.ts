@@ -2,9 +2,12 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { pipelineSchema } from "../../src/config/pipelineSchema.js";
 import type { PipelineConfig } from "../../src/config/pipelines.js";
+import type { RawRecord } from "../../src/core/admission.js";
+import { readRecords } from "../../src/ingest/readers.js";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** The shared datasets folder, beside the repository unless `STRAGGLER_SHARED_DATA` says otherwise. */
@@ -30,6 +33,26 @@ export function postedOrders(name: string): PipelineConfig {
     window: { type: "tumbling", size: "10 minutes" },
     watermark: { delay: "10 minutes" },
   });
+}
+
+/**
+ * JSON lines of `id`, `t` and `v` (event id, ISO 8601 event time, value): sum of v per 10-minute tumbling window,
+ * 10-minute delay, no future-skew check (tests land fixed past times at any wall clock).
+ */
+export function idOrders(name: string): PipelineConfig {
+  return pipeline({
+    name,
+    source: { format: "jsonl" },
+    fields: { eventId: "id", eventTime: "t", value: "v" },
+    window: { type: "tumbling", size: "10 minutes" },
+    watermark: { delay: "10 minutes" },
+    admission: { maxFutureSkew: null },
+  });
+}
+
+/** `text` (one source's bytes, JSON lines unless `format` says otherwise) as the records a landing reads. */
+export function recordsOfText(text: string, format: "jsonl" | "csv" = "jsonl"): AsyncIterable<RawRecord> {
+  return readRecords(Readable.from([Buffer.from(text)]), format);
 }
 
 /** The late-within-delay seed: sum of amount, 10-minute tumbling windows, 10-minute delay, zone-less = UTC. */

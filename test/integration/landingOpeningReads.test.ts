@@ -9,36 +9,22 @@
  * Each landing's opening exchange is caught as sent and run again in a transaction of its own, rolled back; the
  * transaction's own index counters (`pg_stat_get_xact_tuples_returned`) tell how many index entries it read.
  */
-import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { RawRecord } from "../../src/core/admission.js";
 import { createPool, type Pool } from "../../src/db/pool.js";
 import { landRecords } from "../../src/ingest/copyToBronze.js";
 import { classifyInMemory } from "../../src/ingest/classifyLines.js";
 import { landInGroup } from "../../src/ingest/groupCommit.js";
 import { LandedIds } from "../../src/ingest/landedIds.js";
-import { readRecords } from "../../src/ingest/readers.js";
 import { useTestDatabase } from "../helpers/db.js";
 import { onQueryText } from "../helpers/exchanges.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { idOrders, recordsOfText } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
-
-const orders = (name: string) =>
-  pipeline({
-    name,
-    source: { format: "jsonl" },
-    fields: { eventId: "id", eventTime: "t", value: "v" },
-    window: { type: "tumbling", size: "10 minutes" },
-    watermark: { delay: "10 minutes" },
-    admission: { maxFutureSkew: null },
-  });
 
 const jsonl = (prefix: string, n: number) =>
   Array.from({ length: n }, (_, i) => JSON.stringify({ id: `${prefix}-${i}`, t: "2024-01-15T12:00:00Z", v: i })).join(
     "\n",
   );
-const recordsOf = (text: string): AsyncIterable<RawRecord> => readRecords(Readable.from([Buffer.from(text)]), "jsonl");
 
 /** The opening exchanges (`BEGIN; SELECT pg_try_advisory_xact_lock…`) the pool's clients send from now on. */
 function catchOpenings(pool: Pool): string[] {
@@ -76,13 +62,13 @@ describe("a landing's opening exchange", () => {
     const { url } = await getDb();
     const pool = createPool(url, 2);
     try {
-      const old = orders("opening-known"),
-        fresh = orders("opening-new");
+      const old = idOrders("opening-known"),
+        fresh = idOrders("opening-new");
       const opts = { landingTimeMs: Date.parse("2024-01-15T13:00:00Z"), newSource: true };
-      await landRecords(pool, old, "k:1", recordsOf(jsonl("k", 500)), opts);
+      await landRecords(pool, old, "k:1", recordsOfText(jsonl("k", 500)), opts);
       await pool.query("ANALYZE straggler.bronze_events");
       // 3,000 rows of a pipeline the statistics have not seen (fewer than a micro-batch: no ANALYZE after them).
-      for (let i = 0; i < 3; i++) await landRecords(pool, fresh, `n:${i}`, recordsOf(jsonl(`n${i}`, 1000)), opts);
+      for (let i = 0; i < 3; i++) await landRecords(pool, fresh, `n:${i}`, recordsOfText(jsonl(`n${i}`, 1000)), opts);
       const [{ n }] = (
         await pool.query("SELECT count(*)::int AS n FROM straggler.bronze_events WHERE pipeline = $1", [fresh.name])
       ).rows;
@@ -95,19 +81,19 @@ describe("a landing's opening exchange", () => {
         return [result, await pipelineSeqEntriesRead(url, openings[openings.length - 1]!)];
       };
       const [one, oneRead] = await landAndRead(() =>
-        landRecords(pool, fresh, "n:one", recordsOf(jsonl("one", 10)), opts),
+        landRecords(pool, fresh, "n:one", recordsOfText(jsonl("one", 10)), opts),
       );
       // A replay's spans: the first asks whether the pipeline has a row, the next its rows above the first's.
       const replay = new LandedIds(100);
       const spanOf = async (name: string) =>
-        landRecords(pool, fresh, name, await classifyInMemory(fresh, name, recordsOf(jsonl(name, 10)), opts, 100), {
+        landRecords(pool, fresh, name, await classifyInMemory(fresh, name, recordsOfText(jsonl(name, 10)), opts, 100), {
           ...opts,
           landedIds: replay,
         });
       const [span, spanRead] = await landAndRead(() => spanOf("span1"));
       const [next, nextRead] = await landAndRead(() => spanOf("span2"));
       const [group, groupRead] = await landAndRead(() =>
-        landInGroup(pool, fresh, "http:g1", recordsOf(jsonl("g", 10)), opts),
+        landInGroup(pool, fresh, "http:g1", recordsOfText(jsonl("g", 10)), opts),
       );
       expect([one.accepted, span.accepted, next.accepted, group.accepted, openings.length]).toEqual([
         10, 10, 10, 10, 4,

@@ -4,45 +4,30 @@
  * new one. The key reads the pipeline's highest seq above its checkpoint (the rows not streamed yet), whatever the
  * statistics say.
  */
-import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createPool } from "../../src/db/pool.js";
 import { landRecords } from "../../src/ingest/copyToBronze.js";
-import { readRecords } from "../../src/ingest/readers.js";
 import { runBatch } from "../../src/stream/runBatch.js";
 import { LatenessCache } from "../../src/ui/data.js";
 import { useTestDatabase } from "../helpers/db.js";
-import { pipeline } from "../helpers/fixtures.js";
+import { idOrders, recordsOfText } from "../helpers/fixtures.js";
 
 const getDb = useTestDatabase();
-
-const orders = (name: string) =>
-  pipeline({
-    name,
-    source: { format: "jsonl" },
-    fields: { eventId: "id", eventTime: "t", value: "v" },
-    window: { type: "tumbling", size: "10 minutes" },
-    watermark: { delay: "10 minutes" },
-    admission: { maxFutureSkew: null },
-  });
 
 describe("the page's lateness reports", () => {
   it("are kept while the pipeline's stream has not moved and nothing landed in it; another pipeline's landing keeps them", async () => {
     const { url } = await getDb();
     const pool = createPool(url, 2);
     try {
-      const mine = orders("lateness-cache-mine"),
-        other = orders("lateness-cache-other");
+      const mine = idOrders("lateness-cache-mine"),
+        other = idOrders("lateness-cache-other");
       let n = 0;
       const land = (p: typeof mine) =>
         landRecords(
           pool,
           p,
           `s:${++n}`,
-          readRecords(
-            Readable.from([Buffer.from(JSON.stringify({ id: `e${n}`, t: "2024-01-15T12:00:00Z", v: 1 }))]),
-            "jsonl",
-          ),
+          recordsOfText(JSON.stringify({ id: `e${n}`, t: "2024-01-15T12:00:00Z", v: 1 })),
           { landingTimeMs: Date.parse("2024-01-15T12:30:00Z"), newSource: true },
         );
       await land(mine);

@@ -26,9 +26,10 @@ const PIPELINE_TOP_SQL =
   "coalesce((SELECT max(seq) FROM straggler.bronze_events WHERE pipeline = $1 AND seq > $2), $2)";
 
 /**
- * The statement as text (for a multi-statement exchange): one row, `seq` (the sequence's last value handed out; before
- * `nextval` has run since a start or a `setval(…, false)`, the value below its next one: 0 for a new sequence; read by `seqOf`), and with `topOf` also `top`: the highest `seq` of that pipeline above
- * `floor` (a replay's own last landed `seq`: src/ingest/landedIds.ts `floor`), or `floor` when it has none above.
+ * The statement as text (for a multi-statement exchange): one row, `seq` (read by `seqOf`: the sequence's last value
+ * handed out; before `nextval` has run since a start or a `setval(…, false)`, the value below its next one, 0 for a
+ * new sequence), and with `topOf` also `top`: the highest `seq` of that pipeline above `floor` (a replay's own last
+ * landed `seq`: src/ingest/landedIds.ts `floor`), or `floor` when it has none above.
  * The pipeline's rows above a replay's floor are only another writer's: the range read is empty or short, whatever
  * the plan. With `floor` 0 (nothing landed by the replay yet) `top` is 0 for an empty pipeline and -1 for one with
  * rows (how high is not read: an EXISTS, one index entry), which neither a filter of the replay's ids nor a
